@@ -1,0 +1,32 @@
+"""jupyter-dcpilot: a data-centric co-pilot for JupyterLab.
+
+This package holds the co-pilot engine (``jupyter_dcpilot.engine``, no Jupyter server in it)
+and the thin Jupyter server extension that hosts it. The code that runs where the data is
+lives in the separate ``kernel_tools`` package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from ._version import __version__
+except ImportError:  # running from a source tree that was never built
+    __version__ = "0.0.0"
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyter-dcpilot"}]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "jupyter_dcpilot"}]
+
+
+def _load_jupyter_server_extension(server_app: Any) -> None:
+    """Register the REST and WebSocket handlers with the running Jupyter server."""
+    from .handlers import setup_handlers
+
+    setup_handlers(server_app.web_app)
+    server_app.log.info("jupyter_dcpilot server extension loaded")
+

@@ -1,0 +1,101 @@
+"""Reach the kernel behind a notebook from inside the Jupyter server.
+
+The bridge finds the notebook's kernel through the server's session manager and talks to it
+on a kernel client of its own, with its own session id, so the browser's connection to the
+same kernel is never disturbed. It only sends silent probes (see :mod:`jupyter_dcpilot.probe`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_client.session import Session
+
+from .probe import ProbeError, execute_request_content, parse_reply, probe_expression
+
+
+class NoKernelError(LookupError):
+    """The notebook has no running kernel the server knows of."""
+
+
+class KernelBusyError(TimeoutError):
+    """The kernel did not answer in time, usually because a long cell is still running."""
+
+
+class KernelBridge:
+    """Silent probes into the kernels of a Jupyter server.
+
+    Parameters
+    ----------
+    session_manager, kernel_manager
+        The server's ``SessionManager`` and ``MappingKernelManager``.
+    timeout : float
+        Seconds to wait for a probe's reply. The kernel runs requests one at a time, so a
+        probe waits behind a cell the user is running.
+    """
+
+    def __init__(self, session_manager: Any, kernel_manager: Any, timeout: float = 10.0) -> None:
+        self.session_manager = session_manager
+        self.kernel_manager = kernel_manager
+        self.timeout = timeout
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def kernel_id_for(self, path: str) -> str:
+        """The id of the kernel running the notebook at ``path`` (server-relative)."""
+        path = path.lstrip("/")
+        for model in await self.session_manager.list_sessions():
+            if model.get("path", "").lstrip("/") == path and model.get("kernel"):
+                return model["kernel"]["id"]
+        raise NoKernelError(f"no running kernel for notebook {path!r}; open it and start its kernel")
+
+    def _open_client(self, kernel_id: str) -> Any:
+        manager = self.kernel_manager.get_kernel(kernel_id)
+        # A separate jupyter_client Session gives this client its own session id: replies
+        # and status messages for our probes are never mistaken for the browser's.
+        own_session = Session(
+            key=manager.session.key,
+            signature_scheme=manager.session.signature_scheme,
+            username="dcpilot",
+        )
+        client = manager.client(session=own_session)
+        client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        return client
+
+    async def evaluate(self, path: str, function: str, *args: Any, **kwargs: Any) -> Any:
+        """Evaluate ``kernel_tools.probes.<function>(*args, **kwargs)`` in the notebook's kernel."""
+        kernel_id = await self.kernel_id_for(path)
+        content = execute_request_content(probe_expression(function, *args, **kwargs))
+        lock = self._locks.setdefault(kernel_id, asyncio.Lock())
+        async with lock:  # one probe per kernel at a time keeps the kernel's queue short
+            # A client per probe: connecting costs a few milliseconds, and no socket outlives
+            # the request (an open one would block the server's shutdown).
+            client = self._open_client(kernel_id)
+            try:
+                msg = client.session.msg("execute_request", content)
+                client.shell_channel.send(msg)
+                reply = await self._reply_to(client, msg["header"]["msg_id"])
+            except asyncio.TimeoutError as error:
+                raise KernelBusyError(
+                    f"the kernel did not answer within {self.timeout:.0f} s (is a cell still running?)"
+                ) from error
+            finally:
+                client.stop_channels()
+        return parse_reply(reply["content"])
+
+    async def _reply_to(self, client: Any, msg_id: str) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise asyncio.TimeoutError
+            try:
+                reply = await client.get_shell_msg(timeout=remaining)
+            except Exception as error:  # queue.Empty from jupyter_client on timeout
+                raise asyncio.TimeoutError from error
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return reply
+
+
+__all__ = ["KernelBridge", "KernelBusyError", "NoKernelError", "ProbeError"]

@@ -1,0 +1,133 @@
+"""What DataFrames a namespace holds, and a compact profile of one of them.
+
+These run after every cell the user executes (the panel refreshes), so they must stay
+cheap: no deep memory accounting in :func:`list_frames`, no pairwise statistics anywhere.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+# IPython's own bookkeeping names that may hold frames but are not the user's variables
+_HIDDEN = {"In", "Out", "exit", "quit", "get_ipython"}
+
+
+def dtype_kind(dtype: Any) -> str:
+    """A coarse, human kind for a pandas dtype: number, bool, datetime, category, text, other."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "number"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return "text"
+    return "other"
+
+
+def _shallow_memory(df: pd.DataFrame) -> int:
+    return int(df.memory_usage(index=True, deep=False).sum())
+
+
+def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """List the pandas DataFrames bound in ``namespace``, sorted by name.
+
+    Parameters
+    ----------
+    namespace : mapping of str to object
+        Usually the kernel's user namespace (``get_ipython().user_ns``).
+
+    Returns
+    -------
+    list of dict
+        One entry per DataFrame: ``name``, ``rows``, ``columns``, ``memory_bytes`` (shallow:
+        object columns count their pointers, not their strings — cheap enough to run after
+        every cell) and ``dtypes`` (count of columns per kind, see :func:`dtype_kind`).
+    """
+    if not isinstance(namespace, Mapping):
+        raise TypeError(f"namespace must be a mapping of names to objects, got {type(namespace).__name__}")
+    frames = []
+    for name, value in namespace.items():
+        if not isinstance(value, pd.DataFrame) or name.startswith("_") or name in _HIDDEN:
+            continue
+        kinds = Counter(dtype_kind(dtype) for dtype in value.dtypes)
+        frames.append(
+            {
+                "name": name,
+                "rows": int(value.shape[0]),
+                "columns": int(value.shape[1]),
+                "memory_bytes": _shallow_memory(value),
+                "dtypes": dict(sorted(kinds.items())),
+            }
+        )
+    return sorted(frames, key=lambda frame: frame["name"])
+
+
+def _json_scalar(value: Any) -> Any:
+    """A JSON-safe version of one cell value (for example values in the profile)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (int, float, str)):
+        return value
+    return str(value)
+
+
+def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
+    """A compact profile of ``df``: shape, memory and, per column, dtype and missing share.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The frame to describe. It is not modified.
+    examples : int, default 3
+        How many distinct non-missing example values to show per column.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``columns``, ``memory_bytes`` (deep: includes string contents),
+        ``missing_share`` (of all cells) and ``columns_detail``: a list of
+        ``{name, dtype, kind, missing_share, unique, examples}``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"profile expects a pandas DataFrame, got {type(df).__name__}")
+    rows = int(df.shape[0])
+    missing = df.isna().sum()
+    detail = []
+    for position, name in enumerate(df.columns):
+        column = df.iloc[:, position]
+        try:
+            unique = int(column.nunique(dropna=True))
+            values = column.dropna().unique()[:examples]
+        except TypeError:  # unhashable cells (lists, dicts): still describe the column
+            unique, values = None, column.dropna().head(examples).tolist()
+        detail.append(
+            {
+                "name": str(name),
+                "dtype": str(column.dtype),
+                "kind": dtype_kind(column.dtype),
+                "missing_share": float(missing.iloc[position] / rows) if rows else 0.0,
+                "unique": unique,
+                "examples": [_json_scalar(v) for v in values],
+            }
+        )
+    cells = rows * df.shape[1]
+    return {
+        "rows": rows,
+        "columns": int(df.shape[1]),
+        "memory_bytes": int(df.memory_usage(index=True, deep=True).sum()),
+        "missing_share": float(missing.sum() / cells) if cells else 0.0,
+        "columns_detail": detail,
+    }

@@ -1,0 +1,179 @@
+"""Entry points for the co-pilot's silent probes: each returns a JSON string.
+
+They run as user expressions (see ``jupyter_dcpilot.probe``), so they must bind no names in
+the user's namespace and print nothing. They look the namespace up themselves because a
+user expression cannot pass it in without naming it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+
+def _user_namespace() -> dict[str, Any]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:  # plain Python: nothing to look at
+        return {}
+    return shell.user_ns
+
+
+def frames_json() -> str:
+    """The DataFrames in the user's namespace, as :func:`kernel_tools.list_frames` lists them."""
+    from kernel_tools.frames import list_frames
+
+    return json.dumps(list_frames(_user_namespace()))
+
+
+def profile_json(name: str) -> str:
+    """The compact profile of the DataFrame bound to ``name`` in the user's namespace."""
+    from kernel_tools.frames import profile
+
+    namespace = _user_namespace()
+    if name not in namespace:
+        raise KeyError(f"no variable named {name!r} in this notebook's kernel")
+    return json.dumps(profile(namespace[name]))
+
+
+# -- probes the co-pilot engine calls (jupyter_dcpilot.engine) ------------------------------
+# The frames each checkpoint started from, so the post-step checks can compare before/after
+# without another copy (transforms never mutate their input). Kernel-process state only.
+_BEFORE: dict[str, dict[str, Any]] = {}
+_NEW: dict[str, list[str]] = {}  # checkpoints of steps that only create names
+_COUNTER = itertools.count(1)
+
+
+def _frame(namespace: dict[str, Any], name: str) -> Any:
+    if name not in namespace:
+        raise KeyError(f"no variable named {name!r} in this notebook's kernel")
+    return namespace[name]
+
+
+def _call_accepting(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``function`` with the keyword arguments it declares (hints it does not take are dropped)."""
+    import inspect
+
+    params = inspect.signature(function).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in params}
+    return function(*args, **kwargs)
+
+
+def diagnose_json(name: str, **hints: Any) -> str:
+    """``kernel_tools.diagnose`` of the frame ``name`` as JSON (hints: target, time, task, id, ...)."""
+    import kernel_tools as kt
+
+    namespace = _user_namespace()
+    hints = {k: v for k, v in hints.items() if v is not None}
+    diagnosis = _call_accepting(kt.diagnose, _frame(namespace, name), **hints)
+    return json.dumps(diagnosis.to_dict(), default=str)
+
+
+def diagnose_join_json(names: list[str], **hints: Any) -> str:
+    """``kernel_tools.diagnose_join`` of several frames, as JSON."""
+    import kernel_tools as kt
+
+    namespace = _user_namespace()
+    frames = {n: _frame(namespace, n) for n in names}
+    hints = {k: v for k, v in hints.items() if v is not None}
+    result = _call_accepting(kt.diagnose_join, frames, **hints)
+    if hasattr(result, "to_dict"):
+        result = result.to_dict()
+    elif isinstance(result, list):
+        result = {"findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in result]}
+    return json.dumps(result, default=str)
+
+
+def frame_info_json(names: list[str]) -> str:
+    """Shape and columns of each named frame (``None`` for a name that is not bound)."""
+    namespace = _user_namespace()
+    out: dict[str, Any] = {}
+    for name in names:
+        value = namespace.get(name)
+        shape = getattr(value, "shape", None)
+        columns = getattr(value, "columns", None)
+        out[name] = None if value is None else {
+            "type": type(value).__name__,
+            "rows": int(shape[0]) if shape else None,
+            "cols": int(shape[1]) if shape is not None and len(shape) > 1 else None,
+            "columns": [str(c) for c in columns] if columns is not None else None,
+        }
+    return json.dumps(out)
+
+
+def report_json(name: str) -> str:
+    """``to_dict()`` of a StepReport / ModelReport bound to ``name`` (what a step produced)."""
+    value = _frame(_user_namespace(), name)
+    if not hasattr(value, "to_dict"):
+        raise TypeError(f"{name!r} is a {type(value).__name__}, not a kernel_tools report")
+    return json.dumps(value.to_dict(), default=str)
+
+
+def checkpoint_save_json(names: list[str], label: str) -> str:
+    """Snapshot the named variables before a step (names not bound yet are removed on restore)."""
+    from kernel_tools.checkpoints import store
+
+    namespace = _user_namespace()
+    present = {n: namespace[n] for n in names if n in namespace}
+    if present:
+        checkpoint_id = store().save(list(names), label)
+    else:  # nothing to snapshot: only remember what the step will create
+        checkpoint_id = f"new-{next(_COUNTER)}"
+        _NEW[checkpoint_id] = list(names)
+    _BEFORE[checkpoint_id] = present
+    return json.dumps({"id": checkpoint_id, "saved": sorted(present)})
+
+
+def checkpoint_restore_json(checkpoint_id: str) -> str:
+    """Put the snapshot back; the names the checkpointed step created are unbound."""
+    from kernel_tools.checkpoints import store
+
+    if checkpoint_id in _NEW:
+        namespace = _user_namespace()
+        return json.dumps({"restored": [n for n in _NEW[checkpoint_id] if namespace.pop(n, None) is not None]})
+    return json.dumps({"restored": list(store().restore(checkpoint_id))})
+
+
+def checkpoint_discard_json(checkpoint_id: str) -> str:
+    from kernel_tools.checkpoints import store
+
+    if _NEW.pop(checkpoint_id, None) is None:
+        store().discard(checkpoint_id)
+    _BEFORE.pop(checkpoint_id, None)
+    return json.dumps({"discarded": checkpoint_id})
+
+
+def checkpoint_list_json() -> str:
+    from kernel_tools.checkpoints import store
+
+    return json.dumps(store().list(), default=str)
+
+
+def validate_json(
+    checkpoint_id: str,
+    before: str,
+    after: str,
+    target: str | None = None,
+    expect: dict[str, Any] | None = None,
+    train_test: list[str] | None = None,
+) -> str:
+    """``kernel_tools.validate_step`` between the frame saved at a checkpoint and its current value."""
+    from kernel_tools.checks import validate_step
+
+    namespace = _user_namespace()
+    saved = _BEFORE.get(checkpoint_id, {})
+    if before not in saved:
+        raise KeyError(f"checkpoint {checkpoint_id!r} holds no frame named {before!r}")
+    expect = dict(expect or {})
+    if train_test:
+        expect["train_test"] = tuple(_frame(namespace, n) for n in train_test)
+    old, new = saved[before], _frame(namespace, after)
+    if target is not None and target not in getattr(old, "columns", ()):
+        target = None
+    failures = validate_step(old, new, target=target, expect=expect)
+    info = {"rows_before": int(old.shape[0]), "rows_after": int(new.shape[0]),
+            "cols_before": int(old.shape[1]), "cols_after": int(new.shape[1])}
+    return json.dumps({"failures": failures, **info}, default=str)

@@ -1,0 +1,90 @@
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** A DataFrame in a notebook's kernel, as the server lists it. */
+export interface IFrameInfo {
+  name: string;
+  rows: number;
+  columns: number;
+  memory_bytes: number;
+  dtypes: { [kind: string]: number };
+}
+
+/** One column of a frame's compact profile. */
+export interface IColumnProfile {
+  name: string;
+  dtype: string;
+  kind: string;
+  missing_share: number;
+  unique: number | null;
+  examples: unknown[];
+}
+
+/** The compact profile of one DataFrame. */
+export interface IFrameProfile {
+  rows: number;
+  columns: number;
+  memory_bytes: number;
+  missing_share: number;
+  columns_detail: IColumnProfile[];
+}
+
+/** What the server says about itself. */
+export interface IStatus {
+  version: string;
+  planners: string[];
+  llm_configured: boolean;
+  model: string | null;
+}
+
+/** An error the server answered with, carrying its message for the user. */
+export class APIError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Call the co-pilot's REST API (authenticated and XSRF-protected by ServerConnection).
+ */
+export async function requestAPI<T>(
+  endPoint: string,
+  init: RequestInit = {},
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<T> {
+  const url = URLExt.join(settings.baseUrl, 'dcpilot', 'api', endPoint);
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  const text = await response.text();
+  let data: any = text;
+  if (text.length > 0) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // not JSON: keep the raw text as the message
+    }
+  }
+  if (!response.ok) {
+    const message =
+      (data && typeof data === 'object' && (data.message || data.reason)) ||
+      response.statusText;
+    throw new APIError(String(message), response.status);
+  }
+  return data as T;
+}
+
+/** The DataFrames in the kernel of the notebook at `path`. */
+export function fetchFrames(path: string): Promise<IFrameInfo[]> {
+  return requestAPI<IFrameInfo[]>(
+    `frames?path=${encodeURIComponent(path)}`
+  );
+}
+
+/** The compact profile of the DataFrame `name` in the notebook at `path`. */
+export function fetchProfile(path: string, name: string): Promise<IFrameProfile> {
+  return requestAPI<IFrameProfile>(
+    `profile?path=${encodeURIComponent(path)}&name=${encodeURIComponent(name)}`
+  );
+}

@@ -1,0 +1,79 @@
+import {
+  ILabShell,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+
+import { FramesModel } from './model';
+import { DataPilotPanel } from './panel';
+
+/** Command ids. */
+export namespace CommandIDs {
+  export const open = 'dcpilot:open';
+}
+
+/** How long to wait after a cell ran before asking the kernel again (coalesces Run All). */
+const REFRESH_DELAY_MS = 300;
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-dcpilot:plugin',
+  description: 'A data-centric co-pilot: the DataFrames of the active notebook, diagnosed.',
+  autoStart: true,
+  requires: [INotebookTracker, ILabShell],
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    labShell: ILabShell,
+    palette: ICommandPalette | null
+  ) => {
+    const model = new FramesModel();
+    const panel = new DataPilotPanel(model);
+    labShell.add(panel, 'right', { rank: 600 });
+
+    const follow = () => {
+      const current = tracker.currentWidget;
+      void model.setNotebook(current ? current.context.path : null);
+    };
+    tracker.currentChanged.connect(follow);
+    tracker.widgetAdded.connect((_, widget) => {
+      // the path changes when a notebook is renamed
+      widget.context.pathChanged.connect(() => {
+        if (tracker.currentWidget === widget) {
+          follow();
+        }
+      });
+      // a fresh kernel has no frames until a cell runs; also covers kernel restarts
+      widget.sessionContext.kernelChanged.connect(() => {
+        if (tracker.currentWidget === widget) {
+          void model.refresh();
+        }
+      });
+    });
+    follow();
+
+    let timer: number | undefined;
+    NotebookActions.executed.connect((_, { notebook }) => {
+      const current = tracker.currentWidget;
+      if (!current || current.content !== notebook) {
+        return;
+      }
+      window.clearTimeout(timer);
+      timer = window.setTimeout(() => void model.refresh(), REFRESH_DELAY_MS);
+    });
+
+    app.commands.addCommand(CommandIDs.open, {
+      label: 'Open Data co-pilot',
+      caption: 'Show the DataFrames of the active notebook and their profile',
+      execute: () => {
+        labShell.activateById(panel.id);
+        void model.refresh();
+      }
+    });
+    palette?.addItem({ command: CommandIDs.open, category: 'Data co-pilot' });
+  }
+};
+
+export default plugin;

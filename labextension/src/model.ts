@@ -1,0 +1,141 @@
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  APIError,
+  fetchFrames,
+  fetchProfile,
+  IFrameInfo,
+  IFrameProfile
+} from './api';
+
+/** Where the model gets its data from (the server, or a fake in tests). */
+export interface IFramesSource {
+  frames(path: string): Promise<IFrameInfo[]>;
+  profile(path: string, name: string): Promise<IFrameProfile>;
+}
+
+/** The real source: the co-pilot's REST API. */
+export const serverSource: IFramesSource = {
+  frames: fetchFrames,
+  profile: fetchProfile
+};
+
+/**
+ * The state of the frames view for one notebook: its DataFrames, the one selected and
+ * its profile. Emits `changed` whenever anything the view shows changes.
+ */
+export class FramesModel {
+  constructor(source: IFramesSource = serverSource) {
+    this._source = source;
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+  get path(): string | null {
+    return this._path;
+  }
+  get frames(): IFrameInfo[] {
+    return this._frames;
+  }
+  get selected(): string | null {
+    return this._selected;
+  }
+  get profile(): IFrameProfile | null {
+    return this._profile;
+  }
+  get loading(): boolean {
+    return this._loading;
+  }
+  get error(): string | null {
+    return this._error;
+  }
+
+  /** Follow another notebook (or none). */
+  async setNotebook(path: string | null): Promise<void> {
+    if (path === this._path) {
+      return;
+    }
+    this._path = path;
+    this._frames = [];
+    this._selected = null;
+    this._profile = null;
+    this._error = null;
+    this._changed.emit();
+    await this.refresh();
+  }
+
+  /** Ask the kernel again which frames exist; keep the selection if it still does. */
+  async refresh(): Promise<void> {
+    const path = this._path;
+    if (!path) {
+      return;
+    }
+    const ticket = ++this._ticket;
+    this._loading = true;
+    this._changed.emit();
+    try {
+      const frames = await this._source.frames(path);
+      if (ticket !== this._ticket) {
+        return; // a newer refresh (or another notebook) superseded this one
+      }
+      this._frames = frames;
+      this._error = null;
+      if (this._selected && !frames.some(f => f.name === this._selected)) {
+        this._selected = null;
+        this._profile = null;
+      }
+      if (this._selected) {
+        this._profile = await this._source.profile(path, this._selected);
+      }
+    } catch (reason) {
+      if (ticket === this._ticket) {
+        this._frames = [];
+        this._error = describe(reason);
+      }
+    } finally {
+      if (ticket === this._ticket) {
+        this._loading = false;
+        this._changed.emit();
+      }
+    }
+  }
+
+  /** Select a frame and load its profile. */
+  async select(name: string): Promise<void> {
+    const path = this._path;
+    if (!path) {
+      return;
+    }
+    this._selected = name;
+    this._profile = null;
+    this._changed.emit();
+    try {
+      const profile = await this._source.profile(path, name);
+      if (this._selected === name && this._path === path) {
+        this._profile = profile;
+        this._error = null;
+      }
+    } catch (reason) {
+      this._error = describe(reason);
+    }
+    this._changed.emit();
+  }
+
+  private _source: IFramesSource;
+  private _path: string | null = null;
+  private _frames: IFrameInfo[] = [];
+  private _selected: string | null = null;
+  private _profile: IFrameProfile | null = null;
+  private _loading = false;
+  private _error: string | null = null;
+  private _ticket = 0;
+  private _changed = new Signal<this, void>(this);
+}
+
+function describe(reason: unknown): string {
+  if (reason instanceof APIError) {
+    return reason.message;
+  }
+  return reason instanceof Error ? reason.message : String(reason);
+}

@@ -1,0 +1,158 @@
+import * as React from 'react';
+
+import {
+  ReactWidget,
+  UseSignal,
+  refreshIcon,
+  ToolbarButtonComponent
+} from '@jupyterlab/ui-components';
+
+import { IFrameInfo, IFrameProfile } from './api';
+import { formatBytes, formatCount, formatShare } from './format';
+import { dcpilotIcon } from './icon';
+import { FramesModel } from './model';
+
+/** One DataFrame in the list: name, shape, memory and its column kinds. */
+function FrameItem(props: {
+  frame: IFrameInfo;
+  selected: boolean;
+  onSelect: (name: string) => void;
+}): JSX.Element {
+  const { frame, selected, onSelect } = props;
+  return (
+    <li
+      className={`jp-dcpilot-frame${selected ? ' jp-mod-selected' : ''}`}
+      data-frame={frame.name}
+      onClick={() => onSelect(frame.name)}
+      title={`Show the profile of ${frame.name}`}
+    >
+      <div className="jp-dcpilot-frame-head">
+        <span className="jp-dcpilot-frame-name">{frame.name}</span>
+        <span className="jp-dcpilot-frame-shape">
+          {formatCount(frame.rows)} × {formatCount(frame.columns)}
+        </span>
+      </div>
+      <div className="jp-dcpilot-frame-meta">
+        <span>{formatBytes(frame.memory_bytes)}</span>
+        {Object.entries(frame.dtypes).map(([kind, count]) => (
+          <span key={kind} className={`jp-dcpilot-chip jp-dcpilot-kind-${kind}`}>
+            {count} {kind}
+          </span>
+        ))}
+      </div>
+    </li>
+  );
+}
+
+/** The compact profile of the selected frame: one row per column. */
+function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Element {
+  const { name, profile } = props;
+  return (
+    <div className="jp-dcpilot-profile" data-profile={name}>
+      <div className="jp-dcpilot-section-title">
+        {name}: {formatCount(profile.rows)} rows, {formatBytes(profile.memory_bytes)},{' '}
+        {formatShare(profile.missing_share)} missing
+      </div>
+      <table className="jp-dcpilot-table">
+        <thead>
+          <tr>
+            <th>column</th>
+            <th>dtype</th>
+            <th>missing</th>
+            <th>unique</th>
+          </tr>
+        </thead>
+        <tbody>
+          {profile.columns_detail.map(column => (
+            <tr key={column.name} title={`e.g. ${column.examples.map(String).join(', ')}`}>
+              <td className="jp-dcpilot-colname">{column.name}</td>
+              <td>
+                <span className={`jp-dcpilot-chip jp-dcpilot-kind-${column.kind}`}>
+                  {column.dtype}
+                </span>
+              </td>
+              <td>
+                <div className="jp-dcpilot-missing">
+                  <div
+                    className="jp-dcpilot-missing-bar"
+                    style={{ width: `${Math.round(column.missing_share * 100)}%` }}
+                  />
+                  <span>{formatShare(column.missing_share)}</span>
+                </div>
+              </td>
+              <td>{column.unique === null ? '–' : formatCount(column.unique)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Everything the panel shows for the current notebook. */
+export function FramesView(props: { model: FramesModel }): JSX.Element {
+  const { model } = props;
+  if (!model.path) {
+    return (
+      <div className="jp-dcpilot-empty">
+        Open a notebook to see its DataFrames.
+      </div>
+    );
+  }
+  return (
+    <div className="jp-dcpilot-frames">
+      <div className="jp-dcpilot-toolbar">
+        <span className="jp-dcpilot-section-title">
+          DataFrames in {model.path.split('/').pop()}
+        </span>
+        <ToolbarButtonComponent
+          icon={refreshIcon}
+          onClick={() => void model.refresh()}
+          tooltip="Refresh the list of DataFrames"
+          enabled={!model.loading}
+        />
+      </div>
+      {model.error && <div className="jp-dcpilot-error">{model.error}</div>}
+      {!model.error && model.frames.length === 0 && !model.loading && (
+        <div className="jp-dcpilot-empty">
+          No DataFrames in this notebook's kernel yet. Run a cell that creates one.
+        </div>
+      )}
+      <ul className="jp-dcpilot-frame-list">
+        {model.frames.map(frame => (
+          <FrameItem
+            key={frame.name}
+            frame={frame}
+            selected={frame.name === model.selected}
+            onSelect={name => void model.select(name)}
+          />
+        ))}
+      </ul>
+      {model.selected && model.profile && (
+        <ProfileView name={model.selected} profile={model.profile} />
+      )}
+    </div>
+  );
+}
+
+/** The right-sidebar panel "Data co-pilot". */
+export class DataPilotPanel extends ReactWidget {
+  constructor(readonly model: FramesModel) {
+    super();
+    this.id = 'jp-dcpilot-panel';
+    this.title.icon = dcpilotIcon;
+    this.title.caption = 'Data co-pilot';
+    this.addClass('jp-dcpilot-panel');
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <div className="jp-dcpilot-body">
+        <header className="jp-dcpilot-header">Data co-pilot</header>
+        <UseSignal signal={this.model.changed}>
+          {() => <FramesView model={this.model} />}
+        </UseSignal>
+      </div>
+    );
+  }
+}
