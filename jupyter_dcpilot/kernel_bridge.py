@@ -44,10 +44,12 @@ class KernelBridge:
     async def kernel_id_for(self, path: str) -> str:
         """The id of the kernel running the notebook at ``path`` (server-relative)."""
         path = path.lstrip("/")
-        for model in await self.session_manager.list_sessions():
+        sessions = await self.session_manager.list_sessions()
+        for model in sessions:
             if model.get("path", "").lstrip("/") == path and model.get("kernel"):
                 return model["kernel"]["id"]
-        raise NoKernelError(f"no running kernel for notebook {path!r}; open it and start its kernel")
+        known = sorted(m.get("path", "") for m in sessions)
+        raise NoKernelError(f"no running kernel for notebook {path!r}; open it and start its kernel (known: {known})")
 
     def _open_client(self, kernel_id: str) -> Any:
         manager = self.kernel_manager.get_kernel(kernel_id)

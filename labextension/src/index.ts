@@ -33,9 +33,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const panel = new DataPilotPanel(model);
     labShell.add(panel, 'right', { rank: 600 });
 
+    // The kernel is found through the server's session for the notebook, so ask with the
+    // session's own path: it can lag behind the document's after a rename done elsewhere.
     const follow = () => {
       const current = tracker.currentWidget;
-      void model.setNotebook(current ? current.context.path : null);
+      const path = current
+        ? (current.sessionContext.session?.path ?? current.context.path)
+        : null;
+      void model.setNotebook(path);
     };
     tracker.currentChanged.connect(follow);
     tracker.widgetAdded.connect((_, widget) => {
@@ -46,6 +51,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
       });
       // a fresh kernel has no frames until a cell runs; also covers kernel restarts
+      widget.sessionContext.sessionChanged.connect(() => {
+        if (tracker.currentWidget === widget) {
+          follow();
+        }
+      });
       widget.sessionContext.kernelChanged.connect(() => {
         if (tracker.currentWidget === widget) {
           void model.refresh();

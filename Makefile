@@ -1,0 +1,50 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   install, then run the co-pilot headless on shipped demo data (no API key)
+#   make test   install, then run every suite (pytest, jest, browser tests)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+
+# CPU build of torch first: anything that leaves torch open pulls a multi-GB CUDA build.
+TORCH  ?= torch==2.13.0
+
+.PHONY: install demo test test-python test-js test-ui bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet jupyter_builder "jupyterlab>=4.2,<5"
+	$(BIN)/jlpm install
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/jlpm build
+	$(BIN)/jupyter-builder develop --overwrite .
+	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
+	cd ui-tests && $(BIN)/jlpm install
+	touch $@
+
+demo: install
+	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo
+
+test: install
+	$(BIN)/python scripts/run_all_tests.py
+
+test-python: install
+	$(BIN)/python -m pytest
+
+test-js: install
+	$(BIN)/jlpm build && $(BIN)/jlpm test
+
+test-ui: install
+	$(BIN)/jlpm build && cd ui-tests && $(BIN)/jlpm playwright test
+
+bench: install
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results

@@ -1,0 +1,87 @@
+"""Run every suite — pytest, jest, browser tests — and print one summary line.
+
+CI reads the last line, ``N passed, N failed``, which sums all three suites. The exit status
+is non-zero if any suite failed or could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(cmd: list[str], cwd: Path = ROOT) -> int:
+    print(f"\n$ {' '.join(cmd)}  (in {cwd.relative_to(ROOT) if cwd != ROOT else '.'})", flush=True)
+    return subprocess.call(cmd, cwd=cwd)
+
+
+def pytest_counts(report: Path) -> tuple[int, int, int]:
+    suite = ET.parse(report).getroot()
+    suites = [suite] if suite.tag == "testsuite" else list(suite)
+    total = sum(int(s.get("tests", 0)) for s in suites)
+    failed = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    skipped = sum(int(s.get("skipped", 0)) for s in suites)
+    return total - failed - skipped, failed, skipped
+
+
+def jest_counts(report: Path) -> tuple[int, int, int]:
+    data = json.loads(report.read_text())
+    failed = data["numFailedTests"] + data.get("numRuntimeErrorTestSuites", 0)
+    return data["numPassedTests"], failed, data["numPendingTests"]
+
+
+def playwright_counts(report: Path) -> tuple[int, int, int]:
+    stats = json.loads(report.read_text())["stats"]
+    return stats["expected"] + stats.get("flaky", 0), stats["unexpected"], stats["skipped"]
+
+
+def main() -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="dcpilot-tests-"))
+    python = sys.executable
+    bin_dir = Path(python).parent
+    results: dict[str, tuple[int, int, int]] = {}
+    broken: list[str] = []
+
+    code = run([python, "-m", "pytest", f"--junitxml={tmp / 'pytest.xml'}", *sys.argv[1:]])
+    if (tmp / "pytest.xml").exists():
+        results["pytest"] = pytest_counts(tmp / "pytest.xml")
+    if code not in (0, 1) or "pytest" not in results:
+        broken.append(f"pytest exited {code}")
+
+    code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
+    if (tmp / "jest.json").exists():
+        results["jest"] = jest_counts(tmp / "jest.json")
+    if "jest" not in results:
+        broken.append(f"jest exited {code} without a report")
+
+    env = dict(os.environ, PLAYWRIGHT_JSON_OUTPUT_NAME=str(tmp / "playwright.json"))
+    print("\n$ jlpm playwright test  (in ui-tests)", flush=True)
+    code = subprocess.call(
+        [str(bin_dir / "jlpm"), "playwright", "test", "--reporter=list,json"], cwd=ROOT / "ui-tests", env=env
+    )
+    if (tmp / "playwright.json").exists():
+        results["browser"] = playwright_counts(tmp / "playwright.json")
+    if "browser" not in results:
+        broken.append(f"playwright exited {code} without a report")
+
+    print("\nSuites:")
+    for name, (passed, failed, skipped) in results.items():
+        print(f"  {name:8s} {passed} passed, {failed} failed, {skipped} skipped")
+    for problem in broken:
+        print(f"  BROKEN: {problem}")
+    passed = sum(r[0] for r in results.values())
+    failed = sum(r[1] for r in results.values()) + len(broken)
+    skipped = sum(r[2] for r in results.values())
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+import { expect, test } from '@jupyterlab/galata';
+
+test.use({ autoGoto: true });
+
+test.describe('Data co-pilot panel', () => {
+  test('lists a DataFrame made in the notebook, with its shape and profile', async ({ page }) => {
+    await page.notebook.createNew('frames.ipynb');
+    await page.notebook.setCell(
+      0,
+      'code',
+      [
+        'import pandas as pd',
+        'patients = pd.DataFrame({"id": [1, 1, 2, 3], "age": [50.0, None, 61.0, 47.0], "sex": list("fmmf")})'
+      ].join('\n')
+    );
+    await page.notebook.runCell(0);
+
+    // open the panel through the command palette, as a user would
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('dcpilot:open');
+    });
+    const panel = page.locator('#jp-dcpilot-panel');
+    await expect(panel).toBeVisible();
+
+    const item = panel.locator('.jp-dcpilot-frame[data-frame="patients"]');
+    await expect(item).toBeVisible({ timeout: 30000 });
+    await expect(item.locator('.jp-dcpilot-frame-shape')).toHaveText('4 × 3');
+
+    // the list follows the kernel: a new frame appears after the cell that makes it runs
+    await page.notebook.addCell('code', 'visits = patients.head(2)');
+    await page.notebook.runCell((await page.notebook.getCellCount()) - 1);
+    await expect(panel.locator('.jp-dcpilot-frame[data-frame="visits"] .jp-dcpilot-frame-shape')).toHaveText(
+      '2 × 3',
+      { timeout: 30000 }
+    );
+
+    await item.click();
+    const profile = panel.locator('[data-profile="patients"]');
+    await expect(profile).toBeVisible();
+    await expect(profile.locator('tbody tr')).toHaveCount(3);
+    await expect(profile.locator('tbody tr').nth(1)).toContainText('25.0%');
+
+    await page.screenshot({ path: 'test-results/panel-light.png' });
+  });
+});
