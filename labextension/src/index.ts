@@ -40,7 +40,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const path = current
         ? (current.sessionContext.session?.path ?? current.context.path)
         : null;
-      void model.setNotebook(path);
+      void model.setNotebook(path, current?.context.localPath.split('/').pop());
     };
     tracker.currentChanged.connect(follow);
     tracker.widgetAdded.connect((_, widget) => {

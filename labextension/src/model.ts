@@ -35,6 +35,10 @@ export class FramesModel {
   get path(): string | null {
     return this._path;
   }
+  /** The notebook's name as the user sees it (its kernel session may still use an older path). */
+  get label(): string {
+    return this._label;
+  }
   get frames(): IFrameInfo[] {
     return this._frames;
   }
@@ -51,12 +55,18 @@ export class FramesModel {
     return this._error;
   }
 
-  /** Follow another notebook (or none). */
-  async setNotebook(path: string | null): Promise<void> {
+  /** Follow another notebook (or none); `label` is the name to show for it. */
+  async setNotebook(path: string | null, label?: string): Promise<void> {
+    const nextLabel = label ?? (path ? (path.split('/').pop() ?? path) : '');
     if (path === this._path) {
+      if (nextLabel !== this._label) {
+        this._label = nextLabel;
+        this._changed.emit();
+      }
       return;
     }
     this._path = path;
+    this._label = nextLabel;
     this._frames = [];
     this._selected = null;
     this._profile = null;
@@ -124,6 +134,7 @@ export class FramesModel {
 
   private _source: IFramesSource;
   private _path: string | null = null;
+  private _label = '';
   private _frames: IFrameInfo[] = [];
   private _selected: string | null = null;
   private _profile: IFrameProfile | null = null;

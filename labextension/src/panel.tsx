@@ -103,7 +103,7 @@ export function FramesView(props: { model: FramesModel }): JSX.Element {
     <div className="jp-dcpilot-frames">
       <div className="jp-dcpilot-toolbar">
         <span className="jp-dcpilot-section-title">
-          DataFrames in {model.path.split('/').pop()}
+          DataFrames in {model.label}
         </span>
         <ToolbarButtonComponent
           icon={refreshIcon}
