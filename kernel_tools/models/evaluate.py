@@ -1,0 +1,622 @@
+"""fit_evaluate: cross-validate candidates the valid way, refit the best, say what looks wrong.
+
+Validity comes first: folds never split an entity (grouped CV), the metric fits the task
+(AUROC / R² / C-index), encoding happens inside the pipeline (so it is refit per fold), and
+the report carries the warnings a reviewer would raise — a score too good to be true, too few
+events per variable, impossible survival times, tiny data.
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.inspection import permutation_importance
+from sklearn.metrics import (
+    average_precision_score,
+    balanced_accuracy_score,
+    mean_absolute_error,
+    mean_squared_error,
+    r2_score,
+    roc_auc_score,
+)
+from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from kernel_tools.models.pipelines import candidate_pipelines
+from kernel_tools.models.report import ModelReport
+from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
+
+TASKS = ("classification", "regression", "survival")
+PRIMARY_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
+LEAKAGE_THRESHOLD = 0.98  # a real-world score this high is more often leakage than skill
+MIN_EVENTS_PER_VARIABLE = 10
+TINY_ROWS = 100
+IMPORTANCE_ROWS = 1000
+IMPORTANCE_PREDICTIONS = 64  # permutation importance budget: features x repeats x models
+IMPORTANCE_FOLDS = 3  # cv fold models whose validation rows permutation importance uses
+
+
+def fit_evaluate(
+    df: pd.DataFrame,
+    target: str,
+    task: str,
+    time: str | None = None,
+    groups: str | None = None,
+    test: pd.DataFrame | None = None,
+    cv: int = 5,
+    preprocess: Sequence[Any] | None = None,
+    random_state: int = 0,
+    *,
+    max_cv_rows: int = 50_000,
+) -> ModelReport:
+    """Cross-validate candidate models on ``df`` and refit the best on all of it.
+
+    - classification: HistGradientBoosting vs logistic regression; AUROC (macro one-vs-rest
+      for multiclass), AUPRC, balanced accuracy; balanced class weights when imbalanced.
+    - regression: HistGradientBoosting vs ridge; R², RMSE, MAE.
+    - survival: ``target`` is the event indicator and ``time`` the duration; penalised Cox;
+      Harrell's C-index; Kaplan-Meier curves by predicted-risk tertile.
+
+    ``groups`` (entity id column) makes every fold keep each entity on one side; it is never a
+    feature. ``test`` (already preprocessed like ``df``) gives a holdout score through the
+    refit pipeline. ``preprocess``: the fitted steps that produced ``df`` from raw data
+    (StepReports or fitted transformers); they are prepended, not refit, so
+    ``report.pipeline`` runs on raw data. Above ``max_cv_rows`` rows, cross-validation runs on
+    a random sample (stated in ``metrics["cv_sample_size"]``); the refit uses every row.
+
+    ``report.warnings`` carries what a reviewer would flag: suspect leakage (a score above
+    0.98, naming the top feature), few events per variable, zero/negative survival times, tiny
+    data, dropped date or constant columns, identifier-like columns, entities shared with
+    ``test``. A target with one class (or no events) raises ValueError: nothing can be fitted.
+    """
+    _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows)
+    pre_steps = _preprocess_steps(preprocess)
+    # One thread per fit: on a small shared machine OpenMP spin-waiting made fits 3x slower.
+    with threadpool_limits(limits=1):
+        return _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows)
+
+
+def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows):
+    warnings: list[str] = []
+
+    train = _usable_rows(df, target, time, "df", warnings)
+    y, classes = _target(train, target, time, task)
+    numeric, categorical = _select_features(train, [target, time, groups], warnings)
+    features = [*numeric, *categorical]
+    warnings += _sanity_warnings(train, y, task, classes, numeric, categorical, time)
+
+    class_weight = None
+    if task == "classification":
+        counts = pd.Series(y).value_counts()
+        if counts.min() / counts.max() < 0.5:
+            class_weight = "balanced"
+    candidates = candidate_pipelines(
+        task, numeric, categorical, class_weight=class_weight, random_state=random_state
+    )
+
+    sample = _cv_sample(train, groups, max_cv_rows, random_state)
+    X_cv = train[features].iloc[sample]
+    y_cv = y[sample]
+    group_values = train[groups].to_numpy()[sample] if groups else None
+    folds, fold_warnings = _folds(task, y_cv, group_values, cv, random_state)
+    warnings += fold_warnings
+
+    results = {
+        name: _cross_validate(pipe, X_cv, y_cv, folds, task, classes)
+        for name, pipe in candidates.items()
+    }
+    scored = {n: r for n, r in results.items() if "error" not in r}
+    if not scored:
+        detail = "; ".join(f"{n}: {r['error']}" for n, r in results.items())
+        raise RuntimeError(f"every candidate model failed to fit: {detail}")
+    metric = PRIMARY_METRIC[task]
+    best = max(scored, key=lambda n: _nan_to_low(scored[n]["cv_mean"]))
+    chosen = scored[best]
+
+    with _quiet():
+        model = clone(candidates[best]).fit(train[features], y)
+
+    metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
+    metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
+    metrics["cv_folds"] = float(len(folds))
+    if len(sample) < len(train):
+        metrics["cv_sample_size"] = float(len(sample))
+        warnings.append(f"cross-validation ran on a random sample of {len(sample)} of {len(train)} rows")
+
+    holdout_score = None
+    n_test = 0
+    holdout = None
+    if test is not None:
+        holdout = _usable_rows(test, target, time, "test", warnings)
+        missing = [c for c in features if c not in holdout.columns]
+        if missing:
+            raise KeyError(f"test is missing feature columns the model uses: {missing}")
+        if groups is not None and groups in holdout.columns:
+            shared = np.intersect1d(train[groups].unique(), holdout[groups].unique())
+            if len(shared):
+                warnings.append(
+                    f"{len(shared)} {groups!r} entities are in both df and test: the holdout "
+                    "score is not independent (split by entity)"
+                )
+        y_test, _ = _target(holdout, target, time, task, classes=classes)
+        pred = _predict(model, holdout[features], task, classes)
+        for k, v in _metrics(task, y_test, pred, classes).items():
+            metrics[f"holdout_{k}"] = v
+        holdout_score = metrics[f"holdout_{metric}"]
+        n_test = len(holdout)
+        held_out = [(model, holdout[features], y_test)]
+    else:
+        held_out = [(m, X_cv.iloc[val], y_cv[val]) for m, val in chosen["fold_models"]]
+    importance = _importance(held_out, task, classes, random_state)
+    warnings += _leakage_warnings(metric, chosen["cv_mean"], holdout_score, importance)
+
+    risk_groups = None
+    if task == "survival":
+        if holdout is not None:
+            risk_groups = risk_group_curves(y_test, pred)
+        else:
+            risk_groups = risk_group_curves(y_cv, chosen["oof"])
+
+    pipeline = Pipeline([*pre_steps, *model.steps])
+    if pre_steps:
+        warnings += _smoke_test(pipeline, df.head(5), target)
+
+    return ModelReport(
+        task=task,
+        target=target,
+        metric=metric,
+        cv_score=chosen["cv_mean"],
+        cv_scores=chosen["cv_scores"],
+        holdout_score=holdout_score,
+        metrics=metrics,
+        model_name=best,
+        candidates={
+            n: {("metrics" if k == "means" else k): v for k, v in r.items()
+                if k in ("cv_mean", "cv_std", "cv_scores", "means", "error")}
+            for n, r in results.items()
+        },
+        features=features,
+        importance=importance,
+        warnings=warnings,
+        pipeline=pipeline,
+        grouped=groups is not None,
+        n_train=len(train),
+        n_test=n_test,
+        time=time,
+        groups=groups,
+        risk_groups=risk_groups,
+    )
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if df.columns.duplicated().any():
+        dup = df.columns[df.columns.duplicated()].unique().tolist()
+        raise ValueError(f"df has duplicated column names {dup}; make them unique first")
+    if target is None:
+        raise ValueError("target is required (for survival: the event indicator column)")
+    for role, name in (("target", target), ("time", time), ("groups", groups)):
+        if name is not None and name not in df.columns:
+            raise KeyError(f"{role} column {name!r} is not in df (columns: {list(df.columns)[:20]})")
+    if task == "survival" and time is None:
+        raise ValueError("survival needs time= (the duration / follow-up column); target is the event")
+    if task != "survival" and time is not None:
+        raise ValueError("time= is the survival duration column; use it only with task='survival'")
+    roles = [c for c in (target, time, groups) if c is not None]
+    if len(set(roles)) < len(roles):
+        raise ValueError("target, time and groups must be different columns")
+    if groups is not None and df[groups].isna().any():
+        raise ValueError(f"groups column {groups!r} has missing values; every row needs an entity id")
+    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise ValueError(f"cv must be an integer >= 2 (number of folds), got {cv!r}")
+    if test is not None:
+        if not isinstance(test, pd.DataFrame):
+            raise TypeError(f"test must be a pandas DataFrame, got {type(test).__name__}")
+        for name in (target, time):
+            if name is not None and name not in test.columns:
+                raise KeyError(f"test has no column {name!r}")
+    if not isinstance(max_cv_rows, (int, np.integer)) or max_cv_rows < 10:
+        raise ValueError(f"max_cv_rows must be an integer >= 10, got {max_cv_rows!r}")
+
+
+def _preprocess_steps(preprocess) -> list[tuple[str, Any]]:
+    """Fitted transformers from StepReports (``.transformer``) or given directly."""
+    if preprocess is None:
+        return []
+    if isinstance(preprocess, (str, bytes)) or not isinstance(preprocess, Sequence):
+        raise TypeError("preprocess must be a list of StepReports or fitted transformers")
+    steps = []
+    for i, item in enumerate(preprocess):
+        transformer = item.transformer if hasattr(item, "transformer") else item
+        if transformer is None:  # a step with nothing to replay (e.g. the split)
+            continue
+        if not hasattr(transformer, "transform"):
+            raise TypeError(
+                f"preprocess[{i}] ({type(item).__name__}) is neither a StepReport with a "
+                "transformer nor a fitted transformer"
+            )
+        try:
+            check_is_fitted(transformer)
+        except NotFittedError as error:
+            raise ValueError(
+                f"preprocess[{i}] ({type(transformer).__name__}) is not fitted; pass the fitted "
+                "transformer from the step's report"
+            ) from error
+        except TypeError:  # not a scikit-learn estimator: trust its transform()
+            pass
+        steps.append((f"pre{i}_{type(transformer).__name__.lower()}", transformer))
+    return steps
+
+
+# --- data ------------------------------------------------------------------------------------
+
+
+def _usable_rows(frame, target, time, label, warnings) -> pd.DataFrame:
+    needed = [c for c in (target, time) if c is not None]
+    missing = frame[needed].isna().any(axis=1)
+    if missing.any():
+        warnings.append(
+            f"{int(missing.sum())} rows of {label} without {' / '.join(needed)} were left out"
+        )
+        frame = frame.loc[~missing.to_numpy()]
+    if len(frame) == 0:
+        raise ValueError(f"{label} has no rows with a known {' / '.join(needed)}")
+    return frame
+
+
+def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The target as models take it, and the class labels for classification."""
+    values = frame[target]
+    if task == "regression":
+        if not ptypes.is_numeric_dtype(values) or ptypes.is_bool_dtype(values):
+            raise TypeError(f"regression target {target!r} must be numeric, got {values.dtype}")
+        return values.astype("float64").to_numpy(), None
+    if task == "survival":
+        event = pd.to_numeric(values, errors="coerce") if not ptypes.is_bool_dtype(values) else values.astype(int)
+        if event.isna().any() or not set(np.unique(event.astype(float))) <= {0.0, 1.0}:
+            raise ValueError(
+                f"survival target {target!r} must be the event indicator (0/1 or bool), got "
+                f"values {pd.unique(values)[:5].tolist()}"
+            )
+        duration = frame[time]
+        if ptypes.is_timedelta64_dtype(duration):
+            duration = duration.dt.total_seconds() / 86400.0
+        if not ptypes.is_numeric_dtype(duration):
+            raise TypeError(f"survival time {time!r} must be numeric durations, got {duration.dtype}")
+        return survival_target(duration, event), None
+    if ptypes.is_bool_dtype(values):
+        y = values.astype(bool).to_numpy()
+    elif ptypes.is_numeric_dtype(values):
+        as_float = values.astype("float64")
+        y = as_float.astype("int64").to_numpy() if (as_float % 1 == 0).all() else as_float.to_numpy()
+    else:
+        y = values.astype(str).to_numpy()
+    if classes is None:
+        classes = np.unique(y)
+    return y, classes
+
+
+def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
+    """Numeric and categorical feature columns; dates, constants and empty columns left out."""
+    numeric, categorical, dates, empty = [], [], [], []
+    for name in frame.columns:
+        if name in excluded:
+            continue
+        column = frame[name]
+        if ptypes.is_datetime64_any_dtype(column) or ptypes.is_timedelta64_dtype(column) or isinstance(
+            column.dtype, pd.PeriodDtype
+        ):
+            dates.append(name)
+        elif column.nunique(dropna=True) <= 1:
+            empty.append(name)
+        elif (ptypes.is_numeric_dtype(column) or ptypes.is_bool_dtype(column)) and not ptypes.is_complex_dtype(column):
+            numeric.append(name)
+        else:
+            categorical.append(name)
+    if dates:
+        warnings.append(
+            f"date/time columns {dates} were left out of the features (models need numbers); "
+            "derive durations or parts (year, month) first if they matter"
+        )
+    if empty:
+        warnings.append(f"columns {empty} have at most one distinct value and were left out")
+    for name in categorical:
+        distinct = frame[name].nunique()
+        if len(frame) >= 50 and distinct > 0.5 * len(frame):
+            warnings.append(
+                f"column {name!r} has {distinct} distinct values in {len(frame)} rows: it looks "
+                "like an identifier or free text, not a feature"
+            )
+    for name in numeric:  # whole numbers, one per row: a row number or an id, not a measure
+        column = frame[name]
+        if len(frame) >= 50 and ptypes.is_integer_dtype(column) and column.is_unique:
+            warnings.append(
+                f"column {name!r} holds a distinct whole number on every row: it looks like an "
+                "identifier or row number, not a feature"
+            )
+    if not numeric and not categorical:
+        raise ValueError("no usable feature columns left (all are target, time, groups, dates or constant)")
+    return numeric, categorical
+
+
+def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> list[str]:
+    out = []
+    n = len(frame)
+    if n < TINY_ROWS:
+        out.append(f"tiny data: {n} rows; every score here is very uncertain")
+    n_params = len(numeric) + sum(
+        min(frame[c].nunique(), 20) - 1 for c in categorical
+    )
+    if task == "classification":
+        counts = pd.Series(y).value_counts()
+        if len(counts) < 2:
+            raise ValueError(f"the target has one class ({counts.index[0]!r}); nothing to classify")
+        if counts.min() < 2:
+            raise ValueError(
+                f"class {counts.idxmin()!r} has a single row; each class needs at least 2 to cross-validate"
+            )
+        if ptypes.is_float_dtype(np.asarray(y)) or (len(counts) > 20 and len(counts) > 0.05 * n):
+            out.append(
+                f"the classification target has {len(counts)} distinct values; is this regression?"
+            )
+        if len(counts) == 2:
+            events = int(counts.min())
+            if events / max(n_params, 1) < MIN_EVENTS_PER_VARIABLE:
+                out.append(
+                    f"few events per variable: {events} minority-class rows for ~{n_params} "
+                    f"model parameters (< {MIN_EVENTS_PER_VARIABLE}); expect overfitting"
+                )
+    elif task == "regression":
+        distinct = pd.Series(y).nunique()
+        if distinct < 2:
+            raise ValueError("the regression target is constant; nothing to predict")
+        if distinct <= 2:
+            out.append("the regression target has only 2 distinct values; is this classification?")
+    else:
+        events = int(y[:, 1].sum())
+        if events == 0:
+            raise ValueError("no events in the survival target: the C-index is undefined")
+        if events / max(n_params, 1) < MIN_EVENTS_PER_VARIABLE:
+            out.append(
+                f"few events per variable: {events} events for ~{n_params} model parameters "
+                f"(< {MIN_EVENTS_PER_VARIABLE}); expect overfitting"
+            )
+        non_positive = int((y[:, 0] <= 0).sum())
+        if non_positive:
+            out.append(
+                f"{non_positive} rows have zero or negative survival time in {time!r}: check how "
+                "durations were computed (event before study entry?)"
+            )
+    return out
+
+
+def _cv_sample(frame, groups, max_rows, random_state) -> np.ndarray:
+    """Positions of the rows cross-validation uses: all, or whole entities up to max_rows."""
+    n = len(frame)
+    if n <= max_rows:
+        return np.arange(n)
+    rng = np.random.default_rng(random_state)
+    if groups is None:
+        return np.sort(rng.choice(n, size=max_rows, replace=False))
+    codes, uniques = pd.factorize(frame[groups])
+    sizes = np.bincount(codes)
+    order = rng.permutation(len(uniques))
+    keep = order[: int(np.searchsorted(np.cumsum(sizes[order]), max_rows)) + 1]
+    return np.flatnonzero(np.isin(codes, keep))
+
+
+def _folds(task, y, group_values, cv, random_state) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]:
+    warnings = []
+    stratify = None
+    if task == "classification":
+        stratify = y
+    elif task == "survival":
+        stratify = y[:, 1]
+    n_splits = cv
+    limits = []
+    if stratify is not None:
+        limits.append(("the smallest class" if task == "classification" else "events / non-events",
+                       int(pd.Series(stratify).value_counts().min())))
+    if group_values is not None:
+        limits.append(("the number of groups", int(pd.Series(group_values).nunique())))
+    else:
+        limits.append(("the number of rows", len(y)))
+    for reason, limit in limits:
+        if limit < n_splits:
+            if limit < 2:
+                raise ValueError(f"cannot cross-validate: {reason} is {limit} (need at least 2)")
+            warnings.append(f"cv reduced from {cv} to {limit} folds: {reason} is {limit}")
+            n_splits = limit
+    if group_values is not None:
+        if stratify is not None:
+            splitter = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
+        else:
+            splitter = GroupKFold(n_splits, shuffle=True, random_state=random_state)
+        folds = list(splitter.split(np.zeros(len(y)), stratify, group_values))
+    elif stratify is not None:
+        splitter = StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
+        folds = list(splitter.split(np.zeros(len(y)), stratify))
+    else:
+        folds = list(KFold(n_splits, shuffle=True, random_state=random_state).split(np.zeros(len(y))))
+    return folds, warnings
+
+
+# --- fitting and scoring -----------------------------------------------------------------------
+
+
+class _quiet(_warnings.catch_warnings):
+    """Silence convergence chatter during fits; the report states what matters."""
+
+    def __enter__(self):
+        out = super().__enter__()
+        _warnings.simplefilter("ignore", ConvergenceWarning)
+        _warnings.simplefilter("ignore", RuntimeWarning)
+        _warnings.filterwarnings("ignore", message=".*Skipping features without any observed values.*")
+        _warnings.filterwarnings("ignore", message=".*[Ff]ound unknown categories.*")
+        return out
+
+
+def _cross_validate(pipe, X, y, folds, task, classes) -> dict[str, Any]:
+    per_fold: list[dict[str, float]] = []
+    oof = np.full(len(y), np.nan) if task == "survival" else None
+    fold_models = []
+    try:
+        for train_idx, val_idx in folds:
+            with _quiet():
+                fitted = clone(pipe).fit(X.iloc[train_idx], y[train_idx])
+                pred = _predict(fitted, X.iloc[val_idx], task, classes)
+            per_fold.append(_metrics(task, y[val_idx], pred, classes))
+            if len(fold_models) < IMPORTANCE_FOLDS:
+                fold_models.append((fitted, val_idx))
+            if oof is not None:
+                oof[val_idx] = pred
+    except Exception as error:  # one failing candidate must not hide the others
+        return {"error": f"{type(error).__name__}: {error}"}
+    metric = PRIMARY_METRIC[task]
+    table = pd.DataFrame(per_fold)
+    scores = table[metric].tolist()
+    return {
+        "cv_mean": float(np.nanmean(scores)) if not np.all(np.isnan(scores)) else float("nan"),
+        "cv_std": float(np.nanstd(scores)) if not np.all(np.isnan(scores)) else float("nan"),
+        "cv_scores": [float(s) for s in scores],
+        "means": {k: float(v) for k, v in table.mean().items()},
+        "stds": {k: float(v) for k, v in table.std(ddof=0).items()},
+        "fold_models": fold_models,
+        "oof": oof,
+    }
+
+
+def _predict(model, X, task, classes) -> np.ndarray:
+    """Class probabilities aligned to ``classes``, regression predictions, or survival risk."""
+    if task != "classification":
+        return np.asarray(model.predict(X), dtype=float)
+    proba = model.predict_proba(X)
+    aligned = np.zeros((len(X), len(classes)))
+    aligned[:, np.searchsorted(classes, model.classes_)] = proba
+    return aligned
+
+
+def _metrics(task, y, pred, classes, primary_only: bool = False) -> dict[str, float]:
+    if task == "regression":
+        out = {"r2": float(r2_score(y, pred))}
+        if not primary_only:
+            out["rmse"] = float(np.sqrt(mean_squared_error(y, pred)))
+            out["mae"] = float(mean_absolute_error(y, pred))
+        return out
+    if task == "survival":
+        return {"c_index": concordance(y, pred)}
+    binary = len(classes) == 2
+    columns = [1] if binary else range(len(classes))
+    auroc, auprc = [], []
+    for k in columns:  # macro one-vs-rest, over the classes present in this fold
+        positive = y == classes[k]
+        if 0 < positive.sum() < len(y):
+            auroc.append(roc_auc_score(positive, pred[:, k]))
+            if not primary_only:
+                auprc.append(average_precision_score(positive, pred[:, k]))
+    out = {"roc_auc": float(np.mean(auroc)) if auroc else float("nan")}
+    if not primary_only:
+        out["average_precision"] = float(np.mean(auprc)) if auprc else float("nan")
+        out["balanced_accuracy"] = float(balanced_accuracy_score(y, classes[pred.argmax(axis=1)]))
+    return out
+
+
+class _PrimaryScorer:
+    """scorer(estimator, X, y) -> the task's primary metric, for permutation importance."""
+
+    def __init__(self, task, classes):
+        self.task, self.classes = task, classes
+
+    def __call__(self, estimator, X, y) -> float:
+        pred = _predict(estimator, X, self.task, self.classes)
+        return _metrics(self.task, y, pred, self.classes, primary_only=True)[PRIMARY_METRIC[self.task]]
+
+
+def _importance(held_out, task, classes, random_state) -> list[dict[str, Any]]:
+    """Permutation importance (drop in the primary metric) on held-out rows.
+
+    ``held_out``: (fitted model, X, y) triples — the refit model on the holdout, or fold
+    models on their validation rows (averaged: one small fold alone is too noisy). Rows and
+    repeats are bounded so this costs about ``IMPORTANCE_PREDICTIONS`` predictions. Columns
+    are permuted after the model's dtype step so predictions skip re-parsing the raw frame.
+    """
+    rng = np.random.default_rng(random_state)
+    n_features = held_out[0][1].shape[1]
+    rows_each = max(IMPORTANCE_ROWS // len(held_out), 50)
+    n_repeats = int(np.clip(IMPORTANCE_PREDICTIONS // (n_features * len(held_out)), 1, 5))
+    drops = []
+    for model, X, y in held_out:
+        if len(X) > rows_each:
+            rows = rng.choice(len(X), rows_each, replace=False)
+            X, y = X.iloc[rows], y[rows]
+        with _quiet():
+            result = permutation_importance(
+                model[1:], model[0].transform(X), y, scoring=_PrimaryScorer(task, classes),
+                n_repeats=n_repeats, random_state=random_state, n_jobs=1,
+            )
+        drops.append(result.importances)
+    drops = np.concatenate(drops, axis=1)  # features x (models * repeats)
+    mean, std = np.nanmean(drops, axis=1), np.nanstd(drops, axis=1)
+    order = np.argsort(-np.nan_to_num(mean, nan=-np.inf))
+    columns = held_out[0][1].columns
+    return [
+        {"feature": str(columns[i]), "importance": float(mean[i]), "std": float(std[i])}
+        for i in order
+    ]
+
+
+def _leakage_warnings(metric, cv_score, holdout_score, importance) -> list[str]:
+    out = []
+    top = importance[0] if importance else None
+    for where, score in (("cv", cv_score), ("holdout", holdout_score)):
+        if score is not None and not np.isnan(score) and score > LEAKAGE_THRESHOLD:
+            hint = ""
+            if top is not None:
+                hint = (
+                    f"; top feature {top['feature']!r} (permutation importance "
+                    f"{top['importance']:.3f}) — check it is not recorded after, or derived from, "
+                    "the outcome"
+                )
+            out.append(f"suspect leakage: {where} {metric} {score:.3f} > {LEAKAGE_THRESHOLD}{hint}")
+    return out
+
+
+def _smoke_test(pipeline, raw_rows, target) -> list[str]:
+    """The assembled pipeline must run on rows shaped like the data before preprocessing."""
+    try:
+        with _quiet():
+            pipeline.predict(raw_rows.drop(columns=[target]))
+        return []
+    except Exception as error:
+        failure = f"{type(error).__name__}: {error}"
+    try:
+        with _quiet():
+            pipeline.predict(raw_rows)
+    except Exception:
+        return [
+            "the assembled pipeline (preprocess + model) did not run on rows of df (already "
+            f"preprocessed); check it on raw data before using it: {failure}"
+        ]
+    return [
+        f"the assembled pipeline needs a {target!r} column in new data (a preprocess step was "
+        f"fitted with the target present): {failure}"
+    ]
+
+
+def _nan_to_low(value: float) -> float:
+    return -np.inf if np.isnan(value) else value
