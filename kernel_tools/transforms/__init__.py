@@ -1,0 +1,41 @@
+"""Pure transforms: each returns a new frame and a StepReport, never changing its input.
+
+Steps that learn from data (column drops, dtype rules, category maps, unit rules, imputers,
+outlier bounds, the aggregation spec) also expose a fitted scikit-learn transformer in
+``report.transformer``; ``report.apply(test)`` replays it unchanged on new data, and the
+fitted transformers can be chained in one ``sklearn.pipeline.Pipeline``.
+"""
+
+from .categories import CategoryNormalizer, normalize_categories
+from .columns import ColumnDropper, deduplicate, drop_columns
+from .dtypes import DtypeFixer, fix_dtypes
+from .entities import EntityAggregator, aggregate_per_entity
+from .imputation import Imputer, impute
+from .joins import join_frames
+from .labels import handle_label_issues
+from .outliers import OutlierHandler, handle_outliers
+from .report import StepReport
+from .splitting import split
+from .units import UnitConverter, convert_units
+
+__all__ = [
+    "CategoryNormalizer",
+    "ColumnDropper",
+    "DtypeFixer",
+    "EntityAggregator",
+    "Imputer",
+    "OutlierHandler",
+    "StepReport",
+    "UnitConverter",
+    "aggregate_per_entity",
+    "convert_units",
+    "deduplicate",
+    "drop_columns",
+    "fix_dtypes",
+    "handle_label_issues",
+    "handle_outliers",
+    "impute",
+    "join_frames",
+    "normalize_categories",
+    "split",
+]

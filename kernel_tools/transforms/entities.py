@@ -1,0 +1,174 @@
+"""One row per entity (patient, customer) from repeated records (visits, transactions)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ._base import FrameTransformer, check_columns, check_frame, is_numeric
+from .report import StepReport
+
+# last/first: last/first non-missing value in time order (last observation carried forward);
+# baseline/final: the earliest/latest record exactly as it is.
+ROW_AGGS = ("last", "first", "baseline", "final")
+NUMERIC_AGGS = ("mean", "median", "min", "max", "sum")
+AGGS = ROW_AGGS + NUMERIC_AGGS + ("count", "any")
+OUTCOME_AGGS = ("final", "last", "first", "baseline", "max", "min", "any", "sum")
+
+
+def _aggregate(grouped: Any, agg: str) -> pd.DataFrame:
+    if agg == "last":
+        return grouped.last()
+    if agg == "first":
+        return grouped.first()
+    if agg == "baseline":
+        return grouped.nth(0).set_index(grouped.keys)
+    if agg == "final":
+        return grouped.nth(-1).set_index(grouped.keys)
+    if agg == "any":
+        return grouped.max().astype(bool)
+    return getattr(grouped, agg)()
+
+
+class EntityAggregator(FrameTransformer):
+    """Collapse repeated records to one row per entity with a fixed per-column rule.
+
+    The resolved rule (which column is aggregated how, which are outcomes) is what is
+    learned; replaying it on new data keeps the test split built exactly like the training
+    split. Rows change, so inside a Pipeline it belongs before the split, not after it.
+    """
+
+    def __init__(
+        self,
+        id: str,
+        time: str | None = None,
+        how: str | Mapping[str, str] = "last",
+        outcome: Sequence[str] | None = None,
+        outcome_how: str = "final",
+        landmark: Any = None,
+    ) -> None:
+        self.id = id
+        self.time = time
+        self.how = how
+        self.outcome = outcome
+        self.outcome_how = outcome_how
+        self.landmark = landmark
+
+    def fit(self, X: pd.DataFrame, y: Any = None) -> EntityAggregator:
+        X = self._remember_input(X)
+        check_columns(X, [self.id], "id column")
+        if self.time is not None:
+            check_columns(X, [self.time], "time column")
+        if self.landmark is not None and self.time is None:
+            raise ValueError("landmark needs time=: the column that orders the records")
+        outcome = check_columns(X, self.outcome, "outcome column")
+        if self.id in outcome or (self.time is not None and self.time in outcome):
+            raise ValueError("outcome columns must differ from the id and time columns")
+        if self.outcome_how not in OUTCOME_AGGS:
+            raise ValueError(f"outcome_how must be one of {OUTCOME_AGGS}; got {self.outcome_how!r}")
+        features = [c for c in X.columns if c != self.id and c not in outcome]
+        spec: dict[str, str] = {}
+        fallback: list[str] = []
+        if isinstance(self.how, Mapping):
+            check_columns(X, list(self.how), "column in how=")
+            for col in features:
+                agg = self.how.get(col, "last")
+                if agg not in AGGS:
+                    raise ValueError(f"how[{col!r}] must be one of {AGGS}; got {agg!r}")
+                if agg in NUMERIC_AGGS + ("any",) and not is_numeric(X[col]):
+                    raise ValueError(f"how[{col!r}]={agg!r} needs a numeric column; {col!r} is {X[col].dtype}")
+                spec[col] = agg
+        else:
+            if self.how not in AGGS:
+                raise ValueError(f"how must be one of {AGGS} or a per-column mapping; got {self.how!r}")
+            for col in features:
+                agg = self.how
+                if agg in NUMERIC_AGGS + ("any",) and not is_numeric(X[col]) and col != self.time:
+                    agg = "last"
+                    fallback.append(col)
+                if col == self.time and agg not in ROW_AGGS:
+                    agg = "last"
+                spec[col] = agg
+        for col in outcome:
+            spec[col] = self.outcome_how
+        self.spec_ = spec
+        self.outcome_ = outcome
+        self.non_numeric_fallback_ = fallback
+        self.feature_names_out_ = [self.id] + [c for c in X.columns if c != self.id]
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        X = self._check_transform_input(X, required=[self.id] + ([self.time] if self.time else []))
+        X = X[X[self.id].notna()]
+        if self.time is not None:
+            X = X.sort_values([self.id, self.time], kind="stable", na_position="first")
+        ids = pd.Index(X[self.id].drop_duplicates(), name=self.id)
+        history = X
+        if self.landmark is not None:
+            history = X[X[self.time] <= self.landmark]
+        parts = []
+        by_agg: dict[tuple[str, bool], list[str]] = {}
+        for col, agg in self.spec_.items():
+            if col in X.columns:
+                by_agg.setdefault((agg, col in self.outcome_), []).append(col)
+        for (agg, is_outcome), cols in by_agg.items():
+            source = X if is_outcome else history
+            parts.append(_aggregate(source[[self.id] + cols].groupby(self.id, sort=False), agg))
+        if self.landmark is not None:
+            ids = ids[ids.isin(history[self.id])]
+        out = pd.concat(parts, axis=1).reindex(ids) if parts else pd.DataFrame(index=ids)
+        order = [c for c in self.feature_names_out_ if c in out.columns]
+        return out[order].reset_index()
+
+
+def aggregate_per_entity(
+    df: pd.DataFrame,
+    id: str,
+    time: str | None = None,
+    how: str | Mapping[str, str] = "last",
+    outcome: Sequence[str] | None = None,
+    outcome_how: str = "final",
+    landmark: Any = None,
+) -> tuple[pd.DataFrame, StepReport]:
+    """One row per ``id``, records ordered by ``time``.
+
+    how: "last"/"first" (last/first non-missing value of each column, i.e. carried forward),
+    "baseline"/"final" (the earliest/latest record as is), "mean"/"median"/"min"/"max"/"sum"
+    (numeric columns; text columns then take "last"), "count", "any", or a mapping
+    column -> one of those (unlisted columns take "last").
+    outcome: columns taken from the whole history with ``outcome_how`` (default "final": the
+    latest record), never restricted by ``landmark`` (only records with time <= landmark feed
+    the features, as at a prediction time point).
+    """
+    check_frame(df)
+    agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how, landmark=landmark)
+    agg.fit(df)
+    out = agg.transform(df)
+    n_missing_id = int(df[id].isna().sum())
+    counts = df[id].value_counts()
+    if counts.empty:
+        raise ValueError(f"id column {id!r} has no values: nothing to aggregate")
+    warnings = []
+    if n_missing_id:
+        warnings.append(f"{n_missing_id} rows without an {id!r} value were dropped")
+    if agg.non_numeric_fallback_:
+        warnings.append(f"non-numeric columns took 'last' instead of {how!r}: {agg.non_numeric_fallback_[:10]}")
+    if time is None and counts.max() > 1:
+        warnings.append("no time column: records are taken in frame order")
+    details = {
+        "entities": int(out.shape[0]),
+        "records_per_entity": {
+            "min": int(counts.min()),
+            "median": float(counts.median()),
+            "max": int(counts.max()),
+        },
+        "how": agg.spec_,
+        "outcome": agg.outcome_,
+        "landmark": landmark,
+        "rows_without_id": n_missing_id,
+    }
+    if landmark is not None:
+        details["entities_without_records_before_landmark"] = int(counts.shape[0] - out.shape[0])
+    return out, StepReport.between("aggregate_per_entity", df, out, details=details, warnings=warnings, transformer=agg)

@@ -1,0 +1,141 @@
+"""Train/test split that respects entities (grouped), time order, and class balance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._base import check_columns, check_frame
+from ._targets import is_classification
+from .report import StepReport, json_safe
+
+STRATIFIED_GROUP_KFOLD_MAX_GROUPS = 2000
+
+
+def _time_split(df: pd.DataFrame, time: str, groups: str | None, test_size: float) -> np.ndarray:
+    """Test = the latest rows (or the entities whose first record is latest)."""
+    if groups is not None:
+        first = df.groupby(groups, sort=False)[time].min().sort_values(kind="stable")
+        cum = df[groups].value_counts().reindex(first.index).cumsum() / len(df)
+        test_groups = first.index[(cum > 1 - test_size).to_numpy()]
+        if len(test_groups) == len(first):
+            test_groups = first.index[1:]
+        return df[groups].isin(test_groups).to_numpy()
+    order = df[time].sort_values(kind="stable", na_position="first")
+    cutoff = order.iloc[int(np.floor(len(df) * (1 - test_size)))]
+    test = (df[time] >= cutoff).to_numpy()
+    if test.all():  # many ties at the cutoff: put the ties in train instead
+        test = (df[time] > cutoff).to_numpy()
+    return test
+
+
+def split(
+    df: pd.DataFrame,
+    target: str,
+    groups: str | None = None,
+    time: str | None = None,
+    test_size: float = 0.2,
+    stratify: bool = True,
+    random_state: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame, StepReport]:
+    """Split rows into (train, test, report) without leaking across the split.
+
+    groups (entity id): all rows of one entity land on the same side (StratifiedGroupKFold
+    for class targets when ``stratify``, else GroupShuffleSplit). time: train gets the
+    earliest rows (with groups: the entities whose first record is earliest). Otherwise a
+    stratified split for class targets, a shuffled one for numbers.
+    """
+    from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
+
+    check_frame(df)
+    check_columns(df, [target], "target column")
+    if groups is not None:
+        check_columns(df, [groups], "groups column")
+        if df[groups].isna().any():
+            raise ValueError(f"groups column {groups!r} has {int(df[groups].isna().sum())} missing ids; fill or drop them first")
+    if time is not None:
+        check_columns(df, [time], "time column")
+        if df[time].isna().any():
+            raise ValueError(f"time column {time!r} has {int(df[time].isna().sum())} missing values")
+    if not isinstance(test_size, float) or not 0 < test_size < 1:
+        raise ValueError(f"test_size must be a fraction between 0 and 1; got {test_size!r}")
+    if len(df) < 2:
+        raise ValueError("need at least two rows to split")
+    y = df[target]
+    classes = is_classification(y)
+    strata = y.astype(object).where(y.notna(), "<missing>").astype(str)
+    warnings: list[str] = []
+    if time is not None:
+        kind = "time, grouped" if groups is not None else "time"
+        test_mask = _time_split(df, time, groups, test_size)
+    elif groups is not None:
+        n_groups = df[groups].nunique()
+        if n_groups < 2:
+            raise ValueError(f"groups column {groups!r} has a single entity: nothing to split by")
+        n_splits = max(2, int(round(1 / test_size)))
+        # StratifiedGroupKFold needs every class in at least n_splits entities
+        groups_per_class = df[groups].groupby(strata).nunique().min()
+        if classes and stratify and groups_per_class >= n_splits:
+            kind = "grouped, stratified"
+            if n_groups <= STRATIFIED_GROUP_KFOLD_MAX_GROUPS:
+                cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+                _, test_idx = next(cv.split(df, strata, df[groups]))
+            else:  # its greedy search is slow on many entities: stratify entities by their usual class
+                label = pd.crosstab(df[groups], strata).idxmax(axis=1)
+                _, test_groups = train_test_split(
+                    label.index, test_size=test_size, random_state=random_state, stratify=label.to_numpy()
+                )
+                test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
+        else:
+            kind = "grouped"
+            cv = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
+            _, test_idx = next(cv.split(df, groups=df[groups]))
+        test_mask = np.zeros(len(df), dtype=bool)
+        test_mask[test_idx] = True
+    else:
+        can_stratify = classes and stratify and strata.value_counts().min() >= 2
+        kind = "stratified" if can_stratify else "random"
+        if classes and stratify and not can_stratify:
+            warnings.append("a class has a single row: split without stratification")
+        positions = np.arange(len(df))
+        _, test_idx = train_test_split(
+            positions, test_size=test_size, random_state=random_state, stratify=strata if can_stratify else None
+        )
+        test_mask = np.zeros(len(df), dtype=bool)
+        test_mask[test_idx] = True
+    train, test = df.loc[~test_mask], df.loc[test_mask]
+    if train.empty or test.empty:
+        raise ValueError(f"the split left an empty {'train' if train.empty else 'test'} set; check test_size and the data")
+    if y.isna().any():
+        warnings.append(f"{int(y.isna().sum())} rows have no {target!r} value")
+    details: dict[str, Any] = {
+        "kind": kind,
+        "train_rows": int(len(train)),
+        "test_rows": int(len(test)),
+        "test_share": float(len(test) / len(df)),
+        "random_state": random_state,
+    }
+    if groups is not None:
+        details["train_groups"] = int(train[groups].nunique())
+        details["test_groups"] = int(test[groups].nunique())
+        details["groups_on_both_sides"] = int(len(set(train[groups]) & set(test[groups])))
+    if time is not None:
+        details["test_from"] = test[time].min()
+        details["train_until"] = train[time].max()
+    if classes:
+        details["class_share"] = {
+            "train": {str(k): float(v) for k, v in train[target].value_counts(normalize=True).items()},
+            "test": {str(k): float(v) for k, v in test[target].value_counts(normalize=True).items()},
+        }
+    report = StepReport(
+        operation="split",
+        rows_in=int(len(df)),
+        rows_out=int(len(train) + len(test)),
+        columns_in=int(df.shape[1]),
+        columns_out=int(df.shape[1]),
+        details=json_safe(details),
+        warnings=warnings,
+    )
+    return train, test, report

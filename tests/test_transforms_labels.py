@@ -1,0 +1,93 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from kernel_tools.transforms import handle_label_issues
+
+
+def run_pure(fn, df, *args, **kwargs):
+    before = df.copy(deep=True)
+    result = fn(df, *args, **kwargs)
+    pd.testing.assert_frame_equal(df, before)
+    return result
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no").astype(object)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["color"] = np.where(X[:, 2] > 0, "red", "blue")
+    df.loc[rng.random(n) < 0.1, "a"] = np.nan  # missing values are fine for the model
+    df["label"] = y
+    flipped = rng.choice(n, size=int(0.05 * n), replace=False)
+    df.loc[flipped, "label"] = np.where(df.loc[flipped, "label"] == "yes", "no", "yes")
+    out, report = run_pure(handle_label_issues, df, "label")
+    return df, set(flipped.tolist()), out, report
+
+
+def test_finds_flipped_labels_with_reasonable_precision(noisy):
+    df, flipped, out, report = noisy
+    found = set(np.flatnonzero(out["label_issue"].to_numpy()).tolist())
+    precision = len(found & flipped) / len(found)
+    recall = len(found & flipped) / len(flipped)
+    # 5% of labels are wrong: flagged rows are wrong ~10x more often than chance
+    assert precision >= 0.4 and recall >= 0.6, (precision, recall)
+    assert report.details["issues"] == len(found) and report.columns_added == ["label_issue"]
+    assert report.details["examples"][0]["suggested"] != report.details["examples"][0]["given"]
+    assert report.transformer is None
+
+
+def test_remove_and_relabel(noisy):
+    df, flipped, out, _ = noisy
+    found = out["label_issue"] == 1
+    removed, report = handle_label_issues(df, "label", action="remove")
+    assert len(removed) == len(df) - found.sum() and report.rows_out == len(removed)
+    relabeled, _ = handle_label_issues(df, "label", action="relabel")
+    changed = relabeled["label"] != df["label"]
+    assert changed.sum() == found.sum() and set(relabeled["label"]) == {"yes", "no"}
+    truth = np.where(df["a"].fillna(0) + df["b"] > 0, "yes", "no")
+    assert (relabeled.loc[changed, "label"] == truth[changed.to_numpy()]).mean() > 0.6
+
+
+def test_missing_and_rare_labels_are_left_unchecked():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.integers(0, 2, 60).astype(float)})
+    df.loc[0, "y"] = np.nan
+    df.loc[1, "y"] = 7.0
+    out, report = handle_label_issues(df, "y")
+    assert report.details["rows_not_checked"] == 2 and out.loc[[0, 1], "label_issue"].tolist() == [0, 0]
+
+
+def test_bad_inputs(noisy):
+    df = noisy[0]
+    with pytest.raises(KeyError, match="'target'"):
+        handle_label_issues(df, "target")
+    with pytest.raises(ValueError, match="action"):
+        handle_label_issues(df, "label", action="fix")
+    with pytest.raises(ValueError, match="continuous"):
+        handle_label_issues(df, "b")
+    with pytest.raises(ValueError, match="cannot also be a feature"):
+        handle_label_issues(df, "label", features=["a", "label"])
+    with pytest.raises(ValueError, match="two classes"):
+        handle_label_issues(df.assign(label="yes"), "label")
+
+
+def test_groups_keep_entities_in_one_fold(noisy):
+    df = noisy[0].assign(pid=np.arange(len(noisy[0])) // 3)
+    out, report = handle_label_issues(df, "label", groups="pid")
+    assert "pid" not in report.details["skipped_features"] and report.details["folds"] == 5
+    assert out["label_issue"].sum() == report.details["issues"] > 0
+    with pytest.raises(ValueError, match="single 'pid' entity"):
+        handle_label_issues(df.assign(pid=np.where(df["label"] == "yes", 0, np.arange(len(df)))), "label", groups="pid")
+
+
+def test_repeated_index_labels_are_handled_by_position(noisy):
+    df, _, out, _ = noisy
+    doubled = df.set_axis(np.arange(len(df)) // 2)  # every index label appears twice
+    flagged, report = handle_label_issues(doubled, "label")
+    assert flagged["label_issue"].to_numpy().tolist() == out["label_issue"].to_numpy().tolist()
+    relabeled, _ = handle_label_issues(doubled, "label", action="relabel")
+    assert (relabeled["label"].to_numpy() != doubled["label"].to_numpy()).sum() == report.details["issues"]

@@ -1,0 +1,119 @@
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernel_tools.transforms import split
+
+
+def run_pure(fn, df, *args, **kwargs):
+    before = df.copy(deep=True)
+    result = fn(df, *args, **kwargs)
+    pd.testing.assert_frame_equal(df, before)
+    return result
+
+
+def visits(seed, n_patients=60, imbalance=0.3):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, n_patients)
+    pid = np.repeat(np.arange(n_patients), sizes)
+    sick = (rng.random(n_patients) < imbalance).astype(int)
+    return pd.DataFrame({
+        "pid": pid,
+        "visit": np.concatenate([np.arange(s) for s in sizes]),
+        "day": rng.integers(0, 365, len(pid)),
+        "x": rng.normal(size=len(pid)),
+        "y": sick[pid],
+    })
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("stratify", [True, False])
+def test_grouped_split_never_shares_an_entity(seed, stratify):
+    df = visits(seed)
+    train, test, report = run_pure(split, df, "y", groups="pid", test_size=0.25, stratify=stratify, random_state=seed)
+    assert set(train["pid"]).isdisjoint(test["pid"])
+    assert len(train) + len(test) == len(df) and not train.index.intersection(test.index).size
+    assert report.details["groups_on_both_sides"] == 0
+    assert report.details["kind"] == ("grouped, stratified" if stratify else "grouped")
+    assert 0.1 < report.details["test_share"] < 0.45
+    assert set(test["y"]) == {0, 1}
+
+
+def test_grouped_split_is_reproducible():
+    df = visits(0)
+    a = split(df, "y", groups="pid", random_state=3)[1]
+    b = split(df, "y", groups="pid", random_state=3)[1]
+    c = split(df, "y", groups="pid", random_state=4)[1]
+    assert a.index.equals(b.index) and not a.index.equals(c.index)
+
+
+def test_time_split_puts_latest_rows_in_test():
+    df = visits(1)
+    train, test, report = run_pure(split, df, "y", time="day", test_size=0.2)
+    assert train["day"].max() < test["day"].min()
+    assert report.details["kind"] == "time" and report.details["test_from"] == test["day"].min()
+    assert 0.15 < len(test) / len(df) < 0.3
+
+
+def test_time_and_groups_split_whole_entities_by_first_record():
+    df = visits(2)
+    train, test, report = split(df, "y", groups="pid", time="day", test_size=0.3)
+    assert set(train["pid"]).isdisjoint(test["pid"])
+    first = df.groupby("pid")["day"].min()
+    assert first[train["pid"].unique()].max() <= first[test["pid"].unique()].min()
+    assert report.details["kind"] == "time, grouped"
+
+
+def test_stratified_split_keeps_class_balance():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=500), "y": (rng.random(500) < 0.1).astype(int)})
+    train, test, report = run_pure(split, df, "y", test_size=0.2, random_state=0)
+    assert report.details["kind"] == "stratified"
+    assert train["y"].mean() == pytest.approx(0.1, abs=0.02) and test["y"].mean() == pytest.approx(train["y"].mean(), abs=0.01)
+    reg = df.assign(y=rng.normal(size=500))
+    assert split(reg, "y")[2].details["kind"] == "random"
+
+
+def test_bad_inputs():
+    df = visits(0)
+    with pytest.raises(KeyError, match="'label'"):
+        split(df, "label")
+    with pytest.raises(KeyError, match="'patient'"):
+        split(df, "y", groups="patient")
+    with pytest.raises(ValueError, match="test_size"):
+        split(df, "y", test_size=20)
+    with pytest.raises(ValueError, match="missing ids"):
+        split(df.assign(pid=df["pid"].where(df.index > 0)), "y", groups="pid")
+    with pytest.raises(ValueError, match="single entity"):
+        split(df.assign(pid=1), "y", groups="pid")
+    with pytest.raises(TypeError, match="DataFrame"):
+        split(df.to_numpy(), "y")
+
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 6), min_size=6, max_size=40),
+    labels=st.lists(st.integers(0, 1), min_size=40, max_size=40),
+    test_size=st.sampled_from([0.2, 0.25, 0.3, 0.5]),
+    seed=st.integers(0, 10_000),
+)
+def test_grouped_split_property(sizes, labels, test_size, seed):
+    pid = np.repeat(np.arange(len(sizes)), sizes)
+    df = pd.DataFrame({"pid": pid, "y": np.asarray(labels)[pid % 40]})
+    train, test, _ = split(df, "y", groups="pid", test_size=test_size, random_state=seed)
+    assert set(train["pid"]).isdisjoint(test["pid"])
+    assert sorted(train.index.tolist() + test.index.tolist()) == list(range(len(df)))
+
+
+def test_many_entities_use_the_fast_stratified_grouping(monkeypatch):
+    import kernel_tools.transforms.splitting as splitting
+
+    monkeypatch.setattr(splitting, "STRATIFIED_GROUP_KFOLD_MAX_GROUPS", 10)
+    df = visits(4, n_patients=200, imbalance=0.1)
+    train, test, report = split(df, "y", groups="pid", random_state=1)
+    assert report.details["kind"] == "grouped, stratified" and report.details["groups_on_both_sides"] == 0
+    share = df.groupby("pid")["y"].first()
+    assert share[test["pid"].unique()].mean() == pytest.approx(share.mean(), abs=0.03)
