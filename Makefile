@@ -42,9 +42,13 @@ test-js: install
 test-ui: install
 	$(BIN)/jlpm build && cd ui-tests && $(BIN)/jlpm playwright test
 
+# Speed, memory and quality benchmarks: scripts that print numbers side by side.
+# ydata-profiling (a peer) needs its own environment: add BENCH_ARGS="--ydata-python PATH".
 bench: install
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/bench_diagnose.py --sizes 10000,100000,1000000 --peers --peer-list datalab $(BENCH_ARGS)
+	$(BIN)/python benchmarks/bench_checkpoints.py --gb 1 --spill
+	$(BIN)/python benchmarks/diagnose_quality.py
 
 clean:
 	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results

@@ -24,9 +24,10 @@ _EXPORTS: dict[str, str] = {
     "Finding": "findings",
     "Option": "findings",
     "Diagnosis": "findings",
-    # diagnose/ — the issue taxonomy
-    "diagnose": "diagnose",
-    "diagnose_join": "diagnose",
+    # diagnosis/ — the issue taxonomy (the package is not named "diagnose": a submodule of
+    # that name would shadow the function of the same name on this package)
+    "diagnose": "diagnosis",
+    "diagnose_join": "diagnosis",
     # transforms/ — pure functions and their scikit-learn transformers
     "aggregate_per_entity": "transforms",
     "join_frames": "transforms",

@@ -456,6 +456,8 @@ class CheckpointStore:
             raise KeyError(f"no checkpoint {checkpoint_id!r} (latest: {known})") from None
 
     def _values(self, checkpoint: _Checkpoint) -> dict[str, Any]:
+        if set(checkpoint.names) <= set(checkpoint.absent):  # nothing was saved: only deletions
+            return {}
         if checkpoint.snapshots:
             changed = [n for n, s in checkpoint.snapshots.items() if not s.intact()]
             if changed and checkpoint.spill_path is None:

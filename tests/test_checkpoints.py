@@ -126,6 +126,38 @@ def test_names_created_after_save_are_removed():
     assert "train" not in ns and "test" not in ns and "df" in ns
 
 
+def test_restore_when_every_name_was_absent_at_save():
+    ns: dict = {}
+    store = CheckpointStore(ns)
+    cp = store.save(["model"], "before fit")
+    assert store.list()[0]["absent"] == ["model"]
+    ns["model"] = LogisticRegression()
+    ns["other"] = 1
+    assert store.restore(cp) == ["model"]
+    assert ns == {"other": 1}
+    assert store.restore(cp) == ["model"]  # nothing to delete the second time: still fine
+    assert ns == {"other": 1}
+
+
+@pytest.mark.parametrize("reload", [False, True])
+def test_restore_absent_names_with_spill_dir(tmp_path, reload):
+    ns: dict = {"df": make_frame(10)}
+    expected = ns["df"].copy()
+    store = CheckpointStore(ns, spill_dir=tmp_path)
+    cp_none = store.save(["model", "report"], "before fit")
+    cp_some = store.save(["df", "train"], "before split")
+    if reload:
+        ns = {"df": expected.iloc[:3].copy()}
+        store = CheckpointStore.load(tmp_path, namespace=ns)
+    ns["model"], ns["report"], ns["train"] = object(), object(), object()
+    ns["df"] = ns["df"].iloc[:2]
+    assert store.restore(cp_some) == ["df", "train"]
+    pd.testing.assert_frame_equal(ns["df"], expected)
+    assert "train" not in ns and "model" in ns
+    assert store.restore(cp_none) == ["model", "report"]
+    assert sorted(ns) == ["df"]
+
+
 def test_other_variable_types_are_copied_and_restored():
     ns = {
         "n": 3,

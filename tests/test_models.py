@@ -344,3 +344,59 @@ def test_one_class_and_missing_groups_are_clear_errors(clf_frame):
         fit_evaluate(frame, target="y", task="classification", groups="patient")
     with pytest.raises(TypeError, match="DataFrame"):
         fit_evaluate(clf_frame.to_numpy(), target="y", task="classification")
+
+
+# --- flag columns from cleaning steps are bookkeeping, not features ----------------------------
+
+
+def _numeric_frame(n: int = 200, seed: int = 1) -> pd.DataFrame:
+    frame = classification_frame(n, seed).drop(columns=["mixed", "seen"])
+    return frame.assign(x3=np.random.default_rng(seed).normal(size=n))
+
+
+def test_label_issue_flag_then_split_then_fit_evaluate_on_test():
+    from kernel_tools.transforms import handle_label_issues, split
+
+    flagged, _ = handle_label_issues(_numeric_frame(), "y", action="flag", groups="patient")
+    assert "label_issue" in flagged.columns
+    train, test, _ = split(flagged, target="y", groups="patient", test_size=0.25, random_state=0)
+    before = train.copy()
+    r = fit_evaluate(train, "y", "classification", groups="patient", test=test, cv=3)
+    assert "label_issue" not in r.features
+    assert set(r.features) == {"x1", "x2", "x3", "colour"}
+    assert any("label_issue" in w and "not features" in w for w in r.warnings)
+    assert r.n_test == len(test) and 0.6 < r.holdout_score <= 1.0
+    pd.testing.assert_frame_equal(train, before)
+    # the recommended order (flag on train only): the test frame has no flag column at all
+    test_without = test.drop(columns=["label_issue"])
+    r2 = fit_evaluate(train, "y", "classification", groups="patient", test=test_without, cv=3)
+    assert r2.holdout_score == pytest.approx(r.holdout_score)
+    assert r2.pipeline.predict(test_without.drop(columns=["y"])).shape == (len(test),)
+
+
+@pytest.mark.parametrize("method", ["iqr", "isolation_forest"])
+def test_outlier_flags_on_train_only_are_not_features(method):
+    from kernel_tools.transforms import handle_outliers, split
+
+    frame = _numeric_frame()
+    train, test, _ = split(frame, target="y", groups="patient", test_size=0.25, random_state=0)
+    flagged, report = handle_outliers(train, columns=["x1", "x3"], action="flag", method=method, target="y")
+    added = report.columns_added
+    assert added == (["outlier"] if method == "isolation_forest" else ["x1_outlier", "x3_outlier"])
+    r = fit_evaluate(flagged, "y", "classification", groups="patient", test=test, cv=3)
+    assert not set(added) & set(r.features)
+    assert set(r.features) == {"x1", "x2", "x3", "colour"}
+    assert any(all(a in w for a in added) for w in r.warnings)
+    assert r.n_test == len(test)
+
+
+def test_column_merely_named_like_a_flag_stays_a_feature():
+    frame = _numeric_frame()
+    rng = np.random.default_rng(3)
+    # no "score" column, so "score_outlier" is not an outlier flag; a target is never dropped
+    frame = frame.assign(score_outlier=rng.normal(size=len(frame)))
+    r = fit_evaluate(frame, "y", "classification", groups="patient", cv=3)
+    assert "score_outlier" in r.features
+    relabelled = frame.rename(columns={"y": "label_issue"})
+    r2 = fit_evaluate(relabelled, "label_issue", "classification", groups="patient", cv=3)
+    assert r2.target == "label_issue" and "label_issue" not in r2.features

@@ -43,6 +43,12 @@ TINY_ROWS = 100
 IMPORTANCE_ROWS = 1000
 IMPORTANCE_PREDICTIONS = 64  # permutation importance budget: features x repeats x models
 IMPORTANCE_FOLDS = 3  # cv fold models whose validation rows permutation importance uses
+# Columns cleaning steps add to record what they found, never features: handle_label_issues(
+# action="flag") adds "label_issue"; handle_outliers(action="flag") adds "<column>_outlier" per
+# column, or "outlier" for isolation_forest. They describe the cleaning, not the data ("label_issue"
+# is a model's opinion of the label: leakage), and the test split usually lacks them.
+# "{column}" stands for any column of the frame, so "score_outlier" alone is not a flag.
+CLEANING_FLAG_COLUMNS = ("label_issue", "outlier", "{column}_outlier")
 
 
 def fit_evaluate(
@@ -76,7 +82,8 @@ def fit_evaluate(
     ``report.warnings`` carries what a reviewer would flag: suspect leakage (a score above
     0.98, naming the top feature), few events per variable, zero/negative survival times, tiny
     data, dropped date or constant columns, identifier-like columns, entities shared with
-    ``test``. A target with one class (or no events) raises ValueError: nothing can be fitted.
+    ``test``. Flag columns that cleaning steps add (``CLEANING_FLAG_COLUMNS``, e.g.
+    ``label_issue``) are never features, and ``test`` need not have them. A target with one class (or no events) raises ValueError: nothing can be fitted.
     """
     _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows)
     pre_steps = _preprocess_steps(preprocess)
@@ -90,7 +97,13 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
 
     train = _usable_rows(df, target, time, "df", warnings)
     y, classes = _target(train, target, time, task)
-    numeric, categorical = _select_features(train, [target, time, groups], warnings)
+    flags = _cleaning_flags(train.columns, [target, time, groups])
+    if flags:
+        warnings.append(
+            f"flag columns {flags} added by cleaning steps are not features: they describe the "
+            "cleaning, not the data, and were left out (test data need not have them)"
+        )
+    numeric, categorical = _select_features(train, [target, time, groups, *flags], warnings)
     features = [*numeric, *categorical]
     warnings += _sanity_warnings(train, y, task, classes, numeric, categorical, time)
 
@@ -311,6 +324,17 @@ def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.nda
     return y, classes
 
 
+def _cleaning_flags(columns, roles) -> list:
+    """The columns named like the flags of :data:`CLEANING_FLAG_COLUMNS` (roles excepted)."""
+    names = set()
+    for pattern in CLEANING_FLAG_COLUMNS:
+        if "{column}" in pattern:
+            names.update(pattern.format(column=c) for c in columns)
+        else:
+            names.add(pattern)
+    return [c for c in columns if isinstance(c, str) and c in names and c not in roles]
+
+
 def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
     """Numeric and categorical feature columns; dates, constants and empty columns left out."""
     numeric, categorical, dates, empty = [], [], [], []
@@ -350,7 +374,7 @@ def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
                 "identifier or row number, not a feature"
             )
     if not numeric and not categorical:
-        raise ValueError("no usable feature columns left (all are target, time, groups, dates or constant)")
+        raise ValueError("no usable feature columns left (all are target, time, groups, cleaning flags, dates or constant)")
     return numeric, categorical
 
 

@@ -1,0 +1,529 @@
+"""The coordinator: observe → backtrack? → plan → gate → execute → validate, step by step.
+
+:meth:`Coordinator.run_until_blocked` runs turns until a step needs a human decision (it
+returns ``"blocked"``; the step stays ``awaiting_decision``), the plan is finished, or a step
+the model cannot do without failed. Record a decision with :meth:`Session.decide` and call it
+again to resume. Gates are enforced here, in the only code path that executes steps: a gated
+step never reaches the worker before its decision exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from jupyter_dcpilot.probe import ProbeError
+
+from . import notebook as nb
+from .episodes import Episode, library
+from .hosts import KernelProbe, NotebookHost
+from .planners import PlanUpdate, RulePlanner
+from .report import build_report, model_validity
+from .session import Decision, Session, Step
+from .worker import Worker, probe
+
+TASK_KINDS = ("classification", "regression", "survival")
+Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
+
+
+@dataclass
+class ApprovalPolicy:
+    """Who answers gates when no one is asked: ``ask``, ``recommended``, ``none`` or a file.
+
+    A decisions file maps gates (and optionally columns) to option ids, e.g.
+    ``{"leakage": "drop", "outliers": {"age": "keep", "*": "clip"}, "columns": {"bmi": "keep"}}``;
+    ``"*": "recommended"`` takes the recommended option for every gate the file does not name.
+    LLM-written custom code (gate ``custom_code``) is never approved by a policy.
+    ``prompt`` (an async callable) asks a human interactively; without it ``ask`` blocks.
+    """
+
+    mode: str = "ask"
+    choices: dict[str, Any] = field(default_factory=dict)
+    prompt: Prompt | None = None
+
+    @classmethod
+    def from_spec(cls, spec: str, prompt: Prompt | None = None) -> "ApprovalPolicy":
+        if spec in ("ask", "recommended", "none"):
+            return cls(mode=spec, prompt=prompt)
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"--approve must be ask, recommended, none or a JSON file; {spec!r} is none of these")
+        try:
+            choices = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"decisions file {spec} is not valid JSON: {exc}") from exc
+        if not isinstance(choices, dict):
+            raise ValueError(f"decisions file {spec} must hold a JSON object mapping gates to choices")
+        return cls(mode="file", choices=choices, prompt=prompt)
+
+    def choose(self, decision: Decision) -> tuple[str, str] | None:
+        """``(choice, rationale)`` decided by policy, or None when a human must answer."""
+        if decision.gate == "custom_code":
+            return ("skip", "custom code is skipped without expert steps") if self.mode == "none" else None
+        if self.mode == "recommended" and decision.recommended:
+            return decision.recommended, "recommended option (--approve recommended)"
+        if self.mode == "none":
+            return "skip", "no expert steps (--approve none)"
+        if self.mode == "file":
+            choice = self._from_file(decision)
+            if choice is not None:
+                if decision.option(choice) is None:
+                    ids = [o["id"] for o in decision.options]
+                    raise ValueError(f"decisions file: {choice!r} is not an option of the "
+                                     f"{decision.gate} decision on {decision.columns} (options: {ids})")
+                return choice, "from the decisions file"
+        return None
+
+    def _from_file(self, decision: Decision) -> str | None:
+        by_column = self.choices.get("columns", {})
+        for column in decision.columns:
+            if column in by_column:
+                return by_column[column]
+        entry = self.choices.get(decision.gate)
+        if isinstance(entry, dict):
+            for column in decision.columns:
+                if column in entry:
+                    return entry[column]
+            entry = entry.get("*")
+        if entry is None and self.choices.get("*") == "recommended":
+            return decision.recommended
+        return entry
+
+
+class Coordinator:
+    """Runs a session's loop on a kernel and a notebook; see the module docstring."""
+
+    def __init__(self, session: Session, kernel: KernelProbe, notebook: NotebookHost, *,
+                 planner: Any = None, policy: ApprovalPolicy | None = None,
+                 episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
+                 max_backtracks: int = 3, suspicious_score: float = 0.98,
+                 max_turns: int = 200) -> None:
+        self.session = session
+        self.kernel = kernel
+        self.notebook = notebook
+        self.episodes = episodes if episodes is not None else library()
+        self.rules = RulePlanner(self.episodes)
+        self.planner = planner if planner is not None else self.rules
+        self.policy = policy if policy is not None else ApprovalPolicy()
+        repair = getattr(self.planner, "repair", None)
+        self.worker = Worker(session, kernel, notebook, self.episodes, repair=repair,
+                             max_attempts=max_attempts)
+        self.max_backtracks = max_backtracks
+        self.suspicious_score = suspicious_score
+        self.max_turns = max_turns
+        self._lock = asyncio.Lock()
+
+    # -- the loop ------------------------------------------------------------------------
+    async def run_until_blocked(self) -> str:
+        """Run turns until blocked on a decision, finished or failed; returns that state.
+
+        Calls are serialised (a second call waits for the first), so a host may call it from
+        several requests."""
+        async with self._lock:
+            try:
+                return await self._run()
+            except Exception as exc:  # recorded for the panel and the sidecar, then raised
+                self.session.log("error", f"the co-pilot stopped: {type(exc).__name__}: {exc}")
+                self._finish("failed")
+                raise
+
+    async def _run(self) -> str:
+        s = self.session
+        s.state = "running"
+        s.changed("state", state=s.state)
+        for _ in range(self.max_turns):
+            await self.observe()
+            update = await self.planner.revise(s)
+            if await self.maybe_backtrack(update):
+                continue
+            self.merge_plan(update)
+            step = next(iter(s.pending_steps()), None)
+            charged = step or next((st for st in reversed(s.plan) if st.status == "done"), None)
+            for usage in s.llm_usage:  # planning cost is charged to the step it led to
+                usage["step_id"] = usage.get("step_id") or (charged.id if charged else None)
+            if step is None:
+                return self._finish("finished")
+            mark = len(s.cells)
+            verdict = await self.gate(step)
+            if verdict == "blocked":
+                return self._finish("blocked")
+            if verdict == "skip":
+                self._close(step, "skipped", "skipped by the approval policy")
+                continue
+            outcome = await self.execute(step, mark)
+            if outcome == "failed":
+                return self._finish("failed")
+        s.warnings.append(f"stopped after {self.max_turns} turns")
+        return self._finish("failed")
+
+    def _finish(self, state: str) -> str:
+        self.session.state = state
+        self.session.changed("state", state=state)
+        return state
+
+    # -- observe -------------------------------------------------------------------------
+    async def observe(self) -> None:
+        s = self.session
+        split_done = any(st.episode == "split" and st.status == "done" for st in s.plan)
+        if s.diagnosed_version == s.data_version or split_done:
+            return
+        source = s.task if s.task.get("confirmed") else s.hints  # the expert's word, once given
+        hints = {k: source.get(k) for k in ("target", "time", "id")}
+        kind = s.task.get("kind") if s.task.get("confirmed") else s.hints.get("task")
+        if kind not in (None, "auto"):
+            hints["task"] = kind
+        try:
+            diagnosis = await probe(self.kernel, "diagnose_json", s.frame, **hints)
+        except ProbeError as exc:
+            s.warnings.append(f"diagnose failed: {exc}")
+            s.log("error", f"diagnose failed ({exc}); planning without findings")
+            s.diagnosed_version = s.data_version
+            if not s.task:
+                s.task = {"kind": s.hints.get("task") or "classification",
+                          "target": s.hints.get("target"), "time": s.hints.get("time"),
+                          "id": s.hints.get("id"), "reason": "from the command line"}
+            return
+        findings = list(diagnosis.get("findings", []))
+        frames = s.hints.get("frames", [])
+        if len(frames) > 1 and not any(st.episode == "join_files" and st.status == "done" for st in s.plan):
+            try:
+                joined = await probe(self.kernel, "diagnose_join_json", frames, **hints)
+                findings += joined.get("findings", [])
+            except ProbeError as exc:
+                s.log("error", f"diagnose_join failed: {exc}")
+        s.findings = findings + [f for f in s.findings if f.get("synthetic")
+                                 and f.get("id") not in {g.get("id") for g in findings}]
+        s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}
+        s.variables.setdefault("initial_shape", diagnosis.get("shape"))
+        if not s.variables.get("columns"):
+            info = await probe(self.kernel, "frame_info_json", [s.frame])
+            s.variables["columns"] = (info.get(s.frame) or {}).get("columns") or []
+        if not s.task.get("confirmed"):
+            task = dict(diagnosis.get("task") or {})
+            for key in ("target", "time", "id"):
+                if s.hints.get(key):
+                    task[key] = s.hints[key]
+            if s.hints.get("task") not in (None, "auto"):
+                task["kind"] = s.hints["task"]
+            s.task = task
+        s.diagnosed_version = s.data_version
+        s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
+              f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",
+              kinds=sorted({f.get("kind") for f in s.findings}))
+
+    # -- backtracking --------------------------------------------------------------------
+    async def maybe_backtrack(self, update: PlanUpdate) -> bool:
+        s = self.session
+        if s.rejections:
+            rejection = s.rejections.pop(0)
+            step = s.step(rejection["step_id"])
+            await self.backtrack(step, f"the expert rejected the result: {rejection['reason']}")
+            return True
+        if update.backtrack and s.backtracks < self.max_backtracks:
+            try:
+                step = s.step(update.backtrack.get("step_id", ""))
+            except KeyError:
+                return False
+            if step.status == "done" and step.checkpoint_id:
+                await self.backtrack(step, f"{update.planner} planner: {update.backtrack.get('reason', '')}")
+                return True
+        return False
+
+    async def backtrack(self, step: Step, reason: str) -> None:
+        """Restore the checkpoint before ``step``, exclude the option taken, record why."""
+        s = self.session
+        if not step.checkpoint_id:
+            raise ValueError(f"step {step.id} has no checkpoint to go back to")
+        choice = s.decision(step.decision_id).choice if step.decision_id else None
+        await self._undo(step.checkpoint_id, f"backtracked: {reason}")
+        if choice is not None:
+            for fid in step.finding_ids:
+                s.exclusions.setdefault(fid, []).append(choice)
+        elif step.finding_ids:
+            s.handled += [f for f in step.finding_ids if f not in s.handled]
+        s.backtracks += 1
+        cell = await self.notebook.insert_markdown(nb.backtrack_markdown(step, reason),
+                                                   {"dcpilot": {"step": step.id, "kind": "backtrack"}})
+        s.cells.append({"id": cell, "step": step.id, "kind": "backtrack"})
+        s.log("backtrack", f"{step.id} ({step.title}): {reason}", step_id=step.id,
+              excluded=choice)
+
+    async def undo(self, checkpoint_id: str, reason: str = "undone by the user") -> None:
+        """Restore kernel variables, delete the co-pilot cells added since, restore the plan."""
+        async with self._lock:
+            await self._undo(checkpoint_id, reason)
+
+    async def _undo(self, checkpoint_id: str, reason: str) -> None:
+        s = self.session
+        cp = s.checkpoint(checkpoint_id)
+        await probe(self.kernel, "checkpoint_restore_json", cp.id)
+        doomed = s.cells_after(cp.id)
+        if doomed:
+            await self.notebook.delete_cells(doomed)
+        s.cells = s.cells[: cp.cell_count]
+        before = {st["id"] for st in cp.snapshot["plan"] if st["status"] not in ("proposed", "awaiting_decision")}
+        undone = [st for st in s.plan if st.id not in before
+                  and st.status in ("done", "failed", "running", "skipped")]
+        later = s.checkpoints[s.checkpoints.index(cp) + 1 :]
+        s.restore_snapshot(cp.snapshot)
+        for st in undone:
+            st.status, st.note, st.cell_ids = "undone", reason, []
+        s.plan = [st for st in s.plan if not st.pending] + undone
+        for c in [cp, *later]:
+            try:
+                await probe(self.kernel, "checkpoint_discard_json", c.id)
+            except ProbeError:
+                pass
+        s.checkpoints = s.checkpoints[: s.checkpoints.index(cp)]
+        s.changed("undo", checkpoint=checkpoint_id, reason=reason, steps=[st.id for st in undone])
+
+    # -- planning ------------------------------------------------------------------------
+    def merge_plan(self, update: PlanUpdate) -> None:
+        """Replace the pending steps with the planner's, keeping ids/decisions of unchanged ones."""
+        s = self.session
+        old = {self._key(st): st for st in s.plan if st.pending}
+        new: list[Step] = []
+        for st in update.steps:
+            same = old.pop(self._key(st), None)
+            if same is not None:
+                if not same.decision_id:  # the latest diagnosis words it best
+                    same.title, same.reason, same.columns, same.params = st.title, st.reason, st.columns, st.params
+                new.append(same)
+            else:
+                st.id = s.new_id("s")
+                new.append(st)
+        custom = [st for st in old.values() if st.episode == "custom"]  # only the expert drops these
+        new = custom + new
+        for st in custom:
+            old.pop(self._key(st))
+        dropped = {st.decision_id for st in old.values() if st.decision_id}
+        s.decisions = [d for d in s.decisions if d.decided or d.id not in dropped]
+        s.plan = [st for st in s.plan if not st.pending] + new
+        if update.observation:
+            s.variables["observation"] = update.observation
+        s.changed("plan", steps=[asdict(st) for st in new], planner=update.planner)
+
+    @staticmethod
+    def _key(step: Step) -> tuple[Any, ...]:
+        return (step.episode, tuple(step.finding_ids), step.code)
+
+    # -- gates ---------------------------------------------------------------------------
+    async def gate(self, step: Step) -> str:
+        """``"go"``, ``"skip"`` or ``"blocked"``; a gated step never runs undecided."""
+        s = self.session
+        if not step.gate:
+            return "go"
+        decision = s.decision(step.decision_id) if step.decision_id else self._new_decision(step)
+        if not decision.decided:
+            picked = self.policy.choose(decision)
+            by = "policy"
+            if picked is None and self.policy.prompt is not None:
+                picked, by = await self.policy.prompt(decision, step), "user"
+            if picked is None:
+                step.status = "awaiting_decision"
+                s.changed("awaiting_decision", step=step.id, decision=asdict(decision))
+                return "blocked"
+            choice, rationale = picked
+            if choice == "skip" and decision.option("skip") is None:
+                decision.options.append({"id": "skip", "label": "Skip", "description":
+                                         "Do not run this step.", "risk": "", "recommended": False,
+                                         "action": None})
+            s.decide(decision.id, choice, rationale, by=by)
+        if not decision.decided:  # defensive: the executing path re-checks the gate
+            return "blocked"
+        cell = await self.notebook.insert_markdown(nb.decision_markdown(decision, step),
+                                                   {"dcpilot": {"step": step.id, "decision": decision.id}})
+        s.cells.append({"id": cell, "step": step.id, "kind": "decision"})
+        return "skip" if decision.choice == "skip" else "go"
+
+    def _new_decision(self, step: Step) -> Decision:
+        s = self.session
+        if step.episode == "confirm_task":
+            options, question, evidence = self._task_options()
+        elif step.code is not None:
+            options = [{"id": "run", "label": "Run this code", "description": step.code,
+                        "risk": "custom code: read it before running", "recommended": True, "action": None},
+                       {"id": "skip", "label": "Skip", "description": "Do not run it.", "risk": "",
+                        "recommended": False, "action": None}]
+            question, evidence = f"Run this custom step? {step.reason}", {}
+        else:
+            finding = s.finding(step.finding_ids[0]) if step.finding_ids else None
+            excluded = set()
+            for fid in step.finding_ids:
+                excluded |= set(s.exclusions.get(fid, []))
+            options = [dict(o) for o in (finding or {}).get("options", []) if o.get("id") not in excluded]
+            if not options:
+                options = [{"id": "run", "label": step.title, "description": step.reason, "risk": "",
+                            "recommended": True, "action": {"function": step.function, "params": step.params}}]
+            question = (finding or {}).get("summary", step.reason)
+            evidence = (finding or {}).get("evidence", {})
+        recommended = next((o["id"] for o in options if o.get("recommended")), None)
+        if recommended is None:  # the recommended option was excluded: the next one that acts
+            recommended = next((o["id"] for o in options if o.get("action")), options[0]["id"])
+        decision = Decision(id=s.new_id("d"), step_id=step.id, gate=step.gate or "", question=question,
+                            evidence=evidence, options=options, recommended=recommended,
+                            columns=list(step.columns))
+        s.decisions.append(decision)
+        step.decision_id = decision.id
+        s.changed("decision", decision=asdict(decision))
+        return decision
+
+    def _task_options(self) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+        t = self.session.task
+        desc = (f"{t.get('kind')}: predict '{t.get('target')}'"
+                + (f" with duration '{t.get('time')}'" if t.get("time") else "")
+                + (f", one entity = '{t.get('id')}'" if t.get("id") else ""))
+        options = [{"id": "confirm", "label": "Confirm", "description": desc,
+                    "risk": "", "recommended": True, "action": None}]
+        for kind in TASK_KINDS:
+            if kind != t.get("kind") and (kind != "survival" or t.get("time")):
+                options.append({"id": kind, "label": f"It is {kind}",
+                                "description": f"Treat '{t.get('target')}' as a {kind} target.",
+                                "risk": "a wrong task means a wrong metric", "recommended": False,
+                                "action": None})
+        evidence = {k: t.get(k) for k in ("kind", "target", "time", "event", "id", "visit") if t.get(k)}
+        return options, f"Is this the task? {desc}. ({t.get('reason', '')})", evidence
+
+    # -- execution -----------------------------------------------------------------------
+    async def execute(self, step: Step, mark: int) -> str:
+        s = self.session
+        ep = self.episodes[step.episode]
+        if step.gate and not (step.decision_id and s.decision(step.decision_id).decided):
+            raise RuntimeError(f"gate violated: step {step.id} ({step.gate}) has no decision")
+        if ep.id == "confirm_task":
+            choice = s.decision(step.decision_id).choice if step.decision_id else "confirm"
+            if choice in TASK_KINDS:
+                s.task["kind"] = choice
+            s.task["confirmed"] = True
+            self._close(step, "done", f"task: {s.task.get('kind')}")
+            return "done"
+        if ep.id == "report":
+            await self.write_report_cell(step)
+            self._close(step, "done")
+            return "done"
+        outcome = await self.worker.execute(step, mark)
+        if outcome == "kept":
+            self._close(step, "done", step.note)
+            return "done"
+        if outcome == "failed":
+            self._close(step, "failed", step.error or "")
+            if ep.stage in ("split", "model"):
+                s.warnings.append(f"{step.title} failed: {step.error}")
+                return "failed"
+            s.warnings.append(f"{step.title} failed and was left out: {step.error}")
+            return "done"
+        self._close(step, "done")
+        if ep.stage == "pre_split":
+            s.data_version += 1
+        errors = [c for c in step.checks if c.get("severity") == "error"]
+        if errors:
+            reason = "; ".join(c.get("message", c.get("check", "")) for c in errors)
+            if s.backtracks < self.max_backtracks:
+                await self.backtrack(step, f"checks failed: {reason}")
+            else:
+                s.warnings.append(f"{step.title}: checks failed ({reason}); no backtracks left")
+        if ep.stage == "model":
+            await self.check_model(step)
+        return "done"
+
+    def _close(self, step: Step, status: str, note: str = "") -> None:
+        s = self.session
+        step.status = status
+        if note:
+            step.note = note
+        s.handled += [f for f in step.finding_ids if f not in s.handled]
+        s.changed("step", step=step.id, status=status, result=step.result.get("report"))
+
+    async def check_model(self, step: Step) -> None:
+        """A suspiciously perfect score: back to before the split, the top feature to the expert."""
+        s = self.session
+        model = step.result.get("report") or {}
+        scores = [v for v in (model.get("cv_score"), model.get("holdout_score")) if isinstance(v, (int, float))]
+        perfect = any(v >= self.suspicious_score for v in scores) and model.get("metric") in ("roc_auc", "c_index")
+        perfect |= any("leak" in str(w).lower() for w in model.get("warnings", []))
+        if not perfect:
+            return
+        split = next((st for st in s.plan if st.episode == "split" and st.status == "done"), None)
+        top = next((i.get("feature") for i in model.get("importance", []) if i.get("feature")), None)
+        asked = top is not None and (f"suspected_leakage:{top}" in s.handled
+                                     or any(top in st.columns and st.gate == "leakage" for st in s.plan
+                                            if st.status in ("done", "skipped")))
+        if (split is None or top is None or asked or top not in (s.variables.get("columns") or [])
+                or self.policy.mode == "none" or s.backtracks >= self.max_backtracks
+                or not split.checkpoint_id):
+            s.warnings.append(f"suspiciously high score {scores}: check the top feature {top!r}")
+            return
+        finding = {
+            "id": f"suspected_leakage:{top}", "kind": "suspected_leakage", "columns": [top],
+            "severity": "critical", "gate": "leakage", "synthetic": True,
+            "summary": f"The model scores {max(scores):.3f} ({model.get('metric')}), too good to be true; "
+                       f"its most important feature '{top}' may give the outcome away.",
+            "evidence": {"metric": model.get("metric"), "cv_score": model.get("cv_score"),
+                         "holdout_score": model.get("holdout_score")},
+            "options": [
+                {"id": "drop", "label": f"Drop {top}", "description": f"Remove {top} before the split.",
+                 "risk": "loses a real predictor if it is known at prediction time", "recommended": True,
+                 "action": {"function": "drop_columns",
+                            "params": {"columns": [top], "reason": "suspected target leakage"}}},
+                {"id": "keep", "label": "Keep it", "description": "It is known before the outcome.",
+                 "risk": "a leaked column makes the score meaningless", "recommended": False,
+                 "action": None}],
+        }
+        await self.backtrack(split, f"suspiciously perfect score ({model.get('metric')} "
+                             f"{max(scores):.3f}); asking whether '{top}' leaks")
+        s.findings.append(finding)
+        s.changed("finding", finding=finding)
+
+    # -- report --------------------------------------------------------------------------
+    async def model_summary(self) -> dict[str, Any] | None:
+        step = next((st for st in reversed(self.session.plan)
+                     if st.episode == "train_evaluate" and st.status == "done"), None)
+        return (step.result.get("report") or None) if step else None
+
+    async def write_report_cell(self, step: Step) -> None:
+        s = self.session
+        model = await self.model_summary()
+        valid, problems = model_validity(s, model)
+        source = nb.report_markdown(s, model, valid, problems + s.warnings)
+        cell = await self.notebook.insert_markdown(source, {"dcpilot": {"step": step.id, "episode": "report"}})
+        s.cells.append({"id": cell, "step": step.id, "kind": "report"})
+        step.cell_ids.append(cell)
+
+    def report(self) -> dict[str, Any]:
+        """The report.json content for the session as it stands."""
+        s = self.session
+        model = next((st.result.get("report") for st in reversed(s.plan)
+                      if st.episode == "train_evaluate" and st.status == "done"), None)
+        return build_report(s, model)
+
+
+def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
+    """An interactive prompt for ``--approve ask`` on a terminal."""
+    stream_in = stream_in or sys.stdin
+    stream_out = stream_out or sys.stderr
+
+    async def ask(decision: Decision, step: Step) -> tuple[str, str] | None:
+        stream_out.write(f"\n[{decision.gate}] {step.title}\n  {decision.question}\n")
+        for i, o in enumerate(decision.options, 1):
+            mark = " (recommended)" if o["id"] == decision.recommended else ""
+            stream_out.write(f"  {i}. {o['id']}{mark}: {o.get('label', '')} — risk: {o.get('risk', '')}\n")
+        while True:
+            stream_out.write("choose a number or an option id [Enter = recommended]: ")
+            stream_out.flush()
+            line = stream_in.readline()
+            if not line:
+                return None
+            answer = line.strip()
+            if not answer:
+                return decision.recommended or decision.options[0]["id"], "accepted at the prompt"
+            if answer.isdigit() and 1 <= int(answer) <= len(decision.options):
+                return decision.options[int(answer) - 1]["id"], "chosen at the prompt"
+            if decision.option(answer) is not None:
+                return answer, "chosen at the prompt"
+            stream_out.write(f"  not an option: {answer!r}\n")
+
+    return ask

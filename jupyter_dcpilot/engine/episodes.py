@@ -1,0 +1,248 @@
+"""The episode library, as data: what a step of data work is, when it applies, what it calls.
+
+An episode is one entry in :data:`EPISODES`; planners and the worker read these fields and
+never branch on episode ids for behaviour they could read here. Adding an episode means adding
+one entry (and, for a new kind of finding, listing that kind in its ``when``).
+
+Stages order the work: ``setup`` → ``pre_split`` (changes ``df``: applied before splitting,
+replayed on new data through each step's report) → ``split`` → ``post_split`` (learned on
+``train`` only, replayed on ``test`` with ``report.apply``) → ``model`` → ``final``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGES = ("setup", "pre_split", "split", "post_split", "model", "final")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One kind of data work.
+
+    ``when`` is a declarative predicate: ``finding_kinds`` (a finding of one of these kinds
+    needs this episode), ``functions`` (or: its recommended kernel_tools call is one of these),
+    ``gates`` (restricts ``functions`` matches to findings with one of these gates),
+    ``always`` (once per session), ``min_frames`` (needs that many input frames).
+    ``per_finding`` makes one step (and one decision) per finding instead of one step for all.
+    """
+
+    id: str
+    name: str
+    stage: str
+    order: int
+    when: dict[str, Any]
+    gate: str | None = None
+    function: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    fallback_params: tuple[dict[str, Any], ...] = ()
+    changes: tuple[str, ...] = ("df",)
+    expect: dict[str, Any] = field(default_factory=dict)
+    per_finding: bool = True
+    report_var: str = "report"
+    coordinator: str = ""
+    worker: str = ""
+
+    def matches_kind(self, finding: dict[str, Any]) -> bool:
+        return finding.get("kind") in self.when.get("finding_kinds", ())
+
+    def matches_action(self, finding: dict[str, Any]) -> bool:
+        action = recommended_action(finding)
+        if not action or action.get("function") not in self.when.get("functions", ()):
+            return False
+        gates = self.when.get("gates")
+        return gates is None or finding.get("gate") in gates
+
+
+def recommended_action(finding: dict[str, Any]) -> dict[str, Any] | None:
+    option = next((o for o in finding.get("options", []) if o.get("recommended")), None)
+    return option.get("action") if option else None
+
+
+EPISODES: tuple[Episode, ...] = (
+    Episode(
+        id="confirm_task", name="Confirm task and target", stage="setup", order=0,
+        when={"always": True}, gate="task", changes=(),
+        coordinator="First make sure the task kind, the target (and for survival the duration "
+        "column) and the entity id are right: every later step depends on them.",
+        worker="No code: the answer updates the session's task.",
+    ),
+    Episode(
+        id="join_files", name="Join files", stage="pre_split", order=1,
+        when={"min_frames": 2, "finding_kinds": ("join_keys", "join", "join_key")},
+        function="join_frames", params={"how": "left"}, report_var="joined",
+        expect={"rows": "same"}, per_finding=False,
+        coordinator="Several files: join them on the key diagnose_join found before anything "
+        "else; a join that multiplies rows means the other file needs aggregating first.",
+        worker="df, joined = kt.join_frames(df, other, on=key, how='left').",
+    ),
+    Episode(
+        id="fix_dtypes", name="Fix dtypes and N/A tokens", stage="pre_split", order=2,
+        when={"finding_kinds": ("dtype", "wrong_dtype", "dtypes", "na_tokens", "na_token",
+                                "mixed_types", "numeric_as_text", "boolean_as_text",
+                                "dates_as_text", "disguised_missing"),
+              "functions": ("fix_dtypes",)},
+        function="fix_dtypes", report_var="dtypes", per_finding=False,
+        expect={"rows": "same", "new_missing": True},
+        coordinator="Cheap and safe: parse numbers/booleans/dates stored as text and turn N/A "
+        "tokens into missing values before other checks read the columns.",
+        worker="df, dtypes = kt.fix_dtypes(df).",
+    ),
+    Episode(
+        id="remove_leakage", name="Remove leakage", stage="pre_split", order=3,
+        when={"finding_kinds": ("leakage", "target_leakage", "target_proxy", "post_outcome",
+                                "leak", "suspected_leakage"),
+              "functions": ("drop_columns",), "gates": ("leakage",)},
+        gate="leakage", function="drop_columns", params={"reason": "target proxy (leakage)"},
+        report_var="leakage_drop", expect={"rows": "same"},
+        coordinator="A column that is known only after the outcome (or copies it) makes any "
+        "metric meaningless: the expert confirms, then it goes before any split.",
+        worker="df, leakage_drop = kt.drop_columns(df, [cols], reason=...).",
+    ),
+    Episode(
+        id="aggregate", name="Aggregate repeated measurements", stage="pre_split", order=4,
+        when={"finding_kinds": ("repeated_measurements", "repeated_rows", "repeated_entities",
+                                "multiple_rows_per_entity", "entity_repeats", "longitudinal"),
+              "functions": ("aggregate_per_entity",)},
+        gate="aggregation", function="aggregate_per_entity", params={"how": "last"},
+        report_var="aggregation", expect={"rows": "one_per_entity"},
+        fallback_params=({"how": "last"},),
+        coordinator="Several rows per entity: either one row per entity (which visit?) or keep "
+        "the rows and split/cross-validate grouped by the entity id. The expert decides.",
+        worker="df, aggregation = kt.aggregate_per_entity(df, id=..., time=..., how=...).",
+    ),
+    Episode(
+        id="drop_identifiers", name="Drop identifiers", stage="pre_split", order=5,
+        when={"finding_kinds": ("identifier", "identifiers", "id_column", "row_index",
+                                "free_text_identifier"),
+              "functions": ("drop_columns",)},
+        function="drop_columns", params={"reason": "identifier (no signal)"},
+        report_var="identifier_drop", expect={"rows": "same"}, per_finding=False,
+        coordinator="Row numbers, random ids and names carry no signal but let a model memorise "
+        "rows; drop them (the entity id is kept for grouping when needed).",
+        worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
+    ),
+    Episode(
+        id="drop_uninformative", name="Drop constant and free-text columns", stage="pre_split",
+        order=6,
+        when={"finding_kinds": ("constant_column", "constant", "near_constant", "empty_column",
+                                "free_text")},
+        function="drop_columns", params={"reason": "constant (no information)"},
+        report_var="uninformative_drop", expect={"rows": "same"}, per_finding=False,
+        coordinator="Columns with a single value tell a model nothing; free text needs features "
+        "extracted first.",
+        worker="df, uninformative_drop = kt.drop_columns(df, [cols], reason=...).",
+    ),
+    Episode(
+        id="deduplicate", name="Deduplicate", stage="pre_split", order=7,
+        when={"finding_kinds": ("duplicates", "duplicate_rows", "near_duplicates"),
+              "functions": ("deduplicate",)},
+        gate="row_removal", function="deduplicate", report_var="dedup",
+        expect={"rows": "fewer"},
+        coordinator="Exact duplicates inflate scores when copies land on both sides of a split.",
+        worker="df, dedup = kt.deduplicate(df).",
+    ),
+    Episode(
+        id="split", name="Split train/test", stage="split", order=10, when={"always": True},
+        function="split", params={"test_size": 0.2, "random_state": 0}, report_var="split_report",
+        changes=("df", "train", "test"),
+        fallback_params=({"test_size": 0.25, "random_state": 0},),
+        coordinator="Split before learning anything from the data; grouped by the entity id "
+        "when one exists, stratified for classification.",
+        worker="train, test, split_report = kt.split(df, target=..., groups=id, ...).",
+    ),
+    Episode(
+        id="normalize_categories", name="Normalise categories", stage="post_split", order=11,
+        when={"finding_kinds": ("inconsistent_categories", "category_variants", "categories",
+                                "rare_categories", "typos"),
+              "functions": ("normalize_categories",)},
+        function="normalize_categories", report_var="categories", changes=("train", "test"),
+        expect={"rows": "same"}, per_finding=False,
+        coordinator="Spelling/case variants of one category split its signal.",
+        worker="train, categories = kt.normalize_categories(train, ...); test = categories.apply(test).",
+    ),
+    Episode(
+        id="convert_units", name="Normalise units", stage="post_split", order=12,
+        when={"finding_kinds": ("units", "mixed_units", "unit_inconsistency", "unit_mismatch"),
+              "functions": ("convert_units",)},
+        function="convert_units", report_var="units", changes=("train", "test"),
+        expect={"rows": "same"},
+        coordinator="One column in two units (kg and lb) is a silent distortion.",
+        worker="train, units = kt.convert_units(train, ...); test = units.apply(test).",
+    ),
+    Episode(
+        id="impute", name="Impute missing values", stage="post_split", order=13,
+        when={"finding_kinds": ("missing_values", "missing", "missingness"),
+              "functions": ("impute",)},
+        gate="imputation", function="impute", params={"method": "auto"}, report_var="imputation",
+        changes=("train", "test"), expect={"rows": "same", "new_missing": False},
+        fallback_params=({"method": "median"}, {"method": "mean"}),
+        coordinator="Impute on train only and replay on test; dropping rows is the expert's call.",
+        worker="train, imputation = kt.impute(train, ...); test = imputation.apply(test).",
+    ),
+    Episode(
+        id="outliers", name="Handle outliers", stage="post_split", order=14,
+        when={"finding_kinds": ("outliers", "outlier", "impossible_values", "extreme_values"),
+              "functions": ("handle_outliers",)},
+        gate="outliers", function="handle_outliers", params={"action": "clip"},
+        report_var="outliers", changes=("train", "test"),
+        fallback_params=({"action": "clip"},),
+        coordinator="Extreme values may be errors or real patients: the expert decides.",
+        worker="train, outliers = kt.handle_outliers(train, ...); test = outliers.apply(test).",
+    ),
+    Episode(
+        id="label_issues", name="Label issues", stage="post_split", order=15,
+        when={"finding_kinds": ("label_issues", "label_noise", "mislabeled"),
+              "functions": ("handle_label_issues",)},
+        gate="label_issues", function="handle_label_issues", report_var="label_fix",
+        changes=("train",), expect={"target_changes": True},
+        coordinator="Suspected label errors are fixed on train only; the test labels stay as "
+        "they are so the score stays honest.",
+        worker="train, label_fix = kt.handle_label_issues(train, ...).",
+    ),
+    Episode(
+        id="train_evaluate", name="Train and evaluate", stage="model", order=20,
+        when={"always": True}, function="fit_evaluate", report_var="model", changes=("model",),
+        fallback_params=({"cv": 3},),
+        coordinator="Fit on train with the task's metric (AUROC, R², C-index), grouped CV when "
+        "an entity id exists, then score once on test.",
+        worker="model = kt.fit_evaluate(train, target=..., task=..., test=test, preprocess=[...]).",
+    ),
+    Episode(
+        id="explain", name="Explain", stage="final", order=21, when={"always": True},
+        changes=(), report_var="importance",
+        coordinator="Show which features drive the model so the expert can spot a leak.",
+        worker="pd.DataFrame(model.importance).head(15).",
+    ),
+    Episode(
+        id="report", name="Report", stage="final", order=22, when={"always": True}, changes=(),
+        coordinator="Summarise what was done, what was decided and by whom, and the score.",
+        worker="A markdown cell.",
+    ),
+)
+
+CUSTOM = Episode(
+    id="custom", name="Custom step", stage="pre_split", order=9, when={}, gate="custom_code",
+    changes=("df",), coordinator="Free-text instruction turned into code: shown and gated.",
+    worker="The code as written, after the expert approved it.",
+)
+
+
+def library(extra: tuple[Episode, ...] = ()) -> dict[str, Episode]:
+    """The episodes by id (the built-in ones plus ``extra``)."""
+    episodes = {e.id: e for e in EPISODES + (CUSTOM,)}
+    episodes.update({e.id: e for e in extra})
+    return episodes
+
+
+def episode_for(finding: dict[str, Any], episodes: dict[str, Episode]) -> Episode | None:
+    """The episode that handles a finding: by kind first, then by its recommended call."""
+    ordered = sorted(episodes.values(), key=lambda e: e.order)
+    for ep in ordered:
+        if ep.matches_kind(finding):
+            return ep
+    for ep in ordered:
+        if ep.matches_action(finding):
+            return ep
+    return None

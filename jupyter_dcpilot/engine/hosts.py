@@ -1,0 +1,227 @@
+"""The two interfaces the engine talks through, and the headless host that implements them.
+
+The engine never touches a kernel or a notebook directly: it evaluates silent probes through
+a :class:`KernelProbe` and inserts visible cells through a :class:`NotebookHost`. The Jupyter
+server extension, the command line and the tests each provide their own host, so the same
+engine runs everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from jupyter_dcpilot.probe import execute_request_content, parse_reply
+
+
+@dataclass
+class CellResult:
+    """What running one visible cell produced: nbformat outputs and the error, if any."""
+
+    cell_id: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # {ename, evalue, traceback}
+
+    def text(self) -> str:
+        """The plain-text rendering of the outputs (what a human would read)."""
+        parts: list[str] = []
+        for out in self.outputs:
+            if out.get("output_type") == "stream":
+                parts.append(str(out.get("text", "")))
+            elif out.get("output_type") in ("execute_result", "display_data"):
+                parts.append(str(out.get("data", {}).get("text/plain", "")))
+        return "".join(parts)
+
+
+@runtime_checkable
+class KernelProbe(Protocol):
+    """Evaluate one expression silently in the kernel and return its JSON value."""
+
+    async def evaluate(self, expression: str) -> Any: ...
+
+
+@runtime_checkable
+class NotebookHost(Protocol):
+    """Insert and execute visible cells in the notebook the co-pilot works in."""
+
+    async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult: ...
+
+    async def insert_markdown(self, source: str, metadata: dict[str, Any]) -> str: ...
+
+    async def delete_cells(self, cell_ids: list[str]) -> None: ...
+
+
+class ClientProbe:
+    """A :class:`KernelProbe` on any ``AsyncKernelClient`` (give it its own session id when the
+    browser also talks to that kernel). Shell replies and iopub messages of other requests are
+    skipped, so it can share a kernel with the user."""
+
+    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None) -> None:
+        self.client = client
+        self.timeout = timeout
+        self.lock = lock or asyncio.Lock()
+
+    async def evaluate(self, expression: str) -> Any:
+        async with self.lock:
+            msg_id = self.client.execute(**execute_request_content(expression))
+            reply = await shell_reply(self.client, msg_id, self.timeout)
+            await collect_outputs(self.client, msg_id, self.timeout)  # drain its busy/idle
+        return parse_reply(reply["content"])
+
+
+async def shell_reply(client: Any, msg_id: str, timeout: float) -> dict[str, Any]:
+    """The shell reply to one request (replies to other requests are skipped)."""
+    while True:
+        msg = await client.get_shell_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+
+
+async def collect_outputs(client: Any, msg_id: str, timeout: float) -> list[Any]:
+    """The nbformat outputs one request produced, read from iopub until the kernel is idle."""
+    from nbformat.v4 import output_from_msg
+
+    outputs: list[Any] = []
+    while True:
+        msg = await client.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = msg["msg_type"]
+        if kind == "status" and msg["content"].get("execution_state") == "idle":
+            return outputs
+        if kind == "clear_output":
+            outputs.clear()
+        elif kind in ("stream", "display_data", "execute_result", "error"):
+            out = output_from_msg(msg)
+            last = outputs[-1] if outputs else None
+            if kind == "stream" and last is not None and last.get("output_type") == "stream" \
+                    and last.get("name") == out.get("name"):
+                last["text"] += out["text"]
+            else:
+                outputs.append(out)
+
+
+def _kernel_env(extra_paths: list[str]) -> dict[str, str]:
+    env = dict(os.environ)
+    if extra_paths:
+        current = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(extra_paths + current)
+    return env
+
+
+def _kernel_tools_root() -> str:
+    """The directory that holds the ``kernel_tools`` package the engine itself imports."""
+    import kernel_tools
+
+    return str(Path(kernel_tools.__file__).resolve().parent.parent)
+
+
+class HeadlessHost:
+    """A real kernel (jupyter_client) plus an nbformat notebook written to ``path``.
+
+    Implements both :class:`KernelProbe` and :class:`NotebookHost`. The kernel is started with
+    ``kernel_tools`` importable (the engine's own copy is put on ``PYTHONPATH``), so a notebook
+    can be produced before the package is installed.
+    """
+
+    def __init__(
+        self,
+        notebook_path: str | os.PathLike[str],
+        *,
+        kernel_name: str = "python3",
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.path = Path(notebook_path)
+        self.kernel_name = kernel_name
+        self.cwd = str(cwd) if cwd is not None else str(self.path.parent)
+        self.timeout = timeout
+        from nbformat.v4 import new_notebook  # nbformat pulls in jsonschema: slow, so only here
+
+        self.notebook = new_notebook()
+        self.notebook.metadata["kernelspec"] = {
+            "name": kernel_name,
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        self.notebook.metadata["language_info"] = {"name": "python"}
+        self._km: Any = None
+        self._kc: Any = None
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        from jupyter_client.manager import AsyncKernelManager
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._km = AsyncKernelManager(kernel_name=self.kernel_name)
+        await self._km.start_kernel(cwd=self.cwd, env=_kernel_env([_kernel_tools_root()]))
+        self._kc = self._km.client()
+        self._kc.session.session = uuid.uuid4().hex  # our own session id
+        self._kc.start_channels()
+        await self._kc.wait_for_ready(timeout=60)
+        self._write()
+
+    async def stop(self) -> None:
+        if self._kc is not None:
+            self._kc.stop_channels()
+            self._kc = None
+        if self._km is not None:
+            await self._km.shutdown_kernel(now=True)
+            self._km = None
+
+    async def __aenter__(self) -> "HeadlessHost":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- KernelProbe -------------------------------------------------------------------
+    async def evaluate(self, expression: str) -> Any:
+        return await ClientProbe(self._kc, self.timeout, self._lock).evaluate(expression)
+
+    # -- NotebookHost ------------------------------------------------------------------
+    async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
+        from nbformat.v4 import new_code_cell
+
+        cell = new_code_cell(source, metadata=dict(metadata))
+        self.notebook.cells.append(cell)
+        async with self._lock:
+            msg_id = self._kc.execute(source, store_history=True, allow_stdin=False)
+            outputs = await collect_outputs(self._kc, msg_id, self.timeout)
+            reply = await shell_reply(self._kc, msg_id, self.timeout)
+        content = reply["content"]
+        cell.outputs = outputs
+        cell.execution_count = content.get("execution_count")
+        error = None
+        if content.get("status") != "ok":
+            error = {
+                "ename": content.get("ename", ""),
+                "evalue": content.get("evalue", ""),
+                "traceback": content.get("traceback", []),
+            }
+        self._write()
+        return CellResult(cell_id=cell.id, outputs=[dict(o) for o in outputs], error=error)
+
+    async def insert_markdown(self, source: str, metadata: dict[str, Any]) -> str:
+        from nbformat.v4 import new_markdown_cell
+
+        cell = new_markdown_cell(source, metadata=dict(metadata))
+        self.notebook.cells.append(cell)
+        self._write()
+        return cell.id
+
+    async def delete_cells(self, cell_ids: list[str]) -> None:
+        doomed = set(cell_ids)
+        self.notebook.cells = [c for c in self.notebook.cells if c.get("id") not in doomed]
+        self._write()
+
+    # -- internals ---------------------------------------------------------------------
+    def _write(self) -> None:
+        import nbformat
+
+        nbformat.write(self.notebook, str(self.path))

@@ -1,0 +1,212 @@
+"""The LLM client: configuration, bounded retries with backoff, tool calls, usage and audit.
+
+Configuration comes from our own file (``~/.jupyter/dcpilot.json``: ``{"model", "api_key",
+"base_url", "timeout", "max_retries"}``; ``DCPILOT_CONFIG`` points elsewhere), else from the
+environment: ``ANTHROPIC_API_KEY``, ``DCPILOT_MODEL``, ``ANTHROPIC_BASE_URL``.
+
+The ``anthropic`` SDK is created with ``max_retries=0``: this module retries itself (429, 5xx,
+timeouts, connection errors and malformed tool calls) a bounded number of times with
+exponential backoff, so the caller — and the tests — can count attempts. Only what the caller
+passes is sent; every payload is handed to ``on_payload`` for the session's audit log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+CONFIG_PATH = Path("~/.jupyter/dcpilot.json")
+
+# USD per million tokens: input, output, cache write, cache read (by model-name prefix)
+PRICES: dict[str, tuple[float, float, float, float]] = {
+    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.5),
+    "claude-opus": (15.0, 75.0, 18.75, 1.5),
+    "claude-sonnet": (3.0, 15.0, 3.75, 0.3),
+    "claude-haiku-4": (1.0, 5.0, 1.25, 0.1),
+    "claude-haiku": (0.8, 4.0, 1.0, 0.08),
+}
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+
+
+class LLMError(RuntimeError):
+    """The LLM could not give a usable answer within the retry budget."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass
+class LLMConfig:
+    model: str = DEFAULT_MODEL
+    api_key: str | None = None
+    base_url: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 3  # extra attempts after the first
+    backoff: float = 1.0  # seconds; doubled each retry, capped at 30 s
+    max_tokens: int = 2048
+
+    @property
+    def available(self) -> bool:
+        return bool(self.api_key)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None,
+             env: dict[str, str] | None = None) -> "LLMConfig":
+        """Our config file first, then the environment, then defaults."""
+        env = dict(os.environ) if env is None else env
+        path = Path(path or env.get("DCPILOT_CONFIG") or CONFIG_PATH).expanduser()
+        data: dict[str, Any] = {}
+        if path.exists():
+            try:
+                data = json.loads(path.read_text() or "{}")
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+            if not isinstance(data, dict):
+                raise ValueError(f"{path} must hold a JSON object")
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        config = cls(**known)
+        config.api_key = config.api_key or env.get("ANTHROPIC_API_KEY") or None
+        if "model" not in data and env.get("DCPILOT_MODEL"):
+            config.model = env["DCPILOT_MODEL"]
+        if not config.base_url:
+            config.base_url = env.get("ANTHROPIC_BASE_URL") or None
+        return config
+
+
+def cost_usd(model: str, usage: dict[str, int]) -> float:
+    price = next((p for prefix, p in PRICES.items() if model.startswith(prefix)), PRICES["claude-sonnet"])
+    return round((usage.get("input_tokens", 0) * price[0] + usage.get("output_tokens", 0) * price[1]
+                  + usage.get("cache_creation_input_tokens", 0) * price[2]
+                  + usage.get("cache_read_input_tokens", 0) * price[3]) / 1e6, 6)
+
+
+@dataclass
+class ToolCall:
+    """The tool calls of one successful response, with its token usage."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+    usage: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1
+
+    def first(self, name: str) -> dict[str, Any] | None:
+        return next((inp for n, inp in self.calls if n == name), None)
+
+
+class LLMClient:
+    """Tool-use calls to Claude with bounded retries; see the module docstring."""
+
+    def __init__(self, config: LLMConfig, *,
+                 on_usage: Callable[[dict[str, Any]], None] | None = None,
+                 on_payload: Callable[[dict[str, Any]], None] | None = None,
+                 sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+        if not config.available:
+            raise ValueError("no API key: set one in ~/.jupyter/dcpilot.json or ANTHROPIC_API_KEY")
+        import anthropic
+
+        self.config = config
+        self.on_usage = on_usage
+        self.on_payload = on_payload
+        self._sleep = sleep
+        self._anthropic = anthropic
+        self.client = anthropic.AsyncAnthropic(
+            api_key=config.api_key, base_url=config.base_url, timeout=config.timeout, max_retries=0
+        )
+
+    async def call_tools(self, *, system: str, messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]], required: str,
+                         purpose: str, step_id: str | None = None) -> ToolCall:
+        """Ask for tool calls; retry until a ``required`` call with schema-valid input arrives."""
+        system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+        cached_tools = [dict(t) for t in tools]
+        cached_tools[-1]["cache_control"] = {"type": "ephemeral"}
+        schemas = {t["name"]: t["input_schema"] for t in tools}
+        convo = list(messages)
+        errors: list[str] = []
+        attempts = self.config.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            payload = {"model": self.config.model, "max_tokens": self.config.max_tokens,
+                       "system": system_blocks, "tools": cached_tools, "messages": convo,
+                       "tool_choice": {"type": "any"}}
+            if self.on_payload:
+                self.on_payload({"purpose": purpose, "attempt": attempt, "step_id": step_id,
+                                 "payload": json.loads(json.dumps(payload, default=str))})
+            try:
+                response = await self.client.messages.create(**payload)
+            except self._anthropic.APIStatusError as exc:
+                errors.append(f"HTTP {exc.status_code}")
+                if exc.status_code not in RETRY_STATUS:
+                    raise LLMError(f"{purpose}: API error {exc.status_code}: {exc.message}", attempt) from exc
+                await self._backoff(attempt, attempts, exc.response.headers.get("retry-after"))
+                continue
+            except (self._anthropic.APITimeoutError, self._anthropic.APIConnectionError) as exc:
+                errors.append(type(exc).__name__)
+                await self._backoff(attempt, attempts)
+                continue
+            usage = self._record_usage(response, purpose, step_id)
+            calls = [(b.name, b.input) for b in response.content if b.type == "tool_use"]
+            problem = _check_calls(calls, schemas, required)
+            if problem is None:
+                return ToolCall(calls=calls, usage=usage, attempts=attempt)
+            errors.append(f"malformed: {problem}")
+            convo = list(messages) + [
+                {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in response.content]},
+                {"role": "user", "content": _correction(response, problem)},
+            ]
+            await self._backoff(attempt, attempts)
+        raise LLMError(f"{purpose}: no usable answer after {attempts} attempts ({'; '.join(errors)})",
+                       attempts)
+
+    async def _backoff(self, attempt: int, attempts: int, retry_after: str | None = None) -> None:
+        if attempt >= attempts:
+            return
+        delay = min(30.0, self.config.backoff * 2 ** (attempt - 1))
+        if retry_after:
+            try:
+                delay = min(30.0, max(delay, float(retry_after)))
+            except ValueError:
+                pass
+        await self._sleep(delay)
+
+    def _record_usage(self, response: Any, purpose: str, step_id: str | None) -> dict[str, Any]:
+        u = response.usage
+        usage = {
+            "purpose": purpose, "step_id": step_id, "model": self.config.model,
+            "input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0,
+            "cache_creation_input_tokens": getattr(u, "cache_creation_input_tokens", 0) or 0,
+            "cache_read_input_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
+        }
+        usage["cost_usd"] = cost_usd(self.config.model, usage)
+        if self.on_usage:
+            self.on_usage(usage)
+        return usage
+
+
+def _check_calls(calls: list[tuple[str, Any]], schemas: dict[str, Any], required: str) -> str | None:
+    import jsonschema  # slow to import here (rfc3987 grammar): only when an answer arrives
+
+    if not calls:
+        return "no tool call in the answer"
+    for name, inp in calls:
+        if name not in schemas:
+            return f"unknown tool {name!r}"
+        try:
+            jsonschema.validate(inp, schemas[name])
+        except jsonschema.ValidationError as exc:
+            return f"{name}: {exc.message}"
+    if required not in [n for n, _ in calls]:
+        return f"the answer must call {required!r}"
+    return None
+
+
+def _correction(response: Any, problem: str) -> list[dict[str, Any]]:
+    """Tool results telling the model what was wrong (each tool_use needs a result)."""
+    blocks = [{"type": "tool_result", "tool_use_id": b.id, "is_error": True,
+               "content": f"Rejected: {problem}. Call the tools again with valid input."}
+              for b in response.content if b.type == "tool_use"]
+    return blocks or [{"type": "text", "text": f"Rejected: {problem}. Answer with tool calls only."}]

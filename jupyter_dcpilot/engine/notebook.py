@@ -1,0 +1,83 @@
+"""Markdown and code the co-pilot writes into notebooks (decision notes, load cell, report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .session import Decision, Session, Step
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def load_cell(paths: list[str], names: list[str]) -> str:
+    """The first cell of a headless notebook: imports and the data, by absolute path."""
+    lines = ["# load the data (the co-pilot's starting point)", "import pandas as pd",
+             "import kernel_tools as kt", ""]
+    for path, name in zip(paths, names):
+        absolute = str(Path(path).resolve())
+        reader = "read_parquet" if absolute.endswith((".parquet", ".pq")) else "read_csv"
+        lines.append(f"{name} = pd.{reader}({absolute!r})")
+    lines.append(f"{names[0]}.shape")
+    return "\n".join(lines)
+
+
+def _evidence(evidence: dict[str, Any], limit: int = 8) -> str:
+    items = []
+    for key, value in evidence.items():
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        elif isinstance(value, (dict, list)):
+            continue
+        items.append(f"{key} = {value}")
+    return ", ".join(items[:limit])
+
+
+def decision_markdown(decision: Decision, step: Step) -> str:
+    """A decision as the notebook shows it: gate, evidence, options, choice, who decided."""
+    lines = [f"### Decision ({decision.gate}) — {step.title}", "", _md(decision.question), ""]
+    ev = _evidence(decision.evidence)
+    if ev:
+        lines += [f"*Evidence:* {ev}", ""]
+    lines += ["| option | what it does | risk |", "|---|---|---|"]
+    for o in decision.options:
+        name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
+        lines.append(f"| {name} | {_md(o.get('label', ''))}: {_md(o.get('description', ''))} "
+                     f"| {_md(o.get('risk', ''))} |")
+    who = {"policy": "the approval policy", "user": "the user"}.get(decision.by or "", decision.by)
+    lines += ["", f"**Choice: `{decision.choice}`**, decided by {who} at {decision.at}"
+              + (f" — {decision.rationale}" if decision.rationale else "")]
+    return "\n".join(lines)
+
+
+def backtrack_markdown(step: Step, reason: str) -> str:
+    return (f"### Backtracked — {step.title}\n\nThe co-pilot restored the checkpoint taken before "
+            f"this step and re-planned: {_md(reason)}")
+
+
+def report_markdown(session: Session, model: dict[str, Any] | None, valid: bool,
+                    warnings: list[str]) -> str:
+    """The closing summary cell."""
+    task = session.task
+    lines = ["## Summary", "",
+             f"*Task:* {task.get('kind')} — target `{task.get('target')}`"
+             + (f", duration `{task.get('time')}`" if task.get("time") else "")
+             + (f", entity `{task.get('id')}`" if task.get("id") else ""), ""]
+    lines += ["| step | status | decision |", "|---|---|---|"]
+    for s in session.plan:
+        d = next((x for x in session.decisions if x.id == s.decision_id), None)
+        choice = f"{d.choice} ({d.by})" if d is not None and d.decided else ""
+        lines.append(f"| {_md(s.title)} | {s.status} | {choice} |")
+    if model:
+        lines += ["", f"*Model:* {model.get('model_name')} — {model.get('metric')}: "
+                  f"cv {_num(model.get('cv_score'))}, holdout {_num(model.get('holdout_score'))}"]
+    lines += ["", f"*Valid model:* {'yes' if valid else 'no'}"]
+    if warnings:
+        lines += ["", "*Warnings:*", *[f"- {_md(w)}" for w in warnings[:20]]]
+    return "\n".join(lines)
+
+
+def _num(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"

@@ -1,0 +1,244 @@
+"""The LLM planner: Claude (``anthropic`` SDK) revises the plan through JSON-schema tool calls.
+
+Claude sees only the schema and aggregate statistics (column names, finding kinds, numeric
+evidence, step outcomes), never rows; every payload is logged in the session for audit. It
+answers with tools — an observation, the backtracking decision and the plan update — which are
+validated against their schemas (never parsed from prose). The engine keeps the last word: it
+takes the rule planner's candidate steps as the menu, keeps the steps a valid model needs even
+if Claude leaves them out, and decides gates itself. When the API fails after bounded retries
+the rule planner takes over, visibly (transcript, warning, event).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..episodes import STAGES, Episode, library
+from ..llm import LLMClient, LLMConfig, LLMError
+from ..session import Session, Step
+from . import PlanUpdate
+from .rules import RulePlanner
+
+SYSTEM = """You are the coordinator of a data-centric machine-learning co-pilot in a Jupyter notebook.
+Each turn you observe the state of the data work, decide whether the last step made things worse
+(then backtrack to the checkpoint before it), and revise the next steps.
+
+Rules:
+- Work only through the episodes listed in the state; each step names one episode and the
+  findings it handles. Candidate steps are given; choose, order and explain them.
+- Order: setup, pre_split, split, post_split, model, final. Never learn anything from test data.
+- A valid model has: no leaked or post-outcome columns, grouped splits (or one row per entity)
+  when entities repeat, the task's metric (AUROC, R2, C-index).
+- Gates (leakage, aggregation, outliers, label issues, imputation, row removal, custom code) are
+  decided by a human; you cannot decide them, only explain why a step matters.
+- Backtrack when checks failed, too few rows were kept, the metric is suspiciously perfect, or the
+  expert rejected a result.
+- For a free-text instruction, propose a custom step: short, readable pandas / kernel_tools code
+  using the variables df (before the split) or train/test (after it).
+Answer with tool calls only: record_observation, decide_backtrack and update_plan."""
+
+
+def _tools(episode_ids: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"name": "record_observation", "description": "What you observe about the state, in two sentences.",
+         "input_schema": {"type": "object", "properties": {
+             "summary": {"type": "string"},
+             "concerns": {"type": "array", "items": {"type": "string"}}},
+             "required": ["summary"]}},
+        {"name": "decide_backtrack", "description": "Whether to restore the checkpoint before a finished step.",
+         "input_schema": {"type": "object", "properties": {
+             "backtrack": {"type": "boolean"},
+             "step_id": {"type": "string"},
+             "reason": {"type": "string"}},
+             "required": ["backtrack", "reason"]}},
+        {"name": "update_plan", "description": "The remaining steps, in order (chosen from the candidates).",
+         "input_schema": {"type": "object", "properties": {
+             "steps": {"type": "array", "items": {"type": "object", "properties": {
+                 "episode": {"type": "string", "enum": episode_ids},
+                 "finding_ids": {"type": "array", "items": {"type": "string"}},
+                 "reason": {"type": "string"},
+                 "params": {"type": "object"}},
+                 "required": ["episode", "reason"]}}},
+             "required": ["steps"]}},
+        {"name": "propose_custom_step", "description": "Code for a free-text instruction (it is shown to "
+         "the expert and runs only after approval).",
+         "input_schema": {"type": "object", "properties": {
+             "instruction": {"type": "integer", "description": "index of the instruction"},
+             "title": {"type": "string"},
+             "code": {"type": "string"},
+             "reason": {"type": "string"},
+             "changes": {"type": "array", "items": {"type": "string"}}},
+             "required": ["instruction", "title", "code", "reason"]}},
+    ]
+
+
+REPAIR_TOOL = {"name": "repair_step", "description": "New keyword arguments for the failed kernel_tools call.",
+               "input_schema": {"type": "object", "properties": {
+                   "params": {"type": "object"}, "reason": {"type": "string"}},
+                   "required": ["params", "reason"]}}
+
+
+def _numbers(evidence: dict[str, Any]) -> dict[str, Any]:
+    """Aggregate numbers only: no strings or lists that could carry row values."""
+    return {k: v for k, v in evidence.items() if isinstance(v, (int, float, bool))}
+
+
+def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, Episode]) -> dict[str, Any]:
+    """What the LLM may see: schema and aggregates, the plan so far, the candidates."""
+    decisions = {d.id: d for d in session.decisions}
+    model = next((s.result.get("report") for s in reversed(session.plan)
+                  if s.episode == "train_evaluate" and s.status == "done"), None) or {}
+    return {
+        "task": {k: session.task.get(k) for k in ("kind", "target", "time", "id", "visit", "confirmed")},
+        "shape": session.variables.get("shape") or session.diagnosis.get("shape"),
+        "columns": session.variables.get("columns", [])[:200],
+        "findings": [{"id": f.get("id"), "kind": f.get("kind"), "columns": f.get("columns"),
+                      "severity": f.get("severity"), "gate": f.get("gate"), "summary": f.get("summary"),
+                      "evidence": _numbers(f.get("evidence", {})),
+                      "options": [o.get("id") for o in f.get("options", [])],
+                      "handled": f.get("id") in session.handled} for f in session.findings],
+        "history": [{"id": s.id, "episode": s.episode, "status": s.status, "title": s.title,
+                     "decision": decisions[s.decision_id].choice if s.decision_id in decisions else None,
+                     "checks": [c.get("message") for c in s.checks][:5],
+                     "rows": [s.result.get("rows_before"), s.result.get("rows_after")],
+                     "has_checkpoint": bool(s.checkpoint_id)}
+                    for s in session.plan if not s.pending],
+        "model": {k: model.get(k) for k in ("metric", "cv_score", "holdout_score", "warnings")}
+        | {"top_features": [i.get("feature") for i in model.get("importance", [])[:5]]} if model else None,
+        "candidates": [{"episode": s.episode, "finding_ids": s.finding_ids, "title": s.title,
+                        "gate": s.gate} for s in candidates],
+        "episodes": [{"id": e.id, "name": e.name, "stage": e.stage, "gate": e.gate,
+                      "guidance": e.coordinator} for e in episodes.values()],
+        "rejections": session.rejections,
+        "instructions": [{"index": i, "text": x["text"]} for i, x in enumerate(session.instructions)
+                         if x.get("status") == "pending"],
+    }
+
+
+class ClaudePlanner:
+    """Claude plans; the rule planner is the menu, the safety net and the fallback."""
+
+    name = "claude"
+
+    def __init__(self, config: LLMConfig, episodes: dict[str, Episode] | None = None,
+                 *, client: LLMClient | None = None) -> None:
+        self.episodes = episodes if episodes is not None else library()
+        self.rules = RulePlanner(self.episodes)
+        self.config = config
+        self.session: Session | None = None
+        self.client = client or LLMClient(config, on_usage=self._usage, on_payload=self._payload)
+        self.disabled: str | None = None  # why the LLM is off for the rest of the run
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        if self.session is not None:
+            self.session.llm_usage.append(usage)
+            self.session.changed("llm_usage", usage=usage)
+
+    def _payload(self, payload: dict[str, Any]) -> None:
+        if self.session is not None:
+            self.session.llm_payloads.append(payload)
+
+    async def revise(self, session: Session) -> PlanUpdate:
+        self.session = session
+        candidates = self.rules.propose(session)
+        if self.disabled:
+            return PlanUpdate(steps=candidates, planner="rules (fallback)")
+        state = state_for_llm(session, candidates, self.episodes)
+        try:
+            answer = await self.client.call_tools(
+                system=SYSTEM, tools=_tools(sorted(self.episodes)), required="update_plan",
+                messages=[{"role": "user", "content": json.dumps(state, default=str)}],
+                purpose="plan")
+        except LLMError as exc:
+            return self._fallback(session, candidates, str(exc))
+        observation = (answer.first("record_observation") or {}).get("summary", "")
+        back = answer.first("decide_backtrack")
+        steps, notes = self.merge(session, candidates, answer.first("update_plan") or {"steps": []})
+        steps = self._custom_steps(session, answer.calls, notes) + steps
+        for note in notes:
+            session.log("planner", note)
+        return PlanUpdate(steps=steps, observation=observation, planner=self.name, notes=notes,
+                          backtrack=back if back and back.get("backtrack") else None)
+
+    def _fallback(self, session: Session, candidates: list[Step], why: str) -> PlanUpdate:
+        self.disabled = why
+        message = f"Claude planner unavailable ({why}); the rule planner takes over"
+        session.warnings.append(message)
+        session.log("fallback", message)
+        session.changed("planner_fallback", reason=why)
+        return PlanUpdate(steps=candidates, planner="rules (fallback)", notes=[message])
+
+    def merge(self, session: Session, candidates: list[Step],
+              plan: dict[str, Any]) -> tuple[list[Step], list[str]]:
+        """Claude's choice and order of the candidates, plus every step a valid model needs."""
+        notes: list[str] = []
+        by_key = {(s.episode, tuple(s.finding_ids)): s for s in candidates}
+        chosen: list[Step] = []
+        for item in plan.get("steps", []):
+            key = (item.get("episode"), tuple(item.get("finding_ids") or ()))
+            step = by_key.pop(key, None)
+            if step is None:
+                step = next((s for k, s in list(by_key.items()) if k[0] == key[0] and not key[1]), None)
+                if step is not None:
+                    by_key.pop((step.episode, tuple(step.finding_ids)))
+            if step is None:
+                notes.append(f"ignored a step Claude proposed that is not a candidate: {item.get('episode')} "
+                             f"{item.get('finding_ids')}")
+                continue
+            if item.get("reason"):
+                step.reason = item["reason"]
+            if item.get("params") and not step.gate:
+                step.params = {**step.params, **item["params"]}
+            chosen.append(step)
+        for step in by_key.values():
+            if self._required(session, step):
+                notes.append(f"kept {step.title!r}: a valid model needs it")
+                chosen.append(step)
+        order = {st: i for i, st in enumerate(STAGES)}
+        chosen.sort(key=lambda s: order[self.episodes[s.episode].stage])
+        return chosen, notes
+
+    def _required(self, session: Session, step: Step) -> bool:
+        ep = self.episodes[step.episode]
+        if ep.when.get("always") or ep.id == "drop_identifiers" or step.gate in ("leakage", "aggregation", "task"):
+            return True
+        return any((session.finding(f) or {}).get("severity") == "critical" for f in step.finding_ids)
+
+    def _custom_steps(self, session: Session, calls: list[tuple[str, dict[str, Any]]],
+                      notes: list[str]) -> list[Step]:
+        steps = []
+        for name, inp in calls:
+            if name != "propose_custom_step":
+                continue
+            index = inp.get("instruction", -1)
+            if not 0 <= index < len(session.instructions) or session.instructions[index]["status"] != "pending":
+                notes.append(f"ignored a custom step for unknown instruction {index}")
+                continue
+            try:
+                compile(inp["code"], "<custom step>", "exec")
+            except SyntaxError as exc:
+                notes.append(f"ignored custom code with a syntax error: {exc}")
+                continue
+            session.instructions[index]["status"] = "planned"
+            steps.append(Step(id="", episode="custom", title=inp["title"], gate="custom_code",
+                              code=inp["code"], reason=inp["reason"],
+                              params={"changes": [c for c in inp.get("changes", []) if c.isidentifier()]}))
+        return steps
+
+    async def repair(self, step: Step, source: str, error: dict[str, Any]) -> dict[str, Any] | None:
+        """New parameters for a failed call (None: let the worker fall back to safer ones)."""
+        if self.disabled or self.session is None:
+            return None
+        message = {"step": {"episode": step.episode, "title": step.title},
+                   "code": source, "error": f"{error.get('ename')}: {error.get('evalue')}",
+                   "columns": self.session.variables.get("columns", [])[:200]}
+        try:
+            answer = await self.client.call_tools(
+                system=SYSTEM, tools=[REPAIR_TOOL], required="repair_step", purpose="repair",
+                messages=[{"role": "user", "content": json.dumps(message, default=str)}],
+                step_id=step.id)
+        except LLMError as exc:
+            self._fallback(self.session, [], str(exc))
+            return None
+        return (answer.first("repair_step") or {}).get("params")

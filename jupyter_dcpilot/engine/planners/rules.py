@@ -1,0 +1,117 @@
+"""The default planner: the order data work usually follows, driven by the findings.
+
+Deterministic and offline. It turns unhandled findings into steps through the episode library
+(one step per finding for gated episodes, so each gets its own decision), adds the steps every
+valid model needs (confirm the task, split, train and evaluate, explain, report) and sorts them
+by episode order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..episodes import Episode, episode_for, library, recommended_action
+from ..session import Session, Step
+from . import PlanUpdate
+
+_SEVERITY = {"critical": 0, "warning": 1, "info": 2}
+
+
+class RulePlanner:
+    """Plan from findings with the episode library; see the module docstring."""
+
+    name = "rules"
+
+    def __init__(self, episodes: dict[str, Episode] | None = None) -> None:
+        self.episodes = episodes if episodes is not None else library()
+
+    async def revise(self, session: Session) -> PlanUpdate:
+        for instruction in session.instructions:
+            if instruction.get("status") == "pending":
+                instruction["status"] = "needs_llm"
+                session.log("planner", "free-text instructions need the Claude planner; "
+                            f"ignored: {instruction['text']!r}")
+        return PlanUpdate(steps=self.propose(session), planner=self.name,
+                          observation=self.observe(session))
+
+    def observe(self, session: Session) -> str:
+        kinds = sorted({f.get("kind", "?") for f in session.findings})
+        open_ = [f for f in session.findings if f.get("id") not in session.handled]
+        return (f"{len(session.findings)} findings ({', '.join(kinds) or 'none'}); "
+                f"{len(open_)} not handled yet")
+
+    def propose(self, session: Session) -> list[Step]:
+        """All remaining steps, in the order the work should happen."""
+        finished = {s.episode for s in session.plan if s.status in ("done", "skipped")}
+        stage_done = {self.episodes[e].stage for e in finished if e in self.episodes}
+        steps: list[Step] = []
+
+        def add(ep: Episode, **kw: Any) -> None:
+            steps.append(Step(id="", episode=ep.id, title=kw.pop("title", ep.name),
+                              gate=kw.pop("gate", ep.gate), function=kw.pop("function", ep.function),
+                              **kw))
+
+        for ep in self.episodes.values():
+            if ep.when.get("always") and ep.id not in finished:
+                add(ep, reason=ep.coordinator.split(". ")[0])
+        join_ep = self.episodes.get("join_files")
+        if (join_ep is not None and "join_files" not in finished
+                and len(session.hints.get("frames", [])) >= join_ep.when.get("min_frames", 2)):
+            add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
+
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for finding in sorted(session.findings, key=lambda f: _SEVERITY.get(f.get("severity"), 3)):
+            if finding.get("id") in session.handled:
+                continue
+            ep = episode_for(finding, self.episodes)
+            if ep is None or ep.id == "join_files" and "join_files" in finished:
+                continue
+            if ep.stage == "pre_split" and "split" in stage_done:
+                continue  # the data is split: a pre-split fix would need a backtrack
+            if not [o for o in finding.get("options", [])
+                    if o.get("id") not in session.exclusions.get(finding.get("id"), [])]:
+                continue
+            if not (finding.get("gate") or ep.gate or ep.id == "join_files") and not recommended_action(finding):
+                continue  # no decision to make and nothing recommended to run: it is information
+            groups.setdefault(ep.id, []).append(finding)
+
+        for ep_id, found in groups.items():
+            ep = self.episodes[ep_id]
+            join = next((s for s in steps if s.episode == ep_id), None)
+            if ep_id == "join_files" and join is not None:
+                join.finding_ids = [f["id"] for f in found]
+                join.params = _merged_params(ep, found)
+            elif ep.per_finding or any(f.get("gate") for f in found):
+                for f in found:
+                    action = recommended_action(f) or {}
+                    function = action.get("function") or ep.function
+                    params = _merged_params(ep, [f]) if function == ep.function else dict(action.get("params") or {})
+                    add(ep, title=f"{ep.name}: {', '.join(f.get('columns', [])) or 'all rows'}",
+                        gate=f.get("gate") or ep.gate, finding_ids=[f["id"]], function=function,
+                        columns=list(f.get("columns", [])), params=params,
+                        reason=f.get("summary", ep.name))
+            else:
+                columns = sorted({c for f in found for c in f.get("columns", [])})
+                add(ep, title=f"{ep.name}: {', '.join(columns)}" if columns else ep.name,
+                    finding_ids=[f["id"] for f in found], columns=columns,
+                    params=_merged_params(ep, found),
+                    reason="; ".join(f.get("summary", "") for f in found[:3]))
+        steps.sort(key=lambda s: self.episodes[s.episode].order)
+        return steps
+
+
+def _merged_params(ep: Episode, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The episode's defaults updated by the findings' recommended calls (lists unioned, dicts merged)."""
+    params = dict(ep.params)
+    for f in findings:
+        action = recommended_action(f)
+        if not action or action.get("function") != ep.function:
+            continue
+        for key, value in (action.get("params") or {}).items():
+            if isinstance(value, list) and isinstance(params.get(key), list):
+                params[key] = params[key] + [v for v in value if v not in params[key]]
+            elif isinstance(value, dict) and isinstance(params.get(key), dict):
+                params[key] = {**params[key], **value}
+            else:
+                params[key] = value
+    return params

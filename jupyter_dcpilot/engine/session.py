@@ -1,0 +1,282 @@
+"""The state bank of one notebook: findings, plan, decisions, checkpoints, transcript, usage.
+
+Everything the co-pilot knows about a notebook lives in a :class:`Session`, which is saved to
+a sidecar file next to the notebook after every change, so a restarted server (or a second
+``jupyter dcpilot run``) loses nothing. Observers subscribed with :meth:`Session.subscribe`
+receive one event per change (the server pushes them to the panel's WebSocket).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+# step statuses: proposed, awaiting_decision, running, done, failed, undone, skipped
+PENDING = ("proposed", "awaiting_decision")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
+    """``dir/.name.ipynb.dcpilot.json`` for ``dir/name.ipynb`` (git-ignored by ``*.dcpilot.json``)."""
+    path = Path(notebook)
+    return path.with_name(f".{path.name}.dcpilot.json")
+
+
+@dataclass
+class Step:
+    """One unit of work: an episode applied to some findings/columns, with its status."""
+
+    id: str
+    episode: str
+    title: str
+    status: str = "proposed"
+    gate: str | None = None
+    finding_ids: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    function: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    decision_id: str | None = None
+    checkpoint_id: str | None = None
+    cell_ids: list[str] = field(default_factory=list)
+    attempts: int = 0
+    code: str | None = None  # custom (LLM-written) code: always gated
+    result: dict[str, Any] = field(default_factory=dict)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    note: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return self.status in PENDING
+
+
+@dataclass
+class Decision:
+    """A question only a domain expert can answer, and the answer once given."""
+
+    id: str
+    step_id: str
+    gate: str
+    question: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    options: list[dict[str, Any]] = field(default_factory=list)
+    recommended: str | None = None
+    columns: list[str] = field(default_factory=list)
+    choice: str | None = None
+    by: str | None = None  # "user" | "policy"
+    at: str | None = None
+    rationale: str = ""
+
+    @property
+    def decided(self) -> bool:
+        return self.choice is not None
+
+    def option(self, option_id: str | None = None) -> dict[str, Any] | None:
+        wanted = self.choice if option_id is None else option_id
+        return next((o for o in self.options if o.get("id") == wanted), None)
+
+
+@dataclass
+class Checkpoint:
+    """A kernel snapshot taken before a step, with the session state at that moment."""
+
+    id: str  # the kernel store's id
+    step_id: str
+    label: str
+    names: list[str]
+    cell_count: int  # co-pilot cells that existed when it was taken
+    snapshot: dict[str, Any]  # session state (plan, findings, task, ...) before the step
+    created: str = field(default_factory=now)
+
+
+@dataclass
+class Session:
+    """Everything the co-pilot knows about one notebook (see the module docstring)."""
+
+    notebook: str = ""
+    frame: str = "df"
+    task: dict[str, Any] = field(default_factory=dict)
+    hints: dict[str, Any] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    diagnosis: dict[str, Any] = field(default_factory=dict)  # shape, elapsed_s, sample_size
+    plan: list[Step] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    cells: list[dict[str, Any]] = field(default_factory=list)  # co-pilot cells, in order
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    llm_usage: list[dict[str, Any]] = field(default_factory=list)
+    llm_payloads: list[dict[str, Any]] = field(default_factory=list)
+    exclusions: dict[str, list[str]] = field(default_factory=dict)  # finding id -> option ids
+    handled: list[str] = field(default_factory=list)  # finding ids a step has dealt with
+    rejections: list[dict[str, Any]] = field(default_factory=list)  # expert rejections to act on
+    instructions: list[dict[str, Any]] = field(default_factory=list)  # free-text, with status
+    variables: dict[str, Any] = field(default_factory=dict)  # what the kernel holds now
+    warnings: list[str] = field(default_factory=list)
+    data_version: int = 0
+    diagnosed_version: int = -1
+    backtracks: int = 0
+    state: str = "idle"  # idle | running | blocked | finished | failed
+    counter: int = 0
+    path: str | None = field(default=None, compare=False)
+    _observers: list[Callable[[dict[str, Any]], None]] = field(
+        default_factory=list, compare=False, repr=False
+    )
+
+    # -- identity ----------------------------------------------------------------------
+    def new_id(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # -- events ------------------------------------------------------------------------
+    def subscribe(self, fn: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``fn(event)`` after every change; returns a function that unsubscribes."""
+        self._observers.append(fn)
+        return lambda: self._observers.remove(fn) if fn in self._observers else None
+
+    def changed(self, kind: str, **data: Any) -> None:
+        """Persist, then tell every observer what changed."""
+        self.save()
+        event = {"type": kind, "at": now(), **data}
+        for fn in list(self._observers):
+            fn(event)
+
+    def log(self, kind: str, text: str, **data: Any) -> None:
+        """Add a transcript entry (what happened and why, in words)."""
+        entry = {"at": now(), "kind": kind, "text": text, **data}
+        self.transcript.append(entry)
+        self.changed("transcript", entry=entry)
+
+    # -- lookups -----------------------------------------------------------------------
+    def step(self, step_id: str) -> Step:
+        for s in self.plan:
+            if s.id == step_id:
+                return s
+        raise KeyError(f"no step {step_id!r} in this session")
+
+    def decision(self, decision_id: str) -> Decision:
+        for d in self.decisions:
+            if d.id == decision_id:
+                return d
+        raise KeyError(f"no decision {decision_id!r} in this session")
+
+    def checkpoint(self, checkpoint_id: str) -> Checkpoint:
+        for c in self.checkpoints:
+            if c.id == checkpoint_id:
+                return c
+        raise KeyError(f"no checkpoint {checkpoint_id!r} in this session")
+
+    def finding(self, finding_id: str) -> dict[str, Any] | None:
+        return next((f for f in self.findings if f.get("id") == finding_id), None)
+
+    def pending_steps(self) -> list[Step]:
+        return [s for s in self.plan if s.pending]
+
+    def open_decisions(self) -> list[Decision]:
+        return [d for d in self.decisions if not d.decided]
+
+    def cells_after(self, checkpoint_id: str) -> list[str]:
+        """Ids of the co-pilot cells added after a checkpoint (never user cells)."""
+        return [c["id"] for c in self.cells[self.checkpoint(checkpoint_id).cell_count :]]
+
+    # -- changes -----------------------------------------------------------------------
+    def decide(
+        self, decision_id: str, choice: str, rationale: str = "", by: str = "user"
+    ) -> Decision:
+        """Record the answer to a decision; the coordinator acts on it when run again."""
+        decision = self.decision(decision_id)
+        if decision.option(choice) is None:
+            ids = [o.get("id") for o in decision.options]
+            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        if by not in ("user", "policy"):
+            raise ValueError(f"decision {decision_id}: by must be 'user' or 'policy', not {by!r}")
+        decision.choice, decision.by, decision.at = choice, by, now()
+        decision.rationale = rationale
+        self.changed("decision", decision=asdict(decision))
+        return decision
+
+    def reject(self, step_id: str, reason: str) -> None:
+        """The expert rejects a finished step's result; the coordinator backtracks over it."""
+        step = self.step(step_id)
+        if step.status != "done":
+            raise ValueError(f"step {step_id} is {step.status}; only a done step can be rejected")
+        self.rejections.append({"step_id": step_id, "reason": reason, "at": now()})
+        self.changed("rejection", step_id=step_id, reason=reason)
+
+    def instruct(self, text: str) -> None:
+        """Queue a free-text instruction (needs the LLM planner to become a custom step)."""
+        self.instructions.append({"text": text, "status": "pending", "at": now()})
+        self.changed("instruction", text=text)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The parts of the state a checkpoint restores."""
+        keys = ("task", "findings", "diagnosis", "plan", "handled", "variables",
+                "data_version", "diagnosed_version")
+        return json.loads(json.dumps({k: getattr(self, k) for k in keys}, default=_encode))
+
+    def restore_snapshot(self, snap: dict[str, Any]) -> None:
+        self.task = snap["task"]
+        self.findings = snap["findings"]
+        self.diagnosis = snap["diagnosis"]
+        self.plan = [Step(**s) for s in snap["plan"]]
+        self.handled = snap["handled"]
+        self.variables = snap["variables"]
+        self.data_version = snap["data_version"]
+        self.diagnosed_version = snap["diagnosed_version"]
+
+    # -- persistence -------------------------------------------------------------------
+    def to_json(self) -> str:
+        state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        return json.dumps(state, separators=(",", ":"), default=_encode)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self.to_json())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str | None = None) -> "Session":
+        data = dict(data)
+        data["plan"] = [Step(**s) for s in data.get("plan", [])]
+        data["decisions"] = [Decision(**d) for d in data.get("decisions", [])]
+        data["checkpoints"] = [Checkpoint(**c) for c in data.get("checkpoints", [])]
+        return cls(**data, path=path)
+
+    def save(self) -> None:
+        """Write the sidecar atomically (no half-written file after a crash)."""
+        if not self.path:
+            return
+        target = Path(self.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
+        text = self.to_json()
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "Session":
+        with open(path) as fh:
+            return cls.from_dict(json.load(fh), path=str(path))
+
+    @classmethod
+    def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> "Session":
+        """Load the notebook's sidecar if it exists, else start a new session saved there."""
+        path = sidecar_path(notebook)
+        if path.exists():
+            return cls.load(path)
+        return cls(notebook=str(notebook), path=str(path), **kwargs)
+
+
+def _encode(value: Any) -> Any:
+    """JSON for the dataclasses held in a session (without deep-copying them first)."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    return str(value)
+

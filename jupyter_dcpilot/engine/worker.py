@@ -1,0 +1,307 @@
+"""The worker: turns one planned step into one readable ``kernel_tools`` cell and runs it.
+
+Before any change it checkpoints the variables the step may change (in the kernel's
+checkpoint store, through a silent probe). It writes the cell (a one-line comment saying why,
+then the call), runs it in the notebook, and on an error restores the checkpoint, removes the
+failed cell and retries with repaired (LLM) or safer (episode fallback) parameters, at most
+``max_attempts`` times. Then it reads what the step produced and runs the post-step checks.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Awaitable, Callable
+
+import kernel_tools
+from jupyter_dcpilot.probe import ProbeError, probe_expression
+
+from .episodes import Episode
+from .hosts import CellResult, KernelProbe, NotebookHost
+from .session import Checkpoint, Session, Step
+
+# kernel_tools calls whose report can replay the fitted step on new data (test split/file)
+REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
+              "convert_units", "fix_dtypes", "aggregate_per_entity"}
+PUBLIC = set(kernel_tools.__all__)
+Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+async def probe(kernel: KernelProbe, function: str, *args: Any, **kwargs: Any) -> Any:
+    """Call ``kernel_tools.probes.<function>`` silently in the kernel and return its JSON."""
+    return await kernel.evaluate(probe_expression(function, *args, **kwargs))
+
+
+def py(value: Any) -> str:
+    """A JSON-like value as Python source."""
+    return repr(value)
+
+
+def call_args(params: dict[str, Any]) -> str:
+    return "".join(f", {k}={py(v)}" for k, v in params.items())
+
+
+def comment(text: str, limit: int = 110) -> str:
+    line = " ".join(str(text).split())
+    return "# " + (line if len(line) <= limit else line[: limit - 1] + "…")
+
+
+class Worker:
+    """Executes steps; see the module docstring."""
+
+    def __init__(self, session: Session, kernel: KernelProbe, notebook: NotebookHost,
+                 episodes: dict[str, Episode], *, repair: Repair | None = None,
+                 max_attempts: int = 3) -> None:
+        self.session = session
+        self.kernel = kernel
+        self.notebook = notebook
+        self.episodes = episodes
+        self.repair = repair
+        self.max_attempts = max_attempts
+
+    # -- what to call --------------------------------------------------------------------
+    def resolve(self, step: Step) -> tuple[str | None, dict[str, Any]]:
+        """The kernel_tools call: the decided option's action, else the step's own call."""
+        if step.decision_id and step.code is None and step.episode != "confirm_task":
+            action = (self.session.decision(step.decision_id).option() or {}).get("action")
+            return (action["function"], dict(action.get("params") or {})) if action else (None, {})
+        return step.function, dict(step.params)
+
+    def report_var(self, step: Step) -> str:
+        ep = self.episodes[step.episode]
+        if step.result.get("var"):
+            return step.result["var"]
+        used = {s.result.get("var") for s in self.session.plan if s.id != step.id and s.status == "done"}
+        name, n = ep.report_var, 1
+        while name in used:
+            n += 1
+            name = f"{ep.report_var}_{n}"
+        return name
+
+    def preprocess_vars(self) -> list[str]:
+        """Reports of the learned post-split steps, in order: the model's preprocess list."""
+        return [s.result["var"] for s in self.session.plan
+                if s.status == "done" and self.episodes.get(s.episode)
+                and self.episodes[s.episode].stage == "post_split"
+                and s.result.get("var") and s.result.get("function") in REPLAYABLE
+                and s.result.get("transformer")]
+
+    def code(self, step: Step, function: str | None, params: dict[str, Any]) -> str | None:
+        """The cell source for a step (None when there is nothing to run)."""
+        ep = self.episodes[step.episode]
+        why = comment(step.reason or ep.name)
+        var = self.report_var(step)
+        lines: list[str] = []
+        if not self.session.variables.get("imports"):
+            lines += ["import kernel_tools as kt", "import pandas as pd"]
+        if step.code is not None:
+            body = [step.code.rstrip()]
+        elif ep.stage == "split":
+            body = self._split_code(var, params)
+        elif ep.stage == "model":
+            body = self._model_code(params)
+        elif ep.id == "explain":
+            body = ["pd.DataFrame(model.importance).head(15)"]
+        elif function is None:
+            return None
+        elif function == "join_frames":
+            params = dict(params)
+            frames = self.session.hints.get("frames") or [self.session.frame, None]
+            left = params.pop("left", None) or frames[0]
+            right = params.pop("right", None) or frames[1]
+            body = [f"{self.session.frame}, {var} = kt.join_frames({left}, {right}{call_args(params)})", var]
+        elif ep.stage == "post_split":
+            body = [f"train, {var} = kt.{function}(train{call_args(params)})"]
+            if function in REPLAYABLE and "test" in ep.changes:
+                body.append(f"test = {var}.apply(test)")
+            body.append(var)
+        else:
+            body = [f"{self.session.frame}, {var} = kt.{function}({self.session.frame}{call_args(params)})", var]
+        return "\n".join([why, *lines, *body])
+
+    def _split_code(self, var: str, params: dict[str, Any]) -> list[str]:
+        task = self.session.task
+        frame = self.session.frame
+        test_path = self.session.hints.get("test_path")
+        if test_path:
+            replay = [s.result["var"] for s in self.session.plan
+                      if s.status == "done" and self.episodes[s.episode].stage == "pre_split"
+                      and s.result.get("transformer") and s.result.get("var")]
+            reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
+            lines = [f"train = {frame}", f"test = pd.{reader}({py(test_path)})"]
+            if replay:
+                lines += [f"for step_report in [{', '.join(replay)}]:  # replay the fitted pre-split steps",
+                          "    test = step_report.apply(test)"]
+            return lines + ["print(f'train {train.shape}, test {test.shape}')"]
+        kwargs = {"target": task.get("target")}
+        if self.grouping():
+            kwargs["groups"] = task["id"]
+        kwargs.update(params)
+        return [f"train, test, {var} = kt.split({frame}{call_args(kwargs)})", var]
+
+    def _model_code(self, params: dict[str, Any]) -> list[str]:
+        task = self.session.task
+        kwargs: dict[str, Any] = {"target": task.get("target"), "task": task.get("kind")}
+        if task.get("kind") == "survival":
+            kwargs["time"] = task.get("time")
+        if self.grouping():
+            kwargs["groups"] = task["id"]
+        kwargs.update(params)
+        pre = self.preprocess_vars()
+        # columns a train-only step added (e.g. label-issue flags) are notes, not features
+        notes = [c for s in self.session.plan if s.status == "done" and s.result.get("function")
+                 and s.result["function"] not in REPLAYABLE
+                 and self.episodes[s.episode].stage == "post_split"
+                 for c in (s.result.get("report") or {}).get("columns_added", [])]
+        frame = f"train.drop(columns={py(notes)})" if notes else "train"
+        return [f"model = kt.fit_evaluate({frame}{call_args(kwargs)}, test=test, "
+                f"preprocess=[{', '.join(pre)}])", "model"]
+
+    def grouping(self) -> bool:
+        """Group splits and folds by the entity id whenever it is known and still a column.
+
+        Grouping also keeps the id out of the features (fit_evaluate never uses groups as one);
+        after aggregation (one row per entity) it is harmless.
+        """
+        entity = self.session.task.get("id")
+        columns = self.session.variables.get("columns") or []
+        return bool(entity) and (not columns or entity in columns)
+
+    # -- running -------------------------------------------------------------------------
+    async def checkpoint(self, step: Step) -> str | None:
+        names = list(self.episodes[step.episode].changes)
+        if step.code is not None:
+            names = sorted(set(names) | {"df", "train", "test"} | set(step.params.get("changes", [])))
+        if not names:
+            return None
+        saved = await probe(self.kernel, "checkpoint_save_json", names, f"before {step.id}: {step.title}")
+        return saved["id"]
+
+    async def execute(self, step: Step, cell_mark: int) -> str:
+        """Run a step; returns ``"done"``, ``"kept"`` (nothing to run) or ``"failed"``."""
+        function, params = self.resolve(step)
+        if function is not None and function not in PUBLIC:
+            step.error = f"{function!r} is not a kernel_tools function"
+            return "failed"
+        source = self.code(step, function, params)
+        if source is None:
+            step.note = "kept as is: nothing to run"
+            return "kept"
+        step.status = "running"
+        checkpoint_id = await self.checkpoint(step)
+        if checkpoint_id is not None:
+            snapshot = self.session.snapshot()
+            for s in snapshot["plan"]:
+                if s["id"] == step.id:
+                    s["status"] = "proposed"
+            self.session.checkpoints.append(Checkpoint(
+                id=checkpoint_id, step_id=step.id, label=step.title,
+                names=list(self.episodes[step.episode].changes), cell_count=cell_mark,
+                snapshot=snapshot))
+            step.checkpoint_id = checkpoint_id
+        self.session.changed("step", step=step.id, status="running")
+        fallbacks = list(self.episodes[step.episode].fallback_params)
+        last_error: dict[str, Any] | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            step.attempts = attempt
+            result = await self._run(step, source)
+            if result.error is None:
+                step.cell_ids.append(result.cell_id)
+                step.result.update({"var": self.report_var(step), "function": function,
+                                    "params": params, "outputs": result.text()[-2000:]})
+                self.session.variables["imports"] = True  # the first cell imported them
+                await self._read_results(step, function)
+                step.error = None
+                return "done"
+            last_error = result.error
+            self.session.log("error", f"{step.id} attempt {attempt} failed: "
+                             f"{result.error['ename']}: {result.error['evalue']}", step_id=step.id)
+            await self.notebook.delete_cells([result.cell_id])
+            self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
+            if checkpoint_id is not None:
+                await probe(self.kernel, "checkpoint_restore_json", checkpoint_id)
+            if attempt == self.max_attempts or step.code is not None:
+                break
+            new_params = None
+            if self.repair is not None:
+                repaired = await self.repair(step, source, result.error)
+                if repaired is not None:
+                    new_params = {**params, **repaired}
+                    self.session.log("repair", f"{step.id}: the LLM proposed new parameters "
+                                     f"{json.dumps(new_params, default=str)}", step_id=step.id)
+            if new_params is None and fallbacks:
+                new_params = {**params, **fallbacks.pop(0)}
+                self.session.log("fallback", f"{step.id}: retrying with safer parameters "
+                                 f"{json.dumps(new_params, default=str)}", step_id=step.id)
+            if new_params is None:
+                break
+            params = new_params
+            source = self.code(step, function, params) or source
+        step.error = f"{last_error['ename']}: {last_error['evalue']}" if last_error else "failed"
+        return "failed"
+
+    async def _run(self, step: Step, source: str) -> CellResult:
+        meta = {"dcpilot": {"step": step.id, "checkpoint": step.checkpoint_id,
+                            "episode": step.episode}}
+        result = await self.notebook.run_cell(source, meta)
+        self.session.cells.append({"id": result.cell_id, "step": step.id, "kind": "code"})
+        self.session.changed("cell", step=step.id, cell_id=result.cell_id,
+                             error=result.error is not None)
+        return result
+
+    async def _read_results(self, step: Step, function: str | None) -> None:
+        """Read the step's report, the frames' shapes, and run the post-step checks."""
+        ep = self.episodes[step.episode]
+        var = step.result["var"]
+        if ep.stage in ("pre_split", "post_split", "split", "model") and step.code is None:
+            try:
+                report = await probe(self.kernel, "report_json", var)
+                step.result["report"] = _trim(report)
+                step.result["transformer"] = report.get("transformer")
+            except ProbeError:
+                step.result["report"] = None
+        info = await probe(self.kernel, "frame_info_json", [self.session.frame, "train", "test"])
+        frame = info.get(self.session.frame) or {}
+        self.session.variables["columns"] = frame.get("columns") or []
+        self.session.variables["shape"] = [frame.get("rows"), frame.get("cols")]
+        if info.get("train"):
+            self.session.variables["train_shape"] = [info["train"]["rows"], info["train"]["cols"]]
+            self.session.variables["train_columns"] = info["train"]["columns"]
+        if info.get("test"):
+            self.session.variables["test_shape"] = [info["test"]["rows"], info["test"]["cols"]]
+        if step.checkpoint_id and ep.stage in ("pre_split", "post_split", "split"):
+            step.checks = await self._validate(step)
+
+    async def _validate(self, step: Step) -> list[dict[str, Any]]:
+        ep = self.episodes[step.episode]
+        expect = dict(ep.expect)
+        function = step.result.get("function")
+        if function and function != ep.function:
+            expect = {}  # the expert chose another kind of call: only the generic checks apply
+        if expect.get("rows") == "one_per_entity":
+            expect["id"] = step.result.get("params", {}).get("id") or self.session.task.get("id")
+        target = self.session.task.get("target")
+        if ep.stage == "split":
+            if self.session.hints.get("test_path"):
+                return []
+            before, after, expect = self.session.frame, "train", {"rows": "fewer", "min_row_retention": 0.3}
+            train_test = ["train", "test"]
+        elif ep.stage == "post_split":
+            before = after = "train"
+            train_test = ["train", "test"] if "test" in ep.changes else None
+        else:
+            before = after = self.session.frame
+            train_test = None
+        result = await probe(self.kernel, "validate_json", step.checkpoint_id, before, after,
+                             target=target, expect=expect, train_test=train_test)
+        step.result["rows_before"], step.result["rows_after"] = result["rows_before"], result["rows_after"]
+        return result["failures"]
+
+
+def _trim(report: dict[str, Any], limit: int = 4000) -> dict[str, Any]:
+    """Keep a report small enough for the sidecar file."""
+    text = json.dumps(report, default=str)
+    if len(text) <= limit:
+        return report
+    keep = {k: v for k, v in report.items() if len(json.dumps(v, default=str)) < 800}
+    keep["truncated"] = True
+    return keep

@@ -1,0 +1,195 @@
+"""One pass over the columns: what each column holds, computed once and shared by detectors.
+
+Text columns are read through their value counts (one hash pass), so parsing numbers, dates,
+units or typos looks at distinct values only — that keeps a million-row frame cheap.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+NA_TOKENS = frozenset(
+    {"", "?", "-", "--", "---", "n/a", "na", "nan", "null", "none", "missing", "unknown",
+     ".", "#n/a", "nil", "not available", "undefined", "n.a.", "#value!", "nat", "(blank)"}
+)
+BOOL_TOKENS = {"true": True, "false": False, "t": True, "f": False}
+_NUMBER = re.compile(r"^\s*[-+]?(\d+[.,]?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+_DATE_FORMATS = ("%Y-%m-%d", "%d-%m-%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y",
+                 "%m/%d/%y", "%d/%m/%y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
+                 "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M", "%d %b %Y", "%b %d, %Y")
+_DATE_SHAPE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T].*)?$|^\s*\d{1,2} [A-Za-z]{3} \d{4}\s*$"
+                         r"|^\s*[A-Za-z]{3} \d{1,2}, \d{4}\s*$")
+MAX_DISTINCT_PARSED = 5000
+
+
+@dataclass
+class ColumnProfile:
+    """What one column holds. ``kind`` is numeric | bool | datetime | categorical | text | empty."""
+
+    name: str
+    kind: str
+    n: int
+    n_missing: int
+    nunique: int
+    is_integer: bool = False
+    n_inf: int = 0
+    counts: pd.Series | None = None  # value counts of text columns (distinct values, descending)
+    parsed_as: str | None = None  # numeric | bool | datetime when text holds those
+    parsed_share: float = 0.0
+    na_tokens: list[str] = field(default_factory=list)
+    mean_length: float = 0.0
+    mean_words: float = 0.0
+
+    @property
+    def missing_rate(self) -> float:
+        return self.n_missing / self.n if self.n else 0.0
+
+    @property
+    def n_present(self) -> int:
+        return self.n - self.n_missing
+
+
+def _is_numeric_token(values: pd.Index) -> np.ndarray:
+    return np.array([bool(_NUMBER.match(v)) for v in values], dtype=bool)
+
+
+def parse_dates(values: pd.Series) -> pd.Series:
+    """Datetimes for date-like strings, NaT where they do not parse (tries common formats)."""
+    best = None
+    best_ok = -1
+    for fmt in _DATE_FORMATS:
+        parsed = pd.to_datetime(values, format=fmt, errors="coerce")
+        ok = int(parsed.notna().sum())
+        if ok > best_ok:
+            best, best_ok = parsed, ok
+        if ok == len(values):
+            break
+    if best_ok < 0.9 * len(values):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mixed = pd.to_datetime(values, format="mixed", errors="coerce")
+        if int(mixed.notna().sum()) > best_ok:
+            best = mixed
+    return best
+
+
+def _profile_text(name: str, s: pd.Series) -> ColumnProfile:
+    counts = s.value_counts(dropna=True)
+    n = len(s)
+    n_missing = n - int(counts.sum())
+    is_str = np.fromiter((isinstance(v, str) for v in counts.index), bool, len(counts))
+    if len(counts) and not is_str.all():  # mixed types: look at their text form
+        counts = counts.groupby(counts.index.map(str)).sum().sort_values(ascending=False)
+    keys = pd.Index([str(v) for v in counts.index[:MAX_DISTINCT_PARSED]])
+    weights = counts.to_numpy()[:MAX_DISTINCT_PARSED].astype(float)
+    prof = ColumnProfile(name, "categorical", n, n_missing, len(counts), counts=counts)
+    if not len(keys):
+        prof.kind = "empty"
+        return prof
+    stripped = keys.str.strip().str.lower()
+    is_na = stripped.isin(NA_TOKENS)
+    prof.na_tokens = [k for k, flag in zip(keys, is_na) if flag]
+    real = ~np.asarray(is_na)
+    total = weights[real].sum()
+    if total > 0:
+        numeric = _is_numeric_token(keys) & real
+        booleans = np.asarray(stripped.isin(list(BOOL_TOKENS))) & real
+        shares = {"numeric": weights[numeric].sum() / total, "bool": weights[booleans].sum() / total}
+        date_like = np.array([bool(_DATE_SHAPE.match(k)) for k in keys]) & real
+        if weights[date_like].sum() / total >= 0.9:
+            parsed = parse_dates(pd.Series(keys[date_like]))
+            shares["datetime"] = weights[date_like][parsed.notna().to_numpy()].sum() / total
+        kind, share = max(shares.items(), key=lambda kv: kv[1])
+        if share >= 0.95:
+            prof.parsed_as, prof.parsed_share = kind, float(share)
+        lengths = keys.str.len().to_numpy(dtype=float)
+        words = keys.str.count(r"\s+").to_numpy(dtype=float) + 1
+        prof.mean_length = float(np.average(lengths[real], weights=weights[real]))
+        prof.mean_words = float(np.average(words[real], weights=weights[real]))
+        if prof.parsed_as is None and prof.mean_words >= 4 and prof.mean_length >= 25:
+            prof.kind = "text"
+    return prof
+
+
+def profile_column(name: str, s: pd.Series) -> ColumnProfile:
+    n = len(s)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        n_missing = int(s.isna().sum())
+        return ColumnProfile(name, "bool", n, n_missing, int(s.nunique()))
+    if pd.api.types.is_datetime64_any_dtype(s.dtype) or isinstance(s.dtype, pd.PeriodDtype):
+        n_missing = int(s.isna().sum())
+        return ColumnProfile(name, "datetime", n, n_missing, int(s.nunique()))
+    if pd.api.types.is_timedelta64_dtype(s.dtype):
+        n_missing = int(s.isna().sum())
+        return ColumnProfile(name, "numeric", n, n_missing, int(s.nunique()))
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_complex_dtype(s.dtype):
+        values = s.to_numpy(dtype=float, na_value=np.nan)
+        finite = np.isfinite(values)
+        n_inf = int(np.isinf(values).sum())
+        n_missing = int(n - finite.sum())
+        present = values[finite]
+        nunique = int(pd.unique(present).size)
+        is_int = bool(present.size and np.all(np.mod(present, 1) == 0))
+        kind = "empty" if present.size == 0 else "numeric"
+        return ColumnProfile(name, kind, n, n_missing, nunique, is_integer=is_int, n_inf=n_inf)
+    return _profile_text(name, s)
+
+
+def profile_columns(df: pd.DataFrame) -> dict[str, ColumnProfile]:
+    return {str(c): profile_column(str(c), df[c]) for c in df.columns}
+
+
+def numeric_values(s: pd.Series, prof: ColumnProfile) -> np.ndarray:
+    """A float view of any column for models and statistics (NaN where not a number).
+
+    Text holding numbers/booleans/dates is parsed; datetimes become days; categories are not
+    numbers and return all-NaN (callers encode them with :func:`category_codes`).
+    """
+    if prof.kind == "numeric":
+        if pd.api.types.is_timedelta64_dtype(s.dtype):
+            return s.dt.total_seconds().to_numpy(dtype=float) / 86400.0
+        v = s.to_numpy(dtype=float, na_value=np.nan)
+        return np.where(np.isfinite(v), v, np.nan)
+    if prof.kind == "bool":
+        return s.astype(float).to_numpy(dtype=float, na_value=np.nan)
+    if prof.kind == "datetime":
+        return datetime_days(s)
+    if prof.parsed_as == "numeric":
+        text = s.astype(str).str.strip().str.replace(",", ".", regex=False)
+        return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+    if prof.parsed_as == "bool":
+        mapped = s.astype(str).str.strip().str.lower().map(BOOL_TOKENS)
+        return mapped.astype(float).to_numpy(dtype=float)
+    if prof.parsed_as == "datetime":
+        return datetime_days(parse_dates(s.astype(str)))
+    return np.full(len(s), np.nan)
+
+
+def datetime_days(s: pd.Series) -> np.ndarray:
+    """Days since the epoch (tz-aware values are taken in UTC); NaN for missing."""
+    if isinstance(s.dtype, pd.PeriodDtype):
+        s = s.dt.to_timestamp()
+    if getattr(s.dt, "tz", None) is not None:
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    ns = s.to_numpy(dtype="datetime64[ns]").astype("int64").astype(float)
+    ns[s.isna().to_numpy()] = np.nan
+    return ns / 86_400e9
+
+
+def category_codes(s: pd.Series, max_levels: int = 50) -> np.ndarray:
+    """Integer codes of the most frequent levels (rarer ones share one code, missing is -1)."""
+    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    if len(uniques) > max_levels:
+        freq = np.bincount(codes[codes >= 0], minlength=len(uniques))
+        keep = np.argsort(-freq, kind="stable")[:max_levels]
+        remap = np.full(len(uniques), max_levels, dtype=np.int64)
+        remap[keep] = np.arange(max_levels)
+        codes = np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1)
+    return codes.astype(np.int64)

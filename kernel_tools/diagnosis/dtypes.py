@@ -1,0 +1,119 @@
+"""Columns whose storage hides what they hold: numbers/booleans/dates as text, N/A tokens,
+sentinel codes such as 999, constant columns, and free text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.findings import Finding, Option
+
+SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
+
+
+def find_sentinels(v: np.ndarray) -> list[float]:
+    """Round codes like 999 or -1 that sit far outside the other values and repeat."""
+    present = np.isin(v, SENTINELS)
+    if not present.any():  # the common case: one vectorised pass and done
+        return []
+    finite = v[np.isfinite(v)]
+    if finite.size < 50:
+        return []
+    found = []
+    for s in SENTINELS:
+        is_code = finite == s
+        count = int(is_code.sum())
+        if count < max(5, 0.002 * finite.size):
+            continue
+        rest = finite[~is_code]
+        if np.unique(rest[:1000]).size < 5:
+            continue
+        lo, hi = np.percentile(rest, [1, 99])
+        span = max(hi - lo, 1e-9)
+        if s > 0 and s > rest.max() and s > hi + 3 * span and rest.max() < (s + hi) / 2:
+            found.append(float(s))
+        elif s < 0 and s < rest.min() and lo >= 0:
+            found.append(float(s))
+    return found
+
+
+def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[Finding]:
+    findings = []
+    for c, prof in profiles.items():
+        if prof.parsed_as is not None and prof.kind == "categorical":
+            bad = []
+            if prof.counts is not None and prof.parsed_as == "numeric":
+                keys = pd.Series(prof.counts.index[:2000].map(str))
+                numeric = pd.to_numeric(keys.str.strip().str.replace(",", ".", regex=False), errors="coerce")
+                bad = [k for k in keys[numeric.isna()].tolist() if k not in prof.na_tokens][:5]
+            what = {"numeric": "numbers", "bool": "true/false values", "datetime": "dates"}[prof.parsed_as]
+            tokens = ", ".join(repr(t) for t in prof.na_tokens[:5])
+            summary = (f"'{c}' stores {what} as text"
+                       + (f", with missing values written as {tokens}" if prof.na_tokens else "") + ".")
+            findings.append(Finding(
+                "numeric_as_text", [c], "warning",
+                summary,
+                {"stored_as": str(df[c].dtype), "holds": prof.parsed_as,
+                 "parsable_share": round(prof.parsed_share, 4), "na_tokens": prof.na_tokens[:20],
+                 "unparsable_examples": bad, "distinct_values": prof.nunique},
+                [Option("fix_dtypes", f"Convert to {what}",
+                        f"Parse '{c}' as {what}" + (f" and read {tokens} as missing" if tokens else "") + ".",
+                        "values that do not parse become missing", True,
+                        call("fix_dtypes", columns=[c], na_tokens=prof.na_tokens, sentinels={})),
+                 keep("Keep it as text (treated as categories).",
+                      "order and magnitude are lost; every value becomes its own category")],
+                None,
+            ))
+        elif prof.kind == "numeric" and c not in exclude and prof.nunique > 5:
+            sentinels = find_sentinels(numeric_values(df[c], prof))
+            if sentinels:
+                v = numeric_values(df[c], prof)
+                n_codes = int(np.isin(v, sentinels).sum())
+                codes = ", ".join(f"{s:g}" for s in sentinels)
+                findings.append(Finding(
+                    "numeric_as_text", [c], "warning",
+                    f"'{c}' uses the code(s) {codes} ({n_codes} rows) far outside its other values: "
+                    "most likely 'missing' or 'not applicable', not a measurement.",
+                    {"sentinels": sentinels, "rows_with_code": n_codes,
+                     "range_without_codes": [float(np.nanmin(v[~np.isin(v, sentinels)])),
+                                             float(np.nanmax(v[~np.isin(v, sentinels)]))]},
+                    [Option("fix_dtypes", "Read the codes as missing",
+                            f"Replace {codes} in '{c}' by missing values.",
+                            "if a code has a meaning (e.g. 'never'), that meaning is lost unless "
+                            "a missing indicator is kept", True,
+                            call("fix_dtypes", columns=[c], na_tokens=[], sentinels={c: sentinels})),
+                     keep("Keep the codes as numbers.", "the codes act as huge measurements and "
+                          "distort means, scaling and linear models")],
+                    None,
+                ))
+        if c in exclude:
+            continue
+        if prof.nunique == 1:
+            value = prof.counts.index[0] if prof.counts is not None and len(prof.counts) else (
+                df[c].dropna().iloc[0] if prof.n_present else None)
+            findings.append(Finding(
+                "constant_column", [c], "info",
+                f"'{c}' has a single value ({value!s})"
+                + (f" apart from {prof.n_missing} missing" if prof.n_missing else "")
+                + ": it cannot help a model.",
+                {"value": str(value), "missing_count": prof.n_missing},
+                [drop([c], "constant", "none for modelling" + (
+                    "; the missing pattern itself is lost" if prof.n_missing else "")),
+                 keep("Keep it.", "adds a useless column")],
+                None,
+            ))
+        elif prof.kind == "text":
+            findings.append(Finding(
+                "free_text", [c], "info",
+                f"'{c}' holds free text (about {prof.mean_words:.0f} words per value): a tabular model "
+                "cannot use it as it is.",
+                {"mean_length": round(prof.mean_length, 1), "mean_words": round(prof.mean_words, 1),
+                 "distinct_values": prof.nunique},
+                [drop([c], "free text", "loses what the text says; text features could be extracted "
+                      "instead"),
+                 keep("Keep it (as categories).", "almost every value is its own category")],
+                None,
+            ))
+    return findings

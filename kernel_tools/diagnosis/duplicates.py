@@ -1,0 +1,127 @@
+"""Repeated information: duplicate rows (exact and near) and redundant columns.
+
+Rows are compared through one 64-bit hash per row built column by column from factorised
+codes, so a million rows cost a few vectorised passes and no row-wise Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.findings import Finding, Option
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _column_hashes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(exact, normalised) 64-bit hashes of one column's values; text is normalised for case
+    and spacing, numbers are taken as they are."""
+    if s.dtype != object and not isinstance(s.dtype, pd.CategoricalDtype):
+        try:
+            h = pd.util.hash_pandas_object(s, index=False).to_numpy()
+            return h, h
+        except TypeError:
+            pass
+    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    exact = pd.util.hash_array(codes.astype(np.int64))
+    if not len(uniques):
+        return exact, exact
+    norm = pd.Index(pd.Index(uniques).map(str)).str.strip().str.lower().str.replace(r"\s+", " ", regex=True)
+    remap = pd.factorize(norm)[0]
+    normalised = np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1)
+    return exact, pd.util.hash_array(normalised.astype(np.int64))
+
+
+def row_hashes(df: pd.DataFrame, columns: list, ignore: set | frozenset = frozenset()):
+    """Two 64-bit hashes per row: over all ``columns``, and over those not in ``ignore`` with
+    text compared case- and space-insensitively."""
+    exact = np.zeros(len(df), dtype=np.uint64)
+    near = np.zeros(len(df), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in columns:
+            e, m = _column_hashes(df[c])
+            exact = (exact ^ e) * _MIX + np.uint64(1)
+            if c not in ignore:
+                near = (near ^ m) * _MIX + np.uint64(1)
+    return exact, near
+
+
+def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | None:
+    cols = list(df.columns)
+    rest = [c for c in cols if c not in set(id_columns)]
+    exact_h, near_h = row_hashes(df, cols, set(id_columns))
+    exact_mask = pd.Series(exact_h).duplicated().to_numpy()
+    exact = int(exact_mask.sum())
+    near_mask = pd.Series(near_h).duplicated().to_numpy() if rest else exact_mask
+    near = int(near_mask.sum()) - exact
+    if exact == 0 and near <= 0:
+        return None
+    n = len(df)
+    examples = df.index[exact_mask if exact else near_mask][:10].tolist()
+    evidence = {"exact_duplicates": exact, "near_duplicates": max(near, 0), "rows": n,
+                "duplicate_share": round((exact + max(near, 0)) / n, 5),
+                "ignored_for_near": id_columns, "example_rows": examples,
+                "near_means": "equal after ignoring identifier columns, case, spacing and rounding"}
+    options = []
+    if exact:
+        options.append(Option("deduplicate", "Remove exact duplicates",
+                              f"Keep the first of each set of identical rows ({exact} rows removed).",
+                              "if repeated rows are real repeated events, their weight is lost", True,
+                              call("deduplicate", subset=None, keep="first")))
+    if near > 0 and id_columns:
+        options.append(Option("deduplicate_ignoring_ids", "Remove rows equal except for identifiers",
+                              f"Keep the first of rows that agree on every column except "
+                              f"{', '.join(id_columns)}.",
+                              "different entities that truly look alike are merged", not exact,
+                              call("deduplicate", subset=rest, keep="first", near=True)))
+    options.append(keep("Keep every row.", "duplicates leak between training and test splits and "
+                        "over-weight some cases", recommended=not options))
+    summary = (f"{exact} row(s) are exact copies of others" if exact else "")
+    if near > 0:
+        summary += ("; " if summary else "") + f"{near} more are near copies (equal up to identifiers, case or spacing)"
+    return Finding("duplicate_rows", [], "warning" if (exact + max(near, 0)) / n >= 0.01 else "info",
+                   summary[0].upper() + summary[1:] + ": copies end up in both training and test data.",
+                   evidence, options, "row_removal")
+
+
+def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str],
+                   threshold: float = 0.98) -> list[Finding]:
+    """Pairs of near-identical columns: |Pearson r| >= threshold, or one-to-one categories."""
+    findings = []
+    numeric = [c for c in columns if profiles[c].nunique > 2 and (
+        profiles[c].kind == "numeric" or profiles[c].parsed_as == "numeric")]
+    pairs: list[tuple[str, str, dict]] = []
+    if len(numeric) >= 2:
+        X = pd.DataFrame({c: numeric_values(frame[c], profiles[c]) for c in numeric})
+        corr = X.corr(min_periods=20).to_numpy()
+        iu = np.argwhere(np.triu(np.abs(corr) >= threshold, k=1))
+        for i, j in iu:
+            pairs.append((numeric[i], numeric[j], {"pearson_r": round(float(corr[i, j]), 5)}))
+    cats = [c for c in columns if 2 <= profiles[c].nunique <= 1000 and (
+        profiles[c].kind in ("categorical", "bool") or (profiles[c].kind == "numeric" and profiles[c].is_integer))]
+    codes = {c: category_codes(frame[c], max_levels=1000) for c in cats}
+    seen = {(a, b) for a, b, _ in pairs}
+    for i, a in enumerate(cats):
+        for b in cats[i + 1:]:
+            if (a, b) in seen or profiles[a].nunique != profiles[b].nunique:
+                continue
+            joint = pd.factorize(codes[a] * 1001 + codes[b])[1].size
+            na, nb = np.unique(codes[a]).size, np.unique(codes[b]).size
+            if joint == na == nb:
+                pairs.append((a, b, {"one_to_one_levels": int(na)}))
+    for a, b, ev in pairs:
+        findings.append(Finding(
+            "redundant_features", [a, b], "info",
+            f"'{a}' and '{b}' carry the same information (" +
+            (f"correlation {ev['pearson_r']:.3f}" if "pearson_r" in ev else "their values map one to one")
+            + "): one of them is enough.",
+            {**ev, "sample_size": len(frame)},
+            [drop([b], f"redundant with {a}", "none if they are truly the same; small if nearly"),
+             keep("Keep both.", "duplicated information splits importance and can destabilise "
+                  "linear models")],
+            None,
+        ))
+    return findings

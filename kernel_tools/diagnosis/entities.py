@@ -1,0 +1,252 @@
+"""Identifier columns and entities with several rows (repeated measurements).
+
+An identifier is unique per row and carries no signal: a model that sees it memorises rows.
+An entity id repeats: rows that share it also share baseline attributes (age, sex, treatment)
+while a visit column (date, visit number, start time) orders them. Treating such rows as
+independent inflates every validation score, so the split must be grouped or the rows
+aggregated — a decision only the domain expert can make (which visit counts?).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.findings import Finding, Option
+
+ID_NAME_WORDS = re.compile(
+    r"(^|[_\W])(id|ids|key|uuid|guid|pk|no|nr|number|num|code|name)([_\W]|$)|"
+    r"rownum|row_?number|patient|subject|customer|client|user|person|member|account|"
+    r"participant|household|mrn|surname",
+    re.IGNORECASE,
+)
+ID_NAME_CASED = re.compile(r"[a-z0-9](Id|ID|Name|No)$")
+
+
+def looks_like_id_name(name: str) -> bool:
+    return bool(ID_NAME_WORDS.search(name) or ID_NAME_CASED.search(name))
+
+
+VISIT_NAME = re.compile(
+    r"visit|time|date|day|week|month|year|start|stop|seq|order|wave|round|period|step|"
+    r"(^|[_\W])(t|t0|t1|no|num|number|index)([_\W]|$)",
+    re.IGNORECASE,
+)
+MAX_ENTITY_SAMPLE = 3000
+
+
+@dataclass
+class Entity:
+    id: str | None = None
+    visit: str | None = None
+    evidence: dict = field(default_factory=dict)
+
+
+def _is_id_like_kind(prof: ColumnProfile) -> bool:
+    if prof.kind == "numeric":
+        return prof.is_integer
+    return prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40
+
+
+def find_id_columns(
+    df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str], score_fn
+) -> list[Finding]:
+    """Columns unique per row (or near-unique names/codes) that predict nothing."""
+    findings = []
+    n = len(df)
+    for name, prof in profiles.items():
+        if name in exclude or n < 20 or not _is_id_like_kind(prof):
+            continue
+        # near-unique: an identifier survives a few duplicated rows
+        unique = prof.nunique >= 0.95 * prof.n_present and prof.n_present >= 0.95 * n
+        hint = looks_like_id_name(name)
+        reason = None
+        if unique and prof.kind == "numeric":
+            v = numeric_values(df[name], prof)
+            sequential = np.nanmax(v) - np.nanmin(v) + 1 <= 1.02 * prof.nunique
+            if hint or sequential or np.nanmin(np.abs(v)) >= 10_000:
+                reason = "row number" if sequential else "unique integer code"
+        elif unique:
+            reason = "unique text code"
+        elif (prof.kind == "categorical" and prof.parsed_as is None and hint
+              and prof.nunique >= max(100, 0.2 * prof.n_present)):
+            reason = "high-cardinality name or code"
+        if reason is None:
+            continue
+        score = score_fn(name)
+        if score is not None and score > 0.6 and reason.startswith("high"):
+            continue
+        evidence = {"distinct": prof.nunique, "rows": n, "unique_share": prof.nunique / max(n, 1),
+                    "looks_like": reason}
+        if score is not None:
+            evidence["single_feature_score"] = round(score, 4)
+        findings.append(Finding(
+            "id_column", [name], "warning",
+            f"'{name}' is an identifier ({reason}): it names rows rather than describing them, "
+            "so a model can only memorise it.",
+            evidence,
+            [drop([name], "identifier", "none if it is only a label; keep it aside if you need it "
+                  "to join or to group rows"),
+             keep("Keep it as a feature.", "the model may memorise row identities and "
+                  "generalise worse.")],
+            None,
+        ))
+    return findings
+
+
+def _group_stats(df: pd.DataFrame, key: str, columns: list[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """nunique per (multi-row) entity for each column, on at most MAX_ENTITY_SAMPLE entities."""
+    sizes = df.groupby(key, sort=False, dropna=True).size()
+    multi = sizes[sizes > 1]
+    if len(multi) > MAX_ENTITY_SAMPLE:
+        multi = multi.sample(MAX_ENTITY_SAMPLE, random_state=0)
+    rows = df[key].isin(multi.index).to_numpy()
+    sub = df.loc[rows, [key, *columns]]
+    nun = sub.groupby(key, sort=False).nunique(dropna=True)
+    return nun, multi.reindex(nun.index)
+
+
+def _diversity(s: pd.Series) -> float:
+    """Chance that two random rows share a value (low = diverse)."""
+    p = s.value_counts(normalize=True, dropna=True).to_numpy()
+    return float((p ** 2).sum())
+
+
+def find_entity(
+    df: pd.DataFrame,
+    profiles: dict[str, ColumnProfile],
+    target: str | None,
+    given_id: str | None,
+    given_time: str | None,
+    exclude: set[str],
+) -> Entity:
+    """Find the entity id (or study the given one) and the visit column that orders its rows."""
+    n = len(df)
+    others = [c for c in profiles if c not in exclude and c != target and profiles[c].kind != "empty"]
+    if given_id is not None:
+        candidates = [given_id]
+    else:
+        candidates = []
+        for name, prof in profiles.items():
+            if name in exclude or name == target or not _is_id_like_kind(prof):
+                continue
+            if prof.nunique < max(5, 0.002 * n) or prof.nunique > 0.9 * prof.n_present:
+                continue
+            if prof.n_present / prof.nunique > 100:
+                continue
+            candidates.append(name)
+        candidates.sort(key=lambda c: (not looks_like_id_name(c), -profiles[c].nunique))
+        candidates = candidates[:6]
+    best: Entity | None = None
+    best_score = 0.0
+    sample = df.iloc[: min(n, 200_000)] if n > 200_000 else df
+    for key in candidates:
+        cols = [c for c in others if c != key]
+        if not cols:
+            continue
+        nun, sizes = _group_stats(sample, key, cols)
+        if len(nun) < 3:
+            continue
+        constant = (nun <= 1).mean()
+        within_unique = nun.eq(sizes, axis=0).mean()
+        baseline = [c for c in cols if constant[c] >= 0.95 and profiles[c].nunique >= 2]
+        # only a diverse attribute (not a yes/no) shared within groups is evidence of an entity
+        diverse = [c for c in baseline if profiles[c].nunique >= 3 and _diversity(df[c]) <= 0.3]
+        # a visit orders rows: a date, a visit number, or a time named as such (any continuous
+        # measurement is also unique within an entity, so it does not count on its own)
+        visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and (
+            profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
+            or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
+        hint = looks_like_id_name(key)
+        mean_size = float(sizes.mean())
+        accept = key == given_id or (hint and (diverse or visits)) or (
+            diverse and visits and mean_size <= 30)
+        if not accept:
+            continue
+        score = 2 * hint + len(diverse) / len(cols) + bool(visits) + (key == given_id) * 10
+        if score <= best_score:
+            continue
+        visit = given_time if given_time in profiles else _pick_visit(visits, profiles)
+        all_sizes = df.groupby(key, sort=False).size()
+        evidence = {
+            "entity_id": key,
+            "visit_column": visit,
+            "entities": int(len(all_sizes)),
+            "rows": n,
+            "rows_per_entity_mean": round(float(all_sizes.mean()), 3),
+            "rows_per_entity_max": int(all_sizes.max()),
+            "share_entities_with_several_rows": round(float((all_sizes > 1).mean()), 4),
+            "baseline_columns": baseline[:15],
+            "varying_columns": [c for c in cols if constant[c] < 0.5][:15],
+        }
+        if target is not None:
+            t_nun = sample.groupby(key, sort=False)[target].nunique(dropna=True)
+            t_multi = t_nun[sizes.index.intersection(t_nun.index)]
+            evidence["target_constant_within_entity"] = round(float((t_multi <= 1).mean()), 4) if len(t_multi) else None
+        best, best_score = Entity(key, visit, evidence), score
+    return best or Entity()
+
+
+def _pick_visit(visits: list[str], profiles: dict[str, ColumnProfile]) -> str | None:
+    if not visits:
+        return None
+
+    def rank(c: str):
+        prof = profiles[c]
+        is_date = prof.kind == "datetime" or prof.parsed_as == "datetime"
+        return (not is_date, not VISIT_NAME.search(c), not re.search(r"start|0$|visit|date", c, re.I),
+                -prof.nunique)
+
+    return sorted(visits, key=rank)[0]
+
+
+def repeated_measurements_finding(entity: Entity, task_kind: str) -> Finding | None:
+    if entity.id is None or entity.evidence.get("share_entities_with_several_rows", 0) == 0:
+        return None
+    ev = entity.evidence
+    key, visit = entity.id, entity.visit
+    per = ev["rows_per_entity_mean"]
+    summary = (f"The {ev['rows']} rows describe {ev['entities']} entities ('{key}', "
+               f"{per:.1f} rows each on average"
+               + (f", ordered by '{visit}'" if visit else "")
+               + "): rows of one entity are not independent, so validation must keep them together.")
+    options = []
+    how_last = "last" if visit else "mean"
+    options.append(Option(
+        f"aggregate_{how_last}",
+        "One row per entity (" + ("latest visit" if visit else "mean of numbers") + ")",
+        f"Collapse each '{key}' to one row"
+        + (f" using its latest '{visit}'" if visit else " (numbers averaged, first value otherwise)")
+        + ", then model one row per entity.",
+        "loses the history of earlier visits; time-varying information is summarised",
+        True,
+        call("aggregate_per_entity", id=key, time=visit, how=how_last),
+    ))
+    if visit:
+        options.append(Option(
+            "aggregate_first", "One row per entity (first visit)",
+            f"Keep each '{key}' at its first '{visit}' (baseline), the usual choice for prediction "
+            "from enrolment.",
+            "ignores everything measured after the first visit",
+            False,
+            call("aggregate_per_entity", id=key, time=visit, how="first"),
+        ))
+        options.append(Option(
+            "aggregate_mean", "One row per entity (mean over visits)",
+            f"Average numeric columns over the visits of each '{key}'.",
+            "averages can mix measurements taken before and after the outcome",
+            False,
+            call("aggregate_per_entity", id=key, time=visit, how="mean"),
+        ))
+    options.append(keep(
+        f"Keep every row and validate with groups='{key}' (grouped split and cross-validation).",
+        "entities with many rows weigh more in the model; needs a grouped split everywhere",
+        label="Keep rows, group by entity",
+    ))
+    return Finding("repeated_measurements", [c for c in (key, visit) if c], "critical",
+                   summary, ev, options, "aggregation")

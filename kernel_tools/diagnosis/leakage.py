@@ -1,0 +1,214 @@
+"""Target leakage: features that give the outcome away.
+
+Four signals, each general rather than tuned to a data set:
+- a near-perfect single-feature score with the task's own metric (AUROC, R², C-index), or one
+  far above every other feature;
+- a column whose *missingness* alone predicts the outcome ("filled only when it happened");
+- dates after the baseline date that track the outcome (death date, recurrence date);
+- a category level seen (almost) only with one minority outcome and covering most of it.
+An ordinary strong predictor scores well but not perfectly, and not far above all others.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.options import drop, keep
+from kernel_tools.diagnosis.scoring import bin_codes, metric_name, single_feature_score
+from kernel_tools.findings import Finding
+
+OUTCOME_NAME = re.compile(
+    r"death|died|dead|deceas|mortal|outcome|discharg|exit|churn|cancel|complain|recur|relaps|"
+    r"readmi|censor|surviv|cured|resolved|satisf|refund|default|fraud|result|final|end_?date|"
+    r"date_?of_?(death|exit|event|end)",
+    re.IGNORECASE,
+)
+ABSOLUTE = 0.9  # strength (2·AUROC−1, 2·C−1 or R²) that no honest single feature reaches
+RELATIVE_FLOOR = 0.8
+RELATIVE_FACTOR = 1.6
+
+
+def strength(score: float, kind: str) -> float:
+    """0 = no signal, 1 = perfect, on one scale for AUROC, C-index and R².
+
+    R² is squared first: an honest single predictor often explains 80-90% of a continuous
+    outcome's variance (price vs size), while AUROC 0.9 from one feature is already rare.
+    """
+    if score is None or np.isnan(score):
+        return 0.0
+    if kind == "regression":
+        return max(0.0, score) ** 2
+    return max(0.0, 2.0 * score - 1.0)
+
+
+def feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
+                   outcome, folds: np.ndarray) -> dict[str, float]:
+    """Out-of-fold single-feature score of every feature on the (sampled) rows."""
+    scores = {}
+    for c in features:
+        codes = bin_codes(frame[c], profiles[c])
+        scores[c] = single_feature_score(codes, outcome, folds)
+    return scores
+
+
+def _missingness_scores(frame, profiles, features, outcome, folds) -> dict[str, float]:
+    out = {}
+    for c in features:
+        miss = frame[c].isna().to_numpy()
+        if profiles[c].parsed_as is not None or profiles[c].na_tokens:
+            miss = miss | frame[c].astype(str).str.strip().str.lower().isin(
+                [t.lower() for t in profiles[c].na_tokens]).to_numpy()
+        rate = miss.mean()
+        if 0.01 < rate < 0.99:
+            out[c] = single_feature_score(miss.astype(np.int64), outcome, folds)
+    return out
+
+
+def _date_columns(profiles: dict[str, ColumnProfile], features: list[str]) -> list[str]:
+    return [c for c in features if profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"]
+
+
+def _outcome_dates(frame, profiles, features, outcome, folds) -> dict[str, dict]:
+    """Dates after the earliest (baseline) date whose offset predicts the outcome."""
+    dates = _date_columns(profiles, features)
+    found = {}
+    if not dates:
+        return found
+    days = {c: numeric_values(frame[c], profiles[c]) for c in dates}
+    medians = {c: np.nanmedian(v) if np.isfinite(v).any() else np.inf for c, v in days.items()}
+    baseline = min(medians, key=medians.get)
+    for c in dates:
+        if c == baseline:
+            if OUTCOME_NAME.search(c) and len(dates) == 1:
+                found[c] = {"reason": "the column's name says it records the outcome"}
+            continue
+        offset = days[c] - days[baseline]
+        ok = np.isfinite(offset)
+        if ok.sum() < 10 or (offset[ok] >= 0).mean() < 0.97:
+            continue
+        off_series = pd.Series(offset)
+        prof = ColumnProfile(c, "numeric", len(offset), int((~ok).sum()), 0)
+        score = single_feature_score(bin_codes(off_series, prof), outcome, folds)
+        ev = {"baseline_date": baseline, "share_after_baseline": round(float((offset[ok] >= 0).mean()), 4),
+              "offset_score": round(score, 4)}
+        if outcome.kind == "survival":
+            both = ok & np.isfinite(outcome.duration)
+            rho = spearmanr(offset[both], outcome.duration[both]).statistic if both.sum() > 2 else np.nan
+            ev["spearman_with_duration"] = round(float(rho), 4)
+            if abs(rho) >= 0.8:
+                found[c] = {**ev, "reason": f"days since '{baseline}' track the follow-up time"}
+                continue
+        if strength(score, outcome.kind) >= 0.4 or OUTCOME_NAME.search(c):
+            found[c] = {**ev, "reason": f"recorded after the baseline date '{baseline}' and "
+                                        "predicts the outcome" if not OUTCOME_NAME.search(c)
+                        else f"recorded after '{baseline}' and named as an outcome date"}
+    return found
+
+
+def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
+    """Category levels that (almost) only occur with one minority class and cover most of it."""
+    found = {}
+    if outcome.kind != "classification" or outcome.n_classes < 2:
+        return found
+    y = outcome.y
+    class_counts = np.bincount(y, minlength=outcome.n_classes)
+    majority = int(np.argmax(class_counts))
+    for c in features:
+        prof = profiles[c]
+        if prof.kind not in ("categorical", "bool") and not (prof.kind == "numeric" and prof.nunique <= 10):
+            continue
+        codes = category_codes(frame[c]) if prof.kind != "numeric" else bin_codes(frame[c], prof)
+        codes = np.where(codes < 0, codes.max() + 1, codes)
+        table = np.zeros((codes.max() + 1, outcome.n_classes))
+        np.add.at(table, (codes, y), 1)
+        level_n = table.sum(axis=1)
+        for k in range(outcome.n_classes):
+            if k == majority or class_counts[k] < 10:
+                continue
+            purity = np.divide(table[:, k], level_n, out=np.zeros_like(level_n), where=level_n > 0)
+            coverage = table[:, k] / class_counts[k]
+            hits = (purity >= 0.95) & (level_n >= 10)
+            if hits.any() and coverage[hits].sum() >= 0.5:
+                found[c] = {"class": str(outcome.classes[k]), "purity": round(float(purity[hits].min()), 4),
+                            "class_coverage": round(float(coverage[hits].sum()), 4),
+                            "reason": f"some of its values occur almost only with "
+                                      f"{outcome.target}={outcome.classes[k]!s} and cover most of them"}
+                break
+    return found
+
+
+def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
+                 outcome, folds: np.ndarray, scores: dict[str, float],
+                 follow_up: str | None = None) -> list[Finding]:
+    """Leakage findings from the sampled rows and the single-feature scores already computed.
+
+    ``follow_up`` is a column that looks like a follow-up time next to a classification target.
+    """
+    kind = outcome.kind
+    metric = metric_name(kind)
+    n = len(frame)
+    strengths = {c: strength(s, kind) for c, s in scores.items()}
+    ranked = sorted(strengths, key=strengths.get, reverse=True)
+    flagged: dict[str, dict] = {}
+    for c in ranked:
+        g = strengths[c]
+        rest = [strengths[o] for o in ranked if o != c and strengths[o] < ABSOLUTE]
+        second = max(rest) if rest else 0.0
+        if g >= ABSOLUTE:
+            flagged[c] = {"reason": f"on its own it predicts the outcome almost perfectly "
+                                    f"({metric} {scores[c]:.3f})"}
+        elif g >= RELATIVE_FLOOR and g >= RELATIVE_FACTOR * second and len(rest) >= 3:
+            flagged[c] = {"reason": f"on its own it predicts the outcome far better than any other "
+                                    f"feature ({metric} {scores[c]:.3f})"}
+        elif g >= 0.6 and OUTCOME_NAME.search(c) and g >= 1.3 * second:
+            flagged[c] = {"reason": f"it is named like an outcome and predicts it strongly "
+                                    f"({metric} {scores[c]:.3f})"}
+    for c, s in _missingness_scores(frame, profiles, features, outcome, folds).items():
+        if strength(s, kind) >= 0.8 and c not in flagged:
+            flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric} of "
+                                    f"the missingness pattern {s:.3f}): it is likely recorded only "
+                                    "when the event happened", "missingness_score": round(s, 4)}
+    for c, ev in _outcome_dates(frame, profiles, features, outcome, folds).items():
+        flagged[c] = {**flagged.get(c, {}), **ev}
+    for c, ev in _pure_levels(frame, profiles, features, outcome).items():
+        if c not in flagged:
+            flagged[c] = ev
+    if kind == "classification" and follow_up in scores and follow_up not in flagged:
+        if strength(scores[follow_up], kind) >= 0.3:
+            flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric} "
+                                            f"{scores[follow_up]:.3f}): follow-up ends with the outcome, "
+                                            "so it is not known when a prediction is made "
+                                            "(consider a survival model instead)"}
+    findings = []
+    rank = {c: i + 1 for i, c in enumerate(ranked)}
+    for c, ev in flagged.items():
+        g = strengths.get(c, 0.0)
+        severity = "critical" if g >= 0.96 or "baseline_date" in ev else "warning"
+        evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
+                    "rank": rank.get(c), "features_scored": len(scores), "sample_size": n,
+                    "next_best_score": _next_best(scores, strengths, c), **ev}
+        findings.append(Finding(
+            "target_leakage", [c], severity,
+            f"'{c}' may give the outcome away: {ev['reason']}.",
+            evidence,
+            [drop([c], "suspected target leakage",
+                  "if it is truly known at prediction time, the model loses a real predictor"),
+             keep("Keep it: it is known before the outcome, at the time a prediction is made.",
+                  "if it is recorded after (or because of) the outcome, every score is inflated "
+                  "and the model fails in use")],
+            "leakage",
+        ))
+    return findings
+
+
+def _next_best(scores, strengths, c) -> float | None:
+    others = [o for o in strengths if o != c]
+    if not others:
+        return None
+    best = max(others, key=strengths.get)
+    return round(scores[best], 4)

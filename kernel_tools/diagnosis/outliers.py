@@ -1,0 +1,120 @@
+"""Outliers: robust per column (far outside the interquartile fences) and multivariate.
+
+Extreme values are often real (a very high lab value in a very sick patient), so the finding
+always asks the expert before anything changes; flagging keeps every value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.dtypes import find_sentinels
+from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.findings import Finding, Option
+
+IQR_K = 3.0
+MAX_RATE = 0.05  # more than this outside the fences is a heavy tail, not a few outliers
+MV_ROWS = 1500
+
+
+def column_outliers(v: np.ndarray) -> dict | None:
+    """Counts and fences for one numeric array (log scale for long right tails)."""
+    finite = v[np.isfinite(v)]
+    if finite.size < 20:
+        return None
+    q = np.percentile(finite, [1, 25, 50, 75, 99])
+    # a long right tail of non-negative values (incomes, lab values) is judged on log scale
+    log = bool(finite.min() >= 0 and q[2] > q[0] and (q[4] - q[2]) / (q[2] - q[0]) > 2)
+    x = np.log1p(finite) if log else finite
+    q1, q3 = np.percentile(x, [25, 75])
+    iqr = q3 - q1
+    if iqr <= 0:
+        return None
+    lo, hi = q1 - IQR_K * iqr, q3 + IQR_K * iqr
+    # on log scale only the right tail counts: values near zero are not extreme
+    out = (x > hi) if log else (x < lo) | (x > hi)
+    count = int(out.sum())
+    # a value just past the fence is a tail, not an outlier: one must lie well beyond it
+    margin = max(iqr, 0.5 * (hi - np.median(x)))
+    if count and max(x.max() - hi, lo - x.min() if not log else 0.0) < margin:
+        return None
+    if count == 0 or count / finite.size > MAX_RATE:
+        return None
+    lo_v, hi_v = (np.expm1(lo), np.expm1(hi)) if log else (lo, hi)
+    extreme = finite[out]
+    order = np.argsort(-np.abs(extreme - q[2]))[:5]
+    return {"count": count, "rate": round(count / finite.size, 5), "lower_fence": float(lo_v),
+            "upper_fence": float(hi_v), "median": float(q[2]), "log_scale": log,
+            "most_extreme": [float(e) for e in extreme[order]]}
+
+
+def multivariate_share(frame: pd.DataFrame, profiles, columns: list[str], seed: int = 0) -> float | None:
+    """Share of rows an isolation forest isolates unusually fast (on at most MV_ROWS rows)."""
+    if len(columns) < 2 or len(frame) < 50:
+        return None
+    from sklearn.ensemble import IsolationForest
+    from threadpoolctl import threadpool_limits
+
+    sub = frame.iloc[np.random.default_rng(seed).permutation(len(frame))[:MV_ROWS]]
+    X = np.column_stack([numeric_values(sub[c], profiles[c]) for c in columns])
+    med = np.nanmedian(X, axis=0)
+    X = np.where(np.isfinite(X), X, np.where(np.isfinite(med), med, 0.0))
+    with threadpool_limits(limits=1, user_api="openmp"):
+        forest = IsolationForest(n_estimators=30, random_state=seed).fit(X)
+    return round(float((forest.predict(X) == -1).mean()), 4)
+
+
+def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                  exclude: set[str]) -> tuple[list[Finding], dict[str, float]]:
+    per_col, rates = {}, {}
+    numeric = [c for c, p in profiles.items() if c not in exclude and p.kind == "numeric"
+               and p.nunique > 10 and not pd.api.types.is_timedelta64_dtype(df[c].dtype)]
+    for c in numeric:
+        v = numeric_values(df[c], profiles[c])
+        codes = find_sentinels(v)  # codes such as 999 are reported as such, not as outliers
+        res = column_outliers(np.where(np.isin(v, codes), np.nan, v) if codes else v)
+        n_inf = profiles[c].n_inf
+        if res is None and n_inf == 0:
+            continue
+        res = res or {"count": 0, "rate": 0.0}
+        if n_inf:
+            res["infinite_values"] = n_inf
+        per_col[c] = res
+        rates[c] = res["rate"]
+    if not per_col:
+        return [], rates
+    cols = list(per_col)
+    mv = multivariate_share(frame, profiles, numeric)
+    total = sum(v["count"] for v in per_col.values())
+    worst = max(cols, key=lambda c: per_col[c]["rate"])
+    evidence = {"columns": per_col, "method": f"IQR fences at {IQR_K:g}×IQR (log scale for long tails)",
+                "multivariate_outlier_share": mv, "multivariate_sample_size": min(len(frame), MV_ROWS)}
+    summary = (f"{total} extreme value(s) in {len(cols)} column(s) (most in '{worst}'); they may be "
+               "real (e.g. a very sick patient's lab value) or entry errors — only a domain expert "
+               "can tell.")
+    has_inf = any("infinite_values" in v for v in per_col.values())
+    severity = "warning" if has_inf or per_col[worst]["rate"] >= 0.005 else "info"
+
+    def handle(action: str) -> dict:
+        return call("handle_outliers", columns=cols, action=action, method="iqr")
+
+    options = [
+        Option("flag", "Flag them (keep values)",
+               "Add an indicator column per affected column and keep every value.",
+               "extra columns; the extreme values still pull linear models", True, handle("flag")),
+        Option("clip", "Clip to the fences",
+               "Cap values at the fences learned on the training split.",
+               "real extreme cases lose their true magnitude", False, handle("clip")),
+        Option("set_missing", "Treat as missing",
+               "Replace extreme values by missing and let imputation fill them.",
+               "turns possibly real measurements into guesses", False, handle("set_missing")),
+        Option("remove", "Remove the rows",
+               "Drop rows holding an extreme value.",
+               "drops real, often the most important (sickest, richest) cases; can bias the model",
+               False, handle("remove")),
+        keep("Keep the values unchanged (tree models are robust to them).",
+             "linear models and distances can be dominated by a few values"),
+    ]
+    return [Finding("outliers", cols, severity, summary, evidence, options, "outliers")], rates

@@ -1,0 +1,145 @@
+"""Stratified samples and single-feature scores with the task's own metric.
+
+A single feature's predictive power is measured out of fold: the feature is binned (quantile
+bins for numbers, frequent levels for categories, missing as its own bin), each bin gets the
+outcome mean of the *other* folds, and that score is rated with AUROC (classification), R²
+(regression) or the C-index (survival). This is a depth-one "tree" with honest validation:
+it catches non-monotone relations and "filled only when the event happened" columns alike,
+and it is a few numpy passes per column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+
+N_BINS = 20
+N_FOLDS = 3
+
+
+def stratified_sample(n: int, size: int | None, strata: np.ndarray | None, seed: int = 0) -> np.ndarray:
+    """Sorted positions of a sample of ``size`` rows keeping the share of each stratum."""
+    if size is None or n <= size:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    if strata is None:
+        return np.sort(rng.choice(n, size=size, replace=False))
+    _, inverse, counts = np.unique(strata, return_inverse=True, return_counts=True)
+    quota = np.maximum(1, np.floor(counts * size / n)).astype(int)
+    order = rng.permutation(n)
+    picked = []
+    for k in range(len(counts)):
+        members = order[inverse[order] == k]
+        picked.append(members[: quota[k]])
+    return np.sort(np.concatenate(picked))
+
+
+def fold_ids(n: int, strata: np.ndarray | None, seed: int = 0) -> np.ndarray:
+    """Fold number per row, stratified when strata are given."""
+    rng = np.random.default_rng(seed + 1)
+    folds = np.empty(n, dtype=np.int64)
+    if strata is None:
+        folds[rng.permutation(n)] = np.arange(n) % N_FOLDS
+        return folds
+    order = rng.permutation(n)
+    order = order[np.argsort(strata[order], kind="stable")]
+    folds[order] = np.arange(n) % N_FOLDS
+    return folds
+
+
+def bin_codes(s: pd.Series, prof: ColumnProfile) -> np.ndarray:
+    """Bin index per row (missing gets the last code) for the single-feature score."""
+    values = numeric_values(s, prof)
+    if np.isnan(values).all() and prof.n_present > 0:
+        codes = category_codes(s)
+        return np.where(codes < 0, codes.max() + 1 if codes.size else 0, codes)
+    present = ~np.isnan(values)
+    codes = np.full(len(values), N_BINS, dtype=np.int64)
+    if present.any():
+        distinct = np.unique(values[present])
+        if distinct.size <= N_BINS:
+            codes[present] = np.searchsorted(distinct, values[present])
+        else:
+            edges = np.unique(np.quantile(values[present], np.linspace(0, 1, N_BINS + 1)[1:-1]))
+            codes[present] = np.searchsorted(edges, values[present], side="right")
+    return codes
+
+
+def oof_encode(codes: np.ndarray, y: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    """Out-of-fold mean of ``y`` (1-D or 2-D) per code; unseen codes get the fold's mean."""
+    y2 = y.reshape(len(y), -1).astype(float)
+    out = np.empty_like(y2)
+    n_codes = int(codes.max()) + 1 if codes.size else 1
+    for k in range(N_FOLDS):
+        train = folds != k
+        test = ~train
+        prior = y2[train].mean(axis=0)
+        cnt = np.bincount(codes[train], minlength=n_codes).astype(float)
+        for j in range(y2.shape[1]):
+            sums = np.bincount(codes[train], weights=y2[train, j], minlength=n_codes)
+            # a little shrinkage toward the prior keeps tiny bins from looking perfect
+            means = (sums + 2.0 * prior[j]) / (cnt + 2.0)
+            out[test, j] = means[codes[test]]
+    return out if y.ndim > 1 else out[:, 0]
+
+
+def auroc(score: np.ndarray, positive: np.ndarray) -> float:
+    """Area under the ROC curve from ranks (ties count half); NaN when one class is absent."""
+    pos = positive.astype(bool)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = rankdata(score)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def concordance(duration: np.ndarray, score: np.ndarray, event: np.ndarray) -> float:
+    """Harrell's C-index where a higher score means a longer survival (lifelines' convention)."""
+    from lifelines.utils import concordance_index
+
+    try:
+        return float(concordance_index(duration, score, event))
+    except (ZeroDivisionError, ValueError):
+        return float("nan")
+
+
+def score_encoded(encoded: np.ndarray, outcome) -> float:
+    """Rate an out-of-fold prediction with the task's metric (higher is better, 0.5/0 = none)."""
+    kind = outcome.kind
+    if kind == "classification":
+        if outcome.n_classes == 2:
+            return auroc(encoded, outcome.y == 1)
+        aucs = [auroc(encoded[:, k], outcome.y == k) for k in range(outcome.n_classes)]
+        weights = np.bincount(outcome.y, minlength=outcome.n_classes)
+        aucs = np.array(aucs)
+        ok = ~np.isnan(aucs)
+        return float(np.average(aucs[ok], weights=weights[ok])) if ok.any() else float("nan")
+    if kind == "regression":
+        y = outcome.y
+        sst = float(((y - y.mean()) ** 2).sum())
+        return 1.0 - float(((y - encoded) ** 2).sum()) / sst if sst > 0 else float("nan")
+    return concordance(outcome.duration, encoded, outcome.y)
+
+
+def encode_target(outcome) -> np.ndarray:
+    """What the out-of-fold encoder averages: class indicators, the value, or the duration."""
+    if outcome.kind == "classification":
+        if outcome.n_classes == 2:
+            return (outcome.y == 1).astype(float)
+        return np.eye(outcome.n_classes)[outcome.y]
+    if outcome.kind == "regression":
+        return outcome.y.astype(float)
+    # survival: rank-normalised duration with events counted shorter than censored times
+    return rankdata(outcome.duration) / len(outcome.duration) - 0.5 * outcome.y
+
+
+def single_feature_score(codes: np.ndarray, outcome, folds: np.ndarray) -> float:
+    encoded = oof_encode(codes, encode_target(outcome), folds)
+    return score_encoded(encoded, outcome)
+
+
+def metric_name(kind: str) -> str:
+    return {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}[kind]

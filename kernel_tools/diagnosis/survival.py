@@ -1,0 +1,60 @@
+"""The survival setup: censoring, impossible durations and competing events.
+
+A survival model needs a duration and an event indicator; the C-index, not accuracy, rates it.
+Treating censored rows as 'no event' (plain classification) is the classic invalid shortcut.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.options import keep
+from kernel_tools.findings import Finding, Option
+
+
+def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
+    if outcome.kind != "survival":
+        return None
+    dur = outcome.duration
+    event = outcome.y[outcome.valid]
+    d = dur[np.isfinite(dur)]
+    n_neg, n_zero = int((d < 0).sum()), int((d == 0).sum())
+    raw = df[outcome.target].dropna()
+    codes = pd.unique(raw)
+    numeric = pd.to_numeric(pd.Series(codes), errors="coerce")
+    competing = len(codes) > 2 and numeric.notna().all()
+    censoring = float(1 - event.mean()) if event.size else float("nan")
+    evidence = {
+        "duration": outcome.time, "event": outcome.target, "rows": int(len(df)),
+        "events": int(event.sum()), "censored": int((event == 0).sum()),
+        "censoring_share": round(censoring, 4),
+        "negative_durations": n_neg, "zero_durations": n_zero,
+        "missing_durations": int((~np.isfinite(dur)).sum()),
+        "median_duration": float(np.median(d)) if d.size else None,
+        "event_codes": sorted(map(str, codes))[:10],
+        "competing_events": bool(competing),
+    }
+    problems = []
+    if n_neg or n_zero:
+        problems.append(f"{n_neg} negative and {n_zero} zero durations")
+    if competing:
+        problems.append(f"the event column has {len(codes)} codes (competing events?)")
+    if censoring >= 0.9:
+        problems.append(f"{censoring:.0%} of rows are censored")
+    summary = (f"Survival data: '{outcome.time}' is the follow-up time and '{outcome.target}' the event "
+               f"({evidence['events']} events, {censoring:.0%} censored)"
+               + ("; " + "; ".join(problems) if problems else "")
+               + ": model time-to-event and rate it with the C-index, not accuracy.")
+    options = [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
+                    "(censored rows are kept, not treated as 'no event').",
+                    "none: this is the valid framing", recommended=True, label="Survival model")]
+    if competing:
+        options.append(Option("censor_competing", "Treat other event codes as censored",
+                              "Keep one event of interest; the other codes count as censoring.",
+                              "biased if the competing event prevents the event of interest", False, None))
+    options.append(Option("classification_at_horizon", "Classify at a fixed horizon",
+                          "Predict 'event before time t' and drop rows censored before t.",
+                          "throws away censored rows and depends on the chosen horizon", False, None))
+    return Finding("survival_setup", [outcome.time, outcome.target],
+                   "warning" if problems else "info", summary, evidence, options, None)

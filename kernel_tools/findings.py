@@ -1,0 +1,204 @@
+"""Typed, JSON-serialisable results of :func:`kernel_tools.diagnose`.
+
+A :class:`Finding` is one data-centric problem (its kind is a name of the issue taxonomy), the
+numbers behind it and what could be done about it. Each :class:`Option` carries the exact
+``kernel_tools`` call it stands for, so the co-pilot never has to invent code for a decision.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SEVERITIES = ("info", "warning", "critical")
+GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
+KINDS = (
+    "repeated_measurements",
+    "target_leakage",
+    "id_column",
+    "missing_values",
+    "outliers",
+    "label_issues",
+    "class_imbalance",
+    "duplicate_rows",
+    "constant_column",
+    "redundant_features",
+    "inconsistent_categories",
+    "mixed_units",
+    "numeric_as_text",
+    "free_text",
+    "survival_setup",
+    "train_test_shift",
+    "join_keys",
+)
+
+
+def to_json_safe(value: Any) -> Any:
+    """Plain Python (str, int, float, bool, None, list, dict) for numpy/pandas values.
+
+    Evidence is built from numpy results; JSON has no int64, NaN or Timestamp, so everything
+    goes through here once instead of every detector remembering to convert.
+    """
+    if isinstance(value, dict):
+        return {str(k): to_json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, np.ndarray)):
+        return [to_json_safe(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+@dataclass
+class Option:
+    """One thing that could be done about a finding; ``action`` is the kernel_tools call."""
+
+    id: str
+    label: str
+    description: str
+    risk: str
+    recommended: bool = False
+    action: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "description": self.description,
+            "risk": self.risk,
+            "recommended": bool(self.recommended),
+            "action": to_json_safe(self.action),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Option:
+        return cls(
+            id=d["id"],
+            label=d["label"],
+            description=d["description"],
+            risk=d["risk"],
+            recommended=bool(d.get("recommended", False)),
+            action=d.get("action"),
+        )
+
+
+@dataclass
+class Finding:
+    """One problem in the data, the evidence for it and the options (one recommended)."""
+
+    kind: str
+    columns: list[str]
+    severity: str
+    summary: str
+    evidence: dict = field(default_factory=dict)
+    options: list[Option] = field(default_factory=list)
+    gate: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {KINDS}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+        if self.gate is not None and self.gate not in GATES:
+            raise ValueError(f"gate must be None or one of {GATES}, got {self.gate!r}")
+        self.columns = [str(c) for c in self.columns]
+        if self.options and sum(o.recommended for o in self.options) != 1:
+            raise ValueError(f"finding {self.kind} needs exactly one recommended option")
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{','.join(self.columns)}"
+
+    @property
+    def recommended(self) -> Option | None:
+        return next((o for o in self.options if o.recommended), None)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "columns": list(self.columns),
+            "severity": self.severity,
+            "summary": self.summary,
+            "evidence": to_json_safe(self.evidence),
+            "options": [o.to_dict() for o in self.options],
+            "gate": self.gate,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Finding:
+        return cls(
+            kind=d["kind"],
+            columns=list(d["columns"]),
+            severity=d["severity"],
+            summary=d["summary"],
+            evidence=dict(d.get("evidence") or {}),
+            options=[Option.from_dict(o) for o in d.get("options") or []],
+            gate=d.get("gate"),
+        )
+
+
+@dataclass
+class Diagnosis:
+    """All findings for one frame, the inferred task and per-column numbers for the plots."""
+
+    findings: list[Finding]
+    task: dict
+    shape: list[int]
+    elapsed_s: float = 0.0
+    sample_size: int = 0
+    column_stats: dict = field(default_factory=dict)
+
+    def by_kind(self, kind: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+    def to_dict(self) -> dict:
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "task": to_json_safe(self.task),
+            "shape": [int(x) for x in self.shape],
+            "elapsed_s": float(self.elapsed_s),
+            "sample_size": int(self.sample_size),
+            "column_stats": to_json_safe(self.column_stats),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Diagnosis:
+        return cls(
+            findings=[Finding.from_dict(f) for f in d.get("findings", [])],
+            task=dict(d.get("task") or {}),
+            shape=list(d.get("shape") or [0, 0]),
+            elapsed_s=float(d.get("elapsed_s", 0.0)),
+            sample_size=int(d.get("sample_size", 0)),
+            column_stats=dict(d.get("column_stats") or {}),
+        )
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f.id for f in self.findings) or "no findings"
+        return f"Diagnosis(task={self.task.get('kind')!r}, shape={self.shape}, findings=[{kinds}])"
+
+    def _repr_html_(self) -> str:
+        from kernel_tools.diagnosis.display import diagnosis_html
+
+        return diagnosis_html(self)
+
+
+def escape(text: Any) -> str:
+    """HTML-escape any value (used by the notebook display)."""
+    return html.escape(str(text))

@@ -1,0 +1,196 @@
+"""Coordinator and worker on fake hosts: gates, policies, checkpoints, backtracking, undo, repair."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
+from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
+from jupyter_dcpilot.engine.session import Session
+
+
+def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
+    kernel_ = FakeKernel(diagnosis or churn_diagnosis(), **kernel)
+    notebook = FakeNotebook(kernel_, fail_on=fail_on)
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+                      hints={"target": "y", "frames": ["df"]})
+    session.variables["imports"] = True
+    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
+    return Coordinator(session, kernel_, notebook, policy=pol), kernel_, notebook, session
+
+
+def step_of(session, episode, status="done"):
+    return [s for s in session.plan if s.episode == episode and s.status == status]
+
+
+async def test_ask_blocks_and_gated_steps_never_run_undecided(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, policy="ask")
+    assert await coord.run_until_blocked() == "blocked"
+    assert session.plan[0].episode == "confirm_task" and session.plan[0].status == "awaiting_decision"
+    assert notebook.ran == []  # nothing ran before the task was confirmed
+    seen_gates = []
+    for _ in range(10):
+        waiting = session.open_decisions()
+        if not waiting:
+            break
+        decision = waiting[0]
+        seen_gates.append(decision.gate)
+        step = session.step(decision.step_id)
+        # the step behind an open decision has not produced any cell
+        assert not step.cell_ids and not any(c.get("metadata", {}).get("dcpilot", {}).get("step") == step.id
+                                             and c["type"] == "code" for c in notebook.cells)
+        choice = "clip" if decision.gate == "outliers" else decision.recommended
+        session.decide(decision.id, choice, "expert says so")
+        state = await coord.run_until_blocked()
+    assert state == "finished"
+    assert seen_gates == ["task", "leakage", "imputation", "outliers"]
+    assert all(d.by == "user" for d in session.decisions)
+    code = notebook.sources()
+    assert "kt.drop_columns(df, columns=['complained']" in code[0]
+    assert code[0].startswith("# ")  # a one-line comment says why
+    assert any("train, test, split_report = kt.split(df, target='y'" in c for c in code)
+    assert any("test = imputation.apply(test)" in c for c in code)
+    assert any("preprocess=[imputation, outliers]" in c for c in code)
+    markdown = notebook.sources("markdown")
+    assert any("Decision (leakage)" in m and "decided by the user" in m for m in markdown)
+    for cell in notebook.cells:
+        if cell["type"] == "code":
+            tag = cell["metadata"]["dcpilot"]
+            assert tag["step"] and tag["episode"] and "checkpoint" in tag
+
+
+async def test_recommended_policy_backtracks_when_too_few_rows_are_kept(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, retention={"action='remove'": 0.3})
+    assert await coord.run_until_blocked() == "finished"
+    undone = step_of(session, "outliers", "undone")
+    done = step_of(session, "outliers", "done")
+    assert len(undone) == 1 and len(done) == 1
+    assert session.decision(undone[0].decision_id).choice == "remove"
+    assert session.decision(done[0].decision_id).choice == "clip"  # the excluded option is gone
+    assert "remove" not in [o["id"] for o in session.decision(done[0].decision_id).options]
+    assert session.exclusions["outliers:income"] == ["remove"]
+    assert undone[0].checkpoint_id in kernel.restored and kernel.rows == 200
+    assert not any("action='remove'" in c for c in notebook.sources())  # its cell was deleted
+    assert any("Backtracked" in m for m in notebook.sources("markdown"))
+    assert any(t["kind"] == "backtrack" and "rows" in t["text"] for t in session.transcript)
+    assert all(d.by == "policy" for d in session.decisions)
+    report = coord.report()
+    assert report["valid"] is True and "complained" in report["dropped_columns"] or \
+        "complained" not in report["model"]["features"]
+
+
+async def test_none_policy_skips_gated_steps_and_the_model_is_not_valid(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, policy="none")
+    assert await coord.run_until_blocked() == "finished"
+    skipped = [s for s in session.plan if s.status == "skipped"]
+    assert {s.episode for s in skipped} == {"confirm_task", "remove_leakage", "impute", "outliers"}
+    assert all(session.decision(s.decision_id).choice == "skip" for s in skipped)
+    assert all(session.decision(s.decision_id).by == "policy" for s in skipped)
+    report = coord.report()
+    assert report["valid"] is False
+    assert any("leakage" in w for w in report["warnings"])
+    assert step_of(session, "drop_identifiers")  # ungated steps still ran
+
+
+async def test_decisions_file_maps_gates_and_columns(tmp_path):
+    path = tmp_path / "decisions.json"
+    path.write_text(json.dumps({"task": "confirm", "leakage": "keep", "imputation": "keep",
+                                "outliers": {"income": "clip", "*": "keep"}}))
+    coord, kernel, notebook, session = make(tmp_path, policy=str(path))
+    assert await coord.run_until_blocked() == "finished"
+    choices = {d.gate: (d.choice, d.by) for d in session.decisions}
+    assert choices == {"task": ("confirm", "policy"), "leakage": ("keep", "policy"),
+                       "imputation": ("keep", "policy"), "outliers": ("clip", "policy")}
+    assert "complained" in kernel.columns
+    assert coord.report()["valid"] is False  # the expert kept a column flagged as leakage
+
+
+async def test_decisions_file_with_an_unknown_choice_is_a_clear_error(tmp_path):
+    path = tmp_path / "decisions.json"
+    path.write_text(json.dumps({"task": "confirm", "leakage": "delete"}))
+    coord, _, _, session = make(tmp_path, policy=str(path))
+    with pytest.raises(ValueError, match="'delete' is not an option of the leakage decision"):
+        await coord.run_until_blocked()
+    assert Session.load(session.path).state == "failed"
+    assert "the co-pilot stopped: ValueError" in session.transcript[-1]["text"]
+
+
+def test_policy_spec_errors():
+    with pytest.raises(ValueError, match="ask, recommended, none or a JSON file"):
+        ApprovalPolicy.from_spec("sometimes")
+
+
+async def test_suspicious_score_backtracks_before_the_split_and_asks_about_the_top_feature(tmp_path):
+    diagnosis = churn_diagnosis()
+    diagnosis["findings"] = [f for f in diagnosis["findings"] if f["kind"] != "target_leakage"]
+    coord, kernel, notebook, session = make(tmp_path, diagnosis=diagnosis, leak_scores=True)
+    assert await coord.run_until_blocked() == "finished"
+    assert [s.status for s in session.plan if s.episode == "split"] == ["undone", "done"]
+    leak_step = step_of(session, "remove_leakage")[0]
+    assert leak_step.finding_ids == ["suspected_leakage:complained"]
+    assert session.decision(leak_step.decision_id).choice == "drop"
+    assert "complained" not in kernel.columns
+    report = coord.report()
+    assert report["model"]["cv_score"] == pytest.approx(0.81) and report["valid"] is True
+    assert session.backtracks == 1
+
+
+async def test_undo_restores_kernel_cells_and_plan(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path)
+    await coord.run_until_blocked()
+    leak = step_of(session, "remove_leakage")[0]
+    cells_before = len(notebook.cells)
+    await coord.undo(leak.checkpoint_id)
+    assert kernel.restored[-1] == leak.checkpoint_id and "complained" in kernel.columns
+    assert len(notebook.cells) < cells_before and notebook.cells  # co-pilot cells after it are gone
+    assert all(s.status == "undone" for s in session.plan if s.episode != "confirm_task")
+    assert session.step(leak.id).status == "undone"
+    assert [c.id for c in session.checkpoints] == []  # the first change's checkpoint was the earliest
+    reloaded = Session.load(session.path)
+    assert reloaded == session
+
+
+async def test_a_gated_step_cannot_be_executed_without_its_decision(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, policy="ask")
+    await coord.run_until_blocked()
+    step = session.plan[0]
+    with pytest.raises(RuntimeError, match="gate violated"):
+        await coord.execute(step, 0)
+    assert notebook.ran == []
+
+
+async def test_worker_falls_back_to_safer_parameters_and_cleans_failed_cells(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, fail_on=("method='median'",))
+    assert await coord.run_until_blocked() == "finished"
+    impute = step_of(session, "impute")[0]
+    assert impute.attempts == 3 and impute.error is None
+    cell = next(c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == impute.id
+                and c["type"] == "code")
+    assert "kt.impute(train, method='mean', target='y')" in cell["source"]
+    assert not any("method='median'" in c for c in notebook.sources())
+    assert sum(t["kind"] == "fallback" for t in session.transcript) == 2
+
+
+async def test_a_model_that_cannot_be_trained_fails_the_run(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, fail_on=("kt.fit_evaluate",))
+    assert await coord.run_until_blocked() == "failed"
+    assert step_of(session, "train_evaluate", "failed")[0].attempts == 2  # once more with cv=3
+    assert session.state == "failed" and any("Train and evaluate failed" in w for w in session.warnings)
+
+
+async def test_ask_on_a_terminal_prompts_and_records_the_user_as_decider(tmp_path):
+    import io
+
+    from jupyter_dcpilot.engine.coordinator import stdin_prompt
+
+    answers = io.StringIO("\n" "keep\n" "nonsense\n2\n" "3\n")  # Enter=recommended, by id, bad then number
+    shown = io.StringIO()
+    policy = ApprovalPolicy("ask", prompt=stdin_prompt(answers, shown))
+    coord, kernel, notebook, session = make(tmp_path, policy=policy)
+    assert await coord.run_until_blocked() == "finished"
+    choices = [(d.gate, d.choice, d.by) for d in session.decisions]
+    assert choices == [("task", "confirm", "user"), ("leakage", "keep", "user"),
+                       ("imputation", "keep", "user"), ("outliers", "keep", "user")]
+    assert "not an option: 'nonsense'" in shown.getvalue() and "(recommended)" in shown.getvalue()
