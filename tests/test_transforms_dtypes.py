@@ -3,13 +3,7 @@ import pandas as pd
 import pytest
 
 from kernel_tools.transforms import CategoryNormalizer, UnitConverter, convert_units, fix_dtypes, normalize_categories
-
-
-def run_pure(fn, df, *args, **kwargs):
-    before = df.copy(deep=True)
-    result = fn(df, *args, **kwargs)
-    pd.testing.assert_frame_equal(df, before)
-    return result
+from _purity import run_pure
 
 
 @pytest.fixture

@@ -4,13 +4,7 @@ import pytest
 from lifelines.datasets import load_recur, load_stanford_heart_transplants
 
 from kernel_tools.transforms import EntityAggregator, aggregate_per_entity
-
-
-def run_pure(fn, df, *args, **kwargs):
-    before = df.copy(deep=True)
-    result = fn(df, *args, **kwargs)
-    pd.testing.assert_frame_equal(df, before)
-    return result
+from _purity import run_pure
 
 
 @pytest.fixture

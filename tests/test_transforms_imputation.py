@@ -9,13 +9,7 @@ import pytest
 
 import kernel_tools.transforms.imputation as imputation
 from kernel_tools.transforms import Imputer, impute
-
-
-def run_pure(fn, df, *args, **kwargs):
-    before = df.copy(deep=True)
-    result = fn(df, *args, **kwargs)
-    pd.testing.assert_frame_equal(df, before)
-    return result
+from _purity import run_pure
 
 
 def correlated(n=240, seed=0, shift=0.0, missing=0.2):

@@ -5,13 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel_tools.transforms import split
-
-
-def run_pure(fn, df, *args, **kwargs):
-    before = df.copy(deep=True)
-    result = fn(df, *args, **kwargs)
-    pd.testing.assert_frame_equal(df, before)
-    return result
+from _purity import run_pure
 
 
 def visits(seed, n_patients=60, imbalance=0.3):
