@@ -41,5 +41,17 @@ test.describe('Data co-pilot panel', () => {
     await expect(profile.locator('tbody tr').nth(1)).toContainText('25.0%');
 
     await page.screenshot({ path: 'test-results/panel-light.png' });
+
+    // the panel only uses JupyterLab's CSS variables: in the dark theme its text stays readable
+    await page.theme.setDarkTheme();
+    const colors = await panel.evaluate(element => {
+      const style = getComputedStyle(element);
+      return { background: style.backgroundColor, text: style.color };
+    });
+    const brightness = (rgb: string) =>
+      (rgb.match(/\d+/g) ?? []).slice(0, 3).reduce((sum, v) => sum + Number(v), 0) / 3;
+    expect(brightness(colors.background)).toBeLessThan(100);
+    expect(brightness(colors.text)).toBeGreaterThan(150);
+    await page.screenshot({ path: 'test-results/panel-dark.png' });
   });
 });
