@@ -30,3 +30,9 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     setup_handlers(server_app.web_app)
     server_app.log.info("jupyter_dcpilot server extension loaded")
 
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_dcpilot``: register the inline co-pilot magics (%dccheck, %dcplan, ...)."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)

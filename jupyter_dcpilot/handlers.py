@@ -1,4 +1,4 @@
-"""REST handlers of the server extension, all behind Jupyter's authentication."""
+"""REST and WebSocket handlers of the server extension, all behind Jupyter's authentication."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ import json
 from typing import Any
 
 import tornado
-from jupyter_server.base.handlers import APIHandler
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
+from tornado import websocket
 
 from . import __version__
 from .config import load_llm_config
 from .kernel_bridge import KernelBridge, KernelBusyError, NoKernelError, ProbeError
+from .server_sessions import HostedSession, SessionBridge, SessionRegistry
 
 API = "dcpilot/api"
 
@@ -79,16 +83,176 @@ class ProfileHandler(BaseHandler):
         self.finish(json.dumps(await self.probe(path, "profile_json", name)))
 
 
+class SessionsBase(BaseHandler):
+    """Plumbing shared by the session endpoints: the registry, the JSON body, the session."""
+
+    @property
+    def registry(self) -> SessionRegistry:
+        return self.settings["dcpilot_sessions"]
+
+    def body(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except json.JSONDecodeError as error:
+            raise tornado.web.HTTPError(400, f"the request body is not JSON: {error}") from error
+        if not isinstance(data, dict):
+            raise tornado.web.HTTPError(400, "the request body must be a JSON object")
+        return data
+
+    def hosted(self, session_id: str) -> HostedSession:
+        try:
+            return self.registry.get(session_id)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+
+    def send(self, hosted: HostedSession) -> None:
+        self.finish(json.dumps(hosted.to_dict()))
+
+
+class SessionsHandler(SessionsBase):
+    """POST /dcpilot/api/sessions {path, frame, target?, task?, time?, goal?, approve?} → the
+    notebook's session (created on first use), with the coordinator running in the background."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        data = self.body()
+        for key in ("path", "frame"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise tornado.web.HTTPError(400, f"missing {key!r} in the request body")
+        options = {k: data.get(k) for k in ("target", "task", "time", "goal", "approve")}
+        for key in ("target", "task", "time", "goal"):
+            if options[key] is not None and not isinstance(options[key], str):
+                raise tornado.web.HTTPError(400, f"{key!r} must be a string or null")
+        try:
+            hosted = await self.registry.open(data["path"], frame=data["frame"], **options)
+        except NoKernelError as error:
+            raise tornado.web.HTTPError(404, str(error)) from error
+        except ValueError as error:
+            raise tornado.web.HTTPError(400, str(error)) from error
+        self.send(hosted)
+
+
+class SessionHandler(SessionsBase):
+    """GET /dcpilot/api/sessions/{id} → findings, plan, decisions, checkpoints, usage."""
+
+    @tornado.web.authenticated
+    def get(self, session_id: str) -> None:
+        self.send(self.hosted(session_id))
+
+
+class DecisionHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/decisions/{decision_id} {choice, rationale?} → record the
+    expert's answer and resume the co-pilot."""
+
+    @tornado.web.authenticated
+    def post(self, session_id: str, decision_id: str) -> None:
+        hosted = self.hosted(session_id)
+        data = self.body()
+        choice, rationale = data.get("choice"), data.get("rationale", "")
+        if not isinstance(choice, str) or not isinstance(rationale, str):
+            raise tornado.web.HTTPError(400, "choice (and rationale, if given) must be strings")
+        try:
+            decision = hosted.session.decision(decision_id)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        if decision.decided:
+            raise tornado.web.HTTPError(409, f"decision {decision_id} was already decided ({decision.choice})")
+        try:
+            hosted.session.decide(decision_id, choice, rationale, by="user")
+        except ValueError as error:
+            raise tornado.web.HTTPError(409, str(error)) from error
+        hosted.resume()
+        self.send(hosted)
+
+
+class UndoHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/undo {checkpoint} → restore the state before that step."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        hosted = self.hosted(session_id)
+        checkpoint = self.body().get("checkpoint")
+        if not isinstance(checkpoint, str):
+            raise tornado.web.HTTPError(400, "missing 'checkpoint' in the request body")
+        try:
+            hosted.session.checkpoint(checkpoint)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        await hosted.coordinator.undo(checkpoint)
+        self.send(hosted)
+
+
+class SessionEventsHandler(JupyterHandler, websocket.WebSocketHandler):
+    """WS /dcpilot/api/sessions/{id}/events: session events to the panel, and the notebook-host
+    protocol both ways (the server's run_cell / insert_markdown / delete_cells requests, the
+    frontend's answers carrying the same request_id)."""
+
+    auth_resource = "kernels"  # the co-pilot executes code in the notebook's kernel
+
+    async def pre_get(self) -> None:
+        authorized = await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "execute", self.auth_resource)
+        )
+        if not authorized:
+            raise tornado.web.HTTPError(403)
+
+    @ws_authenticated
+    async def get(self, session_id: str) -> None:
+        await self.pre_get()
+        try:
+            self._hosted = self.settings["dcpilot_sessions"].get(session_id)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        result = super().get(session_id)
+        if result is not None:
+            await result
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        self._unsubscribe = self._hosted.session.subscribe(self.push)
+        self._detach = self._hosted.host.attach(self.push)
+        self.push({"type": "session", "session": self._hosted.to_dict()})
+
+    def push(self, message: dict[str, Any]) -> None:
+        try:
+            self.write_message(json.dumps(message, default=str))
+        except websocket.WebSocketClosedError:
+            self.on_close()
+
+    def on_message(self, message: str | bytes) -> None:
+        try:
+            data = json.loads(message)
+        except json.JSONDecodeError:
+            self.log.warning("dcpilot: ignoring a WebSocket message that is not JSON")
+            return
+        if isinstance(data, dict) and data.get("request_id"):
+            self._hosted.host.answer(data)
+
+    def on_close(self) -> None:
+        for name in ("_unsubscribe", "_detach"):
+            undo = getattr(self, name, None)
+            if undo is not None:
+                undo()
+                setattr(self, name, None)
+
+
 def setup_handlers(web_app: Any) -> None:
     """Mount the handlers under the server's base URL and create the shared kernel bridge."""
     settings = web_app.settings
     settings["dcpilot_bridge"] = KernelBridge(settings["session_manager"], settings["kernel_manager"])
+    engine_bridge = SessionBridge(settings["session_manager"], settings["kernel_manager"], timeout=600.0)
+    settings["dcpilot_sessions"] = SessionRegistry(engine_bridge, settings["contents_manager"].root_dir)
     base_url = settings["base_url"]
+    sessions = url_path_join(base_url, API, "sessions")
     web_app.add_handlers(
         ".*$",
         [
             (url_path_join(base_url, API, "status"), StatusHandler),
             (url_path_join(base_url, API, "frames"), FramesHandler),
             (url_path_join(base_url, API, "profile"), ProfileHandler),
+            (sessions, SessionsHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})", SessionHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)", DecisionHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/undo", UndoHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/events", SessionEventsHandler),
         ],
     )

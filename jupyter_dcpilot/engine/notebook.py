@@ -8,7 +8,7 @@ from typing import Any
 from .session import Decision, Session, Step
 
 
-def _md(text: Any) -> str:
+def md_text(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -24,7 +24,7 @@ def load_cell(paths: list[str], names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _evidence(evidence: dict[str, Any], limit: int = 8) -> str:
+def evidence_text(evidence: dict[str, Any], limit: int = 8) -> str:
     items = []
     for key, value in evidence.items():
         if isinstance(value, float):
@@ -37,15 +37,15 @@ def _evidence(evidence: dict[str, Any], limit: int = 8) -> str:
 
 def decision_markdown(decision: Decision, step: Step) -> str:
     """A decision as the notebook shows it: gate, evidence, options, choice, who decided."""
-    lines = [f"### Decision ({decision.gate}) — {step.title}", "", _md(decision.question), ""]
-    ev = _evidence(decision.evidence)
+    lines = [f"### Decision ({decision.gate}) — {step.title}", "", md_text(decision.question), ""]
+    ev = evidence_text(decision.evidence)
     if ev:
         lines += [f"*Evidence:* {ev}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
     for o in decision.options:
         name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
-        lines.append(f"| {name} | {_md(o.get('label', ''))}: {_md(o.get('description', ''))} "
-                     f"| {_md(o.get('risk', ''))} |")
+        lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
+                     f"| {md_text(o.get('risk', ''))} |")
     who = {"policy": "the approval policy", "user": "the user"}.get(decision.by or "", decision.by)
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {who} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
@@ -54,7 +54,7 @@ def decision_markdown(decision: Decision, step: Step) -> str:
 
 def backtrack_markdown(step: Step, reason: str) -> str:
     return (f"### Backtracked — {step.title}\n\nThe co-pilot restored the checkpoint taken before "
-            f"this step and re-planned: {_md(reason)}")
+            f"this step and re-planned: {md_text(reason)}")
 
 
 def report_markdown(session: Session, model: dict[str, Any] | None, valid: bool,
@@ -69,15 +69,15 @@ def report_markdown(session: Session, model: dict[str, Any] | None, valid: bool,
     for s in session.plan:
         d = next((x for x in session.decisions if x.id == s.decision_id), None)
         choice = f"{d.choice} ({d.by})" if d is not None and d.decided else ""
-        lines.append(f"| {_md(s.title)} | {s.status} | {choice} |")
+        lines.append(f"| {md_text(s.title)} | {s.status} | {choice} |")
     if model:
         lines += ["", f"*Model:* {model.get('model_name')} — {model.get('metric')}: "
-                  f"cv {_num(model.get('cv_score'))}, holdout {_num(model.get('holdout_score'))}"]
+                  f"cv {num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"]
     lines += ["", f"*Valid model:* {'yes' if valid else 'no'}"]
     if warnings:
-        lines += ["", "*Warnings:*", *[f"- {_md(w)}" for w in warnings[:20]]]
+        lines += ["", "*Warnings:*", *[f"- {md_text(w)}" for w in warnings[:20]]]
     return "\n".join(lines)
 
 
-def _num(value: Any) -> str:
+def num_text(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"

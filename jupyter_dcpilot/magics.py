@@ -1,0 +1,473 @@
+"""IPython magics: the co-pilot inline, hosted in the kernel itself (no panel needed).
+
+``%load_ext jupyter_dcpilot`` registers ``%dccheck``, ``%dcplan``, ``%dcstatus``,
+``%dccheckpoints``, ``%dcundo``, ``%dcreport`` and ``%dcdecide``. They work wherever IPython
+does (Notebook 7, JupyterLab without the panel, a terminal): the engine's two interfaces are
+implemented on the shell itself — probes are evaluated with ``eval`` in the user namespace
+(same process) and cells run with ``shell.run_cell``.
+
+How the async engine is driven: a magic already runs inside the kernel's event loop, so
+``asyncio.run`` cannot be called there, and nesting loops (nest_asyncio) would patch the kernel's
+own loop for everyone. The IPython shell and ipykernel's output routing are not thread-safe (an
+output belongs to the message the kernel thread is handling), so shell work must stay on the
+kernel thread. :class:`MainThreadBridge` therefore runs the coroutine on a private event loop in
+a worker thread while the kernel thread blocks serving the shell calls the engine sends it. The
+same code runs in ipykernel, in a terminal and in tests, and a planner doing real network
+I/O (the LLM) would work unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import queue
+import threading
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Coroutine
+
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import Markdown, display
+
+from jupyter_dcpilot.probe import ProbeError
+
+from .engine.coordinator import ApprovalPolicy, Coordinator
+from .engine.hosts import CellResult
+from .engine.notebook import evidence_text, md_text, num_text
+from .engine.session import Decision, Session, sidecar_path
+
+INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
+
+
+class MainThreadBridge:
+    """Run a coroutine on a private loop in a worker thread; shell work returns to this thread."""
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue[Any] | None = None
+        self._owner: int | None = None
+
+    def run(self, factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+        """Block until ``factory()`` completes, serving :meth:`call` requests meanwhile."""
+        if self._requests is not None:
+            raise RuntimeError("the co-pilot is already running in this kernel")
+        requests: queue.Queue[Any] = queue.Queue()
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["value"] = asyncio.run(factory())
+            except BaseException as exc:  # handed back to the kernel thread below
+                outcome["error"] = exc
+            finally:
+                requests.put(None)
+
+        self._requests, self._owner = requests, threading.get_ident()
+        interrupted: BaseException | None = None
+        try:
+            threading.Thread(target=work, name="dcpilot-engine", daemon=True).start()
+            while True:  # serve until the engine is done, even after an interrupt (no orphan thread)
+                try:
+                    item = requests.get()
+                except KeyboardInterrupt as exc:
+                    interrupted = exc
+                    continue
+                if item is None:
+                    break
+                fn, future = item
+                if interrupted is not None:
+                    future.set_exception(RuntimeError("interrupted by the user"))
+                    continue
+                try:
+                    future.set_result(fn())
+                except KeyboardInterrupt as exc:
+                    interrupted = exc
+                    future.set_exception(RuntimeError("interrupted by the user"))
+                except Exception as exc:
+                    future.set_exception(exc)
+        finally:
+            self._requests, self._owner = None, None
+        if interrupted is not None:
+            raise interrupted
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("value")
+
+    async def call(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` on the kernel thread (directly when already there or not bridged)."""
+        requests = self._requests
+        if requests is None or threading.get_ident() == self._owner:
+            return fn()
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        requests.put((fn, future))
+        return await asyncio.wrap_future(future)
+
+
+class ShellProbe:
+    """A :class:`~jupyter_dcpilot.engine.hosts.KernelProbe` on the shell of this very process."""
+
+    def __init__(self, shell: Any, bridge: MainThreadBridge) -> None:
+        self.shell = shell
+        self.bridge = bridge
+
+    async def evaluate(self, expression: str) -> Any:
+        return await self.bridge.call(lambda: self._evaluate(expression))
+
+    def _evaluate(self, expression: str) -> Any:
+        try:
+            text = eval(expression, self.shell.user_ns)  # the engine's probe expression, no user input
+        except Exception as exc:
+            raise ProbeError(f"{type(exc).__name__}: {exc}", type(exc).__name__, str(exc)) from exc
+        return json.loads(text)
+
+
+class ShellNotebook:
+    """A :class:`~jupyter_dcpilot.engine.hosts.NotebookHost` that runs cells with ``shell.run_cell``.
+
+    There is no notebook document to edit from a kernel: outputs are shown under the magic
+    (or in ``output``, an ipywidgets Output) and the cells are kept in :attr:`cells`.
+    """
+
+    def __init__(self, shell: Any, bridge: MainThreadBridge, output: Any = None) -> None:
+        self.shell = shell
+        self.bridge = bridge
+        self.output = output
+        self.cells: list[dict[str, Any]] = []
+
+    async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
+        return await self.bridge.call(lambda: self._run_cell(source, metadata))
+
+    async def insert_markdown(self, source: str, metadata: dict[str, Any]) -> str:
+        return await self.bridge.call(lambda: self._insert_markdown(source, metadata))
+
+    async def delete_cells(self, cell_ids: list[str]) -> None:
+        doomed = set(cell_ids)
+        self.cells = [c for c in self.cells if c["id"] not in doomed]
+
+    def _shown(self) -> Any:
+        return self.output if self.output is not None else contextlib.nullcontext()
+
+    def _run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
+        from IPython.utils.capture import capture_output
+
+        with capture_output() as captured:
+            result = self.shell.run_cell(source, store_history=False)
+        with self._shown():
+            display(Markdown(f"```python\n{source}\n```"))
+            captured.show()
+        outputs: list[dict[str, Any]] = []
+        for name, text in (("stdout", captured.stdout), ("stderr", captured.stderr)):
+            if text:
+                outputs.append({"output_type": "stream", "name": name, "text": text})
+        outputs += [{"output_type": "display_data", "data": dict(o.data), "metadata": dict(o.metadata or {})}
+                    for o in captured.outputs]
+        error = None
+        exc = result.error_before_exec or result.error_in_exec
+        if exc is not None:
+            error = {"ename": type(exc).__name__, "evalue": str(exc),
+                     "traceback": traceback.format_exception(exc)}
+            with self._shown():
+                display(Markdown(f"**Error:** `{type(exc).__name__}: {exc}`"))
+        cell = {"id": uuid.uuid4().hex[:12], "cell_type": "code", "source": source,
+                "metadata": dict(metadata), "outputs": outputs}
+        self.cells.append(cell)
+        return CellResult(cell_id=cell["id"], outputs=outputs, error=error)
+
+    def _insert_markdown(self, source: str, metadata: dict[str, Any]) -> str:
+        cell = {"id": uuid.uuid4().hex[:12], "cell_type": "markdown", "source": source,
+                "metadata": dict(metadata)}
+        self.cells.append(cell)
+        with self._shown():
+            display(Markdown(source))
+        return cell["id"]
+
+
+class DecisionCard:
+    """One open decision as widgets: question, evidence, an option button each, a rationale box.
+
+    Clicking an option calls ``on_choose(decision_id, option_id, rationale)``.
+    """
+
+    def __init__(self, decision: Decision, title: str,
+                 on_choose: Callable[[str, str, str], None]) -> None:
+        import ipywidgets as w
+
+        self.decision = decision
+        self.on_choose = on_choose
+        self.rationale = w.Text(placeholder="why (optional, goes into the decision log)",
+                                layout=w.Layout(width="60%"))
+        self.buttons: dict[str, Any] = {}
+        for o in decision.options:
+            recommended = o.get("id") == decision.recommended
+            label = o.get("label") or o["id"]
+            button = w.Button(description=f"★ {label} (recommended)" if recommended else label,
+                              button_style="success" if recommended else "",
+                              tooltip=f"{o.get('description', '')} — risk: {o.get('risk', '')}",
+                              layout=w.Layout(width="auto"))
+            button.on_click(lambda _b, option=o["id"]: self.choose(option))
+            self.buttons[o["id"]] = button
+        evidence = evidence_text(decision.evidence)
+        self.header = w.HTML(
+            f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
+            + (f"<br><small>Evidence: {_esc(evidence)}</small>" if evidence else ""))
+        self.widget = w.VBox([self.header, w.HBox(list(self.buttons.values())), self.rationale])
+
+    def choose(self, option_id: str) -> None:
+        for button in self.buttons.values():
+            button.disabled = True
+        self.on_choose(self.decision.id, option_id, self.rationale.value)
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
+
+
+def _esc(text: Any) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+class Pilot:
+    """One co-pilot session hosted in this kernel: session, coordinator, the shell hosts, widgets."""
+
+    def __init__(self, shell: Any, session: Session, policy: ApprovalPolicy) -> None:
+        import ipywidgets as w
+
+        self.shell = shell
+        self.session = session
+        self.bridge = MainThreadBridge()
+        self.output = w.Output()
+        self.status = w.HTML()
+        self.cards_box = w.VBox()
+        self.widget = w.VBox([self.status, self.output, self.cards_box])
+        self.probe = ShellProbe(shell, self.bridge)
+        self.notebook = ShellNotebook(shell, self.bridge, self.output)
+        self.coordinator = Coordinator(session, self.probe, self.notebook, policy=policy)
+        self.cards: list[DecisionCard] = []
+
+    def run(self) -> str:
+        """Run the coordinator until blocked, finished or failed; refresh the cards."""
+        try:
+            with self.output:
+                state = self.bridge.run(self.coordinator.run_until_blocked)
+        finally:
+            self.refresh()
+        return state
+
+    def decide(self, decision_id: str, choice: str, rationale: str = "") -> str:
+        """Record the user's answer and resume the run."""
+        self.session.decide(decision_id, choice, rationale, by="user")
+        return self.run()
+
+    def undo(self, checkpoint_id: str | None = None) -> str:
+        """Undo back to a checkpoint (default: the last one); returns its id."""
+        if checkpoint_id is None:
+            if not self.session.checkpoints:
+                raise ValueError("nothing to undo: this session has no checkpoints")
+            checkpoint_id = self.session.checkpoints[-1].id
+        self.session.checkpoint(checkpoint_id)  # KeyError naming it when unknown
+        self.bridge.run(lambda: self.coordinator.undo(checkpoint_id))
+        self.refresh()
+        return checkpoint_id
+
+    def refresh(self) -> None:
+        s = self.session
+        self.status.value = (f"<b>dcpilot</b> on <code>{_esc(s.frame)}</code>: {_esc(s.state)} — "
+                             f"{sum(st.status == 'done' for st in s.plan)} steps done, "
+                             f"{len(s.open_decisions())} decisions open")
+        self.cards = [DecisionCard(d, self._title(d), self._choose) for d in s.open_decisions()]
+        self.cards_box.children = [c.widget for c in self.cards]
+
+    def _title(self, decision: Decision) -> str:
+        try:
+            return self.session.step(decision.step_id).title
+        except KeyError:
+            return decision.step_id
+
+    def _choose(self, decision_id: str, option_id: str, rationale: str) -> None:
+        with self.output:
+            self.decide(decision_id, option_id, rationale)
+
+
+def status_markdown(session: Session) -> str:
+    """The plan with step statuses, then the open decisions."""
+    lines = [f"**dcpilot** on `{session.frame}` — state: **{session.state}**", "",
+             "| step | title | status | decision |", "|---|---|---|---|"]
+    for st in session.plan:
+        d = next((x for x in session.decisions if x.id == st.decision_id), None)
+        choice = f"{d.choice} (by {d.by})" if d is not None and d.decided else ("open" if d else "")
+        lines.append(f"| {st.id} | {md_text(st.title)} | {st.status} | {choice} |")
+    open_ = session.open_decisions()
+    if open_:
+        lines += ["", "**Waiting for a decision:**"]
+        for d in open_:
+            options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
+                                for o in d.options)
+            lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
+    if session.warnings:
+        lines += ["", "**Warnings:**", *[f"- {md_text(w)}" for w in session.warnings[-10:]]]
+    return "\n".join(lines)
+
+
+def checkpoints_markdown(session: Session) -> str:
+    if not session.checkpoints:
+        return "No checkpoints yet."
+    lines = ["| checkpoint | before step | label | variables | taken |", "|---|---|---|---|---|"]
+    for c in session.checkpoints:
+        lines.append(f"| `{c.id}` | {c.step_id} | {md_text(c.label)} | {', '.join(c.names)} | {c.created} |")
+    return "\n".join(lines)
+
+
+def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str:
+    """What was decided, by whom, on what evidence: ready to adapt for a methods section."""
+    task = session.task
+    lines = ["## Data preparation decisions", "",
+             f"Task: {task.get('kind')} — outcome `{task.get('target')}`"
+             + (f", duration `{task.get('time')}`" if task.get("time") else "")
+             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             + f". Data: `{session.frame}` {session.diagnosis.get('shape') or ''}.", ""]
+    decided = [d for d in session.decisions if d.decided]
+    if not decided:
+        lines.append("No decisions have been made yet.")
+    who = {"user": "the analyst", "policy": "the approval policy (recommended option)"}
+    for i, d in enumerate(decided, 1):
+        option = d.option() or {}
+        step = next((st for st in session.plan if st.id == d.step_id), None)
+        title = step.title if step else d.step_id
+        columns = f" on {', '.join(f'`{c}`' for c in d.columns)}" if d.columns else ""
+        lines.append(f"{i}. **{md_text(title)}**{columns} ({d.gate}). {md_text(d.question)}")
+        evidence = evidence_text(d.evidence)
+        if evidence:
+            lines.append(f"   - Evidence: {evidence}")
+        lines.append(f"   - Decision: **{md_text(option.get('label') or d.choice)}** (`{d.choice}`"
+                     + (", the recommended option" if d.choice == d.recommended else "")
+                     + f"), decided by {who.get(d.by or '', d.by)} at {d.at}"
+                     + (f". Rationale: {md_text(d.rationale)}" if d.rationale else "") + ".")
+        if step is not None:
+            lines.append(f"   - Step status: {step.status}")
+    if model:
+        lines += ["", f"Model: {model.get('model_name')}, {model.get('metric')} cross-validated "
+                  f"{num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"
+                  + (" (grouped by entity)." if model.get("grouped") else ".")]
+    return "\n".join(lines)
+
+
+@magics_class
+class DCPilotMagics(Magics):
+    """The co-pilot's line magics; one co-pilot session per kernel (see the module docstring)."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.pilot: Pilot | None = None
+        self.token = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"  # tells this kernel's sidecar apart
+
+    @magic_arguments()
+    @argument("frame", help="a DataFrame expression")
+    @argument("--target", default=None)
+    @argument("--time", default=None)
+    @argument("--id", dest="entity", default=None)
+    @line_magic
+    def dccheck(self, line: str) -> None:
+        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c]``."""
+        import kernel_tools as kt
+
+        args = parse_argstring(self.dccheck, line)
+        frame = self.shell.ev(args.frame)
+        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity))
+
+    @magic_arguments()
+    @argument("frame", help="the name of a DataFrame variable")
+    @argument("--target", required=True)
+    @argument("--task", default="auto", choices=["auto", "classification", "regression", "survival"])
+    @argument("--time", default=None)
+    @argument("--id", dest="entity", default=None)
+    @argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
+    @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
+    @argument("--new", action="store_true", help="start over even if a session exists")
+    @line_magic
+    def dcplan(self, line: str) -> None:
+        """Start (or show and resume) the co-pilot on a DataFrame in this kernel."""
+        import pandas as pd
+
+        args = parse_argstring(self.dcplan, line)
+        if not args.frame.isidentifier():
+            raise ValueError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
+        value = self.shell.user_ns.get(args.frame)
+        if not isinstance(value, pd.DataFrame):
+            raise KeyError(f"no DataFrame named {args.frame!r} in this kernel")
+        if args.target not in value.columns:
+            raise KeyError(f"--target {args.target!r} is not a column of {args.frame}")
+        notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
+        hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
+                 "frames": [args.frame], "kernel": self.token}
+        policy = ApprovalPolicy.from_spec(args.approve)
+        pilot = self.pilot
+        same = (pilot is not None and not args.new and pilot.session.frame == args.frame
+                and Path(pilot.session.notebook) == notebook
+                and {k: pilot.session.hints.get(k) for k in hints} == hints)
+        if same:
+            pilot.coordinator.policy = policy
+        else:
+            sidecar = sidecar_path(notebook)
+            if sidecar.exists() and (args.new or Session.load(sidecar).hints != hints):
+                sidecar.unlink()  # another kernel's checkpoints cannot be restored here
+            session = Session.for_notebook(notebook, frame=args.frame, hints=hints)
+            pilot = self.pilot = Pilot(self.shell, session, policy)
+        display(pilot.widget)
+        pilot.run()
+
+    @line_magic
+    def dcstatus(self, line: str = "") -> None:
+        """The plan with step statuses and the decisions waiting for an answer."""
+        pilot = self._pilot()
+        display(Markdown(status_markdown(pilot.session)))
+        for card in pilot.cards:
+            display(card)
+
+    @magic_arguments()
+    @argument("decision", help="decision id, e.g. d3")
+    @argument("option", help="option id, e.g. drop")
+    @argument("--why", default="", help="rationale for the decision log")
+    @line_magic
+    def dcdecide(self, line: str) -> None:
+        """Answer a decision without widgets (e.g. in a terminal): ``%dcdecide d3 drop --why "..."``."""
+        args = parse_argstring(self.dcdecide, line)
+        pilot = self._pilot()
+        pilot.decide(args.decision, args.option, args.why.strip("\"'"))
+        display(Markdown(status_markdown(pilot.session)))
+
+    @line_magic
+    def dccheckpoints(self, line: str = "") -> None:
+        """The checkpoints of this session (what ``%dcundo`` can go back to)."""
+        display(Markdown(checkpoints_markdown(self._pilot().session)))
+
+    @line_magic
+    def dcundo(self, line: str = "") -> None:
+        """Restore a checkpoint (default: the last one): variables, plan and co-pilot cells."""
+        pilot = self._pilot()
+        checkpoint = pilot.undo(line.strip() or None)
+        display(Markdown(f"Restored checkpoint `{checkpoint}`.\n\n{status_markdown(pilot.session)}"))
+
+    @line_magic
+    def dcreport(self, line: str = "") -> None:
+        """The decision log as Markdown (what was decided, by whom, on what evidence)."""
+        pilot = self._pilot()
+        model = pilot.coordinator.report().get("model")
+        display(Markdown(decision_log_markdown(pilot.session, model)))
+
+    def _pilot(self) -> Pilot:
+        if self.pilot is None:
+            raise RuntimeError("no co-pilot session in this kernel yet: start one with %dcplan df --target y")
+        return self.pilot
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magics(DCPilotMagics)
+
+
+__all__ = ["DCPilotMagics", "DecisionCard", "MainThreadBridge", "Pilot", "ShellNotebook", "ShellProbe",
+           "decision_log_markdown", "load_ipython_extension", "status_markdown"]

@@ -1,0 +1,267 @@
+"""The inline co-pilot magics on a real in-process IPython shell (no panel, no server)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from jupyter_dcpilot.engine.session import sidecar_path
+from jupyter_dcpilot.magics import DCPilotMagics, MainThreadBridge
+
+
+def leaky_frame(n: int = 150, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    y = (x1 + rng.normal(size=n) > 0).astype(int)
+    leak = np.where(rng.random(n) < 0.02, 1 - y, y)  # recorded after the outcome
+    return pd.DataFrame({"x1": x1, "x2": x2, "leak": leak, "y": y})
+
+
+@pytest.fixture()
+def shell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the inline sidecar goes into the cwd
+    sh = InteractiveShell.instance()
+    sh.user_ns["df"] = leaky_frame()
+    sh.run_line_magic("load_ext", "jupyter_dcpilot")
+    yield sh
+    sh.extension_manager.loaded.discard("jupyter_dcpilot")  # the next load_ext registers afresh
+    for name in ("df", "train", "test", "model"):
+        sh.user_ns.pop(name, None)
+
+
+def magics(sh) -> DCPilotMagics:
+    return sh.magics_manager.registry["DCPilotMagics"]
+
+
+def run(sh, name: str, line: str = ""):
+    with capture_output() as captured:
+        sh.run_line_magic(name, line)
+    return captured
+
+
+def markdown(captured) -> str:
+    return "\n".join(o.data.get("text/markdown", "") for o in captured.outputs)
+
+
+# --- the extension and %dccheck ---------------------------------------------------------------
+
+def test_load_ext_registers_the_magics(shell):
+    lines = shell.magics_manager.magics["line"]
+    assert {"dccheck", "dcplan", "dcstatus", "dccheckpoints", "dcundo", "dcreport", "dcdecide"} <= set(lines)
+
+
+def test_dccheck_displays_a_diagnosis_naming_the_leak(shell):
+    before = shell.user_ns["df"].copy()
+    captured = run(shell, "dccheck", "df --target y")
+    html = captured.outputs[0].data["text/html"]
+    assert "target_leakage" in html and "leak" in html
+    pd.testing.assert_frame_equal(shell.user_ns["df"], before)  # nothing touched
+
+
+def test_magics_without_a_session_say_how_to_start_one(shell):
+    with pytest.raises(RuntimeError, match="%dcplan"):
+        shell.run_line_magic("dcstatus", "")
+
+
+def test_dcplan_rejects_a_missing_frame_or_target(shell):
+    with pytest.raises(KeyError, match="nope"):
+        shell.run_line_magic("dcplan", "nope --target y")
+    with pytest.raises(KeyError, match="outcome"):
+        shell.run_line_magic("dcplan", "df --target outcome")
+
+
+# --- %dcplan with a policy, %dcstatus, %dcreport ----------------------------------------------
+
+def test_recommended_policy_runs_to_the_end_and_reports_policy_decisions(shell, tmp_path):
+    run(shell, "dcplan", "df --target y --approve recommended")
+    session = magics(shell).pilot.session
+    assert session.state == "finished"
+    assert all(st.status in ("done", "skipped") for st in session.plan)
+    assert "leak" not in shell.user_ns["df"].columns
+    assert shell.user_ns["model"].metric == "roc_auc"
+    assert sidecar_path(tmp_path / ".dcpilot-inline.ipynb").exists()  # the sidecar, in the cwd
+    leakage = next(d for d in session.decisions if d.gate == "leakage")
+    assert (leakage.choice, leakage.by) == ("drop", "policy")
+
+    status = markdown(run(shell, "dcstatus"))
+    assert "finished" in status and "drop (by policy)" in status
+
+    report = markdown(run(shell, "dcreport"))
+    assert "`leak`" in report and "decided by the approval policy" in report
+    assert "Model: " in report and "roc_auc" in report
+
+
+# --- %dcplan ask: decision cards ---------------------------------------------------------------
+
+def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(shell):
+    run(shell, "dcplan", "df --target y --approve ask")
+    pilot = magics(shell).pilot
+    assert pilot.session.state == "blocked"
+    card = pilot.cards[0]
+    assert card.decision.gate == "task"
+    recommended = card.buttons[card.decision.recommended]
+    assert "recommended" in recommended.description and recommended.button_style == "success"
+
+    with capture_output():
+        recommended.click()  # what the frontend does; the run resumes until the next gate
+    card = next(c for c in pilot.cards if c.decision.gate == "leakage")
+    assert "leak" in card.decision.columns and card.decision.evidence
+    card.rationale.value = "filed after the outcome"
+    with capture_output():
+        card.buttons["drop"].click()
+    decision = pilot.session.decision(card.decision.id)
+    assert (decision.choice, decision.by, decision.rationale) == ("drop", "user", "filed after the outcome")
+    step = pilot.session.step(decision.step_id)
+    assert step.status == "done" and step.checkpoint_id
+    assert "leak" not in shell.user_ns["df"].columns
+    assert all(b.disabled for b in card.buttons.values())
+
+    report = markdown(run(shell, "dcreport"))
+    assert "decided by the analyst" in report and "filed after the outcome" in report
+
+    # %dcundo with that step's checkpoint restores the variable the step changed
+    checkpoints = markdown(run(shell, "dccheckpoints"))
+    assert step.checkpoint_id in checkpoints
+    run(shell, "dcundo", step.checkpoint_id)
+    assert "leak" in shell.user_ns["df"].columns
+    assert pilot.session.step(step.id).status == "undone"
+    assert all(c.id != step.checkpoint_id for c in pilot.session.checkpoints)
+
+
+def test_dcdecide_answers_without_widgets_and_dcundo_defaults_to_the_last_checkpoint(shell):
+    run(shell, "dcplan", "df --target y")
+    pilot = magics(shell).pilot
+    task = pilot.session.open_decisions()[0]
+    run(shell, "dcdecide", f"{task.id} confirm")
+    leakage = pilot.session.open_decisions()[0]
+    assert leakage.gate == "leakage"
+    with pytest.raises(ValueError, match="unknown option"):
+        shell.run_line_magic("dcdecide", f"{leakage.id} nonsense")
+    run(shell, "dcdecide", f"{leakage.id} drop")
+    assert "leak" not in shell.user_ns["df"].columns
+    last = pilot.session.checkpoints[-1].id
+    captured = run(shell, "dcundo")
+    assert f"`{last}`" in markdown(captured)
+    assert last not in {c.id for c in pilot.session.checkpoints}
+
+
+def test_a_second_dcplan_resumes_the_same_session_and_new_starts_over(shell):
+    run(shell, "dcplan", "df --target y")
+    first = magics(shell).pilot
+    run(shell, "dcplan", "df --target y")
+    assert magics(shell).pilot is first
+    run(shell, "dcplan", "df --target y --new")
+    assert magics(shell).pilot is not first and magics(shell).pilot.session.decisions[0].choice is None
+
+
+# --- the in-kernel hosts ----------------------------------------------------------------------
+
+def test_shell_hosts_run_cells_capture_outputs_and_errors(shell):
+    import asyncio
+
+    from jupyter_dcpilot.magics import ShellNotebook, ShellProbe
+    from jupyter_dcpilot.probe import ProbeError
+
+    bridge = MainThreadBridge()
+    notebook = ShellNotebook(shell, bridge)
+    with capture_output():
+        ok = asyncio.run(notebook.run_cell("print('hi')\nrows = len(df)\nrows", {"dcpilot": {"step": "s1"}}))
+        bad = asyncio.run(notebook.run_cell("1 / 0", {}))
+    assert ok.error is None and "hi" in ok.text() and "150" in ok.text()
+    assert shell.user_ns["rows"] == 150
+    assert bad.error["ename"] == "ZeroDivisionError" and bad.error["traceback"]
+    assert [c["id"] for c in notebook.cells] == [ok.cell_id, bad.cell_id]
+    asyncio.run(notebook.delete_cells([bad.cell_id]))
+    assert [c["id"] for c in notebook.cells] == [ok.cell_id]
+
+    probe = ShellProbe(shell, bridge)
+    info = asyncio.run(probe.evaluate("__import__('kernel_tools.probes', fromlist=['_']).frame_info_json(['df'])"))
+    assert info["df"]["rows"] == 150 and "leak" in info["df"]["columns"]
+    with pytest.raises(ProbeError, match="KeyError"):
+        asyncio.run(probe.evaluate("__import__('kernel_tools.probes', fromlist=['_']).report_json('nope')"))
+    shell.user_ns.pop("rows")
+
+
+# --- the bridge between the kernel thread and the engine's loop --------------------------------
+
+def test_bridge_runs_shell_calls_on_the_calling_thread_and_reraises_errors():
+    bridge = MainThreadBridge()
+    here = threading.get_ident()
+
+    async def work():
+        seen = await bridge.call(threading.get_ident)
+        return seen, threading.get_ident()
+
+    seen, engine_thread = bridge.run(work)
+    assert seen == here and engine_thread != here
+
+    async def fails():
+        await bridge.call(lambda: 1 / 0)
+
+    with pytest.raises(ZeroDivisionError):
+        bridge.run(fails)
+    assert bridge.run(work)[0] == here  # usable again after an error
+
+
+def test_an_interrupt_on_the_kernel_thread_stops_the_engine_and_reaches_the_user():
+    bridge = MainThreadBridge()
+    seen: list[str] = []
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    async def work():
+        try:
+            await bridge.call(interrupt)
+        except RuntimeError as exc:  # the engine unwinds normally (its lock is released)
+            seen.append(str(exc))
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        bridge.run(work)
+    assert seen == ["interrupted by the user"]
+
+
+# --- the same in a real ipykernel (the kernel's own loop is running there) -----------------------
+
+@pytest.mark.slow
+def test_in_a_real_kernel_plan_cards_and_clicks_work(tmp_path):
+    import os
+    from pathlib import Path
+
+    from jupyter_client.manager import start_new_kernel
+
+    import jupyter_dcpilot
+
+    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    try:
+        def execute(code):
+            streams: list[str] = []
+            reply = kc.execute_interactive(code, timeout=120, output_hook=lambda m: streams.append(
+                m["content"].get("text", "")) if m["msg_type"] == "stream" else None)
+            assert reply["content"]["status"] == "ok", reply["content"]
+            return "".join(streams)
+
+        execute("import numpy as np, pandas as pd\n"
+                "rng = np.random.default_rng(0); n = 150\n"
+                "x1, x2 = rng.normal(size=n), rng.normal(size=n)\n"
+                "y = (x1 + rng.normal(size=n) > 0).astype(int)\n"
+                "df = pd.DataFrame({'x1': x1, 'x2': x2, 'leak': np.where(rng.random(n) < 0.02, 1 - y, y), 'y': y})\n"
+                "%load_ext jupyter_dcpilot\n"
+                "%dcplan df --target y")
+        out = execute("p = get_ipython().magics_manager.registry['DCPilotMagics'].pilot\n"
+                      "p.cards[0].buttons[p.cards[0].decision.recommended].click()\n"
+                      "[c for c in p.cards if c.decision.gate == 'leakage'][0].buttons['drop'].click()\n"
+                      "d = [d for d in p.session.decisions if d.gate == 'leakage'][0]\n"
+                      "print(d.by, p.session.step(d.step_id).status, 'leak' in df.columns)")
+        assert out.split() == ["user", "done", "False"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
