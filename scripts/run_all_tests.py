@@ -58,8 +58,8 @@ def main() -> int:
     code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
     if (tmp / "jest.json").exists():
         results["jest"] = jest_counts(tmp / "jest.json")
-    if "jest" not in results:
-        broken.append(f"jest exited {code} without a report")
+    if "jest" not in results or (code != 0 and results["jest"][1] == 0):
+        broken.append(f"jest exited {code} without reporting a failed test")
 
     env = dict(os.environ, PLAYWRIGHT_JSON_OUTPUT_NAME=str(tmp / "playwright.json"))
     print("\n$ jlpm playwright test  (in ui-tests)", flush=True)
@@ -68,8 +68,11 @@ def main() -> int:
     )
     if (tmp / "playwright.json").exists():
         results["browser"] = playwright_counts(tmp / "playwright.json")
-    if "browser" not in results:
-        broken.append(f"playwright exited {code} without a report")
+    # a run that could not start (e.g. port 8888 taken) exits non-zero with zero tests counted
+    if "browser" not in results or (code != 0 and results["browser"][1] == 0):
+        broken.append(f"playwright exited {code} without reporting a failed test")
+    elif sum(results["browser"]) == 0:
+        broken.append("playwright ran no browser test")
 
     print("\nSuites:")
     for name, (passed, failed, skipped) in results.items():
