@@ -30,7 +30,9 @@ $(VENV)/.installed: pyproject.toml package.json yarn.lock ui-tests/package.json 
 demo: install
 	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo
 
+# the frontend is rebuilt every time (seconds, incremental): the browser tests load the built bundle
 test: install
+	$(BIN)/jlpm build
 	$(BIN)/python scripts/run_all_tests.py
 
 test-python: install
