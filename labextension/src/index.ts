@@ -7,7 +7,10 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
 import { FramesModel } from './model';
+import { NotebookBridge } from './bridge';
 import { DataPilotPanel } from './panel';
+import { SessionModel } from './session';
+import { serverSessions } from './sessionApi';
 
 /** Command ids. */
 export namespace CommandIDs {
@@ -30,7 +33,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ) => {
     const model = new FramesModel();
-    const panel = new DataPilotPanel(model);
+    const copilot = new SessionModel(serverSessions, new NotebookBridge(tracker));
+    const panel = new DataPilotPanel(model, copilot);
     labShell.add(panel, 'right', { rank: 600 });
 
     // The kernel is found through the server's session for the notebook, so ask with the
@@ -47,6 +51,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       // the path changes when a notebook is renamed
       widget.context.pathChanged.connect(() => {
         if (tracker.currentWidget === widget) {
+          follow();
+        }
+      });
+      // the kernel session's own path follows a rename a moment after the document's
+      widget.sessionContext.propertyChanged.connect((_, property) => {
+        if (property === 'path' && tracker.currentWidget === widget) {
           follow();
         }
       });
@@ -79,6 +89,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption: 'Show the DataFrames of the active notebook and their profile',
       execute: () => {
         labShell.activateById(panel.id);
+        follow();
         void model.refresh();
       }
     });

@@ -11,6 +11,8 @@ import { IFrameInfo, IFrameProfile } from './api';
 import { formatBytes, formatCount, formatShare } from './format';
 import { dcpilotIcon } from './icon';
 import { FramesModel } from './model';
+import { SessionModel } from './session';
+import { SessionView, StartForm } from './sessionView';
 
 /** One DataFrame in the list: name, shape, memory and its column kinds. */
 function FrameItem(props: {
@@ -90,8 +92,8 @@ function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Eleme
 }
 
 /** Everything the panel shows for the current notebook. */
-export function FramesView(props: { model: FramesModel }): JSX.Element {
-  const { model } = props;
+export function FramesView(props: { model: FramesModel; copilot?: SessionModel }): JSX.Element {
+  const { model, copilot } = props;
   if (!model.path) {
     return (
       <div className="jp-dcpilot-empty">
@@ -131,13 +133,58 @@ export function FramesView(props: { model: FramesModel }): JSX.Element {
       {model.selected && model.profile && (
         <ProfileView name={model.selected} profile={model.profile} />
       )}
+      {copilot && model.selected && model.profile && model.path && (
+        <UseSignal signal={copilot.changed}>
+          {() => (
+            <CopilotView
+              copilot={copilot}
+              frames={model}
+              frame={model.selected!}
+              path={model.path!}
+              profile={model.profile!}
+            />
+          )}
+        </UseSignal>
+      )}
+    </div>
+  );
+}
+
+/** The co-pilot for the selected frame: the start form, then its session. */
+function CopilotView(props: {
+  copilot: SessionModel;
+  frames: FramesModel;
+  frame: string;
+  path: string;
+  profile: IFrameProfile;
+}): JSX.Element {
+  const { copilot, frames, frame, path, profile } = props;
+  const session = copilot.session;
+  const mine = session && session.path === path.replace(/^\//, '');
+  return (
+    <div className="jp-dcpilot-copilot">
+      {!mine && (
+        <StartForm
+          key={`${path}:${frame}`}
+          frame={frame}
+          path={path}
+          profile={profile}
+          disabled={copilot.running}
+          onStart={options => void copilot.start(options)}
+        />
+      )}
+      {!mine && copilot.error && <div className="jp-dcpilot-error">{copilot.error}</div>}
+      {mine && <SessionView model={copilot} onKernelChanged={() => void frames.refresh()} />}
     </div>
   );
 }
 
 /** The right-sidebar panel "Data co-pilot". */
 export class DataPilotPanel extends ReactWidget {
-  constructor(readonly model: FramesModel) {
+  constructor(
+    readonly model: FramesModel,
+    readonly copilot?: SessionModel
+  ) {
     super();
     this.id = 'jp-dcpilot-panel';
     this.title.icon = dcpilotIcon;
@@ -150,7 +197,7 @@ export class DataPilotPanel extends ReactWidget {
       <div className="jp-dcpilot-body">
         <header className="jp-dcpilot-header">Data co-pilot</header>
         <UseSignal signal={this.model.changed}>
-          {() => <FramesView model={this.model} />}
+          {() => <FramesView model={this.model} copilot={this.copilot} />}
         </UseSignal>
       </div>
     );

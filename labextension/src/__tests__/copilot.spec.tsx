@@ -1,0 +1,159 @@
+import * as React from 'react';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+
+import { cellOutcome } from '../outcome';
+import { IEventSocket, IHostHandler, SessionModel } from '../session';
+import { IDecision, ISession, ISessionSource } from '../sessionApi';
+import { DecisionCard, SessionView } from '../sessionView';
+
+const leakage: IDecision = {
+  id: 'd2',
+  step_id: 's2',
+  gate: 'leakage',
+  question: 'leak predicts y almost perfectly. Is it known before the outcome?',
+  evidence: { auc: 0.987, column: 'leak' },
+  options: [
+    { id: 'drop', label: 'Drop leak', recommended: true },
+    { id: 'keep', label: 'Keep it' }
+  ],
+  recommended: 'drop',
+  columns: ['leak'],
+  choice: null,
+  by: null,
+  rationale: ''
+};
+
+function session(overrides: Partial<ISession> = {}): ISession {
+  return {
+    id: 'a'.repeat(32),
+    path: 'nb.ipynb',
+    frame: 'df',
+    state: 'blocked',
+    plan: [
+      { id: 's2', episode: 'leakage', title: 'Drop the target proxy leak', status: 'awaiting_decision',
+        gate: 'leakage', columns: ['leak'], reason: '', decision_id: 'd2', checkpoint_id: null,
+        cell_ids: [], error: null, note: '' }
+    ],
+    decisions: [leakage],
+    checkpoints: [],
+    transcript: [{ at: 't', kind: 'observe', text: 'diagnosed df (200, 4)' }],
+    ...overrides
+  };
+}
+
+/** A socket that records what the model sends. */
+function fakeSocket(): IEventSocket & { sent: any[] } {
+  const sent: any[] = [];
+  return { sent, onmessage: null, onclose: null, send: (d: string) => sent.push(JSON.parse(d)), close: () => undefined };
+}
+
+function fakeSource(calls: string[]): ISessionSource {
+  return {
+    start: async options => {
+      calls.push(`start:${options.frame}:${options.target}:${options.approve}`);
+      return session();
+    },
+    get: async () => session(),
+    decide: async (_id, decisionId, choice) => {
+      calls.push(`decide:${decisionId}:${choice}`);
+      return session({ state: 'running', decisions: [{ ...leakage, choice }] });
+    },
+    undo: async (_id, checkpoint) => {
+      calls.push(`undo:${checkpoint}`);
+      return session();
+    }
+  };
+}
+
+describe('DecisionCard', () => {
+  it('marks the recommended option and calls back with the choice', () => {
+    const chosen: string[][] = [];
+    render(<DecisionCard decision={leakage} onDecide={(c, r) => chosen.push([c, r])} />);
+    const drop = document.querySelector('[data-option="drop"]')!;
+    const keep = document.querySelector('[data-option="keep"]')!;
+    expect(drop.classList.contains('jp-mod-recommended')).toBe(true);
+    expect(keep.classList.contains('jp-mod-recommended')).toBe(false);
+    expect(drop.textContent).toBe('Drop leak (recommended)');
+    expect(screen.getByText('auc')).toBeTruthy();
+    expect(screen.getByText(/= 0\.987/)).toBeTruthy();
+
+    fireEvent.change(document.querySelector('.jp-dcpilot-rationale')!, { target: { value: 'known later' } });
+    fireEvent.click(keep);
+    fireEvent.click(screen.getByText('Approve recommended'));
+    expect(chosen).toEqual([
+      ['keep', 'known later'],
+      ['drop', 'known later']
+    ]);
+  });
+});
+
+describe('SessionModel', () => {
+  it('applies session messages and answers notebook requests over its socket', async () => {
+    const calls: string[] = [];
+    const socket = fakeSocket();
+    const host: IHostHandler = {
+      handle: async (request, path) => ({ type: 'cell_result', cell_id: `c-${path}`, outputs: [], error: null, echo: request.type })
+    };
+    const model = new SessionModel(fakeSource(calls), host, () => socket);
+    await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
+    expect(calls).toEqual(['start:df:y:ask']);
+
+    act(() => {
+      socket.onmessage!({ data: JSON.stringify({ type: 'session', session: session({ state: 'running' }) }) });
+    });
+    expect(model.session?.state).toBe('running');
+    expect(model.running).toBe(true);
+
+    expect(model.openDecisions.map(d => d.id)).toEqual(['d2']);
+    model.apply({ type: 'step', step: 's2', status: 'undone' });
+    expect(model.openDecisions).toEqual([]); // its step was undone: nothing left to ask
+    model.apply({ type: 'step', step: 's2', status: 'done' });
+    model.apply({ type: 'state', state: 'finished' });
+    model.apply({ type: 'transcript', entry: { at: 't2', kind: 'act', text: 'dropped leak' } });
+    expect(model.session?.plan[0].status).toBe('done');
+    expect(model.session?.state).toBe('finished');
+    expect(model.running).toBe(false);
+    expect(model.session?.transcript.map(e => e.text)).toEqual(['diagnosed df (200, 4)', 'dropped leak']);
+
+    socket.onmessage!({ data: JSON.stringify({ type: 'run_cell', request_id: 'r1', source: 'x', metadata: {} }) });
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(socket.sent).toEqual([
+      { type: 'cell_result', cell_id: 'c-nb.ipynb', outputs: [], error: null, echo: 'run_cell', request_id: 'r1' }
+    ]);
+
+    act(() => socket.onclose!({}));
+    expect(model.connected).toBe(false);
+    expect(model.error).toBe('The connection to the co-pilot closed.');
+    model.reconnect();
+    expect(model.connected).toBe(true);
+    expect(model.error).toBeNull();
+    model.dispose();
+  });
+
+  it('shows the open decision and posts the expert\'s choice', async () => {
+    const calls: string[] = [];
+    const model = new SessionModel(fakeSource(calls), null, () => fakeSocket());
+    await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
+    const view = render(<SessionView model={model} />);
+    expect(document.querySelectorAll('.jp-dcpilot-decision')).toHaveLength(1);
+    expect(document.querySelector('.jp-dcpilot-step[data-step="s2"]')?.getAttribute('data-status')).toBe('awaiting_decision');
+    await act(async () => {
+      fireEvent.click(screen.getByText('Approve recommended'));
+    });
+    expect(calls).toContain('decide:d2:drop');
+    view.rerender(<SessionView model={model} />);
+    expect(document.querySelectorAll('.jp-dcpilot-decision')).toHaveLength(0);
+    model.dispose();
+  });
+});
+
+describe('cellOutcome', () => {
+  it('reports the error output of a failed cell', () => {
+    const outputs = [
+      { output_type: 'stream', name: 'stdout', text: 'hi' },
+      { output_type: 'error', ename: 'KeyError', evalue: "'leak'", traceback: ['tb'] }
+    ];
+    expect(cellOutcome(outputs).error).toEqual({ ename: 'KeyError', evalue: "'leak'", traceback: ['tb'] });
+    expect(cellOutcome(outputs.slice(0, 1)).error).toBeNull();
+  });
+});

@@ -1,0 +1,117 @@
+import type { ICodeCellModel } from '@jupyterlab/cells';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+
+import { cellOutcome } from './outcome';
+import { IHostHandler, IHostRequest } from './session';
+
+/** How often to look again whether the user's cells are still running. */
+const POLL_MS = 100;
+/** Run anyway after waiting this long for the user's cells (they may run forever). */
+const MAX_WAIT_MS = 120000;
+
+/**
+ * The co-pilot's hands in the open notebook: inserts its cells after its last one, runs them
+ * in the notebook's kernel once the user's cells are done, and deletes only its own cells.
+ */
+export class NotebookBridge implements IHostHandler {
+  constructor(readonly tracker: INotebookTracker) {}
+
+  async handle(request: IHostRequest, path: string): Promise<{ [key: string]: unknown }> {
+    const panel = this._find(path);
+    if (!panel) {
+      throw new Error(`the notebook ${path} is not open`);
+    }
+    switch (request.type) {
+      case 'run_cell':
+        return this._run(panel, request);
+      case 'insert_markdown':
+        return {
+          type: 'cell_result',
+          cell_id: this._insert(panel, 'markdown', request),
+          outputs: [],
+          error: null
+        };
+      case 'delete_cells':
+        return { type: 'cells_deleted', deleted: this._delete(panel, request.cell_ids as string[]) };
+    }
+    throw new Error(`unknown request ${request.type}`);
+  }
+
+  private _find(path: string): NotebookPanel | null {
+    let found: NotebookPanel | null = null;
+    this.tracker.forEach(panel => {
+      if (
+        !found &&
+        (panel.context.path === path || panel.sessionContext.session?.path === path)
+      ) {
+        found = panel;
+      }
+    });
+    return found;
+  }
+
+  private _insert(panel: NotebookPanel, kind: 'code' | 'markdown', request: IHostRequest): string {
+    const model = panel.content.model;
+    if (!model) {
+      throw new Error('the notebook has no model yet');
+    }
+    let index = model.cells.length;
+    for (let i = model.cells.length - 1; i >= 0; i--) {
+      if (model.cells.get(i).getMetadata('dcpilot') !== undefined) {
+        index = i + 1;
+        break;
+      }
+    }
+    const cell = model.sharedModel.insertCell(index, {
+      cell_type: kind,
+      source: String(request.source ?? ''),
+      metadata: (request.metadata as any) ?? {}
+    });
+    return cell.id;
+  }
+
+  private async _run(panel: NotebookPanel, request: IHostRequest): Promise<{ [key: string]: unknown }> {
+    await this._userCellsDone(panel);
+    const id = this._insert(panel, 'code', request);
+    const cell = panel.content.widgets.find(w => w.model.id === id);
+    if (!cell) {
+      throw new Error('the inserted cell has no view');
+    }
+    await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
+    const outputs = (cell.model as ICodeCellModel).outputs.toJSON() as any[];
+    return { type: 'cell_result', cell_id: id, ...cellOutcome(outputs) };
+  }
+
+  private _delete(panel: NotebookPanel, ids: string[]): string[] {
+    const model = panel.content.model;
+    if (!model) {
+      return [];
+    }
+    const deleted: string[] = [];
+    for (let i = model.cells.length - 1; i >= 0; i--) {
+      const cell = model.cells.get(i);
+      if (ids.includes(cell.id) && cell.getMetadata('dcpilot') !== undefined) {
+        model.sharedModel.deleteCell(i);
+        deleted.push(cell.id);
+      }
+    }
+    return deleted;
+  }
+
+  /** Wait while the kernel is busy with the user's cells (never run in the middle of them). */
+  private async _userCellsDone(panel: NotebookPanel): Promise<void> {
+    const start = Date.now();
+    const busy = () => {
+      const model = panel.content.model;
+      const running =
+        !!model &&
+        Array.from({ length: model.cells.length }, (_, i) => model.cells.get(i)).some(
+          c => c.type === 'code' && (c as ICodeCellModel).executionState === 'running'
+        );
+      return running || panel.sessionContext.session?.kernel?.status === 'busy';
+    };
+    while (busy() && Date.now() - start < MAX_WAIT_MS) {
+      await new Promise(resolve => window.setTimeout(resolve, POLL_MS));
+    }
+  }
+}

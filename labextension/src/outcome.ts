@@ -1,0 +1,13 @@
+/** The cell's outputs and, if one of them is an error, that error. */
+export function cellOutcome(outputs: any[]): {
+  outputs: any[];
+  error: { ename: string; evalue: string; traceback: string[] } | null;
+} {
+  const failed = outputs.find(o => o && o.output_type === 'error');
+  return {
+    outputs,
+    error: failed
+      ? { ename: String(failed.ename), evalue: String(failed.evalue), traceback: failed.traceback ?? [] }
+      : null
+  };
+}
