@@ -15,7 +15,7 @@ from tornado import websocket
 from . import __version__
 from .config import load_llm_config
 from .kernel_bridge import KernelBridge, KernelBusyError, NoKernelError, ProbeError
-from .server_sessions import HostedSession, SessionBridge, SessionRegistry
+from .server_sessions import HostedSession, SessionRegistry
 
 API = "dcpilot/api"
 
@@ -239,7 +239,8 @@ def setup_handlers(web_app: Any) -> None:
     """Mount the handlers under the server's base URL and create the shared kernel bridge."""
     settings = web_app.settings
     settings["dcpilot_bridge"] = KernelBridge(settings["session_manager"], settings["kernel_manager"])
-    engine_bridge = SessionBridge(settings["session_manager"], settings["kernel_manager"], timeout=600.0)
+    # engine steps (diagnosis, model fits) may take minutes: a longer wait than the panel's probes
+    engine_bridge = KernelBridge(settings["session_manager"], settings["kernel_manager"], timeout=600.0)
     settings["dcpilot_sessions"] = SessionRegistry(engine_bridge, settings["contents_manager"].root_dir)
     base_url = settings["base_url"]
     sessions = url_path_join(base_url, API, "sessions")

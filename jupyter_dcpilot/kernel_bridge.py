@@ -66,8 +66,12 @@ class KernelBridge:
 
     async def evaluate(self, path: str, function: str, *args: Any, **kwargs: Any) -> Any:
         """Evaluate ``kernel_tools.probes.<function>(*args, **kwargs)`` in the notebook's kernel."""
+        return await self.evaluate_expression(path, probe_expression(function, *args, **kwargs))
+
+    async def evaluate_expression(self, path: str, expression: str) -> Any:
+        """Evaluate a ready-made probe expression (see :mod:`jupyter_dcpilot.probe`) silently."""
         kernel_id = await self.kernel_id_for(path)
-        content = execute_request_content(probe_expression(function, *args, **kwargs))
+        content = execute_request_content(expression)
         lock = self._locks.setdefault(kernel_id, asyncio.Lock())
         async with lock:  # one probe per kernel at a time keeps the kernel's queue short
             # A client per probe: connecting costs a few milliseconds, and no socket outlives

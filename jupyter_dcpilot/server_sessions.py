@@ -17,8 +17,7 @@ from typing import Any, Callable
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session
-from .kernel_bridge import KernelBridge, KernelBusyError
-from .probe import execute_request_content, parse_reply
+from .kernel_bridge import KernelBridge
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
@@ -100,31 +99,11 @@ class BrowserNotebookHost:
         await self.request("delete_cells", cell_ids=list(cell_ids))
 
 
-class SessionBridge(KernelBridge):
-    """A :class:`KernelBridge` that also evaluates the engine's ready-made probe expressions."""
-
-    async def evaluate_expression(self, path: str, expression: str) -> Any:
-        kernel_id = await self.kernel_id_for(path)
-        content = execute_request_content(expression)
-        lock = self._locks.setdefault(kernel_id, asyncio.Lock())
-        async with lock:
-            client = self._open_client(kernel_id)
-            try:
-                msg = client.session.msg("execute_request", content)
-                client.shell_channel.send(msg)
-                reply = await self._reply_to(client, msg["header"]["msg_id"])
-            except asyncio.TimeoutError as error:
-                raise KernelBusyError(f"the kernel did not answer within {self.timeout:.0f} s") from error
-            finally:
-                client.stop_channels()
-        return parse_reply(reply["content"])
-
-
 class NotebookKernelProbe:
     """The :class:`~jupyter_dcpilot.engine.KernelProbe` of one notebook's kernel, found by path
     at every probe (so a restarted or changed kernel is picked up)."""
 
-    def __init__(self, bridge: SessionBridge, path: str) -> None:
+    def __init__(self, bridge: KernelBridge, path: str) -> None:
         self.bridge = bridge
         self.path = path
 
@@ -192,7 +171,7 @@ class HostedSession:
 class SessionRegistry:
     """The server's hosted sessions, by unguessable id (uuid4) and by notebook path."""
 
-    def __init__(self, bridge: SessionBridge, root_dir: str, host_timeout: float = 600.0) -> None:
+    def __init__(self, bridge: KernelBridge, root_dir: str, host_timeout: float = 600.0) -> None:
         self.bridge = bridge
         self.root = Path(root_dir).resolve()
         self.host_timeout = host_timeout
