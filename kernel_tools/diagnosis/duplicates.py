@@ -16,7 +16,7 @@ from kernel_tools.findings import Finding, Option
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _column_hashes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def _column_hashes(s: pd.Series, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(exact, normalised) 64-bit hashes of one column's values; text is normalised for case
     and spacing, numbers are taken as they are."""
     if s.dtype != object and not isinstance(s.dtype, pd.CategoricalDtype):
@@ -27,7 +27,9 @@ def _column_hashes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             pass
     codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
     exact = pd.util.hash_array(codes.astype(np.int64))
-    if not len(uniques):
+    # identifiers are left out of the near hash: normalising 1M distinct strings costs more
+    # than every other column together
+    if not len(uniques) or not normalise:
         return exact, exact
     norm = pd.Index(pd.Index(uniques).map(str)).str.strip().str.lower().str.replace(r"\s+", " ", regex=True)
     remap = pd.factorize(norm)[0]
@@ -42,7 +44,7 @@ def row_hashes(df: pd.DataFrame, columns: list, ignore: set | frozenset = frozen
     near = np.zeros(len(df), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for c in columns:
-            e, m = _column_hashes(df[c])
+            e, m = _column_hashes(df[c], normalise=c not in ignore)
             exact = (exact ^ e) * _MIX + np.uint64(1)
             if c not in ignore:
                 near = (near ^ m) * _MIX + np.uint64(1)
