@@ -89,10 +89,37 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
                    evidence, options, "row_removal")
 
 
+MIN_LAMBDA = 0.85  # Goodman-Kruskal lambda, both ways, for "nearly one to one"
+MAX_CELLS = 250_000  # contingency tables larger than this are not built
+
+
+def mapping_agreement(ca: np.ndarray, cb: np.ndarray) -> tuple[float, float, np.ndarray] | None:
+    """How far two coded columns determine each other: Goodman-Kruskal lambda a→b and b→a,
+    and the mask of rows that break the majority mapping (both values present)."""
+    both = (ca >= 0) & (cb >= 0)
+    a, b = ca[both], cb[both]
+    if a.size < 50:
+        return None
+    na, nb = int(a.max()) + 1, int(b.max()) + 1
+    if na * nb > MAX_CELLS:
+        return None
+    table = np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb)
+    n = a.size
+
+    def lam(t: np.ndarray) -> float:  # rows of t: the predictor's levels
+        base = t.sum(axis=0).max()
+        return (t.max(axis=1).sum() - base) / (n - base) if n > base else 0.0
+
+    best_b, best_a = table.argmax(axis=1), table.argmax(axis=0)
+    breaking = np.zeros(len(ca), dtype=bool)
+    breaking[np.flatnonzero(both)] = (best_b[a] != b) | (best_a[b] != a)
+    return lam(table), lam(table.T), breaking
+
+
 def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str],
                    threshold: float = 0.98) -> list[Finding]:
-    """Pairs of near-identical columns: |Pearson r| >= threshold, or one-to-one categories."""
-    findings = []
+    """Pairs of near-identical columns: |Pearson r| >= threshold, or categories that map (nearly)
+    one to one — the rows breaking a near mapping are likely entry errors in one of the two."""
     numeric = [c for c in columns if profiles[c].nunique > 2 and (
         profiles[c].kind == "numeric" or profiles[c].parsed_as == "numeric")]
     pairs: list[tuple[str, str, dict]] = []
@@ -102,24 +129,37 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
         iu = np.argwhere(np.triu(np.abs(corr) >= threshold, k=1))
         for i, j in iu:
             pairs.append((numeric[i], numeric[j], {"pearson_r": round(float(corr[i, j]), 5)}))
-    cats = [c for c in columns if 2 <= profiles[c].nunique <= 1000 and (
+    cats = [c for c in columns if 3 <= profiles[c].nunique <= 1000 and (
         profiles[c].kind in ("categorical", "bool") or (profiles[c].kind == "numeric" and profiles[c].is_integer))]
     codes = {c: category_codes(frame[c], max_levels=1000) for c in cats}
     seen = {(a, b) for a, b, _ in pairs}
     for i, a in enumerate(cats):
         for b in cats[i + 1:]:
-            if (a, b) in seen or profiles[a].nunique != profiles[b].nunique:
+            ua, ub = profiles[a].nunique, profiles[b].nunique
+            if (a, b) in seen or min(ua, ub) < 0.8 * max(ua, ub):
                 continue
-            joint = pd.factorize(codes[a] * 1001 + codes[b])[1].size
-            na, nb = np.unique(codes[a]).size, np.unique(codes[b]).size
-            if joint == na == nb:
-                pairs.append((a, b, {"one_to_one_levels": int(na)}))
+            found = mapping_agreement(codes[a], codes[b])
+            if found is None or min(found[0], found[1]) < MIN_LAMBDA:
+                continue
+            breaking = found[2]
+            ev = {"levels": [int(ua), int(ub)], "lambda": [round(found[0], 4), round(found[1], 4)],
+                  "rows_breaking_mapping": int(breaking.sum()),
+                  "breaking_share": round(float(breaking.mean()), 5),
+                  "example_rows": frame.index[breaking][:10].tolist()}
+            pairs.append((a, b, ev))
+    findings = []
     for a, b, ev in pairs:
+        broken = ev.get("rows_breaking_mapping", 0)
+        if "pearson_r" in ev:
+            how = f"correlation {ev['pearson_r']:.3f}"
+        elif broken:
+            how = (f"their values map one to one except in {ev['breaking_share']:.1%} of rows, "
+                   "which are likely entry errors in one of the two")
+        else:
+            how = "their values map one to one"
         findings.append(Finding(
-            "redundant_features", [a, b], "info",
-            f"'{a}' and '{b}' carry the same information (" +
-            (f"correlation {ev['pearson_r']:.3f}" if "pearson_r" in ev else "their values map one to one")
-            + "): one of them is enough.",
+            "redundant_features", [a, b], "warning" if ev.get("breaking_share", 0) >= 0.005 else "info",
+            f"'{a}' and '{b}' carry the same information ({how}): one of them is enough.",
             {**ev, "sample_size": len(frame)},
             [drop([b], f"redundant with {a}", "none if they are truly the same; small if nearly"),
              keep("Keep both.", "duplicated information splits importance and can destabilise "
