@@ -16,6 +16,9 @@ from kernel_tools.findings import Finding, Option
 MIN_ISSUE_RATE = 0.01
 MIN_ISSUES = 5
 MAX_LISTED = 2000  # index labels of the most confident issues kept in the evidence
+# cleanlab trusts the model's probabilities: a model no better than chance "contradicts"
+# a third of any labels, so label issues are only judged when the features predict the target
+MIN_MODEL_AUROC = 0.6
 
 
 MAX_BINS = 31
@@ -60,6 +63,15 @@ def out_of_fold_probabilities(X, is_cat, y, n_classes: int, seed: int = 0) -> np
     return probs
 
 
+def model_auroc(y: np.ndarray, probs: np.ndarray) -> float:
+    """Out-of-fold AUROC of the label model (macro one-vs-rest for several classes)."""
+    from sklearn.metrics import roc_auc_score
+
+    if probs.shape[1] == 2:
+        return float(roc_auc_score(y, probs[:, 1]))
+    return float(roc_auc_score(y, probs, multi_class="ovr", average="macro"))
+
+
 def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                       outcome, seed: int = 0) -> Finding | None:
     """Rows whose given label disagrees confidently with what the other rows teach."""
@@ -78,6 +90,9 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     yk = remap[y[keep_rows]]
     X, is_cat = model_matrix(frame.iloc[np.flatnonzero(keep_rows)], profiles, features)
     probs = out_of_fold_probabilities(X, is_cat, yk, len(present), seed)
+    skill = model_auroc(yk, probs)
+    if skill < MIN_MODEL_AUROC:
+        return None
     # n_jobs=1: cleanlab otherwise forks a worker pool, which costs more than it saves here
     issues = cl_find(labels=yk, pred_probs=probs, return_indices_ranked_by="self_confidence", n_jobs=1)
     n = int(keep_rows.sum())
@@ -90,6 +105,7 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     evidence = {
         "count": count, "rate": round(count / n, 4), "sample_size": n,
         "model": "HistGradientBoosting, 3-fold out-of-fold probabilities",
+        "model_auroc": round(skill, 4),
         "method": "cleanlab.filter.find_label_issues",
         "rows": index[top].tolist(), "rows_truncated": count > MAX_LISTED,
         "given_labels": [str(classes[k]) for k in yk[top]],
