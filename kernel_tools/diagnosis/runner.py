@@ -82,9 +82,13 @@ def diagnose(
 
     findings: list[Finding] = []
     id_findings = entities.find_id_columns(df, profiles, structural, score_of)
+    # a name or code that repeats may be the entity rather than a row label: let the entity
+    # search judge it first
+    unique_ids = {f.columns[0] for f in id_findings if not f.evidence["looks_like"].startswith("high")}
+    entity = entities.find_entity(df, profiles, target, id, visit_given, structural | unique_ids)
+    id_findings = [f for f in id_findings if f.columns[0] != entity.id]
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
-    entity = entities.find_entity(df, profiles, target, id, visit_given, structural | set(id_cols))
     rm = entities.repeated_measurements_finding(entity, outcome.kind)
     if rm is not None:
         findings.append(rm)
