@@ -164,7 +164,9 @@ def find_entity(
             or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
         hint = looks_like_id_name(key)
         mean_size = float(sizes.mean())
-        accept = key == given_id or (hint and (diverse or visits)) or (
+        # an ordered column alone is weak evidence (integers are often unique within small
+        # groups by chance, e.g. rows sharing a surname): rows of one entity also share something
+        accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
             diverse and visits and mean_size <= 30)
         if not accept:
             continue
