@@ -44,13 +44,15 @@ test-js: install
 test-ui: install
 	$(BIN)/jlpm build && cd ui-tests && $(BIN)/jlpm playwright test
 
-# Speed, memory and quality benchmarks: scripts that print numbers side by side.
-# ydata-profiling (a peer) needs its own environment: add BENCH_ARGS="--ydata-python PATH".
+# Quality (co-pilot vs naive vs oracle), speed (diagnose vs Datalab vs ydata-profiling) and
+# checkpoint benchmarks -> docs/benchmarks.md (generated; ~30-40 min on 2 cores).
+# ydata-profiling would downgrade numpy, so it gets its own venv in /tmp/ydata-venv (skipped,
+# and reported "not available", when it cannot be installed). BENCH_ARGS: e.g. "--no-peers".
 bench: install
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
-	$(BIN)/python benchmarks/bench_diagnose.py --sizes 10000,100000,1000000 --peers --peer-list datalab $(BENCH_ARGS)
-	$(BIN)/python benchmarks/bench_checkpoints.py --gb 1 --spill
-	$(BIN)/python benchmarks/diagnose_quality.py
+	test -x /tmp/ydata-venv/bin/python || ($(PYTHON) -m venv /tmp/ydata-venv && \
+		/tmp/ydata-venv/bin/pip install --quiet ydata-profiling pandas pyarrow) || true
+	$(BIN)/python benchmarks/run_all.py --out docs/benchmarks.md $(BENCH_ARGS)
 
 clean:
 	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -61,7 +62,13 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
+ROWS: list[dict] = []  # every printed row, as data (--json)
+
+
 def row(scenario, how, save_s, save_mb, restore_s, restore_mb, ok, frame_mb):
+    ROWS.append({"scenario": scenario, "snapshot": how, "save_ms": save_s * 1000, "save_mib": save_mb,
+                 "restore_ms": None if restore_s is None else restore_s * 1000, "restore_mib": restore_mb,
+                 "restored": ok, "frame_mib": frame_mb})
     pct = 100 * max(save_mb, 0) / frame_mb
     restore = "-" if restore_s is None else f"{restore_s * 1000:9.1f}"
     rmb = "-" if restore_mb is None else f"{restore_mb:9.1f}"
@@ -135,6 +142,12 @@ def run(args) -> None:
             _, restore_s = timed(lambda: reloaded.restore(cp))
             print(f"spill to disk: save {save_s:.2f} s ({size_mb:,.0f} MiB written), "
                   f"restore in a new store {restore_s:.2f} s, correct: {check(fresh)}")
+            ROWS.append({"scenario": "spill to disk", "snapshot": "spill_dir", "save_ms": save_s * 1000,
+                         "save_mib": size_mb, "restore_ms": restore_s * 1000, "restore_mib": None,
+                         "restored": check(fresh), "frame_mib": frame_mb})
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": int(frame.shape[0]), "cols": int(frame.shape[1]),
+                                               "frame_mib": frame_mb, "results": ROWS}, indent=2))
 
 
 def _write_cell(df: pd.DataFrame) -> None:
@@ -146,6 +159,7 @@ def main() -> None:
     parser.add_argument("--gb", type=float, default=1.0, help="frame size in GiB (default 1)")
     parser.add_argument("--cols", type=int, default=40, help="number of columns (default 40)")
     parser.add_argument("--spill", action="store_true", help="also time spilling to disk")
+    parser.add_argument("--json", help="also write the measurements to this file (for the report)")
     run(parser.parse_args())
 
 

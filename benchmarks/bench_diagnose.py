@@ -167,6 +167,7 @@ def main() -> None:
     ap.add_argument("--peer-max-rows", type=int, default=100_000,
                     help="run peers only up to this size (they take minutes to hours beyond)")
     ap.add_argument("--ydata-python", default=sys.executable)
+    ap.add_argument("--json", help="also write the measurements to this file (for the report)")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -202,6 +203,10 @@ def main() -> None:
             for name, r in peers.items():
                 if r and "error" in r:
                     print(f"  {name} failed: {r['error']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"rows": n, "frame_mb": size_mb, "diagnose": ours, **peers} for n, size_mb, ours, peers in rows],
+                      f, indent=2)
     print("\nwall seconds (CPU seconds in brackets: steadier when other processes share the cores)")
     print("| rows | frame MB | diagnose s | peak added MB (x frame) | Datalab s | ydata minimal s "
           "| vs Datalab | vs ydata |")

@@ -24,7 +24,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from kernel_tools.diagnosis import diagnose, diagnose_join  # noqa: E402
 
-DATA = os.environ.get("DCPILOT_SHARED_DATA", os.path.join(os.path.dirname(HERE), "..", "shared", "data"))
+DATA = (os.environ.get("DCPILOT_DATA") or os.environ.get("DCPILOT_SHARED_DATA")
+        or os.path.join(os.path.dirname(HERE), "..", "shared", "data"))
 CELL_KINDS = ("inconsistent_categories", "mixed_units", "numeric_as_text", "missing_values")
 
 
@@ -124,6 +125,22 @@ def obesity(rows, quick):
 
 CASES = {"bank-churn": bank_churn, "icr": icr_join, "cirrhosis": cirrhosis, "raha": raha, "adult": adult,
          "obesity": obesity}
+
+
+def collect(names: list[str], quick: bool = False, log=None) -> list[dict]:
+    """The precision/recall rows of the named cases, as data (for the generated report)."""
+    rows: list = []
+    if not os.path.isdir(DATA):
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            t0 = time.perf_counter()
+            CASES[name](rows, quick)
+            if log:
+                log(f"diagnose quality {name}: {time.perf_counter() - t0:.1f} s")
+    return [{"case": c, "what": w, "precision": p, "recall": r, "found": f, "truth": t}
+            for c, w, p, r, f, t in rows]
 
 
 def main() -> None:

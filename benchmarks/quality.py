@@ -1,0 +1,298 @@
+"""Quality suite: the co-pilot vs a naive pipeline vs an oracle on the same honest holdout.
+
+For each case of ``cases.py``:
+
+1. co-pilot: ``jupyter dcpilot run TRAIN [AUX...] --test HOLDOUT --approve recommended
+   --planner rules`` in a real kernel (a child process); its holdout score is what its fitted
+   pipeline (pre-split steps replayed on the holdout) scores there;
+2. naive (``naive.py``): fitted on the same TRAIN, scored on the same HOLDOUT;
+3. oracle: ``kernel_tools.fit_evaluate`` on the ground truth (clean values, true labels, no
+   leaked or identifier columns, one row per entity) of the same training rows / entities,
+   scored on the ground truth of the same holdout rows / entities.
+
+The holdout carries true labels and leaked columns permuted across its rows (see cases.py), so
+a model that leans on a leaked column scores what it would score at prediction time. With
+repeated rows the naive model's row predictions are averaged per entity, so every pipeline is
+rated per held-out entity. ``run_case`` returns one JSON-safe dict per case.
+
+    python benchmarks/quality.py --cases rossi-checkins,bank-churn
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from cases import Case, available_cases, permute_columns  # noqa: E402
+from naive import RIGHT_METRIC, fit_naive, predict_scores, score_holdout  # noqa: E402
+
+IMBALANCED = 0.2  # minority share below which accuracy is the wrong metric
+
+
+def issue_scores(findings: list[dict[str, Any]], truth: set) -> dict[str, Any]:
+    """Precision/recall of (kind, column) findings against the truth, over the kinds the truth
+    covers (other findings may be right but cannot be judged). A truth item with column None
+    counts the kind once; repeated_measurements is matched on its entity (first) column."""
+    kinds = {k for k, _ in truth}
+    kind_only = {k for k, c in truth if c is None}
+    found: set = set()
+    for f in findings:
+        kind, columns = f.get("kind"), list(f.get("columns") or [])
+        if kind not in kinds:
+            continue
+        if kind in kind_only:
+            found.add((kind, None))
+        elif kind == "repeated_measurements":
+            found.add((kind, columns[0] if columns else None))
+        else:
+            found |= {(kind, c) for c in columns}
+    hit = found & truth
+    return {
+        "precision": len(hit) / len(found) if found else None,
+        "recall": len(hit) / len(truth) if truth else None,
+        "missed": sorted(f"{k}:{c or '*'}" for k, c in truth - found),
+        "false": sorted(f"{k}:{c or '*'}" for k, c in found - truth),
+    }
+
+
+def _mentions(features: list[str], columns: list[str]) -> list[str]:
+    """Columns used as features, also through derived names (e.g. 'x_last' from 'x')."""
+    return sorted({c for c in columns for f in features if f == c or f.startswith(f"{c}_")})
+
+
+def run_copilot(case: Case, workdir: Path, timeout: float) -> dict[str, Any]:
+    """The headless co-pilot on the case's files; its report plus wall time."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    train_path, holdout_path = workdir / "train.csv", workdir / "holdout.csv"
+    case.train.to_csv(train_path, index=False)
+    case.holdout.to_csv(holdout_path, index=False)
+    data = [str(train_path)]
+    for i, aux in enumerate(case.extra, start=2):
+        path = workdir / f"aux_{i}.csv"
+        aux.to_csv(path, index=False)
+        data.append(str(path))
+    out = workdir / "copilot"
+    cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", *data, "--target", case.target,
+           "--test", str(holdout_path), "--approve", "recommended", "--planner", "rules", "--out", str(out)]
+    if case.task == "survival":
+        cmd += ["--task", "survival", "--time", case.time]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout:.0f} s", "seconds": timeout}
+    seconds = time.perf_counter() - started
+    report_path = out / "report.json"
+    if not report_path.is_file():
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:300]
+        return {"error": f"exit {proc.returncode}: {tail}", "seconds": seconds}
+    report = json.loads(report_path.read_text())
+    report["seconds"] = seconds
+    report["exit"] = proc.returncode
+    return report
+
+
+def judge_copilot(case: Case, report: dict[str, Any]) -> dict[str, Any]:
+    if "error" in report:
+        return {"valid": False, "problems": [report["error"]], "metric": None, "holdout": None,
+                "self": None, "seconds": report["seconds"], "issues": issue_scores([], case.truth),
+                "state": "error"}
+    model = report.get("model") or {}
+    features = list(model.get("features") or [])
+    problems = [str(w) for w in report.get("warnings", [])] if not report.get("valid") else []
+    leaked = _mentions(features, case.leaked)
+    if leaked:
+        problems.append(f"leaked columns are features: {leaked}")
+    if case.entity and report.get("task", {}).get("id") != case.entity:
+        problems.append(f"entity {case.entity!r} not used to group or aggregate")
+    if model.get("metric") != RIGHT_METRIC[case.task]:
+        problems.append(f"metric {model.get('metric')!r} (expected {RIGHT_METRIC[case.task]!r})")
+    valid = bool(report.get("valid")) and not leaked and not problems
+    return {
+        "valid": valid, "problems": problems, "metric": model.get("metric"),
+        "holdout": model.get("holdout_score"), "self": model.get("cv_score"),
+        "seconds": report["seconds"], "issues": issue_scores(report.get("findings", []), case.truth),
+        "state": report.get("state"), "dropped": report.get("dropped_columns", []),
+        "features_with_ids": _mentions(features, case.identifiers),
+    }
+
+
+def run_naive(case: Case, random_state: int = 0) -> dict[str, Any]:
+    started = time.perf_counter()
+    train = case.train
+    if case.extra:  # general co-pilots join every file they are given on the shared key
+        train = _join_all(train, case.extra)
+    result = fit_naive(train, case.target, case.task, random_state)
+    holdout = _join_all(case.holdout, case.extra) if case.extra else case.holdout
+    # the follow-up time is part of the outcome: unknown when predicting, so it is permuted too
+    features = permute_columns(holdout, [case.time], 1) if case.time else holdout
+    scores = predict_scores(result, features)
+    y, t = holdout[case.target], holdout[case.time] if case.time else None
+    if case.entity:  # rate per entity, like the others: mean of the entity's row predictions
+        frame = pd.DataFrame({"e": holdout[case.entity].to_numpy(), "y": y.to_numpy(),
+                              "t": t.to_numpy() if t is not None else 0})
+        frame = pd.concat([frame, pd.DataFrame(np.asarray(scores).reshape(len(frame), -1))], axis=1)
+        per = frame.groupby("e", sort=False).agg("mean" if case.task == "regression" else "first")
+        score_cols = [c for c in frame.columns if c not in ("e", "y", "t")]
+        per[score_cols] = frame.groupby("e", sort=False)[score_cols].mean()
+        y, t = per["y"], per["t"]
+        scores = per[score_cols].to_numpy()
+        scores = scores[:, 0] if scores.shape[1] == 1 else scores
+    classes = None if result.task == "regression" else list(result.pipeline.classes_)
+    holdout_score = score_holdout(case.task, y, scores, classes=classes, time=t)
+    problems = []
+    leaked = [c for c in case.leaked if c in result.features]
+    if leaked:
+        problems.append(f"leaked columns are features: {leaked}")
+    if case.entity:
+        problems.append("rows of one entity on both sides of a random row split")
+    if case.task == "survival":
+        problems.append("survival treated as classification of the event; accuracy, follow-up time as a feature")
+    elif case.task == "classification":
+        share = case.train[case.target].astype(str).value_counts(normalize=True).min()
+        if share < IMBALANCED:
+            problems.append(f"accuracy on imbalanced classes (minority {share:.0%})")
+    return {"valid": not problems, "problems": problems, "metric": RIGHT_METRIC[case.task],
+            "holdout": holdout_score, "self": result.self_score, "self_metric": result.self_metric,
+            "seconds": time.perf_counter() - started,
+            "features_with_ids": [c for c in case.identifiers if c in result.features]}
+
+
+def _join_all(frame: pd.DataFrame, extra: list[pd.DataFrame]) -> pd.DataFrame:
+    out = frame
+    for aux in extra:
+        if set(aux.columns) <= set(out.columns):
+            continue  # already joined
+        key = next(c for c in aux.columns if c in out.columns)
+        out = out.merge(aux, on=key, how="left", suffixes=("", "_aux"))
+    return out
+
+
+def run_oracle(case: Case, random_state: int = 0) -> dict[str, Any] | None:
+    if not case.has_oracle:
+        return None
+    import kernel_tools as kt
+
+    started = time.perf_counter()
+    report = kt.fit_evaluate(case.oracle_train, target=case.target, task=case.task, time=case.time,
+                             test=case.oracle_holdout, random_state=random_state)
+    return {"valid": True, "metric": report.metric, "holdout": report.holdout_score,
+            "self": report.cv_score, "seconds": time.perf_counter() - started}
+
+
+def label_rows(case: Case) -> dict[str, Any] | None:
+    """Row-level precision/recall of kernel_tools.diagnose's label issues on the flipped rows."""
+    if not case.flipped:
+        return None
+    import kernel_tools as kt
+
+    started = time.perf_counter()
+    d = kt.diagnose(case.train, target=case.target, task=case.task, sample=None)
+    issues = d.by_kind("label_issues")
+    found = set(issues[0].evidence.get("rows", [])) if issues else set()
+    truth = set(case.flipped)
+    hit = len(found & truth)
+    return {"flagged": len(found), "flipped": len(truth),
+            "precision": hit / len(found) if found else None, "recall": hit / len(truth),
+            "seconds": time.perf_counter() - started}
+
+
+def gap_recovered(copilot: float | None, naive: float | None, oracle: float | None) -> float | None:
+    """(co-pilot - naive) / (oracle - naive); None when a score is missing or the gap < 0.01."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (copilot, naive, oracle)):
+        return None
+    if abs(oracle - naive) < 0.01:
+        return None
+    return (copilot - naive) / (oracle - naive)
+
+
+def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int = 0) -> dict[str, Any]:
+    """Run the three pipelines on one case; a JSON-safe dict for the report."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        copilot = judge_copilot(case, run_copilot(case, workdir / case.name, timeout))
+        naive = run_naive(case, random_state)
+        oracle = run_oracle(case, random_state)
+        labels = label_rows(case)
+    return {
+        "case": case.name, "source": case.source, "description": case.description,
+        "task": case.task, "rows": len(case.train), "cols": case.train.shape[1], "holdout_rows": len(case.holdout),
+        "holdout_entities": int(case.holdout[case.entity].nunique()) if case.entity else None,
+        "copilot": copilot, "naive": naive, "oracle": oracle, "label_rows": labels,
+        "gap_recovered": gap_recovered(copilot["holdout"], naive["holdout"], (oracle or {}).get("holdout")),
+    }
+
+
+def run_suite(names: list[str] | None = None, *, n: int | None = None, workdir: Path | None = None,
+              timeout: float = 900, log=None) -> list[dict[str, Any]]:
+    """Every available case (or ``names``); ``n`` shrinks each case for a smoke run."""
+    builders = available_cases()
+    names = [c for c in (names or builders) if c in builders]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="dcpilot-bench-") as tmp:
+        root = Path(workdir or tmp)
+        for name in names:
+            started = time.perf_counter()
+            try:
+                case = builders[name](seed=0, n=n)
+                results.append(run_case(case, root, timeout))
+            except Exception as exc:  # one broken case must not hide the others
+                results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"})
+            if log:
+                log(f"quality {name}: {time.perf_counter() - started:.1f} s")
+    return results
+
+
+def run_scaling(sizes: list[int], *, timeout: float = 900, log=None) -> list[dict[str, Any]]:
+    """End-to-end co-pilot wall time on synthetic mixed-type frames (40 columns, ``_frames.py``)
+    of growing size: 80% of the rows to train, 20% as the test file."""
+    from _frames import mixed_frame
+
+    out = []
+    with tempfile.TemporaryDirectory(prefix="dcpilot-scaling-") as tmp:
+        for n in sizes:
+            df = mixed_frame(int(n * 1.25), 40, seed=0)
+            case = Case(name=f"mixed-{n}", source="synthetic", description="", task="classification",
+                        target="y", train=df.iloc[:n].reset_index(drop=True),
+                        holdout=df.iloc[n:].reset_index(drop=True))
+            report = run_copilot(case, Path(tmp) / case.name, timeout)
+            out.append({"rows": n, "seconds": report["seconds"], "state": report.get("state", "error"),
+                        "error": report.get("error"),
+                        "holdout": (report.get("model") or {}).get("holdout_score")})
+            if log:
+                log(f"scaling {n}: {report['seconds']:.1f} s")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="", help="comma-separated case names (default: all available)")
+    ap.add_argument("--n", type=int, default=None, help="shrink each case to about n rows/entities")
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--json", help="write the results to this file")
+    args = ap.parse_args()
+    results = run_suite([c for c in args.cases.split(",") if c] or None, n=args.n, timeout=args.timeout,
+                        log=lambda s: print(s, file=sys.stderr, flush=True))
+    text = json.dumps(results, indent=2, default=str)
+    if args.json:
+        Path(args.json).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""One command, one report: ``make bench`` runs this and writes docs/benchmarks.md.
+
+    python benchmarks/run_all.py --out docs/benchmarks.md
+    python benchmarks/run_all.py --quick --out /tmp/bench.md      # a smoke run (about a minute)
+
+Runs, one after the other (never two heavy measurements at once): the quality suite
+(``quality.py``), the diagnosis precision/recall on shared data (``diagnose_quality.py``), the
+speed comparison (``bench_diagnose.py``) and the checkpoint benchmark
+(``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
+(``report.py``). Machine, versions and load average are read at the start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import report  # noqa: E402
+
+YDATA_VENV = Path("/tmp/ydata-venv/bin/python")
+
+
+def ydata_python(choice: str) -> str | None:
+    """The interpreter that has ydata-profiling ('auto': its own venv, else this one), or None."""
+    candidates = [choice] if choice != "auto" else [str(YDATA_VENV), sys.executable]
+    for python in candidates:
+        if Path(python).exists() and subprocess.run([python, "-c", "import ydata_profiling"],
+                                                    capture_output=True, timeout=300).returncode == 0:
+            return python
+    return None
+
+
+def run_speed(sizes: list[int], *, cols: int, peers: bool, peer_max_rows: int, peer_timeout: float,
+              ydata: str | None, tmp: Path) -> dict[str, Any]:
+    out = tmp / "speed.json"
+    peer_list = ["datalab"] + (["ydata"] if ydata else [])
+    cmd = [sys.executable, str(HERE / "bench_diagnose.py"), "--sizes", ",".join(map(str, sizes)),
+           "--cols", str(cols), "--peer-timeout", str(peer_timeout), "--peer-max-rows", str(peer_max_rows),
+           "--json", str(out)]
+    if peers:
+        cmd += ["--peers", "--peer-list", ",".join(peer_list)]
+    if ydata:
+        cmd += ["--ydata-python", ydata]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    rows = json.loads(out.read_text())
+    growth = {}
+    for tool in ("diagnose", "datalab", "ydata"):
+        done = [r for r in rows if r.get(tool) and "seconds" in r[tool]]
+        for clock, key in (("wall", "seconds"), ("cpu", "cpu_s")):
+            pts = [(r["rows"], r[tool][key]) for r in done]
+            growth[f"{tool} ({clock})"] = (report.growth_exponent(*zip(*pts)) if len(pts) >= 2 else None, len(pts))
+    return {"rows": rows, "cols": cols, "peer_max_rows": peer_max_rows if peers else 0,
+            "peer_timeout": peer_timeout, "growth": growth,
+            "ydata": ("available" if ydata else "not available (no interpreter with ydata-profiling; "
+                      "create /tmp/ydata-venv, see the Makefile)")}
+
+
+def run_checkpoints(gb: float, tmp: Path) -> dict[str, Any]:
+    out = tmp / "checkpoints.json"
+    proc = subprocess.run([sys.executable, str(HERE / "bench_checkpoints.py"), "--gb", str(gb), "--spill",
+                           "--json", str(out)], capture_output=True, text=True)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
+
+
+def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
+    import quality
+
+    results: dict[str, Any] = {"machine": report.machine_info(), "versions": report.versions()}
+    started = time.perf_counter()
+    cases = [c for c in args.cases.split(",") if c] or None
+    with tempfile.TemporaryDirectory(prefix="dcpilot-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        if not args.skip_quality:
+            keep = Path(args.keep) if args.keep else None
+            results["quality"] = quality.run_suite(cases, n=args.quality_n, timeout=args.case_timeout, log=log,
+                                                   workdir=keep)
+            sizes = [int(x) for x in args.e2e_sizes.split(",") if x]
+            results["scaling"] = quality.run_scaling(sizes, timeout=args.case_timeout, log=log)
+            pts = [(r["rows"], r["seconds"]) for r in results["scaling"] if r["state"] != "error"]
+            results["e2e_growth"] = (report.growth_exponent(*zip(*pts)) if len(pts) >= 2 else None, len(pts))
+            if not args.quick:
+                import diagnose_quality
+
+                results["diagnose_quality"] = diagnose_quality.collect(list(diagnose_quality.CASES), log=log)
+        if not args.skip_speed:
+            ydata = ydata_python(args.ydata_python) if args.peers else None
+            if ydata:
+                version = subprocess.run([ydata, "-c", "import ydata_profiling; print(ydata_profiling.__version__)"],
+                                         capture_output=True, text=True).stdout.strip()
+                results["versions"]["ydata-profiling"] = f"{version} (own venv: {ydata})"
+            results["speed"] = run_speed([int(s) for s in args.sizes.split(",")], cols=args.cols,
+                                         peers=args.peers, peer_max_rows=args.peer_max_rows,
+                                         peer_timeout=args.peer_timeout, ydata=ydata, tmp=tmp)
+            log("speed: done")
+            results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
+            log("checkpoints: done")
+    results["elapsed_s"] = time.perf_counter() - started
+    results["load_end"] = list(os.getloadavg())
+    return results
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(HERE.parent / "docs" / "benchmarks.md"))
+    ap.add_argument("--json", help="also keep the raw results here")
+    ap.add_argument("--keep", help="keep each case's files and co-pilot notebook/report in this folder")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: tiny cases, 2k rows, no peers, a small checkpoint frame")
+    ap.add_argument("--cases", default="", help="quality cases (default: every available one)")
+    ap.add_argument("--quality-n", type=int, default=None, help="shrink every quality case to ~n rows")
+    ap.add_argument("--case-timeout", type=float, default=900, help="seconds per co-pilot run")
+    ap.add_argument("--e2e-sizes", default="2000,20000,100000",
+                    help="rows of the synthetic frames the co-pilot runs end to end (growth exponent)")
+    ap.add_argument("--sizes", default=None, help="speed frame sizes (default 10000,100000,1000000)")
+    ap.add_argument("--cols", type=int, default=40)
+    ap.add_argument("--no-peers", dest="peers", action="store_false")
+    ap.add_argument("--peer-max-rows", type=int, default=100_000,
+                    help="peers run only up to this size; above it: 'not run (budget)'")
+    ap.add_argument("--peer-timeout", type=float, default=900, help="time budget per peer run, seconds")
+    ap.add_argument("--ydata-python", default="auto", help="interpreter with ydata-profiling (auto: /tmp/ydata-venv)")
+    ap.add_argument("--checkpoint-gb", type=float, default=1.0)
+    ap.add_argument("--skip-quality", action="store_true")
+    ap.add_argument("--skip-speed", action="store_true")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    if args.quick:
+        args.cases = args.cases or "rossi-checkins"
+        args.quality_n = args.quality_n or 150
+        args.e2e_sizes = ""
+        args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
+    args.sizes = args.sizes or "10000,100000,1000000"
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    results = collect(args, log)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(report.render(results))
+    log(f"wrote {args.out}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
