@@ -69,6 +69,18 @@ def test_join_reports_match_rates(people):
     assert inner["pid"].tolist() == [1, 2]
 
 
+def test_join_replays_on_new_rows_keeping_every_row(people):
+    labs = pd.DataFrame({"pid": [1, 2, 2, 9], "hb": [12.0, 13.0, 15.0, 14.0]})
+    _, report = join_frames(people, labs, on="pid", allow_duplicates=True)
+    test = pd.DataFrame({"pid": [9, 2, 7]}, index=[10, 11, 12])
+    out = report.apply(test)
+    # one row per test row, in order, with its index; the first match of a repeated key
+    assert out.index.tolist() == [10, 11, 12]
+    assert out["hb"].tolist()[:2] == [14.0, 13.0] and pd.isna(out["hb"].iloc[2])
+    with pytest.raises(KeyError, match="pid"):
+        report.apply(pd.DataFrame({"x": [1]}))
+
+
 def test_join_refuses_silent_duplication(people):
     visits = pd.DataFrame({"pid": [1, 1, 2], "bp": [120, 130, 140]})
     with pytest.raises(ValueError, match="duplicate left rows"):

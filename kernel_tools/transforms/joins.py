@@ -6,10 +6,41 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ._base import check_choice, check_columns, check_frame
+from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
 
 VALIDATE = ("one_to_one", "one_to_many", "many_to_one", "many_to_many")
+
+
+class FrameJoiner(FrameTransformer):
+    """Left-join a fixed right frame on fixed keys: the same columns reach the test rows.
+
+    New rows are always left-joined (every test row kept, none multiplied), whatever ``how``
+    built the training frame.
+    """
+
+    def __init__(self, right: pd.DataFrame | None = None, on: Sequence[str] = (), suffix: str = "_right") -> None:
+        self.right = right
+        self.on = on
+        self.suffix = suffix
+
+    def fit(self, X: pd.DataFrame, y: object = None) -> FrameJoiner:
+        X = self._remember_input(X)
+        keys = check_columns(X, self.on, "key column (left)")
+        right = check_frame(self.right, "right")
+        check_columns(right, keys, "key column (right)")
+        # one row per key: a test row must not be multiplied by the replay
+        self.right_ = right.drop_duplicates(subset=keys, keep="first")
+        self.keys_ = keys
+        self.feature_names_out_ = list(X.merge(self.right_.head(0), on=keys, how="left",
+                                                suffixes=("", self.suffix)).columns)
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        X = self._check_transform_input(X, self.keys_)
+        out = X.merge(self.right_, on=self.keys_, how="left", suffixes=("", self.suffix))
+        out.index = X.index
+        return out
 
 
 def join_frames(
@@ -78,4 +109,6 @@ def join_frames(
         warnings.append(f"only {left_matched.mean():.0%} of left rows found a match on {keys}")
     if out.shape[0] > left.shape[0] and how in ("left", "inner"):
         warnings.append(f"the join grew the frame from {left.shape[0]} to {out.shape[0]} rows")
-    return out, StepReport.between("join_frames", left, out, details=details, warnings=warnings)
+    joiner = FrameJoiner(right, keys, suffix).fit(left)
+    return out, StepReport.between("join_frames", left, out, details=details, warnings=warnings,
+                                   transformer=joiner)
