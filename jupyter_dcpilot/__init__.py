@@ -19,16 +19,10 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "jupyter-dcpilot"}]
 
 
-def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "jupyter_dcpilot"}]
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .app import DCPilotApp  # imports jupyter_server: only when a server asks
 
-
-def _load_jupyter_server_extension(server_app: Any) -> None:
-    """Register the REST and WebSocket handlers with the running Jupyter server."""
-    from .handlers import setup_handlers
-
-    setup_handlers(server_app.web_app)
-    server_app.log.info("jupyter_dcpilot server extension loaded")
+    return [{"module": "jupyter_dcpilot", "app": DCPilotApp}]
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -13,9 +13,9 @@ from jupyter_server.utils import url_path_join
 from tornado import websocket
 
 from . import __version__
-from .config import load_llm_config
+from .config import DEFAULT_MODEL, load_llm_config
 from .kernel_bridge import KernelBridge, KernelBusyError, NoKernelError, ProbeError
-from .server_sessions import HostedSession, SessionRegistry
+from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
 
 API = "dcpilot/api"
 
@@ -49,14 +49,15 @@ class StatusHandler(BaseHandler):
     @tornado.web.authenticated
     def get(self) -> None:
         llm = load_llm_config()
-        planners = ["rules"] + (["claude"] if llm.configured else [])
+        planners = ["rules"] + (["claude"] if llm.available else [])
         self.finish(
             json.dumps(
                 {
                     "version": __version__,
                     "planners": planners,
-                    "llm_configured": llm.configured,
-                    "model": llm.model if llm.configured else None,
+                    "llm_configured": llm.available,
+                    "model": llm.model if llm.available else None,
+                    "default_model": llm.model or DEFAULT_MODEL,
                 }
             )
         )
@@ -110,8 +111,18 @@ class SessionsBase(BaseHandler):
 
 
 class SessionsHandler(SessionsBase):
-    """POST /dcpilot/api/sessions {path, frame, target?, task?, time?, goal?, approve?} → the
-    notebook's session (created on first use), with the coordinator running in the background."""
+    """POST /dcpilot/api/sessions {path, frame, target?, task?, time?, goal?, approve?, planner?,
+    model?, share?, replace?} → a new session for the notebook, its coordinator running in the
+    background; 409 (with the live session's ``id``) when the notebook has one, unless replace.
+
+    GET /dcpilot/api/sessions?path=<notebook> → {"sessions": [{id, path, frame, target, state,
+    created}]}: the panel finds a notebook's session again after a reload."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        path = self.get_argument("path", default=None)
+        found = self.registry.sessions(path or None)
+        self.finish(json.dumps({"sessions": [h.summary() for h in found]}))
 
     @tornado.web.authenticated
     async def post(self) -> None:
@@ -119,12 +130,21 @@ class SessionsHandler(SessionsBase):
         for key in ("path", "frame"):
             if not isinstance(data.get(key), str) or not data[key]:
                 raise tornado.web.HTTPError(400, f"missing {key!r} in the request body")
-        options = {k: data.get(k) for k in ("target", "task", "time", "goal", "approve")}
-        for key in ("target", "task", "time", "goal"):
+        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share")
+        options = {k: data.get(k) for k in names}
+        for key in ("target", "task", "time", "goal", "planner", "model", "share"):
             if options[key] is not None and not isinstance(options[key], str):
                 raise tornado.web.HTTPError(400, f"{key!r} must be a string or null")
+        replace = data.get("replace", False)
+        if not isinstance(replace, bool):
+            raise tornado.web.HTTPError(400, "'replace' must be true or false")
         try:
-            hosted = await self.registry.open(data["path"], frame=data["frame"], **options)
+            hosted = await self.registry.open(data["path"], frame=data["frame"], replace=replace, **options)
+        except SessionExists as error:
+            self.set_status(409)
+            self.finish(json.dumps({"message": str(error), "id": error.hosted.id,
+                                    "session": error.hosted.summary()}))
+            return
         except NoKernelError as error:
             raise tornado.web.HTTPError(404, str(error)) from error
         except ValueError as error:
@@ -152,16 +172,11 @@ class DecisionHandler(SessionsBase):
         if not isinstance(choice, str) or not isinstance(rationale, str):
             raise tornado.web.HTTPError(400, "choice (and rationale, if given) must be strings")
         try:
-            decision = hosted.session.decision(decision_id)
+            hosted.decide(decision_id, choice, rationale)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
-        if decision.decided:
-            raise tornado.web.HTTPError(409, f"decision {decision_id} was already decided ({decision.choice})")
-        try:
-            hosted.session.decide(decision_id, choice, rationale, by="user")
         except ValueError as error:
             raise tornado.web.HTTPError(409, str(error)) from error
-        hosted.resume()
         self.send(hosted)
 
 
@@ -175,10 +190,38 @@ class UndoHandler(SessionsBase):
         if not isinstance(checkpoint, str):
             raise tornado.web.HTTPError(400, "missing 'checkpoint' in the request body")
         try:
-            hosted.session.checkpoint(checkpoint)
+            await hosted.undo(checkpoint)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
-        await hosted.coordinator.undo(checkpoint)
+        self.send(hosted)
+
+
+class InterruptHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/interrupt → interrupt the kernel under the running
+    co-pilot step: the step fails ("interrupted by the user"), the session stays usable."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        hosted = self.hosted(session_id)
+        try:
+            await hosted.interrupt()
+        except NothingRunning as error:
+            raise tornado.web.HTTPError(409, str(error)) from error
+        except NoKernelError as error:
+            raise tornado.web.HTTPError(404, str(error)) from error
+        self.send(hosted)
+
+
+class ResumeHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/resume → run the co-pilot again after an interrupt or a
+    failure (409 while it runs)."""
+
+    @tornado.web.authenticated
+    def post(self, session_id: str) -> None:
+        hosted = self.hosted(session_id)
+        if hosted.session.state == "running":
+            raise tornado.web.HTTPError(409, "the co-pilot is already running")
+        hosted.resume()
         self.send(hosted)
 
 
@@ -254,6 +297,8 @@ def setup_handlers(web_app: Any) -> None:
             (sessions + r"/(?P<session_id>[0-9a-f]{32})", SessionHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)", DecisionHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/undo", UndoHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/interrupt", InterruptHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/resume", ResumeHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/events", SessionEventsHandler),
         ],
     )

@@ -447,10 +447,13 @@ class DCPilotMagics(Magics):
 
     @line_magic
     def dcundo(self, line: str = "") -> None:
-        """Restore a checkpoint (default: the last one): variables, plan and co-pilot cells."""
+        """Restore a checkpoint (default: the last one): variables, plan and co-pilot cells.
+
+        The steps since become pending and their decisions open again; ``%dcplan`` resumes."""
         pilot = self._pilot()
         checkpoint = pilot.undo(line.strip() or None)
-        display(Markdown(f"Restored checkpoint `{checkpoint}`.\n\n{status_markdown(pilot.session)}"))
+        display(Markdown(f"Restored checkpoint `{checkpoint}`; the steps since are pending again "
+                         f"(`%dcplan` carries on).\n\n{status_markdown(pilot.session)}"))
 
     @line_magic
     def dcreport(self, line: str = "") -> None:

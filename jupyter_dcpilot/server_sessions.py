@@ -14,17 +14,36 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from jupyter_core.utils import ensure_async
+
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
-from .engine.session import Decision, Session
+from .engine.session import Decision, Session, sidecar_path
 from .kernel_bridge import KernelBridge
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
 
 
+PLANNERS = ("rules", "claude")
+SHARE_MODES = ("schema", "samples")  # what an LLM may see: aggregates only, or also example values
+
+
 class HostError(RuntimeError):
     """The frontend could not do what the engine asked (no panel, timeout, or its error)."""
+
+
+class SessionExists(RuntimeError):
+    """The notebook already has a live co-pilot session (open it, or replace it)."""
+
+    def __init__(self, hosted: "HostedSession") -> None:
+        super().__init__(f"notebook {hosted.path!r} already has a live co-pilot session {hosted.id}; "
+                         "open it, or start again with replace: true")
+        self.hosted = hosted
+
+
+class NothingRunning(RuntimeError):
+    """An interrupt arrived while no co-pilot step was running."""
 
 
 class BrowserNotebookHost:
@@ -140,16 +159,65 @@ class HostedSession:
     """One notebook's engine session, its two hosts and the task running its coordinator."""
 
     def __init__(self, id: str, path: str, session: Session, coordinator: Coordinator,
-                 host: BrowserNotebookHost) -> None:
+                 host: BrowserNotebookHost, bridge: KernelBridge | None = None) -> None:
         self.id = id
         self.path = path
         self.session = session
         self.coordinator = coordinator
         self.host = host
+        self.bridge = bridge  # to interrupt the notebook's kernel
         self.task: asyncio.Task[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, **self.session.to_dict()}
+        return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage()}
+
+    def summary(self) -> dict[str, Any]:
+        """What the panel needs to find a notebook's session again after a reload."""
+        s = self.session
+        return {"id": self.id, "path": self.path, "frame": s.frame,
+                "target": s.task.get("target") or s.hints.get("target"), "state": s.state,
+                "created": s.created}
+
+    def usage(self) -> dict[str, Any]:
+        """LLM calls, tokens and cost so far (the panel's usage line)."""
+        calls = self.session.llm_usage
+        return {"calls": len(calls),
+                "input_tokens": sum(int(u.get("input_tokens") or 0) for u in calls),
+                "output_tokens": sum(int(u.get("output_tokens") or 0) for u in calls),
+                "cost_usd": round(sum(float(u.get("cost_usd") or 0.0) for u in calls), 6)}
+
+    def decide(self, decision_id: str, choice: str, rationale: str = "") -> Decision:
+        """Record the expert's answer and resume: the one path the panel and the chat share.
+
+        KeyError: no such decision; ValueError: already decided, or not one of its options.
+        ``"skip"`` is accepted on every decision but the task's (it rejects the step)."""
+        decision = self.session.decision(decision_id)
+        if decision.decided:
+            raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
+        if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
+            decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
+                                     "risk": "the issue stays in the data", "recommended": False,
+                                     "action": None})
+        self.session.decide(decision_id, choice, rationale, by="user")
+        self.resume()
+        return decision
+
+    async def undo(self, checkpoint_id: str) -> None:
+        """Go back to before a checkpoint, then carry on (undone decisions are asked again)."""
+        self.session.checkpoint(checkpoint_id)  # KeyError naming it
+        await self.coordinator.undo(checkpoint_id)
+        self.resume()
+
+    async def interrupt(self) -> str:
+        """Interrupt the notebook's kernel under the running co-pilot step (it becomes failed)
+        or diagnosis; the run stops and the session stays usable. Returns what was stopped."""
+        stopped = self.coordinator.interrupt()
+        if stopped is None or self.bridge is None:
+            raise NothingRunning("the co-pilot is not running")
+        kernel_id = await self.bridge.kernel_id_for(self.path)
+        await ensure_async(self.bridge.kernel_manager.interrupt_kernel(kernel_id))
+        self.session.log("interrupt", f"the user interrupted {stopped}")
+        return stopped
 
     def resume(self) -> None:
         """Run the coordinator until blocked, in the background (runs are serialised by it)."""
@@ -163,9 +231,17 @@ class HostedSession:
             return "failed"
 
     async def close(self) -> None:
+        """Stop the coordinator and save the session to its sidecar (it resumes from there)."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+        s = self.session
+        for step in s.plan:  # a step cut off mid-run is retried when the session resumes
+            if step.status == "running":
+                step.status, step.note = "failed", "stopped when the server shut down"
+        if s.state == "running":
+            s.state = "idle"
+        s.save()
 
 
 class SessionRegistry:
@@ -186,31 +262,68 @@ class SessionRegistry:
         return full
 
     async def open(self, path: str, *, frame: str, target: str | None = None, task: str | None = None,
-                   time: str | None = None, goal: str | None = None, approve: Any = None) -> HostedSession:
-        """The notebook's session (created, or loaded from its sidecar, on first use), running."""
+                   time: str | None = None, goal: str | None = None, approve: Any = None,
+                   planner: str | None = None, model: str | None = None, share: str | None = None,
+                   replace: bool = False) -> HostedSession:
+        """The notebook's session (new, or loaded from its sidecar after a restart), running.
+
+        One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
+        the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
+        ``model`` (default from the co-pilot's config); ``share`` says what Claude may see."""
         path = path.lstrip("/")
         if not frame.isidentifier():
             raise ValueError(f"frame must be a Python variable name, not {frame!r}")
         if task not in (None, "auto", *TASK_KINDS):
             raise ValueError(f"task must be auto or one of {list(TASK_KINDS)}, not {task!r}")
+        planner, share = planner or "rules", share or "schema"
+        if planner not in PLANNERS:
+            raise ValueError(f"planner must be one of {list(PLANNERS)}, not {planner!r}")
+        if share not in SHARE_MODES:
+            raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
         policy = policy_from(approve)
+        llm = planner_config(model) if planner == "claude" else None
         notebook = self.os_path(path)
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
         if existing is not None:
-            hosted = self._by_id[existing]
-            if hosted.session.state == "failed":  # asking again retries a run that stopped
-                hosted.resume()
-            return hosted
-        hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal}
+            if not replace:
+                raise SessionExists(self._by_id[existing])
+            await self.discard(existing)
+            sidecar_path(notebook).unlink(missing_ok=True)
+        hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
+                 "share": share}
         session = Session.for_notebook(notebook, frame=frame, hints=hints)
+        if session.frame != frame:  # a sidecar about another frame: start afresh
+            session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        session.hints["share"] = share
+        session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
+                            "approve": approve if approve is not None else "ask"}
         host = BrowserNotebookHost(self.host_timeout)
-        coordinator = Coordinator(session, NotebookKernelProbe(self.bridge, path), host, policy=policy)
-        hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host)
+        probe = NotebookKernelProbe(self.bridge, path)
+        plan_with = None
+        if llm is not None:
+            from .engine.planners import ClaudePlanner
+
+            plan_with = ClaudePlanner(llm, share=share, kernel=probe)
+        coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with)
+        hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
         self._by_id[hosted.id] = hosted
         self._by_path[path] = hosted.id
+        session.save()
         hosted.resume()
         return hosted
+
+    def sessions(self, path: str | None = None) -> list[HostedSession]:
+        """The live sessions, of one notebook when ``path`` is given."""
+        wanted = None if path is None else path.lstrip("/")
+        return [h for h in self._by_id.values() if wanted is None or h.path == wanted]
+
+    async def discard(self, session_id: str) -> None:
+        """Close one session (saved to its sidecar) and forget it."""
+        hosted = self._by_id.pop(session_id, None)
+        if hosted is not None:
+            self._by_path.pop(hosted.path, None)
+            await hosted.close()
 
     def get(self, session_id: str) -> HostedSession:
         try:
@@ -219,4 +332,21 @@ class SessionRegistry:
             raise KeyError(f"no co-pilot session {session_id!r}") from None
 
     async def close(self) -> None:
-        await asyncio.gather(*(h.close() for h in self._by_id.values()))
+        """Save every session to its sidecar and close it (the server is shutting down)."""
+        await asyncio.gather(*(self.discard(i) for i in list(self._by_id)))
+
+
+def planner_config(model: str | None) -> Any:
+    """The LLM configuration the engine uses (``~/.jupyter/dcpilot.json`` or the environment),
+    with the requested model; ValueError when no API key is configured."""
+    from .config import load_llm_config
+
+    config = load_llm_config()
+    if not config.available:
+        raise ValueError("the claude planner needs an Anthropic API key (~/.jupyter/dcpilot.json "
+                         "or ANTHROPIC_API_KEY); none is configured")
+    if model is not None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a Claude model id, not {model!r}")
+        config.model = model.strip()
+    return config

@@ -137,16 +137,33 @@ async def test_suspicious_score_backtracks_before_the_split_and_asks_about_the_t
     assert session.backtracks == 1
 
 
+async def test_a_high_score_spread_over_many_features_is_a_warning_not_a_backtrack(tmp_path):
+    diagnosis = churn_diagnosis()
+    diagnosis["findings"] = [f for f in diagnosis["findings"] if f["kind"] != "target_leakage"]
+    model = {"metric": "roc_auc", "cv_score": 0.995, "holdout_score": 0.99, "model_name": "hgb",
+             "warnings": [], "grouped": False,
+             "importance": [{"feature": "complained", "importance": 0.2},
+                            {"feature": "income", "importance": 0.18},
+                            {"feature": "age", "importance": 0.15}]}
+    coord, kernel, _, session = make(tmp_path, diagnosis=diagnosis, model=model)
+    assert await coord.run_until_blocked() == "finished"
+    assert session.backtracks == 0 and "complained" in kernel.columns
+    assert any("spread over several features" in w for w in session.warnings)
+
+
 async def test_undo_restores_kernel_cells_and_plan(tmp_path):
     coord, kernel, notebook, session = make(tmp_path)
     await coord.run_until_blocked()
     leak = step_of(session, "remove_leakage")[0]
+    checkpoint = leak.checkpoint_id
     cells_before = len(notebook.cells)
-    await coord.undo(leak.checkpoint_id)
-    assert kernel.restored[-1] == leak.checkpoint_id and "complained" in kernel.columns
+    await coord.undo(checkpoint)
+    assert kernel.restored[-1] == checkpoint and "complained" in kernel.columns
     assert len(notebook.cells) < cells_before and notebook.cells  # co-pilot cells after it are gone
-    assert all(s.status == "undone" for s in session.plan if s.episode != "confirm_task")
-    assert session.step(leak.id).status == "undone"
+    # every step from the undone one on is pending again, ready to resume
+    assert all(s.status == "proposed" for s in session.plan if s.episode != "confirm_task")
+    assert session.step(leak.id).status == "proposed" and session.step(leak.id).checkpoint_id is None
+    assert session.state == "idle"
     assert [c.id for c in session.checkpoints] == []  # the first change's checkpoint was the earliest
     reloaded = Session.load(session.path)
     assert reloaded == session

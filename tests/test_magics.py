@@ -129,8 +129,20 @@ def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(
     assert step.checkpoint_id in checkpoints
     run(shell, "dcundo", step.checkpoint_id)
     assert "leak" in shell.user_ns["df"].columns
-    assert pilot.session.step(step.id).status == "undone"
+    assert pilot.session.step(step.id).status == "proposed"  # pending again: the session resumes
     assert all(c.id != step.checkpoint_id for c in pilot.session.checkpoints)
+    assert pilot.session.decision(decision.id).choice is None
+
+    # %dcplan carries on: the same decision is asked again (a card), and answering runs the step again
+    run(shell, "dcplan", "df --target y --approve ask")
+    assert pilot.session.state == "blocked" and magics(shell).pilot is pilot
+    card = next(c for c in pilot.cards if c.decision.gate == "leakage")
+    assert card.decision.id == decision.id
+    assert pilot.session.step(step.id).status == "awaiting_decision"
+    with capture_output():
+        card.buttons["drop"].click()
+    assert pilot.session.step(step.id).status == "done" and "leak" not in shell.user_ns["df"].columns
+    assert [h["choice"] for h in pilot.session.decision(decision.id).history] == ["drop"]
 
 
 def test_dcdecide_answers_without_widgets_and_dcundo_defaults_to_the_last_checkpoint(shell):

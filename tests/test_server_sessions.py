@@ -200,8 +200,17 @@ async def check_two_sessions(jp_fetch, jp_serverapp, jp_root_dir) -> None:
     a, b = sessions["a.ipynb"], sessions["b.ipynb"]
     assert a["id"] != b["id"] and len(a["id"]) == 32
     assert (a["path"], b["path"]) == ("a.ipynb", "b.ipynb")
-    again = await post(jp_fetch, "dcpilot", "api", "sessions", body={"path": "a.ipynb", "frame": "df"})
-    assert again["id"] == a["id"]
+    with pytest.raises(HTTPClientError) as info:  # one live session per notebook
+        await post(jp_fetch, "dcpilot", "api", "sessions", body={"path": "a.ipynb", "frame": "df"})
+    assert info.value.code == 409 and json.loads(info.value.response.body)["id"] == a["id"]
+    listed = json.loads((await jp_fetch("dcpilot", "api", "sessions", params={"path": "a.ipynb"})).body)
+    assert [(s["id"], s["path"], s["frame"], s["target"]) for s in listed["sessions"]] == \
+        [(a["id"], "a.ipynb", "df", "churned")]
+    assert listed["sessions"][0]["created"] and listed["sessions"][0]["state"] in ("running", "blocked")
+    everything = json.loads((await jp_fetch("dcpilot", "api", "sessions")).body)
+    assert {s["id"] for s in everything["sessions"]} == {a["id"], b["id"]}
+    assert json.loads((await jp_fetch("dcpilot", "api", "sessions", params={"path": "c.ipynb"})).body) \
+        == {"sessions": []}
 
     async def both_blocked():  # approve defaults to "ask": the task confirmation waits
         states = [await get_session(jp_fetch, s["id"]) for s in (a, b)]
@@ -294,7 +303,7 @@ async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fet
         assert info.value.code == 404
         checkpoint = next(c["id"] for c in state["checkpoints"] if c["step_id"] == leak_step["id"])
         undone = await post(jp_fetch, *undo, body={"checkpoint": checkpoint})
-        assert next(s for s in undone["plan"] if s["id"] == leak_step["id"])["status"] == "undone"
+        assert next(s for s in undone["plan"] if s["id"] == leak_step["id"])["status"] == "proposed"
         assert checkpoint not in [c["id"] for c in undone["checkpoints"]]
         (deleted,) = frontend.requests("delete_cells")[-1:]
         leak_cells = cell_ids_of(frontend, leak_step["id"])

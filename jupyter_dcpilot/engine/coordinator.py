@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -19,6 +20,7 @@ from typing import Any, Awaitable, Callable
 from jupyter_dcpilot.probe import ProbeError
 
 from . import notebook as nb
+from .charts import chart_for
 from .episodes import Episode, library
 from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
@@ -94,6 +96,16 @@ class ApprovalPolicy:
         return entry
 
 
+DOMINANT_SHARE = 0.5  # of the summed permutation importance: one feature carries the score
+
+
+def top_importance_share(importance: list[dict[str, Any]]) -> float:
+    """Share of the (positive) permutation importance carried by the top feature."""
+    values = [max(float(i.get("importance") or 0.0), 0.0) for i in importance]
+    total = sum(values)
+    return values[0] / total if values and total > 0 else 1.0
+
+
 class Coordinator:
     """Runs a session's loop on a kernel and a notebook; see the module docstring."""
 
@@ -110,8 +122,9 @@ class Coordinator:
         self.planner = planner if planner is not None else self.rules
         self.policy = policy if policy is not None else ApprovalPolicy()
         repair = getattr(self.planner, "repair", None)
+        self.interrupted = False  # set by interrupt(): the running step stops, no retry
         self.worker = Worker(session, kernel, notebook, self.episodes, repair=repair,
-                             max_attempts=max_attempts)
+                             max_attempts=max_attempts, interrupted=lambda: self.interrupted)
         self.max_backtracks = max_backtracks
         self.suspicious_score = suspicious_score
         self.max_turns = max_turns
@@ -127,15 +140,32 @@ class Coordinator:
             try:
                 return await self._run()
             except Exception as exc:  # recorded for the panel and the sidecar, then raised
+                for step in self.session.plan:  # e.g. the kernel died under it: never left "running"
+                    if step.status == "running":
+                        step.status, step.error = "failed", f"{type(exc).__name__}: {exc}"
+                        step.note = "cut short: the kernel or the notebook stopped answering"
+                        self.session.changed("step", step=step.id, status="failed", result=None)
                 self.session.log("error", f"the co-pilot stopped: {type(exc).__name__}: {exc}")
                 self._finish("failed")
                 raise
 
     async def _run(self) -> str:
         s = self.session
+        self.interrupted = False
         s.state = "running"
         s.changed("state", state=s.state)
+        try:
+            return await self._turns()
+        except ProbeError as exc:  # a probe the user's interrupt cut short (e.g. the diagnosis)
+            if not (self.interrupted or exc.ename == "KeyboardInterrupt"):
+                raise
+            return await self._stop_interrupted()
+
+    async def _turns(self) -> str:
+        s = self.session
         for _ in range(self.max_turns):
+            if self.interrupted:  # between turns: while planning, or waiting for the notebook
+                return await self._stop_interrupted()
             await self.observe()
             update = await self.planner.revise(s)
             if await self.maybe_backtrack(update):
@@ -157,8 +187,36 @@ class Coordinator:
             outcome = await self.execute(step, mark)
             if outcome == "failed":
                 return self._finish("failed")
+            if outcome == "interrupted":  # usable again: decide, undo or resume
+                self.interrupted = False
+                return self._finish("idle")
         s.warnings.append(f"stopped after {self.max_turns} turns")
         return self._finish("failed")
+
+    def interrupt(self) -> str | None:
+        """Ask the run to stop (the host interrupts the kernel itself); what it stops, or None
+        when nothing runs. A running step fails without retry; a diagnosis or planning turn
+        stops, and the next run starts it again."""
+        step = next((st for st in self.session.plan if st.status == "running"), None)
+        if step is None and self.session.state != "running":
+            return None
+        self.interrupted = True
+        return f"{step.id} ({step.title})" if step is not None else "diagnosis and planning"
+
+    async def _stop_interrupted(self) -> str:
+        """After an interrupt outside a cell: put a cut-off step's variables back, then idle."""
+        s = self.session
+        for step in [st for st in s.plan if st.status == "running"]:
+            if step.checkpoint_id:
+                try:
+                    await probe(self.kernel, "checkpoint_restore_json", step.checkpoint_id)
+                except ProbeError as exc:
+                    s.log("error", f"could not restore {step.checkpoint_id} after the interrupt: {exc}")
+            step.status, step.note = "failed", "interrupted by the user"
+            s.changed("step", step=step.id, status=step.status, note=step.note)
+        s.log("interrupt", "the run was interrupted by the user")
+        self.interrupted = False
+        return self._finish("idle")
 
     def _finish(self, state: str) -> str:
         self.session.state = state
@@ -179,6 +237,8 @@ class Coordinator:
         try:
             diagnosis = await probe(self.kernel, "diagnose_json", s.frame, **hints)
         except ProbeError as exc:
+            if self.interrupted or exc.ename == "KeyboardInterrupt":
+                raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)
             s.warnings.append(f"diagnose failed: {exc}")
             s.log("error", f"diagnose failed ({exc}); planning without findings")
             s.diagnosed_version = s.data_version
@@ -253,13 +313,24 @@ class Coordinator:
               excluded=choice)
 
     async def undo(self, checkpoint_id: str, reason: str = "undone by the user") -> None:
-        """Restore kernel variables, delete the co-pilot cells added since, restore the plan."""
-        async with self._lock:
-            await self._undo(checkpoint_id, reason)
+        """Go back to before a checkpoint's step and leave the session ready to resume.
 
-    async def _undo(self, checkpoint_id: str, reason: str) -> None:
+        Kernel variables are restored (and those created since, e.g. train/test, unbound), the
+        co-pilot cells added since are deleted, the steps since are pending again and their
+        decisions reopened: run :meth:`run_until_blocked` to carry on (it asks them again)."""
+        async with self._lock:
+            await self._undo(checkpoint_id, reason, reopen=True)
+            self._finish("idle")
+
+    async def _undo(self, checkpoint_id: str, reason: str, *, reopen: bool = False) -> None:
         s = self.session
         cp = s.checkpoint(checkpoint_id)
+        later = s.checkpoints[s.checkpoints.index(cp) + 1 :]
+        for c in reversed(later):  # newest first: each unbinds what its step created
+            try:
+                await probe(self.kernel, "checkpoint_restore_json", c.id)
+            except ProbeError as exc:  # e.g. a spilled snapshot lost with the kernel
+                s.log("error", f"could not restore checkpoint {c.id} ({c.label}): {exc}")
         await probe(self.kernel, "checkpoint_restore_json", cp.id)
         doomed = s.cells_after(cp.id)
         if doomed:
@@ -268,11 +339,16 @@ class Coordinator:
         before = {st["id"] for st in cp.snapshot["plan"] if st["status"] not in ("proposed", "awaiting_decision")}
         undone = [st for st in s.plan if st.id not in before
                   and st.status in ("done", "failed", "running", "skipped")]
-        later = s.checkpoints[s.checkpoints.index(cp) + 1 :]
+        waiting = [st for st in s.plan if st.pending and st.id not in before]
         s.restore_snapshot(cp.snapshot)
-        for st in undone:
-            st.status, st.note, st.cell_ids = "undone", reason, []
-        s.plan = [st for st in s.plan if not st.pending] + undone
+        if reopen:
+            for st in undone:
+                self._reset(st, reason, ask_user=st.id == cp.step_id)
+            s.plan = [st for st in s.plan if not st.pending] + undone + waiting
+        else:
+            for st in undone:
+                st.status, st.note, st.cell_ids = "undone", reason, []
+            s.plan = [st for st in s.plan if not st.pending] + undone
         for c in [cp, *later]:
             try:
                 await probe(self.kernel, "checkpoint_discard_json", c.id)
@@ -280,6 +356,22 @@ class Coordinator:
                 pass
         s.checkpoints = s.checkpoints[: s.checkpoints.index(cp)]
         s.changed("undo", checkpoint=checkpoint_id, reason=reason, steps=[st.id for st in undone])
+
+    def _reset(self, step: Step, reason: str, ask_user: bool) -> None:
+        """An undone step back to proposed. Its decision is reopened for the user when
+        ``ask_user`` (the step undone to) or when the user answered it; an approval policy's
+        answer is dropped instead, so the policy decides afresh when the step comes up."""
+        s = self.session
+        step.status, step.note, step.cell_ids = "proposed", reason, []
+        step.checkpoint_id, step.attempts, step.error, step.started = None, 0, None, None
+        step.result, step.checks = {}, []
+        decision = next((d for d in s.decisions if d.id == step.decision_id), None)
+        if decision is not None and (ask_user or decision.by == "user"):
+            decision.reopen(reason)
+            s.changed("decision", decision=asdict(decision))
+        else:
+            s.decisions = [d for d in s.decisions if d is not decision]
+            step.decision_id = None
 
     # -- planning ------------------------------------------------------------------------
     def merge_plan(self, update: PlanUpdate) -> None:
@@ -319,7 +411,8 @@ class Coordinator:
             return "go"
         decision = s.decision(step.decision_id) if step.decision_id else self._new_decision(step)
         if not decision.decided:
-            picked = self.policy.choose(decision)
+            # a decision the user undid is theirs to answer again, never the policy's
+            picked = None if decision.reopened else self.policy.choose(decision)
             by = "policy"
             if picked is None and self.policy.prompt is not None:
                 picked, by = await self.policy.prompt(decision, step), "user"
@@ -364,9 +457,11 @@ class Coordinator:
         recommended = next((o["id"] for o in options if o.get("recommended")), None)
         if recommended is None:  # the recommended option was excluded: the next one that acts
             recommended = next((o["id"] for o in options if o.get("action")), options[0]["id"])
-        decision = Decision(id=s.new_id("d"), step_id=step.id, gate=step.gate or "", question=question,
+        finding = s.finding(step.finding_ids[0]) if step.finding_ids and step.code is None else None
+        # a random suffix: a decision id of another notebook's session never matches one here
+        decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "", question=question,
                             evidence=evidence, options=options, recommended=recommended,
-                            columns=list(step.columns))
+                            columns=list(step.columns), chart=chart_for(finding))
         s.decisions.append(decision)
         step.decision_id = decision.id
         s.changed("decision", decision=asdict(decision))
@@ -406,6 +501,13 @@ class Coordinator:
             self._close(step, "done")
             return "done"
         outcome = await self.worker.execute(step, mark)
+        if outcome != "interrupted":  # an interrupt that came too late to stop this step
+            self.interrupted = False
+        else:  # not handled: the planner proposes it again
+            step.status, step.note = "failed", "interrupted by the user"
+            s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)
+            s.changed("step", step=step.id, status=step.status, note=step.note)
+            return "interrupted"
         if outcome == "kept":
             self._close(step, "done", step.note)
             return "done"
@@ -449,6 +551,14 @@ class Coordinator:
             return
         split = next((st for st in s.plan if st.episode == "split" and st.status == "done"), None)
         top = next((i.get("feature") for i in model.get("importance", []) if i.get("feature")), None)
+        share = top_importance_share(model.get("importance", []))
+        if top is not None and share < DOMINANT_SHARE:
+            # many features together can predict a well-defined outcome almost perfectly (a
+            # class defined from measured quantities); a leak shows as one feature carrying it
+            s.warnings.append(f"high score {scores} spread over several features (top {top!r} "
+                              f"carries {share:.0%} of the importance): no single feature gives "
+                              "the outcome away")
+            return
         asked = top is not None and (f"suspected_leakage:{top}" in s.handled
                                      or any(top in st.columns and st.gate == "leakage" for st in s.plan
                                             if st.status in ("done", "skipped")))

@@ -53,6 +53,7 @@ class Step:
     checks: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     note: str = ""
+    started: str | None = None  # when it last began running
 
     @property
     def pending(self) -> bool:
@@ -75,10 +76,25 @@ class Decision:
     by: str | None = None  # "user" | "policy"
     at: str | None = None
     rationale: str = ""
+    chart: dict[str, Any] | None = None  # the evidence as a small bar chart (see .charts)
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier answers, undone
 
     @property
     def decided(self) -> bool:
         return self.choice is not None
+
+    @property
+    def reopened(self) -> bool:
+        """Undone by the user, who must answer it again (an approval policy may not)."""
+        return bool(self.history)
+
+    def reopen(self, reason: str) -> None:
+        """Clear the answer (kept in :attr:`history` for the decision log) so it is asked again."""
+        if self.choice is not None:
+            self.history.append({"choice": self.choice, "by": self.by, "at": self.at,
+                                 "rationale": self.rationale, "undone": reason, "undone_at": now()})
+        self.choice = self.by = self.at = None
+        self.rationale = ""
 
     def option(self, option_id: str | None = None) -> dict[str, Any] | None:
         wanted = self.choice if option_id is None else option_id
@@ -125,6 +141,8 @@ class Session:
     diagnosed_version: int = -1
     backtracks: int = 0
     state: str = "idle"  # idle | running | blocked | finished | failed
+    settings: dict[str, Any] = field(default_factory=dict)  # planner, model, share (what an LLM may see)
+    created: str = field(default_factory=now)
     counter: int = 0
     path: str | None = field(default=None, compare=False)
     _observers: list[Callable[[dict[str, Any]], None]] = field(

@@ -17,7 +17,7 @@ from jupyter_dcpilot.probe import ProbeError, probe_expression
 
 from .episodes import Episode
 from .hosts import CellResult, KernelProbe, NotebookHost
-from .session import Checkpoint, Session, Step
+from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
@@ -50,13 +50,14 @@ class Worker:
 
     def __init__(self, session: Session, kernel: KernelProbe, notebook: NotebookHost,
                  episodes: dict[str, Episode], *, repair: Repair | None = None,
-                 max_attempts: int = 3) -> None:
+                 max_attempts: int = 3, interrupted: Callable[[], bool] | None = None) -> None:
         self.session = session
         self.kernel = kernel
         self.notebook = notebook
         self.episodes = episodes
         self.repair = repair
         self.max_attempts = max_attempts
+        self.interrupted = interrupted or (lambda: False)
 
     # -- what to call --------------------------------------------------------------------
     def resolve(self, step: Step) -> tuple[str | None, dict[str, Any]]:
@@ -173,11 +174,14 @@ class Worker:
             names = sorted(set(names) | {"df", "train", "test"} | set(step.params.get("changes", [])))
         if not names:
             return None
+        if step.code is None and self.report_var(step) not in names:
+            names.append(self.report_var(step))  # so an undo also unbinds the report it creates
         saved = await probe(self.kernel, "checkpoint_save_json", names, f"before {step.id}: {step.title}")
         return saved["id"]
 
     async def execute(self, step: Step, cell_mark: int) -> str:
-        """Run a step; returns ``"done"``, ``"kept"`` (nothing to run) or ``"failed"``."""
+        """Run a step; returns ``"done"``, ``"kept"`` (nothing to run), ``"failed"`` or
+        ``"interrupted"`` (the user interrupted the kernel: restored, not retried)."""
         function, params = self.resolve(step)
         if function is not None and function not in PUBLIC:
             step.error = f"{function!r} is not a kernel_tools function"
@@ -186,7 +190,7 @@ class Worker:
         if source is None:
             step.note = "kept as is: nothing to run"
             return "kept"
-        step.status = "running"
+        step.status, step.started = "running", now()
         checkpoint_id = await self.checkpoint(step)
         if checkpoint_id is not None:
             snapshot = self.session.snapshot()
@@ -219,6 +223,9 @@ class Worker:
             self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
             if checkpoint_id is not None:
                 await probe(self.kernel, "checkpoint_restore_json", checkpoint_id)
+            if self.interrupted() or result.error.get("ename") == "KeyboardInterrupt":
+                step.error = "interrupted by the user"
+                return "interrupted"
             if attempt == self.max_attempts or step.code is not None:
                 break
             new_params = None

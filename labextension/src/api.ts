@@ -35,6 +35,8 @@ export interface IStatus {
   planners: string[];
   llm_configured: boolean;
   model: string | null;
+  /** The model used when none is chosen (newer servers send it even without an API key). */
+  default_model?: string | null;
 }
 
 /** An error the server answered with, carrying its message for the user. */

@@ -14,7 +14,31 @@ const MAX_WAIT_MS = 120000;
  * in the notebook's kernel once the user's cells are done, and deletes only its own cells.
  */
 export class NotebookBridge implements IHostHandler {
-  constructor(readonly tracker: INotebookTracker) {}
+  /** `activate` brings the notebook to the front (the shell's activateById). */
+  constructor(
+    readonly tracker: INotebookTracker,
+    readonly activate: (panel: NotebookPanel) => void = () => undefined
+  ) {}
+
+  hasStep(path: string, stepId: string): boolean {
+    const panel = this._find(path);
+    return !!panel && stepCellIndex(panel, stepId) >= 0;
+  }
+
+  async selectStep(path: string, stepId: string): Promise<boolean> {
+    const panel = this._find(path);
+    const index = panel ? stepCellIndex(panel, stepId) : -1;
+    if (!panel || index < 0) {
+      return false;
+    }
+    const notebook = panel.content;
+    this.activate(panel);
+    notebook.mode = 'command';
+    notebook.deselectAll();
+    notebook.activeCellIndex = index;
+    await notebook.scrollToItem(index, 'center');
+    return true;
+  }
 
   async handle(request: IHostRequest, path: string): Promise<{ [key: string]: unknown }> {
     const panel = this._find(path);
@@ -114,4 +138,24 @@ export class NotebookBridge implements IHostHandler {
       await new Promise(resolve => window.setTimeout(resolve, POLL_MS));
     }
   }
+}
+
+/** The cell a step wrote: its code cell if it has one, else its first cell (e.g. its decision). */
+function stepCellIndex(panel: NotebookPanel, stepId: string): number {
+  const model = panel.content.model;
+  if (!model) {
+    return -1;
+  }
+  let first = -1;
+  for (let i = 0; i < model.cells.length; i++) {
+    const cell = model.cells.get(i);
+    const tag = cell.getMetadata('dcpilot') as { step?: string } | undefined;
+    if (tag && tag.step === stepId) {
+      if (cell.type === 'code') {
+        return i;
+      }
+      first = first < 0 ? i : first;
+    }
+  }
+  return first;
 }

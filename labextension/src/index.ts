@@ -33,7 +33,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ) => {
     const model = new FramesModel();
-    const copilot = new SessionModel(serverSessions, new NotebookBridge(tracker));
+    const bridge = new NotebookBridge(tracker, notebook => labShell.activateById(notebook.id));
+    const copilot = new SessionModel(serverSessions, bridge);
+    void copilot.loadStatus();
     const panel = new DataPilotPanel(model, copilot);
     labShell.add(panel, 'right', { rank: 600 });
 
@@ -45,6 +47,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         ? (current.sessionContext.session?.path ?? current.context.path)
         : null;
       void model.setNotebook(path, current?.context.localPath.split('/').pop());
+      void copilot.follow(path);
     };
     tracker.currentChanged.connect(follow);
     tracker.widgetAdded.connect((_, widget) => {

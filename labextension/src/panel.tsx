@@ -12,7 +12,8 @@ import { formatBytes, formatCount, formatShare } from './format';
 import { dcpilotIcon } from './icon';
 import { FramesModel } from './model';
 import { SessionModel } from './session';
-import { SessionView, StartForm } from './sessionView';
+import { SessionView } from './sessionView';
+import { StartForm } from './startForm';
 
 /** One DataFrame in the list: name, shape, memory and its column kinds. */
 function FrameItem(props: {
@@ -133,45 +134,64 @@ export function FramesView(props: { model: FramesModel; copilot?: SessionModel }
       {model.selected && model.profile && (
         <ProfileView name={model.selected} profile={model.profile} />
       )}
-      {copilot && model.selected && model.profile && model.path && (
+      {copilot && (
         <UseSignal signal={copilot.changed}>
-          {() => (
-            <CopilotView
-              copilot={copilot}
-              frames={model}
-              frame={model.selected!}
-              path={model.path!}
-              profile={model.profile!}
-            />
-          )}
+          {() => <CopilotView copilot={copilot} frames={model} />}
         </UseSignal>
       )}
     </div>
   );
 }
 
-/** The co-pilot for the selected frame: the start form, then its session. */
-function CopilotView(props: {
-  copilot: SessionModel;
-  frames: FramesModel;
-  frame: string;
-  path: string;
-  profile: IFrameProfile;
-}): JSX.Element {
-  const { copilot, frames, frame, path, profile } = props;
+/**
+ * The co-pilot of the notebook: its live session if it has one (reconnected after a reload
+ * or a notebook switch), else the start form for the selected frame. One session per notebook:
+ * starting again asks to replace the live one.
+ */
+function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX.Element {
+  const { copilot, frames } = props;
   const session = copilot.session;
-  const mine = session && session.path === path.replace(/^\//, '');
+  const path = (frames.path ?? '').replace(/^\//, '');
+  const mine = !!session && session.path.replace(/^\//, '') === path;
+  const frame = frames.selected;
+  const profile = frames.profile;
+  const conflict = copilot.conflict;
+  const showForm = !mine || copilot.restarting;
   return (
     <div className="jp-dcpilot-copilot">
-      {!mine && (
+      {showForm && frame && profile && (
         <StartForm
           key={`${path}:${frame}`}
           frame={frame}
-          path={path}
+          path={frames.path ?? path}
           profile={profile}
-          disabled={copilot.running}
+          disabled={copilot.running && !mine}
+          status={copilot.status}
+          initial={copilot.lastOptions}
+          replacing={mine}
           onStart={options => void copilot.start(options)}
+          onCancel={mine ? () => copilot.setRestarting(false) : undefined}
         />
+      )}
+      {showForm && !(frame && profile) && frames.frames.length > 0 && (
+        <div className="jp-dcpilot-empty">Select a DataFrame to start the co-pilot on it.</div>
+      )}
+      {conflict && (
+        <div className="jp-dcpilot-warning jp-dcpilot-conflict">
+          This notebook already has a live co-pilot session.
+          <div className="jp-dcpilot-actions">
+            <button type="button" className="jp-dcpilot-button" onClick={() => void copilot.rejoin()}>
+              Open it
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-warn"
+              onClick={() => void copilot.start({ ...conflict, replace: true })}
+            >
+              Replace it
+            </button>
+          </div>
+        </div>
       )}
       {!mine && copilot.error && <div className="jp-dcpilot-error">{copilot.error}</div>}
       {mine && <SessionView model={copilot} onKernelChanged={() => void frames.refresh()} />}

@@ -1,11 +1,12 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { APIError } from './api';
+import { APIError, IStatus } from './api';
 import {
   IDecision,
   ISession,
   ISessionSource,
   IStartOptions,
+  IStep,
   openEvents,
   serverSessions
 } from './sessionApi';
@@ -20,6 +21,10 @@ export interface IHostRequest {
 /** Answers the server's notebook requests (the notebook bridge, or a fake in tests). */
 export interface IHostHandler {
   handle(request: IHostRequest, path: string): Promise<{ [key: string]: unknown }>;
+  /** Whether the notebook at `path` holds a cell of the step. */
+  hasStep?(path: string, stepId: string): boolean;
+  /** Scroll to and select the step's cell; false when the notebook has none. */
+  selectStep?(path: string, stepId: string): Promise<boolean>;
 }
 
 /** The socket the model talks through (a WebSocket, or a fake in tests). */
@@ -31,6 +36,8 @@ export interface IEventSocket {
 }
 
 const HOST_REQUESTS = ['run_cell', 'insert_markdown', 'delete_cells'];
+/** Statuses of an older server that has no such endpoint (listing, interrupt). */
+const MISSING = [404, 405];
 /** Coalesce bursts of events into one fetch of the whole session. */
 const SYNC_DELAY_MS = 150;
 
@@ -79,6 +86,139 @@ export class SessionModel {
   get connected(): boolean {
     return this._socket !== null;
   }
+  /** The notebook the panel follows (server path, no leading slash). */
+  get path(): string | null {
+    return this._path;
+  }
+  /** What the server can do: planners, default model (null until known or on an old server). */
+  get status(): IStatus | null {
+    return this._status;
+  }
+  /** The options of the last start, so a new session begins with the same settings. */
+  get lastOptions(): IStartOptions | null {
+    return this._lastOptions;
+  }
+  /** A start the server refused because the notebook has a live session (ask to replace it). */
+  get conflict(): IStartOptions | null {
+    return this._conflict;
+  }
+  /** True while the expert is setting up a session to replace the live one. */
+  get restarting(): boolean {
+    return this._restarting;
+  }
+  /** True while an interrupt request is in flight. */
+  get interrupting(): boolean {
+    return this._interrupting;
+  }
+  /** The step running now, if any. */
+  get runningStep(): IStep | null {
+    return this._session?.plan.find(st => st.status === 'running') ?? null;
+  }
+
+  /** Seconds since `step` started running (the server's start time, else when first seen). */
+  elapsed(step: IStep, now: number = Date.now()): number {
+    const started = step.started ? Date.parse(step.started) : NaN;
+    const since = Number.isNaN(started) ? this._seenRunning.get(step.id) ?? now : started;
+    return Math.max(0, Math.round((now - since) / 1000));
+  }
+
+  /** Seconds the co-pilot has spent in its current phase (a step, or observing and planning). */
+  elapsedRunning(now: number = Date.now()): number {
+    return this._phaseSince === null ? 0 : Math.max(0, Math.round((now - this._phaseSince) / 1000));
+  }
+
+  /** Whether the step has a cell in the notebook to show. */
+  hasCell(step: IStep): boolean {
+    const s = this._session;
+    if (!s || !this.host?.hasStep) {
+      return false;
+    }
+    return this.host.hasStep(s.path, step.id);
+  }
+
+  /** Scroll the notebook to the step's cell and select it. */
+  async selectStep(step: IStep): Promise<boolean> {
+    const s = this._session;
+    if (!s || !this.host?.selectStep) {
+      return false;
+    }
+    return this.host.selectStep(s.path, step.id);
+  }
+
+  /** Ask the server once which planners it offers and its default model. */
+  async loadStatus(): Promise<void> {
+    try {
+      this._status = await this.source.status();
+      this._changed.emit();
+    } catch {
+      // an unreachable status leaves every setting selectable; the start reports real errors
+    }
+  }
+
+  /**
+   * Follow another notebook (or none): drop the current session and reconnect to the live
+   * session of that notebook, if the server has one (one session per notebook).
+   */
+  async follow(path: string | null): Promise<void> {
+    const next = path === null ? null : path.replace(/^\//, '');
+    if (next === this._path) {
+      return;
+    }
+    this._path = next;
+    const ticket = ++this._ticket;
+    this.dispose();
+    this._session = null;
+    this._error = null;
+    this._conflict = null;
+    this._restarting = false;
+    this._changed.emit();
+    if (next !== null) {
+      await this._rejoin(next, ticket);
+    }
+  }
+
+  /** Reconnect to the notebook's live session (e.g. after the server refused a second one). */
+  async rejoin(): Promise<void> {
+    if (this._path !== null) {
+      this._conflict = null;
+      this._restarting = false;
+      await this._rejoin(this._path, ++this._ticket);
+    }
+  }
+
+  /** Show the start form to replace the live session (or hide it again). */
+  setRestarting(value: boolean): void {
+    this._restarting = value;
+    this._conflict = null;
+    this._changed.emit();
+  }
+
+  /** Interrupt the running step; the session stays usable. */
+  async interrupt(): Promise<void> {
+    const id = this._session?.id;
+    if (!id || this._interrupting) {
+      return;
+    }
+    this._interrupting = true;
+    this._error = null;
+    this._changed.emit();
+    try {
+      const session = await this.source.interrupt(id);
+      if (session && this._session?.id === id) {
+        this._setSession(session);
+      } else {
+        this._scheduleSync();
+      }
+    } catch (reason) {
+      this._error =
+        reason instanceof APIError && MISSING.includes(reason.status)
+          ? 'This server cannot interrupt a step (update jupyter-dcpilot); use Kernel > Interrupt.'
+          : describe(reason);
+    } finally {
+      this._interrupting = false;
+      this._changed.emit();
+    }
+  }
 
   /** Listen to the current session's events again (after the socket closed). */
   reconnect(): void {
@@ -89,10 +229,27 @@ export class SessionModel {
     }
   }
 
-  /** Start (or rejoin) the notebook's session and listen to its events. */
+  /**
+   * Start the notebook's session and listen to its events. A server that already hosts a live
+   * session for the notebook refuses (409) unless `replace` is set: the model then keeps the
+   * options in `conflict` so the panel can ask whether to replace it.
+   */
   async start(options: IStartOptions): Promise<void> {
-    const session = await this._call(() => this.source.start(options));
+    this._lastOptions = options;
+    this._conflict = null;
+    const session = await this._call(
+      () => this.source.start(options),
+      reason => {
+        if (reason instanceof APIError && reason.status === 409 && !options.replace) {
+          this._conflict = options;
+          return true;
+        }
+        return false;
+      }
+    );
     if (session) {
+      this._restarting = false;
+      this._path = session.path;
       this._listen(session.id);
     }
   }
@@ -116,7 +273,7 @@ export class SessionModel {
   /** Apply one message of the event socket to the session. */
   apply(message: { type?: string; [key: string]: any }): void {
     if (message.type === 'session') {
-      this._session = message.session as ISession;
+      this._setSession(message.session as ISession);
       this._changed.emit();
       return;
     }
@@ -132,6 +289,9 @@ export class SessionModel {
         const step = s.plan.find(st => st.id === message.step);
         if (step) {
           step.status = String(message.status);
+          if (typeof message.started === 'string') {
+            step.started = message.started;
+          }
         }
         break;
       }
@@ -150,6 +310,7 @@ export class SessionModel {
         s.transcript.push(message.entry);
         break;
     }
+    this._noteRunning();
     this._changed.emit();
     this._scheduleSync();
   }
@@ -216,7 +377,7 @@ export class SessionModel {
     try {
       const session = await this.source.get(id);
       if (this._session?.id === id) {
-        this._session = session;
+        this._setSession(session);
         this._changed.emit();
       }
     } catch {
@@ -224,16 +385,73 @@ export class SessionModel {
     }
   }
 
-  private async _call(fn: () => Promise<ISession>): Promise<ISession | null> {
+  private async _rejoin(path: string, ticket: number): Promise<void> {
+    try {
+      const sessions = (await this.source.list(path)).filter(
+        summary => summary.path.replace(/^\//, '') === path
+      );
+      if (ticket !== this._ticket || sessions.length === 0) {
+        return;
+      }
+      const latest = sessions.reduce((a, b) => (b.created > a.created ? b : a));
+      const session = await this.source.get(latest.id);
+      if (ticket !== this._ticket) {
+        return;
+      }
+      this._setSession(session);
+      this._listen(session.id);
+    } catch (reason) {
+      if (ticket !== this._ticket || (reason instanceof APIError && MISSING.includes(reason.status))) {
+        return; // an older server lists no sessions: the panel offers to start one
+      }
+      this._error = describe(reason);
+    }
+    this._changed.emit();
+  }
+
+  /** Take the server's session and note when its steps were first seen running. */
+  private _setSession(session: ISession): void {
+    this._session = session;
+    this._noteRunning();
+  }
+
+  private _noteRunning(): void {
+    const s = this._session;
+    const now = Date.now();
+    const running = new Set((s?.plan ?? []).filter(st => st.status === 'running').map(st => st.id));
+    for (const id of running) {
+      if (!this._seenRunning.has(id)) {
+        this._seenRunning.set(id, now);
+      }
+    }
+    for (const id of Array.from(this._seenRunning.keys())) {
+      if (!running.has(id)) {
+        this._seenRunning.delete(id);
+      }
+    }
+    // the phase: which step runs, or observing/planning between steps
+    const phase = s?.state === 'running' ? (Array.from(running)[0] ?? '') : null;
+    if (phase !== this._phase) {
+      this._phase = phase;
+      this._phaseSince = phase === null ? null : now;
+    }
+  }
+
+  private async _call(
+    fn: () => Promise<ISession>,
+    handled: (reason: unknown) => boolean = () => false
+  ): Promise<ISession | null> {
     this._pending += 1;
     this._error = null;
     this._changed.emit();
     try {
       const session = await fn();
-      this._session = session;
+      this._setSession(session);
       return session;
     } catch (reason) {
-      this._error = describe(reason);
+      if (!handled(reason)) {
+        this._error = describe(reason);
+      }
       return null;
     } finally {
       this._pending -= 1;
@@ -242,6 +460,16 @@ export class SessionModel {
   }
 
   private _session: ISession | null = null;
+  private _path: string | null = null;
+  private _ticket = 0;
+  private _status: IStatus | null = null;
+  private _lastOptions: IStartOptions | null = null;
+  private _conflict: IStartOptions | null = null;
+  private _restarting = false;
+  private _interrupting = false;
+  private _seenRunning = new Map<string, number>();
+  private _phase: string | null = null;
+  private _phaseSince: number | null = null;
   private _error: string | null = null;
   private _pending = 0;
   private _socket: IEventSocket | null = null;

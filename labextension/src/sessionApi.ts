@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { requestAPI } from './api';
+import { IStatus, requestAPI } from './api';
 
 /** One step of the co-pilot's plan. */
 export interface IStep {
@@ -17,6 +17,8 @@ export interface IStep {
   cell_ids: string[];
   error: string | null;
   note: string;
+  /** When the step started running (ISO time), if the server says. */
+  started?: string | null;
 }
 
 /** One answer a decision offers. */
@@ -26,6 +28,22 @@ export interface IOption {
   description?: string;
   risk?: string;
   recommended?: boolean;
+  /** The kernel_tools call the option means; null for "keep as is". */
+  action?: { [key: string]: unknown } | null;
+}
+
+/** One bar of a decision's chart. */
+export interface IChartBar {
+  label: string;
+  value: number;
+}
+
+/** The evidence of a decision as a small bar chart (e.g. single-feature score per column). */
+export interface IChart {
+  title: string;
+  unit: string;
+  bars: IChartBar[];
+  threshold: number | null;
 }
 
 /** A question only the domain expert can answer. */
@@ -41,6 +59,7 @@ export interface IDecision {
   choice: string | null;
   by: string | null;
   rationale: string;
+  chart?: IChart | null;
 }
 
 /** A kernel snapshot taken before a step. */
@@ -58,6 +77,24 @@ export interface ITranscriptEntry {
   text: string;
 }
 
+/** One LLM call, as the engine records it. */
+export interface ILLMUsage {
+  purpose?: string;
+  step_id?: string | null;
+  model?: string;
+  input_tokens?: number;
+  output_tokens?: number;
+  cost_usd?: number;
+}
+
+/** LLM usage summed over a session. */
+export interface IUsageTotal {
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
 /** A session as the server sends it (the subset the panel shows). */
 export interface ISession {
   id: string;
@@ -68,7 +105,24 @@ export interface ISession {
   decisions: IDecision[];
   checkpoints: ICheckpoint[];
   transcript: ITranscriptEntry[];
+  llm_usage?: ILLMUsage[];
+  usage?: Partial<IUsageTotal> | null;
 }
+
+/** A notebook's session as the listing shows it. */
+export interface ISessionSummary {
+  id: string;
+  path: string;
+  frame: string;
+  target: string | null;
+  state: string;
+  created: string;
+}
+
+/** Which planner plans the steps: deterministic rules (no network) or Claude. */
+export type Planner = 'rules' | 'claude';
+/** What may be sent to an LLM: schema and aggregate statistics only, or also sample rows. */
+export type Share = 'schema' | 'samples';
 
 /** What starting a session asks for. */
 export interface IStartOptions {
@@ -77,6 +131,12 @@ export interface IStartOptions {
   target: string;
   task: string;
   approve: string;
+  planner?: Planner;
+  /** The Claude model id; null means the server's configured default. */
+  model?: string | null;
+  share?: Share;
+  /** Close the notebook's live session and start a new one. */
+  replace?: boolean;
 }
 
 /** The session REST calls (the server, or a fake in tests). */
@@ -85,6 +145,24 @@ export interface ISessionSource {
   get(id: string): Promise<ISession>;
   decide(id: string, decisionId: string, choice: string, rationale: string): Promise<ISession>;
   undo(id: string, checkpoint: string): Promise<ISession>;
+  /** The sessions of the notebook at `path` (at most one is live). */
+  list(path: string): Promise<ISessionSummary[]>;
+  /** Interrupt the running step; the server may answer with the session. */
+  interrupt(id: string): Promise<ISession | null>;
+  /** Planners available and the default model. */
+  status(): Promise<IStatus>;
+}
+
+/** Sum the LLM calls of a session (the server's own summary wins when it sends one). */
+export function usageTotal(session: ISession): IUsageTotal {
+  const calls = session.llm_usage ?? [];
+  const summed: IUsageTotal = {
+    calls: calls.length,
+    input_tokens: calls.reduce((n, c) => n + (c.input_tokens ?? 0), 0),
+    output_tokens: calls.reduce((n, c) => n + (c.output_tokens ?? 0), 0),
+    cost_usd: calls.reduce((n, c) => n + (c.cost_usd ?? 0), 0)
+  };
+  return { ...summed, ...(session.usage ?? {}) };
 }
 
 const json = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
@@ -98,7 +176,20 @@ export const serverSessions: ISessionSource = {
       `sessions/${id}/decisions/${encodeURIComponent(decisionId)}`,
       json({ choice, rationale })
     ),
-  undo: (id, checkpoint) => requestAPI<ISession>(`sessions/${id}/undo`, json({ checkpoint }))
+  undo: (id, checkpoint) => requestAPI<ISession>(`sessions/${id}/undo`, json({ checkpoint })),
+  list: async path => {
+    const answer = await requestAPI<{ sessions: ISessionSummary[] }>(
+      `sessions?path=${encodeURIComponent(path)}`
+    );
+    return answer.sessions ?? [];
+  },
+  interrupt: async id => {
+    const answer = await requestAPI<any>(`sessions/${id}/interrupt`, json({}));
+    return answer && typeof answer === 'object' && Array.isArray(answer.plan)
+      ? (answer as ISession)
+      : null;
+  },
+  status: () => requestAPI<IStatus>('status')
 };
 
 /** The URL of a session's event socket, with the token as JupyterLab's own services add it. */

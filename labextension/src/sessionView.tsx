@@ -1,139 +1,154 @@
 import * as React from 'react';
 
-import { IFrameProfile } from './api';
+import { DecisionCard } from './decisionCard';
+import { formatCount } from './format';
 import { SessionModel } from './session';
-import { IDecision, IStartOptions } from './sessionApi';
+import { ISession, IStep, usageTotal } from './sessionApi';
 
-const TASKS = ['auto', 'classification', 'regression', 'survival'];
-/** How many transcript lines the panel shows. */
-const TAIL = 6;
+/** How often the progress line counts the seconds. */
+const TICK_MS = 1000;
 
-/** Target, task and approval policy for a new co-pilot session on one frame. */
-export function StartForm(props: {
-  frame: string;
-  path: string;
-  profile: IFrameProfile;
-  disabled: boolean;
-  onStart: (options: IStartOptions) => void;
-}): JSX.Element {
-  const { frame, path, profile, disabled, onStart } = props;
-  const columns = profile.columns_detail.map(c => c.name);
-  const [target, setTarget] = React.useState(columns[columns.length - 1] ?? '');
-  const [task, setTask] = React.useState('auto');
-  const [approve, setApprove] = React.useState('ask');
-  return (
-    <form
-      className="jp-dcpilot-start"
-      onSubmit={event => {
-        event.preventDefault();
-        onStart({ path, frame, target, task, approve });
-      }}
-    >
-      <div className="jp-dcpilot-section-title">Co-pilot for {frame}</div>
-      <label>
-        target
-        <select name="target" value={target} onChange={e => setTarget(e.target.value)}>
-          {columns.map(c => (
-            <option key={c} value={c}>
-              {c}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        task
-        <select name="task" value={task} onChange={e => setTask(e.target.value)}>
-          {TASKS.map(t => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        approve
-        <select name="approve" value={approve} onChange={e => setApprove(e.target.value)}>
-          <option value="ask">ask me</option>
-          <option value="recommended">recommended</option>
-        </select>
-      </label>
-      <button type="submit" className="jp-mod-styled jp-mod-accept" disabled={disabled || !target}>
-        Start co-pilot
-      </button>
-    </form>
-  );
-}
-
-/** Longest evidence value shown in full (row lists can be long). */
-const MAX_EVIDENCE_CHARS = 80;
-
-function show(value: unknown): string {
-  if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : value.toPrecision(3);
+/** Seconds as people read them: 75 → "1 min 15 s". */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 60) {
+    return `${seconds} s`;
   }
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS - 1)}…` : text;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${seconds % 60} s`;
 }
 
-/** One open decision: the question, its evidence and the options, the recommended one marked. */
-export function DecisionCard(props: {
-  decision: IDecision;
-  disabled?: boolean;
-  onDecide: (choice: string, rationale: string) => void;
-}): JSX.Element {
-  const { decision, disabled, onDecide } = props;
-  const [rationale, setRationale] = React.useState('');
-  const recommended =
-    decision.recommended ?? decision.options.find(o => o.recommended)?.id ?? null;
+/** Re-render every second while `active` (for elapsed times). */
+function useTick(active: boolean): number {
+  const [now, setNow] = React.useState(() => Date.now());
+  React.useEffect(() => {
+    if (!active) {
+      return;
+    }
+    const timer = window.setInterval(() => setNow(Date.now()), TICK_MS);
+    return () => window.clearInterval(timer);
+  }, [active]);
+  return active ? Date.now() : now;
+}
+
+/** What runs now and for how long, with the button that interrupts it. */
+export function Progress(props: { model: SessionModel }): JSX.Element | null {
+  const { model } = props;
+  const session = model.session;
+  const step = model.runningStep;
+  const active = !!session && (session.state === 'running' || step !== null);
+  const now = useTick(active);
+  if (!session || !active) {
+    return null;
+  }
+  const seconds = step ? model.elapsed(step, now) : model.elapsedRunning(now);
   return (
-    <div className="jp-dcpilot-decision" data-decision={decision.id} data-gate={decision.gate} data-step={decision.step_id}>
-      <div className="jp-dcpilot-question">{decision.question}</div>
-      {Object.keys(decision.evidence).length > 0 && (
-        <ul className="jp-dcpilot-evidence">
-          {Object.entries(decision.evidence).map(([key, value]) => (
-            <li key={key}>
-              <span className="jp-dcpilot-evidence-key">{key}</span> = {show(value)}
-            </li>
-          ))}
-        </ul>
-      )}
-      <div className="jp-dcpilot-options">
-        {decision.options.map(option => (
-          <button
-            key={option.id}
-            type="button"
-            data-option={option.id}
-            className={`jp-dcpilot-option${option.id === recommended ? ' jp-mod-recommended' : ''}`}
-            title={[option.description, option.risk].filter(Boolean).join(' — ')}
-            disabled={disabled}
-            onClick={() => onDecide(option.id, rationale)}
-          >
-            {option.label ?? option.id}
-            {option.id === recommended && ' (recommended)'}
-          </button>
-        ))}
-      </div>
-      <input
-        className="jp-dcpilot-rationale"
-        placeholder="Why (optional)"
-        value={rationale}
-        onChange={e => setRationale(e.target.value)}
-      />
-      {recommended && (
+    <div className="jp-dcpilot-progress" role="status" data-step={step?.id ?? ''}>
+      <span className="jp-dcpilot-spinner" aria-hidden="true" />
+      <span className="jp-dcpilot-progress-text">
+        {step ? (
+          <>
+            Running <b>{step.title}</b>
+          </>
+        ) : (
+          'Diagnosing and planning'
+        )}{' '}
+        · <span className="jp-dcpilot-elapsed">{formatSeconds(seconds)}</span>
+      </span>
+      {step && (
+        // the server interrupts co-pilot steps; diagnosis and planning run to their end
         <button
           type="button"
-          className="jp-dcpilot-approve jp-mod-styled jp-mod-accept"
-          disabled={disabled}
-          onClick={() => onDecide(recommended, rationale)}
+          className="jp-dcpilot-interrupt jp-mod-styled jp-mod-warn"
+          disabled={model.interrupting}
+          title="Interrupt the kernel's co-pilot step; the session stays usable"
+          onClick={() => void model.interrupt()}
         >
-          Approve recommended
+          {model.interrupting ? 'Interrupting…' : 'Interrupt'}
         </button>
       )}
     </div>
   );
 }
 
-/** The session: running indicator, plan, open decisions, checkpoints and the transcript tail. */
+/** One plan step: status badge and title; a step with a cell selects it in the notebook. */
+function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
+  const { model, step } = props;
+  // a running step's cell is in the notebook already (inserted, then run)
+  const linked = step.status === 'running' || model.hasCell(step);
+  return (
+    <li className="jp-dcpilot-step" data-step={step.id} data-status={step.status}>
+      <span className={`jp-dcpilot-badge jp-dcpilot-status-${step.status}`}>
+        {step.status.replace('_', ' ')}
+      </span>
+      {linked ? (
+        <button
+          type="button"
+          className="jp-dcpilot-step-title jp-dcpilot-link"
+          title={`${step.reason ? `${step.reason}\n` : ''}Show its cell in the notebook`}
+          onClick={() => void model.selectStep(step)}
+        >
+          {step.title}
+        </button>
+      ) : (
+        <span className="jp-dcpilot-step-title" title={step.reason}>
+          {step.title}
+        </span>
+      )}
+      {step.error && <div className="jp-dcpilot-step-error">{step.error}</div>}
+      {step.note && <div className="jp-dcpilot-step-note">{step.note}</div>}
+    </li>
+  );
+}
+
+/** The whole transcript and what the LLM cost, folded away by default. */
+export function TranscriptSection(props: { session: ISession }): JSX.Element {
+  const { session } = props;
+  const usage = usageTotal(session);
+  const tokens = usage.input_tokens + usage.output_tokens;
+  const llm =
+    usage.calls > 0
+      ? `LLM: ${usage.calls} call${usage.calls === 1 ? '' : 's'}, ${formatCount(tokens)} tokens`
+      : 'no LLM calls';
+  return (
+    <details className="jp-dcpilot-log">
+      <summary>
+        Transcript ({session.transcript.length}) · <span className="jp-dcpilot-usage-summary">{llm}</span>
+      </summary>
+      {usage.calls > 0 && (
+        <table className="jp-dcpilot-table jp-dcpilot-usage">
+          <tbody>
+            <tr>
+              <th>calls</th>
+              <td>{formatCount(usage.calls)}</td>
+            </tr>
+            <tr>
+              <th>input tokens</th>
+              <td>{formatCount(usage.input_tokens)}</td>
+            </tr>
+            <tr>
+              <th>output tokens</th>
+              <td>{formatCount(usage.output_tokens)}</td>
+            </tr>
+            <tr>
+              <th>cost</th>
+              <td>${usage.cost_usd.toFixed(4)}</td>
+            </tr>
+          </tbody>
+        </table>
+      )}
+      <ol className="jp-dcpilot-transcript">
+        {session.transcript.map((entry, i) => (
+          <li key={`${entry.at}-${i}`} className={`jp-dcpilot-log-${entry.kind}`}>
+            <span className="jp-dcpilot-log-time">{entry.at.slice(11, 19)}</span>
+            <span className="jp-dcpilot-log-kind">{entry.kind}</span> {entry.text}
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
+/** The session: progress, open decisions, the plan, checkpoints, transcript and LLM usage. */
 export function SessionView(props: {
   model: SessionModel;
   onKernelChanged?: () => void;
@@ -144,12 +159,16 @@ export function SessionView(props: {
     return model.error ? <div className="jp-dcpilot-error">{model.error}</div> : null;
   }
   const busy = model.running;
+  const titles = new Map(session.plan.map(st => [st.id, st.title]));
+  const last = session.transcript[session.transcript.length - 1];
   return (
     <div className="jp-dcpilot-session" data-state={session.state}>
       <div className="jp-dcpilot-toolbar">
         <span className="jp-dcpilot-section-title">Co-pilot: {session.frame}</span>
         <span className={`jp-dcpilot-state jp-dcpilot-state-${session.state}`}>
-          {busy && <span className="jp-dcpilot-spinner" aria-label="running" />}
+          {busy && !model.runningStep && session.state !== 'running' && (
+            <span className="jp-dcpilot-spinner" aria-label="running" />
+          )}
           {session.state}
         </span>
       </div>
@@ -159,49 +178,58 @@ export function SessionView(props: {
           Reconnect
         </button>
       )}
+      <Progress model={model} />
       {model.openDecisions.map(decision => (
         <DecisionCard
           key={decision.id}
           decision={decision}
+          title={titles.get(decision.step_id)}
           disabled={model.running && session.state !== 'blocked'}
           onDecide={(choice, rationale) => void model.decide(decision.id, choice, rationale)}
         />
       ))}
-      <ol className="jp-dcpilot-plan">
-        {session.plan.map(step => (
-          <li key={step.id} className="jp-dcpilot-step" data-step={step.id} data-status={step.status}>
-            <span className={`jp-dcpilot-badge jp-dcpilot-status-${step.status}`}>{step.status}</span>
-            <span className="jp-dcpilot-step-title" title={step.reason}>
-              {step.title}
-            </span>
-            {step.error && <div className="jp-dcpilot-step-error">{step.error}</div>}
-          </li>
-        ))}
-      </ol>
-      {session.checkpoints.length > 0 && (
-        <ol className="jp-dcpilot-checkpoints">
-          {session.checkpoints.map(cp => (
-            <li key={cp.id} className="jp-dcpilot-checkpoint" data-checkpoint={cp.id} data-step={cp.step_id}>
-              <span>before {cp.label}</span>
-              <button
-                type="button"
-                className="jp-dcpilot-undo"
-                disabled={busy}
-                onClick={() => void model.undo(cp.id).then(onKernelChanged)}
-              >
-                Undo to here
-              </button>
-            </li>
-          ))}
-        </ol>
+      {session.plan.length > 0 && (
+        <>
+          <div className="jp-dcpilot-subtitle">Plan</div>
+          <ol className="jp-dcpilot-plan">
+            {session.plan.map(step => (
+              <StepItem key={step.id} model={model} step={step} />
+            ))}
+          </ol>
+        </>
       )}
-      <ul className="jp-dcpilot-transcript">
-        {session.transcript.slice(-TAIL).map((entry, i) => (
-          <li key={`${entry.at}-${i}`} className={`jp-dcpilot-log-${entry.kind}`}>
-            {entry.text}
-          </li>
-        ))}
-      </ul>
+      {session.checkpoints.length > 0 && (
+        <>
+          <div className="jp-dcpilot-subtitle">Checkpoints</div>
+          <ol className="jp-dcpilot-checkpoints">
+            {session.checkpoints.map(cp => (
+              <li key={cp.id} className="jp-dcpilot-checkpoint" data-checkpoint={cp.id} data-step={cp.step_id}>
+                <span>before {cp.label}</span>
+                <button
+                  type="button"
+                  className="jp-dcpilot-undo"
+                  disabled={busy}
+                  onClick={() => void model.undo(cp.id).then(onKernelChanged)}
+                >
+                  Undo to here
+                </button>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+      {last && <div className="jp-dcpilot-last">{last.text}</div>}
+      <TranscriptSection session={session} />
+      <div className="jp-dcpilot-actions">
+        <button
+          type="button"
+          className="jp-dcpilot-new jp-dcpilot-button"
+          title="Start a new co-pilot session on this notebook (replaces this one)"
+          onClick={() => model.setRestarting(true)}
+        >
+          New session…
+        </button>
+      </div>
     </div>
   );
 }

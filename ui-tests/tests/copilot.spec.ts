@@ -1,10 +1,10 @@
 import { expect, test } from '@jupyterlab/galata';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
-test.use({ autoGoto: true, sessions: null });
+test.use({ autoGoto: true, sessions: null, viewport: { width: 1280, height: 800 } });
 
 test.describe('Data co-pilot session', () => {
-  test('asks about a leaked column, drops it in a new cell, and undoes that', async ({ page }) => {
+  test('asks about a leaked column, drops it in a new cell, and undoes that', async ({ page, tmpPath }) => {
     test.setTimeout(300000);
     await page.notebook.createNew('copilot.ipynb');
     await page.notebook.setCell(
@@ -24,6 +24,15 @@ test.describe('Data co-pilot session', () => {
       await window.jupyterapp.commands.execute('dcpilot:open');
     });
     const panel = page.locator('#jp-dcpilot-panel');
+    // a wider side panel, as people use it for a co-pilot (drag the split handle left)
+    const handle = page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:visible').last();
+    const box = await handle.boundingBox();
+    if (box) {
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x - 120, box.y + box.height / 2, { steps: 5 });
+      await page.mouse.up();
+    }
     const item = panel.locator('.jp-dcpilot-frame[data-frame="df"]');
     await expect(item).toBeVisible({ timeout: 30000 });
     await item.click();
@@ -31,8 +40,23 @@ test.describe('Data co-pilot session', () => {
 
     const form = panel.locator('.jp-dcpilot-start');
     await form.locator('select[name="target"]').selectOption('y');
+    // the settings are folded under a summary of the safe defaults
+    const settings = form.locator('details.jp-dcpilot-settings');
+    await expect(settings.locator('summary')).toContainText('rule planner');
+    await expect(settings.locator('summary')).toContainText('no rows sent');
+    await settings.locator('summary').click();
+    await form.locator('select[name="share"]').selectOption('samples');
+    await expect(form.locator('.jp-dcpilot-warning')).toContainText('Sample rows');
+    await page.screenshot({ path: 'test-results/settings.png' });
+    await form.locator('select[name="share"]').selectOption('schema');
+    await expect(form.locator('.jp-dcpilot-warning')).toHaveCount(0);
     await form.locator('select[name="approve"]').selectOption('ask');
     await form.getByRole('button', { name: 'Start co-pilot' }).click();
+    // while it diagnoses and plans: what runs and for how long (shown only if slow enough to see)
+    const progress = panel.locator('.jp-dcpilot-progress');
+    if (await progress.isVisible()) {
+      await page.screenshot({ path: 'test-results/progress.png' });
+    }
 
     // approve whatever comes before the leakage question (e.g. confirming the task)
     const leakCard = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
@@ -53,12 +77,36 @@ test.describe('Data co-pilot session', () => {
     await expect(leakCard.locator('.jp-dcpilot-option.jp-mod-recommended')).toHaveCount(1);
     const step = await leakCard.getAttribute('data-step');
 
+    // the evidence as a bar chart: one bar per column, the leaked one over the threshold
+    const chart = leakCard.locator('svg.jp-dcpilot-chart-svg');
+    await expect(chart).toBeVisible();
+    await expect(chart.locator('.jp-dcpilot-chart-row[data-label="leak"] rect')).toHaveClass(/jp-mod-over/);
+    expect(await chart.locator('.jp-dcpilot-chart-row').count()).toBeGreaterThanOrEqual(2);
+    await leakCard.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: 'test-results/decision-chart.png' });
+    // drawn with the theme's variables: readable in the dark theme too
+    await page.theme.setDarkTheme();
+    const bar = await chart.locator('.jp-dcpilot-chart-label').first().evaluate(e => getComputedStyle(e).fill);
+    const brightness = (rgb: string) =>
+      (rgb.match(/\d+/g) ?? []).slice(0, 3).reduce((sum, v) => sum + Number(v), 0) / 3;
+    expect(brightness(bar)).toBeGreaterThan(150);
+    await leakCard.screenshot({ path: 'test-results/decision-chart-dark.png' });
+    await page.theme.setLightTheme();
+
     const dropCell = page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'kt.drop_columns' });
     const started = Date.now();
     await leakCard.locator('.jp-dcpilot-approve').click();
     await expect(dropCell.locator('.jp-OutputArea-output').first()).toBeVisible({ timeout: 120000 });
     console.log(`approve -> drop_columns cell output: ${Date.now() - started} ms`);
     await expect(dropCell.locator('.jp-InputPrompt')).toHaveText(/\[\d+\]/);
+
+    // the plan step links to its cell: clicking it selects and shows that cell
+    await page.notebook.selectCells(0);
+    const link = panel.locator(`.jp-dcpilot-step[data-step="${step}"] .jp-dcpilot-link`);
+    await expect(link).toBeVisible({ timeout: 30000 });
+    await link.click();
+    await expect(page.locator('.jp-Notebook .jp-Cell.jp-mod-active')).toContainText('kt.drop_columns');
+    await expect(dropCell).toBeInViewport();
 
     // undo to the checkpoint taken before the leakage step
     const undo = panel.locator(`.jp-dcpilot-checkpoint[data-step="${step}"] .jp-dcpilot-undo`);
@@ -75,5 +123,21 @@ test.describe('Data co-pilot session', () => {
     const output = await page.notebook.getCellTextOutput(last);
     expect(output?.join('').trim()).toBe('True');
     await page.screenshot({ path: 'test-results/copilot.png' });
+
+    // one session per notebook: the panel follows another notebook, and reconnects on the way back
+    const other = {
+      cells: [],
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' } },
+      nbformat: 4,
+      nbformat_minor: 5
+    };
+    await page.contents.uploadContent(JSON.stringify(other), 'text', `${tmpPath}/other.ipynb`);
+    await page.filebrowser.refresh();
+    await page.notebook.open('other.ipynb');
+    await expect(panel.locator('.jp-dcpilot-session')).toHaveCount(0, { timeout: 30000 });
+    await page.notebook.activate('copilot.ipynb');
+    await expect(panel.locator('.jp-dcpilot-session')).toBeVisible({ timeout: 30000 });
+    await expect(panel.locator('.jp-dcpilot-session .jp-dcpilot-step').first()).toBeVisible();
+    await expect(panel.locator('.jp-dcpilot-start')).toHaveCount(0);
   });
 });

@@ -1,6 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 
-test.use({ autoGoto: true });
+// galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
+test.use({ autoGoto: true, sessions: null });
 
 test.describe('Data co-pilot panel', () => {
   test('lists a DataFrame made in the notebook, with its shape and profile', async ({ page }) => {

@@ -4,7 +4,8 @@ import { act, fireEvent, render, screen } from '@testing-library/react';
 import { cellOutcome } from '../outcome';
 import { IEventSocket, IHostHandler, SessionModel } from '../session';
 import { IDecision, ISession, ISessionSource } from '../sessionApi';
-import { DecisionCard, SessionView } from '../sessionView';
+import { DecisionCard } from '../decisionCard';
+import { SessionView } from '../sessionView';
 
 const leakage: IDecision = {
   id: 'd2',
@@ -61,7 +62,16 @@ function fakeSource(calls: string[]): ISessionSource {
     undo: async (_id, checkpoint) => {
       calls.push(`undo:${checkpoint}`);
       return session();
-    }
+    },
+    list: async path => {
+      calls.push(`list:${path}`);
+      return [];
+    },
+    interrupt: async id => {
+      calls.push(`interrupt:${id}`);
+      return null;
+    },
+    status: async () => ({ version: '0', planners: ['rules'], llm_configured: false, model: null })
   };
 }
 

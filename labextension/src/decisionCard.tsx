@@ -1,0 +1,132 @@
+import * as React from 'react';
+
+import { BarChart } from './chart';
+import { IDecision, IOption } from './sessionApi';
+
+/** Longest evidence value shown in full (row lists can be long). */
+const MAX_EVIDENCE_CHARS = 80;
+
+function show(value: unknown): string {
+  if (typeof value === 'number') {
+    return Number.isInteger(value) ? String(value) : value.toPrecision(3);
+  }
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS - 1)}…` : text;
+}
+
+/** The recommended option's id (the decision's own field, else the option flagged so). */
+export function recommendedOption(decision: IDecision): string | null {
+  return decision.recommended ?? decision.options.find(o => o.recommended)?.id ?? null;
+}
+
+/**
+ * The option that declines the step: "skip" when offered, else the option that changes
+ * nothing (no kernel_tools action) and is not the recommended one. Null when there is none.
+ */
+export function rejectOption(decision: IDecision): IOption | null {
+  const recommended = recommendedOption(decision);
+  return (
+    decision.options.find(o => o.id === 'skip') ??
+    decision.options.find(o => o.id !== recommended && 'action' in o && o.action === null) ??
+    null
+  );
+}
+
+/**
+ * One open decision: the question, its evidence (chart and numbers), an option button each
+ * with the recommended one marked, an optional rationale, and approve / reject.
+ */
+export function DecisionCard(props: {
+  decision: IDecision;
+  title?: string;
+  disabled?: boolean;
+  onDecide: (choice: string, rationale: string) => void;
+}): JSX.Element {
+  const { decision, title, disabled, onDecide } = props;
+  const [rationale, setRationale] = React.useState('');
+  const recommended = recommendedOption(decision);
+  const advised = decision.options.find(o => o.id === recommended);
+  const reject = rejectOption(decision);
+  return (
+    <div
+      className="jp-dcpilot-decision"
+      data-decision={decision.id}
+      data-gate={decision.gate}
+      data-step={decision.step_id}
+    >
+      <div className="jp-dcpilot-decision-head">
+        <span className="jp-dcpilot-chip jp-dcpilot-gate">{decision.gate}</span>
+        {title && <span className="jp-dcpilot-decision-title">{title}</span>}
+      </div>
+      <div className="jp-dcpilot-question">{decision.question}</div>
+      {decision.chart && <BarChart chart={decision.chart} />}
+      {Object.keys(decision.evidence).length > 0 && (
+        // with a chart, the numbers behind it are one click away
+        <details className="jp-dcpilot-evidence-box" open={!decision.chart}>
+          <summary>Evidence ({Object.keys(decision.evidence).length})</summary>
+          <ul className="jp-dcpilot-evidence">
+            {Object.entries(decision.evidence).map(([key, value]) => (
+              <li key={key}>
+                <span className="jp-dcpilot-evidence-key">{key}</span> = {show(value)}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <div className="jp-dcpilot-options" role="group" aria-label="Options">
+        {decision.options.map(option => (
+          <button
+            key={option.id}
+            type="button"
+            data-option={option.id}
+            className={`jp-dcpilot-option${option.id === recommended ? ' jp-mod-recommended' : ''}`}
+            title={[option.description, option.risk && `Risk: ${option.risk}`].filter(Boolean).join(' — ')}
+            disabled={disabled}
+            onClick={() => onDecide(option.id, rationale)}
+          >
+            {option.label ?? option.id}
+            {option.id === recommended && ' (recommended)'}
+          </button>
+        ))}
+      </div>
+      {advised && (advised.description || advised.risk) && (
+        <div className="jp-dcpilot-advice">
+          <b>Recommended:</b> {advised.description}
+          {advised.risk && <span className="jp-dcpilot-risk"> Risk: {advised.risk}</span>}
+        </div>
+      )}
+      <input
+        className="jp-dcpilot-rationale"
+        placeholder="Why? (optional, logged)"
+        title="Your reason goes into the decision log"
+        aria-label="Rationale"
+        value={rationale}
+        onChange={e => setRationale(e.target.value)}
+      />
+      <div className="jp-dcpilot-actions">
+        {reject && (
+          <button
+            type="button"
+            className="jp-dcpilot-reject jp-mod-styled jp-mod-reject"
+            data-reject={reject.id}
+            title={reject.description ?? 'Do not run this step'}
+            disabled={disabled}
+            onClick={() => onDecide(reject.id, rationale)}
+          >
+            Reject ({reject.label ?? reject.id})
+          </button>
+        )}
+        {recommended && (
+          <button
+            type="button"
+            className="jp-dcpilot-approve jp-mod-styled jp-mod-accept"
+            disabled={disabled}
+            onClick={() => onDecide(recommended, rationale)}
+          >
+            Approve recommended
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+"""Decision charts built from the evidence that kernel_tools' diagnostics really write."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+from jupyter_dcpilot.engine.charts import chart_for
+
+
+@pytest.fixture(scope="module")
+def findings() -> dict[str, dict]:
+    rng = np.random.default_rng(0)
+    n = 300
+    age = rng.normal(45, 12, n).round()
+    tenure = rng.integers(0, 20, n).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(0.05 * (age - 45) + 0.1 * (tenure - 10)))).astype(int)
+    age[:30] = np.nan
+    income = rng.lognormal(10, 0.3, n)
+    income[:5] = 1e7
+    df = pd.DataFrame({"age": age, "tenure": tenure, "income": income,
+                       "complained": np.where(rng.random(n) < 0.03, 1 - y, y), "churned": y})
+    found = {f["kind"]: f for f in kt.diagnose(df, target="churned").to_dict()["findings"]}
+    from lifelines.datasets import load_stanford_heart_transplants
+
+    visits = kt.diagnose(load_stanford_heart_transplants(), target="event").to_dict()["findings"]
+    found.update({f["kind"]: f for f in visits if f["kind"] == "repeated_measurements"})
+    return found
+
+
+def values(chart: dict) -> dict[str, float]:
+    return {b["label"]: b["value"] for b in chart["bars"]}
+
+
+def test_leakage_chart_compares_the_column_with_the_best_other_feature(findings) -> None:
+    chart = chart_for(findings["target_leakage"])
+    evidence = findings["target_leakage"]["evidence"]
+    assert values(chart) == {"complained": evidence["score"], "best other feature": evidence["next_best_score"]}
+    assert chart["unit"] == "roc_auc" and chart["threshold"] == pytest.approx(0.95)
+    assert values(chart)["complained"] > values(chart)["best other feature"]
+
+
+def test_missing_outlier_label_and_aggregation_charts(findings) -> None:
+    missing = chart_for(findings["missing_values"])
+    assert values(missing) == {"age": 0.1} and missing["threshold"] == 0.6
+    outliers = chart_for(findings["outliers"])
+    assert values(outliers)["income"] == pytest.approx(5 / 300, abs=1e-4) and outliers["unit"] == "share of rows"
+    labels = chart_for(findings["label_issues"])
+    ev = findings["label_issues"]["evidence"]
+    assert sum(values(labels).values()) == pytest.approx(len(ev["given_labels"]) / ev["sample_size"])
+    assert all(label.startswith("recorded '") for label in values(labels))
+    visits = chart_for(findings["repeated_measurements"])
+    assert values(visits) == {"mean": 1.67, "max": 2.0} and visits["threshold"] == 1.0
+    assert visits["title"] == "Rows per id"
+    for chart in (missing, outliers, labels, visits):
+        assert json.loads(json.dumps(chart)) == chart  # plain JSON for the panel and the sidecar
+
+
+def test_no_chart_without_numbers() -> None:
+    assert chart_for(None) is None
+    assert chart_for({"kind": "survival_setup", "evidence": {"events": 3}}) is None
+    assert chart_for({"kind": "target_leakage", "columns": ["x"], "evidence": {"score": float("nan")}}) is None
+    assert chart_for({"kind": "outliers", "evidence": "not a dict"}) is None
+    many = {"kind": "missing_values", "evidence": {"columns": {f"c{i}": {"missing_rate": i / 100} for i in range(30)}}}
+    chart = chart_for(many)
+    assert len(chart["bars"]) == 12 and chart["bars"][0] == {"label": "c29", "value": 0.29}  # worst first

@@ -1,0 +1,83 @@
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+/** Append a code cell, run it in place, and return its index. */
+async function run(page: IJupyterLabPageFixture, source: string): Promise<number> {
+  await page.notebook.addCell('code', source);
+  const index = (await page.notebook.getCellCount()) - 1;
+  await page.notebook.runCell(index, true);
+  return index;
+}
+
+// galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
+test.use({ autoGoto: true, sessions: null });
+
+test.describe('Data co-pilot inline (magics)', () => {
+  test('%dcplan shows decision cards as widgets; approving drops the leak, %dcundo brings it back', async ({
+    page
+  }) => {
+    test.setTimeout(300000);
+    await page.notebook.createNew('inline.ipynb');
+    await page.notebook.setCell(
+      0,
+      'code',
+      [
+        'import numpy as np, pandas as pd',
+        'rng = np.random.default_rng(0)',
+        'y = rng.integers(0, 2, 200)',
+        'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
+        '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
+      ].join('\n')
+    );
+    await page.notebook.runCell(0, true);
+    const plan = await run(page, '%load_ext jupyter_dcpilot\n%dcplan df --target y --approve ask');
+
+    const cells = page.locator('.jp-Notebook .jp-CodeCell');
+    const output = cells.nth(plan).locator('.jp-Cell-outputArea');
+    const headers = output.locator('.widget-html', { hasText: 'Decision (' });
+    const recommended = output.locator('button.widget-button', { hasText: '★' });
+    const leakHeader = output.locator('.widget-html', { hasText: 'Decision (leakage)' });
+
+    // approve whatever comes before the leakage question (e.g. confirming the task)
+    for (let i = 0; i < 5; i++) {
+      await expect(recommended.first()).toBeVisible({ timeout: 120000 });
+      if ((await leakHeader.count()) > 0) {
+        break;
+      }
+      const asked = await headers.first().textContent();
+      await recommended.first().click();
+      await expect(headers.first()).not.toHaveText(asked ?? '', { timeout: 120000 });
+    }
+    await expect(leakHeader).toBeVisible();
+    await expect(leakHeader).toContainText('leak');
+    // the innermost box holding the leakage header is its card
+    const card = output
+      .locator('.widget-vbox', { has: page.locator('.widget-html', { hasText: 'Decision (leakage)' }) })
+      .last();
+    await expect(card.locator('button.widget-button')).not.toHaveCount(0);
+    await card.locator('.widget-text input').fill('recorded after the outcome');
+    await card.locator('button.widget-button', { hasText: '★' }).click();
+
+    // the drop ran in the kernel: its code and report show under the magic
+    await expect(output).toContainText('kt.drop_columns', { timeout: 120000 });
+    await expect(output.locator('.widget-html', { hasText: 'dcpilot' }).first()).toContainText(
+      /: (blocked|finished|failed)/,
+      { timeout: 180000 }
+    );
+    const dropped = await run(page, "'leak' in df.columns");
+    expect((await page.notebook.getCellTextOutput(dropped))?.join('').trim()).toBe('False');
+
+    // undo to the checkpoint taken before the leakage step
+    const listed = await run(page, '%dccheckpoints');
+    const row = cells.nth(listed).locator('.jp-RenderedMarkdown tr', { hasText: 'leak' }).first();
+    await expect(row).toBeVisible({ timeout: 30000 });
+    const checkpoint = (await row.locator('td').first().textContent())?.trim();
+    expect(checkpoint).toBeTruthy();
+    const undone = await run(page, `%dcundo ${checkpoint}`);
+    expect((await page.notebook.getCellTextOutput(undone))?.join('')).toContain(`Restored checkpoint ${checkpoint}`);
+
+    // the kernel has the column back
+    const back = await run(page, "'leak' in df.columns");
+    expect((await page.notebook.getCellTextOutput(back))?.join('').trim()).toBe('True');
+    await page.screenshot({ path: 'test-results/inline.png' });
+  });
+});
