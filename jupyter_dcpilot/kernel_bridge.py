@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from jupyter_client.session import Session
+from jupyter_core.utils import ensure_async
 
 from .probe import ProbeError, execute_request_content, parse_reply, probe_expression
 
@@ -23,6 +24,10 @@ class KernelBusyError(TimeoutError):
     """The kernel did not answer in time, usually because a long cell is still running."""
 
 
+class KernelDiedError(RuntimeError):
+    """The kernel stopped (crashed, killed, or shut down) while a probe waited for its answer."""
+
+
 class KernelBridge:
     """Silent probes into the kernels of a Jupyter server.
 
@@ -33,12 +38,16 @@ class KernelBridge:
     timeout : float
         Seconds to wait for a probe's reply. The kernel runs requests one at a time, so a
         probe waits behind a cell the user is running.
+    poll : float
+        Seconds between checks that the kernel is still alive while waiting.
     """
 
-    def __init__(self, session_manager: Any, kernel_manager: Any, timeout: float = 10.0) -> None:
+    def __init__(self, session_manager: Any, kernel_manager: Any, timeout: float = 10.0,
+                 poll: float = 1.0) -> None:
         self.session_manager = session_manager
         self.kernel_manager = kernel_manager
         self.timeout = timeout
+        self.poll = poll
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def kernel_id_for(self, path: str) -> str:
@@ -80,7 +89,8 @@ class KernelBridge:
             try:
                 msg = client.session.msg("execute_request", content)
                 client.shell_channel.send(msg)
-                reply = await self._reply_to(client, msg["header"]["msg_id"])
+                reply = await self._reply_to(client, msg["header"]["msg_id"],
+                                             self.kernel_manager.get_kernel(kernel_id))
             except asyncio.TimeoutError as error:
                 raise KernelBusyError(
                     f"the kernel did not answer within {self.timeout:.0f} s (is a cell still running?)"
@@ -89,7 +99,9 @@ class KernelBridge:
                 client.stop_channels()
         return parse_reply(reply["content"])
 
-    async def _reply_to(self, client: Any, msg_id: str) -> dict[str, Any]:
+    async def _reply_to(self, client: Any, msg_id: str, manager: Any = None) -> dict[str, Any]:
+        """The shell reply to ``msg_id``; every ``poll`` seconds without one, check that the
+        kernel still lives, so a crashed kernel fails the probe at once, not after ``timeout``."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         while True:
@@ -97,11 +109,14 @@ class KernelBridge:
             if remaining <= 0:
                 raise asyncio.TimeoutError
             try:
-                reply = await client.get_shell_msg(timeout=remaining)
+                reply = await client.get_shell_msg(timeout=min(remaining, self.poll))
             except Exception as error:  # queue.Empty from jupyter_client on timeout
-                raise asyncio.TimeoutError from error
+                if manager is not None and not await ensure_async(manager.is_alive()):
+                    raise KernelDiedError("the kernel died while the co-pilot waited for it; "
+                                          "restart it (checkpoints spilled to disk can be restored)") from error
+                continue
             if reply.get("parent_header", {}).get("msg_id") == msg_id:
                 return reply
 
 
-__all__ = ["KernelBridge", "KernelBusyError", "NoKernelError", "ProbeError"]
+__all__ = ["KernelBridge", "KernelBusyError", "KernelDiedError", "NoKernelError", "ProbeError"]

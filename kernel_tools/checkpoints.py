@@ -550,10 +550,21 @@ def _ipython_namespace() -> dict[str, Any]:
 _default_store: CheckpointStore | None = None
 
 
+SPILL_ENV = "KERNEL_TOOLS_SPILL_DIR"
+
+
 def store() -> CheckpointStore:
-    """The kernel's default store, on the IPython user namespace (created on first use)."""
+    """The kernel's default store, on the IPython user namespace (created on first use).
+
+    When the kernel's environment names a directory in ``KERNEL_TOOLS_SPILL_DIR``, every
+    checkpoint is also written there, and the store of a restarted kernel starts with the
+    checkpoints spilled before (so an undo still works after the kernel died)."""
     global _default_store
     namespace = _ipython_namespace()
     if _default_store is None or _default_store.namespace is not namespace:
-        _default_store = CheckpointStore(namespace)
+        spill_dir = os.environ.get(SPILL_ENV) or None
+        if spill_dir is not None and Path(spill_dir).is_dir():
+            _default_store = CheckpointStore.load(spill_dir, namespace)
+        else:
+            _default_store = CheckpointStore(namespace, spill_dir=spill_dir)
     return _default_store

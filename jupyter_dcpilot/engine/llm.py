@@ -7,7 +7,8 @@ environment: ``ANTHROPIC_API_KEY``, ``DCPILOT_MODEL``, ``ANTHROPIC_BASE_URL``.
 The ``anthropic`` SDK is created with ``max_retries=0``: this module retries itself (429, 5xx,
 timeouts, connection errors and malformed tool calls) a bounded number of times with
 exponential backoff, so the caller — and the tests — can count attempts. Only what the caller
-passes is sent; every payload is handed to ``on_payload`` for the session's audit log.
+passes is sent; every payload is handed to ``on_payload`` for the session's audit log, with
+its time, model and size in bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,8 +136,11 @@ class LLMClient:
                        "system": system_blocks, "tools": cached_tools, "messages": convo,
                        "tool_choice": {"type": "any"}}
             if self.on_payload:
-                self.on_payload({"purpose": purpose, "attempt": attempt, "step_id": step_id,
-                                 "payload": json.loads(json.dumps(payload, default=str))})
+                sent = json.dumps(payload, default=str)
+                self.on_payload({"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                                 "purpose": purpose, "attempt": attempt, "step_id": step_id,
+                                 "model": self.config.model, "bytes": len(sent.encode()),
+                                 "payload": json.loads(sent)})
             try:
                 response = await self.client.messages.create(**payload)
             except self._anthropic.APIStatusError as exc:

@@ -12,8 +12,14 @@ from sklearn.utils.validation import check_is_fitted
 
 
 def check_frame(df: Any, name: str = "df") -> pd.DataFrame:
+    """``df`` itself; TypeError if it is not a DataFrame, ValueError if column names repeat
+    (``df[name]`` would then be a frame, not a column: every step would be ambiguous)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
+    if not df.columns.is_unique:
+        repeated = list(dict.fromkeys(df.columns[df.columns.duplicated()]))[:10]
+        raise ValueError(f"{name} has repeated column names {repeated}: rename them first, e.g. "
+                         f"{name}.columns = [f'{{c}}_{{i}}' for i, c in enumerate({name}.columns)]")
     return df
 
 

@@ -42,9 +42,14 @@ def out_of_fold_probabilities(
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
 
-    # early stopping keeps the small-data model from memorising the very labels it checks
+    # early stopping keeps the small-data model from memorising the very labels it checks; its
+    # stratified 10% validation split needs a few rows of every class in each training fold,
+    # so very small data gets fewer boosting rounds instead
+    per_fold = np.bincount(np.asarray(y)).min() * (n_splits - 1) / n_splits
+    early = bool(per_fold >= 20)
     model = HistGradientBoostingClassifier(
-        categorical_features="from_dtype", max_iter=100, early_stopping=True, random_state=random_state
+        categorical_features="from_dtype", max_iter=100 if early else 30, early_stopping=early,
+        random_state=random_state,
     )
     if groups is not None:
         cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
@@ -83,6 +88,10 @@ def handle_label_issues(
         raise ValueError(f"the target {target!r} cannot also be a feature")
     if not features:
         raise ValueError("no feature columns to predict the labels from")
+    named = [c for c in features if not isinstance(c, str)]
+    if named:  # the cross-validated model (scikit-learn) needs string feature names
+        raise TypeError(f"feature column names must be strings, got {named[:10]}; "
+                        "rename them, e.g. df.columns = df.columns.astype(str)")
     if "label_issue" in df.columns and action == "flag":
         raise ValueError("the frame already has a 'label_issue' column")
     y_all = df[target]
@@ -94,6 +103,9 @@ def handle_label_issues(
         raise ValueError(f"target {target!r} has fewer than two classes")
     usable = known & y_all.isin(counts.index[counts >= 2])
     classes = sorted(counts.index[counts >= 2].tolist(), key=str)
+    if len(classes) < 2:
+        raise ValueError(f"target {target!r} needs two classes with at least two rows each, "
+                         f"got counts {counts.to_dict()}")
     y = pd.Categorical(y_all[usable], categories=classes).codes
     n_splits = int(min(5, counts[counts >= 2].min()))
     if groups is not None:  # every fold needs each class, so each class needs n_splits entities

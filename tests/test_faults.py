@@ -1,0 +1,280 @@
+"""Fault tolerance: the kernel interrupted or killed mid-step, the Jupyter server restarted
+mid-session, the LLM failing in ways the planner tests do not already cover.
+
+Real kernels throughout (HeadlessHost, or the Jupyter server's own via pytest-jupyter); the
+LLM is the real ``anthropic`` SDK against the fake Messages API on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import pytest
+
+import test_engine_claude as tec
+import test_server_sessions as tss
+from copilot_runs import kernel_value, start_host
+from fake_anthropic import FakeAnthropic, status, text, tool_use
+from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
+from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
+from jupyter_dcpilot.server_sessions import SessionRegistry
+
+pytestmark = pytest.mark.timeout(150)
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
+
+
+FRAME = """
+import numpy as np, pandas as pd
+import kernel_tools as kt
+rng = np.random.default_rng(0)
+n = 150
+df = pd.DataFrame({"age": rng.normal(45, 12, n).round(), "tenure": rng.integers(0, 20, n),
+                   "churned": rng.integers(0, 2, n)})
+"""
+
+
+def with_custom_step(session: Session, code: str) -> Step:
+    """A custom (expert-approved) step at the front of the plan, as a free-text instruction makes."""
+    step = Step(id=session.new_id("s"), episode="custom", title="Custom step", gate="custom_code",
+                code=code, reason="the expert asked", params={"changes": ["df"]})
+    session.plan.append(step)
+    return step
+
+
+async def approve_custom_and_run(coord: Coordinator, session: Session, step: Step) -> asyncio.Task:
+    assert await coord.run_until_blocked() == "blocked"
+    decision = session.decision(step.decision_id)
+    assert decision.gate == "custom_code"
+    session.decide(decision.id, "run", "checked it")
+    task = asyncio.ensure_future(coord.run_until_blocked())
+    for _ in range(300):  # until the cell is running in the kernel
+        if step.status == "running" and step.checkpoint_id:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # the cell has started: `df` is already rebound
+    return task
+
+
+def coordinator(tmp_path, host) -> tuple[Coordinator, Session]:
+    notebook = tmp_path / "nb.ipynb"
+    session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
+                      hints={"target": "churned", "task": "classification"})
+    session.variables["imports"] = True
+    return Coordinator(session, host, host, policy=ApprovalPolicy(mode="ask")), session
+
+
+async def test_kernel_interrupted_mid_step_fails_the_step_and_keeps_the_session(tmp_path):
+    host = await start_host(tmp_path, FRAME)
+    try:
+        coord, session = coordinator(tmp_path, host)
+        step = with_custom_step(session, "df = df.drop(columns=['age'])\nimport time\ntime.sleep(60)")
+        task = await approve_custom_and_run(coord, session, step)
+        await host._km.interrupt_kernel()
+        state = await asyncio.wait_for(task, 30)
+        columns = await kernel_value(host, "list(df.columns)")
+        # the session is usable: run again, it carries on to the next question
+        again = await coord.run_until_blocked()
+    finally:
+        await host.stop()
+    assert state in ("idle", "blocked", "failed")
+    assert step.status == "failed" and "interrupt" in (step.error or step.note).lower()
+    assert step.attempts <= 1  # an interrupt is not retried
+    assert columns == ["age", "tenure", "churned"]  # the checkpoint was restored
+    assert again == "blocked" and session.open_decisions()[0].gate == "task"
+    reloaded = Session.load(session.path)
+    assert reloaded.step(step.id).status == "failed"
+
+
+async def test_kernel_death_mid_step_fails_the_step_and_spilled_checkpoints_restore_after_restart(tmp_path, monkeypatch):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("KERNEL_TOOLS_SPILL_DIR", str(spill))  # the kernel inherits it
+    host = await start_host(tmp_path, FRAME)
+    host.timeout = 8.0  # how long the host waits for a kernel that stopped answering
+    try:
+        coord, session = coordinator(tmp_path, host)
+        step = with_custom_step(session, "df = df.drop(columns=['age'])\nimport os, time\ntime.sleep(1.5)\nos._exit(1)")
+        task = await approve_custom_and_run(coord, session, step)
+        with pytest.raises(Exception):
+            await asyncio.wait_for(task, 60)
+        assert session.state == "failed" and step.status == "failed"
+        assert not await host._km.is_alive()
+        spilled = sorted(p.name for p in spill.iterdir())
+        assert f"{step.checkpoint_id}.pkl" in spilled
+        # the user restarts the kernel: variables are gone, the checkpoint on disk brings them back
+        await host._km.restart_kernel(now=True)
+        await host._kc.wait_for_ready(timeout=60)
+        assert await kernel_value(host, "'df' in globals()") is False
+        await coord.undo(step.checkpoint_id)
+        columns = await kernel_value(host, "list(df.columns)")
+        rows = await kernel_value(host, "len(df)")
+        resumed = await coord.run_until_blocked()
+    finally:
+        await host.stop()
+    assert columns == ["age", "tenure", "churned"] and rows == 150
+    reloaded = Session.load(session.path)  # the sidecar stayed consistent throughout
+    # undone: its decision is asked again, the step is never re-run silently
+    assert reloaded.step(step.id).status == "awaiting_decision"
+    assert reloaded.decision(step.decision_id).choice is None
+    assert resumed == "blocked" and {d.gate for d in session.open_decisions()} <= {"custom_code", "task"}
+
+
+async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_fetch, jp_ws_fetch, jp_serverapp):
+    settings = jp_serverapp.web_app.settings
+    kernel_id = await tss.start_notebook_kernel(jp_fetch, "churn.ipynb")
+    client = tss.kernel_client(jp_serverapp, kernel_id, "panel")
+    tasks, sockets = [], []
+    try:
+        await client.wait_for_ready(timeout=60)
+        await client.execute_interactive(tss.LEAKY_FRAME, timeout=60)
+        body = {"path": "churn.ipynb", "frame": "df", "target": "churned", "approve": tss.ONLY_LEAKAGE_ASKS}
+        first = await tss.post(jp_fetch, "dcpilot", "api", "sessions", body=body)
+        ws = await jp_ws_fetch("dcpilot", "api", "sessions", first["id"], "events")
+        sockets.append(ws)
+        tasks.append(asyncio.create_task(tss.Frontend(ws, client).serve()))
+
+        async def leak_waits(sid):
+            state = await tss.get_session(jp_fetch, sid)
+            open_ = [d for d in state["decisions"] if d["gate"] == "leakage" and d["choice"] is None]
+            return (state, open_[0]) if open_ and state["state"] == "blocked" else None
+
+        before, leak = await tss.wait_for(lambda: leak_waits(first["id"]), "the leakage decision", timeout=120)
+        # the server goes down (its shutdown saves and closes every session) and comes back
+        old = settings["dcpilot_sessions"]
+        await old.close()
+        ws.close()
+        settings["dcpilot_sessions"] = SessionRegistry(old.bridge, str(old.root), old.host_timeout)
+        with pytest.raises(Exception):
+            await tss.get_session(jp_fetch, first["id"])  # the old id died with the old server
+        again = await tss.post(jp_fetch, "dcpilot", "api", "sessions", body=body)
+        assert again["id"] != first["id"]
+        ws2 = await jp_ws_fetch("dcpilot", "api", "sessions", again["id"], "events")
+        sockets.append(ws2)
+        frontend = tss.Frontend(ws2, client)
+        tasks.append(asyncio.create_task(frontend.serve()))
+        after, leak_again = await tss.wait_for(lambda: leak_waits(again["id"]), "the reloaded decision", timeout=60)
+        assert leak_again["id"] == leak["id"]  # the same question, not a new one
+        assert [d["id"] for d in after["decisions"]] == [d["id"] for d in before["decisions"]]
+        assert [(s["id"], s["status"]) for s in after["plan"] if s["status"] == "done"] == \
+               [(s["id"], s["status"]) for s in before["plan"] if s["status"] == "done"]
+        await tss.post(jp_fetch, "dcpilot", "api", "sessions", again["id"], "decisions", leak["id"],
+                       body={"choice": "drop"})
+
+        async def dropped():
+            printed: list[str] = []
+            await client.execute_interactive("print(list(df.columns))", timeout=30,
+                                             output_hook=lambda m: printed.append(m["content"].get("text", "")))
+            return "complained" not in "".join(printed)
+
+        await tss.wait_for(dropped, "the leakage step to run after the restart")
+    finally:
+        for task in tasks:
+            task.cancel()
+        for ws in sockets:
+            ws.close()
+        await settings["dcpilot_sessions"].close()
+        client.stop_channels()
+
+
+# -- LLM faults beyond test_engine_claude (bounded retries, then the rule planner, visibly) ----------
+
+
+def fallback_note(session: Session) -> str:
+    return next(w for w in session.warnings if "Claude planner unavailable" in w)
+
+
+async def test_malformed_answers_forever_are_bounded_then_fall_back(tmp_path):
+    with FakeAnthropic(respond=lambda body: text("I'd rather chat.")) as fake:
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=2)
+        assert await coord.run_until_blocked() == "finished"
+        calls = len(fake.requests)
+    assert calls == 3  # 1 + 2 retries, then never again this run
+    assert "malformed: no tool call in the answer" in fallback_note(session)
+    assert any(s.episode == "remove_leakage" and s.status == "done" for s in session.plan)
+
+
+async def test_unreachable_api_falls_back_after_bounded_retries(tmp_path):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    coord, kernel, notebook, session = tec.setup(tmp_path, f"http://127.0.0.1:{port}", retries=1, timeout=2)
+    assert await coord.run_until_blocked() == "finished"
+    assert "APIConnectionError; APIConnectionError" in fallback_note(session)
+    assert len(session.llm_payloads) == 2  # both attempts are in the audit log
+
+
+async def test_a_client_error_is_not_retried(tmp_path):
+    with FakeAnthropic([status(400)]) as fake:
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=3)
+        assert await coord.run_until_blocked() == "finished"
+        assert len(fake.requests) == 1
+    assert "API error 400" in fallback_note(session)
+
+
+async def test_the_llm_failing_mid_run_hands_over_and_the_run_stays_valid(tmp_path):
+    good = [tec.plan_answer([{"episode": "confirm_task", "reason": "first"}])] * 2
+
+    def respond(body):
+        return status(503)
+
+    with FakeAnthropic(list(good), respond=respond) as fake:
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1)
+        assert await coord.run_until_blocked() == "finished"
+        calls = len(fake.requests)
+    assert calls == 2 + 2  # two good plans, then one call and one retry that fail
+    assert "HTTP 503; HTTP 503" in fallback_note(session)
+    done = [s.episode for s in session.plan if s.status == "done"]
+    assert {"confirm_task", "remove_leakage", "split", "train_evaluate"} <= set(done)
+    assert "complained" not in kernel.columns
+    assert any(t["kind"] == "fallback" for t in session.transcript)
+
+
+async def test_a_failing_repair_call_falls_back_to_the_episode_fallback(tmp_path):
+    def respond(body):
+        if any(t["name"] == "repair_step" for t in body.get("tools", [])):
+            return status(500)
+        state = json.loads(body["messages"][0]["content"])
+        return tec.plan_answer([{"episode": c["episode"], "finding_ids": c["finding_ids"], "reason": "r"}
+                                for c in state["candidates"]])
+
+    with FakeAnthropic(respond=respond) as fake:
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1,
+                                                     fail_on=("method='median'",))
+        assert await coord.run_until_blocked() == "finished"
+        repairs = [r for r in fake.requests if tec.tools_of(r) == ["repair_step"]]
+    assert len(repairs) == 2  # one repair call + one retry, then no more LLM
+    impute = next(s for s in session.plan if s.episode == "impute")
+    assert impute.status == "done"  # the episode's safer parameters worked
+    assert any("retrying with safer parameters" in t["text"] for t in session.transcript)
+    assert "Claude planner unavailable" in fallback_note(session)
+
+
+async def test_schema_invalid_tool_input_is_never_acted_on(tmp_path):
+    # update_plan with an unknown episode (not in the enum) and backtrack without a boolean
+    bad = [tool_use("update_plan", {"steps": [{"episode": "rm_rf", "reason": "x"}]}),
+           tool_use("decide_backtrack", {"backtrack": "yes", "reason": 1})]
+    with FakeAnthropic(bad * 2) as fake:
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1)
+        assert await coord.run_until_blocked() == "finished"
+        assert len(fake.requests) == 2
+    assert "malformed" in fallback_note(session)
+    assert all(s.episode != "rm_rf" for s in session.plan)
+
+
+async def test_a_probe_into_a_kernel_that_dies_fails_fast(jp_fetch, jp_serverapp):
+    """The engine's bridge waits up to 600 s for a busy kernel, but not for a dead one."""
+    from jupyter_dcpilot.kernel_bridge import KernelBridge, KernelDiedError
+
+    await tss.start_notebook_kernel(jp_fetch, "doomed.ipynb")
+    bridge = KernelBridge(jp_serverapp.session_manager, jp_serverapp.kernel_manager, timeout=120.0, poll=0.5)
+    assert await bridge.evaluate_expression("doomed.ipynb", "'\"ok\"'") == "ok"
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(KernelDiedError, match="the kernel died"):
+        await bridge.evaluate_expression("doomed.ipynb", "__import__('os')._exit(1)")
+    assert loop.time() - started < 15

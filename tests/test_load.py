@@ -1,0 +1,164 @@
+"""Load: 20 notebooks, each with its own real kernel and co-pilot session, on one Jupyter server.
+
+Every session diagnoses its own (distinct) frame, blocks on its leakage question, streams its
+events to its own panel WebSocket, and after the expert's answer runs its cell in its own
+kernel only. Nothing of one session shows up in another. Timings are printed (pytest -s) and
+reported in docs/reliability.md. ``DCPILOT_LOAD_SESSIONS`` changes the number of notebooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import time
+
+import pytest
+
+import test_server_sessions as tss
+
+N = int(os.environ.get("DCPILOT_LOAD_SESSIONS", "20"))
+# the task by policy, every data gate asked: after its leakage step a session stops at its next
+# question (duplicates, label issues) instead of fitting models in 20 kernels on 2 cores
+POLICY = {"task": "recommended"}
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
+
+
+def frame_code(i: int) -> str:
+    """The leaky churn frame, with a row count and a column of its own per notebook."""
+    return tss.LEAKY_FRAME.replace("n = 200", f"n = {120 + i}") + f"df['own_{i}'] = np.arange(len(df)) % 7\n"
+
+
+class Panel(tss.Frontend):
+    """A panel that also timestamps every event it receives."""
+
+    def __init__(self, ws, client) -> None:
+        super().__init__(ws, client)
+        self.stamps: list[tuple[float, dict]] = []
+
+    async def serve(self) -> None:
+        original = self.ws.read_message
+
+        async def read():
+            message = await original()
+            if message is not None:
+                self.stamps.append((time.monotonic(), json.loads(message)))
+            return message
+
+        self.ws.read_message = read
+        await super().serve()
+
+
+async def test_twenty_notebooks_with_sessions_at_once(jp_fetch, jp_ws_fetch, jp_serverapp, capsys) -> None:
+    registry = jp_serverapp.web_app.settings["dcpilot_sessions"]
+    clients, sockets, tasks, panels = [], [], [], []
+    timings: dict[str, float] = {}
+    try:
+        t0 = time.monotonic()
+        paths = [f"nb{i:02d}.ipynb" for i in range(N)]
+        kernel_ids = await asyncio.gather(*(tss.start_notebook_kernel(jp_fetch, p) for p in paths))
+        for kernel_id in kernel_ids:
+            clients.append(tss.kernel_client(jp_serverapp, kernel_id, "panel"))
+        await asyncio.gather(*(c.wait_for_ready(timeout=300) for c in clients))
+        timings["kernels_started_s"] = time.monotonic() - t0
+        await asyncio.gather(*(c.execute_interactive(frame_code(i), timeout=300) for i, c in enumerate(clients)))
+        timings["frames_built_s"] = time.monotonic() - t0
+
+        t1 = time.monotonic()
+        created = await asyncio.gather(*(tss.post(jp_fetch, "dcpilot", "api", "sessions",
+                                                  body={"path": p, "frame": "df", "target": "churned",
+                                                        "approve": POLICY}) for p in paths))
+        ids = [c["id"] for c in created]
+        assert len(set(ids)) == N
+        for sid, client in zip(ids, clients):
+            ws = await jp_ws_fetch("dcpilot", "api", "sessions", sid, "events")
+            sockets.append(ws)
+            panel = Panel(ws, client)
+            panels.append(panel)
+            tasks.append(asyncio.create_task(panel.serve()))
+
+        async def all_blocked():
+            states = await asyncio.gather(*(tss.get_session(jp_fetch, sid) for sid in ids))
+            waiting = [next((d for d in s["decisions"] if d["gate"] == "leakage" and d["choice"] is None), None)
+                       for s in states]
+            failed = [s["id"] for s in states if s["state"] == "failed"]
+            assert not failed, f"sessions failed: {failed}"
+            return (states, waiting) if all(waiting) and all(s["state"] == "blocked" for s in states) else None
+
+        states, leaks = await tss.wait_for(all_blocked, f"{N} sessions to block on their leakage question", timeout=600)
+        timings["all_blocked_s"] = time.monotonic() - t1
+
+        # no state bleeds between sessions: each saw its own frame and only its own ids
+        for i, (state, leak, panel) in enumerate(zip(states, leaks, panels)):
+            assert state["path"] == paths[i] and state["diagnosis"]["shape"] == [120 + i, 5]
+            assert f"own_{i}" in state["variables"]["columns"]
+            assert not any(f"own_{j}" in state["variables"]["columns"] for j in range(N) if j != i)
+            assert leak["columns"] == ["complained"]
+            others = {d["id"] for j, s in enumerate(states) if j != i for d in s["decisions"]}
+            seen = json.dumps([m for _, m in panel.stamps])
+            assert not any(other in seen for other in others)
+            assert any(m.get("type") == "awaiting_decision" and m["decision"]["id"] == leak["id"]
+                       for _, m in panel.stamps)
+
+        # the experts answer everywhere at once; each panel is told its step finished
+        t2 = time.monotonic()
+        decided_at = {}
+        for sid, leak in zip(ids, leaks):
+            decided_at[sid] = time.monotonic()
+            await tss.post(jp_fetch, "dcpilot", "api", "sessions", sid, "decisions", leak["id"], body={"choice": "drop"})
+
+        def step_done_at(panel, step_id):
+            return next((t for t, m in panel.stamps if m.get("type") == "step" and m.get("step") == step_id
+                         and m.get("status") == "done"), None)
+
+        async def all_dropped():
+            return all(step_done_at(p, leak["step_id"]) for p, leak in zip(panels, leaks)) or None
+
+        await tss.wait_for(all_dropped, "every leakage step to finish", timeout=600)
+        timings["all_decided_steps_done_s"] = time.monotonic() - t2
+        latencies = [step_done_at(p, leak["step_id"]) - decided_at[sid] for p, leak, sid in zip(panels, leaks, ids)]
+        timings["decision_to_done_event_median_s"] = statistics.median(latencies)
+        timings["decision_to_done_event_max_s"] = max(latencies)
+        timings["events_per_panel_min"] = min(len(p.stamps) for p in panels)
+
+        # stop the panels and the sessions (they carry on to the model), then look at each
+        # kernel on a client of its own: each was changed by its own session only
+        for task in tasks:
+            task.cancel()
+        await registry.close()
+        for client in clients:
+            client.stop_channels()
+        for kernel_id in kernel_ids:  # stop the cells the sessions had moved on to
+            await jp_serverapp.kernel_manager.interrupt_kernel(kernel_id)
+        clients = [tss.kernel_client(jp_serverapp, k, "checker") for k in kernel_ids]
+        await asyncio.sleep(1.0)  # let the interrupts land before asking the kernels anything
+        for i, client in enumerate(clients):
+            for _ in range(3):  # a late interrupt may still cut the first attempt short
+                printed: list[str] = []
+                await client.execute_interactive("print(list(df.columns), len(df))", timeout=60,
+                                                 output_hook=lambda m: printed.append(m["content"].get("text", "")))
+                out = "".join(printed)
+                if out:
+                    break
+            assert "complained" not in out and f"own_{i}" in out
+            assert not any(f"own_{j}'" in out for j in range(N) if j != i)
+            cells = [r for r in panels[i].requests("run_cell")]
+            assert all(r["metadata"]["dcpilot"]["step"] in {s["id"] for s in states[i]["plan"]} | {leaks[i]["step_id"]}
+                       for r in cells)
+        timings["total_s"] = time.monotonic() - t0
+    finally:
+        for task in tasks:
+            task.cancel()
+        for ws in sockets:
+            ws.close()
+        await registry.close()
+        for client in clients:
+            client.stop_channels()
+    with capsys.disabled():
+        print(f"\nload with {N} notebooks: " + json.dumps({k: round(v, 2) for k, v in timings.items()}))
