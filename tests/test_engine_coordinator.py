@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -211,3 +212,29 @@ async def test_ask_on_a_terminal_prompts_and_records_the_user_as_decider(tmp_pat
     assert choices == [("task", "confirm", "user"), ("leakage", "keep", "user"),
                        ("imputation", "keep", "user"), ("outliers", "keep", "user")]
     assert "not an option: 'nonsense'" in shown.getvalue() and "(recommended)" in shown.getvalue()
+
+
+async def test_undo_during_a_run_waits_for_one_step_not_the_whole_run(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path)
+    leak_ran = asyncio.Event()
+    run_cell = notebook.run_cell
+
+    async def slow_run_cell(source, metadata):  # every cell after the leakage drop takes a while
+        if leak_ran.is_set():
+            await asyncio.sleep(0.3)
+        result = await run_cell(source, metadata)
+        if "drop_columns" in source:
+            leak_ran.set()
+        return result
+
+    notebook.run_cell = slow_run_cell
+    run = asyncio.create_task(coord.run_until_blocked())
+    await asyncio.wait_for(leak_ran.wait(), 30)
+    leak = step_of(session, "remove_leakage")[0]
+    await asyncio.wait_for(coord.undo(leak.checkpoint_id), 10)
+    assert await run == "idle"  # the run stopped at its next turn for the undo
+    assert "complained" in kernel.columns
+    assert not [s for s in session.plan if s.episode == "train_evaluate" and s.status == "done"]
+    # and carries on afterwards: the undone leakage decision is the expert's to answer again
+    assert await coord.run_until_blocked() == "blocked"
+    assert session.decision(leak.decision_id).choice is None

@@ -129,6 +129,7 @@ async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_
     kernel_id = await tss.start_notebook_kernel(jp_fetch, "churn.ipynb")
     client = tss.kernel_client(jp_serverapp, kernel_id, "panel")
     tasks, sockets = [], []
+    checker = None
     try:
         await client.wait_for_ready(timeout=60)
         await client.execute_interactive(tss.LEAKY_FRAME, timeout=60)
@@ -165,9 +166,13 @@ async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_
         await tss.post(jp_fetch, "dcpilot", "api", "sessions", again["id"], "decisions", leak["id"],
                        body={"choice": "drop"})
 
+        # a client of its own: sharing the panel's would swallow its cells' iopub messages
+        checker = tss.kernel_client(jp_serverapp, kernel_id, "checker")
+        await checker.wait_for_ready(timeout=60)
+
         async def dropped():
             printed: list[str] = []
-            await client.execute_interactive("print(list(df.columns))", timeout=30,
+            await checker.execute_interactive("print(list(df.columns))", timeout=30,
                                              output_hook=lambda m: printed.append(m["content"].get("text", "")))
             return "complained" not in "".join(printed)
 
@@ -179,6 +184,8 @@ async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_
             ws.close()
         await settings["dcpilot_sessions"].close()
         client.stop_channels()
+        if checker is not None:
+            checker.stop_channels()
 
 
 # -- LLM faults beyond test_engine_claude (bounded retries, then the rule planner, visibly) ----------

@@ -233,6 +233,10 @@ async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fet
     client = kernel_client(jp_serverapp, kernel_id, "panel")
     await client.wait_for_ready(timeout=60)
     await client.execute_interactive(LEAKY_FRAME, timeout=60)
+    # the test looks into the kernel on a client of its own: two executions sharing one client
+    # would each swallow the other's iopub messages while the panel runs the co-pilot's cells
+    inspector = kernel_client(jp_serverapp, kernel_id, "inspector")
+    await inspector.wait_for_ready(timeout=60)
     created = await post(jp_fetch, "dcpilot", "api", "sessions",
                          body={"path": "churn.ipynb", "frame": "df", "target": "churned",
                                "approve": ONLY_LEAKAGE_ASKS})
@@ -292,7 +296,7 @@ async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fet
         state = await wait_for(step_done, "the leakage step to finish")
         assert any(c["step_id"] == leak_step["id"] for c in state["checkpoints"])
         printed: list[str] = []
-        await client.execute_interactive("print(list(df.columns))", timeout=30,
+        await inspector.execute_interactive("print(list(df.columns))", timeout=30,
                                          output_hook=lambda m: printed.append(m["content"].get("text", "")))
         columns = "".join(printed)
         assert "complained" not in columns and "churned" in columns
@@ -309,7 +313,7 @@ async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fet
         leak_cells = cell_ids_of(frontend, leak_step["id"])
         assert leak_cells and leak_cells <= set(deleted["cell_ids"])
         printed.clear()
-        await client.execute_interactive("print(list(df.columns))", timeout=30,
+        await inspector.execute_interactive("print(list(df.columns))", timeout=30,
                                          output_hook=lambda m: printed.append(m["content"].get("text", "")))
         assert "complained" in "".join(printed)
     finally:
@@ -317,6 +321,7 @@ async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fet
         ws.close()
         await registry.close()
         client.stop_channels()
+        inspector.stop_channels()
 
 
 async def test_browser_host_waits_for_a_panel_then_times_out() -> None:

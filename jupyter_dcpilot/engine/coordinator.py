@@ -123,6 +123,7 @@ class Coordinator:
         self.policy = policy if policy is not None else ApprovalPolicy()
         repair = getattr(self.planner, "repair", None)
         self.interrupted = False  # set by interrupt(): the running step stops, no retry
+        self._pausing = False  # set by undo(): a run in progress stops at its next turn
         self.worker = Worker(session, kernel, notebook, self.episodes, repair=repair,
                              max_attempts=max_attempts, interrupted=lambda: self.interrupted)
         self.max_backtracks = max_backtracks
@@ -166,6 +167,8 @@ class Coordinator:
         for _ in range(self.max_turns):
             if self.interrupted:  # between turns: while planning, or waiting for the notebook
                 return await self._stop_interrupted()
+            if self._pausing:  # an undo is waiting for this run
+                return self._finish("idle")
             await self.observe()
             update = await self.planner.revise(s)
             if await self.maybe_backtrack(update):
@@ -318,7 +321,10 @@ class Coordinator:
         Kernel variables are restored (and those created since, e.g. train/test, unbound), the
         co-pilot cells added since are deleted, the steps since are pending again and their
         decisions reopened: run :meth:`run_until_blocked` to carry on (it asks them again)."""
+        # a run in progress stops at its next turn: the undo waits for one step, not the run
+        self._pausing = True
         async with self._lock:
+            self._pausing = False
             await self._undo(checkpoint_id, reason, reopen=True)
             self._finish("idle")
 
