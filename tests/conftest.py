@@ -1,5 +1,26 @@
-"""Shared pytest configuration: the Jupyter server fixtures from pytest-jupyter."""
+"""Shared pytest configuration: the Jupyter server fixtures from pytest-jupyter, with this
+extension enabled, and the fixtures every server test of the co-pilot uses."""
 
 from __future__ import annotations
 
+import pytest
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
+
+
+@pytest.fixture
+def registry(jp_serverapp):
+    """The server's sessions; a test closes it (awaits) so no coordinator task outlives it."""
+    return jp_serverapp.web_app.settings["dcpilot_sessions"]
+
+
+@pytest.fixture
+def no_llm(monkeypatch, tmp_path):
+    """No Claude configured: the rule planner, whatever the developer's machine has."""
+    monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "absent.json"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -23,11 +23,6 @@ from jupyter_dcpilot.server_sessions import SessionRegistry
 
 pytestmark = pytest.mark.timeout(150)
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
 FRAME = """
 import numpy as np, pandas as pd
 import kernel_tools as kt

@@ -25,11 +25,6 @@ POLICY = {"task": "recommended"}
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
 def frame_code(i: int) -> str:
     """The leaky churn frame, with a row count and a column of its own per notebook."""
     return tss.LEAKY_FRAME.replace("n = 200", f"n = {120 + i}") + f"df['own_{i}'] = np.arange(len(df)) % 7\n"

@@ -21,22 +21,6 @@ pytestmark = pytest.mark.timeout(240)
 LEAKAGE_ASKS = {"*": "recommended", "leakage": "ask", "label_issues": "ask"}
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
-@pytest.fixture
-def registry(jp_serverapp):
-    return jp_serverapp.web_app.settings["dcpilot_sessions"]
-
-
-@pytest.fixture
-def no_llm(monkeypatch, tmp_path):
-    monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "absent.json"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-
-
 def test_the_persona_entry_point_resolves() -> None:
     (point,) = [e for e in entry_points(group="jupyter_ai.personas") if e.name == "dcpilot"]
     assert point.load() is DCPilotPersona

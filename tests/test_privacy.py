@@ -141,11 +141,6 @@ async def test_repair_requests_redact_values_in_code_and_errors(tmp_path):
     assert len(session.llm_payloads) == 1 and session.llm_payloads[0]["purpose"] == "repair"
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
 async def test_server_hosted_claude_sessions_send_no_cell_value(jp_fetch, jp_ws_fetch, jp_serverapp, tmp_path, monkeypatch):
     """The same guarantee through the server: POST sessions {planner: "claude"} with the default share."""
     import test_server_sessions as tss

@@ -43,11 +43,6 @@ ENDPOINTS = [
 ]
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
 def handler_for(app, path: str):
     """The handler class the server routes ``path`` to (None: no route)."""
     def search(router):
@@ -283,7 +278,3 @@ async def test_sessions_are_isolated_and_gates_hold_under_forged_and_replayed_ca
         for client in clients + checkers:
             client.stop_channels()
 
-
-@pytest.fixture
-def registry(jp_serverapp):
-    return jp_serverapp.web_app.settings["dcpilot_sessions"]

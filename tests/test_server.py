@@ -13,11 +13,6 @@ from jupyter_dcpilot.probe import execute_request_content, parse_reply
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
 async def start_notebook_kernel(jp_fetch, path: str = "analysis.ipynb") -> str:
     response = await jp_fetch(
         "api", "sessions", method="POST",

@@ -30,17 +30,6 @@ LEAKY_FRAME = (
 ONLY_LEAKAGE_ASKS = {"*": "recommended", "leakage": "ask", "label_issues": "keep"}
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
-@pytest.fixture
-def registry(jp_serverapp):
-    """The server's sessions; a test closes it (awaits) so no coordinator task outlives it."""
-    return jp_serverapp.web_app.settings["dcpilot_sessions"]
-
-
 async def start_notebook_kernel(jp_fetch, path: str) -> str:
     response = await jp_fetch(
         "api", "sessions", method="POST",

@@ -21,22 +21,6 @@ API = ("dcpilot", "api", "sessions")
 RECOMMENDED = {"*": "recommended", "label_issues": "ask"}
 
 
-@pytest.fixture
-def jp_server_config():
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}}
-
-
-@pytest.fixture
-def registry(jp_serverapp):
-    return jp_serverapp.web_app.settings["dcpilot_sessions"]
-
-
-@pytest.fixture
-def no_llm(monkeypatch, tmp_path):
-    monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "absent.json"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-
-
 async def notebook_with_frame(jp_fetch, jp_serverapp, path: str, username: str = "panel"):
     kernel_id = await start_notebook_kernel(jp_fetch, path)
     client = kernel_client(jp_serverapp, kernel_id, username)
