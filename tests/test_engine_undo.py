@@ -118,6 +118,32 @@ async def test_an_interrupted_step_fails_without_retry_and_the_session_stays_usa
     assert [s.status for s in session.plan if s.episode == "split"] == ["failed", "done"]
 
 
+class MissedInterruptNotebook(FakeNotebook):
+    """The user interrupts while the split cell is being inserted: the signal reaches an idle
+    kernel and the cell runs to its end anyway."""
+
+    def __init__(self, kernel):
+        super().__init__(kernel)
+        self.coordinator = None
+
+    async def run_cell(self, source, metadata):
+        if metadata["dcpilot"]["episode"] == "split" and not any("kt.split(" in s for s in self.ran):
+            assert "Split" in self.coordinator.interrupt()
+        return await super().run_cell(source, metadata)
+
+
+async def test_an_interrupt_the_kernel_missed_still_rolls_the_step_back_and_stops(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, notebook_class=MissedInterruptNotebook)
+    notebook.coordinator = coord
+    assert await coord.run_until_blocked() == "idle"
+    split = by_episode(session, "split")
+    assert (split.status, split.note, split.attempts) == ("failed", "interrupted by the user", 1)
+    assert split.checkpoint_id in kernel.restored and not split.cell_ids
+    assert not [c for c in notebook.sources() if "kt.split(" in c]  # its cell left the notebook
+    assert not any(s.status == "done" for s in session.plan if s.episode in ("model", "impute"))
+    assert await coord.run_until_blocked() == "finished"
+
+
 class InterruptedDiagnosis(FakeKernel):
     """The user interrupts the kernel while the first diagnosis runs."""
 

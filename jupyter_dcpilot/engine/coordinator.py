@@ -507,9 +507,7 @@ class Coordinator:
             self._close(step, "done")
             return "done"
         outcome = await self.worker.execute(step, mark)
-        if outcome != "interrupted":  # an interrupt that came too late to stop this step
-            self.interrupted = False
-        else:  # not handled: the planner proposes it again
+        if outcome == "interrupted":  # not handled: the planner proposes it again
             step.status, step.note = "failed", "interrupted by the user"
             s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)
             s.changed("step", step=step.id, status=step.status, note=step.note)

@@ -208,7 +208,10 @@ class Worker:
         for attempt in range(1, self.max_attempts + 1):
             step.attempts = attempt
             result = await self._run(step, source)
-            if result.error is None:
+            # the user's interrupt may reach an idle kernel (before the cell starts, or after it
+            # ends): the step they stopped is rolled back all the same, never carried on from
+            stopped = self.interrupted() or (result.error or {}).get("ename") == "KeyboardInterrupt"
+            if result.error is None and not stopped:
                 step.cell_ids.append(result.cell_id)
                 step.result.update({"var": self.report_var(step), "function": function,
                                     "params": params, "outputs": result.text()[-2000:]})
@@ -217,13 +220,14 @@ class Worker:
                 step.error = None
                 return "done"
             last_error = result.error
-            self.session.log("error", f"{step.id} attempt {attempt} failed: "
-                             f"{result.error['ename']}: {result.error['evalue']}", step_id=step.id)
+            if result.error is not None:
+                self.session.log("error", f"{step.id} attempt {attempt} failed: "
+                                 f"{result.error['ename']}: {result.error['evalue']}", step_id=step.id)
             await self.notebook.delete_cells([result.cell_id])
             self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
             if checkpoint_id is not None:
                 await probe(self.kernel, "checkpoint_restore_json", checkpoint_id)
-            if self.interrupted() or result.error.get("ename") == "KeyboardInterrupt":
+            if stopped:
                 step.error = "interrupted by the user"
                 return "interrupted"
             if attempt == self.max_attempts or step.code is not None:
