@@ -245,6 +245,19 @@ def test_leakage_warning_names_the_leaked_column(clf_frame):
     assert r.importance[0]["feature"] == "discharge_code"
 
 
+def test_an_easy_problem_spread_over_many_features_is_not_called_leakage():
+    # one latent size measured ten ways: every feature helps, none gives the outcome away
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=1500)
+    frame = pd.DataFrame({f"m{i}": z + rng.normal(scale=0.6, size=z.size) for i in range(10)})
+    frame["y"] = (z > 0).astype(int)
+    r = fit_evaluate(frame, target="y", task="classification", cv=3)
+    assert r.cv_score > 0.98
+    assert not [w for w in r.warnings if w.startswith("suspect leakage")]
+    (note,) = [w for w in r.warnings if "spread over several features" in w]
+    assert "of the permutation importance" in note
+
+
 def test_few_events_and_tiny_data_warnings():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(60, 8)), columns=[f"v{i}" for i in range(8)])

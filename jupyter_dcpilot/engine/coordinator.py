@@ -96,16 +96,6 @@ class ApprovalPolicy:
         return entry
 
 
-DOMINANT_SHARE = 0.5  # of the summed permutation importance: one feature carries the score
-
-
-def top_importance_share(importance: list[dict[str, Any]]) -> float:
-    """Share of the (positive) permutation importance carried by the top feature."""
-    values = [max(float(i.get("importance") or 0.0), 0.0) for i in importance]
-    total = sum(values)
-    return values[0] / total if values and total > 0 else 1.0
-
-
 class Coordinator:
     """Runs a session's loop on a kernel and a notebook; see the module docstring."""
 
@@ -546,11 +536,14 @@ class Coordinator:
 
     async def check_model(self, step: Step) -> None:
         """A suspiciously perfect score: back to before the split, the top feature to the expert."""
+        # imported here: the model module pulls in scikit-learn, which the server needs only now
+        from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
+
         s = self.session
         model = step.result.get("report") or {}
         scores = [v for v in (model.get("cv_score"), model.get("holdout_score")) if isinstance(v, (int, float))]
         perfect = any(v >= self.suspicious_score for v in scores) and model.get("metric") in ("roc_auc", "c_index")
-        perfect |= any("leak" in str(w).lower() for w in model.get("warnings", []))
+        perfect |= any(str(w).startswith("suspect leakage") for w in model.get("warnings", []))
         if not perfect:
             return
         split = next((st for st in s.plan if st.episode == "split" and st.status == "done"), None)

@@ -53,7 +53,7 @@ def model_validity(session: Session, model: dict[str, Any] | None) -> tuple[bool
     if model.get("metric") != expected:
         problems.append(f"metric {model.get('metric')!r} does not fit a {task.get('kind')} task "
                         f"(expected {expected!r})")
-    leaky = [w for w in model.get("warnings", []) if "leak" in str(w).lower()]
+    leaky = [w for w in model.get("warnings", []) if str(w).startswith("suspect leakage")]
     if leaky:
         problems.append(f"sanity warning: {leaky[0]}")
     return not problems, problems

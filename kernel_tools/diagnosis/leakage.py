@@ -1,11 +1,13 @@
 """Target leakage: features that give the outcome away.
 
-Four signals, each general rather than tuned to a data set:
+Five signals, each general rather than tuned to a data set:
 - a near-perfect single-feature score with the task's own metric (AUROC, R², C-index), or one
   far above every other feature;
 - a column whose *missingness* alone predicts the outcome ("filled only when it happened");
 - dates after the baseline date that track the outcome (death date, recurrence date);
-- a category level seen (almost) only with one minority outcome and covering most of it.
+- a category level seen (almost) only with one minority outcome and covering most of it;
+- a column whose values *are* the outcome's class labels and mostly agree with it (the outcome
+  recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest.
 An ordinary strong predictor scores well but not perfectly, and not far above all others.
 """
 
@@ -142,6 +144,39 @@ def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
     return found
 
 
+# Label sets too generic to show that a column is a copy of the outcome (many features are flags)
+GENERIC_LABELS = {"0", "1", "-1", "true", "false", "yes", "no", "y", "n", "t", "f", "none", "unknown"}
+
+
+def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
+    """Categorical columns spelled with the outcome's own (non-generic) class labels that agree
+    with it far beyond chance: a recoded copy of the outcome, whatever its name."""
+    if outcome.kind != "classification" or outcome.n_classes < 2:
+        return {}
+    labels = [str(c).strip().casefold() for c in outcome.classes]
+    if len(set(labels)) < outcome.n_classes or set(labels) <= GENERIC_LABELS:
+        return {}
+    valid = outcome.y >= 0
+    target = np.asarray(labels, dtype=object)[np.where(valid, outcome.y, 0)]
+    chance = np.bincount(outcome.y[valid]).max() / max(int(valid.sum()), 1)
+    found = {}
+    for c in features:
+        if profiles[c].kind not in ("categorical", "bool", "text"):
+            continue
+        values = frame[c].astype("string").str.strip().str.casefold().to_numpy(dtype=object, na_value=None)
+        present = valid & pd.notna(values)
+        spelled = set(values[present]) if present.any() else set()
+        if len(spelled & set(labels)) < 2 or not spelled <= set(labels) or present.sum() < 20:
+            continue
+        agreement = float(np.mean(values[present] == target[present]))
+        if chance < 1 and (agreement - chance) / (1 - chance) >= 0.5:
+            found[c] = {"agreement": round(agreement, 4), "chance_agreement": round(float(chance), 4),
+                        "reason": f"its values are the outcome's own labels and agree with "
+                                  f"{outcome.target} on {agreement:.0%} of rows (chance {chance:.0%}): "
+                                  "it looks like the outcome recorded again"}
+    return found
+
+
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
                  follow_up: str | None = None) -> list[Finding]:
@@ -178,6 +213,8 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     for c, ev in _pure_levels(frame, profiles, features, outcome).items():
         if c not in flagged:
             flagged[c] = ev
+    for c, ev in _label_copies(frame, profiles, features, outcome).items():
+        flagged[c] = {**ev, **flagged.get(c, {})}
     if kind == "classification" and follow_up in scores and follow_up not in flagged:
         if strength(scores[follow_up], kind) >= 0.3:
             flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric} "

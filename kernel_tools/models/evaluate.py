@@ -38,6 +38,10 @@ from kernel_tools.models.survival import concordance, risk_group_curves, surviva
 TASKS = ("classification", "regression", "survival")
 PRIMARY_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
 LEAKAGE_THRESHOLD = 0.98  # a real-world score this high is more often leakage than skill
+# ...when one feature carries it: permuting a give-away column costs the model most of what
+# permuting anything costs, while an easy problem (a tumour's size measured 30 ways, a class
+# defined from measured quantities) spreads the importance over several features
+DOMINANT_SHARE = 0.5
 MIN_EVENTS_PER_VARIABLE = 10
 TINY_ROWS = 100
 IMPORTANCE_ROWS = 1000
@@ -80,7 +84,8 @@ def fit_evaluate(
     a random sample (stated in ``metrics["cv_sample_size"]``); the refit uses every row.
 
     ``report.warnings`` carries what a reviewer would flag: suspect leakage (a score above
-    0.98, naming the top feature), few events per variable, zero/negative survival times, tiny
+    0.98 that one feature carries, naming it; a high score spread thinly over many features
+    gets a milder note), few events per variable, zero/negative survival times, tiny
     data, dropped date or constant columns, identifier-like columns, entities shared with
     ``test``. Flag columns that cleaning steps add (``CLEANING_FLAG_COLUMNS``, e.g.
     ``label_issue``) are never features, and ``test`` need not have them. A target with one class (or no events) raises ValueError: nothing can be fitted.
@@ -604,12 +609,28 @@ def _importance(held_out, task, classes, random_state) -> list[dict[str, Any]]:
     ]
 
 
+def top_importance_share(importance: list[dict[str, Any]]) -> float:
+    """Share of the (positive) permutation importance carried by the top feature."""
+    values = [max(float(i.get("importance") or 0.0), 0.0) for i in importance]
+    total = sum(values)
+    return values[0] / total if values and total > 0 else 1.0
+
+
 def _leakage_warnings(metric, cv_score, holdout_score, importance) -> list[str]:
     out = []
     top = importance[0] if importance else None
     for where, score in (("cv", cv_score), ("holdout", holdout_score)):
         if score is not None and not np.isnan(score) and score > LEAKAGE_THRESHOLD:
             hint = ""
+            share = top_importance_share(importance)
+            if top is not None and share < DOMINANT_SHARE:
+                out.append(
+                    f"very high score spread over several features: {where} {metric} {score:.3f}, "
+                    f"the top feature {top['feature']!r} carries {share:.0%} of the permutation "
+                    "importance; likely an easy problem, not one give-away column — still check "
+                    "that no feature is recorded after the outcome"
+                )
+                continue
             if top is not None:
                 hint = (
                     f"; top feature {top['feature']!r} (permutation importance "
