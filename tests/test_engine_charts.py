@@ -68,3 +68,17 @@ def test_no_chart_without_numbers() -> None:
     many = {"kind": "missing_values", "evidence": {"columns": {f"c{i}": {"missing_rate": i / 100} for i in range(30)}}}
     chart = chart_for(many)
     assert len(chart["bars"]) == 12 and chart["bars"][0] == {"label": "c29", "value": 0.29}  # worst first
+
+
+def test_a_recoded_outcome_is_charted_as_agreement_against_chance() -> None:
+    rng = np.random.default_rng(2)
+    n = 400
+    x = rng.normal(size=n)
+    y = np.where(x + rng.normal(size=n) > 0, "benign", "malignant")
+    copy = np.where(rng.random(n) < 0.1, np.where(y == "benign", "malignant", "benign"), y)
+    df = pd.DataFrame({"x": x, "z": rng.normal(size=n), "review": copy, "y": y})
+    (leak,) = [f for f in kt.diagnose(df, target="y").to_dict()["findings"] if f["kind"] == "target_leakage"]
+    chart = chart_for(json.loads(json.dumps(leak)))
+    bars = values(chart)
+    assert chart["unit"] == "share" and chart["threshold"] is None
+    assert 0.85 < bars["review equals the outcome"] < 0.95 and bars["by chance (majority class)"] < 0.6

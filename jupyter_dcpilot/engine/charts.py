@@ -47,6 +47,10 @@ def leakage_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | None:
     bars = [(name, evidence.get("score")), ("best other feature", evidence.get("next_best_score"))]
     if _number(evidence.get("score")) is None and _number(evidence.get("missingness_score")) is not None:
         bars = [(f"{name} (is missing)", evidence.get("missingness_score"))]
+    if _number(evidence.get("agreement")) is not None:  # a copy of the outcome under another name
+        bars = [(f"{name} equals the outcome", evidence.get("agreement")),
+                ("by chance (majority class)", evidence.get("chance_agreement"))]
+        return _chart("Rows where the column's value is the outcome's own label", "share", bars)
     return _chart(f"Outcome predicted from one feature alone ({metric})", metric, bars, threshold)
 
 
