@@ -84,6 +84,36 @@ def _json_scalar(value: Any) -> Any:
     return str(value)
 
 
+def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
+                max_chars: int = 200) -> list[dict[str, Any]]:
+    """``n`` randomly chosen rows of ``df`` as JSON-safe records (column name -> value).
+
+    What an LLM sees when the user chose to share sample rows: whole rows, so it can read how
+    columns relate (a date next to an outcome, units next to numbers). Missing values become
+    None and long texts are cut to ``max_chars``. ``df`` is not modified.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"sample_rows expects a pandas DataFrame, got {type(df).__name__}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, not {n}")
+    picked = df.sample(n=min(n, len(df)), random_state=random_state) if len(df) else df
+    records = []
+    for _, row in picked.iterrows():
+        record = {}
+        for name, value in zip(map(str, picked.columns), row.tolist()):
+            value = None if _is_missing(value) else _json_scalar(value)
+            record[name] = value[:max_chars] if isinstance(value, str) else value
+        records.append(record)
+    return records
+
+
+def _is_missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # lists, arrays: not a missing scalar
+        return False
+
+
 def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
     """A compact profile of ``df``: shape, memory and, per column, dtype and missing share.
 

@@ -38,6 +38,16 @@ def profile_json(name: str) -> str:
     return json.dumps(profile(namespace[name]))
 
 
+def sample_rows_json(name: str, n: int = 5) -> str:
+    """A few random rows of the DataFrame ``name`` (only when the user shares sample rows)."""
+    from kernel_tools.frames import sample_rows
+
+    namespace = _user_namespace()
+    if name not in namespace:
+        raise KeyError(f"no variable named {name!r} in this notebook's kernel")
+    return json.dumps(sample_rows(namespace[name], n))
+
+
 # -- probes the co-pilot engine calls (jupyter_dcpilot.engine) ------------------------------
 # The frames each checkpoint started from, so the post-step checks can compare before/after
 # without another copy (transforms never mutate their input). Kernel-process state only.

@@ -68,3 +68,25 @@ def test_profile_of_awkward_frames() -> None:
 def test_profile_rejects_non_frames() -> None:
     with pytest.raises(TypeError, match="DataFrame"):
         profile(pd.Series([1, 2]))  # type: ignore[arg-type]
+
+
+def test_sample_rows_are_json_safe_whole_rows_and_leave_the_frame_alone() -> None:
+    from kernel_tools.frames import sample_rows
+
+    df = pd.DataFrame({"id": [f"P{i}" for i in range(50)], "x": np.arange(50, dtype=float),
+                       "when": pd.date_range("2024-01-01", periods=50, tz="UTC"),
+                       "note": ["long " * 100] * 50, "flag": [True, False] * 25})
+    df.loc[3, "x"] = np.nan
+    before = df.copy()
+    rows = sample_rows(df, 5, random_state=1)
+    assert len(rows) == 5 and all(list(r) == list(df.columns) for r in rows)
+    # each record is one real row: its id and its x belong together
+    assert all(r["x"] is None or r["id"] == f"P{int(r['x'])}" for r in rows)
+    assert all(len(r["note"]) == 200 and isinstance(r["flag"], bool) for r in rows)
+    json.loads(json.dumps(rows, allow_nan=False))
+    pd.testing.assert_frame_equal(df, before)
+    assert sample_rows(df.iloc[:2], 5) and len(sample_rows(df.iloc[:2], 5)) == 2
+    assert sample_rows(df.iloc[:0], 5) == []
+    assert [r["x"] for r in sample_rows(df.iloc[[3]], 1)] == [None]
+    with pytest.raises(TypeError, match="DataFrame"):
+        sample_rows([1, 2], 1)

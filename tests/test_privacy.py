@@ -4,7 +4,7 @@ The frame carries distinctive sentinel values (strings in an identifier column a
 category column, an extreme number); the fake Messages API records every request body.
 With the default policy (share="schema") none of them appears in any request; every payload
 is in the session's audit log (time, model, bytes, the payload itself) and in its sidecar;
-with share="samples" (the user's explicit choice) example values do appear.
+with share="samples" (the user's explicit choice) example values and a few rows do appear.
 """
 
 from __future__ import annotations
@@ -88,6 +88,11 @@ async def test_share_samples_is_explicit_and_then_values_appear(tmp_path):
     first = json.loads(fake.requests[0]["messages"][0]["content"])
     assert first["share"] == "samples"
     assert first["samples"]["member_code"][0].startswith("NOTE-SENTINEL-")
+    # and a few whole rows, so it can read how columns relate
+    rows = first["sample_rows"]
+    assert len(rows) == 5 and all(set(r) == set(first["columns"]) for r in rows)
+    assert all(r["member_code"].startswith("NOTE-SENTINEL-") for r in rows)
+    assert len({r["member_code"] for r in rows}) == 5
     sent = json.dumps(fake.requests)
     assert "NOTE-SENTINEL-" in sent and ("Zorblax-City-77" in sent or "Quuxville-91" in sent)
     assert len(session.llm_payloads) == len(fake.requests)

@@ -2,7 +2,8 @@
 
 By default (``share="schema"``) Claude sees only the schema and aggregate statistics (column
 names, finding kinds, numeric evidence, step outcomes), never rows or single values; with
-``share="samples"`` (the user's explicit choice) it also sees a few example values per column.
+``share="samples"`` (the user's explicit choice) it also sees a few example values per column
+and a few whole rows.
 Every payload is logged in the session for audit. Everything taken from the data (column
 names, values, error messages) is sent as quoted JSON data, and the system prompt says it is
 untrusted: whatever it "asks", Claude can only choose among the engine's candidate steps,
@@ -53,6 +54,7 @@ Rules:
 Answer with tool calls only: record_observation, decide_backtrack and update_plan."""
 
 SHARE_MODES = ("schema", "samples")
+SAMPLE_ROWS = 5  # rows shown with share="samples": enough to read how columns relate
 # parameters Claude may tune on an ungated step: (type, minimum, maximum); anything else would
 # let it change which columns or rows a step removes without a human decision
 TUNABLE: dict[str, tuple[type, float, float]] = {
@@ -122,7 +124,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
 
     With ``share="schema"`` every quoted value in a text written from the data (a finding's
     summary, a check's message, a model warning) is replaced by '…' unless it names a column;
-    ``samples`` (example values per column) is included only with ``share="samples"``."""
+    ``samples`` ({"examples": values per column, "rows": a few whole rows}) is included only
+    with ``share="samples"``."""
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
     decisions = {d.id: d for d in session.decisions}
@@ -163,7 +166,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
         "share": share,
     }
     if share == "samples" and samples is not None:
-        state["samples"] = samples
+        state["samples"] = samples.get("examples", {})
+        state["sample_rows"] = samples.get("rows", [])
     return state
 
 
@@ -194,17 +198,19 @@ class ClaudePlanner:
         return share if share in SHARE_MODES else "schema"
 
     async def samples(self, session: Session) -> dict[str, Any] | None:
-        """Example values per column of the session's frame (only asked for with share="samples")."""
+        """Example values per column and a few rows of the session's frame (only asked for with
+        share="samples")."""
         if self.kernel is None:
             return None
         if self._samples is None or self._samples[0] != session.data_version:
             try:
                 profile = await probe(self.kernel, "profile_json", session.frame)
+                rows = await probe(self.kernel, "sample_rows_json", session.frame, SAMPLE_ROWS)
             except ProbeError as exc:
                 session.log("planner", f"no samples for the LLM: {exc}")
                 return None
-            self._samples = (session.data_version, {c["name"]: c.get("examples", [])
-                                                    for c in profile.get("columns_detail", [])})
+            examples = {c["name"]: c.get("examples", []) for c in profile.get("columns_detail", [])}
+            self._samples = (session.data_version, {"examples": examples, "rows": rows})
         return self._samples[1]
 
     def _usage(self, usage: dict[str, Any]) -> None:
