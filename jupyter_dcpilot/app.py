@@ -1,4 +1,5 @@
-"""The server extension as a Jupyter ``ExtensionApp``: handlers on load, sessions saved on shutdown.
+"""The server extension as a Jupyter ``ExtensionApp``: handlers on load, renames followed,
+sessions saved on shutdown.
 
 An ExtensionApp (rather than a bare ``_load_jupyter_server_extension``) is what the server
 calls back when it stops (``stop_extension``), so every hosted session is written to its
@@ -7,22 +8,44 @@ sidecar and its coordinator closed before the kernels go away.
 
 from __future__ import annotations
 
+from typing import Any
+
 from jupyter_server.extension.application import ExtensionApp
 
 from .handlers import setup_handlers
 
 
 class DCPilotApp(ExtensionApp):
-    """Registers the co-pilot's REST/WebSocket handlers; saves and closes sessions on shutdown."""
+    """Registers the co-pilot's REST/WebSocket handlers; moves a session with its renamed
+    notebook; saves and closes sessions on shutdown."""
 
     name = "jupyter_dcpilot"
     load_other_extensions = True
 
     def initialize_handlers(self) -> None:
         setup_handlers(self.serverapp.web_app)
+        # the server's contents events, not a frontend hook: a rename through the REST API or
+        # any other client moves the session too
+        self.serverapp.event_logger.add_listener(schema_id=self._contents_schema,
+                                                 listener=self._on_contents_event)
         self.log.info("jupyter_dcpilot server extension loaded")
 
+    @property
+    def _contents_schema(self) -> str:
+        return self.serverapp.contents_manager.event_schema_id
+
+    async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
+        if registry is None or data.get("action") != "rename" or not data.get("source_path"):
+            return
+        moved = await registry.follow_rename(data["source_path"], data["path"])
+        if moved:
+            self.log.info("jupyter_dcpilot: %d co-pilot session(s) followed %s -> %s",
+                          len(moved), data["source_path"], data["path"])
+
     async def stop_extension(self) -> None:
+        self.serverapp.event_logger.remove_listener(schema_id=self._contents_schema,
+                                                    listener=self._on_contents_event)
         registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
         if registry is not None:
             count = len(registry.sessions())

@@ -14,7 +14,7 @@ from tornado import websocket
 
 from . import __version__
 from .config import DEFAULT_MODEL, load_llm_config
-from .kernel_bridge import KernelBridge, KernelBusyError, NoKernelError, ProbeError
+from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
 
 API = "dcpilot/api"
@@ -38,7 +38,7 @@ class BaseHandler(APIHandler):
             return await self.bridge.evaluate(path, function, *args)
         except NoKernelError as error:
             raise tornado.web.HTTPError(404, str(error)) from error
-        except KernelBusyError as error:
+        except (KernelBusyError, KernelDiedError) as error:  # try again once it answers (or restarts)
             raise tornado.web.HTTPError(503, str(error)) from error
         except ProbeError as error:
             status = 404 if error.ename == "KeyError" else 500

@@ -8,7 +8,8 @@ same kernel is never disturbed. It only sends silent probes (see :mod:`jupyter_d
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
@@ -25,7 +26,17 @@ class KernelBusyError(TimeoutError):
 
 
 class KernelDiedError(RuntimeError):
-    """The kernel stopped (crashed, killed, or shut down) while a probe waited for its answer."""
+    """The kernel stopped (crashed, killed, shut down or restarted) while a probe or a
+    co-pilot cell waited for it."""
+
+
+@dataclass(frozen=True, eq=False)
+class KernelRun:
+    """One run of a notebook's kernel: from a (re)start until it dies, is shut down or restarted."""
+
+    kernel_id: str
+    manager: Any
+    started: Any  # the manager's ``ready`` future of this start; every restart makes a new one
 
 
 class KernelBridge:
@@ -59,6 +70,30 @@ class KernelBridge:
                 return model["kernel"]["id"]
         known = sorted(m.get("path", "") for m in sessions)
         raise NoKernelError(f"no running kernel for notebook {path!r}; open it and start its kernel (known: {known})")
+
+    async def kernel_run(self, path: str) -> KernelRun:
+        """The run of the kernel behind the notebook at ``path`` now (see :meth:`kernel_ended`)."""
+        kernel_id = await self.kernel_id_for(path)
+        manager = self.kernel_manager.get_kernel(kernel_id)
+        return KernelRun(kernel_id, manager, getattr(manager, "ready", None))
+
+    async def kernel_ended(self, run: KernelRun) -> str | None:
+        """How the kernel run ``run`` ended ("died", "was restarted", ...), or None while it lasts.
+
+        The server restarts a dead kernel by itself within seconds, under the same id: so a
+        living kernel is only the same run if its manager still holds the same ``ready``
+        future (a new one is made at every start)."""
+        try:
+            manager = self.kernel_manager.get_kernel(run.kernel_id)
+        except KeyError:
+            return "was shut down"
+        if manager is not run.manager:
+            return "was replaced"
+        if getattr(manager, "execution_state", None) == "dead" or not await ensure_async(manager.is_alive()):
+            return "died"
+        if getattr(manager, "ready", None) is not run.started:
+            return "was restarted"
+        return None
 
     def _open_client(self, kernel_id: str) -> Any:
         manager = self.kernel_manager.get_kernel(kernel_id)
@@ -119,4 +154,30 @@ class KernelBridge:
                 return reply
 
 
-__all__ = ["KernelBridge", "KernelBusyError", "KernelDiedError", "NoKernelError", "ProbeError"]
+class KernelWatch:
+    """Notices that the kernel of one notebook stopped while a cell ran: it died (crash, OOM
+    kill), was shut down, restarted or replaced. ``path`` is called at each start, so a
+    renamed notebook is followed."""
+
+    def __init__(self, bridge: KernelBridge, path: Callable[[], str]) -> None:
+        self.bridge = bridge
+        self.path = path
+
+    async def start(self) -> KernelRun:
+        return await self.bridge.kernel_run(self.path())
+
+    async def ended(self, run: KernelRun) -> str | None:
+        return await self.bridge.kernel_ended(run)
+
+
+def died_while(how: str, step: str) -> KernelDiedError:
+    """The error of a step whose kernel stopped under it: what happened and what to do next."""
+    return KernelDiedError(
+        f"the kernel {how} while step {step} ran: its variables are gone. Once the kernel runs "
+        f"again (Kernel > Restart if it did not restart by itself), undo to the checkpoint before "
+        f"{step}: checkpoints are also kept on disk (by default each up to 512 MiB, the latest "
+        "2 GiB in all) and bring the variables back in the new kernel.")
+
+
+__all__ = ["KernelBridge", "KernelBusyError", "KernelDiedError", "KernelRun", "KernelWatch",
+           "NoKernelError", "ProbeError", "died_while"]

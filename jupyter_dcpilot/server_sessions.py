@@ -19,7 +19,7 @@ from jupyter_core.utils import ensure_async
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
-from .kernel_bridge import KernelBridge
+from .kernel_bridge import KernelBridge, KernelDiedError, KernelRun, KernelWatch, died_while
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
@@ -53,10 +53,16 @@ class BrowserNotebookHost:
     resolves it. With no panel connected a request waits for one (up to ``timeout``), so the
     co-pilot simply pauses while the notebook is closed. Requests go to the panel that
     connected last; a request whose panel went away times out rather than running twice.
+
+    With a ``watch``, a cell's kernel is checked every ``poll`` seconds while the panel runs
+    it: a kernel that dies (or is shut down, restarted, replaced) fails the cell at once with
+    :class:`KernelDiedError`, instead of a wait for an answer that may never come.
     """
 
-    def __init__(self, timeout: float = 600.0) -> None:
+    def __init__(self, timeout: float = 600.0, *, watch: KernelWatch | None = None, poll: float = 1.0) -> None:
         self.timeout = timeout
+        self.watch = watch
+        self.poll = poll
         self._senders: list[Send] = []
         self._connected = asyncio.Event()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -87,6 +93,10 @@ class BrowserNotebookHost:
 
     async def request(self, kind: str, **payload: Any) -> dict[str, Any]:
         """Send one request to the panel and wait for its answer."""
+        return await self._request(kind, payload)
+
+    async def _request(self, kind: str, payload: dict[str, Any], step: str | None = None) -> dict[str, Any]:
+        """With ``step`` (a cell runs), the kernel is watched while the panel runs it."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         while not self._senders:  # a panel may also leave while this task waits to resume
@@ -94,19 +104,41 @@ class BrowserNotebookHost:
                 await asyncio.wait_for(self._connected.wait(), max(deadline - loop.time(), 0.0))
             except asyncio.TimeoutError as error:
                 raise HostError(f"no notebook panel connected within {self.timeout:.0f} s") from error
+        run = await self.watch.start() if step is not None and self.watch is not None else None
         request_id = uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[request_id] = future
+        watching = asyncio.create_task(self._watch(run, future, step or "")) if run is not None else None
         try:
             self._senders[-1]({"type": kind, "request_id": request_id, **payload})
-            return await asyncio.wait_for(future, max(deadline - loop.time(), 0.0))
+            reply = await asyncio.wait_for(future, max(deadline - loop.time(), 0.0))
         except asyncio.TimeoutError as error:
             raise HostError(f"the notebook did not answer {kind} within {self.timeout:.0f} s") from error
         finally:
             self._pending.pop(request_id, None)
+            if watching is not None:
+                watching.cancel()
+        if run is not None and self.watch is not None:  # an answer from a kernel that restarted
+            how = await self.watch.ended(run)  # under the cell is no result: it never ran to its end
+            if how is not None:
+                raise died_while(how, step or "")
+        return reply
+
+    async def _watch(self, run: KernelRun, future: asyncio.Future[dict[str, Any]], step: str) -> None:
+        """Fail ``future`` as soon as the kernel of ``run`` stops: the panel may never answer."""
+        assert self.watch is not None
+        while not future.done():
+            await asyncio.sleep(self.poll)
+            try:
+                how = await self.watch.ended(run)
+            except Exception:  # a check that fails now is tried again at the next poll
+                continue
+            if how is not None and not future.done():
+                future.set_exception(died_while(how, step))
 
     async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
-        reply = await self.request("run_cell", source=source, metadata=metadata)
+        step = str((metadata.get("dcpilot") or {}).get("step") or "the co-pilot's cell")
+        reply = await self._request("run_cell", {"source": source, "metadata": metadata}, step)
         return CellResult(cell_id=str(reply.get("cell_id", "")), outputs=list(reply.get("outputs") or []),
                           error=reply.get("error") or None)
 
@@ -167,6 +199,8 @@ class HostedSession:
         self.host = host
         self.bridge = bridge  # to interrupt the notebook's kernel
         self.task: asyncio.Task[str] | None = None
+        if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
+            host.watch = KernelWatch(bridge, lambda: self.path)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage()}
@@ -226,6 +260,13 @@ class HostedSession:
     async def _run(self) -> str:
         try:
             return await self.coordinator.run_until_blocked()
+        except KernelDiedError as error:  # the step failed; the session waits for the user
+            s = self.session
+            s.warnings.append(str(error))
+            s.state = "idle"
+            s.changed("state", state=s.state)
+            log.warning("dcpilot session %s: %s", self.id, error)
+            return s.state
         except Exception:  # the coordinator already recorded it in the session
             log.exception("dcpilot session %s stopped", self.id)
             return "failed"
@@ -295,6 +336,7 @@ class SessionRegistry:
         session = Session.for_notebook(notebook, frame=frame, hints=hints)
         if session.frame != frame:  # a sidecar about another frame: start afresh
             session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
         session.hints["share"] = share
         session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
                             "approve": approve if approve is not None else "ask"}
@@ -322,8 +364,68 @@ class SessionRegistry:
         """Close one session (saved to its sidecar) and forget it."""
         hosted = self._by_id.pop(session_id, None)
         if hosted is not None:
-            self._by_path.pop(hosted.path, None)
+            if self._by_path.get(hosted.path) == session_id:
+                del self._by_path[hosted.path]
             await hosted.close()
+
+    async def follow_rename(self, source: str, path: str) -> list[HostedSession]:
+        """Follow a rename of a notebook, or of a folder holding notebooks, whoever did it.
+
+        A live session moves with its notebook (path, kernel lookups, sidecar, transcript) and
+        tells the panel; a sidecar of a notebook with no live session moves beside the new name
+        so the session reloads there. The new name never inherits another notebook's session.
+        Returns the live sessions moved. Called by the server's contents "rename" event."""
+        source, path = source.strip("/"), path.strip("/")
+        moves = [(self._by_id[i], new) for old, i in self._by_path.items()
+                 if (new := _renamed(old, source, path)) is not None]
+        moving = {hosted.id for hosted, _ in moves}
+        # a live session at a new name outlived its deleted notebook: it must not save over the move
+        stale = [self._by_id[i] for p, i in self._by_path.items()
+                 if i not in moving and any(p == new for _, new in moves)]
+        for hosted in stale:
+            hosted.session.path = None
+            del self._by_path[hosted.path]
+        for hosted, new in moves:  # before any await: a panel asking next finds the new path
+            self._move(hosted, new, source)
+        if not moves and (self.root / path).suffix == ".ipynb" and (self.root / path).is_file():
+            old_sidecar, new_sidecar = sidecar_path(self.root / source), sidecar_path(self.root / path)
+            if old_sidecar.exists():
+                old_sidecar.replace(new_sidecar)
+            else:  # left by a deleted notebook of the new name
+                new_sidecar.unlink(missing_ok=True)
+        for hosted in stale:
+            await self.discard(hosted.id)
+        await self._follow_kernel_sessions(source, path, {new for _, new in moves})
+        return [hosted for hosted, _ in moves]
+
+    def _move(self, hosted: HostedSession, new: str, source: str) -> None:
+        """Point a live session at its notebook's new path and save it beside the new name."""
+        old = hosted.path
+        self._by_path.pop(old, None)
+        self._by_path[new] = hosted.id
+        hosted.path = new
+        if isinstance(hosted.coordinator.kernel, NotebookKernelProbe):
+            hosted.coordinator.kernel.path = new  # the Claude planner shares this probe
+        s = hosted.session
+        old_sidecar = sidecar_path(self.root / old)
+        s.notebook, s.path = str(self.root / new), str(sidecar_path(self.root / new))
+        s.changed("renamed", path=new, source_path=old)  # saved beside the new name
+        if old_sidecar.exists():  # a notebook renamed, or a save raced a folder rename
+            old_sidecar.unlink()
+            _prune_empty(old_sidecar.parent, self.root / source)
+        s.log("rename", f"The notebook was renamed from {old} to {new}; the session moved with it.",
+              path=new, source_path=old)
+
+    async def _follow_kernel_sessions(self, source: str, path: str, moved: set[str]) -> None:
+        """Rename the server's kernel sessions of the moved notebooks (JupyterLab does so itself;
+        another client may not): the co-pilot finds a notebook's kernel by that path."""
+        if not moved:
+            return
+        manager = self.bridge.session_manager
+        for model in await manager.list_sessions():
+            new = _renamed(str(model.get("path") or ""), source, path)
+            if new in moved:
+                await manager.update_session(model["id"], path=new)
 
     def get(self, session_id: str) -> HostedSession:
         try:
@@ -334,6 +436,27 @@ class SessionRegistry:
     async def close(self) -> None:
         """Save every session to its sidecar and close it (the server is shutting down)."""
         await asyncio.gather(*(self.discard(i) for i in list(self._by_id)))
+
+
+def _renamed(path: str, source: str, target: str) -> str | None:
+    """``path`` after ``source`` (a file or a folder) was renamed to ``target``; None if unmoved."""
+    path = path.strip("/")
+    if source and path == source:
+        return target
+    if source and path.startswith(source + "/"):
+        return target + path[len(source):]
+    return None
+
+
+def _prune_empty(folder: Path, top: Path) -> None:
+    """Remove ``folder`` and its parents up to ``top`` while they are empty (a save that raced a
+    folder rename re-created them)."""
+    if folder != top and top not in folder.parents:
+        return
+    for directory in (folder, *folder.parents):
+        if directory == top.parent or any(directory.iterdir()):
+            return
+        directory.rmdir()
 
 
 def planner_config(model: str | None) -> Any:

@@ -14,13 +14,22 @@ copy. How ``save(..., copy="auto")`` (the default) holds each variable:
   check is exact (a checksum of every byte, ~0.1-0.3 s/GiB at save and at restore); above it
   only sampled rows are compared, which catches bulk writes but can miss a few scattered
   cells. That is the price of a save under 50 ms: before a step that may write in place
-  (custom code), save with ``copy=True`` — or use ``spill_dir``, whose on-disk copy restores
-  even after in-place writes.
+  (custom code), save with ``copy=True`` — or use ``spill_dir``, whose on-disk copy (once
+  written) restores even after in-place writes.
 - other large objects (estimators, lists of frames): a reference, unverified.
 
 ``copy=True`` always copies; ``copy=False`` always keeps references. With ``spill_dir``, every
-checkpoint is also pickled (protocol 5) at save time, so ``CheckpointStore.load(dir)``
-restores it in a restarted kernel — only load directories you wrote yourself (pickle).
+checkpoint up to ``spill_limit`` bytes is also pickled (protocol 5, files readable by the owner
+only), so ``CheckpointStore.load(dir)`` restores it in a restarted kernel — only load
+directories you wrote yourself (pickle). The write happens in a background thread, so a save
+returns as fast as without spilling (the write then shares the CPU and disk with the next
+cell); ``flush()`` waits for it. A reference whose data
+is written in place while its spill is being written makes that spill unusable (it is checked
+afterwards and dropped, never restored wrong). A kernel that dies before the write finishes
+(about 0.1-0.5 s per 100 MB) loses that one checkpoint's copy on disk.
+
+The kernel's default store (:func:`store`) spills by default, to a folder of the user's cache
+directory per kernel (kept across restarts of that kernel), see :func:`spill_settings`.
 """
 
 from __future__ import annotations
@@ -31,8 +40,15 @@ import hashlib
 import json
 import os
 import pickle
+import re
+import shutil
+import sys
+import threading
+import time
 import types
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as _wait_all
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,6 +59,8 @@ import pandas as pd
 
 DEFAULT_COPY_BELOW = 64 * 2**20
 DEFAULT_VERIFY_BELOW = 256 * 2**20
+DEFAULT_SPILL_LIMIT = 512 * 2**20
+DEFAULT_SPILL_BUDGET = 4 * DEFAULT_SPILL_LIMIT
 _SAMPLE_ROWS = 4096
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, frozenset, range)
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
@@ -251,7 +269,25 @@ class _FrameReference:
     def value_now(self) -> Any:
         if self._unchanged_structure():
             return self.value
-        if self.is_series:
+        return self.parts().rebuild()
+
+    def parts(self) -> _FrameParts:
+        return _FrameParts(self.arrays, self.index, self.columns, self.name, self.attrs)
+
+
+@dataclass(frozen=True)
+class _FrameParts:
+    """A frame as the index, labels and column arrays a reference snapshot saved. Spills pickle
+    this rather than the live object, whose structure the next cell may change mid-write."""
+
+    arrays: list[Any]
+    index: pd.Index
+    columns: pd.Index | None  # None for a Series
+    name: Any
+    attrs: dict[str, Any]
+
+    def rebuild(self) -> pd.DataFrame | pd.Series:
+        if self.columns is None:
             out = pd.Series(self.arrays[0], index=self.index, name=self.name, copy=False)
         else:
             out = pd.DataFrame(dict(enumerate(self.arrays)), index=self.index, copy=False)
@@ -268,23 +304,32 @@ def _deep_copy(obj: Any) -> Any:
     return _copy.deepcopy(obj)
 
 
-def _snapshot(obj: Any, copy: bool | str, copy_below: int, verify_below: int):
+def _snapshot(obj: Any, copy: bool | str, copy_below: int, verify_below: int) -> tuple[Any, int]:
+    """The snapshot of one object, and its size in bytes (0 when unknown or negligible)."""
     if isinstance(obj, _IMMUTABLE + _CODE):
-        return _Reference(obj, exact=True)
+        return _Reference(obj, exact=True), 0
     if copy is True:
-        return _Copied(obj)
+        copied = _Copied(obj)
+        return copied, copied.nbytes
     size = _nbytes(obj)
     full = size is not None and size < verify_below
     if copy == "auto" and size is not None and size < copy_below:
         try:
-            return _Copied(obj, size)
+            return _Copied(obj, size), size
         except Exception:  # not copyable (open files, locks): keep it as it is
-            return _Reference(obj, exact=False)
+            return _Reference(obj, exact=False), size
     if isinstance(obj, (pd.DataFrame, pd.Series)):
-        return _FrameReference(obj, full)
+        return _FrameReference(obj, full), size or 0
     if isinstance(obj, np.ndarray) and obj.dtype != object:
-        return _ArrayReference(obj, full)
-    return _Reference(obj, exact=False)
+        return _ArrayReference(obj, full), size or 0
+    return _Reference(obj, exact=False), size or 0
+
+
+def _spill_value(snapshot: Any) -> Any:
+    """What a spill pickles for a snapshot: its private copy, or the saved parts of a reference."""
+    if isinstance(snapshot, _FrameReference):
+        return snapshot.parts()
+    return snapshot.value
 
 
 # --- the store ---------------------------------------------------------------------------------
@@ -298,12 +343,16 @@ class _Checkpoint:
     absent: list[str]
     created: str
     snapshots: dict[str, Any] = field(default_factory=dict)  # empty after a reload from disk
-    spill_path: Path | None = None
+    spill_path: Path | None = None  # set once the spill is written and checked
     not_spilled: list[str] = field(default_factory=list)
+    seq: int = 0
+    spill_note: str | None = None  # why it is not on disk: too large, failed, changed mid-write
+    spilling: Future | None = None  # the background write
 
     def info(self) -> dict[str, Any]:
         references = [n for n, s in self.snapshots.items() if s.kind == "reference"]
         unique = {id(s): s for s in self.snapshots.values()}.values()
+        pending = self.spilling is not None and not self.spilling.done()
         return {
             "id": self.id,
             "label": self.label,
@@ -316,9 +365,14 @@ class _Checkpoint:
             # or an object that cannot be checked): undo is trustworthy only if none happened
             "unverified": [n for n, s in self.snapshots.items() if not s.exact],
             "spilled": self.spill_path is not None,
+            "spill_note": "being written" if pending else self.spill_note,
             # quick sampled check; restore() runs the full one where it was recorded
             "intact": all(s.intact(full=False) for s in unique),
         }
+
+
+class _TooLarge(Exception):
+    """A spill went over its size limit while being written."""
 
 
 class CheckpointStore:
@@ -329,6 +383,14 @@ class CheckpointStore:
     ``discard(id)`` forgets one. ``copy_below``: objects smaller than this are copied by
     ``copy="auto"``; ``verify_below``: references smaller than this get the exact (every byte)
     in-place-write check, larger ones a sampled one (see the module docstring).
+    ``spill_dir``: also pickle each checkpoint there (created owner-only if missing), so a
+    restarted kernel can restore it; ``spill_limit``: bytes above which a checkpoint stays in
+    memory only (None: no limit); ``spill_budget``: bytes all its spilled files may take
+    together, the oldest are dropped from disk first (None: no limit; a new checkpoint counts
+    with its in-memory size, so text columns can overshoot it a little);
+    ``spill_in_background``: write spills in a thread (``flush()`` waits for them). A spill
+    that fails (disk full, unwritable folder) never fails the save: ``list()`` says why in
+    ``spill_note``.
     """
 
     def __init__(
@@ -338,47 +400,63 @@ class CheckpointStore:
         *,
         copy_below: int = DEFAULT_COPY_BELOW,
         verify_below: int = DEFAULT_VERIFY_BELOW,
+        spill_limit: int | None = None,
+        spill_budget: int | None = None,
+        spill_in_background: bool = True,
     ):
         if namespace is None:
             namespace = _ipython_namespace()
         if not isinstance(namespace, dict):
             raise TypeError(f"namespace must be a dict, got {type(namespace).__name__}")
-        for option, value in (("copy_below", copy_below), ("verify_below", verify_below)):
+        for option, value in (("copy_below", copy_below), ("verify_below", verify_below),
+                              ("spill_limit", 0 if spill_limit is None else spill_limit),
+                              ("spill_budget", 0 if spill_budget is None else spill_budget)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"{option} must be a non-negative number of bytes, got {value!r}")
         self.namespace = namespace
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self.copy_below = copy_below
         self.verify_below = verify_below
+        self.spill_limit = spill_limit
+        self.spill_budget = spill_budget
+        self.spill_in_background = bool(spill_in_background)
         self._checkpoints: dict[str, _Checkpoint] = {}
-        if self.spill_dir is not None:
-            self.spill_dir.mkdir(parents=True, exist_ok=True)
+        self._seq = 0
+        self._spiller: ThreadPoolExecutor | None = None
 
     @classmethod
     def load(
-        cls, spill_dir: str | os.PathLike, namespace: dict[str, Any] | None = None
+        cls, spill_dir: str | os.PathLike, namespace: dict[str, Any] | None = None, **options: Any
     ) -> CheckpointStore:
-        """A store with the checkpoints spilled to ``spill_dir`` (e.g. by a kernel that died)."""
+        """A store with the checkpoints spilled to ``spill_dir`` (e.g. by a kernel that died).
+
+        ``options`` are the constructor's keyword options. Unreadable entries are skipped."""
         directory = Path(spill_dir)
         if not directory.is_dir():
             raise FileNotFoundError(f"no checkpoint directory at {directory}")
-        store = cls(namespace=namespace, spill_dir=directory)
+        store = cls(namespace=namespace, spill_dir=directory, **options)
         metas = []
         for meta_path in directory.glob("*.json"):
-            meta = json.loads(meta_path.read_text())
-            payload = directory / f"{meta['id']}.pkl"
+            try:
+                meta = json.loads(meta_path.read_text())
+                payload = directory / f"{meta['id']}.pkl"
+                key = (str(meta["created"]), int(meta["seq"]))
+            except (OSError, ValueError, KeyError, TypeError):  # half-written or foreign file
+                continue
             if payload.exists():
-                metas.append((meta, payload))
-        for meta, payload in sorted(metas, key=lambda m: (m[0]["created"], m[0]["seq"])):
+                metas.append((key, meta, payload))
+        for _, meta, payload in sorted(metas, key=lambda m: m[0]):
             store._checkpoints[meta["id"]] = _Checkpoint(
                 id=meta["id"],
-                label=meta["label"],
-                names=meta["names"],
-                absent=meta["absent"],
+                label=meta.get("label", ""),
+                names=meta.get("names", []),
+                absent=meta.get("absent", []),
                 created=meta["created"],
                 spill_path=payload,
                 not_spilled=meta.get("not_spilled", []),
+                seq=int(meta["seq"]),
             )
+        store._seq = 1 + max((c.seq for c in store._checkpoints.values()), default=-1)
         return store
 
     def save(self, names: str | list[str], label: str = "", *, copy: bool | str = "auto") -> str:
@@ -390,18 +468,20 @@ class CheckpointStore:
             raise TypeError(f"label must be a string, got {type(label).__name__}")
         snapshots: dict[str, Any] = {}
         by_object: dict[int, Any] = {}  # names bound to one object share one snapshot
+        size = 0
         for name in names:
             if name not in self.namespace:
                 continue
             obj = self.namespace[name]
             if id(obj) not in by_object:
                 try:
-                    by_object[id(obj)] = _snapshot(obj, copy, self.copy_below, self.verify_below)
+                    by_object[id(obj)], nbytes = _snapshot(obj, copy, self.copy_below, self.verify_below)
                 except Exception as error:
                     raise TypeError(
                         f"cannot copy {name!r} ({type(obj).__name__}): {error}; save it with "
                         "copy='auto' or copy=False to keep a reference"
                     ) from error
+                size += nbytes
             snapshots[name] = by_object[id(obj)]
         checkpoint = _Checkpoint(
             id=f"cp-{uuid.uuid4().hex[:10]}",
@@ -410,9 +490,11 @@ class CheckpointStore:
             absent=[n for n in names if n not in self.namespace],
             created=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             snapshots=snapshots,
+            seq=self._seq,
         )
+        self._seq += 1
         if self.spill_dir is not None:
-            self._spill(checkpoint)
+            self._start_spill(checkpoint, size)
         self._checkpoints[checkpoint.id] = checkpoint
         return checkpoint.id
 
@@ -427,16 +509,22 @@ class CheckpointStore:
 
     def list(self) -> list[dict[str, Any]]:
         """JSON-safe descriptions, oldest first: id, label, names, absent, created,
-        bytes_copied, references, unverified, spilled, intact (quick sampled check)."""
+        bytes_copied, references, unverified, spilled, spill_note, intact (quick sampled check)."""
         return [c.info() for c in self._checkpoints.values()]
 
     def discard(self, checkpoint_id: str) -> None:
         """Forget a checkpoint and delete its spilled files."""
         checkpoint = self._get(checkpoint_id)
         del self._checkpoints[checkpoint_id]
+        if checkpoint.spilling is not None and not checkpoint.spilling.cancel():
+            checkpoint.spilling.result()  # being written: let it finish, then delete it
         if checkpoint.spill_path is not None:
             checkpoint.spill_path.unlink(missing_ok=True)
             checkpoint.spill_path.with_suffix(".json").unlink(missing_ok=True)
+
+    def flush(self) -> None:
+        """Wait until every spill started so far is written (or has failed)."""
+        _wait_all([c.spilling for c in self._checkpoints.values() if c.spilling is not None])
 
     def __len__(self) -> int:
         return len(self._checkpoints)
@@ -460,19 +548,22 @@ class CheckpointStore:
             return {}
         if checkpoint.snapshots:
             changed = [n for n, s in checkpoint.snapshots.items() if not s.intact()]
-            if changed and checkpoint.spill_path is None:
-                raise CheckpointError(
-                    f"checkpoint {checkpoint.id!r} ({checkpoint.label}) held {changed} by "
-                    "reference and their values were changed in place since; restoring would "
-                    "bring back wrong values. Save with copy=True before steps that modify data "
-                    "in place."
-                )
             if not changed:
                 by_snapshot: dict[int, Any] = {}  # one value per snapshot keeps aliases aliased
                 for snapshot in checkpoint.snapshots.values():
                     if id(snapshot) not in by_snapshot:
                         by_snapshot[id(snapshot)] = snapshot.value_now()
                 return {n: by_snapshot[id(s)] for n, s in checkpoint.snapshots.items()}
+            if checkpoint.spilling is not None:
+                checkpoint.spilling.result()
+            if checkpoint.spill_path is None:
+                on_disk = f" Its copy on disk is missing: {checkpoint.spill_note}." if checkpoint.spill_note else ""
+                raise CheckpointError(
+                    f"checkpoint {checkpoint.id!r} ({checkpoint.label}) held {changed} by "
+                    "reference and their values were changed in place since; restoring would "
+                    "bring back wrong values. Save with copy=True before steps that modify data "
+                    f"in place.{on_disk}"
+                )
         return self._read_spilled(checkpoint)
 
     def _read_spilled(self, checkpoint: _Checkpoint) -> dict[str, Any]:
@@ -482,45 +573,149 @@ class CheckpointStore:
                 "(they could not be pickled when it was saved)"
             )
         with open(checkpoint.spill_path, "rb") as f:
-            return pickle.load(f)
+            values = pickle.load(f)
+        rebuilt: dict[int, Any] = {}  # aliases pickle as one object: rebuild it once
+        for value in values.values():
+            if id(value) not in rebuilt:
+                rebuilt[id(value)] = value.rebuild() if isinstance(value, _FrameParts) else value
+        return {name: rebuilt[id(value)] for name, value in values.items()}
 
-    def _spill(self, checkpoint: _Checkpoint) -> None:
-        """Write the save-time values to disk (protocol 5), skipping what cannot be pickled."""
-        values = {
-            name: snapshot.value_now() if snapshot.kind == "reference" else snapshot.value
-            for name, snapshot in checkpoint.snapshots.items()
-        }
+    def _start_spill(self, checkpoint: _Checkpoint, size: int) -> None:
+        """Spill the save-time values, in the background unless told otherwise."""
+        if self.spill_limit is not None and size > self.spill_limit:
+            checkpoint.spill_note = (f"kept in memory only: {_mib(size)} of variables, above the "
+                                     f"{_mib(self.spill_limit)} spill limit")
+            return
+        if self.spill_budget is not None:
+            self._make_room(size)
+        by_snapshot = {id(s): _spill_value(s) for s in checkpoint.snapshots.values()}
+        values = {name: by_snapshot[id(s)] for name, s in checkpoint.snapshots.items()}
+        if not self.spill_in_background:
+            self._spill(checkpoint, values)
+            return
+        if self._spiller is None:
+            self._spiller = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernel_tools-spill",
+                                               initializer=_yield_the_cpu)
+        checkpoint.spilling = self._spiller.submit(self._spill, checkpoint, values)
+
+    def _make_room(self, size: int) -> None:
+        """Drop the oldest spilled files until ``size`` more bytes fit in ``spill_budget`` (their
+        checkpoints stay restorable from memory; the newest ones matter most after a crash)."""
+        spilled = []
+        for c in self._checkpoints.values():  # oldest first; skip spills still being written
+            if c.spill_path is not None and (c.spilling is None or c.spilling.done()):
+                try:
+                    spilled.append((c, c.spill_path.stat().st_size))
+                except OSError:
+                    continue
+        total = sum(n for _, n in spilled) + size
+        for checkpoint, nbytes in spilled:
+            if total <= self.spill_budget:
+                return
+            if checkpoint.snapshots:  # a reloaded checkpoint has nothing else: keep it
+                path, checkpoint.spill_path = checkpoint.spill_path, None
+                path.unlink(missing_ok=True)
+                path.with_suffix(".json").unlink(missing_ok=True)
+                checkpoint.spill_note = (f"dropped from disk to keep this kernel's spills under "
+                                         f"{_mib(self.spill_budget)}")
+                total -= nbytes
+
+    def _spill(self, checkpoint: _Checkpoint, values: dict[str, Any]) -> None:
+        """Write the values to disk (protocol 5), skipping what cannot be pickled. Never raises:
+        a spill that fails leaves the checkpoint in memory, with the reason in ``spill_note``."""
         path = self.spill_dir / f"{checkpoint.id}.pkl"
         tmp = path.with_suffix(".pkl.tmp")
-        not_spilled = []
         try:
-            _write_pickle(tmp, values)
-        except Exception:  # find what cannot be pickled, write the rest
-            for name in list(values):
+            self.spill_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            not_spilled = _write_spill(tmp, values, self.spill_limit)
+            # a write into a referenced array while it was pickled would make the copy wrong
+            unique = {id(s): (n, s) for n, s in checkpoint.snapshots.items()}.values()
+            changed = [n for n, s in unique if s.kind == "reference" and not s.intact()]
+            if changed:
+                checkpoint.spill_note = f"not kept on disk: {changed} changed in place while being written"
+                return
+            os.replace(tmp, path)
+            meta = {"id": checkpoint.id, "label": checkpoint.label, "names": checkpoint.names,
+                    "absent": checkpoint.absent, "created": checkpoint.created, "seq": checkpoint.seq,
+                    "not_spilled": not_spilled}
+            _write_private(path.with_suffix(".json.tmp"), json.dumps(meta).encode())
+            os.replace(path.with_suffix(".json.tmp"), path.with_suffix(".json"))
+            checkpoint.not_spilled = not_spilled
+            checkpoint.spill_path = path
+        except _TooLarge:
+            checkpoint.spill_note = (f"kept in memory only: larger than the {_mib(self.spill_limit)} "
+                                     "spill limit once pickled")
+        except Exception as error:  # disk full, unwritable folder...
+            checkpoint.spill_note = f"not kept on disk: {type(error).__name__}: {error}"
+        finally:
+            for leftover in (tmp, path.with_suffix(".json.tmp")):
                 try:
-                    pickle.dumps(values[name], protocol=5, buffer_callback=lambda b: None)
-                except Exception:
-                    not_spilled.append(name)
-                    del values[name]
-            _write_pickle(tmp, values)
-        os.replace(tmp, path)
-        checkpoint.spill_path = path
-        checkpoint.not_spilled = not_spilled
-        meta = {
-            "id": checkpoint.id,
-            "label": checkpoint.label,
-            "names": checkpoint.names,
-            "absent": checkpoint.absent,
-            "created": checkpoint.created,
-            "seq": len(self._checkpoints),
-            "not_spilled": not_spilled,
-        }
-        path.with_suffix(".json").write_text(json.dumps(meta))
+                    leftover.unlink(missing_ok=True)
+                except OSError:
+                    pass
+            if checkpoint.spill_path is None:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
 
-def _write_pickle(path: Path, value: Any) -> None:
-    with open(path, "wb") as f:
-        pickle.dump(value, f, protocol=5)
+def _yield_the_cpu() -> None:
+    """Let the spill thread give way to the user's cells when CPUs are busy (Linux, where a
+    thread's niceness is its own)."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except OSError:
+            pass
+
+
+class _LimitedWriter:
+    """A file that refuses to grow past ``limit`` bytes (None: no limit)."""
+
+    def __init__(self, file: Any, limit: int | None):
+        self.file = file
+        self.limit = limit
+        self.written = 0
+
+    def write(self, data: Any) -> int:
+        self.written += memoryview(data).nbytes
+        if self.limit is not None and self.written > self.limit:
+            raise _TooLarge(self.written)
+        return self.file.write(data)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write a file only its owner can read (0600, whatever the umask)."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+        f.write(data)
+
+
+def _write_spill(path: Path, values: dict[str, Any], limit: int | None) -> list[str]:
+    """Pickle ``values`` to ``path`` (owner-only); returns the names left out as unpicklable."""
+    def write(chosen: dict[str, Any]) -> None:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+            pickle.dump(chosen, _LimitedWriter(f, limit), protocol=5)
+
+    try:
+        write(values)
+        return []
+    except _TooLarge:
+        raise
+    except Exception:  # find what cannot be pickled, write the rest
+        not_spilled = []
+        for name, value in values.items():
+            try:
+                pickle.dumps(value, protocol=5, buffer_callback=lambda b: None)
+            except Exception:
+                not_spilled.append(name)
+        write({n: v for n, v in values.items() if n not in not_spilled})
+        return not_spilled
+
+
+def _mib(size: float | None) -> str:
+    mib = (size or 0) / 2**20
+    return f"{mib:,.2f} MiB" if mib < 10 else f"{mib:,.0f} MiB"
 
 
 def _check_names(names: str | list[str]) -> list[str]:
@@ -547,24 +742,110 @@ def _ipython_namespace() -> dict[str, Any]:
     return shell.user_ns
 
 
+# --- the kernel's default store ----------------------------------------------------------------
+
+SPILL_ENV = "KERNEL_TOOLS_SPILL_DIR"
+SPILL_LIMIT_ENV = "KERNEL_TOOLS_SPILL_LIMIT"
+SPILL_BUDGET_ENV = "KERNEL_TOOLS_SPILL_BUDGET"
+KEEP_SPILLED_DAYS = 7  # other kernels' spill folders untouched this long are removed
+_OFF = {"off", "0", "false", "no", "none"}
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
 _default_store: CheckpointStore | None = None
 
 
-SPILL_ENV = "KERNEL_TOOLS_SPILL_DIR"
+def spill_settings(environ: dict[str, str] | None = None) -> tuple[Path | None, int | None, int | None]:
+    """Where the kernel's default store spills checkpoints, the size limit per checkpoint and
+    the budget of all its spilled files together (None: no limit), from the environment.
+
+    ``KERNEL_TOOLS_SPILL_DIR``: a folder, or ``off`` to keep checkpoints in memory only. Unset,
+    a folder per kernel in the user's cache directory (e.g. ``~/.cache/kernel_tools/checkpoints/
+    kernel-<id>``): private to the user (unlike the system temp dir) and kept across restarts
+    of that kernel, which is what lets an undo work after the kernel died. Outside a Jupyter
+    kernel nothing would restart and find it, so nothing is spilled unless the variable says so.
+    ``KERNEL_TOOLS_SPILL_LIMIT`` (default 512 MiB; larger checkpoints stay in memory only) and
+    ``KERNEL_TOOLS_SPILL_BUDGET`` (default 2 GiB; the oldest spills are dropped first): bytes or
+    a size such as ``512MiB`` / ``2GiB``, or ``none``.
+    """
+    env = os.environ if environ is None else environ
+    raw_dir = (env.get(SPILL_ENV) or "").strip()
+    if raw_dir.lower() in _OFF:
+        spill_dir = None
+    else:
+        key = _kernel_key()
+        spill_dir = Path(raw_dir).expanduser() if raw_dir else (_spill_root() / key if key else None)
+    return (spill_dir, _size_from(env, SPILL_LIMIT_ENV, DEFAULT_SPILL_LIMIT),
+            _size_from(env, SPILL_BUDGET_ENV, DEFAULT_SPILL_BUDGET))
+
+
+def _size_from(env: dict[str, str], name: str, default: int) -> int | None:
+    raw = (env.get(name) or "").strip().lower().replace(" ", "")
+    if not raw:
+        return default
+    if raw in _OFF:
+        return None
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]*)", raw)
+    if match is None or match.group(2) not in _UNITS:
+        raise ValueError(f"{name} must be a size such as 536870912, 512MiB or 2GiB (or none), "
+                         f"not {env.get(name)!r}")
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def _spill_root() -> Path:
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:  # kernel_tools alone: the XDG location
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernel_tools" / "checkpoints"
+    return Path(user_cache_dir("kernel_tools")) / "checkpoints"
+
+
+def _kernel_key() -> str | None:
+    """The kernel's connection-file name (the same after a restart); None outside a kernel."""
+    try:
+        from ipykernel.kernelapp import IPKernelApp
+    except ImportError:
+        return None
+    if not IPKernelApp.initialized():
+        return None
+    name = Path(IPKernelApp.instance().connection_file or "").stem
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or None
+
+
+def _prune_spilled(root: Path, keep: Path, older_than_s: float) -> None:
+    """Remove other kernels' spill folders nobody wrote to for ``older_than_s`` seconds."""
+    cutoff = time.time() - older_than_s
+    try:
+        folders = [f for f in root.iterdir() if f.is_dir() and f != keep]
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            newest = max((p.stat().st_mtime for p in folder.iterdir()), default=folder.stat().st_mtime)
+            if newest < cutoff:
+                shutil.rmtree(folder)
+        except OSError:
+            continue
 
 
 def store() -> CheckpointStore:
     """The kernel's default store, on the IPython user namespace (created on first use).
 
-    When the kernel's environment names a directory in ``KERNEL_TOOLS_SPILL_DIR``, every
-    checkpoint is also written there, and the store of a restarted kernel starts with the
-    checkpoints spilled before (so an undo still works after the kernel died)."""
+    It spills checkpoints to disk as :func:`spill_settings` says (by default up to 512 MiB each
+    and 2 GiB in all, in a per-kernel folder of the user's cache directory), and the store of a restarted kernel
+    starts with the checkpoints spilled before, so an undo still works after the kernel died.
+    Spilling never makes a save fail."""
     global _default_store
     namespace = _ipython_namespace()
     if _default_store is None or _default_store.namespace is not namespace:
-        spill_dir = os.environ.get(SPILL_ENV) or None
-        if spill_dir is not None and Path(spill_dir).is_dir():
-            _default_store = CheckpointStore.load(spill_dir, namespace)
-        else:
-            _default_store = CheckpointStore(namespace, spill_dir=spill_dir)
+        spill_dir, limit, budget = spill_settings()
+        if spill_dir is not None and not os.environ.get(SPILL_ENV):
+            _prune_spilled(spill_dir.parent, spill_dir, KEEP_SPILLED_DAYS * 86400)
+        options = {"spill_limit": limit, "spill_budget": budget}
+        _default_store = CheckpointStore(namespace, spill_dir=spill_dir, **options)
+        if spill_dir is not None and spill_dir.is_dir():  # a restarted kernel: what it spilled before
+            try:
+                _default_store = CheckpointStore.load(spill_dir, namespace, **options)
+            except OSError:  # unreadable: start empty, spill as we go
+                pass
     return _default_store

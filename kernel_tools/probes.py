@@ -7,7 +7,6 @@ user expression cannot pass it in without naming it.
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
@@ -52,8 +51,6 @@ def sample_rows_json(name: str, n: int = 5) -> str:
 # The frames each checkpoint started from, so the post-step checks can compare before/after
 # without another copy (transforms never mutate their input). Kernel-process state only.
 _BEFORE: dict[str, dict[str, Any]] = {}
-_NEW: dict[str, list[str]] = {}  # checkpoints of steps that only create names
-_COUNTER = itertools.count(1)
 
 
 def _frame(namespace: dict[str, Any], name: str) -> Any:
@@ -128,11 +125,9 @@ def checkpoint_save_json(names: list[str], label: str) -> str:
 
     namespace = _user_namespace()
     present = {n: namespace[n] for n in names if n in namespace}
-    if present:
-        checkpoint_id = store().save(list(names), label)
-    else:  # nothing to snapshot: only remember what the step will create
-        checkpoint_id = f"new-{next(_COUNTER)}"
-        _NEW[checkpoint_id] = list(names)
+    # a store checkpoint even when every name is new (its restore unbinds them): it is spilled to
+    # disk like the others, so an undo to it still works in a restarted kernel
+    checkpoint_id = store().save(list(names), label)
     _BEFORE[checkpoint_id] = present
     return json.dumps({"id": checkpoint_id, "saved": sorted(present)})
 
@@ -141,17 +136,13 @@ def checkpoint_restore_json(checkpoint_id: str) -> str:
     """Put the snapshot back; the names the checkpointed step created are unbound."""
     from kernel_tools.checkpoints import store
 
-    if checkpoint_id in _NEW:
-        namespace = _user_namespace()
-        return json.dumps({"restored": [n for n in _NEW[checkpoint_id] if namespace.pop(n, None) is not None]})
     return json.dumps({"restored": list(store().restore(checkpoint_id))})
 
 
 def checkpoint_discard_json(checkpoint_id: str) -> str:
     from kernel_tools.checkpoints import store
 
-    if _NEW.pop(checkpoint_id, None) is None:
-        store().discard(checkpoint_id)
+    store().discard(checkpoint_id)
     _BEFORE.pop(checkpoint_id, None)
     return json.dumps({"discarded": checkpoint_id})
 

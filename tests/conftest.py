@@ -3,9 +3,17 @@ extension enabled, and the fixtures every server test of the co-pilot uses."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# Kernels spill checkpoints to the user's cache by default: the kernels tests start inherit a
+# cache of their own, removed when the run ends, so a test run leaves nothing in ~/.cache.
+_CACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE.name
 
 
 @pytest.fixture

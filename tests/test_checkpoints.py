@@ -111,6 +111,7 @@ def test_spill_protects_a_reference_snapshot_against_cell_writes(tmp_path):
     ns = {"df": frame}
     store = CheckpointStore(ns, spill_dir=tmp_path, copy_below=0)
     cp = store.save("df")
+    store.flush()  # once on disk, the spill holds the save-time values
     frame.loc[3, "x"] = 99.0
     store.restore(cp)
     pd.testing.assert_frame_equal(ns["df"], expected)
@@ -146,6 +147,7 @@ def test_restore_absent_names_with_spill_dir(tmp_path, reload):
     store = CheckpointStore(ns, spill_dir=tmp_path)
     cp_none = store.save(["model", "report"], "before fit")
     cp_some = store.save(["df", "train"], "before split")
+    store.flush()
     if reload:
         ns = {"df": expected.iloc[:3].copy()}
         store = CheckpointStore.load(tmp_path, namespace=ns)
@@ -236,7 +238,8 @@ def test_spill_and_reload_in_a_new_store(tmp_path):
     store = CheckpointStore(ns, spill_dir=tmp_path)
     cp_df = store.save(["df", "params"], "clean")
     cp_gen = store.save(["gen", "later"], "with generator")
-    assert store.list()[0]["spilled"] is True
+    store.flush()
+    assert store.list()[0]["spilled"] is True and store.list()[0]["spill_note"] is None
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [f"{cp_df}.pkl", f"{cp_df}.json", f"{cp_gen}.pkl", f"{cp_gen}.json"]
     )
@@ -284,8 +287,10 @@ def test_default_namespace_needs_ipython():
         checkpoints.store()
 
 
-def test_default_store_lives_on_the_ipython_namespace():
+def test_default_store_lives_on_the_ipython_namespace(monkeypatch, tmp_path):
     from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # where it spills by default
 
     shell = InteractiveShell.instance()
     try:

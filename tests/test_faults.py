@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 
 import pytest
+import tornado.httpclient
 
 import test_engine_claude as tec
 import test_server_sessions as tss
@@ -86,11 +88,12 @@ async def test_kernel_interrupted_mid_step_fails_the_step_and_keeps_the_session(
 
 
 async def test_kernel_death_mid_step_fails_the_step_and_spilled_checkpoints_restore_after_restart(tmp_path, monkeypatch):
-    spill = tmp_path / "spill"
-    spill.mkdir()
-    monkeypatch.setenv("KERNEL_TOOLS_SPILL_DIR", str(spill))  # the kernel inherits it
+    # checkpoints spill by default, to a per-kernel folder of the user's cache (the kernel inherits this)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)
     host = await start_host(tmp_path, FRAME)
     host.timeout = 8.0  # how long the host waits for a kernel that stopped answering
+    spill = tmp_path / "cache" / "kernel_tools" / "checkpoints" / Path(host._km.connection_file).stem
     try:
         coord, session = coordinator(tmp_path, host)
         step = with_custom_step(session, "df = df.drop(columns=['age'])\nimport os, time\ntime.sleep(1.5)\nos._exit(1)")
@@ -280,3 +283,20 @@ async def test_a_probe_into_a_kernel_that_dies_fails_fast(jp_fetch, jp_serverapp
     with pytest.raises(KernelDiedError, match="the kernel died"):
         await bridge.evaluate_expression("doomed.ipynb", "__import__('os')._exit(1)")
     assert loop.time() - started < 15
+
+
+async def test_the_frames_endpoint_answers_503_naming_a_kernel_that_died(jp_fetch, jp_serverapp):
+    """The panel's REST probes say the kernel died (503, retry later) rather than a bare 500."""
+    kernel_id = await tss.start_notebook_kernel(jp_fetch, "dies.ipynb")
+    client = tss.kernel_client(jp_serverapp, kernel_id, "test")
+    try:  # the user's own code makes the next probe take the kernel down
+        await client.wait_for_ready(timeout=60)
+        reply = await client.execute_interactive(
+            "import os, kernel_tools.probes as p\np.frames_json = lambda: os._exit(1)", timeout=60)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        client.stop_channels()
+    with pytest.raises(tornado.httpclient.HTTPClientError) as caught:
+        await jp_fetch("dcpilot", "api", "frames", params={"path": "dies.ipynb"})
+    assert caught.value.code == 503
+    assert "the kernel died" in caught.value.response.body.decode()

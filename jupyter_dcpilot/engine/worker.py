@@ -186,6 +186,7 @@ class Worker:
         if function is not None and function not in PUBLIC:
             step.error = f"{function!r} is not a kernel_tools function"
             return "failed"
+        await self._check_imports()
         source = self.code(step, function, params)
         if source is None:
             step.note = "kept as is: nothing to run"
@@ -249,6 +250,15 @@ class Worker:
             source = self.code(step, function, params) or source
         step.error = f"{last_error['ename']}: {last_error['evalue']}" if last_error else "failed"
         return "failed"
+
+    async def _check_imports(self) -> None:
+        """Import kernel_tools again in the next cell if the kernel lost the names (a kernel
+        restarted after it died, or an undo back to before the cell that imported them)."""
+        if not self.session.variables.get("imports"):
+            return
+        bound = await probe(self.kernel, "frame_info_json", ["kt", "pd"])
+        if not all(bound.get(name) for name in ("kt", "pd")):
+            self.session.variables["imports"] = False
 
     async def _run(self, step: Step, source: str) -> CellResult:
         meta = {"dcpilot": {"step": step.id, "checkpoint": step.checkpoint_id,

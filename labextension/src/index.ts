@@ -4,12 +4,14 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { FramesModel } from './model';
 import { NotebookBridge } from './bridge';
 import { DataPilotPanel } from './panel';
 import { SessionModel } from './session';
+import { connectSettings } from './settings';
 import { serverSessions } from './sessionApi';
 
 /** Command ids. */
@@ -25,48 +27,72 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'A data-centric co-pilot: the DataFrames of the active notebook, diagnosed.',
   autoStart: true,
   requires: [INotebookTracker, ILabShell],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     labShell: ILabShell,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null
   ) => {
     const model = new FramesModel();
     const bridge = new NotebookBridge(tracker, notebook => labShell.activateById(notebook.id));
     const copilot = new SessionModel(serverSessions, bridge);
     void copilot.loadStatus();
+    settingRegistry
+      ?.load(plugin.id)
+      .then(settings => connectSettings(copilot, settings))
+      .catch(reason => console.warn('jupyter-dcpilot: the co-pilot settings could not be loaded', reason));
     const panel = new DataPilotPanel(model, copilot);
     labShell.add(panel, 'right', { rank: 600 });
 
-    // The kernel is found through the server's session for the notebook, so ask with the
-    // session's own path: it can lag behind the document's after a rename done elsewhere.
-    const follow = () => {
+    // The co-pilot's session belongs to the notebook file (the server moves it when the file
+    // is renamed), and the server finds the notebook's kernel by its kernel session's path.
+    // JupyterLab can leave that path on an old name (a notebook renamed while its kernel was
+    // starting, e.g. "Untitled.ipynb"): align it with the file first, so both agree.
+    let followed: NotebookPanel | null = null;
+    const follow = async () => {
       const current = tracker.currentWidget;
-      const path = current
-        ? (current.sessionContext.session?.path ?? current.context.path)
-        : null;
-      void model.setNotebook(path, current?.context.localPath.split('/').pop());
+      const path = current ? current.context.localPath : null;
+      const session = current?.sessionContext.session;
+      if (session && path !== null && session.path !== path) {
+        try {
+          await session.setPath(path);
+        } catch (reason) {
+          console.warn('jupyter-dcpilot: could not give the kernel session the notebook path', reason);
+        }
+        if (tracker.currentWidget !== current) {
+          return; // another notebook became current meanwhile: its own follow runs
+        }
+      }
+      const label = path?.split('/').pop();
+      if (current && current === followed && path !== null && path !== model.path) {
+        void model.rename(path, label); // the same notebook, renamed: keep the selected frame
+      } else {
+        void model.setNotebook(path, label);
+      }
+      followed = current;
       void copilot.follow(path);
     };
-    tracker.currentChanged.connect(follow);
+    tracker.currentChanged.connect(() => void follow());
     tracker.widgetAdded.connect((_, widget) => {
       // the path changes when a notebook is renamed
       widget.context.pathChanged.connect(() => {
         if (tracker.currentWidget === widget) {
-          follow();
+          void follow();
         }
       });
-      // the kernel session's own path follows a rename a moment after the document's
+      // the kernel session's path moved (a rename, or another client): realign, and ask the
+      // kernel again (a lookup by the new name may have failed while the path lagged)
       widget.sessionContext.propertyChanged.connect((_, property) => {
         if (property === 'path' && tracker.currentWidget === widget) {
-          follow();
+          void follow().then(() => model.refresh());
         }
       });
       // a fresh kernel has no frames until a cell runs; also covers kernel restarts
       widget.sessionContext.sessionChanged.connect(() => {
         if (tracker.currentWidget === widget) {
-          follow();
+          void follow();
         }
       });
       widget.sessionContext.kernelChanged.connect(() => {
@@ -75,7 +101,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
       });
     });
-    follow();
+    void follow();
 
     let timer: number | undefined;
     NotebookActions.executed.connect((_, { notebook }) => {
@@ -92,7 +118,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption: 'Show the DataFrames of the active notebook and their profile',
       execute: () => {
         labShell.activateById(panel.id);
-        follow();
+        void follow();
         void model.refresh();
       }
     });

@@ -75,6 +75,14 @@ export class FramesModel {
     await this.refresh();
   }
 
+  /** The same notebook under a new name (renamed or moved): keep its frames and selection. */
+  async rename(path: string, label?: string): Promise<void> {
+    this._path = path;
+    this._label = label ?? path.split('/').pop() ?? path;
+    this._changed.emit();
+    await this.refresh();
+  }
+
   /** Ask the kernel again which frames exist; keep the selection if it still does. */
   async refresh(): Promise<void> {
     const path = this._path;

@@ -157,17 +157,23 @@ function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX
   const profile = frames.profile;
   const conflict = copilot.conflict;
   const showForm = !mine || copilot.restarting;
+  // the saved settings, then the last start's; a saved Claude planner the server cannot offer
+  // (no API key) falls back to the rules
+  const claudeReady = !copilot.status || copilot.status.planners.includes('claude');
+  const defaults = claudeReady || copilot.defaults.planner !== 'claude'
+    ? copilot.defaults
+    : { ...copilot.defaults, planner: 'rules' as const };
   return (
     <div className="jp-dcpilot-copilot">
       {showForm && frame && profile && (
         <StartForm
-          key={`${path}:${frame}`}
+          key={`${path}:${frame}:${JSON.stringify(defaults)}`}
           frame={frame}
           path={frames.path ?? path}
           profile={profile}
           disabled={copilot.running && !mine}
           status={copilot.status}
-          initial={copilot.lastOptions}
+          initial={{ ...defaults, ...copilot.lastOptions }}
           replacing={mine}
           onStart={options => void copilot.start(options)}
           onCancel={mine ? () => copilot.setRestarting(false) : undefined}

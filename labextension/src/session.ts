@@ -56,6 +56,10 @@ export class SessionModel {
   get changed(): ISignal<this, void> {
     return this._changed;
   }
+  /** Emitted with the options of every start the expert asks for (JupyterLab saves them). */
+  get started(): ISignal<this, IStartOptions> {
+    return this._started;
+  }
   get session(): ISession | null {
     return this._session;
   }
@@ -93,6 +97,10 @@ export class SessionModel {
   /** What the server can do: planners, default model (null until known or on an old server). */
   get status(): IStatus | null {
     return this._status;
+  }
+  /** The settings a new session starts from (the user's saved settings, once loaded). */
+  get defaults(): Partial<IStartOptions> {
+    return this._defaults;
   }
   /** The options of the last start, so a new session begins with the same settings. */
   get lastOptions(): IStartOptions | null {
@@ -166,6 +174,10 @@ export class SessionModel {
     }
     this._path = next;
     const ticket = ++this._ticket;
+    if (next !== null && this._session?.path.replace(/^\//, '') === next) {
+      this._changed.emit(); // the server moved the session with its renamed notebook: keep it
+      return;
+    }
     this.dispose();
     this._session = null;
     this._error = null;
@@ -184,6 +196,12 @@ export class SessionModel {
       this._restarting = false;
       await this._rejoin(this._path, ++this._ticket);
     }
+  }
+
+  /** Take the settings new sessions start from (loaded, or edited in the Settings Editor). */
+  setDefaults(defaults: Partial<IStartOptions>): void {
+    this._defaults = { ...defaults };
+    this._changed.emit();
   }
 
   /** Show the start form to replace the live session (or hide it again). */
@@ -236,6 +254,7 @@ export class SessionModel {
    */
   async start(options: IStartOptions): Promise<void> {
     this._lastOptions = options;
+    this._started.emit(options);
     this._conflict = null;
     const session = await this._call(
       () => this.source.start(options),
@@ -308,6 +327,9 @@ export class SessionModel {
       }
       case 'transcript':
         s.transcript.push(message.entry);
+        break;
+      case 'renamed': // the notebook was renamed or moved: the session followed it
+        s.path = String(message.path);
         break;
     }
     this._noteRunning();
@@ -464,6 +486,7 @@ export class SessionModel {
   private _ticket = 0;
   private _status: IStatus | null = null;
   private _lastOptions: IStartOptions | null = null;
+  private _defaults: Partial<IStartOptions> = {};
   private _conflict: IStartOptions | null = null;
   private _restarting = false;
   private _interrupting = false;
@@ -475,6 +498,7 @@ export class SessionModel {
   private _socket: IEventSocket | null = null;
   private _timer: number | undefined;
   private _changed = new Signal<this, void>(this);
+  private _started = new Signal<this, IStartOptions>(this);
 }
 
 function describe(reason: unknown): string {

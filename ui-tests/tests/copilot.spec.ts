@@ -139,5 +139,30 @@ test.describe('Data co-pilot session', () => {
     await expect(panel.locator('.jp-dcpilot-session')).toBeVisible({ timeout: 30000 });
     await expect(panel.locator('.jp-dcpilot-session .jp-dcpilot-step').first()).toBeVisible();
     await expect(panel.locator('.jp-dcpilot-start')).toHaveCount(0);
+
+    // a renamed notebook keeps its session: the server moves it, the panel stays on it
+    await panel.locator('.jp-dcpilot-frame[data-frame="df"]').click();
+    await expect(panel.locator('[data-profile="df"]')).toBeVisible({ timeout: 30000 });
+    const steps = await panel.locator('.jp-dcpilot-session .jp-dcpilot-step').count();
+    expect(await page.contents.renameFile(`${tmpPath}/copilot.ipynb`, `${tmpPath}/renamed.ipynb`)).toBe(true);
+    await expect(panel.locator('.jp-dcpilot-section-title').first()).toHaveText('DataFrames in renamed.ipynb', {
+      timeout: 30000
+    });
+    await expect(panel.locator('.jp-dcpilot-last')).toContainText('renamed from', { timeout: 30000 });
+    await expect(panel.locator('.jp-dcpilot-session .jp-dcpilot-step')).toHaveCount(steps);
+    await expect(panel.locator('.jp-dcpilot-start')).toHaveCount(0);
+    await expect(leakCard).toBeVisible(); // the reopened question is still there to answer
+    await expect(panel.locator('[data-profile="df"]')).toBeVisible(); // and the frame still selected
+    const listed = await page.evaluate(async path => {
+      const settings = window.jupyterapp.serviceManager.serverSettings;
+      const url = `${settings.baseUrl}dcpilot/api/sessions?path=${encodeURIComponent(path)}`;
+      const init = { headers: { Authorization: `token ${settings.token}` } };
+      return (await (await fetch(url, init)).json()).sessions.length;
+    }, `${tmpPath}/copilot.ipynb`);
+    expect(listed).toBe(0);
+    await page.screenshot({ path: 'test-results/renamed.png' });
+    // and it carries on in the renamed notebook: approving runs the step's cell there
+    await leakCard.locator('.jp-dcpilot-approve').click();
+    await expect(dropCell.locator('.jp-OutputArea-output').first()).toBeVisible({ timeout: 120000 });
   });
 });

@@ -50,5 +50,24 @@ test.describe('Data co-pilot progress', () => {
     const last = (await page.notebook.getCellCount()) - 1;
     await page.notebook.runCell(last, true);
     expect((await page.notebook.getCellTextOutput(last))?.join('').trim()).toBe('(60000, 7)');
+
+    // the approval policy chosen above is still chosen after a reload (JupyterLab's settings);
+    // what may be sent to an LLM starts again from "schema only"
+    await page.reload({ waitForIsReady: false }); // the restored layout has no launcher to wait for
+    await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60000 });
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('dcpilot:open');
+    });
+    const reloaded = page.locator('#jp-dcpilot-panel');
+    await reloaded.locator('.jp-dcpilot-frame[data-frame="df"]').click({ timeout: 60000 });
+    await reloaded.locator('.jp-dcpilot-new').click({ timeout: 60000 });
+    const again = reloaded.locator('.jp-dcpilot-start');
+    await expect(again).toBeVisible({ timeout: 30000 });
+    await again.locator('summary').click();
+    await expect(again.locator('select[name="approve"]')).toHaveValue('recommended');
+    await expect(again.locator('select[name="planner"]')).toHaveValue('rules');
+    await expect(again.locator('select[name="share"]')).toHaveValue('schema');
+    await expect(again.locator('.jp-dcpilot-settings-summary')).toContainText('take the recommended option');
+    await page.screenshot({ path: 'test-results/settings-after-reload.png' });
   });
 });

@@ -54,5 +54,15 @@ test.describe('Data co-pilot panel', () => {
     expect(brightness(colors.background)).toBeLessThan(100);
     expect(brightness(colors.text)).toBeGreaterThan(150);
     await page.screenshot({ path: 'test-results/panel-dark.png' });
+    await page.theme.setLightTheme();
+
+    // the start form's remembered settings are JupyterLab settings: the Settings Editor shows them
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('settingeditor:open', { query: 'Data co-pilot' });
+    });
+    const editor = page.locator('.jp-SettingsPanel, .jp-SettingsEditor').first();
+    await expect(editor.getByText('Approval policy').first()).toBeVisible({ timeout: 30000 });
+    await expect(editor.getByText('Planner', { exact: true }).first()).toBeVisible();
+    await page.screenshot({ path: 'test-results/settings-editor.png' });
   });
 });

@@ -75,6 +75,18 @@ describe('FramesView', () => {
     );
   });
 
+  it('keeps the selected frame when the notebook is renamed, and asks under the new name', async () => {
+    const source = fakeSource(frames);
+    const model = new FramesModel(source);
+    await model.setNotebook('analysis.ipynb');
+    await model.select('patients');
+    await model.rename('work/final.ipynb');
+    expect([model.path, model.label, model.selected]).toEqual(['work/final.ipynb', 'final.ipynb', 'patients']);
+    expect(source.calls.slice(-2)).toEqual(['frames:work/final.ipynb', 'profile:work/final.ipynb:patients']);
+    await model.setNotebook('other.ipynb'); // another notebook: nothing selected there
+    expect(model.selected).toBeNull();
+  });
+
   it('says so when there is no notebook, no frame or an error', async () => {
     const empty = new FramesModel(fakeSource([]));
     const { unmount } = render(<FramesView model={empty} />);

@@ -1,0 +1,180 @@
+"""A renamed (or moved) notebook keeps its co-pilot session, whatever renamed it: the server's
+contents "rename" event moves the live session, its sidecar and its kernel lookups."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.server_sessions import HostedSession, NotebookKernelProbe, SessionRegistry, _renamed
+from test_server_sessions import LEAKY_FRAME, get_session, kernel_client, post, start_notebook_kernel, wait_for
+
+pytestmark = pytest.mark.timeout(180)
+API = ("dcpilot", "api", "sessions")
+
+
+def write_notebook(root, path: str) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(), str(target))
+
+
+async def rename(jp_fetch, jp_serverapp, old: str, new: str, settle: bool = True) -> None:
+    """PATCH /api/contents/<old> {path: new}, as any client may; then let the listeners finish."""
+    await jp_fetch("api", "contents", *old.split("/"), method="PATCH", body=json.dumps({"path": new}))
+    if settle:
+        await jp_serverapp.event_logger.gather_listeners()
+
+
+async def listed(jp_fetch, path: str) -> list[str]:
+    return [s["id"] for s in json.loads((await jp_fetch(*API, params={"path": path})).body)["sessions"]]
+
+
+async def live_session(jp_fetch, jp_serverapp, jp_root_dir, path: str) -> tuple[str, str, object]:
+    """A notebook file with a kernel holding ``df`` and a co-pilot session on it."""
+    write_notebook(jp_root_dir, path)
+    kernel_id = await start_notebook_kernel(jp_fetch, path)
+    client = kernel_client(jp_serverapp, kernel_id, "panel")
+    await client.wait_for_ready(timeout=60)
+    await client.execute_interactive(LEAKY_FRAME, timeout=60)
+    created = await post(jp_fetch, *API, body={"path": path, "frame": "df", "target": "churned"})
+    return created["id"], kernel_id, client
+
+
+async def test_a_renamed_notebook_keeps_its_live_session(jp_fetch, jp_serverapp, jp_root_dir, registry,
+                                                         no_llm) -> None:
+    sid, kernel_id, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "old.ipynb")
+    events: list[dict] = []
+    registry.get(sid).session.subscribe(events.append)
+    try:
+        # moved before the rename's answer: a panel asking right after it finds the session
+        await rename(jp_fetch, jp_serverapp, "old.ipynb", "new.ipynb", settle=False)
+        assert await listed(jp_fetch, "new.ipynb") == [sid]
+        assert await listed(jp_fetch, "old.ipynb") == []
+        await jp_serverapp.event_logger.gather_listeners()
+        assert not sidecar_path(jp_root_dir / "old.ipynb").exists()
+        moved = Session.load(sidecar_path(jp_root_dir / "new.ipynb"))
+        assert moved.notebook == str(jp_root_dir / "new.ipynb") and moved.frame == "df"
+        renamed = [e for e in events if e["type"] == "renamed"]
+        assert [(e["path"], e["source_path"]) for e in renamed] == [("new.ipynb", "old.ipynb")]
+        # the notebook's kernel is found under the new name: the diagnosis runs and blocks
+        assert await registry.bridge.kernel_id_for("new.ipynb") == kernel_id
+        assert registry.get(sid).coordinator.kernel.path == "new.ipynb"
+
+        async def blocked():
+            state = await get_session(jp_fetch, sid)
+            return state if state["state"] == "blocked" else None
+
+        state = await wait_for(blocked, "the moved session to block at a decision")
+        assert state["path"] == "new.ipynb" and state["findings"]
+        assert any(e["kind"] == "rename" and "old.ipynb to new.ipynb" in e["text"] for e in state["transcript"])
+
+        # a new notebook taking the old name starts with no session
+        write_notebook(jp_root_dir, "old.ipynb")
+        assert await listed(jp_fetch, "old.ipynb") == []
+        assert not sidecar_path(jp_root_dir / "old.ipynb").exists()
+    finally:
+        await registry.close()
+        client.stop_channels()
+    assert Session.load(sidecar_path(jp_root_dir / "new.ipynb")).state == "blocked"  # saved on close
+
+
+async def test_a_renamed_folder_moves_the_sessions_of_its_notebooks(jp_fetch, jp_serverapp, jp_root_dir,
+                                                                     registry, no_llm) -> None:
+    sid, _, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "proj/sub/a.ipynb")
+    try:
+        await rename(jp_fetch, jp_serverapp, "proj", "work")
+        assert await listed(jp_fetch, "work/sub/a.ipynb") == [sid]
+        assert await listed(jp_fetch, "proj/sub/a.ipynb") == []
+        assert sidecar_path(jp_root_dir / "work/sub/a.ipynb").exists()
+        assert not (jp_root_dir / "proj").exists()  # no save re-created the old folder
+        assert await registry.bridge.kernel_id_for("work/sub/a.ipynb")
+        await registry.discard(sid)
+        assert Session.load(sidecar_path(jp_root_dir / "work/sub/a.ipynb")).notebook == \
+            str(jp_root_dir / "work/sub/a.ipynb")
+        assert not (jp_root_dir / "proj").exists()
+    finally:
+        await registry.close()
+        client.stop_channels()
+
+
+async def test_a_saved_session_follows_its_notebook_while_not_live(jp_fetch, jp_serverapp, jp_root_dir,
+                                                                    registry) -> None:
+    write_notebook(jp_root_dir, "idle.ipynb")
+    Session(notebook=str(jp_root_dir / "idle.ipynb"), path=str(sidecar_path(jp_root_dir / "idle.ipynb")),
+            frame="visits").save()
+    await rename(jp_fetch, jp_serverapp, "idle.ipynb", "renamed.ipynb")
+    assert not sidecar_path(jp_root_dir / "idle.ipynb").exists()
+    assert Session.for_notebook(jp_root_dir / "renamed.ipynb").frame == "visits"  # reloads there
+
+
+async def test_the_new_name_never_inherits_an_orphan_session(tmp_path) -> None:
+    registry = SessionRegistry(bridge=None, root_dir=str(tmp_path))
+    write_notebook(tmp_path, "b.ipynb")  # renamed on disk already, as the event reports
+    orphan = sidecar_path(tmp_path / "b.ipynb")
+    Session(notebook=str(tmp_path / "b.ipynb"), path=str(orphan), frame="gone").save()  # a deleted b's
+    assert await registry.follow_rename("a.ipynb", "b.ipynb") == []
+    assert not orphan.exists()
+
+
+def test_renamed_paths_follow_a_file_or_a_folder() -> None:
+    assert _renamed("a.ipynb", "a.ipynb", "b.ipynb") == "b.ipynb"
+    assert _renamed("/d/x/a.ipynb", "d", "e/f") == "e/f/x/a.ipynb"
+    assert _renamed("dd/a.ipynb", "d", "e") is None  # a sibling whose name starts alike
+    assert _renamed("a.ipynb", "", "e") is None
+
+
+class FakeKernelSessions:
+    """The server's kernel sessions (path -> id), as the session manager answers."""
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self.paths = paths
+
+    async def list_sessions(self) -> list[dict]:
+        return [{"id": i, "path": p} for p, i in self.paths.items()]
+
+    async def update_session(self, session_id: str, path: str) -> None:
+        self.paths = {(path if i == session_id else p): i for p, i in self.paths.items()}
+
+
+def hosted_at(root, path: str, frame: str) -> HostedSession:
+    session = Session(notebook=str(root / path), path=str(sidecar_path(root / path)), frame=frame)
+    session.save()
+    probe = NotebookKernelProbe(bridge=None, path=path)
+    return HostedSession(frame, path, session, SimpleNamespace(kernel=probe), host=None)
+
+
+async def test_a_moved_notebook_replaces_a_live_session_whose_notebook_was_deleted(tmp_path) -> None:
+    kernels = FakeKernelSessions({"a.ipynb": "k-a", "other.ipynb": "k-o"})
+    registry = SessionRegistry(bridge=SimpleNamespace(session_manager=kernels), root_dir=str(tmp_path))
+    moving, stale = hosted_at(tmp_path, "a.ipynb", "mine"), hosted_at(tmp_path, "sub/b.ipynb", "gone")
+    for hosted in (moving, stale):
+        registry._by_id[hosted.id] = hosted
+        registry._by_path[hosted.path] = hosted.id
+    write_notebook(tmp_path, "sub/b.ipynb")  # b was deleted, then a moved onto its name
+    moved = await registry.follow_rename("/a.ipynb", "sub/b.ipynb")
+    assert moved == [moving] and [h.id for h in registry.sessions()] == ["mine"]
+    assert registry.sessions("sub/b.ipynb") == [moving] and moving.coordinator.kernel.path == "sub/b.ipynb"
+    assert Session.load(sidecar_path(tmp_path / "sub/b.ipynb")).frame == "mine"  # not the stale one's
+    assert not sidecar_path(tmp_path / "a.ipynb").exists()
+    assert kernels.paths == {"sub/b.ipynb": "k-a", "other.ipynb": "k-o"}  # the moved notebook's kernel
+
+
+async def test_a_save_that_raced_a_folder_rename_leaves_no_old_folder_behind(tmp_path) -> None:
+    kernels = FakeKernelSessions({"proj/sub/a.ipynb": "k-a"})
+    registry = SessionRegistry(bridge=SimpleNamespace(session_manager=kernels), root_dir=str(tmp_path))
+    hosted = hosted_at(tmp_path, "proj/sub/a.ipynb", "df")
+    registry._by_id[hosted.id] = hosted
+    registry._by_path[hosted.path] = hosted.id
+    write_notebook(tmp_path, "proj/sub/a.ipynb")
+    (tmp_path / "proj").rename(tmp_path / "work")  # what the contents manager did
+    hosted.session.save()  # the co-pilot saved before the event arrived: re-creates proj/sub/
+    (tmp_path / "keep").mkdir()  # an empty folder of the user's, outside the renamed one
+    await registry.follow_rename("proj", "work")
+    assert not (tmp_path / "proj").exists() and (tmp_path / "keep").is_dir()
+    assert Session.load(sidecar_path(tmp_path / "work/sub/a.ipynb")).notebook == str(tmp_path / "work/sub/a.ipynb")
+    assert kernels.paths == {"work/sub/a.ipynb": "k-a"}
