@@ -91,9 +91,16 @@ def run_copilot(case: Case, workdir: Path, timeout: float) -> dict[str, Any]:
            "--test", str(holdout_path), "--approve", "recommended", "--planner", "rules", "--out", str(out)]
     if case.task == "survival":
         cmd += ["--task", "survival", "--time", case.time]
+    return run_cli(cmd, out, workdir, timeout)
+
+
+def run_cli(cmd: list[str], out: Path, workdir: Path, timeout: float) -> dict[str, Any]:
+    """Run ``jupyter dcpilot run`` (``cmd``) and read its report.json from ``out``, with the
+    wall time (``seconds``) and exit code; ``{"error": ...}`` when it timed out or wrote none."""
     started = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir,
+                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s", "seconds": timeout}
     seconds = time.perf_counter() - started

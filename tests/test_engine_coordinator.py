@@ -10,6 +10,7 @@ import pytest
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.report import model_validity
 
 
 def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
@@ -150,6 +151,28 @@ async def test_a_high_score_spread_over_many_features_is_a_warning_not_a_backtra
     assert await coord.run_until_blocked() == "finished"
     assert session.backtracks == 0 and "complained" in kernel.columns
     assert any("spread over several features" in w for w in session.warnings)
+
+
+async def test_a_top_feature_the_diagnosis_examined_and_cleared_is_not_asked_about_again(tmp_path):
+    diagnosis = churn_diagnosis()
+    diagnosis["findings"] = [f for f in diagnosis["findings"] if f["kind"] != "target_leakage"]
+    # scored as strong as a leak, yet not flagged (its values overlap between the outcomes)
+    diagnosis["column_stats"] = {"metric": "roc_auc", "feature_scores": {"complained": 0.97, "income": 0.7},
+                                 "leakage": []}
+    coord, kernel, _, session = make(tmp_path, diagnosis=diagnosis, leak_scores=True)
+    assert await coord.run_until_blocked() == "finished"
+    assert session.backtracks == 0 and "complained" in kernel.columns
+    assert any("the diagnosis examined it" in w and "0.970" in w for w in session.warnings)
+    # the model's own "suspect leakage" note about that feature no longer makes the result invalid
+    model = next(s for s in session.plan if s.episode == "train_evaluate").result["report"]
+    flagged = {**model, "warnings": ["suspect leakage: cv roc_auc 0.995 > 0.98; top feature 'complained'"]}
+    assert model_validity(session, flagged) == (True, [])
+    # a top feature that alone is only moderately strong still sends the run back to ask
+    diagnosis["column_stats"]["feature_scores"]["complained"] = 0.8
+    coord, kernel, _, session = make(tmp_path / "b", diagnosis=diagnosis, leak_scores=True)
+    assert await coord.run_until_blocked() == "finished"
+    assert session.backtracks == 1 and "complained" not in kernel.columns
+    assert model_validity(session, flagged)[0] is False  # not cleared: the warning still counts
 
 
 async def test_undo_restores_kernel_cells_and_plan(tmp_path):

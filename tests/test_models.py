@@ -212,6 +212,22 @@ def test_cox_estimator_predicts_like_lifelines():
         CoxPHEstimator().fit(X, rossi["week"].to_numpy())
 
 
+def test_cox_estimator_gives_a_constant_column_no_weight_instead_of_failing():
+    from lifelines.datasets import load_rossi
+
+    from kernel_tools.models.survival import CoxPHEstimator, survival_target
+
+    rossi = load_rossi()
+    X = rossi.drop(columns=["week", "arrest"]).to_numpy(float)
+    flagged = np.column_stack([X, np.zeros(len(X))])  # e.g. a missing-value flag absent from a fold
+    y = survival_target(rossi["week"], rossi["arrest"])
+    cox = CoxPHEstimator(penalizer=0.1).fit(flagged, y)
+    assert cox.coef_[-1] == 0 and np.all(np.isfinite(cox.coef_))
+    plain = CoxPHEstimator(penalizer=0.1).fit(X, y)
+    np.testing.assert_allclose(cox.coef_[:-1], plain.coef_, rtol=1e-8)
+    np.testing.assert_allclose(cox.predict(np.column_stack([X, np.ones(len(X))])), plain.predict(X), rtol=1e-8)
+
+
 def test_survival_grouped_with_holdout():
     from lifelines.datasets import load_rossi
 
@@ -224,6 +240,25 @@ def test_survival_grouped_with_holdout():
     assert 0.5 < r.holdout_score < 0.8 and r.n_test == 92  # better than chance on 92 rows
     assert sum(g["n"] for g in r.risk_groups.values()) == 92  # curves from the holdout
     assert r.metrics["holdout_c_index"] == r.holdout_score
+
+
+def test_survival_reads_r_style_event_codes_and_says_how():
+    from lifelines.datasets import load_rossi
+
+    rossi = load_rossi().head(240)
+    base = fit_evaluate(rossi, target="arrest", task="survival", time="week", cv=3)
+    # R's 1 = censored, 2 = event: the same model, the same score
+    coded = fit_evaluate(rossi.assign(arrest=rossi["arrest"] + 1), target="arrest", task="survival",
+                         time="week", cv=3)
+    assert coded.cv_score == pytest.approx(base.cv_score)
+    assert any("coded ['1', '2']: 2 read as the event" in w for w in coded.warnings)
+    # 0 = censored, 1 and 2 two kinds of event: merged, and the report says so
+    kinds = rossi["arrest"] * np.where(np.arange(len(rossi)) % 2 == 0, 1, 2)
+    merged = fit_evaluate(rossi.assign(arrest=kinds), target="arrest", task="survival", time="week", cv=3)
+    assert merged.cv_score == pytest.approx(base.cv_score)
+    assert any("competing events merged" in w for w in merged.warnings)
+    with pytest.raises(ValueError, match="must be the event indicator"):
+        fit_evaluate(rossi.assign(arrest=rossi["week"]), target="arrest", task="survival", time="week", cv=3)
 
 
 def test_survival_warns_on_non_positive_times_and_few_events():

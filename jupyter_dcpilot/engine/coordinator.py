@@ -251,6 +251,10 @@ class Coordinator:
         s.findings = findings + [f for f in s.findings if f.get("synthetic")
                                  and f.get("id") not in {g.get("id") for g in findings}]
         s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}
+        stats = diagnosis.get("column_stats") or {}
+        # what the diagnosis measured per feature, so a model's too-good score can be read against it
+        s.diagnosis.update({"metric": stats.get("metric"), "feature_scores": stats.get("feature_scores") or {},
+                            "leakage": stats.get("leakage") or []})
         s.variables.setdefault("initial_shape", diagnosis.get("shape"))
         if not s.variables.get("columns"):
             info = await probe(self.kernel, "frame_info_json", [s.frame])
@@ -556,6 +560,13 @@ class Coordinator:
                               f"carries {share:.0%} of the importance): no single feature gives "
                               "the outcome away")
             return
+        cleared = self._cleared_by_diagnosis(top, model.get("metric"))
+        if cleared is not None:
+            s.handled.append(f"cleared_leakage:{top}")  # the report reads it: not a validity problem
+            s.warnings.append(f"high score {scores}: the top feature {top!r} alone scores {cleared:.3f}, "
+                              "and the diagnosis examined it: its values overlap between the outcomes "
+                              "as a measured predictor's do, not as a recording of the outcome's")
+            return
         asked = top is not None and (f"suspected_leakage:{top}" in s.handled
                                      or any(top in st.columns and st.gate == "leakage" for st in s.plan
                                             if st.status in ("done", "skipped")))
@@ -584,6 +595,19 @@ class Coordinator:
                              f"{max(scores):.3f}); asking whether '{top}' leaks")
         s.findings.append(finding)
         s.changed("finding", finding=finding)
+
+    def _cleared_by_diagnosis(self, top: str | None, metric: str | None) -> float | None:
+        """The top feature's single-feature score when the diagnosis scored it as strong as a
+        leak on the same metric and still did not flag it (e.g. petal width for iris species:
+        near-perfect, yet the classes overlap where they meet); None otherwise."""
+        from kernel_tools.diagnosis.leakage import ABSOLUTE
+
+        d = self.session.diagnosis
+        single = (d.get("feature_scores") or {}).get(top)
+        if (top is None or single is None or metric not in ("roc_auc", "c_index")
+                or d.get("metric") != metric or top in (d.get("leakage") or [])):
+            return None
+        return float(single) if single >= (1 + ABSOLUTE) / 2 else None  # AUROC / C of that strength
 
     # -- report --------------------------------------------------------------------------
     async def model_summary(self) -> dict[str, Any] | None:

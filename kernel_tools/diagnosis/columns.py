@@ -21,9 +21,10 @@ BOOL_TOKENS = {"true": True, "false": False, "t": True, "f": False}
 _NUMBER = re.compile(r"^\s*[-+]?(\d+[.,]?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _DATE_FORMATS = ("%Y-%m-%d", "%d-%m-%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y",
                  "%m/%d/%y", "%d/%m/%y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
-                 "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M", "%d %b %Y", "%b %d, %Y")
+                 "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M", "%d %b %Y", "%b %d, %Y",
+                 "%Y-%m-%d %H:%M:%S.%f", "%Y-%m", "%Y/%m")
 _DATE_SHAPE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T].*)?$|^\s*\d{1,2} [A-Za-z]{3} \d{4}\s*$"
-                         r"|^\s*[A-Za-z]{3} \d{1,2}, \d{4}\s*$")
+                         r"|^\s*[A-Za-z]{3} \d{1,2}, \d{4}\s*$|^\s*\d{4}[-/]\d{1,2}\s*$")
 MAX_DISTINCT_PARSED = 5000
 
 
@@ -61,14 +62,21 @@ def _is_numeric_token(values: pd.Index) -> np.ndarray:
 def parse_dates(values: pd.Series) -> pd.Series:
     """Datetimes for date-like strings, NaT where they do not parse (tries common formats)."""
     best = None
-    best_ok = -1
+    best_ok, best_fmt = -1, ""
     for fmt in _DATE_FORMATS:
         parsed = pd.to_datetime(values, format=fmt, errors="coerce")
         ok = int(parsed.notna().sum())
         if ok > best_ok:
-            best, best_ok = parsed, ok
+            best, best_ok, best_fmt = parsed, ok, fmt
         if ok == len(values):
             break
+    if 0 < best_ok < len(values):
+        # the same field order at another precision (an extraction timestamp with fractional
+        # seconds among plain dates); never a day/month swap
+        for fmt in _DATE_FORMATS:
+            if fmt != best_fmt and fmt[:2] == best_fmt[:2] and best.isna().any():
+                best = best.fillna(pd.to_datetime(values, format=fmt, errors="coerce"))
+        best_ok = int(best.notna().sum())
     if best_ok < 0.9 * len(values):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -51,6 +51,40 @@ def row_hashes(df: pd.DataFrame, columns: list, ignore: set | frozenset = frozen
     return exact, near
 
 
+CHANCE_FACTOR = 5.0  # observed identical pairs within this factor of chance: honest repeats
+
+
+def chance_pairs(df: pd.DataFrame, columns: list) -> float:
+    """Identical row pairs expected if the columns were independent: C(n,2) times the product
+    over columns of the chance that two different rows share the column's value."""
+    n = len(df)
+    if n < 2:
+        return 0.0
+    collision = 1.0
+    for c in columns:
+        counts = df[c].value_counts(dropna=False).to_numpy().astype(float)
+        collision *= float((counts * (counts - 1)).sum() / (n * (n - 1)))
+        if collision < 1e-12:
+            return 0.0
+    return n * (n - 1) / 2 * collision
+
+
+def copy_share(df: pd.DataFrame, columns: list, row_hash: np.ndarray) -> float:
+    """Share of the repeated rows that carry a value found (almost) nowhere else in its column:
+    a copy of one record. Rows that repeat only common values (no income, the same class, age
+    group and sex) may be different cases that look alike."""
+    sizes = pd.Series(row_hash).map(pd.Series(row_hash).value_counts()).to_numpy()
+    repeated = sizes > 1
+    if not repeated.any():
+        return 0.0
+    rare = np.zeros(int(repeated.sum()), dtype=bool)
+    for c in columns:
+        codes = pd.factorize(df[c], use_na_sentinel=False)[0]
+        counts = np.bincount(codes)[codes]
+        rare |= (counts <= sizes + 1)[repeated]
+    return float(rare.mean())
+
+
 def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | None:
     cols = list(df.columns)
     rest = [c for c in cols if c not in set(id_columns)]
@@ -62,12 +96,36 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
     if exact == 0 and near <= 0:
         return None
     n = len(df)
+    # few columns with few values each: distinct cases often look identical (two passengers of
+    # the same class, age group and sex); removing them would delete real rows
+    group_sizes = pd.Series(exact_h).value_counts().to_numpy()
+    observed = float((group_sizes * (group_sizes - 1) / 2).sum())
+    expected = chance_pairs(df, cols)
+    copies = copy_share(df, cols, exact_h) if exact else 0.0
+    by_chance = exact > 0 and (observed <= CHANCE_FACTOR * expected or copies < 0.5)
     examples = df.index[exact_mask if exact else near_mask][:10].tolist()
     evidence = {"exact_duplicates": exact, "near_duplicates": max(near, 0), "rows": n,
                 "duplicate_share": round((exact + max(near, 0)) / n, 5),
                 "ignored_for_near": id_columns, "example_rows": examples,
-                "near_means": "equal after ignoring identifier columns, case, spacing and rounding"}
+                "near_means": "equal after ignoring identifier columns, case, spacing and rounding",
+                "identical_pairs": int(observed), "pairs_expected_by_chance": round(expected, 1),
+                "share_with_a_rare_value": round(copies, 4)}
     options = []
+    if by_chance:
+        options.append(keep("Keep every row: with so few distinct values per column, different "
+                            "cases share the same values.",
+                            "if some rows really are copies, they count twice", recommended=True))
+        options.append(Option("deduplicate", "Remove exact duplicates",
+                              f"Keep the first of each set of identical rows ({exact} rows removed).",
+                              "deletes real cases that happen to share every value", False,
+                              call("deduplicate", subset=None, keep="first")))
+        why = (f"about as many as chance gives with these few distinct values ({int(observed)} "
+               f"identical pairs, {expected:.0f} expected)" if observed <= CHANCE_FACTOR * expected
+               else f"and {1 - copies:.0%} of them repeat only common values")
+        return Finding("duplicate_rows", [], "info",
+                       f"{exact} row(s) equal others, {why}: they are likely distinct cases that "
+                       "look alike, not copies.",
+                       evidence, options, None)
     if exact:
         options.append(Option("deduplicate", "Remove exact duplicates",
                               f"Keep the first of each set of identical rows ({exact} rows removed).",
@@ -91,6 +149,7 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
 
 MIN_LAMBDA = 0.85  # Goodman-Kruskal lambda, both ways, for "nearly one to one"
 MAX_CELLS = 250_000  # contingency tables larger than this are not built
+MAX_LEVEL_SHARE = 0.5  # at most this many levels per present row for a mapping to mean anything
 
 
 def mapping_agreement(ca: np.ndarray, cb: np.ndarray) -> tuple[float, float, np.ndarray] | None:
@@ -129,8 +188,11 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
         iu = np.argwhere(np.triu(np.abs(corr) >= threshold, k=1))
         for i, j in iu:
             pairs.append((numeric[i], numeric[j], {"pearson_r": round(float(corr[i, j]), 5)}))
-    cats = [c for c in columns if 3 <= profiles[c].nunique <= 1000 and (
-        profiles[c].kind in ("categorical", "bool") or (profiles[c].kind == "numeric" and profiles[c].is_integer))]
+    # a mapping says something only when levels repeat: two columns of (nearly) distinct values
+    # (counts per district, ranks) map one to one whatever they hold
+    cats = [c for c in columns if 3 <= profiles[c].nunique <= min(1000, MAX_LEVEL_SHARE * profiles[c].n_present)
+            and (profiles[c].kind in ("categorical", "bool")
+                 or (profiles[c].kind == "numeric" and profiles[c].is_integer))]
     codes = {c: category_codes(frame[c], max_levels=1000) for c in cats}
     seen = {(a, b) for a, b, _ in pairs}
     for i, a in enumerate(cats):

@@ -32,6 +32,9 @@ def looks_like_id_name(name: str) -> bool:
     return bool(ID_NAME_WORDS.search(name) or ID_NAME_CASED.search(name))
 
 
+# named as nothing but an identifier ("id", "user_id", "subjectID"): with an order within its
+# rows that is enough (a name or code could be shared by chance, an id is not)
+STRONG_ID_NAME = re.compile(r"^(?i:id|ids)$|[_\W](?i:id|ids)$|^(?i:id)[_\W]|[a-z0-9](Id|ID)$")
 VISIT_NAME = re.compile(
     r"visit|time|date|day|week|month|year|start|stop|seq|order|wave|round|period|step|"
     r"(^|[_\W])(t|t0|t1|no|num|number|index)([_\W]|$)",
@@ -53,6 +56,31 @@ def _is_id_like_kind(prof: ColumnProfile) -> bool:
     return prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40
 
 
+def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -> str | None:
+    """Why a column of distinct integers is an identifier, or None when it is a measurement.
+
+    A row number runs with the rows; 1..n in another order is a rank (an honest feature)
+    unless the name says id or index. A sequence named as a time (year, period) is a trend.
+    """
+    present = v[~np.isnan(v)]
+    span = present.max() - present.min() + 1
+    ordered = present.size < 3 or float((np.diff(present) > 0).mean()) >= 0.95
+    sequential = span <= (1.1 if ordered else 1.02) * nunique
+    if hint or INDEX_NAME.search(name):
+        return "row number" if sequential else "unique integer code"
+    if TIME_NAME.search(name):
+        return None
+    if sequential and ordered:
+        return "row number"
+    if np.nanmin(np.abs(present)) >= 10_000:
+        return "unique integer code"
+    return None
+
+
+TIME_NAME = re.compile(r"time|date|day|week|month|year|period|wave|quarter", re.IGNORECASE)
+INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|)$", re.IGNORECASE)  # a saved DataFrame index
+
+
 def find_id_columns(
     df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str], score_fn
 ) -> list[Finding]:
@@ -67,10 +95,7 @@ def find_id_columns(
         hint = looks_like_id_name(name)
         reason = None
         if unique and prof.kind == "numeric":
-            v = numeric_values(df[name], prof)
-            sequential = np.nanmax(v) - np.nanmin(v) + 1 <= 1.02 * prof.nunique
-            if hint or sequential or np.nanmin(np.abs(v)) >= 10_000:
-                reason = "row number" if sequential else "unique integer code"
+            reason = _unique_integer_reason(name, numeric_values(df[name], prof), prof.nunique, hint)
         elif unique:
             reason = "unique text code"
         elif (prof.kind == "categorical" and prof.parsed_as is None and hint
@@ -165,9 +190,12 @@ def find_entity(
         hint = looks_like_id_name(key)
         mean_size = float(sizes.mean())
         # an ordered column alone is weak evidence (integers are often unique within small
-        # groups by chance, e.g. rows sharing a surname): rows of one entity also share something
+        # groups by chance, e.g. rows sharing a surname): rows of one entity also share
+        # something — or they are a panel: the same time points (years, days) for every entity
+        panel = not TIME_NAME.search(key) and any(
+            _shared_time_grid(sample, key, v, sizes.index) for v in visits if TIME_NAME.search(v))
         accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
-            diverse and visits and mean_size <= 30)
+            diverse and visits and mean_size <= 30) or panel or (STRONG_ID_NAME.search(key) and visits)
         if not accept:
             continue
         score = 2 * hint + len(diverse) / len(cols) + bool(visits) + (key == given_id) * 10
@@ -192,6 +220,17 @@ def find_entity(
             evidence["target_constant_within_entity"] = round(float((t_multi <= 1).mean()), 4) if len(t_multi) else None
         best, best_score = Entity(key, visit, evidence), score
     return best or Entity()
+
+
+def _shared_time_grid(df: pd.DataFrame, key: str, visit: str, entities: pd.Index) -> bool:
+    """Whether most rows sit at time points that at least half of the entities share (a
+    panel: firm × year, subject × day), rather than times that differ by chance."""
+    rows = df[df[key].isin(entities)]
+    if entities.size < 3:
+        return False
+    reach = rows.groupby(visit, sort=False)[key].nunique() / entities.size
+    shared = rows[visit].map(reach) >= 0.5
+    return bool(shared.mean() >= 0.8)
 
 
 def _pick_visit(visits: list[str], profiles: dict[str, ColumnProfile]) -> str | None:
@@ -219,6 +258,10 @@ def repeated_measurements_finding(entity: Entity, task_kind: str) -> Finding | N
                + "): rows of one entity are not independent, so validation must keep them together.")
     options = []
     how_last = "last" if visit else "mean"
+    # each row has its own outcome (a reaction time per day, an investment per year): one row
+    # per entity would throw most outcomes away, so the rows stay and validation is grouped
+    constant = ev.get("target_constant_within_entity")
+    per_row_outcome = task_kind != "survival" and constant is not None and constant < 0.5
     options.append(Option(
         f"aggregate_{how_last}",
         "One row per entity (" + ("latest visit" if visit else "mean of numbers") + ")",
@@ -226,7 +269,7 @@ def repeated_measurements_finding(entity: Entity, task_kind: str) -> Finding | N
         + (f" using its latest '{visit}'" if visit else " (numbers averaged, first value otherwise)")
         + ", then model one row per entity.",
         "loses the history of earlier visits; time-varying information is summarised",
-        True,
+        not per_row_outcome,
         call("aggregate_per_entity", id=key, time=visit, how=how_last),
     ))
     if visit:
@@ -246,9 +289,11 @@ def repeated_measurements_finding(entity: Entity, task_kind: str) -> Finding | N
             call("aggregate_per_entity", id=key, time=visit, how="mean"),
         ))
     options.append(keep(
-        f"Keep every row and validate with groups='{key}' (grouped split and cross-validation).",
+        f"Keep every row and validate with groups='{key}' (grouped split and cross-validation)."
+        + (" The outcome changes from row to row within an entity, so every row is an example."
+           if per_row_outcome else ""),
         "entities with many rows weigh more in the model; needs a grouped split everywhere",
-        label="Keep rows, group by entity",
+        recommended=per_row_outcome, label="Keep rows, group by entity",
     ))
     return Finding("repeated_measurements", [c for c in (key, visit) if c], "critical",
                    summary, ev, options, "aggregation")

@@ -85,6 +85,8 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     if keep_rows.sum() < 50:
         return None
     present = np.flatnonzero(counts >= 6)
+    if len(present) < 2:  # one class left: nothing can contradict its labels
+        return None
     remap = np.full(outcome.n_classes, -1)
     remap[present] = np.arange(len(present))
     yk = remap[y[keep_rows]]

@@ -1,14 +1,17 @@
 """Target leakage: features that give the outcome away.
 
-Five signals, each general rather than tuned to a data set:
+Signals, each general rather than tuned to a data set:
 - a near-perfect single-feature score with the task's own metric (AUROC, R², C-index), or one
   far above every other feature;
 - a column whose *missingness* alone predicts the outcome ("filled only when it happened");
 - dates after the baseline date that track the outcome (death date, recurrence date);
 - a category level seen (almost) only with one minority outcome and covering most of it;
 - a column whose values *are* the outcome's class labels and mostly agree with it (the outcome
-  recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest.
-An ordinary strong predictor scores well but not perfectly, and not far above all others.
+  recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest;
+- regression: a few numeric columns that give the target as an exact linear formula (a total
+  and its parts); survival: a column filled in exactly for the rows with the event.
+An ordinary strong predictor scores well but not perfectly, and not far above all others; one
+that scores near-perfectly but whose bins still mix the classes is an easy outcome, not a leak.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
-from kernel_tools.diagnosis.scoring import bin_codes, metric_name, single_feature_score
+from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
 from kernel_tools.findings import Finding
 
 OUTCOME_NAME = re.compile(
@@ -33,6 +36,10 @@ OUTCOME_NAME = re.compile(
 ABSOLUTE = 0.9  # strength (2·AUROC−1, 2·C−1 or R²) that no honest single feature reaches
 RELATIVE_FLOOR = 0.8
 RELATIVE_FACTOR = 1.6
+# an easy outcome, not a leak: a strong classification feature whose bins still mix the
+# classes over a good share of rows (a leak records the outcome: its bins are pure)
+MIN_IMPURE_SHARE = 0.15
+CROWD_STRENGTH = 0.75  # features at least this strong; three of them make a crowd
 
 
 def strength(score: float, kind: str) -> float:
@@ -68,6 +75,17 @@ def _missingness_scores(frame, profiles, features, outcome, folds) -> dict[str, 
         rate = miss.mean()
         if 0.01 < rate < 0.99:
             out[c] = single_feature_score(miss.astype(np.int64), outcome, folds)
+    return out
+
+
+def _missingness_event_auroc(frame, profiles, features, outcome) -> dict[str, float]:
+    """Survival: how well 'is it filled in' tells the event rows from the censored ones."""
+    out = {}
+    event = outcome.y == 1
+    for c in features:
+        miss = frame[c].isna().to_numpy()
+        if 0.01 < miss.mean() < 0.99:
+            out[c] = max(auroc(miss.astype(float), event), auroc((~miss).astype(float), event))
     return out
 
 
@@ -110,6 +128,78 @@ def _outcome_dates(frame, profiles, features, outcome, folds) -> dict[str, dict]
                                         "predicts the outcome" if not OUTCOME_NAME.search(c)
                         else f"recorded after '{baseline}' and named as an outcome date"}
     return found
+
+
+def impure_share(codes: np.ndarray, y: np.ndarray, purity: float = 0.95) -> float:
+    """Share of rows in bins where no class reaches ``purity`` (0 when the bins sort the
+    classes as a rule would, e.g. 'low' = weight < 2500)."""
+    table = np.zeros((int(codes.max()) + 1, int(y.max()) + 1))
+    np.add.at(table, (codes, y), 1)
+    size = table.sum(axis=1)
+    mixed = table.max(axis=1) < purity * size
+    return float(size[mixed].sum() / max(size.sum(), 1))
+
+
+def _easy_outcome(c: str, frame, profiles, outcome) -> bool:
+    """A strong feature of a classification outcome whose bins still mix the classes where
+    they meet: an honest strong predictor (petal width for iris species), not a recording."""
+    if outcome.kind != "classification":
+        return False
+    return impure_share(bin_codes(frame[c], profiles[c]), outcome.y) >= MIN_IMPURE_SHARE
+
+
+FORMULA_R2 = 0.995  # out-of-fold R² of a linear formula that measured data never reaches
+MAX_FORMULA_TERMS = 3
+MAX_FORMULA_CANDIDATES = 40
+
+
+def _oof_linear_r2(X: np.ndarray, y: np.ndarray, folds: np.ndarray) -> float:
+    pred = np.empty_like(y)
+    design = np.column_stack([X, np.ones(len(y))])
+    for k in np.unique(folds):
+        test = folds == k
+        coef, *_ = np.linalg.lstsq(design[~test], y[~test], rcond=None)
+        pred[test] = design[test] @ coef
+    sst = float(((y - y.mean()) ** 2).sum())
+    return 1.0 - float(((y - pred) ** 2).sum()) / sst if sst > 0 else float("nan")
+
+
+def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict]:
+    """Regression: up to three numeric columns that give the target as an exact linear formula
+    (a total from its parts, a price from its minimum and maximum, 24 h minus hours asleep).
+    Each alone may look like an ordinary predictor; together they are the target."""
+    if outcome.kind != "regression" or len(frame) < 20:
+        return {}
+    numeric = [c for c in features if profiles[c].kind in ("numeric", "bool") or profiles[c].parsed_as == "numeric"]
+    values = {c: numeric_values(frame[c], profiles[c]) for c in numeric}
+    values = {c: v for c, v in values.items() if np.isnan(v).mean() <= 0.1 and np.nanstd(v) > 0}
+    if not values:
+        return {}
+    y = outcome.y.astype(float)
+    rows = np.all([~np.isnan(v) for v in values.values()], axis=0)
+    if rows.sum() < 20:
+        return {}
+    y, f = y[rows], folds[rows]
+    corr = {c: abs(np.corrcoef(v[rows], y)[0, 1]) for c, v in values.items()}
+    pool = sorted(corr, key=lambda c: -np.nan_to_num(corr[c]))[:MAX_FORMULA_CANDIDATES]
+    chosen: list[str] = []
+    best = -np.inf
+    for _ in range(MAX_FORMULA_TERMS):
+        trials = {c: _oof_linear_r2(np.column_stack([values[o][rows] for o in chosen + [c]]), y, f)
+                  for c in pool if c not in chosen}
+        if not trials:
+            break
+        c, r2 = max(trials.items(), key=lambda kv: np.nan_to_num(kv[1], nan=-np.inf))
+        if not r2 > best + 1e-3:
+            break
+        chosen.append(c)
+        best = r2
+        if best >= FORMULA_R2:
+            names = ", ".join(f"'{o}'" for o in chosen)
+            return {o: {"reason": f"the target is a linear formula of {names} (out-of-fold R² "
+                                  f"{best:.4f}): it is computed from them, not predicted",
+                        "formula_columns": list(chosen), "formula_r2": round(best, 5)} for o in chosen}
+    return {}
 
 
 def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
@@ -194,7 +284,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
         g = strengths[c]
         rest = [strengths[o] for o in ranked if o != c and strengths[o] < ABSOLUTE]
         second = max(rest) if rest else 0.0
-        if g >= ABSOLUTE:
+        if g >= ABSOLUTE and not _easy_outcome(c, frame, profiles, outcome):
             flagged[c] = {"reason": f"on its own it predicts the outcome almost perfectly "
                                     f"({metric} {scores[c]:.3f})"}
         elif g >= RELATIVE_FLOOR and g >= RELATIVE_FACTOR * second and len(rest) >= 3:
@@ -208,10 +298,23 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
             flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric} of "
                                     f"the missingness pattern {s:.3f}): it is likely recorded only "
                                     "when the event happened", "missingness_score": round(s, 4)}
+    if kind == "survival":  # filled exactly for the events (cause of death, reason for leaving)
+        for c, a in _missingness_event_auroc(frame, profiles, features, outcome).items():
+            if strength(a, "classification") >= 0.9 and c not in flagged:
+                flagged[c] = {"reason": f"it is filled in (almost) exactly for the rows with the event "
+                                        f"(AUROC of its missingness for '{outcome.target}' {a:.3f}): "
+                                        "it is recorded because the event happened",
+                              "missingness_event_auroc": round(a, 4)}
+    for c, ev in _linear_formula(frame, profiles, features, outcome, folds).items():
+        if c not in flagged:
+            flagged[c] = ev
     for c, ev in _outcome_dates(frame, profiles, features, outcome, folds).items():
         flagged[c] = {**flagged.get(c, {}), **ev}
+    crowd = [c for c, g in strengths.items() if g >= CROWD_STRENGTH]
     for c, ev in _pure_levels(frame, profiles, features, outcome).items():
-        if c not in flagged:
+        # when many features predict the outcome well, a level tied to one class is an easy
+        # outcome, not a recording of it
+        if c not in flagged and len([o for o in crowd if o != c]) < 3:
             flagged[c] = ev
     for c, ev in _label_copies(frame, profiles, features, outcome).items():
         flagged[c] = {**ev, **flagged.get(c, {})}
@@ -225,7 +328,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     rank = {c: i + 1 for i, c in enumerate(ranked)}
     for c, ev in flagged.items():
         g = strengths.get(c, 0.0)
-        severity = "critical" if g >= 0.96 or "baseline_date" in ev else "warning"
+        severity = "critical" if g >= 0.96 or "baseline_date" in ev or "formula_r2" in ev else "warning"
         evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
                     "rank": rank.get(c), "features_scored": len(scores), "sample_size": n,
                     "next_best_score": _next_best(scores, strengths, c), **ev}

@@ -7,6 +7,7 @@ stratified sample whose size is stated in the evidence.
 
 from __future__ import annotations
 
+import re
 import time as _time
 
 import numpy as np
@@ -18,7 +19,7 @@ from kernel_tools.diagnosis.columns import profile_columns
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, single_feature_score,
                                            stratified_sample)
-from kernel_tools.diagnosis.task import Outcome, find_duration, infer_task
+from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding
 
 DEFAULT_SAMPLE = 10_000
@@ -28,6 +29,12 @@ _KIND_ORDER = {k: i for i, k in enumerate((
     "duplicate_rows", "label_issues", "missing_values", "numeric_as_text", "mixed_units",
     "inconsistent_categories", "outliers", "class_imbalance", "redundant_features",
     "constant_column", "free_text", "join_keys"))}
+
+
+def _alternatives(names: list[str]) -> bool:
+    """Several columns whose names share their first word (time.car, time.bus)."""
+    stems = {re.split(r"[_\W]+", n.strip().lower())[0] for n in names}
+    return len(names) >= 2 and len(stems) == 1
 
 
 def _sort(findings: list[Finding]) -> list[Finding]:
@@ -100,7 +107,11 @@ def diagnose(
     leak_cols: list[str] = []
     if target is not None:
         scores = leakage.feature_scores(frame, profiles, features, sub, folds)
-        follow_up = find_duration(df, profiles, structural) if outcome.kind == "classification" else None
+        # several classes next to times named alike (time.car, time.bus ... of a choice) are
+        # attributes of the alternatives; a time next to outcome states is a follow-up
+        follow_up = (find_duration(df, profiles, structural) if outcome.kind == "classification" and (
+            outcome.n_classes == 2 or not _alternatives(duration_candidates(df, profiles, structural)))
+            else None)
         leaks = leakage.find_leakage(frame, profiles, features, sub, folds, scores, follow_up)
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks

@@ -11,12 +11,16 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 
 DURATION_NAME = re.compile(
-    r"(^|[_\W])(time|times|duration|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs)"
-    r"([_\W]|$)|time$|duration$|^surv|futime|follow_?up|time_?to|days_?to|"
-    r"^(n_?days|days|weeks?|months?|years?|stop|t)$",
+    r"(^|[_\W])(time|times|duration|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
+    r"\d?([_\W]|$)|time_?\d?$|duration$|^surv|futime|follow_?up|time_?to|days_?to|len_?fol|"
+    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop)$",
     re.IGNORECASE,
 )
+FOLLOW_UP_NAME = re.compile(r"follow|futime|last|surv|stop|end|exit|censor|event|death|lenfol|(^|[_\W])fu([_\W]|$)",
+                            re.IGNORECASE)
 MAX_CLASSES = 20
+MIN_ROWS_PER_CLASS = 5  # an integer target with fewer rows per value is a quantity, not classes
+MAX_EVENT_CODES = 4  # 0 = censored and at most three competing events
 
 
 @dataclass
@@ -58,8 +62,10 @@ def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
     return codes, list(classes)
 
 
-def _event_indicator(s: pd.Series) -> tuple[np.ndarray, list] | None:
-    """0/1 events from a two-valued column (or 0 = censored, other codes = events)."""
+def event_indicator(s: pd.Series) -> tuple[np.ndarray, list] | None:
+    """0/1 events from an event column, NaN where it is missing, and its distinct values; None
+    when it cannot be read as events. 0 = censored and any other code an event (R's 0/1/2,
+    competing events merged), or of two codes the larger is the event (R's 1/2)."""
     present = s.dropna()
     distinct = pd.unique(present)
     if len(distinct) < 2 or len(distinct) > 6:
@@ -76,8 +82,48 @@ def _event_indicator(s: pd.Series) -> tuple[np.ndarray, list] | None:
     return event, sorted(map(str, distinct))
 
 
-def find_duration(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> str | None:
-    """A column named and behaving like a follow-up time (positive numbers); the longest wins."""
+def quantity_reason(values: np.ndarray) -> str | None:
+    """Why an integer target with a few distinct values is a count or a score, not class codes.
+
+    Class codes are few and each is shared by many rows; a count (visits, claims, days) has
+    gaps between its values or piles up at the smallest values with a thin long tail.
+    """
+    v = values[~np.isnan(values)]
+    distinct, counts = np.unique(v, return_counts=True)
+    k = len(distinct)
+    if k < 3:
+        return None
+    if np.median(counts) < MIN_ROWS_PER_CLASS:
+        return f"{k} values with a median of {np.median(counts):g} rows each: too few to be classes"
+    if k >= 6 and distinct[0] >= 0:
+        span = distinct[-1] - distinct[0] + 1
+        if span >= 1.5 * k:
+            return f"a count: {k} values spread over {span:g} with gaps"
+        upper = v > distinct[0] + (distinct[-1] - distinct[0]) / 2
+        if upper.mean() < 0.05 and np.argmax(counts) <= 1:
+            return f"a count: mostly small values, {upper.mean():.1%} in the upper half of the range"
+    return None
+
+
+def _event_codes(values: np.ndarray | None) -> bool:
+    """A numeric target that can be an event indicator: two codes (0/1, 1/2, False/True), or
+    0 = censored (the most common code) next to a few event codes (competing events)."""
+    if values is None:
+        return False
+    v = values[~np.isnan(values)]
+    distinct, counts = np.unique(v, return_counts=True)
+    if len(distinct) == 2:
+        return True
+    return (2 < len(distinct) <= MAX_EVENT_CODES and np.array_equal(distinct, np.arange(len(distinct)))
+            and np.argmax(counts) == 0)
+
+
+def duration_candidates(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
+    """Columns named and behaving like a follow-up time (positive numbers, mostly present)."""
+    return [name for name, _ in _duration_values(df, profiles, exclude)]
+
+
+def _duration_values(df, profiles, exclude) -> list[tuple[str, np.ndarray]]:
     candidates = []
     for name, prof in profiles.items():
         if name in exclude or prof.kind != "numeric" or prof.nunique < 10:
@@ -88,8 +134,21 @@ def find_duration(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude:
         if np.nanmin(v) < 0 or prof.missing_rate > 0.2:
             continue
         candidates.append((name, v))
+    return candidates
+
+
+def find_duration(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> str | None:
+    """A column named and behaving like a follow-up time (positive numbers); the longest wins."""
+    candidates = _duration_values(df, profiles, exclude)
     if not candidates:
         return None
+    if len(candidates) == 1:
+        return candidates[0][0]
+    # a name that says "until the last observation / the event" beats a time before baseline
+    # (time from onset to diagnosis), whatever the units
+    named = [c for c in candidates if FOLLOW_UP_NAME.search(c[0])]
+    if named:
+        candidates = named
     if len(candidates) == 1:
         return candidates[0][0]
     # several time columns (e.g. time to recurrence and time to death): the overall follow-up
@@ -121,7 +180,7 @@ def infer_task(
                 raise ValueError(
                     "task='survival' needs the duration column: pass time='<follow-up column>'"
                 )
-        event = _event_indicator(s)
+        event = event_indicator(s)
         if event is None:
             raise ValueError(
                 f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)"
@@ -136,30 +195,30 @@ def infer_task(
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
     distinct = prof.nunique
-    if task == "regression" or (
-        task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
-        and (distinct > MAX_CLASSES or not prof.is_integer and distinct > 2)
-    ):
-        if values is None:
-            raise ValueError(f"regression target {target!r} is not numeric")
-        valid = ~np.isnan(values)
-        reason = ("regression (given)" if task == "regression"
-                  else f"regression: numeric target with {distinct} distinct values")
-        return Outcome("regression", target, np.nan_to_num(values), valid, reason=reason)
-    codes, classes = _class_codes(s)
-    valid = codes >= 0
-    kind_reason = f"classification: target has {distinct} classes"
-    zero_one = set(np.unique(values[~np.isnan(values)])) <= {0.0, 1.0} if values is not None else False
-    if task is None and distinct == 2 and zero_one:
+    plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
+    if task is None and _event_codes(values):
         duration = find_duration(df, profiles, {target})
-        event = _event_indicator(s)
+        event = event_indicator(s)
         if duration is not None and event is not None:
             ind, ev_values = event
             dur = numeric_values(df[duration], profiles[duration])
             valid = ~np.isnan(ind) & ~np.isnan(dur)
             return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1],
                            dur, duration, ev_values,
-                           f"survival: binary target {target!r} next to follow-up time {duration!r}")
+                           f"survival: event codes {target!r} next to follow-up time {duration!r}")
+    quantity = quantity_reason(values) if plain_number and prof.is_integer else None
+    if task == "regression" or (plain_number and (
+            distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity)):
+        if values is None:
+            raise ValueError(f"regression target {target!r} is not numeric")
+        valid = ~np.isnan(values)
+        reason = ("regression (given)" if task == "regression"
+                  else f"regression: numeric target, {quantity}" if quantity
+                  else f"regression: numeric target with {distinct} distinct values")
+        return Outcome("regression", target, np.nan_to_num(values), valid, reason=reason)
+    codes, classes = _class_codes(s)
+    valid = codes >= 0
+    kind_reason = f"classification: target has {distinct} classes"
     if task == "classification":
         kind_reason = f"classification (given): {distinct} classes"
     return Outcome("classification", target, codes, valid, classes, reason=kind_reason)

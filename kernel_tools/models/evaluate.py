@@ -31,6 +31,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from kernel_tools.diagnosis.task import event_indicator
 from kernel_tools.models.pipelines import candidate_pipelines
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
@@ -102,6 +103,15 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
 
     train = _usable_rows(df, target, time, "df", warnings)
     y, classes = _target(train, target, time, task)
+    if task == "survival":
+        codes = sorted(map(str, pd.unique(train[target])))
+        if len(codes) == 2 and codes != ["0", "1"] and codes != ["False", "True"]:
+            warnings.append(f"event column {target!r} coded {codes}: {codes[1]} read as the event, "
+                            f"{codes[0]} as censored")
+        elif len(codes) > 2:
+            warnings.append(f"event column {target!r} has {len(codes)} codes {codes}: 0 read as censored "
+                            "and every other code as the event (competing events merged; model them "
+                            "apart if they differ in kind)")
     flags = _cleaning_flags(train.columns, [target, time, groups])
     if flags:
         warnings.append(
@@ -305,12 +315,13 @@ def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.nda
             raise TypeError(f"regression target {target!r} must be numeric, got {values.dtype}")
         return values.astype("float64").to_numpy(), None
     if task == "survival":
-        event = pd.to_numeric(values, errors="coerce") if not ptypes.is_bool_dtype(values) else values.astype(int)
-        if event.isna().any() or not set(np.unique(event.astype(float))) <= {0.0, 1.0}:
+        read = None if values.isna().any() else event_indicator(values)
+        if read is None:
             raise ValueError(
-                f"survival target {target!r} must be the event indicator (0/1 or bool), got "
-                f"values {pd.unique(values)[:5].tolist()}"
+                f"survival target {target!r} must be the event indicator (0/1, bool, 1/2, or 0 = "
+                f"censored and other codes events), got values {pd.unique(values)[:6].tolist()}"
             )
+        event = read[0]
         duration = frame[time]
         if ptypes.is_timedelta64_dtype(duration):
             duration = duration.dt.total_seconds() / 86400.0

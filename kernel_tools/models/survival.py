@@ -47,7 +47,10 @@ class CoxPHEstimator(RegressorMixin, BaseEstimator):
         y = np.asarray(y, dtype=float)
         if y.ndim != 2 or y.shape[1] != 2:
             raise ValueError("survival y must be an (n, 2) array of [duration, event]")
-        frame = self._frame(X)
+        # lifelines scales each covariate by its spread: a constant one (a rare flag absent from
+        # this fold) would divide by zero and stop the fit; it carries no signal, so its weight is 0
+        varying = np.ptp(X, axis=0) > 0 if len(X) else np.zeros(X.shape[1], dtype=bool)
+        frame = self._frame(X[:, varying])
         frame["_duration"] = y[:, 0]
         frame["_event"] = y[:, 1]
         penalizer = self.penalizer
@@ -64,7 +67,8 @@ class CoxPHEstimator(RegressorMixin, BaseEstimator):
                 penalizer *= 10
         self.model_ = model
         self.penalizer_ = penalizer
-        self.coef_ = model.params_.to_numpy()
+        self.coef_ = np.zeros(X.shape[1])
+        self.coef_[varying] = model.params_.to_numpy()
         self.mean_ = X.mean(axis=0)  # lifelines centres covariates on the training means
         self.n_features_in_ = X.shape[1]
         return self

@@ -73,6 +73,8 @@ class RulePlanner:
                 continue
             if not (finding.get("gate") or ep.gate or ep.id == "join_files") and not recommended_action(finding):
                 continue  # no decision to make and nothing recommended to run: it is information
+            if finding.get("severity") == "info" and not finding.get("gate") and not recommended_action(finding):
+                continue  # diagnose found it harmless (e.g. rows equal by chance): nothing to ask
             groups.setdefault(ep.id, []).append(finding)
 
         for ep_id, found in groups.items():
