@@ -126,11 +126,14 @@ async def test_twenty_notebooks_with_sessions_at_once(jp_fetch, jp_ws_fetch, jp_
         # kernel on a client of its own: each was changed by its own session only
         for task in tasks:
             task.cancel()
+        t3 = time.monotonic()
         await registry.close()
+        timings["registry_closed_s"] = time.monotonic() - t3
         for client in clients:
             client.stop_channels()
         for kernel_id in kernel_ids:  # stop the cells the sessions had moved on to
             await jp_serverapp.kernel_manager.interrupt_kernel(kernel_id)
+        t4 = time.monotonic()
         clients = [tss.kernel_client(jp_serverapp, k, "checker") for k in kernel_ids]
         await asyncio.sleep(1.0)  # let the interrupts land before asking the kernels anything
         for i, client in enumerate(clients):
@@ -146,6 +149,7 @@ async def test_twenty_notebooks_with_sessions_at_once(jp_fetch, jp_ws_fetch, jp_
             cells = [r for r in panels[i].requests("run_cell")]
             assert all(r["metadata"]["dcpilot"]["step"] in {s["id"] for s in states[i]["plan"]} | {leaks[i]["step_id"]}
                        for r in cells)
+        timings["kernels_checked_s"] = time.monotonic() - t4
         timings["total_s"] = time.monotonic() - t0
     finally:
         for task in tasks:
