@@ -122,7 +122,8 @@ def test_a_full_disk_never_fails_the_save_and_leaves_no_partial_file(tmp_path, m
     assert store.list()[1]["spilled"] is True and f"{cp}.pkl" in files(tmp_path)
 
 
-def test_the_save_does_not_wait_for_the_write(tmp_path, monkeypatch):
+def held_writes(monkeypatch) -> threading.Event:
+    """Spill writes wait (up to 10 s) until the returned event is set."""
     release = threading.Event()
     real = checkpoints._write_spill
 
@@ -131,6 +132,11 @@ def test_the_save_does_not_wait_for_the_write(tmp_path, monkeypatch):
         return real(path, values, limit)
 
     monkeypatch.setattr(checkpoints, "_write_spill", slow)
+    return release
+
+
+def test_the_save_does_not_wait_for_the_write(tmp_path, monkeypatch):
+    release = held_writes(monkeypatch)
     store = CheckpointStore({"df": make_frame(100)}, spill_dir=tmp_path)
     started = time.perf_counter()
     cp = store.save("df")
@@ -142,14 +148,7 @@ def test_the_save_does_not_wait_for_the_write(tmp_path, monkeypatch):
 
 
 def test_discard_while_being_written_deletes_the_files(tmp_path, monkeypatch):
-    release = threading.Event()
-    real = checkpoints._write_spill
-
-    def slow(path, values, limit):
-        release.wait(10)
-        return real(path, values, limit)
-
-    monkeypatch.setattr(checkpoints, "_write_spill", slow)
+    release = held_writes(monkeypatch)
     store = CheckpointStore({"df": make_frame(100)}, spill_dir=tmp_path)
     first = store.save("df")
     second = store.save("df")  # queued behind the first

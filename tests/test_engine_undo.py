@@ -87,7 +87,10 @@ async def test_backtracking_still_marks_steps_undone(tmp_path):
 
 
 class InterruptedNotebook(FakeNotebook):
-    """The user interrupts the kernel while the split cell runs."""
+    """The user interrupts the kernel while the split cell runs; with ``missed`` the signal
+    reaches an idle kernel (the cell being inserted) and the cell runs to its end anyway."""
+
+    missed = False
 
     def __init__(self, kernel):
         super().__init__(kernel)
@@ -96,10 +99,11 @@ class InterruptedNotebook(FakeNotebook):
     async def run_cell(self, source, metadata):
         if metadata["dcpilot"]["episode"] == "split" and not any("kt.split(" in s for s in self.ran):
             assert "Split" in self.coordinator.interrupt()
-            self.ran.append(source)
-            cid = f"c{len(self.cells) + len(self.deleted) + 1}"
-            self.cells.append({"id": cid, "source": source, "metadata": metadata, "type": "code"})
-            return CellResult(cid, [], {"ename": "KeyboardInterrupt", "evalue": "", "traceback": []})
+            if not self.missed:
+                self.ran.append(source)
+                cid = f"c{len(self.cells) + len(self.deleted) + 1}"
+                self.cells.append({"id": cid, "source": source, "metadata": metadata, "type": "code"})
+                return CellResult(cid, [], {"ename": "KeyboardInterrupt", "evalue": "", "traceback": []})
         return await super().run_cell(source, metadata)
 
 
@@ -118,18 +122,8 @@ async def test_an_interrupted_step_fails_without_retry_and_the_session_stays_usa
     assert [s.status for s in session.plan if s.episode == "split"] == ["failed", "done"]
 
 
-class MissedInterruptNotebook(FakeNotebook):
-    """The user interrupts while the split cell is being inserted: the signal reaches an idle
-    kernel and the cell runs to its end anyway."""
-
-    def __init__(self, kernel):
-        super().__init__(kernel)
-        self.coordinator = None
-
-    async def run_cell(self, source, metadata):
-        if metadata["dcpilot"]["episode"] == "split" and not any("kt.split(" in s for s in self.ran):
-            assert "Split" in self.coordinator.interrupt()
-        return await super().run_cell(source, metadata)
+class MissedInterruptNotebook(InterruptedNotebook):
+    missed = True
 
 
 async def test_an_interrupt_the_kernel_missed_still_rolls_the_step_back_and_stops(tmp_path):

@@ -81,18 +81,23 @@ class Frontend:
                 return
             message = json.loads(text)
             self.received.append(message)
-            kind = message.get("type")
-            if kind == "run_cell":
-                answer = await self.run(message["source"])
-            elif kind == "insert_markdown":
-                answer = {"type": "cell_inserted", "cell_id": uuid.uuid4().hex}
-            elif kind == "delete_cells":
-                answer = {"type": "cells_deleted"}
-            else:
+            answer = await self.respond(message)
+            if answer is None:
                 continue
             if answer.get("cell_id"):
-                self.cells[answer["cell_id"]] = {"type": kind, "metadata": message.get("metadata")}
+                self.cells[answer["cell_id"]] = {"type": message["type"], "metadata": message.get("metadata")}
             await self.ws.write_message(json.dumps({**answer, "request_id": message["request_id"]}))
+
+    async def respond(self, message: dict) -> dict | None:
+        """The answer to one notebook request, as the real panel gives it (None: no answer)."""
+        kind = message.get("type")
+        if kind == "run_cell":
+            return await self.run(message["source"])
+        if kind == "insert_markdown":
+            return {"type": "cell_inserted", "cell_id": uuid.uuid4().hex}
+        if kind == "delete_cells":
+            return {"type": "cells_deleted"}
+        return None
 
     async def run(self, source: str) -> dict:
         outputs: list[dict] = []
