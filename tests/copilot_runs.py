@@ -31,7 +31,7 @@ def plan_all_candidates(body: dict[str, Any], extra: list[tuple[str, dict[str, A
                         params: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """A well-behaved answer: every candidate in the given order (``params`` by episode)."""
     if any(t["name"] == "repair_step" for t in body.get("tools", [])):
-        return tool_uses([("repair_step", {"params": {}, "reason": "no idea"})])
+        return tool_uses([("repair_step", {"params": [], "reason": "no idea"})])
     state = state_of(body)
     steps = [{"episode": c["episode"], "finding_ids": c["finding_ids"], "reason": "planned",
               **({"params": params[c["episode"]]} if params and c["episode"] in params else {})}
@@ -57,7 +57,7 @@ def claude_coordinator(folder: Path, host: HeadlessHost, url: str, *, target: st
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
                       hints={"target": target, "task": task, "frames": ["df"]})
     session.variables["imports"] = True
-    config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries, backoff=0.01,
+    config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries,
                        timeout=timeout, model="claude-sonnet-4-6")
     planner = ClaudePlanner(config, share=share, kernel=kernel)
     if policy == "fast":

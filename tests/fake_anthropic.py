@@ -9,7 +9,8 @@ POST /v1/messages pops the next scripted item:
 - ``hang(seconds)``: wait before answering (client timeouts).
 
 When the script is empty, ``respond(body)`` (if given) builds the answer from the request, else the
-server answers 500. ``requests`` keeps every parsed JSON body.
+server answers 500. ``requests`` keeps every parsed JSON body, ``headers`` their headers (lower-case
+names: the SDK's ``x-stainless-retry-count`` tells a retry) and ``times`` when each arrived.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class FakeAnthropic:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []  # when each request arrived (time.monotonic)
         self._lock = threading.Lock()
         fake = self
 
@@ -75,7 +77,8 @@ class FakeAnthropic:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     fake.requests.append(body)
-                    fake.headers.append(dict(self.headers))
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    fake.times.append(time.monotonic())
                     if fake.script:
                         item = fake.script.pop(0)
                     else:

@@ -22,14 +22,14 @@ def plan_answer(steps=(), backtrack=None):
     ])
 
 
-def setup(tmp_path, url, policy="recommended", retries=2, timeout=5.0, fail_on=(), diagnosis=None):
+def setup(tmp_path, url, policy="recommended", retries=2, timeout=5.0, fail_on=(), diagnosis=None, corrections=2):
     diagnosis = diagnosis or churn_diagnosis()
     kernel = FakeKernel(diagnosis)
     notebook = FakeNotebook(kernel, fail_on=fail_on)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
-    config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries, backoff=0.01,
+    config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries, corrections=corrections,
                        timeout=timeout, model="claude-sonnet-4-6")
     planner = ClaudePlanner(config)
     coordinator = Coordinator(session, kernel, notebook, planner=planner,
@@ -90,19 +90,80 @@ async def test_malformed_answers_are_retried_with_a_correction(tmp_path):
     assert not any(t["kind"] == "fallback" for t in session.transcript)
 
 
-async def test_rate_limits_and_server_errors_are_retried_then_fall_back_visibly(tmp_path):
-    script = [status(429, retry_after=0), status(500), status(529)]
+async def test_the_sdk_retries_a_rate_limit_after_its_retry_after(tmp_path):
+    """One 429 with retry-after: 1 s, then an answer. The SDK retries it (its retry-count header
+    says so) after the second the server asked for; no correction round is spent on it."""
+    with FakeAnthropic([status(429, retry_after=1)], respond=lambda body: plan_answer()) as fake:
+        coord, kernel, notebook, session = setup(tmp_path, fake.url, retries=2)
+        assert await coord.run_until_blocked() == "finished"
+    assert [h.get("x-stainless-retry-count") for h in fake.headers[:2]] == ["0", "1"]
+    assert fake.times[1] - fake.times[0] >= 0.95  # waited as the server asked
+    assert session.llm_payloads[0]["attempt"] == 1 and session.llm_payloads[1]["attempt"] == 1
+    assert len(fake.requests) == len(session.llm_payloads) + 1  # the retry is the SDK's, not ours
+    assert not any("Claude planner unavailable" in w for w in session.warnings)
+
+
+@pytest.mark.parametrize("code", [408, 409, 500, 529])
+async def test_the_sdk_retries_timeouts_conflicts_and_server_errors(tmp_path, code):
+    with FakeAnthropic([status(code, retry_after=0.01)], respond=lambda body: plan_answer()) as fake:
+        coord, kernel, notebook, session = setup(tmp_path, fake.url, retries=1)
+        assert await coord.run_until_blocked() == "finished"
+    assert fake.headers[1].get("x-stainless-retry-count") == "1"
+    assert not session.warnings or not any("unavailable" in w for w in session.warnings)
+
+
+async def test_errors_left_after_the_sdk_retries_fall_back_to_the_rules_visibly(tmp_path):
+    script = [status(429, retry_after=0.01), status(500, retry_after=0.01), status(529, retry_after=0.01)]
     events = []
     with FakeAnthropic(script) as fake:  # every answer after the script is a 500
         coord, kernel, notebook, session = setup(tmp_path, fake.url, retries=2)
         session.subscribe(events.append)
         assert await coord.run_until_blocked() == "finished"
         calls = len(fake.requests)
-    assert calls == 3  # 1 + 2 retries, then the LLM is off for the rest of the run
-    assert any("Claude planner unavailable" in w and "HTTP 429; HTTP 500; HTTP 529" in w for w in session.warnings)
+    assert calls == 3  # 1 + the SDK's 2 retries, then the LLM is off for the rest of the run
+    assert [h.get("x-stainless-retry-count") for h in fake.headers] == ["0", "1", "2"]
+    assert any("Claude planner unavailable" in w and "API error 529" in w for w in session.warnings)
     assert any(e["type"] == "planner_fallback" for e in events)
     assert any(t["kind"] == "fallback" for t in session.transcript)
     assert any(s.episode == "remove_leakage" and s.status == "done" for s in session.plan)
+
+
+def test_every_tool_is_strict_with_closed_objects_and_no_unsupported_keywords():
+    from jupyter_dcpilot.engine.planners.claude import REPAIR_TOOL, _tools
+
+    unsupported = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                   "minLength", "maxLength", "pattern", "oneOf", "not", "allOf"}
+
+    def objects(schema):
+        if isinstance(schema, dict):
+            assert not unsupported & set(schema), schema
+            if schema.get("type") == "object":
+                yield schema
+            for value in schema.values():
+                yield from objects(value)
+        elif isinstance(schema, list):
+            for value in schema:
+                yield from objects(value)
+
+    for tool in _tools(["split", "impute"]) + [REPAIR_TOOL]:
+        assert tool["strict"] is True, tool["name"]
+        found = list(objects(tool["input_schema"]))
+        assert found and all(o.get("additionalProperties") is False for o in found), tool["name"]
+        assert all(set(o["required"]) <= set(o["properties"]) for o in found)
+
+
+async def test_the_tools_are_sent_strict_and_a_call_outside_the_schema_is_corrected(tmp_path):
+    """A plan step that tries to set which columns a step drops is outside the (closed) schema:
+    sent back once with the problem, then the valid answer is used."""
+    bad = plan_answer([{"episode": "split", "reason": "r", "params": {"columns": ["y"]}}])
+    with FakeAnthropic([bad], respond=lambda body: plan_answer()) as fake:
+        coord, kernel, notebook, session = setup(tmp_path, fake.url)
+        assert await coord.run_until_blocked() == "finished"
+    assert all(t["strict"] is True for t in fake.requests[0]["tools"])
+    correction = fake.requests[1]["messages"][-1]["content"]
+    assert any("Additional properties are not allowed ('columns'" in c["content"] for c in correction)
+    assert session.llm_payloads[1]["attempt"] == 2
+    assert not any("unavailable" in w for w in session.warnings)
 
 
 async def test_timeouts_fall_back_to_the_rule_planner(tmp_path):
@@ -115,7 +176,7 @@ async def test_timeouts_fall_back_to_the_rule_planner(tmp_path):
 
 async def test_gated_steps_never_run_undecided_even_when_claude_asks_for_them(tmp_path):
     answer = plan_answer([{"episode": "remove_leakage", "finding_ids": ["target_leakage:complained"],
-                           "reason": "drop it now", "params": {"columns": ["y"]}},
+                           "reason": "drop it now", "params": {"test_size": 0.3}},
                           {"episode": "confirm_task", "reason": "later"}])
     with FakeAnthropic(respond=lambda body: answer) as fake:
         coord, kernel, notebook, session = setup(tmp_path, fake.url, policy="ask")
@@ -128,7 +189,7 @@ async def test_gated_steps_never_run_undecided_even_when_claude_asks_for_them(tm
         assert state == "blocked" and all(not session.step(d.step_id).cell_ids for d in session.open_decisions())
     # Claude's params never replace a gated step's decided action
     leak = next(s for s in session.plan if s.episode == "remove_leakage")
-    assert leak.params.get("columns") != ["y"]
+    assert "test_size" not in leak.params
 
 
 async def test_custom_code_from_an_instruction_is_shown_and_never_auto_approved(tmp_path):
@@ -161,7 +222,8 @@ async def test_custom_code_from_an_instruction_is_shown_and_never_auto_approved(
 async def test_claude_repairs_a_failing_call_with_new_parameters(tmp_path):
     def respond(body):
         if "repair_step" in tools_of(body):
-            return tool_use("repair_step", {"params": {"method": "most_frequent"}, "reason": "try mode"})
+            return tool_use("repair_step", {"params": [{"name": "method", "value": "most_frequent"}],
+                                            "reason": "try mode"})
         return plan_answer([{"episode": e, "reason": "r"} for e in ("confirm_task",)] +
                            [{"episode": "impute", "finding_ids": ["missing_values:age"], "reason": "fill"}])
 

@@ -186,7 +186,8 @@ async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_
             checker.stop_channels()
 
 
-# -- LLM faults beyond test_engine_claude (bounded retries, then the rule planner, visibly) ----------
+# -- LLM faults beyond test_engine_claude (the SDK's retries, bounded corrections, then the rule planner,
+# visibly) ------------------------------------------------------------------------------------------
 
 
 def fallback_note(session: Session) -> str:
@@ -195,10 +196,10 @@ def fallback_note(session: Session) -> str:
 
 async def test_malformed_answers_forever_are_bounded_then_fall_back(tmp_path):
     with FakeAnthropic(respond=lambda body: text("I'd rather chat.")) as fake:
-        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=2)
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=2, corrections=2)
         assert await coord.run_until_blocked() == "finished"
         calls = len(fake.requests)
-    assert calls == 3  # 1 + 2 retries, then never again this run
+    assert calls == 3  # 1 + 2 corrections, then never again this run
     assert "malformed: no tool call in the answer" in fallback_note(session)
     assert any(s.episode == "remove_leakage" and s.status == "done" for s in session.plan)
 
@@ -209,8 +210,8 @@ async def test_unreachable_api_falls_back_after_bounded_retries(tmp_path):
         port = sock.getsockname()[1]
     coord, kernel, notebook, session = tec.setup(tmp_path, f"http://127.0.0.1:{port}", retries=1, timeout=2)
     assert await coord.run_until_blocked() == "finished"
-    assert "APIConnectionError; APIConnectionError" in fallback_note(session)
-    assert len(session.llm_payloads) == 2  # both attempts are in the audit log
+    assert "APIConnectionError after 1 retries" in fallback_note(session)
+    assert len(session.llm_payloads) == 1  # one call (the SDK retried it), in the audit log
 
 
 async def test_a_client_error_is_not_retried(tmp_path):
@@ -231,8 +232,8 @@ async def test_the_llm_failing_mid_run_hands_over_and_the_run_stays_valid(tmp_pa
         coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1)
         assert await coord.run_until_blocked() == "finished"
         calls = len(fake.requests)
-    assert calls == 2 + 2  # two good plans, then one call and one retry that fail
-    assert "HTTP 503; HTTP 503" in fallback_note(session)
+    assert calls == 2 + 2  # two good plans, then one call and the SDK's retry, both failing
+    assert "API error 503" in fallback_note(session)
     done = [s.episode for s in session.plan if s.status == "done"]
     assert {"confirm_task", "remove_leakage", "split", "train_evaluate"} <= set(done)
     assert "complained" not in kernel.columns
@@ -252,7 +253,7 @@ async def test_a_failing_repair_call_falls_back_to_the_episode_fallback(tmp_path
                                                      fail_on=("method='median'",))
         assert await coord.run_until_blocked() == "finished"
         repairs = [r for r in fake.requests if tec.tools_of(r) == ["repair_step"]]
-    assert len(repairs) == 2  # one repair call + one retry, then no more LLM
+    assert len(repairs) == 2  # one repair call + the SDK's retry, then no more LLM
     impute = next(s for s in session.plan if s.episode == "impute")
     assert impute.status == "done"  # the episode's safer parameters worked
     assert any("retrying with safer parameters" in t["text"] for t in session.transcript)
@@ -264,7 +265,7 @@ async def test_schema_invalid_tool_input_is_never_acted_on(tmp_path):
     bad = [tool_use("update_plan", {"steps": [{"episode": "rm_rf", "reason": "x"}]}),
            tool_use("decide_backtrack", {"backtrack": "yes", "reason": 1})]
     with FakeAnthropic(bad * 2) as fake:
-        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1)
+        coord, kernel, notebook, session = tec.setup(tmp_path, fake.url, retries=1, corrections=1)
         assert await coord.run_until_blocked() == "finished"
         assert len(fake.requests) == 2
     assert "malformed" in fallback_note(session)

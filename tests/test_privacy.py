@@ -127,7 +127,9 @@ async def test_repair_requests_redact_values_in_code_and_errors(tmp_path):
     def respond(body):
         captured.append(body)
         from fake_anthropic import tool_use
-        return tool_use("repair_step", {"params": {"columns": ["y"], "method": "median", "target": "x"},
+        return tool_use("repair_step", {"params": [{"name": "columns", "value": "y"},
+                                                   {"name": "method", "value": "median"},
+                                                   {"name": "target", "value": "x"}],
                                         "reason": "the data told me to"})
 
     with FakeAnthropic(respond=respond) as fake:

@@ -1,19 +1,21 @@
-"""The LLM client: configuration, bounded retries with backoff, tool calls, usage and audit.
+"""The LLM client: configuration, tool calls with strict schemas, usage and audit.
 
 Configuration comes from our own file (``~/.jupyter/dcpilot.json``: ``{"model", "api_key",
-"base_url", "timeout", "max_retries"}``; ``DCPILOT_CONFIG`` points elsewhere), else from the
-environment: ``ANTHROPIC_API_KEY``, ``DCPILOT_MODEL``, ``ANTHROPIC_BASE_URL``.
+"base_url", "timeout", "max_retries", "corrections"}``; ``DCPILOT_CONFIG`` points elsewhere),
+else from the environment: ``ANTHROPIC_API_KEY``, ``DCPILOT_MODEL``, ``ANTHROPIC_BASE_URL``.
 
-The ``anthropic`` SDK is created with ``max_retries=0``: this module retries itself (429, 5xx,
-timeouts, connection errors and malformed tool calls) a bounded number of times with
-exponential backoff, so the caller — and the tests — can count attempts. Only what the caller
-passes is sent; every payload is handed to ``on_payload`` for the session's audit log, with
-its time, model and size in bytes.
+Transport failures are the ``anthropic`` SDK's business: it retries 408 / 409 / 429 / 5xx,
+timeouts and connection errors ``max_retries`` times, with exponential backoff and the
+server's ``retry-after``. This module only handles what the SDK cannot judge: an answer whose
+tool calls are missing or do not match their schema is sent back with the problem, at most
+``corrections`` times. Tools are declared ``strict`` (see :func:`strict_tool`), so the API
+itself keeps Claude's inputs to their schemas; the local check stays for models and proxies
+without strict mode. Only what the caller passes is sent; every payload is handed to
+``on_payload`` for the session's audit log, with its time, model and size in bytes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass, field
@@ -32,7 +34,6 @@ PRICES: dict[str, tuple[float, float, float, float]] = {
     "claude-haiku-4": (1.0, 5.0, 1.25, 0.1),
     "claude-haiku": (0.8, 4.0, 1.0, 0.08),
 }
-RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 
 
 class LLMError(RuntimeError):
@@ -49,8 +50,8 @@ class LLMConfig:
     api_key: str | None = None
     base_url: str | None = None
     timeout: float = 60.0
-    max_retries: int = 3  # extra attempts after the first
-    backoff: float = 1.0  # seconds; doubled each retry, capped at 30 s
+    max_retries: int = 3  # the SDK's retries of one request (rate limits, overload, timeouts)
+    corrections: int = 2  # answers with malformed tool calls sent back for another try
     max_tokens: int = 2048
 
     @property
@@ -100,13 +101,27 @@ class ToolCall:
         return next((inp for n, inp in self.calls if n == name), None)
 
 
+def strict_tool(name: str, description: str, properties: dict[str, Any],
+                required: list[str]) -> dict[str, Any]:
+    """A tool definition for strict tool use: ``strict`` set, and every object in its schema
+    closed (``additionalProperties: false``), as the API requires for grammar-constrained
+    inputs. Nested objects in ``properties`` must be closed by the caller (see ``closed``)."""
+    return {"name": name, "description": description, "strict": True,
+            "input_schema": closed(properties, required)}
+
+
+def closed(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A JSON-schema object with exactly these properties (no others allowed)."""
+    return {"type": "object", "properties": properties, "required": list(required or []),
+            "additionalProperties": False}
+
+
 class LLMClient:
-    """Tool-use calls to Claude with bounded retries; see the module docstring."""
+    """Tool-use calls to Claude; see the module docstring."""
 
     def __init__(self, config: LLMConfig, *,
                  on_usage: Callable[[dict[str, Any]], None] | None = None,
-                 on_payload: Callable[[dict[str, Any]], None] | None = None,
-                 sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+                 on_payload: Callable[[dict[str, Any]], None] | None = None) -> None:
         if not config.available:
             raise ValueError("no API key: set one in ~/.jupyter/dcpilot.json or ANTHROPIC_API_KEY")
         import anthropic
@@ -114,23 +129,24 @@ class LLMClient:
         self.config = config
         self.on_usage = on_usage
         self.on_payload = on_payload
-        self._sleep = sleep
         self._anthropic = anthropic
-        self.client = anthropic.AsyncAnthropic(
-            api_key=config.api_key, base_url=config.base_url, timeout=config.timeout, max_retries=0
-        )
+        self.client = anthropic.AsyncAnthropic(api_key=config.api_key, base_url=config.base_url,
+                                               timeout=config.timeout, max_retries=config.max_retries)
 
     async def call_tools(self, *, system: str, messages: list[dict[str, Any]],
                          tools: list[dict[str, Any]], required: str,
                          purpose: str, step_id: str | None = None) -> ToolCall:
-        """Ask for tool calls; retry until a ``required`` call with schema-valid input arrives."""
+        """Ask for tool calls until a ``required`` call with schema-valid input arrives.
+
+        LLMError when the API fails (after the SDK's own retries) or every correction
+        still comes back malformed; ``attempts`` counts the answers asked for."""
         system_blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
         cached_tools = [dict(t) for t in tools]
         cached_tools[-1]["cache_control"] = {"type": "ephemeral"}
         schemas = {t["name"]: t["input_schema"] for t in tools}
         convo = list(messages)
-        errors: list[str] = []
-        attempts = self.config.max_retries + 1
+        problems: list[str] = []
+        attempts = self.config.corrections + 1
         for attempt in range(1, attempts + 1):
             payload = {"model": self.config.model, "max_tokens": self.config.max_tokens,
                        "system": system_blocks, "tools": cached_tools, "messages": convo,
@@ -144,39 +160,22 @@ class LLMClient:
             try:
                 response = await self.client.messages.create(**payload)
             except self._anthropic.APIStatusError as exc:
-                errors.append(f"HTTP {exc.status_code}")
-                if exc.status_code not in RETRY_STATUS:
-                    raise LLMError(f"{purpose}: API error {exc.status_code}: {exc.message}", attempt) from exc
-                await self._backoff(attempt, attempts, exc.response.headers.get("retry-after"))
-                continue
+                raise LLMError(f"{purpose}: API error {exc.status_code}: {exc.message}", attempt) from exc
             except (self._anthropic.APITimeoutError, self._anthropic.APIConnectionError) as exc:
-                errors.append(type(exc).__name__)
-                await self._backoff(attempt, attempts)
-                continue
+                raise LLMError(f"{purpose}: {type(exc).__name__} after {self.config.max_retries} "
+                               f"retries: {exc}", attempt) from exc
             usage = self._record_usage(response, purpose, step_id)
             calls = [(b.name, b.input) for b in response.content if b.type == "tool_use"]
             problem = _check_calls(calls, schemas, required)
             if problem is None:
                 return ToolCall(calls=calls, usage=usage, attempts=attempt)
-            errors.append(f"malformed: {problem}")
+            problems.append(problem)
             convo = list(messages) + [
                 {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in response.content]},
                 {"role": "user", "content": _correction(response, problem)},
             ]
-            await self._backoff(attempt, attempts)
-        raise LLMError(f"{purpose}: no usable answer after {attempts} attempts ({'; '.join(errors)})",
-                       attempts)
-
-    async def _backoff(self, attempt: int, attempts: int, retry_after: str | None = None) -> None:
-        if attempt >= attempts:
-            return
-        delay = min(30.0, self.config.backoff * 2 ** (attempt - 1))
-        if retry_after:
-            try:
-                delay = min(30.0, max(delay, float(retry_after)))
-            except ValueError:
-                pass
-        await self._sleep(delay)
+        raise LLMError(f"{purpose}: no usable answer after {attempts} attempts (malformed: "
+                       f"{'; '.join(problems)})", attempts)
 
     def _record_usage(self, response: Any, purpose: str, step_id: str | None) -> dict[str, Any]:
         u = response.usage

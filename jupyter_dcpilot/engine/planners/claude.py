@@ -25,7 +25,7 @@ from jupyter_dcpilot.probe import ProbeError
 
 from ..episodes import STAGES, Episode, library
 from ..hosts import KernelProbe
-from ..llm import LLMClient, LLMConfig, LLMError
+from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
 from ..session import Session, Step
 from . import PlanUpdate
 from .rules import RulePlanner
@@ -65,43 +65,40 @@ _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 
 
 def _tools(episode_ids: list[str]) -> list[dict[str, Any]]:
+    """The planning tools, strict: the API keeps Claude's inputs to these schemas."""
+    text, texts = {"type": "string"}, {"type": "array", "items": {"type": "string"}}
+    # ranges are checked by ``tunable``: strict schemas have no minimum/maximum
+    tuning = closed({k: {"type": "number" if kind is float else "integer",
+                         "description": f"from {low:g} to {high:g}"}
+                     for k, (kind, low, high) in TUNABLE.items()})
     return [
-        {"name": "record_observation", "description": "What you observe about the state, in two sentences.",
-         "input_schema": {"type": "object", "properties": {
-             "summary": {"type": "string"},
-             "concerns": {"type": "array", "items": {"type": "string"}}},
-             "required": ["summary"]}},
-        {"name": "decide_backtrack", "description": "Whether to restore the checkpoint before a finished step.",
-         "input_schema": {"type": "object", "properties": {
-             "backtrack": {"type": "boolean"},
-             "step_id": {"type": "string"},
-             "reason": {"type": "string"}},
-             "required": ["backtrack", "reason"]}},
-        {"name": "update_plan", "description": "The remaining steps, in order (chosen from the candidates).",
-         "input_schema": {"type": "object", "properties": {
-             "steps": {"type": "array", "items": {"type": "object", "properties": {
-                 "episode": {"type": "string", "enum": episode_ids},
-                 "finding_ids": {"type": "array", "items": {"type": "string"}},
-                 "reason": {"type": "string"},
-                 "params": {"type": "object"}},
-                 "required": ["episode", "reason"]}}},
-             "required": ["steps"]}},
-        {"name": "propose_custom_step", "description": "Code for a free-text instruction (it is shown to "
-         "the expert and runs only after approval).",
-         "input_schema": {"type": "object", "properties": {
-             "instruction": {"type": "integer", "description": "index of the instruction"},
-             "title": {"type": "string"},
-             "code": {"type": "string"},
-             "reason": {"type": "string"},
-             "changes": {"type": "array", "items": {"type": "string"}}},
-             "required": ["instruction", "title", "code", "reason"]}},
+        strict_tool("record_observation", "What you observe about the state, in two sentences.",
+                    {"summary": text, "concerns": texts}, ["summary"]),
+        strict_tool("decide_backtrack", "Whether to restore the checkpoint before a finished step.",
+                    {"backtrack": {"type": "boolean"}, "step_id": text, "reason": text},
+                    ["backtrack", "reason"]),
+        strict_tool("update_plan", "The remaining steps, in order (chosen from the candidates).",
+                    {"steps": {"type": "array", "items": closed(
+                        {"episode": {"type": "string", "enum": episode_ids}, "finding_ids": texts,
+                         "reason": text, "params": tuning}, ["episode", "reason"])}},
+                    ["steps"]),
+        strict_tool("propose_custom_step", "Code for a free-text instruction (it is shown to the "
+                    "expert and runs only after approval).",
+                    {"instruction": {"type": "integer", "description": "index of the instruction"},
+                     "title": text, "code": text, "reason": text, "changes": texts},
+                    ["instruction", "title", "code", "reason"]),
     ]
 
 
-REPAIR_TOOL = {"name": "repair_step", "description": "New keyword arguments for the failed kernel_tools call.",
-               "input_schema": {"type": "object", "properties": {
-                   "params": {"type": "object"}, "reason": {"type": "string"}},
-                   "required": ["params", "reason"]}}
+# keyword arguments as name/value pairs: a strict schema has no open-ended objects
+REPAIR_TOOL = strict_tool(
+    "repair_step", "New keyword arguments for the failed kernel_tools call.",
+    {"params": {"type": "array", "items": closed(
+        {"name": {"type": "string"},
+         "value": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}},
+        ["name", "value"])},
+     "reason": {"type": "string"}},
+    ["params", "reason"])
 
 
 def _numbers(evidence: dict[str, Any]) -> dict[str, Any]:
@@ -350,7 +347,7 @@ class ClaudePlanner:
         except LLMError as exc:
             self._fallback(self.session, [], str(exc))
             return None
-        params = (answer.first("repair_step") or {}).get("params") or {}
+        params = {p["name"]: p["value"] for p in (answer.first("repair_step") or {}).get("params") or []}
         allowed = {k: v for k, v in params.items() if k not in PROTECTED and isinstance(v, (str, int, float, bool))}
         if len(allowed) < len(params):
             self.session.log("planner", f"{step.id}: ignored repaired parameters that would change which "
