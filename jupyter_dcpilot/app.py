@@ -44,10 +44,20 @@ class DCPilotApp(ExtensionApp):
                           len(moved), data["source_path"], data["path"])
 
     async def stop_extension(self) -> None:
-        self.serverapp.event_logger.remove_listener(schema_id=self._contents_schema,
-                                                    listener=self._on_contents_event)
-        registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
-        if registry is not None:
+        """Save and close every session. Never raises: the server stops its kernels and its
+        loop only after every extension stopped, so an error here would keep it running."""
+        try:
+            self.serverapp.event_logger.remove_listener(schema_id=self._contents_schema,
+                                                        listener=self._on_contents_event)
+            registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
+            if registry is None:
+                return
             count = len(registry.sessions())
-            await registry.close()
-            self.log.info("jupyter_dcpilot: saved and closed %d co-pilot session(s)", count)
+            failures = await registry.close()
+        except Exception:
+            self.log.exception("jupyter_dcpilot: closing the co-pilot sessions failed")
+            return
+        for failure in failures:
+            self.log.error("jupyter_dcpilot: could not save co-pilot session of %s", failure)
+        self.log.info("jupyter_dcpilot: saved and closed %d of %d co-pilot session(s)",
+                      count - len(failures), count)

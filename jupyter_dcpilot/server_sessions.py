@@ -188,7 +188,11 @@ def policy_from(approve: Any) -> PanelPolicy:
 
 
 class HostedSession:
-    """One notebook's engine session, its two hosts and the task running its coordinator."""
+    """One notebook's engine session, its two hosts and the tasks driving its coordinator.
+
+    Every run and undo in flight is tracked, so :meth:`close` stops them all: once closed,
+    nothing of this session runs or writes its sidecar again (a replaced session's leftover
+    run must not overwrite its successor's file)."""
 
     def __init__(self, id: str, path: str, session: Session, coordinator: Coordinator,
                  host: BrowserNotebookHost, bridge: KernelBridge | None = None) -> None:
@@ -198,7 +202,9 @@ class HostedSession:
         self.coordinator = coordinator
         self.host = host
         self.bridge = bridge  # to interrupt the notebook's kernel
-        self.task: asyncio.Task[str] | None = None
+        self.task: asyncio.Task[str] | None = None  # the latest run
+        self.closed = False
+        self._work: set[asyncio.Task[Any]] = set()
         if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
             host.watch = KernelWatch(bridge, lambda: self.path)
 
@@ -239,7 +245,7 @@ class HostedSession:
     async def undo(self, checkpoint_id: str) -> None:
         """Go back to before a checkpoint, then carry on (undone decisions are asked again)."""
         self.session.checkpoint(checkpoint_id)  # KeyError naming it
-        await self.coordinator.undo(checkpoint_id)
+        await self._track(self.coordinator.undo(checkpoint_id))
         self.resume()
 
     async def interrupt(self) -> str:
@@ -255,7 +261,15 @@ class HostedSession:
 
     def resume(self) -> None:
         """Run the coordinator until blocked, in the background (runs are serialised by it)."""
-        self.task = asyncio.create_task(self._run())
+        if self.closed:
+            raise RuntimeError(f"the co-pilot session of {self.path} is closed")
+        self.task = self._track(self._run())
+
+    def _track(self, work: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+        return task
 
     async def _run(self) -> str:
         try:
@@ -271,18 +285,30 @@ class HostedSession:
             log.exception("dcpilot session %s stopped", self.id)
             return "failed"
 
-    async def close(self) -> None:
-        """Stop the coordinator and save the session to its sidecar (it resumes from there)."""
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
+    async def close(self, reason: str = "stopped when the server shut down", wait: float = 5.0) -> None:
+        """Stop every run and undo in flight (waiting at most ``wait`` s for them to unwind), then
+        save the session to its sidecar for the last time: the next start resumes from there.
+
+        OSError when that save fails; the session is closed all the same."""
+        self.closed = True
+        pending = [task for task in self._work if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            _, stuck = await asyncio.wait(pending, timeout=wait)
+            if stuck:
+                log.warning("dcpilot session %s: %d task(s) still unwinding after %.0f s", self.id,
+                            len(stuck), wait)
         s = self.session
         for step in s.plan:  # a step cut off mid-run is retried when the session resumes
             if step.status == "running":
-                step.status, step.note = "failed", "stopped when the server shut down"
+                step.status, step.note = "failed", reason
         if s.state == "running":
             s.state = "idle"
-        s.save()
+        try:
+            s.changed("closed", reason=reason)  # saved, and the panel is told
+        finally:
+            s.path = None  # nothing of this session writes its sidecar again
 
 
 class SessionRegistry:
@@ -433,9 +459,18 @@ class SessionRegistry:
         except KeyError:
             raise KeyError(f"no co-pilot session {session_id!r}") from None
 
-    async def close(self) -> None:
-        """Save every session to its sidecar and close it (the server is shutting down)."""
-        await asyncio.gather(*(self.discard(i) for i in list(self._by_id)))
+    async def close(self) -> list[str]:
+        """Save every session to its sidecar and close it (the server is shutting down).
+
+        Never raises, and takes seconds whatever the sessions are doing: a session that
+        cannot be saved must not keep the server (and every kernel) from stopping. Returns
+        the failures, one line each."""
+        closing = list(self._by_id.values())
+        self._by_id.clear()
+        self._by_path.clear()
+        results = await asyncio.gather(*(hosted.close() for hosted in closing), return_exceptions=True)
+        return [f"{hosted.path}: {type(result).__name__}: {result}"
+                for hosted, result in zip(closing, results) if isinstance(result, BaseException)]
 
 
 def _renamed(path: str, source: str, target: str) -> str | None:

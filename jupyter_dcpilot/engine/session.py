@@ -272,11 +272,15 @@ class Session:
             return
         target = Path(self.path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
         text = self.to_json()
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)  # no stray temporary file beside the notebook
+            raise
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Session":
