@@ -1,5 +1,5 @@
-"""The server extension as a Jupyter ``ExtensionApp``: handlers on load, renames followed,
-sessions saved on shutdown.
+"""The server extension as a Jupyter ``ExtensionApp``: handlers on load, renames and deletions
+followed, sessions saved on shutdown.
 
 An ExtensionApp (rather than a bare ``_load_jupyter_server_extension``) is what the server
 calls back when it stops (``stop_extension``), so every hosted session is written to its
@@ -17,7 +17,7 @@ from .handlers import setup_handlers
 
 class DCPilotApp(ExtensionApp):
     """Registers the co-pilot's REST/WebSocket handlers; moves a session with its renamed
-    notebook; saves and closes sessions on shutdown."""
+    notebook and closes it with its deleted one; saves and closes sessions on shutdown."""
 
     name = "jupyter_dcpilot"
     load_other_extensions = True
@@ -36,12 +36,19 @@ class DCPilotApp(ExtensionApp):
 
     async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
-        if registry is None or data.get("action") != "rename" or not data.get("source_path"):
+        action, path = data.get("action"), data.get("path")
+        if registry is None or not path:
             return
-        moved = await registry.follow_rename(data["source_path"], data["path"])
-        if moved:
-            self.log.info("jupyter_dcpilot: %d co-pilot session(s) followed %s -> %s",
-                          len(moved), data["source_path"], data["path"])
+        if action == "rename" and data.get("source_path"):
+            moved = await registry.follow_rename(data["source_path"], path)
+            if moved:
+                self.log.info("jupyter_dcpilot: %d co-pilot session(s) followed %s -> %s",
+                              len(moved), data["source_path"], path)
+        elif action == "delete":
+            closed = await registry.follow_delete(path)
+            if closed:
+                self.log.info("jupyter_dcpilot: %d co-pilot session(s) closed with %s, deleted",
+                              len(closed), path)
 
     async def stop_extension(self) -> None:
         """Save and close every session. Never raises: the server stops its kernels and its

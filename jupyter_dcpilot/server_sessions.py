@@ -424,6 +424,25 @@ class SessionRegistry:
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})
         return [hosted for hosted, _ in moves]
 
+    async def follow_delete(self, path: str) -> list[str]:
+        """Follow the deletion of a notebook, or of a folder holding notebooks, whoever did it.
+
+        Their live sessions close (a run in progress stops; the panel is told) and their
+        sidecars are removed, as is the sidecar of a deleted notebook with no live session:
+        nothing of a notebook outlives it, and a new notebook of the same name starts afresh.
+        Returns the ids of the sessions closed. Called by the server's contents "delete" event."""
+        path = path.strip("/")
+        gone = [self._by_id[i] for p, i in self._by_path.items() if _within(p, path)]
+        for hosted in gone:  # before any await: a panel asking next finds no session
+            del self._by_id[hosted.id]
+            del self._by_path[hosted.path]
+            hosted.session.path = None  # closing must not write the sidecar again
+            sidecar_path(self.root / hosted.path).unlink(missing_ok=True)
+        if path.endswith(".ipynb"):
+            sidecar_path(self.root / path).unlink(missing_ok=True)
+        await asyncio.gather(*(hosted.close(reason="the notebook was deleted") for hosted in gone))
+        return [hosted.id for hosted in gone]
+
     def _move(self, hosted: HostedSession, new: str, source: str) -> None:
         """Point a live session at its notebook's new path and save it beside the new name."""
         old = hosted.path
@@ -471,6 +490,12 @@ class SessionRegistry:
         results = await asyncio.gather(*(hosted.close() for hosted in closing), return_exceptions=True)
         return [f"{hosted.path}: {type(result).__name__}: {result}"
                 for hosted, result in zip(closing, results) if isinstance(result, BaseException)]
+
+
+def _within(path: str, folder_or_file: str) -> bool:
+    """Whether ``path`` is ``folder_or_file`` or lies inside it (server-relative paths)."""
+    path = path.strip("/")
+    return bool(folder_or_file) and (path == folder_or_file or path.startswith(folder_or_file + "/"))
 
 
 def _renamed(path: str, source: str, target: str) -> str | None:

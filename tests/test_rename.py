@@ -1,5 +1,6 @@
-"""A renamed (or moved) notebook keeps its co-pilot session, whatever renamed it: the server's
-contents "rename" event moves the live session, its sidecar and its kernel lookups."""
+"""A session follows its notebook's life, whoever acts on the notebook: the server's contents
+"rename" event moves the live session, its sidecar and its kernel lookups; its "delete" event
+closes the session and removes its sidecar."""
 
 from __future__ import annotations
 
@@ -8,13 +9,21 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from tornado.httpclient import HTTPClientError
 
 from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.server_sessions import HostedSession, NotebookKernelProbe, SessionRegistry, _renamed
+from jupyter_dcpilot.server_sessions import HostedSession, NotebookKernelProbe, SessionRegistry, _renamed, _within
 from test_server_sessions import LEAKY_FRAME, get_session, kernel_client, post, start_notebook_kernel, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 API = ("dcpilot", "api", "sessions")
+
+
+@pytest.fixture
+def jp_server_config():
+    # folders are deleted for good (no desktop trash in a test), non-empty ones included
+    return {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}},
+            "FileContentsManager": {"delete_to_trash": False, "always_delete_dir": True}}
 
 
 def write_notebook(root, path: str) -> None:
@@ -178,3 +187,71 @@ async def test_a_save_that_raced_a_folder_rename_leaves_no_old_folder_behind(tmp
     assert not (tmp_path / "proj").exists() and (tmp_path / "keep").is_dir()
     assert Session.load(sidecar_path(tmp_path / "work/sub/a.ipynb")).notebook == str(tmp_path / "work/sub/a.ipynb")
     assert kernels.paths == {"work/sub/a.ipynb": "k-a"}
+
+
+async def delete(jp_fetch, jp_serverapp, path: str) -> None:
+    """DELETE /api/contents/<path>, as any client may; then let the listeners finish."""
+    await jp_fetch("api", "contents", *path.split("/"), method="DELETE")
+    await jp_serverapp.event_logger.gather_listeners()
+
+
+async def test_a_deleted_notebook_closes_its_session_and_removes_its_sidecar(jp_fetch, jp_serverapp, jp_root_dir,
+                                                                            registry, no_llm) -> None:
+    sid, _, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "gone.ipynb")
+    hosted = registry.get(sid)
+    events: list[dict] = []
+    hosted.session.subscribe(events.append)
+    sidecar = sidecar_path(jp_root_dir / "gone.ipynb")
+    try:
+        hosted.session.instruct("a note of the deleted notebook's session")  # saved in its sidecar
+        assert sidecar.exists() and hosted.task is not None
+        await delete(jp_fetch, jp_serverapp, "gone.ipynb")
+        assert await listed(jp_fetch, "gone.ipynb") == []
+        with pytest.raises(HTTPClientError) as missing:
+            await get_session(jp_fetch, sid)
+        assert missing.value.code == 404
+        assert not sidecar.exists() and hosted.task.done() and hosted.closed
+        assert [e["reason"] for e in events if e["type"] == "closed"] == ["the notebook was deleted"]
+        hosted.session.changed("state", state="running")  # a late event writes nothing
+        assert not sidecar.exists()
+        # a new notebook of the same name starts afresh, not from the deleted one's state
+        write_notebook(jp_root_dir, "gone.ipynb")
+        again = await post(jp_fetch, *API, body={"path": "gone.ipynb", "frame": "df", "target": "churned"})
+        assert again["id"] != sid and again["instructions"] == []
+    finally:
+        await registry.close()
+        client.stop_channels()
+
+
+async def test_a_deleted_folder_closes_the_sessions_of_its_notebooks(jp_fetch, jp_serverapp, jp_root_dir,
+                                                                     registry, no_llm) -> None:
+    sid, _, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "proj/sub/a.ipynb")
+    write_notebook(jp_root_dir, "projection.ipynb")  # a sibling whose name starts alike
+    Session(notebook=str(jp_root_dir / "projection.ipynb"),
+            path=str(sidecar_path(jp_root_dir / "projection.ipynb")), frame="keep").save()
+    try:
+        await delete(jp_fetch, jp_serverapp, "proj")
+        assert await listed(jp_fetch, "proj/sub/a.ipynb") == [] and registry.sessions() == []
+        assert not (jp_root_dir / "proj").exists()  # closing did not re-create the folder
+        assert Session.load(sidecar_path(jp_root_dir / "projection.ipynb")).frame == "keep"
+    finally:
+        await registry.close()
+        client.stop_channels()
+
+
+async def test_a_deleted_notebook_with_no_live_session_loses_its_sidecar(tmp_path) -> None:
+    registry = SessionRegistry(bridge=None, root_dir=str(tmp_path))
+    saved = sidecar_path(tmp_path / "old.ipynb")
+    Session(notebook=str(tmp_path / "old.ipynb"), path=str(saved), frame="visits").save()  # a past server's
+    other = hosted_at(tmp_path, "other.ipynb", "df")
+    registry._by_id[other.id] = other
+    registry._by_path[other.path] = other.id
+    assert await registry.follow_delete("/old.ipynb") == []
+    assert not saved.exists() and registry.sessions() == [other]
+    assert sidecar_path(tmp_path / "other.ipynb").exists()
+    assert await registry.follow_delete("data.csv") == [] and registry.sessions() == [other]
+
+
+def test_within_means_the_path_itself_or_inside_it() -> None:
+    assert _within("a.ipynb", "a.ipynb") and _within("/d/x/a.ipynb", "d")
+    assert not _within("dd/a.ipynb", "d") and not _within("a.ipynb", "")
