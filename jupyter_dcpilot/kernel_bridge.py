@@ -29,6 +29,10 @@ class KernelDiedError(RuntimeError):
     """The kernel stopped (crashed, killed, shut down or restarted) while a probe or a
     co-pilot cell waited for it."""
 
+    step_id: str | None = None  # the step whose cell the kernel died in (None: a probe)
+    cell_id: str | None = None  # that half-made cell,
+    cell_removed: bool = False  # and whether it is gone from the notebook already
+
 
 @dataclass(frozen=True, eq=False)
 class KernelRun:
@@ -172,11 +176,13 @@ class KernelWatch:
 
 def died_while(how: str, step: str) -> KernelDiedError:
     """The error of a step whose kernel stopped under it: what happened and what to do next."""
-    return KernelDiedError(
+    error = KernelDiedError(
         f"the kernel {how} while step {step} ran: its variables are gone. Once the kernel runs "
         f"again (Kernel > Restart if it did not restart by itself), undo to the checkpoint before "
         f"{step}: checkpoints are also kept on disk (by default each up to 512 MiB, the latest "
         "2 GiB in all) and bring the variables back in the new kernel.")
+    error.step_id = step
+    return error
 
 
 __all__ = ["KernelBridge", "KernelBusyError", "KernelDiedError", "KernelRun", "KernelWatch",

@@ -56,13 +56,19 @@ class BrowserNotebookHost:
 
     With a ``watch``, a cell's kernel is checked every ``poll`` seconds while the panel runs
     it: a kernel that dies (or is shut down, restarted, replaced) fails the cell at once with
-    :class:`KernelDiedError`, instead of a wait for an answer that may never come.
+    :class:`KernelDiedError`, instead of a wait for an answer that may never come. The cell it
+    left half-run is deleted: the server names every cell it asks for (``cell_id``), so it can
+    remove one the panel never answered for, at once (waiting at most ``cleanup_timeout`` s) or,
+    with no panel connected, as soon as one connects.
     """
 
-    def __init__(self, timeout: float = 600.0, *, watch: KernelWatch | None = None, poll: float = 1.0) -> None:
+    def __init__(self, timeout: float = 600.0, *, watch: KernelWatch | None = None, poll: float = 1.0,
+                 cleanup_timeout: float = 10.0) -> None:
         self.timeout = timeout
         self.watch = watch
         self.poll = poll
+        self.cleanup_timeout = cleanup_timeout
+        self.orphans: list[str] = []  # half-made cells to delete when a panel connects
         self._senders: list[Send] = []
         self._connected = asyncio.Event()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -71,6 +77,8 @@ class BrowserNotebookHost:
         """Route requests to ``send`` (the newest panel); returns the function that detaches it."""
         self._senders.append(send)
         self._connected.set()
+        if self.orphans:
+            asyncio.ensure_future(self._sweep())
 
         def detach() -> None:
             if send in self._senders:
@@ -95,15 +103,17 @@ class BrowserNotebookHost:
         """Send one request to the panel and wait for its answer."""
         return await self._request(kind, payload)
 
-    async def _request(self, kind: str, payload: dict[str, Any], step: str | None = None) -> dict[str, Any]:
+    async def _request(self, kind: str, payload: dict[str, Any], step: str | None = None,
+                       timeout: float | None = None) -> dict[str, Any]:
         """With ``step`` (a cell runs), the kernel is watched while the panel runs it."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
+        timeout = self.timeout if timeout is None else timeout
+        deadline = loop.time() + timeout
         while not self._senders:  # a panel may also leave while this task waits to resume
             try:
                 await asyncio.wait_for(self._connected.wait(), max(deadline - loop.time(), 0.0))
             except asyncio.TimeoutError as error:
-                raise HostError(f"no notebook panel connected within {self.timeout:.0f} s") from error
+                raise HostError(f"no notebook panel connected within {timeout:.0f} s") from error
         run = await self.watch.start() if step is not None and self.watch is not None else None
         request_id = uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
@@ -113,7 +123,7 @@ class BrowserNotebookHost:
             self._senders[-1]({"type": kind, "request_id": request_id, **payload})
             reply = await asyncio.wait_for(future, max(deadline - loop.time(), 0.0))
         except asyncio.TimeoutError as error:
-            raise HostError(f"the notebook did not answer {kind} within {self.timeout:.0f} s") from error
+            raise HostError(f"the notebook did not answer {kind} within {timeout:.0f} s") from error
         finally:
             self._pending.pop(request_id, None)
             if watching is not None:
@@ -138,9 +148,37 @@ class BrowserNotebookHost:
 
     async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
         step = str((metadata.get("dcpilot") or {}).get("step") or "the co-pilot's cell")
-        reply = await self._request("run_cell", {"source": source, "metadata": metadata}, step)
-        return CellResult(cell_id=str(reply.get("cell_id", "")), outputs=list(reply.get("outputs") or []),
+        cell_id = uuid.uuid4().hex  # the panel inserts the cell under this id
+        try:
+            reply = await self._request("run_cell", {"source": source, "metadata": metadata,
+                                                     "cell_id": cell_id}, step)
+        except KernelDiedError as error:  # the cell never ran to its end: it goes
+            error.cell_id = cell_id
+            error.cell_removed = await self._remove_half_made(cell_id)
+            raise
+        return CellResult(cell_id=str(reply.get("cell_id") or cell_id), outputs=list(reply.get("outputs") or []),
                           error=reply.get("error") or None)
+
+    async def _remove_half_made(self, cell_id: str) -> bool:
+        """Delete a cell whose kernel died under it: now, if a panel answers within
+        ``cleanup_timeout`` s (True), else when a panel connects next (False)."""
+        if self._senders:
+            try:
+                await self._request("delete_cells", {"cell_ids": [cell_id]}, timeout=self.cleanup_timeout)
+                return True
+            except HostError as error:
+                log.warning("dcpilot: could not delete the half-made cell %s yet: %s", cell_id, error)
+        self.orphans.append(cell_id)
+        return False
+
+    async def _sweep(self) -> None:
+        """Delete the half-made cells left while no panel answered (a panel just connected)."""
+        doomed, self.orphans = self.orphans, []
+        try:
+            await self._request("delete_cells", {"cell_ids": doomed}, timeout=self.cleanup_timeout)
+        except HostError as error:
+            log.warning("dcpilot: could not delete half-made cells %s: %s", doomed, error)
+            self.orphans = doomed + self.orphans
 
     async def insert_markdown(self, source: str, metadata: dict[str, Any]) -> str:
         reply = await self.request("insert_markdown", source=source, metadata=metadata)
@@ -277,6 +315,10 @@ class HostedSession:
         except KernelDiedError as error:  # the step failed; the session waits for the user
             s = self.session
             s.warnings.append(str(error))
+            step = next((st for st in s.plan if st.id == error.step_id), None)
+            if step is not None:
+                step.note = after_kernel_death(error)
+                s.changed("step", step=step.id, status=step.status, note=step.note)
             s.state = "idle"
             s.changed("state", state=s.state)
             log.warning("dcpilot session %s: %s", self.id, error)
@@ -517,6 +559,21 @@ def _prune_empty(folder: Path, top: Path) -> None:
         if directory == top.parent or any(directory.iterdir()):
             return
         directory.rmdir()
+
+
+def after_kernel_death(error: KernelDiedError) -> str:
+    """What the plan says about a step whose kernel died in its cell: where that cell went, and
+    what to do next."""
+    if error.cell_removed:
+        cell = "its half-made cell was removed from the notebook"
+    elif error.cell_id:
+        cell = "its half-made cell is removed as soon as the notebook's co-pilot panel reconnects"
+    else:
+        cell = "it wrote no cell"
+    return (f"The kernel stopped while this step ran; {cell}. Next: once the kernel runs again, "
+            "“Undo to here” on this step brings the variables back from the checkpoint kept on disk, "
+            "and the co-pilot carries on. If that checkpoint could not be kept (larger than the disk "
+            "limit, or spilling turned off), re-run the cells that make the frame, then Resume.")
 
 
 def planner_config(model: str | None) -> Any:

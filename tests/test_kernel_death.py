@@ -92,6 +92,10 @@ async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores
         assert any("the kernel" in w and step["id"] in w for w in state["warnings"])
         assert [r for r in frontend.requests("run_cell")
                 if r["metadata"]["dcpilot"]["step"] == step["id"]] == [frontend.hung]  # never retried
+        # the half-made cell is deleted from the notebook, and the plan says what to do next
+        assert any(frontend.hung["cell_id"] in r["cell_ids"] for r in frontend.requests("delete_cells"))
+        assert "its half-made cell was removed from the notebook" in dead["note"]
+        assert "“Undo to here” on this step" in dead["note"] and "then Resume" in dead["note"]
 
         # the server restarts the dead kernel by itself: empty, but the checkpoint is on disk
         await wait_for(lambda: manager.is_alive(), "the kernel to restart", timeout=60)
@@ -133,6 +137,69 @@ async def test_a_cell_answered_after_a_restart_is_not_taken_as_its_result(jp_fet
     host.attach(lambda message: asyncio.ensure_future(panel(message)))
     with pytest.raises(KernelDiedError, match="the kernel was restarted while step s9 ran"):
         await host.run_cell("x = 1", {"dcpilot": {"step": "s9"}})
+
+
+class DyingWatch:
+    """A kernel watch whose kernel dies when the test says so."""
+
+    def __init__(self) -> None:
+        self.dead = False
+
+    async def start(self) -> str:
+        return "run"
+
+    async def ended(self, run: str) -> str | None:
+        return "died" if self.dead else None
+
+
+async def test_a_half_made_cell_left_with_no_panel_goes_when_a_panel_connects() -> None:
+    """The panel took the cell and went away; then the kernel died. Nobody can delete the cell
+    now: the step fails at once all the same, and the next panel to connect deletes it."""
+    watch = DyingWatch()
+    host = BrowserNotebookHost(30.0, watch=watch, poll=0.05, cleanup_timeout=0.5)
+    taken: list[dict] = []
+    leave = host.attach(taken.append)
+    running = asyncio.create_task(host.run_cell("x = 1", {"dcpilot": {"step": "s4"}}))
+    await asyncio.sleep(0.2)
+    leave()
+    watch.dead = True
+    with pytest.raises(KernelDiedError, match="the kernel died while step s4 ran") as info:
+        await running
+    cell_id = taken[0]["cell_id"]
+    assert (info.value.step_id, info.value.cell_id, info.value.cell_removed) == ("s4", cell_id, False)
+    assert host.orphans == [cell_id]
+
+    later: list[dict] = []
+
+    def panel(message: dict) -> None:
+        later.append(message)
+        host.answer({"type": "cells_deleted", "request_id": message["request_id"]})
+
+    host.attach(panel)
+    await asyncio.sleep(0.1)
+    assert [(m["type"], m["cell_ids"]) for m in later] == [("delete_cells", [cell_id])]
+    assert host.orphans == []
+
+
+async def test_a_half_made_cell_is_deleted_at_once_while_the_panel_is_there() -> None:
+    watch = DyingWatch()
+    host = BrowserNotebookHost(30.0, watch=watch, poll=0.05)
+    seen: list[dict] = []
+
+    def panel(message: dict) -> None:  # runs nothing (its kernel is about to die), deletes at once
+        seen.append(message)
+        if message["type"] == "delete_cells":
+            host.answer({"type": "cells_deleted", "request_id": message["request_id"]})
+
+    host.attach(panel)
+    running = asyncio.create_task(host.run_cell("x = 1", {"dcpilot": {"step": "s2"}}))
+    await asyncio.sleep(0.1)
+    watch.dead = True
+    with pytest.raises(KernelDiedError) as info:
+        await running
+    assert info.value.cell_removed is True and host.orphans == []
+    assert [m["type"] for m in seen] == ["run_cell", "delete_cells"]
+    assert seen[1]["cell_ids"] == [seen[0]["cell_id"]]
 
 
 async def test_a_panel_that_never_answers_a_living_kernel_still_times_out(jp_fetch, jp_serverapp) -> None:

@@ -91,8 +91,8 @@ class Frontend:
     async def respond(self, message: dict) -> dict | None:
         """The answer to one notebook request, as the real panel gives it (None: no answer)."""
         kind = message.get("type")
-        if kind == "run_cell":
-            return await self.run(message["source"])
+        if kind == "run_cell":  # inserted under the id the server gives, as the real panel does
+            return {**await self.run(message["source"]), "cell_id": message.get("cell_id") or uuid.uuid4().hex}
         if kind == "insert_markdown":
             return {"type": "cell_inserted", "cell_id": uuid.uuid4().hex}
         if kind == "delete_cells":

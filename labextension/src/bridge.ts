@@ -86,10 +86,13 @@ export class NotebookBridge implements IHostHandler {
         break;
       }
     }
+    // the server names the cell it asks for, so it can delete it even if this panel never
+    // answers (its kernel died under the cell)
     const cell = model.sharedModel.insertCell(index, {
       cell_type: kind,
       source: String(request.source ?? ''),
-      metadata: (request.metadata as any) ?? {}
+      metadata: (request.metadata as any) ?? {},
+      ...(typeof request.cell_id === 'string' ? { id: request.cell_id } : {})
     });
     return cell.id;
   }
