@@ -261,3 +261,17 @@ async def test_undo_during_a_run_waits_for_one_step_not_the_whole_run(tmp_path):
     # and carries on afterwards: the undone leakage decision is the expert's to answer again
     assert await coord.run_until_blocked() == "blocked"
     assert session.decision(leak.decision_id).choice is None
+
+
+async def test_checkpoints_hold_the_sessions_frame_whatever_its_name(tmp_path):
+    """A session on ``visits`` snapshots ``visits`` before a step that changes the frame (the
+    episodes call it ``df``): otherwise an undo cannot bring it back, and the split's checks fail."""
+    coord, kernel, notebook, session = make(tmp_path)
+    session.frame = "visits"
+    assert await coord.run_until_blocked() == "finished"
+    saved = [args[0] for name, args, _ in kernel.calls if name == "checkpoint_save_json"]
+    leak = next(s for s in session.plan if s.episode == "remove_leakage")
+    split = next(s for s in session.plan if s.episode == "split")
+    assert all("df" not in names for names in saved) and ["visits", "leakage_drop"] in saved
+    by_step = {cp.step_id: cp.names for cp in session.checkpoints}
+    assert by_step[leak.id] == ["visits"] and by_step[split.id] == ["visits", "train", "test"]

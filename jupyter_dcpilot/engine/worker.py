@@ -168,10 +168,15 @@ class Worker:
         return bool(entity) and (not columns or entity in columns)
 
     # -- running -------------------------------------------------------------------------
+    def changes(self, step: Step) -> list[str]:
+        """The variables a step may change: its episode's, where ``df`` stands for the session's
+        frame (a session may work on ``visits``)."""
+        return [self.session.frame if name == "df" else name for name in self.episodes[step.episode].changes]
+
     async def checkpoint(self, step: Step) -> str | None:
-        names = list(self.episodes[step.episode].changes)
+        names = self.changes(step)
         if step.code is not None:
-            names = sorted(set(names) | {"df", "train", "test"} | set(step.params.get("changes", [])))
+            names = sorted(set(names) | {self.session.frame, "train", "test"} | set(step.params.get("changes", [])))
         if not names:
             return None
         if step.code is None and self.report_var(step) not in names:
@@ -200,7 +205,7 @@ class Worker:
                     s["status"] = "proposed"
             self.session.checkpoints.append(Checkpoint(
                 id=checkpoint_id, step_id=step.id, label=step.title,
-                names=list(self.episodes[step.episode].changes), cell_count=cell_mark,
+                names=self.changes(step), cell_count=cell_mark,
                 snapshot=snapshot))
             step.checkpoint_id = checkpoint_id
         self.session.changed("step", step=step.id, status="running")
