@@ -1,6 +1,15 @@
 """The co-pilot in Jupyter AI's chat: the ``DCPilot`` persona (jupyter-ai 3, ``jupyter_ai.personas``).
 
-A chat message reaches the co-pilot session of a notebook — the notebook attached to the
+A chat message can start the co-pilot: ``check `visits` for `death` with time `futime```
+(``start``, ``analyse``, ``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces
+a live session) starts a session on that DataFrame in the notebook's kernel, through the same
+gates as the panel's start. The notebook is the one attached to the message, the one named
+(``in `study.ipynb```), else the only notebook with a running kernel; the DataFrame is the one
+named, else the only one in that kernel; when either is ambiguous the persona asks. Every
+question of a session started here is posted to the chat, and can be answered here or in the
+notebook's panel alike.
+
+Any other message reaches the co-pilot session of a notebook — the notebook attached to the
 message, else the only live session, else the persona asks which. It understands three things
 and reads everything else as an instruction for the session:
 
@@ -11,26 +20,34 @@ and reads everything else as an instruction for the session:
 - ``status`` / ``plan``: the plan and the pending decisions (every reply ends with them).
 
 Intents are recognised by rules, never by an LLM: an answer to a gate must mean exactly what
-it says. The LLM (the engine's configuration, :mod:`jupyter_dcpilot.config`) acts on free-text
-instructions through the session's Claude planner, which turns them into gated custom steps.
+it says. The LLM acts on free-text instructions through the session's Claude planner, which
+turns them into gated custom steps. Its model is jupyter-ai's when the user configured a Claude
+model there (the model picked for this persona in the chat, else jupyter-ai's chat model),
+else the co-pilot's own configuration (:mod:`jupyter_dcpilot.config`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import difflib
+import logging
 import re
 from pathlib import Path
 from typing import Any
 
-from jupyter_ai_persona_manager import BasePersona, PersonaDefaults
+from jupyter_ai_persona_manager import BasePersona, ModelConfiguration, ModelOption, PersonaDefaults
 from jupyterlab_chat.models import Message
 
-from .config import load_llm_config
+from .config import DEFAULT_MODEL, load_llm_config
 from .engine.notebook import evidence_text, md_text
 from .engine.session import Decision, Session
-from .server_sessions import HostedSession, SessionRegistry
+from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
+from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick_frame
 
+log = logging.getLogger(__name__)
 AVATAR = Path(__file__).with_name("jupyter_ai_persona.svg")
 WHO = {"user": "the analyst", "policy": "the approval policy", None: "nobody yet"}
+LOOKUP_TIMEOUT = 30.0  # seconds to list a kernel's DataFrames before saying it is busy
 
 APPROVE = re.compile(r"^(?:approve|accept|go ahead|confirm)\b[\s,:]*(?P<rest>.*)$", re.I | re.S)
 CHOOSE = re.compile(r"^(?:choose|pick|select|use)\s+(?:option\s+)?[`'\"]?(?P<option>[\w-]+)[`'\"]?"
@@ -40,6 +57,16 @@ WHY = re.compile(r"\bwhy\b", re.I)
 STATUS = re.compile(r"^(?:status|plan|summary|help|what(?:'s| is) (?:the )?(?:plan|status))\W*$", re.I)
 MENTION = re.compile(r"^\s*@\S+\s*")
 QUOTED = re.compile(r"[`'\"]([^`'\"]+)[`'\"]")
+# starting a session: a verb first, then what to start on (see parse_start)
+START = re.compile(r"^(?P<verb>start\s+over|restart|check|start|analy[sz]e|diagnose|prepare|clean)\b"
+                   r"(?:\s+(?:on|the|frame|dataframe|data)\b)*\s*(?P<rest>.*)$", re.I | re.S)
+TOKEN = r"(?:`(?P<a>[^`]+)`|'(?P<b>[^']+)'|\"(?P<c>[^\"]+)\"|(?P<d>[\w./-]+))"
+FRAME = re.compile(r"^" + TOKEN)
+TARGET = re.compile(r"\b(?:for|predict(?:ing)?|target)\s+(?:the\s+)?(?:column\s+)?" + TOKEN, re.I)
+TIME = re.compile(r"\b(?:time|duration)\s+(?:column\s+)?" + TOKEN, re.I)
+NOTEBOOK = re.compile(r"\b(?:in|of)\s+(?:the\s+)?(?:notebook\s+)?" + TOKEN, re.I)
+KEYWORDS = {"for", "with", "in", "of", "time", "duration", "predict", "predicting", "target", "using"}
+RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
 
 
 class DCPilotPersona(BasePersona):
@@ -48,16 +75,29 @@ class DCPilotPersona(BasePersona):
     @property
     def defaults(self) -> PersonaDefaults:
         llm = load_llm_config()
+        model = self.claude_model()[0] or (llm.model if llm.available else None)
         return PersonaDefaults(
             name="DCPilot",
-            description="The data-centric co-pilot: answers its decisions, explains them, "
-                        "takes instructions for the notebook's co-pilot session.",
+            description="The data-centric co-pilot: starts on a DataFrame of your notebook, asks you "
+                        "its questions, explains its decisions, takes instructions.",
             avatar_path=str(AVATAR),
             system_prompt="You relay a data scientist's chat messages to the data-centric co-pilot "
                           "session of their notebook.",
             slash_commands=set(),
-            model_uid=f"anthropic:{llm.model}" if llm.available else None,
+            model_uid=f"anthropic:{model}" if model else None,
         )
+
+    async def prepare(self) -> None:
+        """Offer the Claude models the co-pilot can plan with in jupyter-ai's model picker."""
+        options = [m for m in (self.claude_model()[0], load_llm_config().model, DEFAULT_MODEL) if m]
+        self.report_model_configuration(ModelConfiguration(
+            current=self.get_model(),
+            options=[ModelOption(id=f"anthropic/{m}", name=m) for m in dict.fromkeys(options)]))
+
+    async def update_model(self, model_id: str) -> None:
+        """A model picked for this persona in the chat: a Claude model, or it is refused."""
+        if claude_id(model_id) is None:
+            raise ValueError(f"DCPilot plans with Claude (the anthropic API); {model_id!r} is not a Claude model")
 
     async def process_message(self, message: Message) -> None:
         self.send_message(await self.reply_to(message))
@@ -65,23 +105,143 @@ class DCPilotPersona(BasePersona):
     async def reply_to(self, message: Message) -> str:
         """The reply to one chat message (acting on the session as it says)."""
         text = MENTION.sub("", message.body or "").strip()
+        start = START.match(text)
+        if start:
+            reply = await self.start(message, start)
+            if reply is not None:
+                return reply
         hosted, problem = self.session_for(message)
         if hosted is None:
             return problem or "No co-pilot session."
         return respond(hosted, text) + "\n\n" + summary_markdown(hosted.session)
 
-    # -- which session --------------------------------------------------------------------
-    def registry(self) -> SessionRegistry:
-        """The server's co-pilot sessions, found through the persona manager's server app."""
+    # -- the server and jupyter-ai's configuration --------------------------------------------
+    def server_settings(self) -> dict[str, Any]:
+        """The Jupyter server's settings, found through the persona manager's server app."""
         node: Any = self.parent
         while node is not None:
             app = getattr(node, "serverapp", None) or node
             settings = getattr(getattr(app, "web_app", None), "settings", None)
             if isinstance(settings, dict) and "dcpilot_sessions" in settings:
-                return settings["dcpilot_sessions"]
+                return settings
             node = getattr(node, "parent", None)
         raise LookupError("the jupyter_dcpilot server extension is not loaded in this server")
 
+    def registry(self) -> SessionRegistry:
+        """The server's co-pilot sessions."""
+        return self.server_settings()["dcpilot_sessions"]
+
+    def claude_model(self) -> tuple[str | None, str | None]:
+        """The Claude model jupyter-ai is configured with: the one picked for this persona in
+        the chat, else jupyter-ai's chat model (``jupyternaut.config_manager``). None when the
+        user configured none there (the co-pilot's own configuration applies), with why a
+        configured model was passed over."""
+        try:
+            manager = self.server_settings().get("jupyternaut.config_manager")
+        except LookupError:
+            manager = None
+        passed_over = None
+        picked = self.get_model() if getattr(self, "state", None) is not None else None  # set up yet?
+        for configured in (picked, getattr(manager, "chat_model", None)):
+            if not configured:
+                continue
+            model = claude_id(configured)
+            if model is not None:
+                return model, None
+            passed_over = passed_over or (f"jupyter-ai's model `{configured}` is not a Claude model, "
+                                          "so the co-pilot uses its own configuration")
+        return None, passed_over
+
+    # -- starting a session ---------------------------------------------------------------------
+    async def start(self, message: Message, match: re.Match[str]) -> str | None:
+        """Start the co-pilot as the message asks; its reply, or None when the words are an
+        instruction for the notebook's live session after all (they name no DataFrame)."""
+        wanted = parse_start(match)
+        instruction = not wanted["replace"] and match.group("rest").strip()
+        if instruction and wanted["frame"] is None and self.session_for(message)[0] is not None:
+            return None  # e.g. "check for outliers in age": an instruction for the live session
+        registry = self.registry()
+        path, problem = await self.notebook_for(message, wanted["notebook"])
+        if path is None:
+            return problem
+        try:
+            frames = await asyncio.wait_for(registry.frames(path), LOOKUP_TIMEOUT)
+        except (asyncio.TimeoutError, KernelBusyError):
+            return f"The kernel of `{path}` is busy (a cell is still running): ask me again once it is done."
+        except (NoKernelError, KernelDiedError, ProbeError) as error:
+            return f"Could not look into the kernel of `{path}`: {error}."
+        names = [str(f["name"]) for f in frames]
+        live = registry.sessions(path)
+        if live and not wanted["replace"]:
+            if instruction and wanted["frame"] not in names:
+                return None  # e.g. "check whether age has outliers": words, not a DataFrame
+            return (f"A co-pilot session already runs on `{path}` (on **{live[0].session.frame}**): answer "
+                    f"its questions here or in the panel, or say `` start over on `{wanted['frame']}` … `` to "
+                    "replace it.\n\n" + summary_markdown(live[0].session))
+        frame = pick_frame(frames, wanted["frame"])
+        if frame is None:
+            return which_frame(path, frames, wanted["frame"])
+        columns = await registry.columns(path, frame)
+        for role in ("target", "time"):
+            name = wanted[role]
+            if name and name not in columns:
+                close = difflib.get_close_matches(name, columns, n=3)
+                hint = f" Did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
+                return f"**{frame}** has no column `{name}` (the {role} you named).{hint}"
+        model, passed_over = self.claude_model()
+        claude = load_llm_config().available and not wanted["rules"]
+        try:
+            hosted = await registry.open(path, frame=frame, target=wanted["target"], time=wanted["time"],
+                                         approve="ask", planner="claude" if claude else "rules",
+                                         model=model if claude else None, replace=wanted["replace"])
+        except SessionExists as error:  # started elsewhere meanwhile
+            return f"{error}."
+        except (ValueError, NoKernelError) as error:
+            return f"Could not start the co-pilot: {error}."
+        self.follow(hosted)
+        planner = (f"Claude (`{hosted.session.settings['model']}`)" if claude
+                   else "the rule planner (no Claude API key is configured)" if not wanted["rules"]
+                   else "the rule planner")
+        lines = [f"Started the co-pilot on **{frame}** in `{path}`"
+                 + (f", predicting `{wanted['target']}`" if wanted["target"] else "")
+                 + (f" with time `{wanted['time']}`" if wanted["time"] else "") + f", planning with {planner}.",
+                 "Its questions come here and to the notebook's Data co-pilot panel: answer either. "
+                 "Keep the panel open on the notebook: it writes and runs the co-pilot's cells."]
+        if passed_over:
+            lines.append(passed_over + ".")
+        return " ".join(lines)
+
+    async def notebook_for(self, message: Message, named: str | None) -> tuple[str | None, str | None]:
+        """The notebook a start means: attached, named, else the only one with a kernel."""
+        running = await self.registry().notebooks()
+        wanted = self.attached_notebooks(message) or ([named.lstrip("/")] if named else [])
+        if wanted:
+            if wanted[0] in running:
+                return wanted[0], None
+            return None, f"`{wanted[0]}` has no running kernel: open it, run the cell that loads your data, then ask me again."
+        if len(running) == 1:
+            return running[0], None
+        if not running:
+            return None, "No notebook has a running kernel: open one, load your data, then ask me again."
+        names = ", ".join(f"`{p}`" for p in running)
+        return None, f"Which notebook? Attach it to your message, or say `` in `name.ipynb` ``. Notebooks with a kernel: {names}."
+
+    def follow(self, hosted: HostedSession) -> None:
+        """Post the session's questions (and where it stops) to this chat as they come."""
+        asked: set[str] = set()
+
+        def on_event(event: dict[str, Any]) -> None:
+            try:
+                posted = chat_update(hosted, event, asked)
+            except Exception:  # a chat that cannot be written must never stop the co-pilot
+                log.exception("dcpilot: could not follow session %s in the chat", hosted.id)
+                return
+            if posted:
+                self.send_message(posted)
+
+        hosted.session.subscribe(on_event)
+
+    # -- which session --------------------------------------------------------------------
     def attached_notebooks(self, message: Message) -> list[str]:
         """Paths of the notebooks attached to the message (server-root relative)."""
         if not message.attachments:
@@ -103,16 +263,88 @@ class DCPilotPersona(BasePersona):
             if found:
                 return found[0], None
         if attached:
-            return None, (f"No co-pilot session runs on {', '.join(f'`{p}`' for p in attached)}: start "
-                          "one from the notebook's Data co-pilot panel, then ask me again.")
+            return None, (f"No co-pilot session runs on {', '.join(f'`{p}`' for p in attached)}: say "
+                          "`` check `<frame>` for `<target>` `` to start one, then ask me again.")
         live = registry.sessions()
         if len(live) == 1:
             return live[0], None
         if not live:
-            return None, ("No co-pilot session is running. Open a notebook, start the co-pilot from "
-                          "its Data co-pilot panel, then ask me again.")
+            return None, ("No co-pilot session is running. Say `` check `<frame>` for `<target>` `` to start "
+                          "one on a DataFrame of your notebook (or start it from the notebook's Data "
+                          "co-pilot panel).")
         names = ", ".join(f"`{h.path}`" for h in live)
         return None, f"Which notebook do you mean? Attach it to your message. Co-pilot sessions run on {names}."
+
+
+def claude_id(model: str) -> str | None:
+    """The Anthropic model id in a jupyter-ai model id (``anthropic/claude-…``, ``anthropic:claude-…``
+    or a bare ``claude-…``); None for another provider's model."""
+    match = re.fullmatch(r"(?:anthropic(?:-chat)?[:/])?(claude[\w.:@-]*)", model.strip())
+    return match.group(1) if match else None
+
+
+def _token(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return next((g for g in match.group("a", "b", "c", "d") if g), None) if match else None
+
+
+def parse_start(match: re.Match[str]) -> dict[str, Any]:
+    """What a start message asks for: frame, target, time, notebook, replace, rules."""
+    rest = match.group("rest")
+    frame = _token(FRAME, rest)
+    if frame is not None and (frame.lower() in KEYWORDS or not frame.isidentifier()):
+        frame = None
+    notebook = _token(NOTEBOOK, rest)
+    return {"frame": frame, "target": _token(TARGET, rest), "time": _token(TIME, rest),
+            "notebook": notebook if notebook and notebook.endswith(".ipynb") else None,
+            "replace": match.group("verb").lower().replace(" ", "") in ("startover", "restart"),
+            "rules": bool(RULES.search(rest))}
+
+
+def which_frame(path: str, frames: list[dict[str, Any]], named: str | None) -> str:
+    """The question back when a start names no DataFrame of the kernel, or several could do."""
+    listed = ", ".join(f"`{f['name']}` ({f['rows']} rows × {f['columns']} columns)" for f in frames)
+    if not frames:
+        return f"The kernel of `{path}` holds no DataFrame yet: run the cell that loads your data, then ask me again."
+    if named is not None:
+        return f"The kernel of `{path}` has no DataFrame `{named}`. Its DataFrames: {listed}."
+    return f"Which DataFrame of `{path}`? Say e.g. `` check `{frames[0]['name']}` for `<target>` ``. Its DataFrames: {listed}."
+
+
+def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -> str | None:
+    """What the chat hears of one session event: a new question (once), or where the run stopped."""
+    session, kind = hosted.session, event.get("type")
+    if kind == "awaiting_decision":
+        decision = session.decision(event["decision"]["id"])
+        if decision.id in asked or decision.decided:
+            return None
+        asked.add(decision.id)
+        return card_markdown(hosted, decision)
+    if kind == "decision" and event["decision"].get("choice") is None:
+        asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
+    if kind == "state" and event.get("state") in ("finished", "failed"):
+        return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
+    if kind == "closed":
+        return f"The co-pilot session on `{hosted.path}` closed: {event.get('reason')}."
+    return None
+
+
+def card_markdown(hosted: HostedSession, decision: Decision) -> str:
+    """A decision card for the chat: the question, its evidence, the options."""
+    session = hosted.session
+    title = next((st.title for st in session.plan if st.id == decision.step_id), decision.step_id)
+    evidence = evidence_text(decision.evidence)
+    lines = [f"**{md_text(title)}** — `{hosted.path}` asks (`{decision.id}`, {decision.gate}"
+             + (f": {', '.join(decision.columns)}" if decision.columns else "") + f"): {md_text(decision.question)}"]
+    if evidence:
+        lines.append(f"Evidence: {evidence}.")
+    for o in decision.options:
+        mark = " (recommended)" if o["id"] == decision.recommended else ""
+        about = f": {md_text(o['description'])}" if o.get("description") else ""
+        lines.append(f"- `{o['id']}` **{md_text(o.get('label') or o['id'])}**{mark}{about}")
+    lines.append("Say `approve` (the recommended option), `choose <option>` or `reject` here, or answer "
+                 "in the notebook's Data co-pilot panel.")
+    return "\n".join(lines)
 
 
 # -- what a message asks --------------------------------------------------------------------

@@ -423,6 +423,22 @@ class SessionRegistry:
         hosted.resume()
         return hosted
 
+    async def notebooks(self) -> list[str]:
+        """The notebooks with a running kernel: where a session can start (server-relative)."""
+        models = await self.bridge.session_manager.list_sessions()
+        return sorted({str(m.get("path", "")).lstrip("/") for m in models
+                       if m.get("kernel") and str(m.get("path", "")).endswith(".ipynb")})
+
+    async def frames(self, path: str) -> list[dict[str, Any]]:
+        """The DataFrames in the notebook's kernel (``name``, ``rows``, ``columns``, ...), as the
+        panel lists them. NoKernelError, KernelBusyError and KernelDiedError as the bridge's."""
+        return await self.bridge.evaluate(path.lstrip("/"), "frames_json")
+
+    async def columns(self, path: str, frame: str) -> list[str]:
+        """The column names of one DataFrame in the notebook's kernel ([] if it has none)."""
+        info = await self.bridge.evaluate(path.lstrip("/"), "frame_info_json", [frame])
+        return list((info.get(frame) or {}).get("columns") or [])
+
     def sessions(self, path: str | None = None) -> list[HostedSession]:
         """The live sessions, of one notebook when ``path`` is given."""
         wanted = None if path is None else path.lstrip("/")
@@ -559,6 +575,16 @@ def _prune_empty(folder: Path, top: Path) -> None:
         if directory == top.parent or any(directory.iterdir()):
             return
         directory.rmdir()
+
+
+def pick_frame(frames: list[dict[str, Any]], wanted: str | None = None) -> str | None:
+    """The DataFrame a start means: the one named (if the kernel has it), else the only one.
+    None when the user must say which: the name is not a DataFrame there, or there are none
+    or several to choose from."""
+    names = [str(f.get("name")) for f in frames]
+    if wanted is not None:
+        return wanted if wanted in names else None
+    return names[0] if len(names) == 1 else None
 
 
 def after_kernel_death(error: KernelDiedError) -> str:

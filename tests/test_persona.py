@@ -1,4 +1,6 @@
-"""The DCPilot persona in a real Jupyter AI chat (YChat + PersonaManager) over a real server session."""
+"""The DCPilot persona in a real Jupyter AI chat (YChat + PersonaManager) over real server sessions:
+it answers, explains and takes instructions, starts the co-pilot from a chat message, and plans
+with the model jupyter-ai is configured with."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from jupyterlab_chat.models import Message, NewMessage, NotebookAttachment
 from jupyterlab_chat.ychat import YChat
 
 from jupyter_dcpilot.jupyter_ai_persona import DCPilotPersona
-from test_server_sessions import Frontend, get_session, post, wait_for
+from fake_anthropic import FakeAnthropic
+from test_engine_claude import plan_answer
+from test_server_sessions import Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for
 from test_server_sessions_api import API, notebook_with_frame
 
 pytestmark = pytest.mark.timeout(240)
@@ -44,7 +48,7 @@ async def say(chat, text: str, attach: str | None = None) -> str:
     message: Message = ychat.get_message(message_id)
     if attach is not None:
         message = dataclasses.replace(message, attachments=[ychat.set_attachment(NotebookAttachment(value=attach))])
-    await persona.process_message(message)
+    await persona.on_message(message)  # as the PersonaManager routes it: specs applied, then processed
     reply = ychat.get_messages()[-1]
     assert reply.sender == persona.id and reply.id != message_id
     return reply.body
@@ -54,7 +58,7 @@ async def test_persona_explains_and_answers_decisions_through_the_session(chat, 
                                                                           jp_serverapp, registry) -> None:
     ychat, persona = chat
     assert persona.name == "DCPilot" and persona.defaults.model_uid is None
-    assert "No co-pilot session is running" in await say(chat, "status")
+    assert "No co-pilot session is running. Say `` check `<frame>` for `<target>` ``" in await say(chat, "status")
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "p.ipynb")
     created = await post(jp_fetch, *API, body={"path": "p.ipynb", "frame": "df", "target": "churned",
                                                "approve": LEAKAGE_ASKS})
@@ -170,3 +174,186 @@ def test_why_answers_per_column_from_the_decision_log() -> None:
     assert "Drop identifiers: uid** (done) needed no decision (no gate): 'uid' is an identifier" in text
     assert "Nothing has been decided about `z` yet." in text
     assert "Which column" in why_markdown(session, "why?")
+
+
+# a follow-up study: a survival target with its time, missing values in one lab value
+VISITS = (
+    "import numpy as np, pandas as pd\n"
+    "rng = np.random.default_rng(1)\n"
+    "n = 160\n"
+    "age = rng.normal(60, 10, n).round()\n"
+    "bili = rng.gamma(2, 1, n).round(2)\n"
+    "risk = 0.04 * (age - 60) + 0.3 * (bili - 2)\n"
+    "futime = np.maximum(30, (rng.exponential(1500, n) * np.exp(-risk)).round()).astype(int)\n"
+    "death = (rng.random(n) < 1 / (1 + np.exp(-risk))).astype(int)\n"
+    "visits = pd.DataFrame({'age': age, 'bili': np.where(rng.random(n) < 0.2, np.nan, bili),\n"
+    "                       'futime': futime, 'death': death})\n"
+    "other = pd.DataFrame({'x': range(5)})\n"
+)
+
+
+async def notebook_running(jp_fetch, jp_serverapp, path: str, code: str, username: str):
+    kernel_id = await start_notebook_kernel(jp_fetch, path)
+    client = kernel_client(jp_serverapp, kernel_id, username)
+    await client.wait_for_ready(timeout=60)
+    await client.execute_interactive(code, timeout=60)
+    return client
+
+
+def persona_posts(chat) -> list[str]:
+    ychat, persona = chat
+    return [m.body for m in ychat.get_messages() if m.sender == persona.id]
+
+
+async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_and_panel(
+        chat, jp_fetch, jp_ws_fetch, jp_serverapp, registry) -> None:
+    ychat, persona = chat
+    study = await notebook_running(jp_fetch, jp_serverapp, "study.ipynb", VISITS, "panel")
+    single = await notebook_with_frame(jp_fetch, jp_serverapp, "single.ipynb", username="other")
+    serving = None
+    try:
+        # which notebook, which DataFrame, which column: asked back, nothing started
+        assert "Which notebook?" in await say(chat, "check for `death`")
+        reply = await say(chat, "check for `death` in `study.ipynb`")
+        assert "Which DataFrame of `study.ipynb`?" in reply
+        assert "`visits` (160 rows × 4 columns)" in reply and "`other` (5 rows × 1 columns)" in reply
+        assert "has no DataFrame `vists`" in await say(chat, "check `vists` for `death`", attach="study.ipynb")
+        reply = await say(chat, "check `visits` for `deth`", attach="study.ipynb")
+        assert "**visits** has no column `deth`" in reply and "Did you mean `death`?" in reply
+        assert registry.sessions() == []
+
+        reply = await say(chat, "check `visits` for `death` with time `futime`", attach="study.ipynb")
+        assert ("Started the co-pilot on **visits** in `study.ipynb`, predicting `death` with time `futime`, "
+                "planning with the rule planner") in reply
+        (hosted,) = registry.sessions("study.ipynb")
+        s = hosted.session
+        assert (s.frame, s.hints["target"], s.hints["time"]) == ("visits", "death", "futime")
+        assert s.settings["approve"] == "ask" and s.settings["planner"] == "rules"
+        assert "A co-pilot session already runs on `study.ipynb`" in await say(
+            chat, "check `visits` for `death`", attach="study.ipynb")
+
+        # the panel finds the session the chat started (as it looks for one) and connects
+        listed = json.loads((await jp_fetch(*API, params={"path": "study.ipynb"})).body)["sessions"]
+        assert [x["id"] for x in listed] == [hosted.id]
+        ws = await jp_ws_fetch(*API, hosted.id, "events")
+        serving = asyncio.create_task(Frontend(ws, study).serve())
+
+        async def card(gate: str):
+            waiting = [d for d in s.open_decisions() if d.gate == gate]
+            posts = [p for p in persona_posts(chat) if waiting and f"(`{waiting[0].id}`, {gate}" in p]
+            return (waiting[0], posts[-1]) if posts else None
+
+        # the task question comes to the chat, and is answered there
+        task, text = await wait_for(lambda: card("task"), "the task question in the chat", timeout=120)
+        assert "asks" in text and "`confirm` **Confirm** (recommended)" in text and "Say `approve`" in text
+        assert "Recorded **Confirm** (`confirm`)" in await say(chat, "approve", attach="study.ipynb")
+        assert (task.choice, task.by) == ("confirm", "user")
+
+        # the imputation question comes to the chat too, and is answered in the panel
+        impute, text = await wait_for(lambda: card("imputation"), "the imputation question", timeout=180)
+        assert "`impute_median`" in text and "(recommended)" in text
+        await post(jp_fetch, *API, hosted.id, "decisions", impute.id, body={"choice": "impute_median"})
+        assert (impute.choice, impute.by) == ("impute_median", "user")
+
+        async def finished():
+            return any("has finished" in p and "`study.ipynb`" in p for p in persona_posts(chat))
+
+        await wait_for(finished, "the end of the run in the chat", timeout=240)
+        assert s.state == "finished" and all(d.by == "user" for d in s.decisions)
+        assert sum(f"(`{impute.id}`" in p for p in persona_posts(chat)) == 1  # each question once
+
+        # a notebook with a single DataFrame: that one, without naming it
+        reply = await say(chat, "check for `churned` with rules", attach="single.ipynb")
+        assert "Started the co-pilot on **df** in `single.ipynb`, predicting `churned`" in reply
+        assert registry.sessions("single.ipynb")[0].session.frame == "df"
+    finally:
+        if serving is not None:
+            serving.cancel()
+        await registry.close()
+        study.stop_channels()
+        single.stop_channels()
+
+
+def test_start_messages_are_read_by_rules() -> None:
+    from jupyter_dcpilot.jupyter_ai_persona import START, claude_id, parse_start
+
+    def parsed(text: str) -> dict | None:
+        match = START.match(text)
+        return parse_start(match) if match else None
+
+    assert parsed("check `visits` for `death` with time `futime`") == {
+        "frame": "visits", "target": "death", "time": "futime", "notebook": None, "replace": False,
+        "rules": False}
+    assert parsed("start over on df predicting churned in `a/b c.ipynb` without the LLM") == {
+        "frame": "df", "target": "churned", "time": None, "notebook": "a/b c.ipynb", "replace": True,
+        "rules": True}
+    assert parsed("analyse the frame `my visits` for y")["frame"] is None  # not a variable name
+    assert parsed("check for `death`")["frame"] is None
+    assert parsed("please check visits") is None and parsed("checkout df") is None
+    assert claude_id("anthropic/claude-sonnet-4-5") == "claude-sonnet-4-5"
+    assert claude_id("anthropic:claude-3-5-haiku") == "claude-3-5-haiku" == claude_id("claude-3-5-haiku")
+    assert claude_id("openai/gpt-4o") is None and claude_id("bedrock/anthropic.claude-v2") is None
+
+
+class ChatModelConfig:
+    """Where jupyter-ai 3 keeps the chat model the user configured (the ``chat_model`` property of
+    jupyter_ai_jupyternaut's ConfigManager, in the server settings under
+    ``jupyternaut.config_manager``); that extension is not installed here."""
+
+    def __init__(self, chat_model: str | None) -> None:
+        self.chat_model = chat_model
+
+
+async def test_the_chat_plans_with_the_model_jupyter_ai_is_configured_with(
+        chat, jp_fetch, jp_serverapp, registry, monkeypatch, tmp_path) -> None:
+    ychat, persona = chat
+    client = await notebook_with_frame(jp_fetch, jp_serverapp, "m.ipynb")
+    settings = jp_serverapp.web_app.settings
+    with FakeAnthropic(respond=lambda body: plan_answer()) as fake:
+        config = tmp_path / "dcpilot.json"  # the co-pilot's own configuration names another model
+        config.write_text(json.dumps({"api_key": "sk-test", "base_url": fake.url, "model": "claude-own-1"}))
+        monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+        try:
+            monkeypatch.setitem(settings, "jupyternaut.config_manager", ChatModelConfig("anthropic/claude-jai-2"))
+            assert persona.defaults.model_uid == "anthropic:claude-jai-2"
+            reply = await say(chat, "check `df` for `churned`", attach="m.ipynb")
+            assert "planning with Claude (`claude-jai-2`)" in reply
+            await wait_for(lambda: _asked(fake), "the first plan request")
+            assert {r["model"] for r in fake.requests} == {"claude-jai-2"}
+            assert all(t["strict"] for t in fake.requests[0]["tools"])
+
+            # a model picked for this persona in the chat (message metadata) wins
+            await persona.prepare()
+            offered = [o.id for o in persona.get_model_configuration().options]
+            assert offered[:2] == ["anthropic/claude-jai-2", "anthropic/claude-own-1"]
+            ychat_id = ychat.add_message(NewMessage(body="@DCPilot start over on `df` for `churned`",
+                                                    sender="analyst"))
+            picked = dataclasses.replace(ychat.get_message(ychat_id),
+                                         metadata={"model": {"id": "anthropic/claude-picked-3"}})
+            sent = len(fake.requests)
+            await persona.on_message(picked)
+            assert "planning with Claude (`claude-picked-3`)" in ychat.get_messages()[-1].body
+            await wait_for(lambda: _asked(fake, sent), "the replaced session's plan request")
+            assert fake.requests[sent]["model"] == "claude-picked-3"
+            assert persona.get_model() == "anthropic/claude-picked-3"
+
+            # jupyter-ai configured with another provider's model: the co-pilot's own, and it says so
+            unpicked = persona.get_model_configuration()
+            unpicked.current = None  # back to the persona's default
+            persona.report_model_configuration(unpicked)
+            settings["jupyternaut.config_manager"] = ChatModelConfig("openai/gpt-4o")
+            reply = await say(chat, "start over on `df` for `churned`", attach="m.ipynb")
+            assert "planning with Claude (`claude-own-1`)" in reply
+            assert "jupyter-ai's model `openai/gpt-4o` is not a Claude model" in reply
+            # and a non-Claude model picked for this persona is refused, visibly
+            refused = ychat.add_message(NewMessage(body="@DCPilot status", sender="analyst"))
+            await persona.on_message(dataclasses.replace(ychat.get_message(refused),
+                                                         metadata={"model": {"id": "openai/gpt-4o"}}))
+            assert "not a Claude model" in ychat.get_messages()[-1].body
+        finally:
+            await registry.close()
+            client.stop_channels()
+
+
+async def _asked(fake: FakeAnthropic, after: int = 0) -> bool:
+    return len(fake.requests) > after

@@ -40,6 +40,8 @@ const HOST_REQUESTS = ['run_cell', 'insert_markdown', 'delete_cells'];
 const MISSING = [404, 405];
 /** Coalesce bursts of events into one fetch of the whole session. */
 const SYNC_DELAY_MS = 150;
+/** How often a panel without a session looks for one started elsewhere (e.g. from the chat). */
+export const LOOK_MS = 3000;
 
 /**
  * The co-pilot session of the panel: the server's session dict, kept current from the event
@@ -331,6 +333,12 @@ export class SessionModel {
       case 'renamed': // the notebook was renamed or moved: the session followed it
         s.path = String(message.path);
         break;
+      case 'closed': // the notebook was deleted, or the server is shutting down
+        this.dispose();
+        this._session = null;
+        this._error = `The co-pilot session closed: ${String(message.reason ?? 'by the server')}.`;
+        this._changed.emit();
+        return;
     }
     this._noteRunning();
     this._changed.emit();
@@ -340,6 +348,7 @@ export class SessionModel {
   /** Stop listening (the panel follows another notebook, or closes). */
   dispose(): void {
     window.clearTimeout(this._timer);
+    window.clearTimeout(this._lookTimer);
     if (this._socket) {
       this._socket.onclose = null;
       this._socket.close();
@@ -412,7 +421,17 @@ export class SessionModel {
       const sessions = (await this.source.list(path)).filter(
         summary => summary.path.replace(/^\//, '') === path
       );
-      if (ticket !== this._ticket || sessions.length === 0) {
+      if (ticket !== this._ticket) {
+        return;
+      }
+      if (sessions.length === 0) {
+        // a session may still start elsewhere (the chat): look again while none is shown
+        window.clearTimeout(this._lookTimer);
+        this._lookTimer = window.setTimeout(() => {
+          if (ticket === this._ticket && !this._session && !this._socket) {
+            void this._rejoin(path, ticket);
+          }
+        }, LOOK_MS);
         return;
       }
       const latest = sessions.reduce((a, b) => (b.created > a.created ? b : a));
@@ -497,6 +516,7 @@ export class SessionModel {
   private _pending = 0;
   private _socket: IEventSocket | null = null;
   private _timer: number | undefined;
+  private _lookTimer: number | undefined;
   private _changed = new Signal<this, void>(this);
   private _started = new Signal<this, IStartOptions>(this);
 }

@@ -7,7 +7,7 @@ import { APIError } from '../api';
 import { DecisionCard, rejectOption } from '../decisionCard';
 import { FramesModel } from '../model';
 import { FramesView } from '../panel';
-import { IEventSocket, IHostHandler, SessionModel } from '../session';
+import { IEventSocket, IHostHandler, LOOK_MS, SessionModel } from '../session';
 import { IDecision, ISession, ISessionSource, IStep, usageTotal } from '../sessionApi';
 import { formatSeconds, SessionView, TranscriptSection } from '../sessionView';
 
@@ -183,6 +183,68 @@ describe('SessionModel: one session per notebook', () => {
     });
     expect(document.querySelector('.jp-dcpilot-start')).toBeNull();
     model.dispose();
+  });
+});
+
+describe('SessionModel: a session started elsewhere', () => {
+  it('finds a session the chat started while it shows none, then stops looking', async () => {
+    jest.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      let started = false;
+      const source: ISessionSource = {
+        ...fakeSource(calls),
+        list: async path => {
+          calls.push(`list:${path}`);
+          return started
+            ? [{ id: ID, path, frame: 'visits', target: 'death', state: 'running', created: '2026-01-01T10:00:00+00:00' }]
+            : [];
+        }
+      };
+      const sockets: string[] = [];
+      const model = new SessionModel(source, null, id => {
+        sockets.push(id);
+        return fakeSocket();
+      });
+      const looks = () => calls.filter(c => c.startsWith('list:')).length;
+      await model.follow('work/nb.ipynb');
+      expect(model.session).toBeNull();
+      await jest.advanceTimersByTimeAsync(LOOK_MS);
+      expect(looks()).toBe(2);
+      started = true; // "@DCPilot check `visits` for `death`" in the chat
+      await jest.advanceTimersByTimeAsync(LOOK_MS);
+      expect(model.session?.id).toBe(ID);
+      expect(sockets).toEqual([ID]); // connected: its cells run through this panel
+      await jest.advanceTimersByTimeAsync(LOOK_MS * 3);
+      expect(looks()).toBe(3);
+      model.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('stops looking when it follows no notebook', async () => {
+    jest.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      const model = new SessionModel(fakeSource(calls), null, () => fakeSocket());
+      await model.follow('other.ipynb');
+      await model.follow(null);
+      await jest.advanceTimersByTimeAsync(LOOK_MS * 3);
+      expect(calls).toEqual(['list:other.ipynb']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('says so when the server closes the session (its notebook was deleted)', async () => {
+    const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
+    await model.follow('work/nb.ipynb');
+    expect(model.connected).toBe(true);
+    model.apply({ type: 'closed', reason: 'the notebook was deleted' });
+    expect(model.session).toBeNull();
+    expect(model.connected).toBe(false);
+    expect(model.error).toBe('The co-pilot session closed: the notebook was deleted.');
   });
 });
 
