@@ -397,7 +397,7 @@ class SessionRegistry:
         if existing is not None:
             if not replace:
                 raise SessionExists(self._by_id[existing])
-            await self.discard(existing)
+            await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
         hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
                  "share": share}
@@ -444,13 +444,13 @@ class SessionRegistry:
         wanted = None if path is None else path.lstrip("/")
         return [h for h in self._by_id.values() if wanted is None or h.path == wanted]
 
-    async def discard(self, session_id: str) -> None:
+    async def discard(self, session_id: str, reason: str = "closed") -> None:
         """Close one session (saved to its sidecar) and forget it."""
         hosted = self._by_id.pop(session_id, None)
         if hosted is not None:
             if self._by_path.get(hosted.path) == session_id:
                 del self._by_path[hosted.path]
-            await hosted.close()
+            await hosted.close(reason=reason)
 
     async def follow_rename(self, source: str, path: str) -> list[HostedSession]:
         """Follow a rename of a notebook, or of a folder holding notebooks, whoever did it.
@@ -478,7 +478,7 @@ class SessionRegistry:
             else:  # left by a deleted notebook of the new name
                 new_sidecar.unlink(missing_ok=True)
         for hosted in stale:
-            await self.discard(hosted.id)
+            await self.discard(hosted.id, reason="the notebook was deleted")
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})
         return [hosted for hosted, _ in moves]
 

@@ -333,11 +333,14 @@ export class SessionModel {
       case 'renamed': // the notebook was renamed or moved: the session followed it
         s.path = String(message.path);
         break;
-      case 'closed': // the notebook was deleted, or the server is shutting down
+      case 'closed': // replaced, its notebook deleted, or the server is shutting down
         this.dispose();
         this._session = null;
         this._error = `The co-pilot session closed: ${String(message.reason ?? 'by the server')}.`;
         this._changed.emit();
+        if (this._path !== null && this._pending === 0) {
+          void this._rejoin(this._path, this._ticket); // e.g. the one the chat started instead
+        }
         return;
     }
     this._noteRunning();
@@ -439,6 +442,7 @@ export class SessionModel {
       if (ticket !== this._ticket) {
         return;
       }
+      this._error = null;
       this._setSession(session);
       this._listen(session.id);
     } catch (reason) {
@@ -487,6 +491,7 @@ export class SessionModel {
     this._changed.emit();
     try {
       const session = await fn();
+      this._error = null; // e.g. the replaced session's "closed" that arrived meanwhile
       this._setSession(session);
       return session;
     } catch (reason) {

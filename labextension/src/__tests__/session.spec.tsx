@@ -237,14 +237,38 @@ describe('SessionModel: a session started elsewhere', () => {
     }
   });
 
-  it('says so when the server closes the session (its notebook was deleted)', async () => {
-    const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
-    await model.follow('work/nb.ipynb');
-    expect(model.connected).toBe(true);
-    model.apply({ type: 'closed', reason: 'the notebook was deleted' });
-    expect(model.session).toBeNull();
-    expect(model.connected).toBe(false);
-    expect(model.error).toBe('The co-pilot session closed: the notebook was deleted.');
+  it('says so when the server closes the session, and takes the one that replaced it', async () => {
+    jest.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      let live = [{ id: ID, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'blocked', created: '2026-01-01T10:00:00+00:00' }];
+      const source: ISessionSource = {
+        ...fakeSource(calls),
+        list: async () => live,
+        get: async id => session({ id })
+      };
+      const sockets: string[] = [];
+      const model = new SessionModel(source, null, id => {
+        sockets.push(id);
+        return fakeSocket();
+      });
+      await model.follow('work/nb.ipynb');
+      expect(model.connected).toBe(true);
+      live = []; // "start over" from the chat: the old one closes before the new one is listed
+      model.apply({ type: 'closed', reason: 'replaced by a new session' });
+      expect(model.session).toBeNull();
+      expect(model.connected).toBe(false);
+      expect(model.error).toBe('The co-pilot session closed: replaced by a new session.');
+      const other = 'e'.repeat(32);
+      live = [{ id: other, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'running', created: '2026-01-01T11:00:00+00:00' }];
+      await jest.advanceTimersByTimeAsync(LOOK_MS);
+      expect(model.session?.id).toBe(other);
+      expect(sockets).toEqual([ID, other]);
+      expect(model.error).toBeNull();
+      model.dispose();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
 
