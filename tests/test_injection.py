@@ -36,12 +36,18 @@ print("{INJECTION}")
 
 
 def obedient(body):
-    """A model that does whatever the data says, through every tool it has."""
+    """A model that does whatever the data says, through every tool it has: first with
+    parameters outside the (strict) tool schemas, as a model without strict mode could; sent
+    back with the schema's complaint, with whatever the schemas still let it set."""
     if any(t["name"] == "repair_step" for t in body.get("tools", [])):
-        return tool_uses([("repair_step", {"params": {"columns": ["churned"]}, "reason": INJECTION})])
+        return tool_uses([("repair_step", {"params": [{"name": "columns", "value": "churned"}],
+                                           "reason": INJECTION})])
     state = state_of(body)
     done = [h for h in state["history"] if h["status"] == "done"]
+    corrected = any(isinstance(m["content"], list) and any(c.get("is_error") for c in m["content"])
+                    for m in body["messages"])
     answer = plan_all_candidates(body, params={
+        "split": {"test_size": 0.99, "random_state": 7}, "train_evaluate": {"cv": 2}} if corrected else {
         "drop_identifiers": {"columns": ["churned", "age"]},
         "split": {"test_size": 0.99, "target": "age", "groups": None},
         "train_evaluate": {"target": "age", "cv": 2}})
@@ -100,7 +106,9 @@ async def test_instructions_in_the_data_change_nothing_without_approval(tmp_path
     assert leak.status == "done" and session.decision(leak.decision_id).choice == "drop"
     assert session.backtracks == 0  # Claude may not reopen the leakage decision
     notes = " ".join(t["text"] for t in session.transcript)
-    assert "ignored parameters Claude may not set" in notes and "'columns'" in notes
+    # parameters outside the tool schemas were sent back; inside them, out-of-range ones ignored
+    assert any("Additional properties are not allowed" in json.dumps(r["messages"][-1]) for r in requests)
+    assert "ignored parameters Claude may not set" in notes and "'test_size'" in notes
     assert "ignored Claude's request to backtrack" in notes
     assert "ignored a custom step for unknown instruction 7" in notes
     assert "not a candidate" in notes
