@@ -317,3 +317,20 @@ def _check_fit_rows(fit_rows: Any, test_index: Any) -> list[dict]:
             overlapping_rows=int(len(overlap)),
         )
     ]
+
+
+def split_overlap(train: pd.DataFrame, test: pd.DataFrame, groups: str | None = None,
+                  same_source: bool = True) -> dict[str, Any]:
+    """What train and test share: row labels (when both come from one frame) and entities.
+
+    A clean split shares neither; the verdict's ``test_untouched`` check reads this. Rows of a
+    separate test file have their own labels, so only entities are compared there.
+    """
+    out: dict[str, Any] = {"train_rows": int(len(train)), "test_rows": int(len(test)), "groups": groups}
+    if same_source:
+        if not (train.index.is_unique and test.index.is_unique):
+            raise ValueError("train or test has duplicated row labels: the split cannot be checked")
+        out["shared_rows"] = int(len(train.index.intersection(test.index)))
+    if groups is not None and groups in train.columns and groups in test.columns:
+        out["shared_entities"] = int(len(set(train[groups].dropna()) & set(test[groups].dropna())))
+    return out

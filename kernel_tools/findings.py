@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 SEVERITIES = ("info", "warning", "critical")
-GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
+GATES = ("leakage", "aggregation", "identifiers", "outliers", "label_issues", "imputation", "row_removal")
 KINDS = (
     "repeated_measurements",
     "target_leakage",
@@ -35,6 +35,7 @@ KINDS = (
     "survival_setup",
     "train_test_shift",
     "join_keys",
+    "diagnosis_incomplete",
 )
 
 

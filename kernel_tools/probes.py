@@ -153,6 +153,15 @@ def checkpoint_list_json() -> str:
     return json.dumps(store().list(), default=str)
 
 
+def split_audit_json(train: str = "train", test: str = "test", groups: str | None = None,
+                     same_source: bool = True) -> str:
+    """``kernel_tools.checks.split_overlap`` of the frames named ``train`` and ``test``."""
+    from kernel_tools.checks import split_overlap
+
+    namespace = _user_namespace()
+    return json.dumps(split_overlap(_frame(namespace, train), _frame(namespace, test), groups, same_source))
+
+
 def validate_json(
     checkpoint_id: str,
     before: str,

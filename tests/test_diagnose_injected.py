@@ -87,8 +87,10 @@ def test_repeated_measurements_found_with_visit():
     assert f.columns == ["patient", "visit_date"]
     assert d.task["id"] == "patient" and d.task["visit"] == "visit_date"
     assert f.gate == "aggregation"
+    # one outcome per patient: predicted at the first visit, so the baseline record is the default
+    assert d.task["index"]["kind"] == "entity_start"
     assert f.recommended.action == {"function": "aggregate_per_entity",
-                                    "params": {"id": "patient", "time": "visit_date", "how": "last"}}
+                                    "params": {"id": "patient", "time": "visit_date", "how": "baseline"}}
     assert set(f.evidence["baseline_columns"]) >= {"age", "sex", "treatment"}
 
 
@@ -171,7 +173,7 @@ def test_given_id_and_visit_are_used():
     d = diagnose(df, target="outcome", task="classification", id="subject_key", time="visit_no")
     (f,) = d.by_kind("repeated_measurements")
     assert d.task["id"] == "subject_key" and d.task["visit"] == "visit_no"
-    assert f.recommended.action["params"] == {"id": "subject_key", "time": "visit_no", "how": "last"}
+    assert f.recommended.action["params"] == {"id": "subject_key", "time": "visit_no", "how": "baseline"}
     assert "subject_key" not in d.column_stats["feature_scores"]
 
 

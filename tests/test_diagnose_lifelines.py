@@ -21,7 +21,8 @@ def test_lymph_node_outcome_dates_are_leakage():
     assert not leaks & {"age", "size", "grade", "nodes", "hormone", "menopause"}
     f = next(f for f in d.by_kind("target_leakage") if f.columns == ["deathdate"])
     assert f.severity == "critical" and f.gate == "leakage"
-    assert f.evidence["baseline_date"] == "diagdateb"
+    assert f.evidence["timing"] == "outcome_derived" and f.evidence["index_date"] == "diagdateb"
+    assert d.task["index"]["kind"] == "date" and d.task["index"]["column"] == "diagdateb"
     # the dates are stored as text
     assert {"diagdateb", "recdate", "deathdate"} <= kinds_columns(d, "numeric_as_text")
 

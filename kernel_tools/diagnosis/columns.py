@@ -78,9 +78,11 @@ def parse_dates(values: pd.Series) -> pd.Series:
                 best = best.fillna(pd.to_datetime(values, format=fmt, errors="coerce"))
         best_ok = int(best.notna().sum())
     if best_ok < 0.9 * len(values):
+        # utc=True: timestamps with different UTC offsets (a daylight-saving change) stay one
+        # datetime column instead of an object column of mixed time zones
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mixed = pd.to_datetime(values, format="mixed", errors="coerce")
+            mixed = pd.to_datetime(values, format="mixed", errors="coerce", utc=True)
         if int(mixed.notna().sum()) > best_ok:
             best = mixed
     return best

@@ -41,6 +41,7 @@ VISIT_NAME = re.compile(
     re.IGNORECASE,
 )
 MAX_ENTITY_SAMPLE = 3000
+VARYING_SHARE = 0.1  # a column that changes within this share of multi-record entities varies
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Entity:
     id: str | None = None
     visit: str | None = None
     evidence: dict = field(default_factory=dict)
+    varying: list[str] = field(default_factory=list)  # columns that change between its records
 
 
 def _is_id_like_kind(prof: ColumnProfile) -> bool:
@@ -59,26 +61,32 @@ def _is_id_like_kind(prof: ColumnProfile) -> bool:
 def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -> str | None:
     """Why a column of distinct integers is an identifier, or None when it is a measurement.
 
-    A row number runs with the rows; 1..n in another order is a rank (an honest feature)
-    unless the name says id or index. A sequence named as a time (year, period) is a trend.
+    Labels that rise with the rows are row numbers, even with gaps (the rows kept of a longer
+    table); 1..n in another order is a row number of a re-sorted table. A sequence named as a
+    time (year, period) is a trend; sparse values far apart are a measurement unless they are
+    large codes or named as an id.
     """
     present = v[~np.isnan(v)]
     span = present.max() - present.min() + 1
-    ordered = present.size < 3 or float((np.diff(present) > 0).mean()) >= 0.95
-    sequential = span <= (1.1 if ordered else 1.02) * nunique
+    rising = present.size >= 3 and float((np.diff(present) > 0).mean()) >= 0.95
+    dense = span <= 1.5 * nunique
     if hint or INDEX_NAME.search(name):
-        return "row number" if sequential else "unique integer code"
+        return "row number" if dense or rising else "unique integer code"
     if TIME_NAME.search(name):
         return None
-    if sequential and ordered:
+    if rising:
         return "row number"
+    if dense and not RANK_NAME.search(name):  # 1..n re-sorted, unless it says it is a ranking
+        return "row number (rows re-sorted)"
     if np.nanmin(np.abs(present)) >= 10_000:
         return "unique integer code"
     return None
 
 
+RANK_NAME = re.compile(r"rank|order|position|place|score|grade|level|rating", re.IGNORECASE)
 TIME_NAME = re.compile(r"time|date|day|week|month|year|period|wave|quarter", re.IGNORECASE)
-INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|)$", re.IGNORECASE)  # a saved DataFrame index
+# a saved DataFrame index, or the row names of an R export
+INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|row\.?_?names?|rownum|)$", re.IGNORECASE)
 
 
 def find_id_columns(
@@ -117,9 +125,9 @@ def find_id_columns(
             evidence,
             [drop([name], "identifier", "none if it is only a label; keep it aside if you need it "
                   "to join or to group rows"),
-             keep("Keep it as a feature.", "the model may memorise row identities and "
-                  "generalise worse.")],
-            None,
+             keep("Keep it as a feature: it measures something known at prediction time.",
+                  "an identifier as a feature makes the model memorise rows; the result is not valid")],
+            "identifiers",
         ))
     return findings
 
@@ -218,7 +226,9 @@ def find_entity(
             t_nun = sample.groupby(key, sort=False)[target].nunique(dropna=True)
             t_multi = t_nun[sizes.index.intersection(t_nun.index)]
             evidence["target_constant_within_entity"] = round(float((t_multi <= 1).mean()), 4) if len(t_multi) else None
-        best, best_score = Entity(key, visit, evidence), score
+        changing = (nun > 1).mean()
+        varying = [c for c in cols if changing[c] >= VARYING_SHARE and c not in (target, visit)]
+        best, best_score = Entity(key, visit, evidence, varying), score
     return best or Entity()
 
 
@@ -246,54 +256,95 @@ def _pick_visit(visits: list[str], profiles: dict[str, ColumnProfile]) -> str | 
     return sorted(visits, key=rank)[0]
 
 
-def repeated_measurements_finding(entity: Entity, task_kind: str) -> Finding | None:
+def landmark_time(df: pd.DataFrame, entity: Entity) -> float | None:
+    """A landmark worth proposing: the median time of the entities' second records (most
+    entities have been seen again by then), or None when visits are not numbers."""
+    if entity.visit is None or entity.id is None:
+        return None
+    visit = pd.to_numeric(df[entity.visit], errors="coerce")
+    if visit.isna().mean() > 0.2:
+        return None
+    order = pd.DataFrame({"id": df[entity.id], "t": visit}).dropna().sort_values(["id", "t"])
+    second = order.groupby("id", sort=False)["t"].nth(1)
+    if second.empty:
+        return None
+    value = float(second.median())
+    return float(np.round(value)) if value >= 10 else value
+
+
+def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, duration: str | None = None,
+                                  event: str | None = None, landmark: float | None = None) -> Finding | None:
+    """Several records per entity: the options follow the prediction time (``index``).
+
+    Predicting from each entity's first record (enrolment), the valid default is that record;
+    a landmark keeps what is known by a later time and counts survival from it; the latest
+    record or a mean over records uses measurements taken after the prediction time. When each
+    record is its own prediction (its own outcome or duration), the records stay, grouped.
+    """
     if entity.id is None or entity.evidence.get("share_entities_with_several_rows", 0) == 0:
         return None
-    ev = entity.evidence
+    ev = dict(entity.evidence)
     key, visit = entity.id, entity.visit
     per = ev["rows_per_entity_mean"]
+    at_start = index is None or index.kind == "entity_start"
+    if index is not None:
+        ev["index"] = index.to_dict()
+    if entity.varying:
+        ev["time_varying_columns"] = entity.varying[:15]
     summary = (f"The {ev['rows']} rows describe {ev['entities']} entities ('{key}', "
                f"{per:.1f} rows each on average"
                + (f", ordered by '{visit}'" if visit else "")
-               + "): rows of one entity are not independent, so validation must keep them together.")
-    options = []
+               + "): rows of one entity are not independent, so validation must keep them together."
+               + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
+    after_index = ("uses measurements taken after the prediction time (the first record): the "
+                   "model learns from the entity's future")
+    per_row = index is not None and index.kind == "row"
+    options: list[Option] = []
+    if visit:
+        options.append(Option(
+            "aggregate_first", "One row per entity (first record)",
+            f"Keep each '{key}' as it was at its first '{visit}' (the baseline record), as a "
+            "prediction at enrolment would see it.",
+            "ignores everything measured after the first record", at_start,
+            call("aggregate_per_entity", id=key, time=visit, how="baseline"),
+        ))
+        if landmark is not None and task_kind == "survival" and duration:
+            options.append(Option(
+                "aggregate_landmark", f"One row per entity at a landmark ({visit} = {landmark:g})",
+                f"Use what is known by {visit} = {landmark:g} (each column's latest value by then); "
+                f"entities whose follow-up ended by then are left out, and '{duration}' is counted "
+                "from the landmark.",
+                "fewer entities; predictions are for those still at risk at the landmark", False,
+                call("aggregate_per_entity", id=key, time=visit, how="last", landmark=landmark,
+                     outcome=[c for c in (event, duration) if c], duration=duration),
+            ))
     how_last = "last" if visit else "mean"
-    # each row has its own outcome (a reaction time per day, an investment per year): one row
-    # per entity would throw most outcomes away, so the rows stay and validation is grouped
-    constant = ev.get("target_constant_within_entity")
-    per_row_outcome = task_kind != "survival" and constant is not None and constant < 0.5
     options.append(Option(
         f"aggregate_{how_last}",
-        "One row per entity (" + ("latest visit" if visit else "mean of numbers") + ")",
+        "One row per entity (" + ("latest record" if visit else "mean of numbers") + ")",
         f"Collapse each '{key}' to one row"
         + (f" using its latest '{visit}'" if visit else " (numbers averaged, first value otherwise)")
         + ", then model one row per entity.",
-        "loses the history of earlier visits; time-varying information is summarised",
-        not per_row_outcome,
+        after_index if at_start and visit else
+        "loses the history of earlier records; time-varying information is summarised",
+        not visit and not per_row,
         call("aggregate_per_entity", id=key, time=visit, how=how_last),
     ))
     if visit:
         options.append(Option(
-            "aggregate_first", "One row per entity (first visit)",
-            f"Keep each '{key}' at its first '{visit}' (baseline), the usual choice for prediction "
-            "from enrolment.",
-            "ignores everything measured after the first visit",
-            False,
-            call("aggregate_per_entity", id=key, time=visit, how="first"),
-        ))
-        options.append(Option(
-            "aggregate_mean", "One row per entity (mean over visits)",
-            f"Average numeric columns over the visits of each '{key}'.",
-            "averages can mix measurements taken before and after the outcome",
+            "aggregate_mean", "One row per entity (mean over records)",
+            f"Average numeric columns over the records of each '{key}'.",
+            after_index if at_start else "averages mix measurements taken at different times",
             False,
             call("aggregate_per_entity", id=key, time=visit, how="mean"),
         ))
+    keep_risk = ("every later record already knows the entity was event-free until then: not valid "
+                 "for a time counted from the first record" if at_start and task_kind == "survival"
+                 else "entities with many rows weigh more in the model; needs a grouped split everywhere")
     options.append(keep(
         f"Keep every row and validate with groups='{key}' (grouped split and cross-validation)."
-        + (" The outcome changes from row to row within an entity, so every row is an example."
-           if per_row_outcome else ""),
-        "entities with many rows weigh more in the model; needs a grouped split everywhere",
-        recommended=per_row_outcome, label="Keep rows, group by entity",
+        + (" Each record is a prediction at its own time." if per_row else ""),
+        keep_risk, recommended=per_row, label="Keep rows, group by entity",
     ))
     return Finding("repeated_measurements", [c for c in (key, visit) if c], "critical",
                    summary, ev, options, "aggregation")

@@ -41,8 +41,10 @@ def check_column(df: pd.DataFrame, column, role: str) -> None:
         raise KeyError(f"{role} column {column!r} is not in the frame{hint}")
 
 
-def check_arguments(df, target, task, time, id, test, sample) -> None:
+def check_arguments(df, target, task, time, id, test, sample, index=None) -> None:
     check_frame(df)
+    if index is not None and index not in ("first", "row"):
+        check_column(df, index, "index")
     for column, role in ((target, "target"), (time, "time"), (id, "id")):
         check_column(df, column, role)
     if task is not None and task not in TASKS:

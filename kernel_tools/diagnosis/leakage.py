@@ -4,7 +4,8 @@ Signals, each general rather than tuned to a data set:
 - a near-perfect single-feature score with the task's own metric (AUROC, R², C-index), or one
   far above every other feature;
 - a column whose *missingness* alone predicts the outcome ("filled only when it happened");
-- dates after the baseline date that track the outcome (death date, recurrence date);
+- columns not known at prediction time (follow-up or derived from the outcome: see
+  ``timing.py``), whatever their single-feature score;
 - a category level seen (almost) only with one minority outcome and covering most of it;
 - a column whose values *are* the outcome's class labels and mostly agree with it (the outcome
   recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest;
@@ -20,7 +21,6 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
@@ -87,47 +87,6 @@ def _missingness_event_auroc(frame, profiles, features, outcome) -> dict[str, fl
         if 0.01 < miss.mean() < 0.99:
             out[c] = max(auroc(miss.astype(float), event), auroc((~miss).astype(float), event))
     return out
-
-
-def _date_columns(profiles: dict[str, ColumnProfile], features: list[str]) -> list[str]:
-    return [c for c in features if profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"]
-
-
-def _outcome_dates(frame, profiles, features, outcome, folds) -> dict[str, dict]:
-    """Dates after the earliest (baseline) date whose offset predicts the outcome."""
-    dates = _date_columns(profiles, features)
-    found = {}
-    if not dates:
-        return found
-    days = {c: numeric_values(frame[c], profiles[c]) for c in dates}
-    medians = {c: np.nanmedian(v) if np.isfinite(v).any() else np.inf for c, v in days.items()}
-    baseline = min(medians, key=medians.get)
-    for c in dates:
-        if c == baseline:
-            if OUTCOME_NAME.search(c) and len(dates) == 1:
-                found[c] = {"reason": "the column's name says it records the outcome"}
-            continue
-        offset = days[c] - days[baseline]
-        ok = np.isfinite(offset)
-        if ok.sum() < 10 or (offset[ok] >= 0).mean() < 0.97:
-            continue
-        off_series = pd.Series(offset)
-        prof = ColumnProfile(c, "numeric", len(offset), int((~ok).sum()), 0)
-        score = single_feature_score(bin_codes(off_series, prof), outcome, folds)
-        ev = {"baseline_date": baseline, "share_after_baseline": round(float((offset[ok] >= 0).mean()), 4),
-              "offset_score": round(score, 4)}
-        if outcome.kind == "survival":
-            both = ok & np.isfinite(outcome.duration)
-            rho = spearmanr(offset[both], outcome.duration[both]).statistic if both.sum() > 2 else np.nan
-            ev["spearman_with_duration"] = round(float(rho), 4)
-            if abs(rho) >= 0.8:
-                found[c] = {**ev, "reason": f"days since '{baseline}' track the follow-up time"}
-                continue
-        if strength(score, outcome.kind) >= 0.4 or OUTCOME_NAME.search(c):
-            found[c] = {**ev, "reason": f"recorded after the baseline date '{baseline}' and "
-                                        "predicts the outcome" if not OUTCOME_NAME.search(c)
-                        else f"recorded after '{baseline}' and named as an outcome date"}
-    return found
 
 
 def impure_share(codes: np.ndarray, y: np.ndarray, purity: float = 0.95) -> float:
@@ -269,10 +228,11 @@ def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
 
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
-                 follow_up: str | None = None) -> list[Finding]:
+                 follow_up: str | None = None, timing: dict[str, dict] | None = None) -> list[Finding]:
     """Leakage findings from the sampled rows and the single-feature scores already computed.
 
-    ``follow_up`` is a column that looks like a follow-up time next to a classification target.
+    ``follow_up`` is a column that looks like a follow-up time next to a classification target;
+    ``timing`` the evidence of the columns recorded after the prediction time (timing.py).
     """
     kind = outcome.kind
     metric = metric_name(kind)
@@ -308,7 +268,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     for c, ev in _linear_formula(frame, profiles, features, outcome, folds).items():
         if c not in flagged:
             flagged[c] = ev
-    for c, ev in _outcome_dates(frame, profiles, features, outcome, folds).items():
+    for c, ev in (timing or {}).items():
         flagged[c] = {**flagged.get(c, {}), **ev}
     crowd = [c for c, g in strengths.items() if g >= CROWD_STRENGTH]
     for c, ev in _pure_levels(frame, profiles, features, outcome).items():
@@ -328,15 +288,16 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     rank = {c: i + 1 for i, c in enumerate(ranked)}
     for c, ev in flagged.items():
         g = strengths.get(c, 0.0)
-        severity = "critical" if g >= 0.96 or "baseline_date" in ev or "formula_r2" in ev else "warning"
+        severity = "critical" if g >= 0.96 or "timing" in ev or "formula_r2" in ev else "warning"
         evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
                     "rank": rank.get(c), "features_scored": len(scores), "sample_size": n,
                     "next_best_score": _next_best(scores, strengths, c), **ev}
+        timed = ev.get("timing") in ("follow_up", "outcome_derived")
+        summary = (f"'{c}' is not known when a prediction is made: {ev['reason']}." if timed
+                   else f"'{c}' may give the outcome away: {ev['reason']}.")
         findings.append(Finding(
-            "target_leakage", [c], severity,
-            f"'{c}' may give the outcome away: {ev['reason']}.",
-            evidence,
-            [drop([c], "suspected target leakage",
+            "target_leakage", [c], severity, summary, evidence,
+            [drop([c], "recorded after the prediction time" if timed else "suspected target leakage",
                   "if it is truly known at prediction time, the model loses a real predictor"),
              keep("Keep it: it is known before the outcome, at the time a prediction is made.",
                   "if it is recorded after (or because of) the outcome, every score is inflated "

@@ -14,18 +14,18 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis import (categories, dtypes, duplicates, entities, labels, leakage, missing,
-                                   outliers, shift, survival, units)
-from kernel_tools.diagnosis.columns import profile_columns
+                                   outliers, shift, survival, timing, units)
+from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, single_feature_score,
                                            stratified_sample)
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
-from kernel_tools.findings import Diagnosis, Finding
+from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 
 DEFAULT_SAMPLE = 10_000
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 _KIND_ORDER = {k: i for i, k in enumerate((
-    "target_leakage", "repeated_measurements", "survival_setup", "id_column", "train_test_shift",
+    "diagnosis_incomplete", "target_leakage", "repeated_measurements", "survival_setup", "id_column", "train_test_shift",
     "duplicate_rows", "label_issues", "missing_values", "numeric_as_text", "mixed_units",
     "inconsistent_categories", "outliers", "class_imbalance", "redundant_features",
     "constant_column", "free_text", "join_keys"))}
@@ -41,6 +41,26 @@ def _sort(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], _KIND_ORDER.get(f.kind, 99)))
 
 
+class Detectors:
+    """Runs the detectors; one that raises becomes a ``diagnosis_incomplete`` finding instead of
+    stopping the diagnosis (no single column's oddity may), and the result says it is partial."""
+
+    def __init__(self) -> None:
+        self.failed: list[Finding] = []
+
+    def run(self, name: str, function, *args, default=None, columns: tuple = (), **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:  # recorded as a finding: the diagnosis is incomplete
+            message = " ".join(str(exc).split())[:300] or type(exc).__name__
+            self.failed.append(Finding(
+                "diagnosis_incomplete", list(columns), "critical",
+                f"The {name} check could not run ({type(exc).__name__}: {message}); the diagnosis "
+                "is incomplete, so no model built on it can be called valid until it runs.",
+                {"detector": name, "error": f"{type(exc).__name__}: {message}"}))
+            return default
+
+
 def diagnose(
     df: pd.DataFrame,
     target: str | None = None,
@@ -50,6 +70,7 @@ def diagnose(
     test: pd.DataFrame | None = None,
     sample: int | None = DEFAULT_SAMPLE,
     random_state: int = 0,
+    index: str | None = None,
 ) -> Diagnosis:
     """Find the data-centric issues that stand between ``df`` and a valid model.
 
@@ -63,10 +84,18 @@ def diagnose(
     test : a held-out frame; adds a train_test_shift finding.
     sample : rows used by model-based checks (stratified); None uses every row.
     random_state : seed of the sample and the folds.
+    index : when a prediction is made: "first" (each entity's first record), "row" (each row's
+        own time) or a column of dates/times; inferred when None (``task["index"]`` says how).
+
+    A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
+    finding, and the diagnosis is partial.
     """
     started = _time.perf_counter()
-    check_arguments(df, target, task, time, id, test, sample)
-    profiles = profile_columns(df)
+    check_arguments(df, target, task, time, id, test, sample, index)
+    run = Detectors()
+    profiles = {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),
+                                default=ColumnProfile(str(c), "empty", len(df), len(df), 0))
+                for c in df.columns}
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == "survival" else None
     visit_given = time if outcome.kind != "survival" else None
@@ -88,59 +117,83 @@ def diagnose(
         return single_feature_score(bin_codes(frame[column], profiles[column]), sub, folds)
 
     findings: list[Finding] = []
-    id_findings = entities.find_id_columns(df, profiles, structural, score_of)
+    id_findings = run.run("identifier", entities.find_id_columns, df, profiles, structural, score_of,
+                          default=[])
     # a name or code that repeats may be the entity rather than a row label: let the entity
     # search judge it first
     unique_ids = {f.columns[0] for f in id_findings if not f.evidence["looks_like"].startswith("high")}
-    entity = entities.find_entity(df, profiles, target, id, visit_given, structural | unique_ids)
+    entity = run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
+                     structural | unique_ids, default=entities.Entity())
     id_findings = [f for f in id_findings if f.columns[0] != entity.id]
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
-    rm = entities.repeated_measurements_finding(entity, outcome.kind)
+    entity_cols = {c for c in (entity.id, entity.visit) if c}
+    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
+        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
+    else:
+        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       default=timing.PredictionIndex("row", None, "could not be inferred"))
+    landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
+    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
+                 when, duration, target if outcome.kind == "survival" else None, landmark)
     if rm is not None:
         findings.append(rm)
-    entity_cols = {c for c in (entity.id, entity.visit) if c}
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
+    timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
+                      features, default={}) if target is not None else {}
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
-        scores = leakage.feature_scores(frame, profiles, features, sub, folds)
+        scores = run.run("single-feature score", leakage.feature_scores, frame, profiles, features, sub,
+                         folds, default={})
         # several classes next to times named alike (time.car, time.bus ... of a choice) are
         # attributes of the alternatives; a time next to outcome states is a follow-up
         follow_up = (find_duration(df, profiles, structural) if outcome.kind == "classification" and (
             outcome.n_classes == 2 or not _alternatives(duration_candidates(df, profiles, structural)))
             else None)
-        leaks = leakage.find_leakage(frame, profiles, features, sub, folds, scores, follow_up)
+        leaks = run.run("leakage", leakage.find_leakage, frame, profiles, features, sub, folds, scores,
+                        follow_up, timing.timing_leaks(timings), default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
         model_features = [c for c in features if c not in leak_cols and profiles[c].kind != "text"]
-        label_finding = labels.find_label_issues(frame, profiles, model_features, sub, random_state)
-        findings += [f for f in (label_finding, labels.find_class_imbalance(outcome),
-                                 survival.find_survival_setup(df, outcome)) if f is not None]
+        findings += [f for f in (
+            run.run("label issues", labels.find_label_issues, frame, profiles, model_features, sub,
+                    random_state),
+            run.run("class imbalance", labels.find_class_imbalance, outcome),
+            run.run("survival setup", survival.find_survival_setup, df, outcome)) if f is not None]
 
-    findings += missing.find_missing(df, frame, profiles, structural, sub if target else None, folds)
-    outlier_findings, outlier_rates = outliers.find_outliers(
-        df, frame, profiles, structural | set(id_cols) | {entity.id} - {None})
+    findings += run.run("missing values", missing.find_missing, df, frame, profiles, structural,
+                        sub if target else None, folds, default=[])
+    outlier_findings, outlier_rates = run.run(
+        "outliers", outliers.find_outliers, df, frame, profiles,
+        structural | set(id_cols) | {entity.id} - {None}, default=([], {}))
     findings += outlier_findings
-    findings += dtypes.find_dtype_issues(df, profiles, structural | set(id_cols))
-    dup = duplicates.find_duplicate_rows(df, id_cols)
+    findings += run.run("dtypes", dtypes.find_dtype_issues, df, profiles, structural | set(id_cols),
+                        default=[])
+    dup = run.run("duplicate rows", duplicates.find_duplicate_rows, df, id_cols)
     if dup is not None:
         findings.append(dup)
-    findings += duplicates.find_redundant(frame, profiles, [c for c in features if c not in leak_cols])
-    findings += categories.find_inconsistent(profiles, set(id_cols) | {duration} - {None})
-    findings += units.find_mixed_units(profiles, structural - {target})
-    findings += units.find_numeric_units(df, profiles, structural | set(id_cols) | entity_cols)
+    findings += run.run("redundant features", duplicates.find_redundant, frame, profiles,
+                        [c for c in features if c not in leak_cols], default=[])
+    findings += run.run("categories", categories.find_inconsistent, profiles,
+                        set(id_cols) | {duration} - {None}, default=[])
+    findings += run.run("mixed units", units.find_mixed_units, profiles, structural - {target}, default=[])
+    findings += run.run("numeric units", units.find_numeric_units, df, profiles,
+                        structural | set(id_cols) | entity_cols, default=[])
     if test is not None:
-        found = shift.find_shift(df, test, profiles, structural | set(id_cols), random_state)
+        found = run.run("train/test shift", shift.find_shift, df, test, profiles, structural | set(id_cols),
+                        random_state)
         if found is not None:
             findings.append(found)
+    findings += run.failed
 
     task_info = {
         "kind": outcome.kind, "target": target,
         "time": duration, "event": target if outcome.kind == "survival" else None,
         "id": entity.id or id, "visit": entity.visit or visit_given, "reason": outcome.reason,
+        "index": when.to_dict(),
     }
     if target is not None:
         task_info["metric"] = metric_name(outcome.kind)
@@ -152,6 +205,8 @@ def diagnose(
         "metric": metric_name(outcome.kind) if target else None,
         "outlier_rate": outlier_rates,
         "leakage": leak_cols,
+        "timing": {c: to_json_safe(tm.to_dict()) for c, tm in timings.items()},
+        "time_varying": list(entity.varying) if when.kind == "entity_start" else [],
     }
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
                      round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)

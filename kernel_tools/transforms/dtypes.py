@@ -78,7 +78,11 @@ def _to_number(series: pd.Series) -> tuple[pd.Series, int]:
 def _to_datetime(series: pd.Series, fmt: str | None) -> pd.Series:
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")
-        return pd.to_datetime(series, errors="coerce", format=fmt or "mixed")
+        parsed = pd.to_datetime(series, errors="coerce", format=fmt or "mixed")
+        if not pd.api.types.is_datetime64_any_dtype(parsed):
+            # different UTC offsets (a daylight-saving change): one column of UTC times
+            parsed = pd.to_datetime(series, errors="coerce", format=fmt or "mixed", utc=True)
+        return parsed
 
 
 def _infer_kind(values: pd.Series, min_rate: float) -> tuple[str, str | None]:

@@ -48,6 +48,7 @@ class EntityAggregator(FrameTransformer):
         outcome: Sequence[str] | None = None,
         outcome_how: str = "final",
         landmark: Any = None,
+        duration: str | None = None,
     ) -> None:
         self.id = id
         self.time = time
@@ -55,6 +56,7 @@ class EntityAggregator(FrameTransformer):
         self.outcome = outcome
         self.outcome_how = outcome_how
         self.landmark = landmark
+        self.duration = duration
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> EntityAggregator:
         X = self._remember_input(X)
@@ -64,6 +66,13 @@ class EntityAggregator(FrameTransformer):
         if self.landmark is not None and self.time is None:
             raise ValueError("landmark needs time=: the column that orders the records")
         outcome = check_columns(X, self.outcome, "outcome column")
+        if self.duration is not None:
+            check_columns(X, [self.duration], "duration column")
+            if self.landmark is None:
+                raise ValueError("duration= is counted from the landmark: pass landmark= too")
+            if not is_numeric(X[self.duration]):
+                raise ValueError(f"duration column {self.duration!r} must be numeric; it is {X[self.duration].dtype}")
+            outcome = outcome + [self.duration] if self.duration not in outcome else outcome
         if self.id in outcome or (self.time is not None and self.time in outcome):
             raise ValueError("outcome columns must differ from the id and time columns")
         if self.outcome_how not in OUTCOME_AGGS:
@@ -119,6 +128,10 @@ class EntityAggregator(FrameTransformer):
         if self.landmark is not None:
             ids = ids[ids.isin(history[self.id])]
         out = pd.concat(parts, axis=1).reindex(ids) if parts else pd.DataFrame(index=ids)
+        if self.duration is not None and self.duration in out.columns:
+            # survival counted from the landmark: only entities still followed at it are at risk
+            out = out[out[self.duration] > self.landmark]
+            out[self.duration] = out[self.duration] - self.landmark
         order = [c for c in self.feature_names_out_ if c in out.columns]
         return out[order].reset_index()
 
@@ -131,6 +144,7 @@ def aggregate_per_entity(
     outcome: Sequence[str] | None = None,
     outcome_how: str = "final",
     landmark: Any = None,
+    duration: str | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
     """One row per ``id``, records ordered by ``time``.
 
@@ -141,9 +155,13 @@ def aggregate_per_entity(
     outcome: columns taken from the whole history with ``outcome_how`` (default "final": the
     latest record), never restricted by ``landmark`` (only records with time <= landmark feed
     the features, as at a prediction time point).
+    duration: with ``landmark``, the survival time column, counted from the landmark afterwards
+    (its value minus ``landmark``, in the same units as ``time``); entities whose follow-up
+    ended by the landmark are left out, since they are no longer at risk there.
     """
     check_frame(df)
-    agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how, landmark=landmark)
+    agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how,
+                           landmark=landmark, duration=duration)
     agg.fit(df)
     out = agg.transform(df)
     n_missing_id = int(df[id].isna().sum())
@@ -170,5 +188,7 @@ def aggregate_per_entity(
         "rows_without_id": n_missing_id,
     }
     if landmark is not None:
-        details["entities_without_records_before_landmark"] = int(counts.shape[0] - out.shape[0])
+        details["entities_left_out_at_landmark"] = int(counts.shape[0] - out.shape[0])
+    if duration is not None:
+        details["duration_counted_from_landmark"] = duration
     return out, StepReport.between("aggregate_per_entity", df, out, details=details, warnings=warnings, transformer=agg)

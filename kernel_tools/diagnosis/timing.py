@@ -1,0 +1,473 @@
+"""When each column is known, relative to the moment a prediction is made (the *index*).
+
+A valid model uses only what is known at its index: the first record of an entity (enrolment,
+the first visit), a date column (admission, acceptance into a programme), or each row's own
+time. Survival time counts from the index. Every column gets a timing — ``baseline``,
+``follow_up``, ``outcome_derived`` or ``unknown`` — from generic tests on the data, never from a
+data set's column names:
+
+- bounded by the duration: X <= T on >= 99% of rows, rising with T and reaching it on a share
+  of rows (a visit day, a length of stay, a time to another event);
+- equal to the duration on most rows (the follow-up time recorded twice);
+- implies the event: a value whose rows all had the event — improbable by chance (binomial
+  tail) — covering >= 5% of the events (in-hospital death, "died before the 2-month interview");
+- dated after the index date (discharge, transplant, last contact), or the end of follow-up
+  (a date whose distance from the index is the duration);
+- recorded together with a follow-up column (filled exactly where it is, or a yes/no saying
+  whether it happened), or tracking one closely (charges that rise with the length of stay);
+- changes within an entity after its first record (time-varying: only its value at the index
+  is known at prediction time).
+A name only ever supports a weak statistical signal; it is never evidence on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binom, spearmanr
+
+from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+
+TIMINGS = ("baseline", "follow_up", "outcome_derived", "unknown")
+INDEX_KINDS = ("entity_start", "date", "row")
+
+MIN_ROWS = 20
+BOUND_SHARE = 0.99  # X <= T on this share of rows
+REACH = 0.9  # X >= 0.9 T counts as reaching the bound...
+MIN_REACH_SHARE = 0.05  # ...on at least this share of rows
+MIN_RISE = 0.1  # Spearman correlation with T
+EQUAL_SHARE = 0.5  # equal to the duration on this share of rows
+EVENT_SUPPORT = 0.05  # a value implying the event covers this share of the events
+EVENT_PURITY = 0.99
+EVENT_P_VALUE = 1e-6  # binomial tail of that many events by chance (Bonferroni over values)
+AFTER_SHARE = 0.97  # dates on or after the index on this share of rows...
+STRICTLY_AFTER = 0.5  # ...and strictly after it on at least this share
+DURATION_MATCH = 0.9  # end date - index date == duration (± 1 day) on this share of rows
+TRACK_STRONG = 0.9  # rank correlation with a follow-up column that makes a column one
+TRACK_NAMED = 0.6  # ...enough when its name also says follow-up
+ONLY_WHERE = 0.98  # share of a column's values on rows where a follow-up column is filled
+YEARS_BEFORE = 365.25 * 10  # a date this far before every other is a birth date
+MAX_LEVELS = 10
+
+FOLLOW_UP_WORDS = re.compile(
+    r"(^|[_\W])(los|stay|discharg\w*|charges?|costs?|totcst|final|post\w*|follow\w*|last|end|exit|"
+    r"after|outcome|dead|death|died)([_\W]|$)|length.?of.?stay|hosp.?days|\d+\s?(mo|month|months)$",
+    re.IGNORECASE,
+)
+OUTCOME_DATE_NAME = re.compile(r"death|died|dead|deceas|exit|discharg|end|censor|recur|relaps|last|fu\b|"
+                               r"follow", re.IGNORECASE)
+
+
+@dataclass
+class PredictionIndex:
+    """The moment a prediction is made: ``entity_start`` (each entity's first record, ordered
+    by ``column``), ``date`` (the date in ``column``) or ``row`` (each row's own time)."""
+
+    kind: str
+    column: str | None = None
+    reason: str = ""
+    given: bool = False
+    start: str | None = None  # start of each row's interval (counting-process layout)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "column": self.column, "reason": self.reason,
+                "given": self.given, "start": self.start, "label": self.label}
+
+    @property
+    def label(self) -> str:
+        if self.kind == "entity_start":
+            return "each entity's first record" + (f" (by '{self.column}')" if self.column else "")
+        if self.kind == "date":
+            return f"the date in '{self.column}'"
+        return "each row's own time"
+
+
+@dataclass
+class Timing:
+    """When one column is known: its class and the tests that decided it."""
+
+    timing: str = "unknown"
+    evidence: list[dict] = field(default_factory=list)
+
+    def add(self, timing: str, test: str, reason: str, **numbers) -> None:
+        # outcome-derived outranks follow-up, which outranks baseline
+        order = {"unknown": 0, "baseline": 1, "follow_up": 2, "outcome_derived": 3}
+        if order[timing] > order[self.timing]:
+            self.timing = timing
+        self.evidence.append({"timing": timing, "test": test, "reason": reason, **numbers})
+
+    @property
+    def reason(self) -> str:
+        decisive = [e["reason"] for e in self.evidence if e["timing"] == self.timing]
+        return "; ".join(decisive)
+
+    def to_dict(self) -> dict:
+        return {"timing": self.timing, "evidence": self.evidence}
+
+
+def _is_date(prof: ColumnProfile) -> bool:
+    return prof.kind == "datetime" or prof.parsed_as == "datetime"
+
+
+def _is_number(prof: ColumnProfile) -> bool:
+    return prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
+
+
+# -- the index -------------------------------------------------------------------------------
+def _duration_constant(df: pd.DataFrame, entity_id: str, duration: str) -> float:
+    """Share of multi-record entities whose duration is the same on every record."""
+    sizes = df.groupby(entity_id, sort=False)[duration].transform("size")
+    multi = df[sizes > 1]
+    if multi.empty:
+        return 1.0
+    return float((multi.groupby(entity_id, sort=False)[duration].nunique(dropna=True) <= 1).mean())
+
+
+def _start_stop(df: pd.DataFrame, entity_id: str, visit: str | None, duration: str) -> bool:
+    """Counting-process rows: each record is an interval (start, stop] and the next record of
+    the entity starts where the previous one stopped."""
+    if visit is None or visit == duration:
+        return False
+    start = pd.to_numeric(df[visit], errors="coerce")
+    stop = pd.to_numeric(df[duration], errors="coerce")
+    ok = start.notna() & stop.notna()
+    if ok.sum() < MIN_ROWS or (start[ok] < stop[ok]).mean() < 0.99:
+        return False
+    frame = pd.DataFrame({"id": df[entity_id], "start": start, "stop": stop})[ok].sort_values(["id", "start"])
+    previous = frame.groupby("id", sort=False)["stop"].shift()
+    follows = previous.notna()
+    return bool(follows.any() and np.isclose(frame["start"][follows], previous[follows]).mean() >= 0.9)
+
+
+def _date_days(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str]) -> dict[str, np.ndarray]:
+    return {c: numeric_values(df[c], profiles[c]) for c in columns}
+
+
+def _birth_dates(days: dict[str, np.ndarray]) -> set[str]:
+    """Dates that lie years before every other date (dates of birth)."""
+    medians = {c: np.nanmedian(v) for c, v in days.items() if np.isfinite(v).any()}
+    out = set()
+    for c, m in medians.items():
+        others = [o for k, o in medians.items() if k != c]
+        if others and all(o - m >= YEARS_BEFORE for o in others):
+            out.add(c)
+    return out
+
+
+def index_date(df: pd.DataFrame, profiles: dict[str, ColumnProfile], dates: list[str],
+               duration: np.ndarray | None) -> tuple[str | None, str | None, str]:
+    """The date predictions are made at, the end-of-follow-up date when one is evident, and why.
+
+    A pair of dates whose distance is the duration says it outright (time counts from the first
+    to the second); otherwise the earliest date most rows have, births aside."""
+    if not dates:
+        return None, None, ""
+    days = _date_days(df, profiles, dates)
+    births = _birth_dates(days)
+    candidates = [c for c in dates if c not in births and np.isfinite(days[c]).mean() >= 0.5]
+    if duration is not None:
+        for start in candidates:
+            for end in dates:
+                if end == start:
+                    continue
+                gap = days[end] - days[start]
+                both = np.isfinite(gap) & np.isfinite(duration)
+                if both.sum() < MIN_ROWS:
+                    continue
+                if np.mean(np.abs(gap[both] - duration[both]) <= 1.0) >= DURATION_MATCH:
+                    return start, end, (f"the duration is the time from '{start}' to '{end}' "
+                                        "on most rows")
+    if not candidates:
+        return None, None, ""
+    first = min(candidates, key=lambda c: np.nanmedian(days[c]))
+    return first, None, f"'{first}' is the earliest date recorded for most rows"
+
+
+def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile], outcome,
+               sampled, entity, given: str | None = None) -> PredictionIndex:
+    """Infer the index (see :class:`PredictionIndex`), or check and describe the given one.
+
+    ``df`` and ``outcome`` are all rows (entity tests); ``frame`` and ``sampled`` the sampled rows
+    (date tests). ``given``: ``"first"`` (each entity's first record), ``"row"`` or a column of
+    dates or times.
+    """
+    visit = entity.visit if entity is not None else None
+    entity_id = entity.id if entity is not None else None
+    duration = outcome.time if outcome.kind == "survival" else None
+    if given is not None:
+        if given == "first":
+            if entity_id is None:
+                raise ValueError("index='first' needs an entity with several records (pass id=)")
+            return PredictionIndex("entity_start", visit, "given", True)
+        if given == "row":
+            return PredictionIndex("row", None, "given", True)
+        if given not in profiles:
+            raise KeyError(f"index column {given!r} is not in the frame")
+        if not _is_date(profiles[given]) and profiles[given].kind != "numeric":
+            raise ValueError(f"index column {given!r} must hold dates or times, not "
+                             f"{profiles[given].kind} values")
+        if entity_id is not None and given == visit:
+            return PredictionIndex("entity_start", given, "given", True)
+        return PredictionIndex("date", given, "given", True)
+    several = entity_id is not None and entity.evidence.get("share_entities_with_several_rows", 0) > 0
+    if several:
+        if duration is not None and _duration_constant(df, entity_id, duration) < 0.95:
+            if _start_stop(df, entity_id, visit, duration):
+                return PredictionIndex("row", visit, f"records are intervals ('{visit}', '{duration}'] "
+                                       "of one entity: each counts from its own start", start=visit)
+            return PredictionIndex("row", visit, f"'{duration}' changes between the records of an "
+                                   "entity: it counts from each record's own time")
+        constant = entity.evidence.get("target_constant_within_entity")
+        if outcome.kind != "survival" and constant is not None and constant < 0.5:
+            return PredictionIndex("row", visit, "the outcome changes from record to record: each "
+                                   "record is a prediction at its own time")
+        why = (f"'{duration}' is the same on every record of an entity: it counts from a fixed "
+               "start, the first record" if duration is not None
+               else "one outcome per entity: predicted from its first record, as at enrolment")
+        return PredictionIndex("entity_start", visit, why)
+    dates = [c for c, p in profiles.items() if _is_date(p) and c != outcome.target]
+    start, _, why = index_date(frame, profiles, dates, sampled.duration if duration else None)
+    if start is not None:
+        return PredictionIndex("date", start, why)
+    return PredictionIndex("row", None, "no dates or repeated entities: each row is one "
+                           "prediction at its own time")
+
+
+# -- the tests -------------------------------------------------------------------------------
+def _bounded_by_duration(x: np.ndarray, t: np.ndarray) -> dict | None:
+    ok = np.isfinite(x) & np.isfinite(t) & (x >= 0)
+    if ok.sum() < MIN_ROWS or np.isfinite(x).sum() == 0:
+        return None
+    xs, ts = x[ok], t[ok]
+    if np.nanstd(xs) == 0:
+        return None
+    below = float(np.mean(xs <= ts * (1 + 1e-6) + 1e-9))
+    reach = float(np.mean(xs >= REACH * ts))
+    # a time counted from the index spans the follow-up from its start; an age at entry next to
+    # an age at exit (delayed entry) sits near the end of it on every row
+    ratio = np.divide(xs, ts, out=np.ones_like(xs), where=ts > 0)
+    spans = np.quantile(ratio, 0.1) <= 0.5
+    if below < BOUND_SHARE or reach < MIN_REACH_SHARE or not spans:
+        return None
+    rho = float(spearmanr(xs, ts).statistic)
+    if not rho >= MIN_RISE:
+        return None
+    return {"share_below_duration": round(below, 4), "share_reaching_duration": round(reach, 4),
+            "spearman_with_duration": round(rho, 4)}
+
+
+def _equal_to_duration(x: np.ndarray, t: np.ndarray) -> float:
+    ok = np.isfinite(x) & np.isfinite(t)
+    if ok.sum() < MIN_ROWS:
+        return 0.0
+    return float(np.mean(np.isclose(x[ok], t[ok])))
+
+
+def _implied_event(s: pd.Series, prof: ColumnProfile, event: np.ndarray) -> dict | None:
+    """A value whose rows (almost) all had the event, far beyond chance, covering >= 5% of them."""
+    if prof.kind == "numeric" and prof.nunique > MAX_LEVELS:
+        return None
+    if prof.kind not in ("numeric", "bool", "categorical"):
+        return None
+    codes = category_codes(s, max_levels=MAX_LEVELS * 5)
+    present = codes >= 0
+    n_events = int(event.sum())
+    if n_events < MIN_ROWS or present.sum() < MIN_ROWS:
+        return None
+    # over every row: a value recorded only for the rows with the event (a cause of death)
+    # implies it as much as one recorded for everyone
+    rate = n_events / len(event)
+    if rate >= 0.995:
+        return None
+    levels = np.unique(codes[present])
+    for level in levels:
+        rows = codes == level
+        size, hits = int(rows.sum()), int(event[rows].sum())
+        if size < 10 or hits < EVENT_SUPPORT * n_events or hits < EVENT_PURITY * size:
+            continue
+        p_value = float(binom.sf(hits - 1, size, rate)) * len(levels)
+        if p_value <= EVENT_P_VALUE:
+            value = s[rows].iloc[0]
+            return {"value": value if not isinstance(value, (np.generic,)) else value.item(),
+                    "rows_with_value": size, "events_among_them": hits,
+                    "share_of_events": round(hits / n_events, 4), "event_rate": round(rate, 4),
+                    "p_value": p_value}
+    return None
+
+
+def _present(s: pd.Series) -> np.ndarray:
+    return s.notna().to_numpy()
+
+
+def _co_recorded(frame: pd.DataFrame, follow: str, other: str, prof: ColumnProfile) -> str | None:
+    """Why ``other`` is recorded together with the follow-up column ``follow``, or None."""
+    a = _present(frame[follow])
+    if not 0.05 <= a.mean() <= 0.95:
+        return None
+    b = _present(frame[other])
+    if b.mean() < 0.99 and b.sum() >= 10:
+        inside = (a & b).sum() / b.sum()
+        if inside >= ONLY_WHERE and b.sum() >= 0.8 * a.sum():
+            return f"filled in only where '{follow}' is"
+    if prof.kind in ("bool", "numeric", "categorical") and prof.nunique == 2 and b.all():
+        codes = category_codes(frame[other])
+        agree = max(np.mean(codes == a), np.mean(codes == ~a))
+        if agree >= 0.98:
+            return f"says whether '{follow}' happened"
+    return None
+
+
+def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                     outcome, index: PredictionIndex, entity, features: list[str]) -> dict[str, Timing]:
+    """The timing of every feature (see the module docstring); ``frame`` is the (sampled) rows
+    ``outcome`` describes, ``df`` the whole data (for entity-level tests)."""
+    timings = {c: Timing() for c in features}
+    survival = outcome.kind == "survival" and outcome.duration is not None
+    t = outcome.duration if survival else None
+    event = outcome.y.astype(bool) if survival else None
+    for c in features:
+        prof = profiles[c]
+        if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 10:
+            x = numeric_values(frame[c], prof)
+            equal = _equal_to_duration(x, t)
+            if equal >= EQUAL_SHARE:
+                timings[c].add("outcome_derived", "equals_duration",
+                               f"equal to the duration '{outcome.time}' on {equal:.0%} of rows",
+                               share_equal=round(equal, 4))
+            else:
+                bound = _bounded_by_duration(x, t)
+                if bound is not None:
+                    timings[c].add("follow_up", "bounded_by_duration",
+                                   f"never exceeds the duration '{outcome.time}' and reaches it on "
+                                   f"{bound['share_reaching_duration']:.0%} of rows: it is measured "
+                                   "during follow-up", **bound)
+        if survival:
+            implied = _implied_event(frame[c], prof, event)
+            if implied is not None:
+                timings[c].add("outcome_derived", "implies_event",
+                               f"every row with {c}={implied['value']!s} had the event "
+                               f"({implied['events_among_them']} of {implied['rows_with_value']}, "
+                               f"{implied['share_of_events']:.0%} of all events): it is recorded "
+                               "because of the outcome", **implied)
+    _date_tests(frame, profiles, outcome, index, features, timings)
+    _entity_tests(df, entity, index, features, timings)
+    _propagate(frame, profiles, features, timings)
+    return timings
+
+
+def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timings) -> None:
+    dates = [c for c in features if _is_date(profiles[c])]
+    if index.kind == "date" and index.column in profiles and index.column not in dates:
+        dates.append(index.column)
+    if not dates:
+        return
+    duration = outcome.duration if outcome.kind == "survival" else None
+    start = index.column if index.kind == "date" else None
+    end = None
+    if start is not None:
+        _, end, _ = index_date(frame, profiles, [start] + [d for d in dates if d != start], duration)
+    days = _date_days(frame, profiles, dates)
+    births = _birth_dates(days)
+    for c in dates:
+        if c not in timings:
+            continue
+        if c == start:
+            timings[c].add("baseline", "is_index", "it is the index date")
+            continue
+        if c in births:
+            timings[c].add("baseline", "before_index", "a date years before the others (birth)")
+            continue
+        if c == end:
+            timings[c].add("outcome_derived", "end_of_follow_up",
+                           f"'{c}' minus '{start}' is the duration: it is the end of follow-up",
+                           index_date=start)
+            continue
+        if start is None:
+            if len(dates) == 1 and OUTCOME_DATE_NAME.search(c) and outcome.target is not None:
+                timings[c].add("follow_up", "named_outcome_date",
+                               "the only date, and its name says it records the outcome")
+            continue
+        offset = days[c] - days[start]
+        ok = np.isfinite(offset)
+        if ok.sum() < 10:
+            continue
+        on_or_after = float(np.mean(offset[ok] >= 0))
+        after = float(np.mean(offset[ok] > 0.5))
+        if on_or_after >= AFTER_SHARE and after >= STRICTLY_AFTER:
+            evidence = {"index_date": start, "share_after_index": round(after, 4)}
+            if duration is not None:
+                both = ok & np.isfinite(duration)
+                if both.sum() > 2:
+                    evidence["spearman_with_duration"] = round(float(
+                        spearmanr(offset[both], duration[both]).statistic), 4)
+            timings[c].add("follow_up", "dated_after_index",
+                           f"dated after the index date '{start}' on {after:.0%} of rows: not known "
+                           "when a prediction is made", **evidence)
+        elif on_or_after <= 1 - AFTER_SHARE:
+            timings[c].add("baseline", "before_index", f"dated before the index date '{start}'")
+
+
+def _entity_tests(df, entity, index: PredictionIndex, features, timings) -> None:
+    if entity is None or entity.id is None:
+        return
+    for c in entity.evidence.get("baseline_columns", []):
+        if c in timings:
+            timings[c].add("baseline", "constant_within_entity",
+                           f"the same on every record of a '{entity.id}'")
+    if index.kind != "entity_start":
+        return
+    for c in entity.varying:
+        if c in timings and c != index.column:
+            # a measurement repeated at each visit: known at the index only as its first value;
+            # the aggregation decides which value a model sees (see repeated_measurements)
+            timings[c].evidence.append({"timing": "time_varying", "test": "changes_within_entity",
+                                        "reason": f"changes between the records of a '{entity.id}': "
+                                                  "only its first value is known at the index"})
+
+
+def _propagate(frame, profiles, features, timings) -> None:
+    """Columns recorded with, or tracking, a follow-up column are follow-up too."""
+    followed = [c for c, tm in timings.items() if tm.timing in ("follow_up", "outcome_derived")]
+    for follow in followed:
+        for c in features:
+            if c == follow or timings[c].timing in ("follow_up", "outcome_derived"):
+                continue
+            why = _co_recorded(frame, follow, c, profiles[c])
+            if why is not None:
+                timings[c].add("follow_up", "recorded_with_follow_up",
+                               f"{why}: recorded during follow-up", follows=follow)
+                continue
+            rho = _tracks(frame, profiles, follow, c)
+            if rho is not None and (rho >= TRACK_STRONG or (rho >= TRACK_NAMED and FOLLOW_UP_WORDS.search(c))):
+                timings[c].add("follow_up", "tracks_follow_up",
+                               f"rises with the follow-up column '{follow}' (Spearman {rho:.2f})"
+                               + ("" if rho >= TRACK_STRONG else " and is named as one"),
+                               follows=follow, spearman=round(rho, 4))
+
+
+def _tracks(frame, profiles, follow: str, other: str) -> float | None:
+    if not (_is_number(profiles[follow]) and _is_number(profiles[other])) or profiles[other].nunique < 10:
+        return None
+    x = numeric_values(frame[follow], profiles[follow])
+    y = numeric_values(frame[other], profiles[other])
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < MIN_ROWS:
+        return None
+    return float(spearmanr(x[ok], y[ok]).statistic)
+
+
+def timing_leaks(timings: dict[str, Timing]) -> dict[str, dict]:
+    """Leakage evidence for the follow-up and outcome-derived columns: the class, why, and the
+    numbers of the tests that decided it."""
+    out = {}
+    for c, tm in timings.items():
+        if tm.timing not in ("follow_up", "outcome_derived"):
+            continue
+        decisive = [e for e in tm.evidence if e["timing"] == tm.timing]
+        numbers = {k: v for e in decisive for k, v in e.items() if k not in ("timing", "test", "reason")}
+        out[c] = {**numbers, "timing": tm.timing, "reason": tm.reason,
+                  "timing_tests": [e["test"] for e in decisive]}
+    return out
