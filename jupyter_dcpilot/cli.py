@@ -64,6 +64,7 @@ def progress_printer(stream: Any, started: float) -> Callable[[dict[str, Any]], 
 
 async def run_job(data: list[str], *, target: str | None, time_col: str | None = None,
                   task: str = "auto", entity: str | None = None, test: str | None = None,
+                  index: str | None = None,
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report)."""
@@ -81,7 +82,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         sidecar.unlink()  # a headless run starts from the data, not from an older run
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
     hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
-                             "frames": names, "data": [str(p) for p in paths]}
+                             "index": index, "frames": names, "data": [str(p) for p in paths]}
     if test:
         test_path = Path(test).resolve()
         if not test_path.is_file():
@@ -132,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--time", dest="time_col", help="survival duration column (or visit order)")
     run.add_argument("--task", default="auto", choices=["auto", "classification", "regression", "survival"])
     run.add_argument("--id", dest="entity", help="entity id column (a hint: the co-pilot looks for one)")
+    run.add_argument("--index", help="when a prediction is made: 'first' (each entity's first record), "
+                     "'row' (each row's own time) or a date column; inferred when not given")
     run.add_argument("--test", help="a separate test file: the fitted pipeline is scored on it")
     run.add_argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
     run.add_argument("--planner", default="rules", choices=["rules", "claude"])
@@ -155,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
-                entity=args.entity, test=args.test, approve=args.approve, planner=args.planner,
-                out=args.out))
+                entity=args.entity, test=args.test, index=args.index, approve=args.approve,
+                planner=args.planner, out=args.out))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -31,7 +31,7 @@ def churn_diagnosis():
         finding("target_leakage", ["complained"], "leakage",
                 [option("drop", True, "drop_columns", columns=["complained"], reason="leak"),
                  option("keep")], severity="critical"),
-        finding("id_column", ["customer_id"], None,
+        finding("id_column", ["customer_id"], "identifiers",
                 [option("drop", True, "drop_columns", columns=["customer_id"], reason="identifier"),
                  option("keep")]),
         finding("missing_values", ["age"], "imputation",
@@ -44,7 +44,9 @@ def churn_diagnosis():
     ]
     return {"findings": findings, "shape": [200, 6], "elapsed_s": 0.1, "sample_size": 200,
             "task": {"kind": "classification", "target": "y", "time": None, "event": None, "id": None,
-                     "visit": None, "reason": "binary target"}}
+                     "visit": None, "reason": "binary target",
+                     "index": {"kind": "row", "column": None, "reason": "no dates or entities",
+                               "label": "each row's own time"}}}
 
 
 class FakeKernel:
@@ -112,6 +114,10 @@ class FakeKernel:
             return model
         return {"operation": self.last_function, "rows_in": 200, "rows_out": self.rows,
                 "columns_removed": [], "transformer": "X", "warnings": []}
+
+    def split_audit_json(self, train, test, groups=None, same_source=True):
+        return {"train_rows": int(self.rows * 0.8), "test_rows": self.rows - int(self.rows * 0.8),
+                "groups": groups, "shared_rows": 0, **({"shared_entities": 0} if groups else {})}
 
     def validate_json(self, checkpoint_id, before, after, target=None, expect=None, train_test=None):
         before_rows = self.saved[checkpoint_id]["rows"]

@@ -47,7 +47,7 @@ async def test_ask_blocks_and_gated_steps_never_run_undecided(tmp_path):
         session.decide(decision.id, choice, "expert says so")
         state = await coord.run_until_blocked()
     assert state == "finished"
-    assert seen_gates == ["task", "leakage", "imputation", "outliers"]
+    assert seen_gates == ["task", "leakage", "identifiers", "imputation", "outliers"]
     assert all(d.by == "user" for d in session.decisions)
     code = notebook.sources()
     assert "kt.drop_columns(df, columns=['complained']" in code[0]
@@ -87,24 +87,27 @@ async def test_none_policy_skips_gated_steps_and_the_model_is_not_valid(tmp_path
     coord, kernel, notebook, session = make(tmp_path, policy="none")
     assert await coord.run_until_blocked() == "finished"
     skipped = [s for s in session.plan if s.status == "skipped"]
-    assert {s.episode for s in skipped} == {"confirm_task", "remove_leakage", "impute", "outliers"}
+    assert {s.episode for s in skipped} == {"confirm_task", "remove_leakage", "drop_identifiers",
+                                            "impute", "outliers"}
     assert all(session.decision(s.decision_id).choice == "skip" for s in skipped)
     assert all(session.decision(s.decision_id).by == "policy" for s in skipped)
     report = coord.report()
     assert report["valid"] is False
     assert any("leakage" in w for w in report["warnings"])
-    assert step_of(session, "drop_identifiers")  # ungated steps still ran
+    failed = {c["check"] for c in report["validity"] if not c["passed"]}
+    assert "no_leakage" in failed  # the verdict says why, check by check
 
 
 async def test_decisions_file_maps_gates_and_columns(tmp_path):
     path = tmp_path / "decisions.json"
-    path.write_text(json.dumps({"task": "confirm", "leakage": "keep", "imputation": "keep",
-                                "outliers": {"income": "clip", "*": "keep"}}))
+    path.write_text(json.dumps({"task": "confirm", "leakage": "keep", "identifiers": "drop",
+                                "imputation": "keep", "outliers": {"income": "clip", "*": "keep"}}))
     coord, kernel, notebook, session = make(tmp_path, policy=str(path))
     assert await coord.run_until_blocked() == "finished"
     choices = {d.gate: (d.choice, d.by) for d in session.decisions}
     assert choices == {"task": ("confirm", "policy"), "leakage": ("keep", "policy"),
-                       "imputation": ("keep", "policy"), "outliers": ("clip", "policy")}
+                       "identifiers": ("drop", "policy"), "imputation": ("keep", "policy"),
+                       "outliers": ("clip", "policy")}
     assert "complained" in kernel.columns
     assert coord.report()["valid"] is False  # the expert kept a column flagged as leakage
 
@@ -226,13 +229,14 @@ async def test_ask_on_a_terminal_prompts_and_records_the_user_as_decider(tmp_pat
 
     from jupyter_dcpilot.engine.coordinator import stdin_prompt
 
-    answers = io.StringIO("\n" "keep\n" "nonsense\n2\n" "3\n")  # Enter=recommended, by id, bad then number
+    # Enter=recommended, by id (twice), bad then number, number
+    answers = io.StringIO("\n" "keep\n" "drop\n" "nonsense\n2\n" "3\n")
     shown = io.StringIO()
     policy = ApprovalPolicy("ask", prompt=stdin_prompt(answers, shown))
     coord, kernel, notebook, session = make(tmp_path, policy=policy)
     assert await coord.run_until_blocked() == "finished"
     choices = [(d.gate, d.choice, d.by) for d in session.decisions]
-    assert choices == [("task", "confirm", "user"), ("leakage", "keep", "user"),
+    assert choices == [("task", "confirm", "user"), ("leakage", "keep", "user"), ("identifiers", "drop", "user"),
                        ("imputation", "keep", "user"), ("outliers", "keep", "user")]
     assert "not an option: 'nonsense'" in shown.getvalue() and "(recommended)" in shown.getvalue()
 

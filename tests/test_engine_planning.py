@@ -9,8 +9,9 @@ from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_f
 from jupyter_dcpilot.engine.planners import RulePlanner
 from jupyter_dcpilot.engine.session import Session, Step
 
-GATES = {None, "task", "leakage", "aggregation", "outliers", "label_issues", "imputation",
-         "row_removal", "custom_code"}
+from kernel_tools.findings import GATES as FINDING_GATES
+
+GATES = {None, "task", "custom_code", *FINDING_GATES}
 REQUIRED = {"confirm_task", "join_files", "aggregate", "remove_leakage", "drop_identifiers",
             "fix_dtypes", "normalize_categories", "convert_units", "deduplicate", "impute",
             "outliers", "label_issues", "split", "train_evaluate", "explain", "report"}
@@ -94,7 +95,7 @@ def test_rule_planner_orders_work_and_gates_per_finding():
     assert by_ep["remove_leakage"].gate == "leakage"
     assert by_ep["remove_leakage"].finding_ids == ["target_leakage:complained"]
     assert by_ep["impute"].gate == "imputation" and by_ep["confirm_task"].gate == "task"
-    assert by_ep["drop_identifiers"].gate is None
+    assert by_ep["drop_identifiers"].gate == "identifiers"  # never silently a feature, nor silently dropped
     # the two dtype findings become one call with their parameters merged
     fix = by_ep["fix_dtypes"]
     assert fix.params["columns"] == ["income", "age"]

@@ -24,11 +24,22 @@ from .charts import chart_for
 from .episodes import Episode, library
 from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
-from .report import build_report, model_validity
+from .report import build_report
+from .validity import Check, audit, verdict
 from .session import Decision, Session, Step
 from .worker import Worker, probe
 
 TASK_KINDS = ("classification", "regression", "survival")
+# the other moments a prediction can be made, offered on the task card
+INDEX_CHOICES = {
+    "index:first": ("Predict at each entity's first record",
+                    "Predictions are made at enrolment (the first record of each entity): later "
+                    "records are not known then.", "later measurements cannot be used as they are"),
+    "index:row": ("Predict at every record",
+                  "Each record is a prediction at its own time; the outcome and any duration are "
+                  "counted from that record.", "wrong when the outcome or duration counts from the "
+                  "first record: later records would know the future"),
+}
 Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
 
 
@@ -227,18 +238,14 @@ class Coordinator:
         kind = s.task.get("kind") if s.task.get("confirmed") else s.hints.get("task")
         if kind not in (None, "auto"):
             hints["task"] = kind
+        if s.hints.get("index"):
+            hints["index"] = s.hints["index"]
         try:
             diagnosis = await probe(self.kernel, "diagnose_json", s.frame, **hints)
         except ProbeError as exc:
             if self.interrupted or exc.ename == "KeyboardInterrupt":
                 raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)
-            s.warnings.append(f"diagnose failed: {exc}")
-            s.log("error", f"diagnose failed ({exc}); planning without findings")
-            s.diagnosed_version = s.data_version
-            if not s.task:
-                s.task = {"kind": s.hints.get("task") or "classification",
-                          "target": s.hints.get("target"), "time": s.hints.get("time"),
-                          "id": s.hints.get("id"), "reason": "from the command line"}
+            self._diagnosis_failed(exc)
             return
         findings = list(diagnosis.get("findings", []))
         frames = s.hints.get("frames", [])
@@ -271,6 +278,24 @@ class Coordinator:
         s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
               f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",
               kinds=sorted({f.get("kind") for f in s.findings}))
+
+    def _diagnosis_failed(self, exc: ProbeError) -> None:
+        """A diagnosis that could not run is a finding: the run goes on, but cannot be valid."""
+        s = self.session
+        error = " ".join(str(exc).split())[:300]
+        s.findings = [{"id": "diagnosis_incomplete:", "kind": "diagnosis_incomplete", "columns": [],
+                       "severity": "critical", "gate": None, "options": [],
+                       "summary": f"The diagnosis could not run ({error}): nothing was checked, so no "
+                                  "model built on this data can be called valid.",
+                       "evidence": {"detector": "diagnose", "error": error}}]
+        s.warnings.append(f"diagnose failed: {error}")
+        s.log("error", f"the diagnosis failed ({error}); the co-pilot carries on, but the result "
+              "cannot be valid until the diagnosis runs")
+        s.diagnosed_version = s.data_version
+        if not s.task:
+            s.task = {"kind": s.hints.get("task") or "classification",
+                      "target": s.hints.get("target"), "time": s.hints.get("time"),
+                      "id": s.hints.get("id"), "reason": "from the command line"}
 
     # -- backtracking --------------------------------------------------------------------
     async def maybe_backtrack(self, update: PlanUpdate) -> bool:
@@ -469,9 +494,11 @@ class Coordinator:
 
     def _task_options(self) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
         t = self.session.task
+        index = t.get("index") or {}
         desc = (f"{t.get('kind')}: predict '{t.get('target')}'"
                 + (f" with duration '{t.get('time')}'" if t.get("time") else "")
-                + (f", one entity = '{t.get('id')}'" if t.get("id") else ""))
+                + (f", one entity = '{t.get('id')}'" if t.get("id") else "")
+                + (f", at {index['label']}" if index.get("label") else ""))
         options = [{"id": "confirm", "label": "Confirm", "description": desc,
                     "risk": "", "recommended": True, "action": None}]
         for kind in TASK_KINDS:
@@ -480,7 +507,15 @@ class Coordinator:
                                 "description": f"Treat '{t.get('target')}' as a {kind} target.",
                                 "risk": "a wrong task means a wrong metric", "recommended": False,
                                 "action": None})
+        for choice, (label, description, risk) in INDEX_CHOICES.items():
+            kind = {"index:first": "entity_start", "index:row": "row"}[choice]
+            if index.get("kind") != kind and (choice != "index:first" or t.get("id")):
+                options.append({"id": choice, "label": label, "description": description,
+                                "risk": risk, "recommended": False, "action": None})
         evidence = {k: t.get(k) for k in ("kind", "target", "time", "event", "id", "visit") if t.get(k)}
+        if index:
+            evidence["prediction_time"] = index.get("label")
+            evidence["prediction_time_reason"] = index.get("reason")
         return options, f"Is this the task? {desc}. ({t.get('reason', '')})", evidence
 
     # -- execution -----------------------------------------------------------------------
@@ -493,6 +528,9 @@ class Coordinator:
             choice = s.decision(step.decision_id).choice if step.decision_id else "confirm"
             if choice in TASK_KINDS:
                 s.task["kind"] = choice
+            if choice in INDEX_CHOICES:
+                s.hints["index"] = choice.split(":")[1]
+                s.diagnosed_version = -1  # diagnosed again: the options follow the prediction time
             s.task["confirmed"] = True
             self._close(step, "done", f"task: {s.task.get('kind')}")
             return "done"
@@ -528,6 +566,7 @@ class Coordinator:
                 s.warnings.append(f"{step.title}: checks failed ({reason}); no backtracks left")
         if ep.stage == "model":
             await self.check_model(step)
+            self.judge()
         return "done"
 
     def _close(self, step: Step, status: str, note: str = "") -> None:
@@ -615,11 +654,18 @@ class Coordinator:
                      if st.episode == "train_evaluate" and st.status == "done"), None)
         return (step.result.get("report") or None) if step else None
 
+    def judge(self) -> list[Check]:
+        """The verdict's checks for the current model, kept in the session (panel, report)."""
+        checks = audit(self.session)
+        self.session.validity = [c.to_dict() for c in checks]
+        self.session.changed("validity", checks=self.session.validity, valid=verdict(checks))
+        return checks
+
     async def write_report_cell(self, step: Step) -> None:
         s = self.session
         model = await self.model_summary()
-        valid, problems = model_validity(s, model)
-        source = nb.report_markdown(s, model, valid, problems + s.warnings)
+        checks = self.judge()
+        source = nb.report_markdown(s, model, checks, s.warnings)
         cell = await self.notebook.insert_markdown(source, {"dcpilot": {"step": step.id, "episode": "report"}})
         s.cells.append({"id": cell, "step": step.id, "kind": "report"})
         step.cell_ids.append(cell)

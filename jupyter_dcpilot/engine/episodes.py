@@ -117,10 +117,10 @@ EPISODES: tuple[Episode, ...] = (
         when={"finding_kinds": ("identifier", "identifiers", "id_column", "row_index",
                                 "free_text_identifier"),
               "functions": ("drop_columns",)},
-        function="drop_columns", params={"reason": "identifier (no signal)"},
+        gate="identifiers", function="drop_columns", params={"reason": "identifier (no signal)"},
         report_var="identifier_drop", expect={"rows": "same"}, per_finding=False,
-        coordinator="Row numbers, random ids and names carry no signal but let a model memorise "
-        "rows; drop them (the entity id is kept for grouping when needed).",
+        coordinator="Row numbers, record keys and names carry no signal but let a model memorise "
+        "rows; the expert confirms, then they go (the entity id is kept for grouping).",
         worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
     ),
     Episode(

@@ -57,14 +57,16 @@ def backtrack_markdown(step: Step, reason: str) -> str:
             f"this step and re-planned: {md_text(reason)}")
 
 
-def report_markdown(session: Session, model: dict[str, Any] | None, valid: bool,
+def report_markdown(session: Session, model: dict[str, Any] | None, checks: list[Any],
                     warnings: list[str]) -> str:
-    """The closing summary cell."""
+    """The closing summary cell: task, steps, model, and the verdict as its list of checks."""
     task = session.task
+    index = (task.get("index") or {}).get("label")
     lines = ["## Summary", "",
              f"*Task:* {task.get('kind')} — target `{task.get('target')}`"
              + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else ""), ""]
+             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             + (f"; predictions at {md_text(index)}" if index else ""), ""]
     lines += ["| step | status | decision |", "|---|---|---|"]
     for s in session.plan:
         d = next((x for x in session.decisions if x.id == s.decision_id), None)
@@ -73,9 +75,19 @@ def report_markdown(session: Session, model: dict[str, Any] | None, valid: bool,
     if model:
         lines += ["", f"*Model:* {model.get('model_name')} — {model.get('metric')}: "
                   f"cv {num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"]
-    lines += ["", f"*Valid model:* {'yes' if valid else 'no'}"]
+    lines += ["", validity_markdown(checks)]
     if warnings:
         lines += ["", "*Warnings:*", *[f"- {md_text(w)}" for w in warnings[:20]]]
+    return "\n".join(lines)
+
+
+def validity_markdown(checks: list[Any]) -> str:
+    """The verdict and its checks as a Markdown checklist (``Check`` objects or their dicts)."""
+    rows = [c if isinstance(c, dict) else c.to_dict() for c in checks]
+    valid = bool(rows) and all(r["passed"] for r in rows)
+    lines = [f"*Valid model:* {'yes' if valid else 'no'}" + ("" if valid else
+             f" — {sum(not r['passed'] for r in rows)} of {len(rows)} checks failed"), ""]
+    lines += [f"- {'✅' if r['passed'] else '❌'} **{r['check']}**: {md_text(r['detail'])}" for r in rows]
     return "\n".join(lines)
 
 

@@ -8,63 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from .session import Session
+from .validity import all_findings, audit, verdict
 
-METRIC_FOR_TASK = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
-LEAKAGE_KINDS = ("target_leakage", "leakage", "target_proxy", "post_outcome", "suspected_leakage")
-IDENTIFIER_KINDS = ("id_column", "identifier", "identifiers", "row_index")
-
-
-def flagged_columns(session: Session) -> tuple[set[str], set[str]]:
-    """Columns flagged as leakage and as identifiers by any finding the session has seen."""
-    leak, ids = set(), set()
-    findings = list(session.findings)
-    for cp in session.checkpoints:
-        findings += cp.snapshot.get("findings", [])
-    for f in findings:
-        if f.get("synthetic"):  # a suspicion from the score, answered by the expert
-            continue
-        if f.get("kind") in LEAKAGE_KINDS or (f.get("gate") == "leakage"):
-            leak |= set(f.get("columns", []))
-        elif f.get("kind") in IDENTIFIER_KINDS:
-            ids |= set(f.get("columns", []))
-    ids.discard(session.task.get("id"))
-    return leak, ids
 
 
 def model_validity(session: Session, model: dict[str, Any] | None) -> tuple[bool, list[str]]:
-    """Valid only if no leaked column is a feature, entities are handled, the metric fits the task
-    and no sanity warning of suspected leakage remains."""
-    problems: list[str] = []
-    if not model:
-        return False, ["no model was trained"]
-    features = set(model.get("features") or [])
-    leak, ids = flagged_columns(session)
-    if features & leak:
-        problems.append(f"columns flagged as leakage are model features: {sorted(features & leak)}")
-    task = session.task
-    aggregated = any(s.episode == "aggregate" and s.status == "done" and s.result.get("function")
-                     == "aggregate_per_entity" for s in session.plan)
-    repeated = any(f.get("kind") == "repeated_measurements" for f in _all_findings(session))
-    if repeated and not (model.get("grouped") or aggregated):
-        problems.append("rows repeat per entity but the model was neither grouped nor aggregated")
-    if task.get("id") and task["id"] in features:
-        problems.append(f"the entity id {task['id']!r} is a model feature")
-    expected = METRIC_FOR_TASK.get(task.get("kind"))
-    if model.get("metric") != expected:
-        problems.append(f"metric {model.get('metric')!r} does not fit a {task.get('kind')} task "
-                        f"(expected {expected!r})")
-    leaky = [w for w in model.get("warnings", []) if str(w).startswith("suspect leakage")]
-    top = next((i.get("feature") for i in model.get("importance") or [] if i.get("feature")), None)
-    if leaky and f"cleared_leakage:{top}" not in session.handled:  # not examined by the diagnosis
-        problems.append(f"sanity warning: {leaky[0]}")
-    return not problems, problems
-
-
-def _all_findings(session: Session) -> list[dict[str, Any]]:
-    findings = list(session.findings)
-    for cp in session.checkpoints:
-        findings += cp.snapshot.get("findings", [])
-    return findings
+    """The verdict and the details of the checks that failed (see :mod:`.validity`)."""
+    checks = audit(session, model)
+    return verdict(checks), [f"{c.check}: {c.detail}" for c in checks if not c.passed]
 
 
 def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, Any]:
@@ -85,19 +36,16 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
         steps.append({"id": s.id, "episode": s.episode, "status": s.status, "gate": s.gate,
                       "decision": {"choice": d.choice, "by": d.by} if d is not None else None,
                       "title": s.title, "note": s.note})
-    valid, problems = model_validity(session, model)
-    _, ids = flagged_columns(session)
-    kept_ids = sorted(set((model or {}).get("features") or []) & ids)
-    if kept_ids:
-        problems.append(f"identifier columns are model features: {kept_ids}")
+    checks = audit(session, model)
+    problems = [f"{c.check}: {c.detail}" for c in checks if not c.passed]
     task = session.task
     return {
         "dataset": {"rows_in": rows_in, "cols_in": cols_in, "rows_out": rows_out, "cols_out": cols_out},
         "task": {"kind": task.get("kind"), "target": task.get("target"), "time": task.get("time"),
-                 "id": task.get("id")},
+                 "id": task.get("id"), "index": task.get("index")},
         "findings": [{"kind": f.get("kind"), "columns": f.get("columns", []),
                       "severity": f.get("severity"), "summary": f.get("summary")}
-                     for f in _unique(_all_findings(session))],
+                     for f in _unique(all_findings(session))],
         "steps": steps,
         "dropped_columns": dropped,
         "model": None if not model else {
@@ -105,7 +53,8 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
             "cv_score": model.get("cv_score"), "holdout_score": model.get("holdout_score"),
             "features": model.get("features"),
         },
-        "valid": valid,
+        "valid": verdict(checks),
+        "validity": [c.to_dict() for c in checks],
         "warnings": problems + list(session.warnings) + list((model or {}).get("warnings", [])),
         "llm_usage": {"calls": len(session.llm_usage),
                       "cost_usd": round(sum(u.get("cost_usd", 0) for u in session.llm_usage), 6)},
@@ -145,6 +94,9 @@ def render_html(report: dict[str, Any]) -> str:
         f"<tr><td>{e(f['kind'])}</td><td>{e(', '.join(f['columns']))}</td><td>{e(f['severity'])}</td>"
         f"<td>{e(f['summary'])}</td></tr>" for f in report["findings"])
     warnings = "".join(f"<li>{e(w)}</li>" for w in report["warnings"])
+    checks = "".join(
+        f"<tr><td>{'passed' if c['passed'] else '<b>failed</b>'}</td><td>{e(c['check'])}</td><td>{e(c['detail'])}</td></tr>"
+        for c in report.get("validity", []))
 
     def score(x: Any) -> str:
         return f"{x:.3f}" if isinstance(x, (int, float)) else "n/a"
@@ -160,6 +112,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 dropped: {e(', '.join(report['dropped_columns']) or 'none')}</p>
 <p><b>Model:</b> {e(model.get('name'))} — {e(model.get('metric'))} cv {score(model.get('cv_score'))},
 holdout {score(model.get('holdout_score'))} — {verdict}</p>
+<h2>Validity</h2><table><tr><th>result</th><th>check</th><th>detail</th></tr>{checks}</table>
 <h2>Steps</h2><table><tr><th>id</th><th>step</th><th>status</th><th>gate</th><th>decision</th></tr>{rows}</table>
 <h2>Findings</h2><table><tr><th>kind</th><th>columns</th><th>severity</th><th>summary</th></tr>{findings}</table>
 <h2>Warnings</h2><ul>{warnings or '<li>none</li>'}</ul></body></html>"""

@@ -137,6 +137,7 @@ class Session:
     instructions: list[dict[str, Any]] = field(default_factory=list)  # free-text, with status
     variables: dict[str, Any] = field(default_factory=dict)  # what the kernel holds now
     warnings: list[str] = field(default_factory=list)
+    validity: list[dict[str, Any]] = field(default_factory=list)  # the verdict's checks (validity.py)
     data_version: int = 0
     diagnosed_version: int = -1
     backtracks: int = 0
@@ -237,7 +238,7 @@ class Session:
     def snapshot(self) -> dict[str, Any]:
         """The parts of the state a checkpoint restores."""
         keys = ("task", "findings", "diagnosis", "plan", "handled", "variables",
-                "data_version", "diagnosed_version")
+                "data_version", "diagnosed_version", "validity")
         return json.loads(json.dumps({k: getattr(self, k) for k in keys}, default=_encode))
 
     def restore_snapshot(self, snap: dict[str, Any]) -> None:
@@ -249,6 +250,7 @@ class Session:
         self.variables = snap["variables"]
         self.data_version = snap["data_version"]
         self.diagnosed_version = snap["diagnosed_version"]
+        self.validity = snap.get("validity", [])
 
     # -- persistence -------------------------------------------------------------------
     def to_json(self) -> str:

@@ -296,6 +296,18 @@ class Worker:
             self.session.variables["test_shape"] = [info["test"]["rows"], info["test"]["cols"]]
         if step.checkpoint_id and ep.stage in ("pre_split", "post_split", "split"):
             step.checks = await self._validate(step)
+        if ep.stage == "model":
+            step.result["split_audit"] = await self._split_audit()
+
+    async def _split_audit(self) -> dict[str, Any]:
+        """What train and test share, for the verdict (empty when it could not be checked)."""
+        groups = self.session.task.get("id") if self.grouping() else None
+        try:
+            return await probe(self.kernel, "split_audit_json", "train", "test", groups=groups,
+                               same_source=not self.session.hints.get("test_path"))
+        except ProbeError as exc:
+            self.session.log("error", f"could not compare train and test: {exc}")
+            return {}
 
     async def _validate(self, step: Step) -> list[dict[str, Any]]:
         ep = self.episodes[step.episode]

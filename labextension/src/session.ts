@@ -7,6 +7,7 @@ import {
   ISessionSource,
   IStartOptions,
   IStep,
+  IValidityCheck,
   openEvents,
   serverSessions
 } from './sessionApi';
@@ -329,6 +330,9 @@ export class SessionModel {
       }
       case 'transcript':
         s.transcript.push(message.entry);
+        break;
+      case 'validity': // the verdict's checks, after a model was trained
+        s.validity = message.checks as IValidityCheck[];
         break;
       case 'renamed': // the notebook was renamed or moved: the session followed it
         s.path = String(message.path);

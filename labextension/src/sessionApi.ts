@@ -95,6 +95,13 @@ export interface IUsageTotal {
   cost_usd: number;
 }
 
+/** One check of the verdict: whether the model is valid is the list of these, never a flag. */
+export interface IValidityCheck {
+  check: string;
+  passed: boolean;
+  detail: string;
+}
+
 /** A session as the server sends it (the subset the panel shows). */
 export interface ISession {
   id: string;
@@ -107,6 +114,8 @@ export interface ISession {
   transcript: ITranscriptEntry[];
   llm_usage?: ILLMUsage[];
   usage?: Partial<IUsageTotal> | null;
+  /** the verdict's checks, once a model was trained (empty before) */
+  validity?: IValidityCheck[];
 }
 
 /** A notebook's session as the listing shows it. */

@@ -3,7 +3,7 @@ import * as React from 'react';
 import { DecisionCard } from './decisionCard';
 import { formatCount } from './format';
 import { SessionModel } from './session';
-import { ISession, IStep, usageTotal } from './sessionApi';
+import { ISession, IStep, IValidityCheck, usageTotal } from './sessionApi';
 
 /** How often the progress line counts the seconds. */
 const TICK_MS = 1000;
@@ -97,6 +97,52 @@ function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
       {step.error && <div className="jp-dcpilot-step-error">{step.error}</div>}
       {step.note && <div className="jp-dcpilot-step-note">{step.note}</div>}
     </li>
+  );
+}
+
+/** Check names as a reader says them. */
+const CHECK_TITLES: { [check: string]: string } = {
+  model_trained: 'A model was trained',
+  diagnosis_complete: 'Every check of the data ran',
+  no_identifiers: 'No identifier among the features',
+  no_follow_up: 'Nothing recorded after the prediction time',
+  no_leakage: 'No column gives the outcome away',
+  entities_together: 'Entities kept together',
+  known_at_index: 'Rows known at the prediction time',
+  task_metric: "The task's metric",
+  holdout_confirms_cv: 'The holdout confirms the model',
+  test_untouched: 'Test rows untouched by any fit',
+  no_suspect_score: 'No too-good-to-be-true score'
+};
+
+/** The verdict as its checks: each with what it found, failed ones first. */
+export function ValidityCard(props: { checks: IValidityCheck[] }): JSX.Element {
+  const { checks } = props;
+  const failed = checks.filter(c => !c.passed);
+  const valid = checks.length > 0 && failed.length === 0;
+  const ordered = [...failed, ...checks.filter(c => c.passed)];
+  return (
+    <section
+      className={`jp-dcpilot-validity ${valid ? 'jp-mod-valid' : 'jp-mod-invalid'}`}
+      aria-label="Is the model valid?"
+    >
+      <div className="jp-dcpilot-validity-verdict">
+        {valid
+          ? `Valid model: all ${checks.length} checks passed`
+          : `Not a valid model: ${failed.length} of ${checks.length} checks failed`}
+      </div>
+      <ul className="jp-dcpilot-validity-checks">
+        {ordered.map(c => (
+          <li key={c.check} data-check={c.check} data-passed={c.passed ? 'yes' : 'no'}>
+            <span className="jp-dcpilot-validity-mark" aria-label={c.passed ? 'passed' : 'failed'}>
+              {c.passed ? '✓' : '✗'}
+            </span>
+            <span className="jp-dcpilot-validity-name">{CHECK_TITLES[c.check] ?? c.check}</span>
+            <div className="jp-dcpilot-validity-detail">{c.detail}</div>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 
@@ -198,6 +244,7 @@ export function SessionView(props: {
           </ol>
         </>
       )}
+      {session.validity && session.validity.length > 0 && <ValidityCard checks={session.validity} />}
       {session.checkpoints.length > 0 && (
         <>
           <div className="jp-dcpilot-subtitle">Checkpoints</div>

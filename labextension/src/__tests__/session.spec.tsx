@@ -9,7 +9,7 @@ import { FramesModel } from '../model';
 import { FramesView } from '../panel';
 import { IEventSocket, IHostHandler, LOOK_MS, SessionModel } from '../session';
 import { IDecision, ISession, ISessionSource, IStep, usageTotal } from '../sessionApi';
-import { formatSeconds, SessionView, TranscriptSection } from '../sessionView';
+import { formatSeconds, SessionView, TranscriptSection, ValidityCard } from '../sessionView';
 
 const ID = 'b'.repeat(32);
 
@@ -405,5 +405,38 @@ describe('transcript and LLM usage', () => {
     render(<TranscriptSection session={session()} />);
     expect(document.querySelector('.jp-dcpilot-usage-summary')?.textContent).toBe('no LLM calls');
     expect(document.querySelector('.jp-dcpilot-usage')).toBeNull();
+  });
+});
+
+describe('the verdict as its checks', () => {
+  const checks = [
+    { check: 'model_trained', passed: true, detail: 'CoxPH on 17 features' },
+    { check: 'known_at_index', passed: false, detail: "the features take the 'last' of all records" },
+    { check: 'holdout_confirms_cv', passed: true, detail: 'c_index holdout 0.755, cross-validated 0.811' }
+  ];
+
+  it('lists failed checks first with what they found, and never says valid when one failed', () => {
+    render(<ValidityCard checks={checks} />);
+    const card = document.querySelector('.jp-dcpilot-validity') as HTMLElement;
+    expect(card.classList.contains('jp-mod-invalid')).toBe(true);
+    expect(card.querySelector('.jp-dcpilot-validity-verdict')?.textContent).toBe(
+      'Not a valid model: 1 of 3 checks failed'
+    );
+    const items = Array.from(card.querySelectorAll('li'));
+    expect(items.map(li => li.dataset.check)).toEqual(['known_at_index', 'model_trained', 'holdout_confirms_cv']);
+    expect(items[0].dataset.passed).toBe('no');
+    expect(items[0].textContent).toContain('Rows known at the prediction time');
+    expect(screen.getByText('c_index holdout 0.755, cross-validated 0.811')).toBeTruthy();
+  });
+
+  it('appears in the session once a validity event arrives', () => {
+    const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
+    model.apply({ type: 'session', session: session({ state: 'running' }) });
+    render(<UseSignal signal={model.changed}>{() => <SessionView model={model} />}</UseSignal>);
+    expect(document.querySelector('.jp-dcpilot-validity')).toBeNull();
+    act(() => model.apply({ type: 'validity', checks: checks.map(c => ({ ...c, passed: true })) }));
+    expect(document.querySelector('.jp-dcpilot-validity-verdict')?.textContent).toBe(
+      'Valid model: all 3 checks passed'
+    );
   });
 });

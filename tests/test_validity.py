@@ -1,0 +1,170 @@
+"""The verdict: one audit over named checks, never "valid" when a check failed or could not run."""
+
+from __future__ import annotations
+
+from jupyter_dcpilot.engine.notebook import validity_markdown
+from jupyter_dcpilot.engine.report import build_report
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step
+from jupyter_dcpilot.engine.validity import audit, verdict
+
+MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
+         "features": ["age", "bili", "albumin"], "grouped": True, "warnings": [], "importance": []}
+INDEX_FIRST = {"kind": "entity_start", "column": "day", "label": "each entity's first record (by 'day')"}
+
+
+def finding(kind, columns, **evidence):
+    return {"id": f"{kind}:{','.join(columns)}", "kind": kind, "columns": columns, "severity": "critical",
+            "summary": kind, "evidence": evidence, "options": [], "gate": None}
+
+
+def session(findings=(), plan=(), task=None, **kw) -> Session:
+    s = Session(task=task or {"kind": "survival", "target": "status", "time": "futime", "id": "id",
+                              "index": INDEX_FIRST},
+                findings=list(findings), diagnosis={"shape": [312, 18]}, **kw)
+    s.plan = list(plan)
+    return s
+
+
+def done(episode, function=None, params=None, report=None, **result):
+    return Step(id=f"s_{episode}", episode=episode, title=episode, status="done",
+                result={"function": function, "params": params or {}, "report": report, **result})
+
+
+def split_step(kind="grouped", test_rows=62):
+    return done("split", "split", report={"details": {"kind": kind, "test_rows": test_rows}}, var="split_report")
+
+
+def model_step(model=MODEL, audit_=None):
+    return done("train_evaluate", "fit_evaluate", report=model,
+                split_audit=audit_ if audit_ is not None else
+                {"train_rows": 250, "test_rows": 62, "shared_rows": 0, "shared_entities": 0, "groups": "id"})
+
+
+def valid_plan(how="baseline", **params):
+    return [done("aggregate", "aggregate_per_entity", {"id": "id", "time": "day", "how": how, **params}),
+            split_step(), done("impute", "impute", var="imputation"), model_step()]
+
+
+REPEATED = finding("repeated_measurements", ["id", "day"], time_varying_columns=["bili", "albumin"])
+
+
+def failed(checks):
+    return {c.check: c.detail for c in checks if not c.passed}
+
+
+def test_a_clean_run_passes_every_check_and_says_what_was_checked():
+    s = session([REPEATED, finding("id_column", ["rownames"])], valid_plan())
+    checks = audit(s)
+    assert verdict(checks) and failed(checks) == {}
+    names = [c.check for c in checks]
+    assert names == ["model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
+                     "entities_together", "known_at_index", "task_metric", "holdout_confirms_cv",
+                     "test_untouched", "no_suspect_score"]
+    details = {c.check: c.detail for c in checks}
+    assert "'rownames'" in details["no_identifiers"]
+    assert "first record" in details["known_at_index"]
+
+
+def test_the_latest_visit_is_not_known_at_enrolment():
+    checks = audit(session([REPEATED], valid_plan(how="last")))
+    assert not verdict(checks)
+    assert "'last' of all records" in failed(checks)["known_at_index"] and "'bili'" in failed(checks)["known_at_index"]
+    landmark = audit(session([REPEATED], valid_plan(how="last", landmark=365)))
+    assert "known_at_index" not in failed(landmark)
+
+
+def test_every_record_of_a_survival_cohort_counted_from_enrolment_is_not_valid():
+    plan = [split_step(), model_step()]
+    checks = audit(session([REPEATED], plan))
+    assert "later records" in failed(checks)["known_at_index"]
+    per_row = session([REPEATED], plan, task={"kind": "survival", "id": "id",
+                                              "index": {"kind": "row", "label": "each row's own time"}})
+    assert "known_at_index" not in failed(audit(per_row))
+
+
+def test_identifiers_follow_up_and_leaks_among_the_features_each_fail_their_own_check():
+    findings = [finding("id_column", ["rownames"]),
+                finding("target_leakage", ["slos"], timing="follow_up"),
+                finding("target_leakage", ["copy"])]
+    model = {**MODEL, "features": ["age", "rownames", "slos", "copy", "id"]}
+    s = session(findings, [split_step(), model_step(model)], task={"kind": "survival", "id": "id",
+                                                                   "index": {"kind": "row", "label": "x"}})
+    s.decisions.append(Decision(id="d4-abc", step_id="s9", gate="leakage", question="?", columns=["slos"],
+                                choice="keep", by="user"))
+    problems = failed(audit(s))
+    assert "'rownames'" in problems["no_identifiers"] and "'id'" in problems["no_identifiers"]
+    assert "'slos' (kept by decision d4, by user)" in problems["no_follow_up"]
+    assert "'copy'" in problems["no_leakage"] and "slos" not in problems["no_leakage"]
+
+
+def test_findings_of_earlier_diagnoses_still_count():
+    cp = Checkpoint(id="k1", step_id="s1", label="before", names=["df"], cell_count=0,
+                    snapshot={"findings": [finding("target_leakage", ["fu.date"], timing="outcome_derived")]})
+    s = session([], [split_step(), model_step({**MODEL, "features": ["age", "fu.date"]})], checkpoints=[cp],
+                task={"kind": "survival", "index": {"kind": "date", "column": "accept.dt", "label": "x"}})
+    assert "'fu.date'" in failed(audit(s))["no_follow_up"]
+
+
+def test_a_diagnosis_that_could_not_run_makes_the_result_not_valid():
+    broken = finding("diagnosis_incomplete", [], detector="outliers", error="AttributeError: .dt")
+    broken["summary"] = "The outliers check could not run (AttributeError: .dt)"
+    checks = audit(session([REPEATED, broken], valid_plan()))
+    assert not verdict(checks) and "outliers check could not run" in failed(checks)["diagnosis_complete"]
+    never = Session(task={"kind": "survival", "index": INDEX_FIRST})
+    never.plan = valid_plan()
+    assert "never diagnosed" in failed(audit(never))["diagnosis_complete"]
+
+
+def test_the_holdout_must_confirm_the_cross_validation():
+    weak = {**MODEL, "cv_score": 0.642, "holdout_score": 0.491}
+    checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(weak)]))
+    assert "does not confirm" in failed(checks)["holdout_confirms_cv"]
+    r2 = {**MODEL, "metric": "r2", "cv_score": 0.35, "holdout_score": -0.02}
+    s = session([], [split_step("stratified"), model_step(r2)],
+                task={"kind": "regression", "index": {"kind": "row", "label": "x"}})
+    assert "holdout_confirms_cv" in failed(audit(s))
+    missing = {**MODEL, "holdout_score": None}
+    assert "never scored" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(missing)])))[
+        "holdout_confirms_cv"]
+
+
+def test_the_test_rows_stay_untouched():
+    base = valid_plan()[:3]
+    shared = model_step(audit_={"train_rows": 250, "test_rows": 62, "shared_rows": 5, "shared_entities": 2,
+                                "groups": "id"})
+    problems = failed(audit(session([REPEATED], [*base, shared])))["test_untouched"]
+    assert "5 rows are in both" in problems and "2 entities" in problems
+    removed = model_step(audit_={"train_rows": 250, "test_rows": 55, "shared_rows": 0, "groups": None})
+    assert "test rows were removed after the split (62 → 55)" in failed(audit(session([REPEATED], [*base, removed])))[
+        "test_untouched"]
+    unchecked = model_step(audit_={})
+    assert "could not be compared" in failed(audit(session([REPEATED], [*base, unchecked])))["test_untouched"]
+    custom = Step(id="s7", episode="custom", title="Custom step: rescale", status="done")
+    plan = [base[0], base[1], custom, model_step()]
+    assert "custom code ran after the split" in failed(audit(session([REPEATED], plan)))["test_untouched"]
+
+
+def test_entities_on_both_sides_and_the_wrong_metric():
+    plan = [split_step("stratified"), model_step({**MODEL, "grouped": False, "metric": "roc_auc"})]
+    s = session([REPEATED], plan, task={"kind": "survival", "id": "id", "index": {"kind": "row", "label": "x"}})
+    problems = failed(audit(s))
+    assert "the split and the cross-validation" in problems["entities_together"]
+    assert "expected c_index" in problems["task_metric"]
+
+
+def test_no_model_and_no_index_fail_plainly():
+    assert failed(audit(session([REPEATED], [split_step()]))) == {"model_trained": "no model was trained"}
+    s = session([REPEATED], valid_plan(), task={"kind": "survival", "id": "id"})
+    assert "never established" in failed(audit(s))["known_at_index"]
+
+
+def test_report_json_lists_the_checks_and_the_markdown_shows_them():
+    s = session([REPEATED], valid_plan(how="mean"))
+    report = build_report(s, MODEL)
+    assert report["valid"] is False
+    assert {"check": "known_at_index", "passed": False} == {k: v for k, v in report["validity"][6].items()
+                                                          if k != "detail"}
+    assert any(w.startswith("known_at_index:") for w in report["warnings"])
+    text = validity_markdown(audit(s))
+    assert text.startswith("*Valid model:* no — 1 of 11 checks failed")
+    assert "❌ **known_at_index**" in text and "✅ **task_metric**" in text
