@@ -38,8 +38,9 @@ from jupyter_dcpilot.probe import ProbeError
 
 from .engine.coordinator import ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
-from .engine.notebook import evidence_text, md_text, num_text
+from .engine.notebook import evidence_text, md_text, num_text, validity_markdown
 from .engine.session import Decision, Session, sidecar_path
+from .engine.validity import audit
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
 
@@ -352,7 +353,8 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str
     if model:
         lines += ["", f"Model: {model.get('model_name')}, {model.get('metric')} cross-validated "
                   f"{num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"
-                  + (" (grouped by entity)." if model.get("grouped") else ".")]
+                  + (" (grouped by entity)." if model.get("grouped") else "."),
+                  "", validity_markdown(audit(session, model))]
     return "\n".join(lines)
 
 
@@ -370,14 +372,15 @@ class DCPilotMagics(Magics):
     @argument("--target", default=None)
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
+    @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
     @line_magic
     def dccheck(self, line: str) -> None:
-        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c]``."""
+        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c] [--index first]``."""
         import kernel_tools as kt
 
         args = parse_argstring(self.dccheck, line)
         frame = self.shell.ev(args.frame)
-        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity))
+        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index))
 
     @magic_arguments()
     @argument("frame", help="the name of a DataFrame variable")
@@ -385,6 +388,7 @@ class DCPilotMagics(Magics):
     @argument("--task", default="auto", choices=["auto", "classification", "regression", "survival"])
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
+    @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
     @argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
@@ -403,7 +407,7 @@ class DCPilotMagics(Magics):
             raise KeyError(f"--target {args.target!r} is not a column of {args.frame}")
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
         hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
-                 "frames": [args.frame], "kernel": self.token}
+                 "index": args.index, "frames": [args.frame], "kernel": self.token}
         policy = ApprovalPolicy.from_spec(args.approve)
         pilot = self.pilot
         same = (pilot is not None and not args.new and pilot.session.frame == args.frame

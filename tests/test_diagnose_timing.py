@@ -193,6 +193,17 @@ def test_r_row_names_are_identifiers_behind_a_gate(package, name, target):
     assert f.gate == "identifiers" and f.recommended.id == "drop"
 
 
+def test_rankings_are_measurements_and_a_re_sorted_table_keeps_its_row_numbers():
+    guerry = r_table("HistData", "Guerry")  # 86 departments; Wealth, Commerce ... are ranks 1..86
+    ids = {c for f in kt.diagnose(guerry, target="Crime_pers").by_kind("id_column") for c in f.columns}
+    assert "rownames" in ids and not ids & {"Wealth", "Commerce", "Clergy", "Crime_parents", "Lottery"}
+    shuffled = r_table("survival", "colon").sample(frac=1.0, random_state=3)
+    shuffled["obs"] = range(1, len(shuffled) + 1)
+    shuffled = shuffled.sort_values("age", kind="stable")  # obs is now 1..n in another order
+    ids = {c for f in kt.diagnose(shuffled, target="status", time="time").by_kind("id_column") for c in f.columns}
+    assert {"rownames", "obs"} <= ids
+
+
 def test_row_numbers_of_the_rows_kept_are_still_row_numbers():
     df = r_table("survival", "pbcseq")
     first, _ = kt.aggregate_per_entity(df, id="id", time="day", how="baseline")  # 1, 3, 7, 8, ...

@@ -57,7 +57,9 @@ def churn_run(tmp_path_factory):
 def test_classification_run_is_valid_and_leak_free(churn_run):
     out, state, report, log = churn_run
     assert state == "finished", log
-    assert report["task"] == {"kind": "classification", "target": "churned", "time": None, "id": None}
+    assert {k: v for k, v in report["task"].items() if k != "index"} == {
+        "kind": "classification", "target": "churned", "time": None, "id": None}
+    assert report["task"]["index"]["kind"] == "row"  # one row per customer, no dates
     assert report["valid"] is True, report["warnings"]
     assert {"complained", "customer_id"} <= set(report["dropped_columns"])
     features = set(report["model"]["features"])

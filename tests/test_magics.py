@@ -94,6 +94,8 @@ def test_recommended_policy_runs_to_the_end_and_reports_policy_decisions(shell, 
     report = markdown(run(shell, "dcreport"))
     assert "`leak`" in report and "decided by the approval policy" in report
     assert "Model: " in report and "roc_auc" in report
+    # the verdict as its checks, the same list the report and the panel show
+    assert "*Valid model:*" in report and "**known_at_index**" in report and "**no_leakage**" in report
 
 
 # --- %dcplan ask: decision cards ---------------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.options import call, drop, keep
@@ -61,10 +62,11 @@ def _is_id_like_kind(prof: ColumnProfile) -> bool:
 def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -> str | None:
     """Why a column of distinct integers is an identifier, or None when it is a measurement.
 
-    Labels that rise with the rows are row numbers, even with gaps (the rows kept of a longer
-    table); 1..n in another order is a row number of a re-sorted table. A sequence named as a
-    time (year, period) is a trend; sparse values far apart are a measurement unless they are
-    large codes or named as an id.
+    Labels that rise with the rows from near the start of their range are row numbers, even
+    with gaps (the rows kept of a longer table); 1..n in another order is a row number of a
+    re-sorted table (unless it relates to the other columns: then it is a ranking, see
+    :func:`_ranks_something`). A sequence named as a time (year, period) is a trend; sparse
+    values far apart are a measurement unless they are large codes or named as an id.
     """
     present = v[~np.isnan(v)]
     span = present.max() - present.min() + 1
@@ -74,13 +76,28 @@ def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -
         return "row number" if dense or rising else "unique integer code"
     if TIME_NAME.search(name):
         return None
-    if rising:
+    if rising and present.min() <= max(10, 0.05 * span):
         return "row number"
     if dense and not RANK_NAME.search(name):  # 1..n re-sorted, unless it says it is a ranking
         return "row number (rows re-sorted)"
     if np.nanmin(np.abs(present)) >= 10_000:
         return "unique integer code"
     return None
+
+
+def _ranks_something(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: str) -> bool:
+    """A permutation of 1..n that moves with another column (|Spearman| >= 0.3) ranks
+    something measured; the row numbers of a re-sorted table move with nothing."""
+    sample = df.iloc[: min(len(df), 5000)]
+    own = numeric_values(sample[name], profiles[name])
+    for other, prof in profiles.items():
+        if other == name or prof.kind != "numeric" or prof.nunique < 3 or looks_like_id_name(other):
+            continue  # another identifier moving with it (rownames ~ 2 x id) is no measurement
+        values = numeric_values(sample[other], prof)
+        ok = np.isfinite(own) & np.isfinite(values)
+        if ok.sum() >= 10 and abs(spearmanr(own[ok], values[ok]).statistic) >= 0.3:
+            return True
+    return False
 
 
 RANK_NAME = re.compile(r"rank|order|position|place|score|grade|level|rating", re.IGNORECASE)
@@ -104,6 +121,8 @@ def find_id_columns(
         reason = None
         if unique and prof.kind == "numeric":
             reason = _unique_integer_reason(name, numeric_values(df[name], prof), prof.nunique, hint)
+            if reason == "row number (rows re-sorted)" and _ranks_something(df, profiles, name):
+                reason = None
         elif unique:
             reason = "unique text code"
         elif (prof.kind == "categorical" and prof.parsed_as is None and hint

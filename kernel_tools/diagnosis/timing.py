@@ -6,7 +6,7 @@ time. Survival time counts from the index. Every column gets a timing — ``base
 ``follow_up``, ``outcome_derived`` or ``unknown`` — from generic tests on the data, never from a
 data set's column names:
 
-- bounded by the duration: X <= T on >= 99% of rows, rising with T and reaching it on a share
+- bounded by the duration: X <= T on >= 99% of rows (or all but one), rising with T and reaching it on a share
   of rows (a visit day, a length of stay, a time to another event);
 - equal to the duration on most rows (the follow-up time recorded twice);
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
@@ -49,9 +49,11 @@ DURATION_MATCH = 0.9  # end date - index date == duration (± 1 day) on this sha
 TRACK_STRONG = 0.9  # rank correlation with a follow-up column that makes a column one
 TRACK_NAMED = 0.6  # ...enough when its name also says follow-up
 ONLY_WHERE = 0.98  # share of a column's values on rows where a follow-up column is filled
-YEARS_BEFORE = 365.25 * 10  # a date this far before every other is a birth date
-MAX_LEVELS = 10
+YEARS_BEFORE = 365.25 * 18  # a date this far before every other is a birth date
+MAX_LEVELS = 10  # a number with at most this many values is tested value by value
+MAX_CATEGORIES = 50
 
+BIRTH_NAME = re.compile(r"birth|(^|[_\W])dob([_\W]|$)|born", re.IGNORECASE)
 FOLLOW_UP_WORDS = re.compile(
     r"(^|[_\W])(los|stay|discharg\w*|charges?|costs?|totcst|final|post\w*|follow\w*|last|end|exit|"
     r"after|outcome|dead|death|died)([_\W]|$)|length.?of.?stay|hosp.?days|\d+\s?(mo|month|months)$",
@@ -147,12 +149,12 @@ def _date_days(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: li
 
 
 def _birth_dates(days: dict[str, np.ndarray]) -> set[str]:
-    """Dates that lie years before every other date (dates of birth)."""
+    """Dates of birth: named so, or lying decades before every other date."""
     medians = {c: np.nanmedian(v) for c, v in days.items() if np.isfinite(v).any()}
     out = set()
     for c, m in medians.items():
         others = [o for k, o in medians.items() if k != c]
-        if others and all(o - m >= YEARS_BEFORE for o in others):
+        if others and (BIRTH_NAME.search(c) or all(o - m >= YEARS_BEFORE for o in others)):
             out.add(c)
     return out
 
@@ -166,10 +168,9 @@ def index_date(df: pd.DataFrame, profiles: dict[str, ColumnProfile], dates: list
     if not dates:
         return None, None, ""
     days = _date_days(df, profiles, dates)
-    births = _birth_dates(days)
-    candidates = [c for c in dates if c not in births and np.isfinite(days[c]).mean() >= 0.5]
+    present = [c for c in dates if np.isfinite(days[c]).mean() >= 0.5]
     if duration is not None:
-        for start in candidates:
+        for start in present:
             for end in dates:
                 if end == start:
                     continue
@@ -180,6 +181,8 @@ def index_date(df: pd.DataFrame, profiles: dict[str, ColumnProfile], dates: list
                 if np.mean(np.abs(gap[both] - duration[both]) <= 1.0) >= DURATION_MATCH:
                     return start, end, (f"the duration is the time from '{start}' to '{end}' "
                                         "on most rows")
+    births = _birth_dates(days)
+    candidates = [c for c in present if c not in births]
     if not candidates:
         return None, None, ""
     first = min(candidates, key=lambda c: np.nanmedian(days[c]))
@@ -244,13 +247,15 @@ def _bounded_by_duration(x: np.ndarray, t: np.ndarray) -> dict | None:
     xs, ts = x[ok], t[ok]
     if np.nanstd(xs) == 0:
         return None
-    below = float(np.mean(xs <= ts * (1 + 1e-6) + 1e-9))
+    # a day's rounding and one odd record do not unbind a bound
+    above = int(np.sum(xs > ts * 1.01 + 1e-9))
+    below = 1.0 - above / len(xs)
     reach = float(np.mean(xs >= REACH * ts))
     # a time counted from the index spans the follow-up from its start; an age at entry next to
     # an age at exit (delayed entry) sits near the end of it on every row
     ratio = np.divide(xs, ts, out=np.ones_like(xs), where=ts > 0)
     spans = np.quantile(ratio, 0.1) <= 0.5
-    if below < BOUND_SHARE or reach < MIN_REACH_SHARE or not spans:
+    if above > max(1, (1 - BOUND_SHARE) * len(xs)) or reach < MIN_REACH_SHARE or not spans:
         return None
     rho = float(spearmanr(xs, ts).statistic)
     if not rho >= MIN_RISE:
@@ -266,13 +271,20 @@ def _equal_to_duration(x: np.ndarray, t: np.ndarray) -> float:
     return float(np.mean(np.isclose(x[ok], t[ok])))
 
 
-def _implied_event(s: pd.Series, prof: ColumnProfile, event: np.ndarray) -> dict | None:
-    """A value whose rows (almost) all had the event, far beyond chance, covering >= 5% of them."""
+def _implied_event(s: pd.Series, prof: ColumnProfile, event: np.ndarray,
+                   calendar: np.ndarray | None = None) -> dict | None:
+    """A value whose rows (almost) all had the event, far beyond chance, covering >= 5% of them.
+
+    With index dates (``calendar``, in days), chance is the event rate of the rows that entered
+    by the latest entry among that value's rows: a category of early entrants (a party of the
+    last century) has seen every event simply because its follow-up is long over."""
     if prof.kind == "numeric" and prof.nunique > MAX_LEVELS:
         return None
-    if prof.kind not in ("numeric", "bool", "categorical"):
+    if prof.kind not in ("numeric", "bool", "categorical") or prof.parsed_as in ("datetime", "numeric"):
         return None
-    codes = category_codes(s, max_levels=MAX_LEVELS * 5)
+    if prof.nunique > MAX_CATEGORIES:  # a name, a date or a code: not a value shared by many rows
+        return None
+    codes = category_codes(s, max_levels=MAX_CATEGORIES)
     present = codes >= 0
     n_events = int(event.sum())
     if n_events < MIN_ROWS or present.sum() < MIN_ROWS:
@@ -288,12 +300,20 @@ def _implied_event(s: pd.Series, prof: ColumnProfile, event: np.ndarray) -> dict
         size, hits = int(rows.sum()), int(event[rows].sum())
         if size < 10 or hits < EVENT_SUPPORT * n_events or hits < EVENT_PURITY * size:
             continue
-        p_value = float(binom.sf(hits - 1, size, rate)) * len(levels)
+        chance = rate
+        if calendar is not None:
+            latest = np.nanmax(calendar[rows]) if np.isfinite(calendar[rows]).any() else np.nan
+            cohort = np.isfinite(calendar) & (calendar <= latest)
+            if cohort.sum() > size:
+                chance = max(rate, float(event[cohort].mean()))
+        if chance >= 0.995:
+            continue
+        p_value = float(binom.sf(hits - 1, size, chance)) * len(levels)
         if p_value <= EVENT_P_VALUE:
             value = s[rows].iloc[0]
             return {"value": value if not isinstance(value, (np.generic,)) else value.item(),
                     "rows_with_value": size, "events_among_them": hits,
-                    "share_of_events": round(hits / n_events, 4), "event_rate": round(rate, 4),
+                    "share_of_events": round(hits / n_events, 4), "event_rate": round(chance, 4),
                     "p_value": p_value}
     return None
 
@@ -328,6 +348,8 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     survival = outcome.kind == "survival" and outcome.duration is not None
     t = outcome.duration if survival else None
     event = outcome.y.astype(bool) if survival else None
+    calendar = (numeric_values(frame[index.column], profiles[index.column])
+                if index.kind == "date" and index.column in profiles else None)
     for c in features:
         prof = profiles[c]
         if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 10:
@@ -345,7 +367,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                    f"{bound['share_reaching_duration']:.0%} of rows: it is measured "
                                    "during follow-up", **bound)
         if survival:
-            implied = _implied_event(frame[c], prof, event)
+            implied = _implied_event(frame[c], prof, event, calendar)
             if implied is not None:
                 timings[c].add("outcome_derived", "implies_event",
                                f"every row with {c}={implied['value']!s} had the event "
