@@ -39,7 +39,7 @@ from jupyter_ai_persona_manager import BasePersona, ModelConfiguration, ModelOpt
 from jupyterlab_chat.models import Message
 
 from .config import DEFAULT_MODEL, load_llm_config
-from .engine.notebook import evidence_text, md_text
+from .engine.notebook import evidence_text, md_text, validity_markdown
 from .engine.session import Decision, Session
 from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick_frame
@@ -503,4 +503,6 @@ def summary_markdown(session: Session) -> str:
             lines.append(f"- `{d.id}` ({d.gate}{': ' + ', '.join(d.columns) if d.columns else ''}): "
                          f"{md_text(d.question)} Options: {options}.")
         lines.append("Say `approve` (the recommended option), `choose <option>` or `reject`.")
+    if session.validity:  # a model was trained: the verdict, check by check
+        lines += ["", validity_markdown(session.validity)]
     return "\n".join(lines)

@@ -141,6 +141,9 @@ def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
     assert option_id(decision, "clip") is None
     text = summary_markdown(session)
     assert "1 awaiting_decision" in text and "`d1-0a1b2c3d` (leakage: x)" in text and "`drop` (recommended)" in text
+    assert "Valid model" not in text  # no model yet, no verdict
+    session.validity = [{"check": "known_at_index", "passed": False, "detail": "the 'last' of all records"}]
+    assert "❌ **known_at_index**: the 'last' of all records" in summary_markdown(session)
 
 
 def test_persona_uses_the_engine_model_configuration(chat, monkeypatch, tmp_path) -> None:
@@ -260,6 +263,8 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
 
         await wait_for(finished, "the end of the run in the chat", timeout=240)
         assert s.state == "finished" and all(d.by == "user" for d in s.decisions)
+        end = next(p for p in persona_posts(chat) if "has finished" in p)
+        assert "*Valid model:*" in end and "**holdout_confirms_cv**" in end  # the verdict, check by check
         assert sum(f"(`{impute.id}`" in p for p in persona_posts(chat)) == 1  # each question once
 
         # a notebook with a single DataFrame: that one, without naming it
