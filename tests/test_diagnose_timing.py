@@ -123,6 +123,9 @@ def test_dates_after_the_index_and_the_end_of_follow_up():
         assert decisive_tests(d, column) == {"recorded_with_follow_up"}
     assert timing_of(d, "birth.dt") == "baseline"
     assert not {"age", "surgery", "birth.dt", "accept.dt"} & set(leaks(d))
+    shown = d._repr_html_()  # the notebook display says when predictions are made
+    assert "Predictions are made at <b>the date in &#x27;accept.dt&#x27;</b>" in shown
+    assert "derived from the outcome: fu.date" in shown
 
 
 def test_timestamps_across_a_daylight_saving_change_parse():

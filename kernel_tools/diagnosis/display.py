@@ -96,4 +96,19 @@ def diagnosis_html(diagnosis) -> str:
     images = "".join(
         f"<figure style='display:inline-block;margin:4px'><img alt='{escape(t)}' "
         f"src='data:image/png;base64,{img}'/></figure>" for t, img in plots(diagnosis))
-    return f"<div class='kt-diagnosis'><p>{head}</p>{table}<div>{images}</div></div>"
+    return f"<div class='kt-diagnosis'><p>{head}</p>{_timing_html(diagnosis)}{table}<div>{images}</div></div>"
+
+
+def _timing_html(diagnosis) -> str:
+    """When predictions are made, and which columns are not known then (or known to be)."""
+    index = (diagnosis.task or {}).get("index") or {}
+    if not index:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for column, t in (diagnosis.column_stats.get("timing") or {}).items():
+        groups.setdefault(t["timing"], []).append(column)
+    named = {"outcome_derived": "derived from the outcome", "follow_up": "recorded during follow-up",
+             "baseline": "known at the index"}
+    parts = [f"{label}: {escape(', '.join(groups[k][:12]))}" for k, label in named.items() if groups.get(k)]
+    return (f"<p>Predictions are made at <b>{escape(index.get('label'))}</b> ({escape(index.get('reason'))})"
+            + ("; " + "; ".join(parts) if parts else "") + ".</p>")
