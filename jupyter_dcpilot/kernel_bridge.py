@@ -14,6 +14,7 @@ from typing import Any, Callable
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
+from .engine.hosts import KernelDiedError
 from .probe import ProbeError, execute_request_content, parse_reply, probe_expression
 
 
@@ -23,15 +24,6 @@ class NoKernelError(LookupError):
 
 class KernelBusyError(TimeoutError):
     """The kernel did not answer in time, usually because a long cell is still running."""
-
-
-class KernelDiedError(RuntimeError):
-    """The kernel stopped (crashed, killed, shut down or restarted) while a probe or a
-    co-pilot cell waited for it."""
-
-    step_id: str | None = None  # the step whose cell the kernel died in (None: a probe)
-    cell_id: str | None = None  # that half-made cell,
-    cell_removed: bool = False  # and whether it is gone from the notebook already
 
 
 @dataclass(frozen=True, eq=False)
