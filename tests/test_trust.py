@@ -51,10 +51,10 @@ def write_sidecar(session: Session, how: str) -> None:
     if how == "unsigned":
         data = state
     elif how == "another user's secret":
-        data = {**state, "signature": signatures.signature(state, b"someone else's secret")}
+        data = {**state, "signature": signatures.signature(signatures.serialize(state), b"someone else's secret")}
     else:  # "edited after signing": a genuine file whose answer was changed by hand
         state["decisions"][0]["choice"] = None
-        signed = signatures.sign(state)
+        signed = json.loads(signatures.signed(signatures.serialize(state)))
         signed["decisions"][0]["choice"] = "run"
         data = signed
     path.write_text(json.dumps(data))

@@ -266,6 +266,7 @@ class Session:
 
     # -- persistence -------------------------------------------------------------------
     def to_json(self) -> str:
+        """The session as compact JSON, in the form :func:`.signatures.serialize` signs."""
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         return json.dumps(state, separators=(",", ":"), default=_encode)
 
@@ -288,7 +289,7 @@ class Session:
             return
         target = Path(self.path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(signatures.sign(self.to_dict()), separators=(",", ":"))
+        text = signatures.signed(self.to_json())
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w") as fh:

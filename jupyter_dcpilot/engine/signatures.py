@@ -60,37 +60,42 @@ def user_secret(create: bool = True) -> bytes | None:
     return path.read_bytes()
 
 
-def _canonical(state: dict[str, Any]) -> bytes:
-    """The bytes signed: key order and spacing cannot change what a signature covers."""
-    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+def serialize(state: dict[str, Any]) -> str:
+    """The JSON text a signature covers: compact, keys in their order. A sidecar is written in
+    this form and parsing keeps the order, so a verifier re-creates the same text from the
+    parsed file (no second, sorted serialisation of a large session at every save)."""
+    return json.dumps(state, separators=(",", ":"))
 
 
-def signature(state: dict[str, Any], secret: bytes) -> str:
-    """``hmac-sha256:<hex>`` of a JSON-safe dict (without its own signature)."""
-    return f"{SCHEME}:{hmac.new(secret, _canonical(state), hashlib.sha256).hexdigest()}"
+def signature(text: str, secret: bytes) -> str:
+    """``hmac-sha256:<hex>`` of a session's JSON text (see :func:`serialize`)."""
+    return f"{SCHEME}:{hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()}"
 
 
-def sign(state: dict[str, Any]) -> dict[str, Any]:
-    """``state`` with its signature under this user's secret; unsigned (so it will load as
-    untrusted, the safe side) when no secret can be written, e.g. a read-only home."""
+def signed(text: str) -> str:
+    """A session's JSON text (an object) with its signature as one more member; unsigned (so
+    it will load as untrusted, the safe side) when no secret can be written, e.g. a read-only
+    home."""
     try:
         secret = user_secret()
     except OSError:
-        return dict(state)
-    return {**state, SIGNATURE_KEY: signature(state, secret)}
+        return text
+    if not text.endswith("}") or text == "{}":
+        raise ValueError("only a non-empty JSON object can be signed")
+    return f'{text[:-1]},"{SIGNATURE_KEY}":"{signature(text, secret)}"}}'
 
 
 def verify(data: dict[str, Any]) -> str | None:
-    """Take the signature out of ``data``; None when this user's co-pilot signed the rest,
-    else why the file cannot be trusted (in words, for the user)."""
+    """Take the signature out of a parsed sidecar; None when this user's co-pilot signed the
+    rest, else why the file cannot be trusted (in words, for the user)."""
     claimed = data.pop(SIGNATURE_KEY, None)
     if not isinstance(claimed, str):
         return "it carries no signature of this user's co-pilot"
     secret = user_secret(create=False)
-    if secret is None or not hmac.compare_digest(claimed, signature(data, secret)):
+    if secret is None or not hmac.compare_digest(claimed, signature(serialize(data), secret)):
         return ("its signature does not match: it was changed outside the co-pilot, or written "
                 "by another user or on another machine")
     return None
 
 
-__all__ = ["SIGNATURE_KEY", "secret_path", "sign", "signature", "user_secret", "verify"]
+__all__ = ["SIGNATURE_KEY", "secret_path", "serialize", "signature", "signed", "user_secret", "verify"]
