@@ -644,7 +644,8 @@ class CheckpointStore:
 
     def _record(self, checkpoint: _Checkpoint, state: str, meta: dict[str, Any] | None = None) -> bool:
         """Write the checkpoint's record (``<id>.json``): ``writing``, ``written`` or
-        ``memory_only`` with the reason. False (and the reason in ``spill_note``) if it fails."""
+        ``memory_only`` with the reason. False if it fails (the reason goes to ``spill_note``
+        unless that already says why the values are not on disk)."""
         record = {"id": checkpoint.id, "label": checkpoint.label, "names": checkpoint.names,
                   "absent": checkpoint.absent, "created": checkpoint.created, "seq": checkpoint.seq,
                   "state": state, "note": checkpoint.spill_note, **(meta or {})}
@@ -658,7 +659,8 @@ class CheckpointStore:
                 path.with_suffix(".json.tmp").unlink(missing_ok=True)
             except OSError:
                 pass
-            checkpoint.spill_note = f"not kept on disk: {type(error).__name__}: {error}"
+            if checkpoint.spill_note is None and checkpoint.spill_path is None:
+                checkpoint.spill_note = f"not kept on disk: {type(error).__name__}: {error}"
             return False
         return True
 
