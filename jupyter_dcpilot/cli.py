@@ -70,7 +70,8 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
     policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
-    for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, test=test_path):
+    for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
+                                    test=test_path):
         stream.write(f"warning: {warning}\n")
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)

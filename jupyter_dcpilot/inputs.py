@@ -122,29 +122,39 @@ def _parses(column: Any, kind: Any) -> bool:
     return True
 
 
+INDEX_WORDS = ("first", "row")  # --index values that name no column
+
+
 def check_run_inputs(data: list[Path], *, target: str | None, time: str | None = None,
-                     entity: str | None = None, test: Path | None = None) -> list[str]:
+                     entity: str | None = None, index: str | None = None,
+                     test: Path | None = None) -> list[str]:
     """Check ``jupyter dcpilot run``'s files and column options; returns warnings.
 
     InputError (one line, close names suggested) for: a missing or unreadable file, a
-    ``--target`` / ``--time`` / ``--id`` that no data file has, a target missing in every row
-    or with a single value, a ``--time`` that is not numbers. With several files (a join), a
-    column may be in any of them.
+    ``--target`` / ``--time`` / ``--id`` / ``--index`` column that no data file has, a target
+    that is also the time or id, a target missing in every row or with a single value, a
+    ``--time`` that is not numbers. With several files (a join), a column may be in any of them.
     """
     for path in [*data, *([test] if test is not None else [])]:
         if not path.is_file():
             which = "test file" if path == test else "data file"
             raise InputError(f"{which} not found: {path}")
+    for option, other in (("--time", time), ("--id", entity)):
+        if target is not None and other == target:
+            raise InputError(f"--target {target!r} cannot also be the {option} column")
     headers = {path: header(path) for path in data}
     known = [c for names in headers.values() for c in names]
-    for option, name in (("--target", target), ("--time", time), ("--id", entity)):
+    index_column = None if index in INDEX_WORDS else index
+    for option, name in (("--target", target), ("--time", time), ("--id", entity), ("--index", index_column)):
         if name is None or name in known:
             continue
         # pandas renames repeated and empty header names ("x.1", "Unnamed: 3"): leave those to it
         if any(n == "" for n in known) or len(set(known)) < len(known):
             continue
         files = ", ".join(p.name for p in data)
-        raise InputError(f"{option} {name!r} is not a column of {files}{did_you_mean(name, known)}")
+        words = list(INDEX_WORDS) if option == "--index" else []
+        also = " nor 'first' or 'row'" if words else ""
+        raise InputError(f"{option} {name!r} is not a column of {files}{also}{did_you_mean(name, known + words)}")
     for path, names in headers.items():
         wanted = [(o, n) for o, n in (("--target", target), ("--time", time))
                   if n is not None and names.count(n) == 1]
@@ -162,4 +172,4 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
     return warnings
 
 
-__all__ = ["InputError", "check_column", "check_run_inputs", "header", "read_columns"]
+__all__ = ["INDEX_WORDS", "InputError", "check_column", "check_run_inputs", "header", "read_columns"]

@@ -42,6 +42,7 @@ from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, num_text, validity_markdown
 from .engine.session import Decision, Session, sidecar_path
 from .engine.validation import did_you_mean
+from .inputs import INDEX_WORDS
 from .engine.validity import audit
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
@@ -387,7 +388,8 @@ class DCPilotMagics(Magics):
             raise UsageError(f"%dccheck: cannot evaluate {args.frame!r}: {type(exc).__name__}: {exc}") from None
         if not hasattr(frame, "columns"):
             raise UsageError(f"%dccheck needs a DataFrame; {args.frame!r} is a {type(frame).__name__}")
-        check_columns("%dccheck", args.frame, frame, target=args.target, time=args.time, id=args.entity)
+        check_columns("%dccheck", args.frame, frame, target=args.target, time=args.time, id=args.entity,
+                      index=None if args.index in INDEX_WORDS else args.index)
         display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index))
 
     @magic_arguments()
@@ -412,7 +414,8 @@ class DCPilotMagics(Magics):
         if not isinstance(value, pd.DataFrame):
             frames = [n for n, v in self.shell.user_ns.items() if isinstance(v, pd.DataFrame) and not n.startswith("_")]
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
-        check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity)
+        check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
+                      index=None if args.index in INDEX_WORDS else args.index)
         try:
             policy = ApprovalPolicy.from_spec(args.approve)
         except ValueError as exc:

@@ -59,6 +59,8 @@ BAD_INPUTS = [
     (["--target", "arest"], "error: --target 'arest' is not a column of rossi.csv (did you mean 'arrest'?)"),
     (["--target", "arrest", "--time", "weeks"], "error: --time 'weeks' is not a column of rossi.csv (did you mean 'week'?)"),
     (["--target", "arrest", "--id", "subjct"], "error: --id 'subjct' is not a column of rossi.csv (did you mean 'subject'?)"),
+    (["--target", "arrest", "--index", "frist"], "error: --index 'frist' is not a column of rossi.csv nor 'first' or 'row' (did you mean 'first'?)"),
+    (["--target", "arrest", "--time", "arrest"], "error: --target 'arrest' cannot also be the --time column"),
     (["--target", "arrest", "--time", "status"], "error: --time 'status' holds text ('released'), not numbers"),
     (["--target", "arrest", "--time", "when"], "error: --time 'when' holds dates ('2020-01-01', "),
     (["--target", "empty"], "error: --target 'empty' is missing in all 200 rows of rossi.csv"),

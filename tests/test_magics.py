@@ -97,6 +97,8 @@ def test_dccheck_argument_errors_are_usage_errors(shell):
         shell.run_line_magic("dccheck", "df --target Y")
     with pytest.raises(UsageError, match="--id 'patient'"):
         shell.run_line_magic("dccheck", "df --target y --id patient")
+    with pytest.raises(UsageError, match="--index 'visit_date'"):
+        shell.run_line_magic("dccheck", "df --target y --index visit_date")
     shell.user_ns.pop("n")
 
 
