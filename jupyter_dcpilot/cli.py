@@ -19,6 +19,7 @@ from typing import Any, Callable
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
+from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
@@ -135,7 +136,7 @@ decisions file (--approve FILE), a JSON object of gate -> choice:
    "leakage": "drop",                         every leakage decision: option "drop"
    "outliers": {"age": "keep", "*": "clip"},  per column; "*" for the other columns
    "columns": {"bmi": "keep"}}                any gate on column bmi
-  gates: task, leakage, aggregation, outliers, label_issues, imputation, row_removal.
+""" + f"  gates: {', '.join(ANSWERABLE_GATES)}.\n" + """\
   A choice is an option id, "recommended" or "ask". Custom code is never approved by a file.
   The JSON Schema is in docs/demo.md; a file that does not satisfy it is refused at once."""
 

@@ -30,7 +30,7 @@ def approved_custom_step(tmp_path) -> Session:
                                   options=[{"id": "run"}, {"id": "skip"}], recommended="run",
                                   choice="run", by="user", at=now())]
     session.task = {"kind": "classification", "target": "y", "confirmed": True}
-    session.checkpoints = []
+    session.validity = [{"check": "no leaked column among the features", "passed": True, "detail": "claimed"}]
     session.cells = [{"id": "users-own-cell", "step": "s1", "kind": "code"}]
     session.variables["imports"] = True
     session.counter = 2
@@ -74,7 +74,7 @@ def test_a_sidecar_not_signed_here_is_history_only(tmp_path, forge):
     assert decision.choice is None and decision.history[0]["choice"] == "run" and decision.reopened
     assert [s.status for s in loaded.plan] == ["undone", "undone"]
     assert loaded.open_decisions() == []  # history asks nothing
-    assert (loaded.task, loaded.cells, loaded.checkpoints, loaded.variables) == ({}, [], [], {})
+    assert (loaded.task, loaded.cells, loaded.checkpoints, loaded.variables, loaded.validity) == ({}, [], [], {}, [])
 
 
 async def test_a_coordinator_on_a_history_session_runs_none_of_its_code(tmp_path):

@@ -341,8 +341,8 @@ class Session:
 
         Every decision is reopened (the old answer stays in its history) and every step becomes
         history ("undone"); what the loop would act on starts afresh: no pending steps, task,
-        findings, checkpoints (their snapshots would be restored), cells (undo deletes them),
-        rejections, exclusions or pending instructions. The next run diagnoses the kernel's
+        findings, verdict, checkpoints (their snapshots would be restored), cells (undo deletes
+        them), rejections, exclusions or pending instructions. The next run diagnoses the kernel's
         data again and asks every question of the new plan."""
         self.trusted, self.trust_note = False, reason
         for decision in self.decisions:
@@ -353,7 +353,7 @@ class Session:
         for instruction in self.instructions:
             if instruction.get("status") == "pending":
                 instruction["status"] = "not trusted"
-        self.task, self.findings, self.diagnosis = {}, [], {}
+        self.task, self.findings, self.diagnosis, self.validity = {}, [], {}, []
         self.checkpoints, self.cells, self.variables, self.settings = [], [], {}, {}
         self.handled, self.exclusions, self.rejections = [], {}, []
         self.data_version, self.diagnosed_version, self.backtracks = 0, -1, 0
