@@ -2,7 +2,8 @@
 
 Starts a real kernel, runs the coordinator's loop to the end (or until a decision is needed
 and nobody can answer it), and writes ``DIR/notebook.ipynb``, ``DIR/report.json`` and
-``DIR/report.html``. Exit status: 0 finished, 2 stopped on an undecided gate, 1 failed.
+``DIR/report.html``. Inputs are checked before any kernel starts (:mod:`jupyter_dcpilot.inputs`);
+the exit status is in :data:`EXIT` (see ``jupyter dcpilot run --help``).
 """
 
 from __future__ import annotations
@@ -15,25 +16,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
+from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.inputs import check_run_inputs, header
+from jupyter_dcpilot.terminal import TerminalStream, printable
 
+# 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
-
-
-def _columns(path: Path) -> list[str]:
-    if path.suffix in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names)
-    import pandas as pd
-
-    return [str(c) for c in pd.read_csv(path, nrows=0).columns]
 
 
 def progress_printer(stream: Any, started: float) -> Callable[[dict[str, Any]], None]:
@@ -68,12 +64,16 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report)."""
-    stream = stream if stream is not None else sys.stderr
+    # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
+    stream = TerminalStream(stream if stream is not None else sys.stderr)
     started = time.perf_counter()
     paths = [Path(p).resolve() for p in data]
-    for p in paths:
-        if not p.is_file():
-            raise FileNotFoundError(f"data file not found: {p}")
+    test_path = Path(test).resolve() if test else None
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
+    for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
+                                    test=test_path):
+        stream.write(f"warning: {warning}\n")
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook_path = out_dir / "notebook.ipynb"
@@ -83,18 +83,10 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
     hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
                              "index": index, "frames": names, "data": [str(p) for p in paths]}
-    if test:
-        test_path = Path(test).resolve()
-        if not test_path.is_file():
-            raise FileNotFoundError(f"test file not found: {test_path}")
-        if target and target not in _columns(test_path):
-            stream.write(f"warning: the test file has no {target!r} column; it cannot be scored\n")
-        else:
-            hints["test_path"] = str(test_path)
+    if test_path is not None and (not target or target in header(test_path)):
+        hints["test_path"] = str(test_path)
     session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
     session.subscribe(progress_printer(stream, started))
-    interactive = sys.stdin.isatty() if interactive is None else interactive
-    policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt() if interactive else None)
     plan_with: Any = RulePlanner()
     if planner == "claude":
         config = LLMConfig.load()
@@ -124,30 +116,96 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     return state, report
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jupyter dcpilot", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the co-pilot on data files and write a notebook and a report")
-    run.add_argument("data", nargs="+", help="CSV or Parquet file(s); several when a join is needed")
-    run.add_argument("--target", required=True, help="the outcome column (for survival: the event)")
-    run.add_argument("--time", dest="time_col", help="survival duration column (or visit order)")
-    run.add_argument("--task", default="auto", choices=["auto", "classification", "regression", "survival"])
-    run.add_argument("--id", dest="entity", help="entity id column (a hint: the co-pilot looks for one)")
-    run.add_argument("--index", help="when a prediction is made: 'first' (each entity's first record), "
-                     "'row' (each row's own time) or a date column; inferred when not given")
-    run.add_argument("--test", help="a separate test file: the fitted pipeline is scored on it")
-    run.add_argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
-    run.add_argument("--planner", default="rules", choices=["rules", "claude"])
-    run.add_argument("--out", default="dcpilot-out", help="output directory")
-    demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset")
-    demo.add_argument("--approve", default="recommended")
-    demo.add_argument("--planner", default="rules", choices=["rules", "claude"])
-    demo.add_argument("--out", default="dcpilot-out/demo")
+DESCRIPTION = """\
+Run the data-centric co-pilot without JupyterLab: it starts a kernel, loads your data,
+diagnoses what makes it not ready for machine learning (leaked columns, several rows per
+entity, missing values, outliers, noisy labels, ...), asks at each expert gate, fixes, and
+fits and evaluates a model. It writes notebook.ipynb (every step a readable cell calling
+kernel_tools), report.json and report.html."""
+
+EXIT_CODES = """\
+exit status:
+  0  finished: the notebook and the reports are written
+  1  failed, or an input was refused before any kernel started (unknown column, unusable
+     target, unreadable file, invalid decisions file, bad option); the error is one line
+  2  stopped at an expert decision nobody answered (see --approve)"""
+
+DECISIONS = """\
+decisions file (--approve FILE), a JSON object of gate -> choice:
+  {"*": "recommended",                        every gate not named: the recommended option
+   "leakage": "drop",                         every leakage decision: option "drop"
+   "outliers": {"age": "keep", "*": "clip"},  per column; "*" for the other columns
+   "columns": {"bmi": "keep"}}                any gate on column bmi
+""" + f"  gates: {', '.join(ANSWERABLE_GATES)}.\n" + """\
+  A choice is an option id, "recommended" or "ask". Custom code is never approved by a file.
+  The JSON Schema is in docs/demo.md; a file that does not satisfy it is refused at once."""
+
+EXAMPLES = """\
+examples:
+  jupyter dcpilot run data.csv --target churned                 ask at every gate (on a terminal)
+  jupyter dcpilot run visits.csv --target event --time follow_up --approve recommended --out out/
+  jupyter dcpilot run train.csv labels.csv --target y --test test.csv --approve decisions.json
+  jupyter dcpilot demo                                          the shipped demo, no data needed"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line exits 1 like any refused input: 2 means "stopped at
+    a decision", which a script must be able to tell apart."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT["failed"], f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``jupyter dcpilot`` (``run`` and ``demo``)."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog="jupyter dcpilot", description=DESCRIPTION, formatter_class=raw,
+                     epilog=f"{EXIT_CODES}\n\n{EXAMPLES}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,demo}")
+    run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
+                         description=DESCRIPTION, formatter_class=raw,
+                         epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
+    run.add_argument("data", nargs="+", metavar="DATA", help="CSV or Parquet file(s); several when they must be joined")
+    run.add_argument("--target", required=True, metavar="COLUMN",
+                     help="the outcome column to predict (for survival data: the event indicator)")
+    run.add_argument("--time", dest="time_col", metavar="COLUMN",
+                     help="for survival data: the duration column (numbers, e.g. days to the event "
+                          "or censoring)")
+    run.add_argument("--task", default="auto", choices=["auto", "classification", "regression", "survival"],
+                     help="what kind of prediction; auto: the co-pilot finds it and asks you to "
+                          "confirm (default: %(default)s)")
+    run.add_argument("--id", dest="entity", metavar="COLUMN",
+                     help="the entity id column (patient, customer); a hint, the co-pilot also looks for one")
+    run.add_argument("--index", metavar="WHEN",
+                     help="when a prediction is made: 'first' (each entity's first record), 'row' (each "
+                          "row's own time) or a date column; inferred when not given")
+    run.add_argument("--test", metavar="FILE", help="a separate test file with the same columns: the fitted "
+                                    "pipeline is scored on it")
+    run.add_argument("--approve", default="ask", metavar="POLICY",
+                     help="who answers the expert gates: ask (you, on a terminal; without one the run "
+                          "stops at the first gate), recommended (the recommended option), none "
+                          "(skip every gated step) or a decisions file, see below (default: %(default)s)")
+    run.add_argument("--planner", default="rules", choices=["rules", "claude"],
+                     help="rules: deterministic, offline; claude: an LLM (needs ANTHROPIC_API_KEY), "
+                          "sees only the schema and statistics (default: %(default)s)")
+    run.add_argument("--out", default="dcpilot-out", metavar="DIR",
+                     help="output folder for notebook.ipynb, report.json, report.html (default: %(default)s)")
+    demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
+                          description="The whole loop on lifelines' Rossi recidivism data with "
+                                      "documented, injected problems (see docs/demo.md).",
+                          formatter_class=raw, epilog=EXIT_CODES)
+    demo.add_argument("--approve", default="recommended", metavar="POLICY",
+                      help="ask, recommended, none or a decisions file (default: %(default)s)")
+    demo.add_argument("--planner", default="rules", choices=["rules", "claude"],
+                      help="rules or claude (default: %(default)s)")
+    demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
             from jupyter_dcpilot.engine.demo import TARGET, TIME, write_demo
@@ -161,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                 entity=args.entity, test=args.test, index=args.index, approve=args.approve,
                 planner=args.planner, out=args.out))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 1
     model = report.get("model") or {}
     print(json.dumps({"state": state, "valid": report["valid"], "metric": model.get("metric"),

@@ -15,6 +15,7 @@ from tornado import websocket
 from . import __version__
 from .config import DEFAULT_MODEL, load_llm_config
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
+from .request_limits import DECISION_BODY, MAX_PATH, SESSION_BODY, UNDO_BODY, check_size, parse_body
 from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
 
 API = "dcpilot/api"
@@ -31,6 +32,8 @@ class BaseHandler(APIHandler):
         value = self.get_argument(name, default="")
         if not value:
             raise tornado.web.HTTPError(400, f"missing query argument {name!r}")
+        if len(value) > MAX_PATH:
+            raise tornado.web.HTTPError(400, f"query argument {name!r} is longer than {MAX_PATH} characters")
         return value
 
     async def probe(self, path: str, function: str, *args: Any) -> Any:
@@ -40,8 +43,8 @@ class BaseHandler(APIHandler):
             raise tornado.web.HTTPError(404, str(error)) from error
         except (KernelBusyError, KernelDiedError) as error:  # try again once it answers (or restarts)
             raise tornado.web.HTTPError(503, str(error)) from error
-        except ProbeError as error:
-            status = 404 if error.ename == "KeyError" else 500
+        except ProbeError as error:  # not a variable (404), not a DataFrame (400), or a failure
+            status = {"KeyError": 404, "TypeError": 400}.get(error.ename, 500)
             raise tornado.web.HTTPError(status, str(error)) from error
 
 
@@ -91,14 +94,15 @@ class SessionsBase(BaseHandler):
     def registry(self) -> SessionRegistry:
         return self.settings["dcpilot_sessions"]
 
-    def body(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.request.body or b"{}")
-        except json.JSONDecodeError as error:
-            raise tornado.web.HTTPError(400, f"the request body is not JSON: {error}") from error
-        if not isinstance(data, dict):
-            raise tornado.web.HTTPError(400, "the request body must be a JSON object")
-        return data
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        # also the POSTs that read no body; after authentication, which answers strangers first
+        if self.request.method == "POST" and self.current_user is not None:
+            check_size(self.request.body)
+
+    def body(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The JSON body within the API's limits (413/400 with a message otherwise)."""
+        return parse_body(self.request.body, schema)
 
     def hosted(self, session_id: str) -> HostedSession:
         try:
@@ -126,18 +130,10 @@ class SessionsHandler(SessionsBase):
 
     @tornado.web.authenticated
     async def post(self) -> None:
-        data = self.body()
-        for key in ("path", "frame"):
-            if not isinstance(data.get(key), str) or not data[key]:
-                raise tornado.web.HTTPError(400, f"missing {key!r} in the request body")
+        data = self.body(SESSION_BODY)
         names = ("target", "task", "time", "goal", "approve", "planner", "model", "share")
         options = {k: data.get(k) for k in names}
-        for key in ("target", "task", "time", "goal", "planner", "model", "share"):
-            if options[key] is not None and not isinstance(options[key], str):
-                raise tornado.web.HTTPError(400, f"{key!r} must be a string or null")
         replace = data.get("replace", False)
-        if not isinstance(replace, bool):
-            raise tornado.web.HTTPError(400, "'replace' must be true or false")
         try:
             hosted = await self.registry.open(data["path"], frame=data["frame"], replace=replace, **options)
         except SessionExists as error:
@@ -167,10 +163,8 @@ class DecisionHandler(SessionsBase):
     @tornado.web.authenticated
     def post(self, session_id: str, decision_id: str) -> None:
         hosted = self.hosted(session_id)
-        data = self.body()
-        choice, rationale = data.get("choice"), data.get("rationale", "")
-        if not isinstance(choice, str) or not isinstance(rationale, str):
-            raise tornado.web.HTTPError(400, "choice (and rationale, if given) must be strings")
+        data = self.body(DECISION_BODY)
+        choice, rationale = data["choice"], data.get("rationale", "")
         try:
             hosted.decide(decision_id, choice, rationale)
         except KeyError as error:
@@ -186,13 +180,13 @@ class UndoHandler(SessionsBase):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         hosted = self.hosted(session_id)
-        checkpoint = self.body().get("checkpoint")
-        if not isinstance(checkpoint, str):
-            raise tornado.web.HTTPError(400, "missing 'checkpoint' in the request body")
+        checkpoint = self.body(UNDO_BODY)["checkpoint"]
         try:
             await hosted.undo(checkpoint)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        except ValueError as error:  # the checkpoint's values are gone (a kernel death): nothing undone
+            raise tornado.web.HTTPError(409, str(error)) from error
         self.send(hosted)
 
 
@@ -264,8 +258,8 @@ class SessionEventsHandler(JupyterHandler, websocket.WebSocketHandler):
     def on_message(self, message: str | bytes) -> None:
         try:
             data = json.loads(message)
-        except json.JSONDecodeError:
-            self.log.warning("dcpilot: ignoring a WebSocket message that is not JSON")
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            self.log.warning("dcpilot: ignoring a WebSocket message that is not JSON (or nests too deeply)")
             return
         if isinstance(data, dict) and data.get("request_id"):
             self._hosted.host.answer(data)

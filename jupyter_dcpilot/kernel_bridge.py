@@ -14,6 +14,7 @@ from typing import Any, Callable
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
+from .engine.hosts import KernelDiedError
 from .probe import ProbeError, execute_request_content, parse_reply, probe_expression
 
 
@@ -23,15 +24,6 @@ class NoKernelError(LookupError):
 
 class KernelBusyError(TimeoutError):
     """The kernel did not answer in time, usually because a long cell is still running."""
-
-
-class KernelDiedError(RuntimeError):
-    """The kernel stopped (crashed, killed, shut down or restarted) while a probe or a
-    co-pilot cell waited for it."""
-
-    step_id: str | None = None  # the step whose cell the kernel died in (None: a probe)
-    cell_id: str | None = None  # that half-made cell,
-    cell_removed: bool = False  # and whether it is gone from the notebook already
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,10 +118,12 @@ class KernelBridge:
             # the request (an open one would block the server's shutdown).
             client = self._open_client(kernel_id)
             try:
+                manager = self.kernel_manager.get_kernel(kernel_id)
+                # the run that must answer: a kernel the server restarted meanwhile never will
+                run = KernelRun(kernel_id, manager, getattr(manager, "ready", None))
                 msg = client.session.msg("execute_request", content)
                 client.shell_channel.send(msg)
-                reply = await self._reply_to(client, msg["header"]["msg_id"],
-                                             self.kernel_manager.get_kernel(kernel_id))
+                reply = await self._reply_to(client, msg["header"]["msg_id"], run)
             except asyncio.TimeoutError as error:
                 raise KernelBusyError(
                     f"the kernel did not answer within {self.timeout:.0f} s (is a cell still running?)"
@@ -138,9 +132,11 @@ class KernelBridge:
                 client.stop_channels()
         return parse_reply(reply["content"])
 
-    async def _reply_to(self, client: Any, msg_id: str, manager: Any = None) -> dict[str, Any]:
+    async def _reply_to(self, client: Any, msg_id: str, run: KernelRun | None = None) -> dict[str, Any]:
         """The shell reply to ``msg_id``; every ``poll`` seconds without one, check that the
-        kernel still lives, so a crashed kernel fails the probe at once, not after ``timeout``."""
+        kernel run still lasts, so a crashed kernel fails the probe at once, not after
+        ``timeout`` (also when the server restarted it between two checks: the new process
+        lives, but it never got the request)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         while True:
@@ -150,7 +146,7 @@ class KernelBridge:
             try:
                 reply = await client.get_shell_msg(timeout=min(remaining, self.poll))
             except Exception as error:  # queue.Empty from jupyter_client on timeout
-                if manager is not None and not await ensure_async(manager.is_alive()):
+                if run is not None and await self.kernel_ended(run) is not None:
                     raise KernelDiedError("the kernel died while the co-pilot waited for it; "
                                           "restart it (checkpoints spilled to disk can be restored)") from error
                 continue

@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Coroutine
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import Markdown, display
@@ -40,6 +41,8 @@ from .engine.coordinator import ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, num_text, validity_markdown
 from .engine.session import Decision, Session, sidecar_path
+from .engine.validation import did_you_mean
+from .inputs import INDEX_WORDS
 from .engine.validity import audit
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
@@ -379,7 +382,14 @@ class DCPilotMagics(Magics):
         import kernel_tools as kt
 
         args = parse_argstring(self.dccheck, line)
-        frame = self.shell.ev(args.frame)
+        try:
+            frame = self.shell.ev(args.frame)
+        except Exception as exc:  # the user's expression: say what it raised, not where
+            raise UsageError(f"%dccheck: cannot evaluate {args.frame!r}: {type(exc).__name__}: {exc}") from None
+        if not hasattr(frame, "columns"):
+            raise UsageError(f"%dccheck needs a DataFrame; {args.frame!r} is a {type(frame).__name__}")
+        check_columns("%dccheck", args.frame, frame, target=args.target, time=args.time, id=args.entity,
+                      index=None if args.index in INDEX_WORDS else args.index)
         display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index))
 
     @magic_arguments()
@@ -399,16 +409,20 @@ class DCPilotMagics(Magics):
 
         args = parse_argstring(self.dcplan, line)
         if not args.frame.isidentifier():
-            raise ValueError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
+            raise UsageError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
         value = self.shell.user_ns.get(args.frame)
         if not isinstance(value, pd.DataFrame):
-            raise KeyError(f"no DataFrame named {args.frame!r} in this kernel")
-        if args.target not in value.columns:
-            raise KeyError(f"--target {args.target!r} is not a column of {args.frame}")
+            frames = [n for n, v in self.shell.user_ns.items() if isinstance(v, pd.DataFrame) and not n.startswith("_")]
+            raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
+        check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
+                      index=None if args.index in INDEX_WORDS else args.index)
+        try:
+            policy = ApprovalPolicy.from_spec(args.approve)
+        except ValueError as exc:
+            raise UsageError(f"%dcplan: {exc}") from None
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
         hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
                  "index": args.index, "frames": [args.frame], "kernel": self.token}
-        policy = ApprovalPolicy.from_spec(args.approve)
         pilot = self.pilot
         same = (pilot is not None and not args.new and pilot.session.frame == args.frame
                 and Path(pilot.session.notebook) == notebook
@@ -470,6 +484,15 @@ class DCPilotMagics(Magics):
         if self.pilot is None:
             raise RuntimeError("no co-pilot session in this kernel yet: start one with %dcplan df --target y")
         return self.pilot
+
+
+def check_columns(magic: str, name: str, frame: Any, **options: str | None) -> None:
+    """UsageError (one line, close names suggested) for an option naming no column of ``frame``."""
+    columns = [str(c) for c in frame.columns]
+    for option, column in options.items():
+        if column is not None and column not in columns:
+            raise UsageError(f"{magic}: --{option} {column!r} is not a column of {name}"
+                             f"{did_you_mean(column, columns)}")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -16,10 +16,11 @@ from typing import Any, Callable
 
 from jupyter_core.utils import ensure_async
 
+from .engine import decisions_file
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
-from .kernel_bridge import KernelBridge, KernelDiedError, KernelRun, KernelWatch, died_while
+from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, KernelRun, KernelWatch, died_while
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
@@ -200,28 +201,15 @@ class NotebookKernelProbe:
         return await self.bridge.evaluate_expression(self.path, expression)
 
 
-class PanelPolicy(ApprovalPolicy):
-    """An :class:`ApprovalPolicy` whose choices may also say ``"ask"`` or ``"recommended"``
-    per gate or column, e.g. ``{"*": "recommended", "leakage": "ask"}``."""
-
-    def choose(self, decision: Decision) -> tuple[str, str] | None:
-        if self.mode == "file" and decision.gate != "custom_code":
-            wanted = self._from_file(decision)
-            if wanted == "ask":
-                return None
-            if wanted == "recommended":
-                return (decision.recommended, "recommended option (panel policy)") if decision.recommended else None
-        return super().choose(decision)
-
-
-def policy_from(approve: Any) -> PanelPolicy:
-    """``"ask"`` (default), ``"recommended"``, ``"none"`` or a mapping of gates/columns to choices."""
+def policy_from(approve: Any) -> ApprovalPolicy:
+    """``"ask"`` (default), ``"recommended"``, ``"none"`` or a decisions-file object (ValueError
+    naming what is wrong with it, see :mod:`jupyter_dcpilot.engine.decisions_file`)."""
     if approve is None:
-        return PanelPolicy()
+        return ApprovalPolicy()
     if isinstance(approve, str) and approve in ("ask", "recommended", "none"):
-        return PanelPolicy(mode=approve)
+        return ApprovalPolicy(mode=approve)
     if isinstance(approve, dict):
-        return PanelPolicy(mode="file", choices=approve)
+        return ApprovalPolicy(mode="file", choices=decisions_file.check(approve, "approve"))
     raise ValueError(f"approve must be 'ask', 'recommended', 'none' or an object of choices, not {approve!r}")
 
 
@@ -272,6 +260,8 @@ class HostedSession:
         decision = self.session.decision(decision_id)
         if decision.decided:
             raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
+        if decision not in self.session.open_decisions():
+            raise ValueError(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
         if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
             decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
                                      "risk": "the issue stays in the data", "recommended": False,
@@ -393,6 +383,7 @@ class SessionRegistry:
         llm = planner_config(model) if planner == "claude" else None
         notebook = self.os_path(path)
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
+        await self._check_frame(path, frame)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
         if existing is not None:
             if not replace:
@@ -404,6 +395,8 @@ class SessionRegistry:
         session = Session.for_notebook(notebook, frame=frame, hints=hints)
         if session.frame != frame:  # a sidecar about another frame: start afresh
             session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        if not session.trusted:  # history only: this request says what to do now
+            session.hints = hints
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
         session.hints["share"] = share
         session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
@@ -438,6 +431,20 @@ class SessionRegistry:
         """The column names of one DataFrame in the notebook's kernel ([] if it has none)."""
         info = await self.bridge.evaluate(path.lstrip("/"), "frame_info_json", [frame])
         return list((info.get(frame) or {}).get("columns") or [])
+
+    async def _check_frame(self, path: str, frame: str, wait: float = 5.0) -> None:
+        """ValueError unless ``frame`` is a DataFrame in the notebook's kernel. A kernel busy
+        with the user's cell for longer than ``wait`` is not waited for: the session's own
+        diagnosis then says what is wrong, as before."""
+        try:
+            info = await asyncio.wait_for(self.bridge.evaluate(path, "frame_info_json", [frame]), wait)
+        except (asyncio.TimeoutError, KernelBusyError):
+            return
+        found = (info or {}).get(frame)
+        if found is None:
+            raise ValueError(f"no variable named {frame!r} in the notebook's kernel")
+        if found.get("columns") is None or found.get("cols") is None:  # a frame has both
+            raise ValueError(f"{frame!r} is a {found.get('type')}, not a DataFrame")
 
     def sessions(self, path: str | None = None) -> list[HostedSession]:
         """The live sessions, of one notebook when ``path`` is given."""

@@ -25,8 +25,15 @@ directories you wrote yourself (pickle). The write happens in a background threa
 returns as fast as without spilling (the write then shares the CPU and disk with the next
 cell); ``flush()`` waits for it. A reference whose data
 is written in place while its spill is being written makes that spill unusable (it is checked
-afterwards and dropped, never restored wrong). A kernel that dies before the write finishes
-(about 0.1-0.5 s per 100 MB) loses that one checkpoint's copy on disk.
+afterwards and dropped, never restored wrong).
+
+A spill is written so that a kernel dying at any moment loses nothing silently: a small
+record of the checkpoint is written first (at save time), the values go to a temporary file
+renamed into place once complete and checked, and older spills are dropped for room only
+after the new one is on disk. A kernel that dies before the write finishes (about 0.1-0.5 s
+per 100 MB) loses that checkpoint's values, but the restarted kernel's store still lists it
+and ``restore`` says what is gone and which checkpoints can still be restored; the same holds
+for a checkpoint kept in memory only (above the spill limit, or a failed write).
 
 The kernel's default store (:func:`store`) spills by default, to a folder of the user's cache
 directory per kernel (kept across restarts of that kernel), see :func:`spill_settings`.
@@ -348,6 +355,7 @@ class _Checkpoint:
     seq: int = 0
     spill_note: str | None = None  # why it is not on disk: too large, failed, changed mid-write
     spilling: Future | None = None  # the background write
+    lost: str | None = None  # reloaded without its values: why they are gone
 
     def info(self) -> dict[str, Any]:
         references = [n for n, s in self.snapshots.items() if s.kind == "reference"]
@@ -366,6 +374,7 @@ class _Checkpoint:
             "unverified": [n for n, s in self.snapshots.items() if not s.exact],
             "spilled": self.spill_path is not None,
             "spill_note": "being written" if pending else self.spill_note,
+            "lost": self.lost,
             # quick sampled check; restore() runs the full one where it was recorded
             "intact": all(s.intact(full=False) for s in unique),
         }
@@ -373,6 +382,13 @@ class _Checkpoint:
 
 class _TooLarge(Exception):
     """A spill went over its size limit while being written."""
+
+
+# why a reloaded checkpoint has no values, by the state its record was left in
+_LOST = {
+    "writing": "the kernel stopped while it was being written to disk",
+    "memory_only": "it was kept in memory only ({note}) and went with the kernel",
+}
 
 
 class CheckpointStore:
@@ -443,18 +459,23 @@ class CheckpointStore:
                 key = (str(meta["created"]), int(meta["seq"]))
             except (OSError, ValueError, KeyError, TypeError):  # half-written or foreign file
                 continue
-            if payload.exists():
-                metas.append((key, meta, payload))
+            metas.append((key, meta, payload))
         for _, meta, payload in sorted(metas, key=lambda m: m[0]):
+            lost = None
+            if not payload.exists():  # renamed into place only once complete: its values are gone
+                lost = _LOST.get(meta.get("state"), _LOST["writing"]).format(note=meta.get("note") or "")
+                payload.with_suffix(".pkl.tmp").unlink(missing_ok=True)  # the write cut short
             store._checkpoints[meta["id"]] = _Checkpoint(
                 id=meta["id"],
                 label=meta.get("label", ""),
                 names=meta.get("names", []),
                 absent=meta.get("absent", []),
                 created=meta["created"],
-                spill_path=payload,
+                spill_path=None if lost else payload,
                 not_spilled=meta.get("not_spilled", []),
                 seq=int(meta["seq"]),
+                spill_note=lost,
+                lost=lost,
             )
         store._seq = 1 + max((c.seq for c in store._checkpoints.values()), default=-1)
         return store
@@ -493,9 +514,9 @@ class CheckpointStore:
             seq=self._seq,
         )
         self._seq += 1
+        self._checkpoints[checkpoint.id] = checkpoint  # before its spill starts: the spill looks it up
         if self.spill_dir is not None:
             self._start_spill(checkpoint, size)
-        self._checkpoints[checkpoint.id] = checkpoint
         return checkpoint.id
 
     def restore(self, checkpoint_id: str) -> list[str]:
@@ -518,9 +539,23 @@ class CheckpointStore:
         del self._checkpoints[checkpoint_id]
         if checkpoint.spilling is not None and not checkpoint.spilling.cancel():
             checkpoint.spilling.result()  # being written: let it finish, then delete it
-        if checkpoint.spill_path is not None:
-            checkpoint.spill_path.unlink(missing_ok=True)
-            checkpoint.spill_path.with_suffix(".json").unlink(missing_ok=True)
+        if self.spill_dir is not None:  # its record exists even when its values never got there
+            for suffix in (".pkl", ".json"):
+                (self.spill_dir / f"{checkpoint.id}{suffix}").unlink(missing_ok=True)
+
+    def problem(self, checkpoint_id: str) -> str | None:
+        """Why ``restore(checkpoint_id)`` cannot work, in words, without trying it (None: as far
+        as a quick look tells, it can). A checkpoint whose values went with a dead kernel says
+        what is gone and which checkpoints can still be restored."""
+        checkpoint = self._get(checkpoint_id)
+        if checkpoint.lost is None or set(checkpoint.names) <= set(checkpoint.absent):
+            return None
+        usable = [f"{c.id} ({c.label})" for c in self._checkpoints.values()
+                  if c.lost is None and (c.snapshots or c.spill_path is not None)]
+        return (f"checkpoint {checkpoint.id!r} ({checkpoint.label}) cannot be restored: "
+                f"{checkpoint.lost}; {', '.join(checkpoint.names)} as they were then are gone. "
+                + (f"Checkpoints that can be restored: {', '.join(usable)}." if usable
+                   else "No checkpoint of this kernel can be restored."))
 
     def flush(self) -> None:
         """Wait until every spill started so far is written (or has failed)."""
@@ -546,6 +581,8 @@ class CheckpointStore:
     def _values(self, checkpoint: _Checkpoint) -> dict[str, Any]:
         if set(checkpoint.names) <= set(checkpoint.absent):  # nothing was saved: only deletions
             return {}
+        if checkpoint.lost is not None:
+            raise CheckpointError(self.problem(checkpoint.id))
         if checkpoint.snapshots:
             changed = [n for n, s in checkpoint.snapshots.items() if not s.intact()]
             if not changed:
@@ -572,8 +609,13 @@ class CheckpointStore:
                 f"checkpoint {checkpoint.id!r} cannot restore {checkpoint.not_spilled} from disk "
                 "(they could not be pickled when it was saved)"
             )
-        with open(checkpoint.spill_path, "rb") as f:
-            values = pickle.load(f)
+        path = checkpoint.spill_path  # the spill thread may drop it for room meanwhile
+        try:
+            with open(path, "rb") as f:  # type: ignore[arg-type]
+                values = pickle.load(f)
+        except (OSError, TypeError) as error:
+            raise CheckpointError(f"checkpoint {checkpoint.id!r} ({checkpoint.label}): its copy on disk "
+                                  f"is gone ({checkpoint.spill_note or error})") from None
         rebuilt: dict[int, Any] = {}  # aliases pickle as one object: rebuild it once
         for value in values.values():
             if id(value) not in rebuilt:
@@ -585,9 +627,11 @@ class CheckpointStore:
         if self.spill_limit is not None and size > self.spill_limit:
             checkpoint.spill_note = (f"kept in memory only: {_mib(size)} of variables, above the "
                                      f"{_mib(self.spill_limit)} spill limit")
+            self._record(checkpoint, "memory_only")
             return
-        if self.spill_budget is not None:
-            self._make_room(size)
+        # first the record, so a kernel that dies during the write leaves word of what it lost
+        if not self._record(checkpoint, "writing"):
+            return
         by_snapshot = {id(s): _spill_value(s) for s in checkpoint.snapshots.values()}
         values = {name: by_snapshot[id(s)] for name, s in checkpoint.snapshots.items()}
         if not self.spill_in_background:
@@ -598,11 +642,36 @@ class CheckpointStore:
                                                initializer=_yield_the_cpu)
         checkpoint.spilling = self._spiller.submit(self._spill, checkpoint, values)
 
-    def _make_room(self, size: int) -> None:
+    def _record(self, checkpoint: _Checkpoint, state: str, meta: dict[str, Any] | None = None) -> bool:
+        """Write the checkpoint's record (``<id>.json``): ``writing``, ``written`` or
+        ``memory_only`` with the reason. False if it fails (the reason goes to ``spill_note``
+        unless that already says why the values are not on disk)."""
+        record = {"id": checkpoint.id, "label": checkpoint.label, "names": checkpoint.names,
+                  "absent": checkpoint.absent, "created": checkpoint.created, "seq": checkpoint.seq,
+                  "state": state, "note": checkpoint.spill_note, **(meta or {})}
+        path = self.spill_dir / f"{checkpoint.id}.json"
+        try:
+            self.spill_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _write_private(path.with_suffix(".json.tmp"), json.dumps(record).encode())
+            os.replace(path.with_suffix(".json.tmp"), path)
+        except Exception as error:  # disk full, unwritable folder...
+            try:
+                path.with_suffix(".json.tmp").unlink(missing_ok=True)
+            except OSError:
+                pass
+            if checkpoint.spill_note is None and checkpoint.spill_path is None:
+                checkpoint.spill_note = f"not kept on disk: {type(error).__name__}: {error}"
+            return False
+        return True
+
+    def _make_room(self, size: int, keep: _Checkpoint) -> None:
         """Drop the oldest spilled files until ``size`` more bytes fit in ``spill_budget`` (their
-        checkpoints stay restorable from memory; the newest ones matter most after a crash)."""
+        checkpoints stay restorable from memory; the newest ones matter most after a crash).
+        Called once ``keep``'s own spill is on disk, so a write cut short never costs an older one."""
         spilled = []
         for c in self._checkpoints.values():  # oldest first; skip spills still being written
+            if c is keep:
+                continue
             if c.spill_path is not None and (c.spilling is None or c.spilling.done()):
                 try:
                     spilled.append((c, c.spill_path.stat().st_size))
@@ -614,10 +683,10 @@ class CheckpointStore:
                 return
             if checkpoint.snapshots:  # a reloaded checkpoint has nothing else: keep it
                 path, checkpoint.spill_path = checkpoint.spill_path, None
-                path.unlink(missing_ok=True)
-                path.with_suffix(".json").unlink(missing_ok=True)
                 checkpoint.spill_note = (f"dropped from disk to keep this kernel's spills under "
                                          f"{_mib(self.spill_budget)}")
+                self._record(checkpoint, "memory_only")
+                path.unlink(missing_ok=True)
                 total -= nbytes
 
     def _spill(self, checkpoint: _Checkpoint, values: dict[str, Any]) -> None:
@@ -634,30 +703,29 @@ class CheckpointStore:
             if changed:
                 checkpoint.spill_note = f"not kept on disk: {changed} changed in place while being written"
                 return
-            os.replace(tmp, path)
-            meta = {"id": checkpoint.id, "label": checkpoint.label, "names": checkpoint.names,
-                    "absent": checkpoint.absent, "created": checkpoint.created, "seq": checkpoint.seq,
-                    "not_spilled": not_spilled}
-            _write_private(path.with_suffix(".json.tmp"), json.dumps(meta).encode())
-            os.replace(path.with_suffix(".json.tmp"), path.with_suffix(".json"))
+            os.replace(tmp, path)  # complete and checked: only now under its name
             checkpoint.not_spilled = not_spilled
             checkpoint.spill_path = path
+            self._record(checkpoint, "written", {"not_spilled": not_spilled})
+            if self.spill_budget is not None:
+                self._make_room(path.stat().st_size, keep=checkpoint)
         except _TooLarge:
             checkpoint.spill_note = (f"kept in memory only: larger than the {_mib(self.spill_limit)} "
                                      "spill limit once pickled")
         except Exception as error:  # disk full, unwritable folder...
             checkpoint.spill_note = f"not kept on disk: {type(error).__name__}: {error}"
         finally:
-            for leftover in (tmp, path.with_suffix(".json.tmp")):
-                try:
-                    leftover.unlink(missing_ok=True)
-                except OSError:
-                    pass
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
             if checkpoint.spill_path is None:
                 try:
                     path.unlink(missing_ok=True)
                 except OSError:
                     pass
+                if checkpoint.id in self._checkpoints:  # not discarded meanwhile
+                    self._record(checkpoint, "memory_only")  # a restarted kernel says why it is gone
 
 
 def _yield_the_cpu() -> None:

@@ -139,6 +139,19 @@ def checkpoint_restore_json(checkpoint_id: str) -> str:
     return json.dumps({"restored": list(store().restore(checkpoint_id))})
 
 
+def checkpoint_problem_json(checkpoint_id: str) -> str:
+    """Why the checkpoint cannot be restored (``{"problem": null}`` when it can), asked before
+    an undo touches anything: after a kernel death, what is gone and what is left."""
+    from kernel_tools.checkpoints import store
+
+    try:
+        problem = store().problem(checkpoint_id)
+    except KeyError as error:
+        problem = (f"this kernel has no checkpoint {checkpoint_id!r}: it restarted and the checkpoint "
+                   f"was not on disk ({error.args[0]})")
+    return json.dumps({"problem": problem})
+
+
 def checkpoint_discard_json(checkpoint_id: str) -> str:
     from kernel_tools.checkpoints import store
 

@@ -14,6 +14,10 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 # cache of their own, removed when the run ends, so a test run leaves nothing in ~/.cache.
 _CACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE.name
+# The per-user secret that signs sidecars lives in the Jupyter data dir: a test run uses its own
+# (pytest-jupyter's server fixtures point JUPYTER_DATA_DIR at one per test)
+_DATA = tempfile.TemporaryDirectory(prefix="dcpilot-test-data-")
+os.environ["JUPYTER_DATA_DIR"] = _DATA.name
 
 
 @pytest.fixture

@@ -102,6 +102,9 @@ class FakeKernel:
         self.restored.append(cid)
         return {"restored": ["df"], "removed": []}
 
+    def checkpoint_problem_json(self, cid):
+        return {"problem": None if cid in self.saved else f"this kernel has no checkpoint {cid!r}"}
+
     def checkpoint_discard_json(self, cid):
         return {"discarded": cid}
 

@@ -4,6 +4,7 @@ variables back from the spill it wrote by default (no configuration)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import stat
@@ -11,7 +12,7 @@ import stat
 import pytest
 
 from copilot_runs import kernel_value, start_host
-from jupyter_dcpilot.probe import probe_expression
+from jupyter_dcpilot.probe import ProbeError, probe_expression
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -25,12 +26,31 @@ expected = [list(df.columns), len(df), float(df["age"].sum()), int((df["city"] =
 SUMMARY = '[list(df.columns), len(df), float(df["age"].sum()), int((df["city"] == "Oslo").sum())]'
 
 
-async def spilled(folder, checkpoint_id: str, timeout: float = 20.0) -> None:
+def record_state(folder, checkpoint_id: str) -> str | None:
+    """The state of a checkpoint's record on disk (writing, written, memory_only), if any."""
+    try:
+        return json.loads((folder / f"{checkpoint_id}.json").read_text())["state"]
+    except (OSError, ValueError):
+        return None
+
+
+async def spilled(folder, checkpoint_id: str, timeout: float = 20.0, want: str = "written") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not (folder / f"{checkpoint_id}.json").exists():
-        assert loop.time() < deadline, f"{checkpoint_id} was never spilled to {folder}"
+    while record_state(folder, checkpoint_id) != want:
+        assert loop.time() < deadline, f"{checkpoint_id} was never {want} in {folder}"
         await asyncio.sleep(0.05)
+
+
+async def kill(host) -> None:
+    os.kill(host._km.provisioner.pid, signal.SIGKILL)  # as the OOM killer would
+    for _ in range(100):
+        if not await host._km.is_alive():
+            break
+        await asyncio.sleep(0.05)
+    assert not await host._km.is_alive()
+    await host._km.restart_kernel(now=True)
+    await host._kc.wait_for_ready(timeout=60)
 
 
 async def test_a_killed_kernel_restores_its_spilled_checkpoint_after_restart(tmp_path, monkeypatch):
@@ -48,14 +68,7 @@ async def test_a_killed_kernel_restores_its_spilled_checkpoint_after_restart(tmp
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
         await host.run_cell("df = df.drop(columns=['age']).iloc[:10]\ntrain = df", {})
 
-        os.kill(host._km.provisioner.pid, signal.SIGKILL)  # as the OOM killer would
-        for _ in range(100):
-            if not await host._km.is_alive():
-                break
-            await asyncio.sleep(0.05)
-        assert not await host._km.is_alive()
-        await host._km.restart_kernel(now=True)
-        await host._kc.wait_for_ready(timeout=60)
+        await kill(host)
         assert await kernel_value(host, "'df' in globals()") is False
 
         restored = await host.evaluate(probe_expression("checkpoint_restore_json", checkpoint_id))
@@ -84,3 +97,49 @@ async def test_an_unwritable_spill_folder_never_fails_the_checkpoint(tmp_path, m
     assert saved["saved"] == ["df"] and restored == {"restored": ["df"]} and rows == 500
     (entry,) = listed
     assert entry["spilled"] is False and "not kept on disk" in entry["spill_note"]
+
+
+# the spill thread of the kernel's store stalls (a slow disk), so the kernel dies mid-write
+STALL_SPILLS = """
+import kernel_tools.checkpoints as _c, time as _t
+_real_write = _c._write_spill
+def _stalled(path, values, limit):
+    path.write_bytes(b"the first bytes of a pickle")
+    _t.sleep(120)
+    return _real_write(path, values, limit)
+_c._write_spill = _stalled
+"""
+
+
+async def test_a_kernel_killed_while_spilling_says_what_is_gone_and_keeps_the_older_spill(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)
+    host = await start_host(tmp_path, FRAME)
+    try:
+        expected = await kernel_value(host, "expected")
+        first = (await host.evaluate(probe_expression("checkpoint_save_json", ["df"], "before s1")))["id"]
+        key = os.path.splitext(os.path.basename(host._km.connection_file))[0]
+        folder = tmp_path / "cache" / "kernel_tools" / "checkpoints" / key
+        await spilled(folder, first)
+        # room for one spill only: the second must push the first out, but only once it is written
+        size = (folder / f"{first}.pkl").stat().st_size
+        await host.run_cell(STALL_SPILLS + f"_c.store().spill_budget = {size + size // 2}\n"
+                            "df = df.iloc[:10]", {})
+        second = (await host.evaluate(probe_expression("checkpoint_save_json", ["df"], "before s2")))["id"]
+        await spilled(folder, second, want="writing")
+        while not (folder / f"{second}.pkl.tmp").exists():  # the write is under way
+            await asyncio.sleep(0.05)
+        await kill(host)
+        problem = (await host.evaluate(probe_expression("checkpoint_problem_json", second)))["problem"]
+        with pytest.raises(ProbeError) as refused:
+            await host.evaluate(probe_expression("checkpoint_restore_json", second))
+        restored = await host.evaluate(probe_expression("checkpoint_restore_json", first))
+        summary = await kernel_value(host, SUMMARY)
+        leftovers = sorted(p.name for p in folder.iterdir())
+    finally:
+        await host.stop()
+    assert "being written to disk" in problem and "df" in problem
+    assert f"can be restored: {first} (before s1)" in problem  # what is left, by name
+    assert refused.value.ename == "CheckpointError" and "being written to disk" in str(refused.value)
+    assert restored == {"restored": ["df"]} and summary == expected
+    assert f"{second}.pkl.tmp" not in leftovers  # the write cut short is cleaned up

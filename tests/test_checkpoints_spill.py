@@ -5,6 +5,7 @@ restart (real kernels in test_checkpoints_kernel.py)."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import threading
@@ -28,6 +29,11 @@ def make_frame(n: int = 2000, seed: int = 0) -> pd.DataFrame:
 
 def files(folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
+
+
+def state(folder, checkpoint_id: str) -> str:
+    """The state of a checkpoint's record on disk (writing, written, memory_only)."""
+    return json.loads((folder / f"{checkpoint_id}.json").read_text())["state"]
 
 
 @pytest.mark.parametrize("copy_below", [checkpoints.DEFAULT_COPY_BELOW, 0])  # copied / referenced
@@ -71,7 +77,9 @@ def test_size_limit_keeps_large_checkpoints_in_memory_only(tmp_path):
     assert info[cp_small]["spilled"] is True and info[cp_small]["spill_note"] is None
     assert info[cp_large]["spilled"] is False
     assert "spill limit" in info[cp_large]["spill_note"] and "MiB" in info[cp_large]["spill_note"]
-    assert files(tmp_path) == sorted([f"{cp_small}.json", f"{cp_small}.pkl"])
+    # the large one has only its record: a restarted kernel can say why its values are gone
+    assert files(tmp_path) == sorted([f"{cp_small}.json", f"{cp_small}.pkl", f"{cp_large}.json"])
+    assert state(tmp_path, cp_large) == "memory_only" and state(tmp_path, cp_small) == "written"
     ns["large"] = None
     store.restore(cp_large)  # still restorable from memory
     pd.testing.assert_frame_equal(ns["large"], large)
@@ -82,11 +90,12 @@ def test_size_limit_also_counts_what_only_pickling_reveals(tmp_path):
     texts = pd.DataFrame({"note": [f"free text {i} " * 20 for i in range(3000)]})
     shallow = int(texts.memory_usage(deep=False).sum())
     store = CheckpointStore({"texts": texts}, spill_dir=tmp_path, spill_limit=shallow * 4)
-    store.save("texts")
+    cp = store.save("texts")
     store.flush()
     entry = store.list()[0]
     assert entry["spilled"] is False and "once pickled" in entry["spill_note"]
-    assert files(tmp_path) == []  # the partial file is gone
+    assert files(tmp_path) == [f"{cp}.json"]  # the partial file is gone, the record says why
+    assert state(tmp_path, cp) == "memory_only"
 
 
 def test_an_unwritable_folder_never_fails_the_save(tmp_path):
@@ -112,14 +121,17 @@ def test_a_full_disk_never_fails_the_save_and_leaves_no_partial_file(tmp_path, m
 
     monkeypatch.setattr(checkpoints, "_write_spill", disk_full)
     store = CheckpointStore({"df": make_frame(100)}, spill_dir=tmp_path)
-    store.save("df")
+    first = store.save("df")
     store.flush()
     assert "No space left on device" in store.list()[0]["spill_note"]
-    assert files(tmp_path) == []
+    assert files(tmp_path) == [f"{first}.json"] and state(tmp_path, first) == "memory_only"
     monkeypatch.setattr(checkpoints, "_write_spill", real)
     cp = store.save("df")  # the disk has room again
     store.flush()
     assert store.list()[1]["spilled"] is True and f"{cp}.pkl" in files(tmp_path)
+    reloaded = CheckpointStore.load(tmp_path, {})  # the kernel died: the first is gone, and says why
+    with pytest.raises(CheckpointError, match="kept in memory only.*No space left"):
+        reloaded.restore(first)
 
 
 def held_writes(monkeypatch) -> threading.Event:
@@ -175,7 +187,7 @@ def test_a_write_into_the_data_while_it_is_spilled_drops_the_spill(tmp_path, mon
     store.flush()
     entry = store.list()[0]
     assert entry["spilled"] is False and "changed in place while being written" in entry["spill_note"]
-    assert files(tmp_path) == []
+    assert files(tmp_path) == [f"{cp}.json"] and state(tmp_path, cp) == "memory_only"
     with pytest.raises(CheckpointError, match="changed in place"):
         store.restore(cp)  # refused, never restored wrong
 
@@ -294,7 +306,8 @@ def test_the_budget_drops_the_oldest_spills_first(tmp_path):
     assert kept == ids[-2:]  # the newest matter most after a crash
     assert "dropped from disk" in info[ids[0]]["spill_note"] and info[ids[2]]["spill_note"] is None
     assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= 400_000
-    assert files(tmp_path) == sorted(f"{i}.{ext}" for i in kept for ext in ("json", "pkl"))
+    assert files(tmp_path) == sorted([f"{i}.json" for i in ids] + [f"{i}.pkl" for i in kept])
+    assert [state(tmp_path, i) for i in ids] == ["memory_only"] * 2 + ["written"] * 2
     ns["df"] = None
     store.restore(ids[0])  # dropped from disk only: memory still has it
     assert ns["df"].shape == (10_000, 2)
@@ -320,3 +333,34 @@ def test_every_column_kind_reloads_from_disk(tmp_path, copy_below):
     pd.testing.assert_frame_equal(fresh["df"], frame)
     pd.testing.assert_series_equal(fresh["s"], series)
     assert fresh["df"].attrs == {"source": "survey"}
+
+
+def test_an_older_spill_is_dropped_for_room_only_once_the_new_one_is_written(tmp_path, monkeypatch):
+    ns = {"df": make_frame(10_000)[["x", "y"]]}  # 160 kB: the budget holds one spill
+    store = CheckpointStore(ns, spill_dir=tmp_path, spill_budget=250_000)
+    first = store.save("df", "step 1")
+    store.flush()
+    release = held_writes(monkeypatch)
+    second = store.save("df", "step 2")
+    # the kernel could die now: the older copy on disk must still be there
+    assert f"{first}.pkl" in files(tmp_path) and state(tmp_path, second) == "writing"
+    release.set()
+    store.flush()
+    assert f"{first}.pkl" not in files(tmp_path) and state(tmp_path, second) == "written"
+    assert state(tmp_path, first) == "memory_only"  # restorable from memory, and says so on disk
+
+
+def test_a_checkpoint_cut_short_on_disk_is_listed_after_a_reload_and_says_what_is_gone(tmp_path, monkeypatch):
+    store = CheckpointStore({"df": make_frame(100), "k": 1}, spill_dir=tmp_path)
+    kept = store.save("df", "before s1")
+    store.flush()
+    held_writes(monkeypatch)  # never released: the kernel "dies" during this write
+    cut = store.save(["df", "k"], "before s2")
+    reloaded = CheckpointStore.load(tmp_path, {})
+    entry = {e["id"]: e for e in reloaded.list()}[cut]
+    assert entry["spilled"] is False and "being written to disk" in entry["lost"]
+    problem = reloaded.problem(cut)
+    assert "df, k as they were then are gone" in problem and f"{kept} (before s1)" in problem
+    with pytest.raises(CheckpointError, match="being written to disk"):
+        reloaded.restore(cut)
+    assert reloaded.problem(kept) is None

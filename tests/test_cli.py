@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
+import pandas as pd
 import pytest
 
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine.demo import demo_frame
+from jupyter_dcpilot.engine.session import Session
 
 BANK = Path("/work/shared/data/dseval-bank-churn/Customer-Churn-Records.csv")
 
@@ -22,13 +27,89 @@ def test_runs_as_a_module():
     assert result.returncode == 0 and "--approve" in result.stdout and "--planner" in result.stdout
 
 
-def test_bad_input_is_a_clear_error_without_starting_a_kernel(tmp_path, capsys):
-    assert main(["run", str(tmp_path / "nope.csv"), "--target", "y", "--out", str(tmp_path)]) == 1
-    assert "data file not found" in capsys.readouterr().err
-    data = tmp_path / "d.csv"
-    data.write_text("a,y\n1,0\n2,1\n")
-    assert main(["run", str(data), "--target", "y", "--approve", "maybe", "--out", str(tmp_path)]) == 1
-    assert "--approve must be ask, recommended, none or a JSON file" in capsys.readouterr().err
+def test_help_describes_options_defaults_exit_codes_the_decisions_file_and_examples(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    assert done.value.code == 0
+    assert "``" not in text and ":class:" not in text  # a description, not the module docstring
+    flat = " ".join(text.split())  # argparse wraps to the terminal's width
+    for words in ("(default: ask)", "(default: rules)", "(default: dcpilot-out)", "(default: auto)",
+                  "exit status:", "0 finished", "1 failed, or an input was refused",
+                  "2 stopped at an expert decision", "decisions file (--approve FILE)",
+                  '"outliers": {"age": "keep", "*": "clip"}', "examples:",
+                  "jupyter dcpilot run data.csv --target churned"):
+        assert words in flat, words
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and re.fullmatch(r"jupyter dcpilot \d+\.\d+\.\d+\S*\n", capsys.readouterr().out)
+
+
+def rossi_csv(folder: Path) -> Path:
+    data = folder / "rossi.csv"
+    frame = demo_frame().drop_duplicates("subject").head(200)
+    frame["when"] = pd.date_range("2020-01-01", periods=len(frame), freq="D").strftime("%Y-%m-%d")
+    frame["status"] = "released"
+    frame["empty"] = np.nan
+    frame.to_csv(data, index=False)
+    return data
+
+
+BAD_INPUTS = [
+    (["--target", "arest"], "error: --target 'arest' is not a column of rossi.csv (did you mean 'arrest'?)"),
+    (["--target", "arrest", "--time", "weeks"], "error: --time 'weeks' is not a column of rossi.csv (did you mean 'week'?)"),
+    (["--target", "arrest", "--id", "subjct"], "error: --id 'subjct' is not a column of rossi.csv (did you mean 'subject'?)"),
+    (["--target", "arrest", "--index", "frist"], "error: --index 'frist' is not a column of rossi.csv nor 'first' or 'row' (did you mean 'first'?)"),
+    (["--target", "arrest", "--time", "arrest"], "error: --target 'arrest' cannot also be the --time column"),
+    (["--target", "arrest", "--time", "status"], "error: --time 'status' holds text ('released'), not numbers"),
+    (["--target", "arrest", "--time", "when"], "error: --time 'when' holds dates ('2020-01-01', "),
+    (["--target", "empty"], "error: --target 'empty' is missing in all 200 rows of rossi.csv"),
+    (["--target", "status"], "error: --target 'status' has the single value 'released' in all 200 rows"),
+    (["--target", "arrest", "--approve", "recomended"], "(did you mean 'recommended'?)"),
+    (["--target", "arrest", "--approve", "{dir}/schema.json"], "error: decisions file {dir}/schema.json: 'columns' must be an object, not a number"),
+    (["--target", "arrest", "--approve", "{dir}/broken.json"], "error: decisions file {dir}/broken.json is not valid JSON"),
+    (["--target", "arrest", "--approve", "{dir}/absent.json"], "error: decisions file not found: {dir}/absent.json"),
+    (["--target", "arrest", "--test", "{dir}/absent.csv"], "error: test file not found: {dir}/absent.csv"),
+    (["--target", "arrest", "--task", "clustering"], "argument --task: invalid choice: 'clustering'"),
+    ([], "the following arguments are required: --target"),
+]
+
+
+@pytest.mark.parametrize("options,message", BAD_INPUTS)
+def test_bad_inputs_are_refused_in_one_line_before_any_kernel_starts(tmp_path, capsys, options, message):
+    data = rossi_csv(tmp_path)
+    (tmp_path / "schema.json").write_text('{"columns": 5}')
+    (tmp_path / "broken.json").write_text('{"leakage": ')
+    out = tmp_path / "out"
+    options = [o.replace("{dir}", str(tmp_path)) for o in options]
+    try:
+        code = main(["run", str(data), *options, "--out", str(out)])
+    except SystemExit as usage:  # argparse: a bad command line
+        code = usage.code
+    err = capsys.readouterr().err
+    assert code == 1
+    assert message.replace("{dir}", str(tmp_path)) in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in err  # one line, no traceback
+    assert not out.exists()  # nothing started, nothing written
+
+
+def test_a_missing_data_file_is_refused_before_any_kernel_starts(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.csv"), "--target", "y", "--out", str(tmp_path / "out")]) == 1
+    assert "error: data file not found" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_column_names_with_terminal_escapes_are_printed_escaped(tmp_path, capsys):
+    evil = "\x1b]0;owned\x07\x1b[2J\routcome\u202e"  # set the title, clear the screen, overwrite, reorder
+    data = tmp_path / "evil.csv"
+    frame = demo_frame().drop_duplicates("subject").head(150)[["age", "prio", "arrest"]]
+    frame.rename(columns={"arrest": evil}).to_csv(data, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    code = main(["run", str(data), "--target", evil, "--approve", "ask", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2  # stopped at the task question, which names the target
+    assert "waiting for a decision (task)" in err
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x0doutcome\\u202e" in err  # shown as the characters it is made of
+    assert not any(c in err for c in ("\x1b", "\x07", "\r", "\u202e"))
 
 
 def test_ask_without_a_terminal_stops_at_the_first_gate(tmp_path, capsys):
@@ -44,6 +125,10 @@ def test_ask_without_a_terminal_stops_at_the_first_gate(tmp_path, capsys):
     assert report["steps"][0]["episode"] == "confirm_task" and report["steps"][0]["status"] == "awaiting_decision"
     nb = nbformat.read(tmp_path / "out" / "notebook.ipynb", as_version=4)
     assert len(nb.cells) == 1  # only the load cell: nothing ran before a decision
+    # the session it leaves is signed: a later server or run trusts it, as its own
+    sidecar = tmp_path / "out" / ".notebook.ipynb.dcpilot.json"
+    assert json.loads(sidecar.read_text())["signature"].startswith("hmac-sha256:")
+    assert Session.load(sidecar).trusted is True
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import test_server_sessions as tss
 from copilot_runs import kernel_value, start_host
 from fake_anthropic import FakeAnthropic, status, text, tool_use
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
+from jupyter_dcpilot.engine.hosts import KernelDiedError
 from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
 from jupyter_dcpilot.server_sessions import SessionRegistry
 
@@ -91,14 +92,13 @@ async def test_kernel_death_mid_step_fails_the_step_and_spilled_checkpoints_rest
     # checkpoints spill by default, to a per-kernel folder of the user's cache (the kernel inherits this)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)
-    host = await start_host(tmp_path, FRAME)
-    host.timeout = 8.0  # how long the host waits for a kernel that stopped answering
+    host = await start_host(tmp_path, FRAME)  # its reply timeout stays 600 s: the death is noticed, not waited out
     spill = tmp_path / "cache" / "kernel_tools" / "checkpoints" / Path(host._km.connection_file).stem
     try:
         coord, session = coordinator(tmp_path, host)
         step = with_custom_step(session, "df = df.drop(columns=['age'])\nimport os, time\ntime.sleep(1.5)\nos._exit(1)")
         task = await approve_custom_and_run(coord, session, step)
-        with pytest.raises(Exception):
+        with pytest.raises(KernelDiedError, match=f"the kernel died while step {step.id} ran"):
             await asyncio.wait_for(task, 60)
         assert session.state == "failed" and step.status == "failed"
         assert not await host._km.is_alive()
@@ -120,6 +120,17 @@ async def test_kernel_death_mid_step_fails_the_step_and_spilled_checkpoints_rest
     assert reloaded.step(step.id).status == "awaiting_decision"
     assert reloaded.decision(step.decision_id).choice is None
     assert resumed == "blocked" and {d.gate for d in session.open_decisions()} <= {"custom_code", "task"}
+
+
+async def test_a_probe_on_a_dead_kernel_fails_at_once_not_after_the_reply_timeout(tmp_path):
+    host = await start_host(tmp_path, FRAME)
+    try:
+        with pytest.raises(KernelDiedError, match="the kernel died while the co-pilot waited"):
+            await asyncio.wait_for(host.evaluate("__import__('os')._exit(1)"), 60)  # timeout: 600 s
+        with pytest.raises(KernelDiedError):  # and every later one, until it is restarted
+            await asyncio.wait_for(host.evaluate("1"), 60)
+    finally:
+        await host.stop()
 
 
 async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_fetch, jp_ws_fetch, jp_serverapp):

@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
@@ -68,11 +69,37 @@ def test_magics_without_a_session_say_how_to_start_one(shell):
         shell.run_line_magic("dcstatus", "")
 
 
-def test_dcplan_rejects_a_missing_frame_or_target(shell):
-    with pytest.raises(KeyError, match="nope"):
-        shell.run_line_magic("dcplan", "nope --target y")
-    with pytest.raises(KeyError, match="outcome"):
-        shell.run_line_magic("dcplan", "df --target outcome")
+def test_dcplan_argument_errors_are_usage_errors_naming_the_close_names(shell, tmp_path):
+    # a UsageError is shown as one line, without a traceback
+    with pytest.raises(UsageError, match="no DataFrame named 'dff'.*did you mean 'df'"):
+        shell.run_line_magic("dcplan", "dff --target y")
+    with pytest.raises(UsageError, match="--target 'yy' is not a column of df.*did you mean 'y'"):
+        shell.run_line_magic("dcplan", "df --target yy")
+    with pytest.raises(UsageError, match="--time 'x3'"):
+        shell.run_line_magic("dcplan", "df --target y --time x3")
+    with pytest.raises(UsageError, match="needs the name of a DataFrame variable"):
+        shell.run_line_magic("dcplan", "df.head() --target y")
+    (tmp_path / "d.json").write_text('{"columns": 5}')
+    with pytest.raises(UsageError, match="'columns' must be an object"):
+        shell.run_line_magic("dcplan", f"df --target y --approve {tmp_path / 'd.json'}")
+    with pytest.raises(UsageError, match="did you mean 'recommended'"):
+        shell.run_line_magic("dcplan", "df --target y --approve recomended")
+    assert magics(shell).pilot is None  # nothing was started
+
+
+def test_dccheck_argument_errors_are_usage_errors(shell):
+    shell.user_ns["n"] = 3
+    with pytest.raises(UsageError, match="cannot evaluate 'nope': NameError"):
+        shell.run_line_magic("dccheck", "nope")
+    with pytest.raises(UsageError, match="needs a DataFrame; 'n' is a int"):
+        shell.run_line_magic("dccheck", "n --target y")
+    with pytest.raises(UsageError, match="--target 'Y' is not a column of df.*did you mean 'y'"):
+        shell.run_line_magic("dccheck", "df --target Y")
+    with pytest.raises(UsageError, match="--id 'patient'"):
+        shell.run_line_magic("dccheck", "df --target y --id patient")
+    with pytest.raises(UsageError, match="--index 'visit_date'"):
+        shell.run_line_magic("dccheck", "df --target y --index visit_date")
+    shell.user_ns.pop("n")
 
 
 # --- %dcplan with a policy, %dcstatus, %dcreport ----------------------------------------------

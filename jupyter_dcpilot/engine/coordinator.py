@@ -10,7 +10,6 @@ step never reaches the worker before its decision exists.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -19,6 +18,7 @@ from typing import Any, Awaitable, Callable
 
 from jupyter_dcpilot.probe import ProbeError
 
+from . import decisions_file
 from . import notebook as nb
 from .charts import chart_for
 from .episodes import Episode, library
@@ -27,6 +27,7 @@ from .planners import PlanUpdate, RulePlanner
 from .report import build_report
 from .validity import Check, audit, verdict
 from .session import Decision, Session, Step
+from .validation import did_you_mean
 from .worker import Worker, probe
 
 TASK_KINDS = ("classification", "regression", "survival")
@@ -47,7 +48,8 @@ Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
 class ApprovalPolicy:
     """Who answers gates when no one is asked: ``ask``, ``recommended``, ``none`` or a file.
 
-    A decisions file maps gates (and optionally columns) to option ids, e.g.
+    A decisions file (:mod:`.decisions_file`, checked against its JSON Schema) maps gates and
+    columns to option ids, ``"recommended"`` or ``"ask"``, e.g.
     ``{"leakage": "drop", "outliers": {"age": "keep", "*": "clip"}, "columns": {"bmi": "keep"}}``;
     ``"*": "recommended"`` takes the recommended option for every gate the file does not name.
     LLM-written custom code (gate ``custom_code``) is never approved by a policy.
@@ -62,16 +64,12 @@ class ApprovalPolicy:
     def from_spec(cls, spec: str, prompt: Prompt | None = None) -> "ApprovalPolicy":
         if spec in ("ask", "recommended", "none"):
             return cls(mode=spec, prompt=prompt)
-        path = Path(spec)
-        if not path.is_file():
-            raise ValueError(f"--approve must be ask, recommended, none or a JSON file; {spec!r} is none of these")
-        try:
-            choices = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"decisions file {spec} is not valid JSON: {exc}") from exc
-        if not isinstance(choices, dict):
-            raise ValueError(f"decisions file {spec} must hold a JSON object mapping gates to choices")
-        return cls(mode="file", choices=choices, prompt=prompt)
+        if not Path(spec).is_file():
+            if spec.lower().endswith(".json"):
+                raise ValueError(f"decisions file not found: {spec}")
+            raise ValueError(f"--approve must be ask, recommended, none or a JSON file; {spec!r} is none of "
+                             f"these{did_you_mean(spec, ['ask', 'recommended', 'none'])}")
+        return cls(mode="file", choices=decisions_file.read(spec), prompt=prompt)
 
     def choose(self, decision: Decision) -> tuple[str, str] | None:
         """``(choice, rationale)`` decided by policy, or None when a human must answer."""
@@ -83,7 +81,9 @@ class ApprovalPolicy:
             return "skip", "no expert steps (--approve none)"
         if self.mode == "file":
             choice = self._from_file(decision)
-            if choice is not None:
+            if choice == "recommended":
+                return (decision.recommended, "recommended option (decisions file)") if decision.recommended else None
+            if choice is not None and choice != "ask":
                 if decision.option(choice) is None:
                     ids = [o["id"] for o in decision.options]
                     raise ValueError(f"decisions file: {choice!r} is not an option of the "
@@ -350,6 +350,10 @@ class Coordinator:
     async def _undo(self, checkpoint_id: str, reason: str, *, reopen: bool = False) -> None:
         s = self.session
         cp = s.checkpoint(checkpoint_id)
+        # e.g. its spill was cut short by a kernel death: say so before anything is restored
+        problem = (await probe(self.kernel, "checkpoint_problem_json", cp.id)).get("problem")
+        if problem:
+            raise ValueError(f"cannot undo to {cp.id} ({cp.label}): {problem}")
         later = s.checkpoints[s.checkpoints.index(cp) + 1 :]
         for c in reversed(later):  # newest first: each unbinds what its step created
             try:
@@ -432,6 +436,8 @@ class Coordinator:
     async def gate(self, step: Step) -> str:
         """``"go"``, ``"skip"`` or ``"blocked"``; a gated step never runs undecided."""
         s = self.session
+        if step.code is not None:  # code is always read by the expert, whatever the step says
+            step.gate = "custom_code"
         if not step.gate:
             return "go"
         decision = s.decision(step.decision_id) if step.decision_id else self._new_decision(step)

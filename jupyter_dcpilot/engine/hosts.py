@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply
 
@@ -37,6 +38,18 @@ class CellResult:
         return "".join(parts)
 
 
+class KernelDiedError(RuntimeError):
+    """The kernel stopped (crashed, killed, shut down or restarted) while a probe or a
+    co-pilot cell waited for it."""
+
+    step_id: str | None = None  # the step whose cell the kernel died in (None: a probe)
+    cell_id: str | None = None  # that half-made cell,
+    cell_removed: bool = False  # and whether it is gone from the notebook already
+
+
+Alive = Callable[[], Awaitable[bool]]
+
+
 @runtime_checkable
 class KernelProbe(Protocol):
     """Evaluate one expression silently in the kernel and return its JSON value."""
@@ -58,36 +71,60 @@ class NotebookHost(Protocol):
 class ClientProbe:
     """A :class:`KernelProbe` on any ``AsyncKernelClient`` (give it its own session id when the
     browser also talks to that kernel). Shell replies and iopub messages of other requests are
-    skipped, so it can share a kernel with the user."""
+    skipped, so it can share a kernel with the user. With ``alive``, a kernel that dies fails
+    the probe within ``poll`` seconds instead of after ``timeout``."""
 
-    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None) -> None:
+    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None,
+                 alive: Alive | None = None, poll: float = 1.0) -> None:
         self.client = client
         self.timeout = timeout
         self.lock = lock or asyncio.Lock()
+        self.alive = alive
+        self.poll = poll
 
     async def evaluate(self, expression: str) -> Any:
         async with self.lock:
             msg_id = self.client.execute(**execute_request_content(expression))
-            reply = await shell_reply(self.client, msg_id, self.timeout)
-            await collect_outputs(self.client, msg_id, self.timeout)  # drain its busy/idle
+            reply = await shell_reply(self.client, msg_id, self.timeout, self.alive, self.poll)
+            await collect_outputs(self.client, msg_id, self.timeout, self.alive, self.poll)  # drain its busy/idle
         return parse_reply(reply["content"])
 
 
-async def shell_reply(client: Any, msg_id: str, timeout: float) -> dict[str, Any]:
-    """The shell reply to one request (replies to other requests are skipped)."""
+async def _next(get: Callable[..., Awaitable[Any]], deadline: float, alive: Alive | None,
+                poll: float) -> Any:
+    """The next message of one channel before ``deadline`` (loop time). Every ``poll`` seconds
+    without one, ``alive()`` is asked: a dead kernel sends nothing more, so waiting on is futile."""
+    loop = asyncio.get_running_loop()
     while True:
-        msg = await client.get_shell_msg(timeout=timeout)
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise TimeoutError("the kernel did not answer in time (is a cell still running?)")
+        try:
+            return await get(timeout=min(remaining, poll) if alive is not None else remaining)
+        except queue.Empty:
+            if alive is not None and not await alive():
+                raise KernelDiedError("the kernel died while the co-pilot waited for it") from None
+
+
+async def shell_reply(client: Any, msg_id: str, timeout: float, alive: Alive | None = None,
+                      poll: float = 1.0) -> dict[str, Any]:
+    """The shell reply to one request (replies to other requests are skipped)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        msg = await _next(client.get_shell_msg, deadline, alive, poll)
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
 
 
-async def collect_outputs(client: Any, msg_id: str, timeout: float) -> list[Any]:
+async def collect_outputs(client: Any, msg_id: str, timeout: float, alive: Alive | None = None,
+                          poll: float = 1.0) -> list[Any]:
     """The nbformat outputs one request produced, read from iopub until the kernel is idle."""
     from nbformat.v4 import output_from_msg
 
+    deadline = asyncio.get_running_loop().time() + timeout
     outputs: list[Any] = []
     while True:
-        msg = await client.get_iopub_msg(timeout=timeout)
+        msg = await _next(client.get_iopub_msg, deadline, alive, poll)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind = msg["msg_type"]
@@ -125,7 +162,8 @@ class HeadlessHost:
 
     Implements both :class:`KernelProbe` and :class:`NotebookHost`. The kernel is started with
     ``kernel_tools`` importable (the engine's own copy is put on ``PYTHONPATH``), so a notebook
-    can be produced before the package is installed.
+    can be produced before the package is installed. A kernel that dies under a cell or a probe
+    fails it within ``poll`` seconds with :class:`KernelDiedError` (not after ``timeout``).
     """
 
     def __init__(
@@ -135,11 +173,13 @@ class HeadlessHost:
         kernel_name: str = "python3",
         cwd: str | os.PathLike[str] | None = None,
         timeout: float = 600.0,
+        poll: float = 1.0,
     ) -> None:
         self.path = Path(notebook_path)
         self.kernel_name = kernel_name
         self.cwd = str(cwd) if cwd is not None else str(self.path.parent)
         self.timeout = timeout
+        self.poll = poll
         from nbformat.v4 import new_notebook  # nbformat pulls in jsonschema: slow, so only here
 
         self.notebook = new_notebook()
@@ -182,18 +222,29 @@ class HeadlessHost:
 
     # -- KernelProbe -------------------------------------------------------------------
     async def evaluate(self, expression: str) -> Any:
-        return await ClientProbe(self._kc, self.timeout, self._lock).evaluate(expression)
+        probe = ClientProbe(self._kc, self.timeout, self._lock, alive=self._alive, poll=self.poll)
+        return await probe.evaluate(expression)
+
+    async def _alive(self) -> bool:
+        return self._km is not None and bool(await self._km.is_alive())
 
     # -- NotebookHost ------------------------------------------------------------------
     async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
-        from nbformat.v4 import new_code_cell
+        from nbformat.v4 import new_code_cell, new_output
 
         cell = new_code_cell(source, metadata=dict(metadata))
         self.notebook.cells.append(cell)
+        step = (metadata.get("dcpilot") or {}).get("step") or "a cell"
         async with self._lock:
             msg_id = self._kc.execute(source, store_history=True, allow_stdin=False)
-            outputs = await collect_outputs(self._kc, msg_id, self.timeout)
-            reply = await shell_reply(self._kc, msg_id, self.timeout)
+            try:
+                outputs = await collect_outputs(self._kc, msg_id, self.timeout, self._alive, self.poll)
+                reply = await shell_reply(self._kc, msg_id, self.timeout, self._alive, self.poll)
+            except KernelDiedError:
+                cell.outputs = [new_output("error", ename="KernelDied", evalue="the kernel died", traceback=[])]
+                self._write()
+                raise KernelDiedError(f"the kernel died while step {step} ran: its variables are gone. "
+                                      f"The notebook so far is {self.path}") from None
         content = reply["content"]
         cell.outputs = outputs
         cell.execution_count = content.get("execution_count")

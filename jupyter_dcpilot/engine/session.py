@@ -4,6 +4,10 @@ Everything the co-pilot knows about a notebook lives in a :class:`Session`, whic
 a sidecar file next to the notebook after every change, so a restarted server (or a second
 ``jupyter dcpilot run``) loses nothing. Observers subscribed with :meth:`Session.subscribe`
 receive one event per change (the server pushes them to the panel's WebSocket).
+
+Sidecars are signed with a per-user secret (:mod:`.signatures`). A file this user's co-pilot
+did not write is loaded as history only (:meth:`Session.as_history`): it is shown, but nothing
+in it is approved or acted on.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
+
+from . import signatures
 
 # step statuses: proposed, awaiting_decision, running, done, failed, undone, skipped
 PENDING = ("proposed", "awaiting_decision")
@@ -145,6 +151,9 @@ class Session:
     settings: dict[str, Any] = field(default_factory=dict)  # planner, model, share (what an LLM may see)
     created: str = field(default_factory=now)
     counter: int = 0
+    # False once the session's history came from a sidecar this user's co-pilot did not write
+    trusted: bool = True
+    trust_note: str = ""  # why not, in words (the panel shows it)
     path: str | None = field(default=None, compare=False)
     _observers: list[Callable[[dict[str, Any]], None]] = field(
         default_factory=list, compare=False, repr=False
@@ -200,7 +209,10 @@ class Session:
         return [s for s in self.plan if s.pending]
 
     def open_decisions(self) -> list[Decision]:
-        return [d for d in self.decisions if not d.decided]
+        """Decisions that wait for an answer: undecided, and their step still to run (a
+        decision of an undone or replaced step asks nothing any more)."""
+        pending = {s.id for s in self.plan if s.pending}
+        return [d for d in self.decisions if not d.decided and d.step_id in pending]
 
     def cells_after(self, checkpoint_id: str) -> list[str]:
         """Ids of the co-pilot cells added after a checkpoint (never user cells)."""
@@ -254,6 +266,7 @@ class Session:
 
     # -- persistence -------------------------------------------------------------------
     def to_json(self) -> str:
+        """The session as compact JSON, in the form :func:`.signatures.serialize` signs."""
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         return json.dumps(state, separators=(",", ":"), default=_encode)
 
@@ -262,19 +275,21 @@ class Session:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str | None = None) -> "Session":
-        data = dict(data)
+        """A session from its JSON form; fields it does not know (a newer version's) are left out."""
+        known = {f.name for f in fields(cls) if f.compare}
+        data = {k: v for k, v in data.items() if k in known}
         data["plan"] = [Step(**s) for s in data.get("plan", [])]
         data["decisions"] = [Decision(**d) for d in data.get("decisions", [])]
         data["checkpoints"] = [Checkpoint(**c) for c in data.get("checkpoints", [])]
         return cls(**data, path=path)
 
     def save(self) -> None:
-        """Write the sidecar atomically (no half-written file after a crash)."""
+        """Write the sidecar, signed, atomically (no half-written file after a crash)."""
         if not self.path:
             return
         target = Path(self.path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        text = self.to_json()
+        text = signatures.signed(self.to_json())
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w") as fh:
@@ -286,16 +301,65 @@ class Session:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Session":
-        with open(path) as fh:
-            return cls.from_dict(json.load(fh), path=str(path))
+        """The session saved at ``path``; as history only (:meth:`as_history`) unless this
+        user's co-pilot signed it. ValueError when the file is not a session at all."""
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+        except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a co-pilot session file: not a JSON object")
+        distrust = signatures.verify(data)
+        try:
+            session = cls.from_dict(data, path=str(path))
+        except (TypeError, ValueError, AttributeError) as exc:  # hand-made or damaged
+            raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
+        if distrust is not None:
+            session.as_history(f"The co-pilot file {Path(path).name} was not written by this "
+                               f"user's co-pilot ({distrust}). It is shown as history only: none "
+                               "of its decisions or code is approved, every question is asked again.")
+        return session
 
     @classmethod
     def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> "Session":
-        """Load the notebook's sidecar if it exists, else start a new session saved there."""
+        """Load the notebook's sidecar if it exists, else start a new session saved there. A
+        sidecar that is not a session file is replaced (the new session says so)."""
         path = sidecar_path(notebook)
         if path.exists():
-            return cls.load(path)
+            try:
+                return cls.load(path)
+            except ValueError as exc:
+                session = cls(notebook=str(notebook), path=str(path), **kwargs)
+                session.warnings.append(f"started afresh: {exc}")
+                return session
         return cls(notebook=str(notebook), path=str(path), **kwargs)
+
+    def as_history(self, reason: str) -> None:
+        """Keep what happened, act on none of it: a sidecar nobody here signed may have been
+        planted to claim approvals (custom code marked "run by the user") nobody gave.
+
+        Every decision is reopened (the old answer stays in its history) and every step becomes
+        history ("undone"); what the loop would act on starts afresh: no pending steps, task,
+        findings, verdict, checkpoints (their snapshots would be restored), cells (undo deletes
+        them), rejections, exclusions or pending instructions. The next run diagnoses the kernel's
+        data again and asks every question of the new plan."""
+        self.trusted, self.trust_note = False, reason
+        for decision in self.decisions:
+            decision.reopen("not trusted: " + reason)
+        for step in self.plan:
+            step.status, step.note = "undone", "from a file this user's co-pilot did not write"
+            step.checkpoint_id, step.cell_ids = None, []
+        for instruction in self.instructions:
+            if instruction.get("status") == "pending":
+                instruction["status"] = "not trusted"
+        self.task, self.findings, self.diagnosis, self.validity = {}, [], {}, []
+        self.checkpoints, self.cells, self.variables, self.settings = [], [], {}, {}
+        self.handled, self.exclusions, self.rejections = [], {}, []
+        self.data_version, self.diagnosed_version, self.backtracks = 0, -1, 0
+        self.state = "idle"
+        self.warnings.append(reason)
+        self.transcript.append({"at": now(), "kind": "untrusted", "text": reason})
 
 
 def _encode(value: Any) -> Any:

@@ -116,6 +116,10 @@ export interface ISession {
   usage?: Partial<IUsageTotal> | null;
   /** the verdict's checks, once a model was trained (empty before) */
   validity?: IValidityCheck[];
+  /** False when the session's history came from a sidecar this user's co-pilot did not write. */
+  trusted?: boolean;
+  /** Why not, in words. */
+  trust_note?: string;
 }
 
 /** A notebook's session as the listing shows it. */

@@ -219,6 +219,11 @@ export function SessionView(props: {
         </span>
       </div>
       {model.error && <div className="jp-dcpilot-error">{model.error}</div>}
+      {session.trusted === false && (
+        <div className="jp-dcpilot-untrusted" role="alert">
+          <b>Not trusted:</b> {session.trust_note || 'this session file was not written by your co-pilot.'}
+        </div>
+      )}
       {!model.connected && (
         <button type="button" className="jp-dcpilot-reconnect" onClick={() => model.reconnect()}>
           Reconnect

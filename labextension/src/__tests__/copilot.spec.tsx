@@ -155,6 +155,22 @@ describe('SessionModel', () => {
     expect(document.querySelectorAll('.jp-dcpilot-decision')).toHaveLength(0);
     model.dispose();
   });
+
+  it('says when the session came from a file it does not trust', async () => {
+    const note = 'The co-pilot file .nb.ipynb.dcpilot.json was not written by this user\'s co-pilot.';
+    const source = { ...fakeSource([]), start: async () => session({ trusted: false, trust_note: note }) };
+    const model = new SessionModel(source, null, () => fakeSocket());
+    await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
+    const view = render(<SessionView model={model} />);
+    expect(document.querySelector('.jp-dcpilot-untrusted')?.textContent).toContain(note);
+    view.unmount();
+    model.dispose();
+    const trusted = new SessionModel(fakeSource([]), null, () => fakeSocket());
+    await trusted.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
+    render(<SessionView model={trusted} />);
+    expect(document.querySelector('.jp-dcpilot-untrusted')).toBeNull();
+    trusted.dispose();
+  });
 });
 
 describe('cellOutcome', () => {

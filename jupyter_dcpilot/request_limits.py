@@ -1,0 +1,100 @@
+"""What the co-pilot's REST API accepts: body size, JSON depth and every field's length.
+
+A session's request becomes part of its sidecar, which is rewritten after every change: a
+10 MB ``goal`` would be rewritten hundreds of times, and a 200 000-deep JSON array exhausted
+the parser's stack (a 500). Every POST body is refused early instead: 413 above
+:data:`MAX_BODY_BYTES`, 400 for a body that is not a JSON object, nests deeper than
+:data:`MAX_DEPTH`, or breaks its endpoint's schema below (one line naming the field).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tornado.web
+
+from .engine import decisions_file
+from .engine.coordinator import TASK_KINDS
+from .engine.validation import depth, problem
+
+MAX_BODY_BYTES = 64 * 1024  # the largest legitimate body, a decisions object, is a few kB
+MAX_DEPTH = 6  # body -> approve -> gate -> column -> choice
+MAX_PATH = 4096  # PATH_MAX
+MAX_NAME = 1000  # a column name
+MAX_TEXT = 4000  # free text: a goal, a rationale
+MAX_ID = 200  # ids and short words: choice, checkpoint, model, frame
+
+
+def _text(limit: int, **more: Any) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit, **more}
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [{"type": "null"}, schema], "description": schema.get("description", "null or a value")}
+
+
+SESSION_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["path", "frame"],
+    "properties": {
+        "path": _text(MAX_PATH, minLength=1),
+        "frame": _text(MAX_ID, minLength=1),
+        "target": _optional(_text(MAX_NAME, description=f"a column name of at most {MAX_NAME} characters")),
+        "time": _optional(_text(MAX_NAME, description=f"a column name of at most {MAX_NAME} characters")),
+        "task": _optional({"enum": ["auto", *TASK_KINDS], "description": f"one of {['auto', *TASK_KINDS]}"}),
+        "goal": _optional(_text(MAX_TEXT, description=f"a text of at most {MAX_TEXT} characters")),
+        "approve": _optional({"anyOf": [{"enum": ["ask", "recommended", "none"]}, {"type": "object"}],
+                              "description": "'ask', 'recommended', 'none' or an object of choices"}),
+        "planner": _optional(_text(MAX_ID, description="'rules' or 'claude'")),
+        "model": _optional(_text(MAX_ID, description=f"a model id of at most {MAX_ID} characters")),
+        "share": _optional(_text(MAX_ID, description="'schema' or 'samples'")),
+        "replace": {"type": "boolean"},
+    },
+}
+
+DECISION_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["choice"],
+    "properties": {"choice": _text(MAX_ID, minLength=1), "rationale": _text(MAX_TEXT)},
+}
+
+UNDO_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["checkpoint"],
+    "properties": {"checkpoint": _text(MAX_ID, minLength=1)},
+}
+
+def check_size(body: bytes) -> None:
+    """413 for a body larger than :data:`MAX_BODY_BYTES`."""
+    if len(body) > MAX_BODY_BYTES:
+        raise tornado.web.HTTPError(413, f"the request body is {len(body):,} bytes; the co-pilot accepts "
+                                         f"at most {MAX_BODY_BYTES // 1024} KiB")
+
+
+def parse_body(body: bytes, schema: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object in ``body`` once it passes every limit (HTTPError 413/400 otherwise)."""
+    check_size(body)
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise tornado.web.HTTPError(400, f"the request body is not JSON: {error}") from None
+    except RecursionError:
+        raise tornado.web.HTTPError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
+    if not isinstance(data, dict):
+        raise tornado.web.HTTPError(400, "the request body must be a JSON object")
+    if depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise tornado.web.HTTPError(400, f"the request body nests deeper than {MAX_DEPTH} levels")
+    found = problem(data, schema, what="the request body")
+    if found is None and isinstance(data.get("approve"), dict):
+        try:
+            decisions_file.check(data["approve"], "the request body: 'approve'")
+        except ValueError as error:
+            found = str(error)
+    if found is not None:
+        raise tornado.web.HTTPError(400, found)
+    return data
+
+
+__all__ = ["DECISION_BODY", "MAX_BODY_BYTES", "MAX_DEPTH", "SESSION_BODY", "UNDO_BODY",
+           "check_size", "parse_body"]
