@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings as _warnings
 from collections.abc import Sequence
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,12 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from kernel_tools.diagnosis.task import event_indicator
-from kernel_tools.models.pipelines import candidate_pipelines
+from kernel_tools.models.budget import Clock
+from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
+from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
+from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval
 
 TASKS = ("classification", "regression", "survival")
 PRIMARY_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
@@ -68,14 +72,29 @@ def fit_evaluate(
     random_state: int = 0,
     *,
     max_cv_rows: int = 50_000,
+    budget: float | None = None,
 ) -> ModelReport:
     """Cross-validate candidate models on ``df`` and refit the best on all of it.
 
-    - classification: HistGradientBoosting vs logistic regression; AUROC (macro one-vs-rest
-      for multiclass), AUPRC, balanced accuracy; balanced class weights when imbalanced.
-    - regression: HistGradientBoosting vs ridge; R², RMSE, MAE.
-    - survival: ``target`` is the event indicator and ``time`` the duration; penalised Cox;
-      Harrell's C-index; Kaplan-Meier curves by predicted-risk tertile.
+    - classification: HistGradientBoosting (settings picked by successive halving) vs
+      logistic regression; AUROC (macro one-vs-rest for multiclass), AUPRC, balanced accuracy;
+      balanced class weights when imbalanced; calibration curve and Brier score.
+    - regression: HistGradientBoosting (searched the same way) vs ridge; R², RMSE, MAE.
+    - survival: ``target`` is the event indicator and ``time`` the duration; penalised Cox vs
+      a Weibull AFT vs gradient-boosted Cox; Harrell's C-index; Kaplan-Meier curves by
+      predicted-risk tertile; integrated Brier score and observed vs predicted survival at
+      the median follow-up.
+
+    Selection never touches ``test``: the candidate with the best cross-validated score wins,
+    except that the explainable (linear / Cox) model is kept when it is within one standard
+    error of it; the refit is scored once on ``test``, with a bootstrap 95% interval
+    (``report.holdout_ci``; whole entities resampled when ``groups`` is in ``test``).
+    ``report.candidates_tried`` counts every setting cross-validated.
+
+    ``budget`` (seconds, None = unlimited) bounds the wall time: fits are never interrupted,
+    but the work is planned from measured fit times, and what would not fit is cut on purpose
+    (cross-validation on a sample, the search or a heavier candidate skipped, fewer
+    permutation repeats) and said in ``report.degraded``; it never fails for lack of time.
 
     ``groups`` (entity id column) makes every fold keep each entity on one side; it is never a
     feature. ``test`` (already preprocessed like ``df``) gives a holdout score through the
@@ -92,13 +111,15 @@ def fit_evaluate(
     ``label_issue``) are never features, and ``test`` need not have them. A target with one class (or no events) raises ValueError: nothing can be fitted.
     """
     _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows)
+    clock = Clock(budget)
     pre_steps = _preprocess_steps(preprocess)
     # One thread per fit: on a small shared machine OpenMP spin-waiting made fits 3x slower.
     with threadpool_limits(limits=1):
-        return _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows)
+        return _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state,
+                             max_cv_rows, clock)
 
 
-def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows):
+def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows, clock):
     warnings: list[str] = []
 
     train = _usable_rows(df, target, time, "df", warnings)
@@ -127,31 +148,25 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         counts = pd.Series(y).value_counts()
         if counts.min() / counts.max() < 0.5:
             class_weight = "balanced"
-    candidates = candidate_pipelines(
-        task, numeric, categorical, class_weight=class_weight, random_state=random_state
-    )
+    pool = candidates(task, numeric, categorical, class_weight=class_weight, random_state=random_state)
 
-    sample = _cv_sample(train, groups, max_cv_rows, random_state)
-    X_cv = train[features].iloc[sample]
-    y_cv = y[sample]
-    group_values = train[groups].to_numpy()[sample] if groups else None
-    folds, fold_warnings = _folds(task, y_cv, group_values, cv, random_state)
-    warnings += fold_warnings
-
-    results = {
-        name: _cross_validate(pipe, X_cv, y_cv, folds, task, classes)
-        for name, pipe in candidates.items()
-    }
-    scored = {n: r for n, r in results.items() if "error" not in r}
+    with clock.phase("cross-validation"):
+        sample = _cv_sample(train, groups, max_cv_rows, random_state)
+        X_cv, y_cv, group_values, folds, fold_warnings, sample = _cv_data(
+            train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
+        warnings += fold_warnings
+        grid = evaluation_times(y_cv) if task == "survival" else None
+        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state)
+    scored = {n: r for n, r in results.items() if "cv_mean" in r}
     if not scored:
-        detail = "; ".join(f"{n}: {r['error']}" for n, r in results.items())
+        detail = "; ".join(f"{n}: {r.get('error') or r.get('skipped')}" for n, r in results.items())
         raise RuntimeError(f"every candidate model failed to fit: {detail}")
     metric = PRIMARY_METRIC[task]
-    best = max(scored, key=lambda n: _nan_to_low(scored[n]["cv_mean"]))
+    best, selection = _choose(scored, {c.name: c for c in pool}, metric)
     chosen = scored[best]
 
-    with _quiet():
-        model = clone(candidates[best]).fit(train[features], y)
+    with clock.phase("refit"), _quiet():
+        model = clone(chosen["pipeline"]).fit(train[features], y)
 
     metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
     metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
@@ -161,6 +176,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         warnings.append(f"cross-validation ran on a random sample of {len(sample)} of {len(train)} rows")
 
     holdout_score = None
+    holdout_ci = None
     n_test = 0
     holdout = None
     if test is not None:
@@ -168,7 +184,9 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         missing = [c for c in features if c not in holdout.columns]
         if missing:
             raise KeyError(f"test is missing feature columns the model uses: {missing}")
+        test_groups = None
         if groups is not None and groups in holdout.columns:
+            test_groups = holdout[groups].to_numpy()
             shared = np.intersect1d(train[groups].unique(), holdout[groups].unique())
             if len(shared):
                 warnings.append(
@@ -181,11 +199,24 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
             metrics[f"holdout_{k}"] = v
         holdout_score = metrics[f"holdout_{metric}"]
         n_test = len(holdout)
+        with clock.phase("uncertainty"):
+            holdout_ci = _holdout_interval(task, y_test, pred, classes, test_groups, clock, random_state)
+        if holdout_ci is not None:
+            metrics[f"holdout_{metric}_ci_low"], metrics[f"holdout_{metric}_ci_high"] = holdout_ci
+            warnings += _interval_warnings(metric, holdout_score, holdout_ci, n_test, test_groups)
         held_out = [(model, holdout[features], y_test)]
     else:
         held_out = [(m, X_cv.iloc[val], y_cv[val]) for m, val in chosen["fold_models"]]
-    importance = _importance(held_out, task, classes, random_state)
+    with clock.phase("importance"):
+        importance = _importance(held_out, task, classes, random_state, clock)
     warnings += _leakage_warnings(metric, chosen["cv_mean"], holdout_score, importance)
+
+    with clock.phase("calibration"):
+        calibration, calibration_warning = _calibration(
+            task, model, holdout, features, y, classes, pred if holdout is not None else None,
+            y_test if holdout is not None else None, chosen, y_cv, grid)
+    if calibration_warning:
+        warnings.append(calibration_warning)
 
     risk_groups = None
     if task == "survival":
@@ -197,6 +228,10 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     pipeline = Pipeline([*pre_steps, *model.steps])
     if pre_steps:
         warnings += _smoke_test(pipeline, df.head(5), target)
+    if clock.limited and clock.remaining() < 0:
+        clock.degrade(f"the work took {clock.elapsed():.0f} s, over the {clock.budget:.0f} s budget: "
+                      "the parts that cannot be shortened (the refit, one fold of the simplest "
+                      "model) cost more than the budget on this table")
 
     return ModelReport(
         task=task,
@@ -207,11 +242,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         holdout_score=holdout_score,
         metrics=metrics,
         model_name=best,
-        candidates={
-            n: {("metrics" if k == "means" else k): v for k, v in r.items()
-                if k in ("cv_mean", "cv_std", "cv_scores", "means", "error")}
-            for n, r in results.items()
-        },
+        candidates={n: _candidate_summary(r) for n, r in results.items()},
         features=features,
         importance=importance,
         warnings=warnings,
@@ -222,7 +253,138 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         time=time,
         groups=groups,
         risk_groups=risk_groups,
+        holdout_ci=holdout_ci,
+        cv_sd=chosen["cv_std"],
+        calibration=calibration,
+        candidates_tried=sum(r.get("tried", 0) for r in results.values()),
+        selection=selection,
+        degraded=list(clock.degraded),
+        budget=clock.budget,
+        timings={**clock.timings, "total": round(clock.elapsed(), 3)},
     )
+
+
+# --- candidates within a budget ------------------------------------------------------------------
+
+# Shares of the budget: cross-validation (with the search) must end by 60% of it, leaving the
+# refit, the holdout interval, permutation importance and calibration the rest.
+CV_SHARE = 0.6
+SAMPLE_SHARE = 0.3  # the explainable model's cross-validation alone gets at most this much
+MIN_CV_ROWS = 200
+HALVING_COST = 2.4  # a 6-setting successive halving (factor 3) costs ~2.4 full cross-validations
+
+
+def _cv_data(train, features, y, groups, sample, task, cv, random_state, first, clock):
+    """The cross-validation rows and folds; within a budget, first time one fold of the
+    explainable model and sample fewer rows (whole entities) when its full CV would not fit."""
+    X_cv, y_cv = train[features].iloc[sample], y[sample]
+    group_values = train[groups].to_numpy()[sample] if groups else None
+    folds, warnings = _folds(task, y_cv, group_values, cv, random_state)
+    if not clock.limited:
+        return X_cv, y_cv, group_values, folds, warnings, sample
+    train_idx = folds[0][0]
+    started = perf_counter()
+    with _quiet():
+        clone(first.pipeline).fit(X_cv.iloc[train_idx], y_cv[train_idx])
+    clock.probe = perf_counter() - started
+    projected = clock.probe * len(folds)
+    allowed = clock.until(SAMPLE_SHARE)
+    if projected <= allowed or len(sample) <= MIN_CV_ROWS:
+        return X_cv, y_cv, group_values, folds, warnings, sample
+    rows = max(MIN_CV_ROWS, int(len(sample) * max(allowed, 0) / projected))
+    sample = _cv_sample(train, groups, rows, random_state)
+    clock.probe *= len(sample) / len(X_cv)
+    clock.degrade(
+        f"cross-validation ran on a sample of {len(sample)} of {len(train)} rows: on all of them "
+        f"it would have taken ~{projected:.0f} s of the {clock.budget:.0f} s budget")
+    X_cv, y_cv = train[features].iloc[sample], y[sample]
+    group_values = train[groups].to_numpy()[sample] if groups else None
+    folds, warnings = _folds(task, y_cv, group_values, cv, random_state)
+    return X_cv, y_cv, group_values, folds, warnings, sample
+
+
+def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dict[str, dict[str, Any]]:
+    """Cross-validate each candidate on the same folds; search a candidate's grid by successive
+    halving first. Within a budget, what would not finish is skipped and said."""
+    results: dict[str, dict[str, Any]] = {}
+    probe = clock.probe
+    for cand in pool:
+        estimate = probe * cand.cost * len(folds) if probe else None
+        if estimate is not None and not cand.explainable and not clock.fits(estimate, CV_SHARE):
+            results[cand.name] = {"skipped": f"~{estimate:.0f} s of cross-validation would exceed the budget"}
+            clock.degrade(f"{cand.name} was not tried: its cross-validation (~{estimate:.0f} s) would not "
+                          f"fit in the {clock.budget:.0f} s budget; the lighter candidates were compared")
+            continue
+        params, tried, search = {}, 1, None
+        if len(cand.grid) > 1:
+            if estimate is None or clock.fits(estimate * (1 + HALVING_COST), CV_SHARE):
+                params, search = _halving_search(cand, X, y, folds, task, classes, random_state)
+                tried = len(cand.grid)
+            else:
+                clock.degrade(f"{cand.name}: the search over {len(cand.grid)} settings was skipped "
+                              f"(~{estimate * HALVING_COST:.0f} s more than the budget allows); "
+                              "its default settings were cross-validated")
+        pipe = clone(cand.pipeline).set_params(**params)
+        stop = None if cand.explainable or not clock.limited else (lambda: clock.until(CV_SHARE))
+        result = _cross_validate(pipe, X, y, folds, task, classes, grid, stop)
+        if "skipped" in result:
+            clock.degrade(f"{cand.name} was stopped after {result['folds_done']} of {len(folds)} folds: "
+                          f"the rest would not fit in the {clock.budget:.0f} s budget")
+        result.update(pipeline=pipe, params={k.removeprefix("model__"): v for k, v in params.items()},
+                      tried=tried, search=search)
+        results[cand.name] = result
+    return results
+
+
+def _halving_search(cand, X, y, folds, task, classes, random_state):
+    """Successive halving over ``cand.grid`` on the given folds: every setting on a third or a
+    ninth of each training fold, the best third on more rows, the best on all. Returns the
+    winning parameters and each setting's best score (by the rows it reached)."""
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    n_train = min(len(t) for t, _ in folds)
+    search = HalvingGridSearchCV(
+        cand.pipeline, [{k: [v] for k, v in g.items()} for g in cand.grid], factor=3,
+        resource="n_samples", min_resources=min(len(X), max(len(X) // 9, 500)), cv=folds,
+        scoring=_PrimaryScorer(task, classes), refit=False, random_state=random_state,
+        error_score=np.nan, n_jobs=1,
+    )
+    with _quiet():
+        search.fit(X, y)
+    table = pd.DataFrame(search.cv_results_)
+    last = table.sort_values("iter").groupby(table["params"].map(str)).tail(1)
+    summary = [{"params": {k.removeprefix("model__"): v for k, v in p.items()}, "rows": int(r * n_train / len(X)),
+                "score": float(s)} for p, r, s in zip(last["params"], last["n_resources"], last["mean_test_score"])]
+    return dict(search.best_params_), summary
+
+
+def _choose(scored, pool, metric) -> tuple[str, str]:
+    """The best cross-validated candidate, unless an explainable one is within noise of it:
+    the paired fold differences' mean is at most one standard error (or 0.005)."""
+    best = max(scored, key=lambda n: _nan_to_low(scored[n]["cv_mean"]))
+    simple = next((n for n in scored if pool[n].explainable), None)
+    if simple is None or simple == best:
+        return best, f"{best}: the best cross-validated {metric} of {len(scored)} compared"
+    diff = np.asarray(scored[best]["cv_scores"]) - np.asarray(scored[simple]["cv_scores"])
+    diff = diff[np.isfinite(diff)]
+    if len(diff) < 2:
+        return best, f"{best}: the best cross-validated {metric} of {len(scored)} compared"
+    gap = float(diff.mean())
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff)))
+    if gap <= max(se, 0.005):
+        return simple, (f"{simple} kept: within noise of {best} (cv {metric} "
+                        f"{scored[simple]['cv_mean']:.3f} vs {scored[best]['cv_mean']:.3f}; the "
+                        f"difference {gap:.3f} is at most one standard error, {se:.3f}), and it is "
+                        "simpler to explain")
+    return best, (f"{best}: cv {metric} {scored[best]['cv_mean']:.3f} beats {simple} "
+                  f"{scored[simple]['cv_mean']:.3f} by {gap:.3f}, more than one standard error ({se:.3f})")
+
+
+def _candidate_summary(result: dict[str, Any]) -> dict[str, Any]:
+    keep = ("cv_mean", "cv_std", "cv_scores", "means", "error", "skipped", "params", "tried", "search")
+    return {("metrics" if k == "means" else k): v for k, v in result.items()
+            if k in keep and v is not None and v != {}}
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -511,20 +673,30 @@ class _quiet(_warnings.catch_warnings):
         return out
 
 
-def _cross_validate(pipe, X, y, folds, task, classes) -> dict[str, Any]:
+def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> dict[str, Any]:
+    """Fit and score ``pipe`` on each fold. Keeps out-of-fold predictions (and, for survival,
+    out-of-fold survival curves at ``grid``: the times and the median follow-up) and the first
+    fold models (for permutation importance). ``stop()``: seconds left for this work; when the
+    remaining folds would not fit in it the candidate is abandoned (``{"skipped": ...}``)."""
     per_fold: list[dict[str, float]] = []
-    oof = np.full(len(y), np.nan) if task == "survival" else None
+    oof = np.full((len(y), len(classes)), np.nan) if task == "classification" else np.full(len(y), np.nan)
+    times = None if grid is None else np.append(grid[0], grid[1])
+    oof_survival = None if times is None else np.full((len(y), len(times)), np.nan)
     fold_models = []
     try:
-        for train_idx, val_idx in folds:
+        for done, (train_idx, val_idx) in enumerate(folds, start=1):
+            started = perf_counter()
             with _quiet():
                 fitted = clone(pipe).fit(X.iloc[train_idx], y[train_idx])
                 pred = _predict(fitted, X.iloc[val_idx], task, classes)
+                if oof_survival is not None:
+                    oof_survival[val_idx] = _survival_curves(fitted, X.iloc[val_idx], times)
             per_fold.append(_metrics(task, y[val_idx], pred, classes))
             if len(fold_models) < IMPORTANCE_FOLDS:
                 fold_models.append((fitted, val_idx))
-            if oof is not None:
-                oof[val_idx] = pred
+            oof[val_idx] = pred
+            if stop is not None and done < len(folds) and (perf_counter() - started) * (len(folds) - done) > stop():
+                return {"skipped": "the remaining folds would exceed the budget", "folds_done": done}
     except Exception as error:  # one failing candidate must not hide the others
         return {"error": f"{type(error).__name__}: {error}"}
     metric = PRIMARY_METRIC[task]
@@ -538,7 +710,13 @@ def _cross_validate(pipe, X, y, folds, task, classes) -> dict[str, Any]:
         "stds": {k: float(v) for k, v in table.std(ddof=0).items()},
         "fold_models": fold_models,
         "oof": oof,
+        "oof_survival": oof_survival,
     }
+
+
+def _survival_curves(model, X, times) -> np.ndarray:
+    """S(t | x) at ``times`` from a fitted survival pipeline (its last step predicts curves)."""
+    return model[-1].predict_survival(model[:-1].transform(X), times)
 
 
 def _predict(model, X, task, classes) -> np.ndarray:
@@ -587,18 +765,42 @@ class _PrimaryScorer:
         return _metrics(self.task, y, pred, self.classes, primary_only=True)[PRIMARY_METRIC[self.task]]
 
 
-def _importance(held_out, task, classes, random_state) -> list[dict[str, Any]]:
+def _importance(held_out, task, classes, random_state, clock) -> list[dict[str, Any]]:
     """Permutation importance (drop in the primary metric) on held-out rows.
 
     ``held_out``: (fitted model, X, y) triples — the refit model on the holdout, or fold
     models on their validation rows (averaged: one small fold alone is too noisy). Rows and
-    repeats are bounded so this costs about ``IMPORTANCE_PREDICTIONS`` predictions. Columns
-    are permuted after the model's dtype step so predictions skip re-parsing the raw frame.
+    repeats are bounded so this costs about ``IMPORTANCE_PREDICTIONS`` predictions; within a
+    budget, fewer when one prediction is slow (it is never skipped: the leakage check reads
+    it). Columns are permuted after the model's dtype step so predictions skip re-parsing.
     """
     rng = np.random.default_rng(random_state)
     n_features = held_out[0][1].shape[1]
     rows_each = max(IMPORTANCE_ROWS // len(held_out), 50)
     n_repeats = int(np.clip(IMPORTANCE_PREDICTIONS // (n_features * len(held_out)), 1, 5))
+    if clock.limited:
+        model, X, y = held_out[0]
+        sample = X.iloc[: min(len(X), rows_each)]
+        encoded = model[0].transform(sample)
+        started = perf_counter()
+        with _quiet():
+            _PrimaryScorer(task, classes)(model[1:], encoded, y[: len(sample)])
+        per_prediction = max(perf_counter() - started, 1e-4)
+        allowed = clock.until(0.9) / per_prediction
+        wanted = n_features * len(held_out) * n_repeats
+        if wanted > allowed:
+            cut = []
+            while n_repeats > 1 and n_features * len(held_out) * n_repeats > allowed:
+                n_repeats -= 1
+                cut = [f"{n_repeats} permutation repeat{'s' if n_repeats > 1 else ''}"]
+            if n_features * len(held_out) > allowed and len(held_out) > 1:
+                held_out = held_out[:1]
+                cut.append("one fold model")
+            if n_features * len(held_out) > allowed:
+                rows_each = max(50, int(rows_each * max(allowed, 1) / (n_features * len(held_out))))
+                cut.append(f"{rows_each} rows")
+            clock.degrade(f"permutation importance used {', '.join(cut)} to stay within the budget: "
+                          "the ranking of close features is less certain")
     drops = []
     for model, X, y in held_out:
         if len(X) > rows_each:
@@ -618,6 +820,56 @@ def _importance(held_out, task, classes, random_state) -> list[dict[str, Any]]:
         {"feature": str(columns[i]), "importance": float(mean[i]), "std": float(std[i])}
         for i in order
     ]
+
+
+def _holdout_interval(task, y, pred, classes, groups, clock, random_state) -> list[float] | None:
+    """Bootstrap 95% interval of the primary metric on the holdout (entities resampled when
+    ``groups`` is given). Within a budget, fewer rounds when the metric is slow to compute."""
+    metric = PRIMARY_METRIC[task]
+
+    def score(rows):
+        return _metrics(task, y[rows], pred[rows], classes, primary_only=True)[metric]
+
+    seconds = max(clock.until(0.75), 0.0) if clock.limited else float("inf")
+    interval, rounds = bootstrap_interval(score, len(y), groups, seconds=seconds, random_state=random_state)
+    if rounds < 200:
+        clock.degrade(f"the holdout interval rests on {rounds} bootstrap rounds instead of 200 "
+                      "(the budget): its ends are rougher")
+    return interval
+
+
+def _interval_warnings(metric, score, interval, n_test, groups) -> list[str]:
+    width = interval[1] - interval[0]
+    if width <= WIDE_INTERVAL:
+        return []
+    unit = f"{len(pd.unique(groups))} entities" if groups is not None else f"{n_test} rows"
+    return [f"the holdout {metric} {score:.3f} is uncertain: its 95% interval [{interval[0]:.3f}, "
+            f"{interval[1]:.3f}] is {width:.2f} wide (holdout of {unit}); differences smaller "
+            "than that are not evidence"]
+
+
+def _calibration(task, model, holdout, features, y_train, classes, pred, y_test, chosen, y_cv, grid):
+    """Calibration on the holdout, or on the out-of-fold predictions without one.
+    Returns ``(calibration or None, warning or None)``: a curve that cannot be drawn (too few
+    rows or events) is said, not hidden."""
+    if task == "regression":
+        return None, None
+    where = "holdout" if holdout is not None else "out-of-fold"
+    try:
+        if task == "classification":
+            y_eval, proba = (y_test, pred) if holdout is not None else (y_cv, chosen["oof"])
+            out = classification_calibration(y_eval, proba, classes)
+        elif holdout is not None:
+            times, at_time = evaluation_times(y_test)
+            curves = _survival_curves(model, holdout[features], np.append(times, at_time))
+            out = survival_calibration(y_train, y_test, curves[:, :-1], times, curves[:, -1], at_time)
+        else:
+            curves = chosen["oof_survival"]
+            out = survival_calibration(y_cv, y_cv, curves[:, :-1], grid[0], curves[:, -1], grid[1])
+    except Exception as error:  # noqa: BLE001 - reported, the model itself is fine
+        return None, f"calibration could not be computed on the {where} predictions: {error}"
+    out["on"] = where
+    return out, None
 
 
 def top_importance_share(importance: list[dict[str, Any]]) -> float:

@@ -7,10 +7,12 @@ Everything here is module-level (no lambdas) so fitted pipelines pickle.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.impute import SimpleImputer
@@ -19,11 +21,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-from kernel_tools.models.survival import CoxPHEstimator
+from kernel_tools.models.survival import AFTEstimator, CoxPHEstimator, GradientBoostedCox
 
 # HistGradientBoosting takes category codes below max_bins (255); the last code means "other".
 MAX_CATEGORIES = 254
 _MAX_ONEHOT_CATEGORIES = 20
+_MIN_ONEHOT_ROWS = 5  # rarer levels pool into one column: a level in 3 rows is noise to a linear model
 
 
 class FeatureFrame(TransformerMixin, BaseEstimator):
@@ -96,14 +99,36 @@ def _as_text(column: pd.Series) -> pd.Series:
     return column.astype(str).where(column.notna().to_numpy(), np.nan).astype(object)
 
 
+class MissingPatterns(TransformerMixin, BaseEstimator):
+    """One 0/1 "was missing" column per distinct missingness pattern seen at fit.
+
+    Measurements taken together (a lab panel) go missing together: one indicator per column
+    repeated the same column up to ten times, doubling the width of a wide table for nothing
+    and making the linear models' problem singular. Columns never missing at fit get none.
+    """
+
+    def fit(self, X, y=None) -> MissingPatterns:
+        missing = np.isnan(np.asarray(X, dtype=float))
+        seen: dict[bytes, int] = {}
+        for j in np.flatnonzero(missing.any(axis=0)):
+            seen.setdefault(np.packbits(missing[:, j]).tobytes(), int(j))
+        self.columns_ = np.asarray(sorted(seen.values()), dtype=int)
+        self.n_features_in_ = missing.shape[1]
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        check_is_fitted(self, "columns_")
+        return np.isnan(np.asarray(X, dtype=float)[:, self.columns_]).astype("float64")
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        names = input_features if input_features is not None else [f"x{i}" for i in range(self.n_features_in_)]
+        return np.asarray([f"missing_{names[j]}" for j in self.columns_], dtype=object)
+
+
 def _linear_encoder(numeric: list[int], categorical: list[int]) -> ColumnTransformer:
-    """Impute (with missing-indicators) and scale numbers, one-hot category codes."""
-    numeric_steps = Pipeline(
-        [
-            ("impute", SimpleImputer(strategy="median", add_indicator=True)),
-            ("scale", StandardScaler()),
-        ]
-    )
+    """Impute and scale numbers (plus one indicator per missingness pattern), one-hot
+    category codes (the most frequent levels; the rest pooled)."""
+    numeric_steps = Pipeline([("impute", SimpleImputer(strategy="median")), ("scale", StandardScaler())])
     categorical_steps = Pipeline(
         [
             ("impute", SimpleImputer(strategy="constant", fill_value=-1.0)),
@@ -112,67 +137,95 @@ def _linear_encoder(numeric: list[int], categorical: list[int]) -> ColumnTransfo
                 OneHotEncoder(
                     handle_unknown="infrequent_if_exist",
                     max_categories=_MAX_ONEHOT_CATEGORIES,
+                    min_frequency=_MIN_ONEHOT_ROWS,
                     sparse_output=False,
                 ),
             ),
         ]
     )
     return ColumnTransformer(
-        [("num", numeric_steps, numeric), ("cat", categorical_steps, categorical)],
+        [("num", numeric_steps, numeric), ("missing", MissingPatterns(), numeric),
+         ("cat", categorical_steps, categorical)],
         remainder="drop",
     )
 
 
-def candidate_pipelines(
+@dataclass
+class Candidate:
+    """One model family ``fit_evaluate`` cross-validates.
+
+    ``explainable``: a linear model whose coefficients read directly; it is chosen whenever it
+    is within noise of the best. ``grid``: hyper-parameter settings (pipeline parameter names)
+    a successive-halving search picks from; the first is the library default. ``cost``: rough
+    fit cost relative to the linear model, so a time budget can skip what would not fit.
+    """
+
+    name: str
+    pipeline: Pipeline
+    explainable: bool = False
+    grid: list[dict[str, Any]] = field(default_factory=list)
+    cost: float = 1.0
+
+
+# Small-data friendly settings around the default: shallower trees, slower learning, more
+# regularisation; early stopping sizes each one.
+_TREE_GRID = [
+    {},
+    {"model__learning_rate": 0.05, "model__max_leaf_nodes": 15, "model__l2_regularization": 1.0},
+    {"model__learning_rate": 0.05, "model__max_leaf_nodes": 7, "model__min_samples_leaf": 40,
+     "model__l2_regularization": 1.0},
+    {"model__learning_rate": 0.05, "model__max_leaf_nodes": 4, "model__max_iter": 400},
+    {"model__learning_rate": 0.1, "model__max_leaf_nodes": 63, "model__min_samples_leaf": 10},
+    {"model__learning_rate": 0.03, "model__min_samples_leaf": 50, "model__max_features": 0.5,
+     "model__l2_regularization": 1.0, "model__max_iter": 400},
+]
+
+
+def candidates(
     task: str,
     numeric: list[str],
     categorical: list[str],
     *,
     class_weight: str | None,
     random_state: int,
-) -> dict[str, Pipeline]:
-    """The unfitted candidates for ``task``, by display name."""
+) -> list[Candidate]:
+    """The unfitted candidates for ``task``, explainable first."""
     features = FeatureFrame(numeric=list(numeric), categorical=list(categorical))
     # FeatureFrame puts numeric columns first; the encoders select by position
     numeric, categorical = (
         list(range(len(numeric))),
         list(range(len(numeric), len(numeric) + len(categorical))),
     )
+
+    def encoded(model) -> Pipeline:
+        return Pipeline([("features", clone(features)), ("encode", _linear_encoder(numeric, categorical)),
+                         ("model", model)])
+
     if task == "survival":
-        return {
-            "CoxPH (penalized)": Pipeline(
-                [
-                    ("features", features),
-                    ("encode", _linear_encoder(numeric, categorical)),
-                    ("model", CoxPHEstimator(penalizer=0.1)),
-                ]
-            )
-        }
+        return [
+            Candidate("CoxPH (penalized)", encoded(CoxPHEstimator(penalizer=0.1)), explainable=True),
+            Candidate("Weibull AFT", encoded(AFTEstimator("weibull", penalizer=0.01)), cost=3.0),
+            # trees split on category codes and NaN natively: no further encoding
+            Candidate("Gradient-boosted Cox",
+                      Pipeline([("features", clone(features)),
+                                ("model", GradientBoostedCox(random_state=random_state))]),
+                      cost=2.0),
+        ]
     categorical_features = [False] * len(numeric) + [True] * len(categorical)
     if not any(categorical_features):
         categorical_features = None
+    settings = {"categorical_features": categorical_features, "random_state": random_state,
+                "early_stopping": True, "max_iter": 300}
     if task == "classification":
-        tree = HistGradientBoostingClassifier(
-            categorical_features=categorical_features,
-            class_weight=class_weight,
-            random_state=random_state,
-        )
+        tree = HistGradientBoostingClassifier(class_weight=class_weight, **settings)
         linear = LogisticRegression(max_iter=2000, class_weight=class_weight)
-        names = ("HistGradientBoostingClassifier", "LogisticRegression")
+        names = ("LogisticRegression", "HistGradientBoostingClassifier")
     else:
-        tree = HistGradientBoostingRegressor(
-            categorical_features=categorical_features, random_state=random_state
-        )
+        tree = HistGradientBoostingRegressor(**settings)
         linear = Ridge(alpha=1.0)
-        names = ("HistGradientBoostingRegressor", "Ridge")
-    return {
-        # trees split on category codes and NaN natively: no further encoding
-        names[0]: Pipeline([("features", features), ("model", tree)]),
-        names[1]: Pipeline(
-            [
-                ("features", features),
-                ("encode", _linear_encoder(numeric, categorical)),
-                ("model", linear),
-            ]
-        ),
-    }
+        names = ("Ridge", "HistGradientBoostingRegressor")
+    return [
+        Candidate(names[0], encoded(linear), explainable=True),
+        Candidate(names[1], Pipeline([("features", clone(features)), ("model", tree)]),
+                  grid=[dict(g) for g in _TREE_GRID], cost=3.0),
+    ]

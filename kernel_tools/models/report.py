@@ -18,7 +18,20 @@ class ModelReport:
     """The result of :func:`kernel_tools.fit_evaluate`.
 
     ``pipeline`` = the already-fitted preprocessing transformers + the chosen model refit on
-    all training rows; it takes raw data as it was before those preprocessing steps.
+    all training rows; it takes raw data as it was before those preprocessing steps (it
+    pickles: ``joblib.dump(report.pipeline, path)``).
+
+    How sure and how good the score is:
+
+    - ``holdout_ci``: ``[lo, hi]``, bootstrap 95% interval of the holdout metric (None without
+      a holdout); ``cv_sd``: standard deviation of the chosen model's fold scores.
+    - ``calibration``: for classification ``{"brier", "curve"}``; for survival
+      ``{"integrated_brier", "time" (the median follow-up), "curve"}``; ``curve`` holds lists
+      ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
+    - ``candidates_tried``: settings cross-validated in all (the search counts each);
+      ``selection``: why this model, in a sentence.
+    - ``degraded``: sentences saying what was cut to stay within ``budget`` seconds;
+      ``timings``: wall seconds per phase.
     """
 
     task: str
@@ -40,6 +53,14 @@ class ModelReport:
     time: str | None = None
     groups: str | None = None
     risk_groups: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
+    holdout_ci: list[float] | None = None
+    cv_sd: float | None = None
+    calibration: dict[str, Any] | None = None
+    candidates_tried: int = 0
+    selection: str = ""
+    degraded: list[str] = field(default_factory=list)
+    budget: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         """One paragraph: what a reader (or the co-pilot reading text output) needs first."""
@@ -50,12 +71,15 @@ class ModelReport:
             f"({folds})"
         )
         if self.holdout_score is not None:
-            text += f", holdout {_plain(self.holdout_score)} (n={self.n_test})"
+            text += f", holdout {_plain(self.holdout_score)}{_interval(self.holdout_ci, _plain)} (n={self.n_test})"
         text += f"; {self.n_train} rows, {len(self.features)} features"
+        text += f"; {self.candidates_tried} settings tried"
         if self.importance:
             text += f"; top feature {self.importance[0]['feature']!r}"
         if self.warnings:
             text += "; warnings: " + " | ".join(self.warnings)
+        if self.degraded:
+            text += "; degraded to fit the budget: " + " | ".join(self.degraded)
         return text + ")"
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,8 +104,52 @@ class ModelReport:
                 "n_train": self.n_train,
                 "n_test": self.n_test,
                 "risk_groups": self.risk_groups,
+                "holdout_ci": self.holdout_ci,
+                "cv_sd": self.cv_sd,
+                "calibration": self.calibration,
+                "candidates_tried": self.candidates_tried,
+                "selection": self.selection,
+                "degraded": self.degraded,
+                "budget": self.budget,
+                "timings": self.timings,
+                "model_card": self.model_card(),
             }
         )
+
+    def model_card(self) -> dict[str, Any]:
+        """The model's part of a model card (JSON-safe): what it is, how good and how sure,
+        how calibrated, on which features, for what use, and its known limits. The data and
+        the decisions that prepared it belong to whoever ran the preparation."""
+        metric = {"name": self.metric, "cv": self.cv_score, "cv_sd": self.cv_sd,
+                  "cv_folds": len(self.cv_scores), "grouped": self.grouped,
+                  "holdout": self.holdout_score, "holdout_ci": self.holdout_ci, "n_test": self.n_test}
+        calibration = None
+        if self.calibration:
+            keys = ("on", "brier", "integrated_brier", "time")
+            calibration = {k: self.calibration[k] for k in keys if k in self.calibration}
+        kind = {"classification": f"the probability of each class of {self.target!r}",
+                "regression": f"the value of {self.target!r}",
+                "survival": f"the risk of the event {self.target!r} over time {self.time!r} "
+                            "(a relative risk and survival curves)"}[self.task]
+        limits = [f"scored on {self.n_test} held-out rows" if self.n_test
+                  else "no holdout: the score is cross-validated only"]
+        if self.holdout_ci and self.holdout_ci[1] - self.holdout_ci[0] > 0.1:
+            limits.append("the holdout interval is wide: the score is uncertain")
+        return _json_safe({
+            "model": self.model_name,
+            "task": self.task,
+            "intended_use": (f"predicts {kind} for new rows drawn like the training data "
+                             f"({self.n_train} rows); not validated outside it, nor for decisions "
+                             "about individuals without review"),
+            "metric": metric,
+            "calibration": calibration,
+            "features": list(self.features),
+            "top_features": [i["feature"] for i in self.importance[:5]],
+            "candidates_tried": self.candidates_tried,
+            "selection": self.selection,
+            "limitations": limits + list(self.warnings),
+            "degraded": list(self.degraded),
+        })
 
     def _repr_html_(self) -> str:
         e = html.escape
@@ -92,11 +160,16 @@ class ModelReport:
             f"(&plusmn; {_fmt(self.metrics.get('cv_' + self.metric + '_std'))}, {folds})"
         )
         if self.holdout_score is not None:
-            head += f", holdout {_fmt(self.holdout_score)} (n={self.n_test})"
+            head += (f", holdout {_fmt(self.holdout_score)}"
+                     f"{e(_interval(self.holdout_ci, _plain, '95% CI '))} (n={self.n_test})")
         head += f"; trained on {self.n_train} rows, {len(self.features)} features.</p>"
+        head += f"<p>{e(self.selection)} ({self.candidates_tried} settings tried)</p>" if self.selection else ""
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings)
         if warnings:
             head += f"<ul style='color:#b00020'>{warnings}</ul>"
+        degraded = "".join(f"<li>{e(d)}</li>" for d in self.degraded)
+        if degraded:
+            head += f"<p>Cut to stay within the {self.budget:.0f} s budget:</p><ul style='color:#a05a00'>{degraded}</ul>"
         rows = "".join(
             f"<tr><td>{e(name)}</td><td>{_fmt(info.get('cv_mean'))}</td>"
             f"<td>{_fmt(info.get('cv_std'))}</td><td>{'chosen' if name == self.model_name else ''}</td></tr>"
@@ -110,7 +183,18 @@ class ModelReport:
             f"<tr><td>{e(k)}</td><td>{_fmt(v)}</td></tr>" for k, v in self.metrics.items()
         )
         metrics = f"<details><summary>all metrics</summary><table>{metric_rows}</table></details>"
-        return f"<div>{head}{table}{metrics}{self._plots_html()}</div>"
+        return f"<div>{head}{table}{metrics}{self._calibration_html()}{self._plots_html()}</div>"
+
+    def _calibration_html(self) -> str:
+        c = self.calibration
+        if not c:
+            return ""
+        if c["kind"] == "classification":
+            return (f"<p><b>Calibration</b> ({html.escape(c['on'])}, {html.escape(c['of'])}): "
+                    f"Brier score {_fmt(c['brier'])}</p>")
+        return (f"<p><b>Calibration</b> ({html.escape(c['on'])}): integrated Brier score "
+                f"{_fmt(c['integrated_brier'])}; observed vs predicted survival at the median "
+                f"follow-up {c['time']:.4g}</p>")
 
     def _plots_html(self) -> str:
         try:
@@ -120,7 +204,7 @@ class ModelReport:
             from matplotlib.figure import Figure
         except ImportError:  # display without plots rather than fail
             return ""
-        panels = 2 if self.risk_groups else 1
+        panels = 1 + bool(self.risk_groups) + bool(self.calibration)
         fig = Figure(figsize=(4.5 * panels, 3.2))
         ax = fig.add_subplot(1, panels, 1)
         top = self.importance[:15][::-1]
@@ -136,11 +220,30 @@ class ModelReport:
             km.set_ylim(0, 1.02)
             km.set_title("Kaplan-Meier by predicted risk tertile", fontsize=10)
             km.legend(fontsize=8)
+        if self.calibration:
+            cal = fig.add_subplot(1, panels, panels)
+            curve = self.calibration["curve"]
+            cal.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1)
+            cal.plot(curve["predicted"], curve["observed"], marker="o", color="#cc6677")
+            cal.set_xlim(0, 1)
+            cal.set_ylim(0, 1)
+            if self.calibration["kind"] == "survival":
+                cal.set_xlabel(f"predicted survival at {self.calibration['time']:.4g}")
+                cal.set_ylabel("observed (Kaplan-Meier)")
+                cal.set_title(f"calibration, IBS {self.calibration['integrated_brier']:.3f}", fontsize=10)
+            else:
+                cal.set_xlabel(f"predicted {self.calibration['of']}")
+                cal.set_ylabel("observed frequency")
+                cal.set_title(f"calibration, Brier {self.calibration['brier']:.3f}", fontsize=10)
         fig.tight_layout()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=80)
         data = base64.b64encode(buffer.getvalue()).decode("ascii")
         return f"<img src='data:image/png;base64,{data}'/>"
+
+
+def _interval(interval: list[float] | None, fmt, prefix: str = "") -> str:
+    return "" if not interval else f" [{prefix}{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
 def _plain(value: Any) -> str:
