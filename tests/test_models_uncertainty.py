@@ -1,0 +1,165 @@
+"""fit_evaluate's report: holdout intervals, calibration, the model card, a dump-able pipeline."""
+
+from __future__ import annotations
+
+import json
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from lifelines.datasets import load_rossi
+from sklearn.metrics import brier_score_loss
+
+from kernel_tools.models import fit_evaluate
+from kernel_tools.models.uncertainty import bootstrap_interval
+
+
+def binary_frame(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    y = (1.2 * x[:, 0] - x[:, 1] + rng.logistic(size=n) > 0).astype(int)
+    return pd.DataFrame(x, columns=["a", "b", "c"]).assign(y=y)
+
+
+@pytest.fixture(scope="module")
+def clf():
+    train, test = binary_frame(600), binary_frame(400, seed=1)
+    return fit_evaluate(train, target="y", task="classification", test=test, cv=3), test
+
+
+@pytest.fixture(scope="module")
+def surv():
+    rossi = load_rossi().sample(frac=1.0, random_state=0).reset_index(drop=True)
+    train, test = rossi.iloc[:300], rossi.iloc[300:]
+    return fit_evaluate(train, target="arrest", task="survival", time="week", test=test, cv=3), test
+
+
+def test_holdout_interval_brackets_the_score(clf):
+    r, test = clf
+    lo, hi = r.holdout_ci
+    assert lo < r.holdout_score < hi and 0 < hi - lo < 0.15
+    assert r.metrics["holdout_roc_auc_ci_low"] == lo and r.metrics["holdout_roc_auc_ci_high"] == hi
+    assert r.cv_sd == pytest.approx(np.std(r.cv_scores))
+    assert "[" in repr(r) and "95% CI" in r._repr_html_()
+
+
+def test_no_holdout_means_no_interval_but_a_cv_spread():
+    r = fit_evaluate(binary_frame(300), target="y", task="classification", cv=3)
+    assert r.holdout_ci is None and r.cv_sd is not None and r.cv_sd > 0
+
+
+def test_a_small_holdout_warns_that_its_interval_is_wide():
+    r = fit_evaluate(binary_frame(400), target="y", task="classification", test=binary_frame(40, seed=2), cv=3)
+    lo, hi = r.holdout_ci
+    assert hi - lo > 0.1
+    (warning,) = [w for w in r.warnings if "95% interval" in w]
+    assert f"[{lo:.3f}, {hi:.3f}]" in warning and "holdout of 40 rows" in warning
+    big = fit_evaluate(binary_frame(400), target="y", task="classification", test=binary_frame(3000, seed=2), cv=3)
+    assert not [w for w in big.warnings if "95% interval" in w]
+
+
+def test_repeated_rows_are_resampled_by_entity():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 100)
+    p = np.clip(y * 0.3 + rng.random(100) * 0.7, 0, 1)
+    copies = 5  # each entity's row recorded five times
+    y5, p5, g5 = np.repeat(y, copies), np.repeat(p, copies), np.repeat(np.arange(100), copies)
+    from sklearn.metrics import roc_auc_score
+
+    def score(rows):
+        return roc_auc_score(y5[rows], p5[rows]) if len(set(y5[rows])) == 2 else np.nan
+
+    by_entity, _ = bootstrap_interval(score, len(y5), g5)
+    by_row, _ = bootstrap_interval(score, len(y5))
+    once, _ = bootstrap_interval(lambda r: roc_auc_score(y[r], p[r]), 100)
+    width = lambda ci: ci[1] - ci[0]  # noqa: E731
+    # copies are not new evidence: by entity the interval is as wide as on one row per entity
+    assert width(by_entity) == pytest.approx(width(once), rel=0.35)
+    assert width(by_row) < 0.7 * width(by_entity)
+
+
+def test_grouped_holdout_interval_uses_the_groups():
+    from kernel_tools.models.evaluate import _holdout_interval
+    from kernel_tools.models.budget import Clock
+
+    rng = np.random.default_rng(3)
+    y = np.repeat(rng.integers(0, 2, 60), 4)  # 60 entities, 4 identical rows each
+    p = np.repeat(rng.random(60), 4) * 0.6 + y * 0.4
+    pred = np.column_stack([1 - p, p])
+    groups = np.repeat(np.arange(60), 4)
+    rows = _holdout_interval("classification", y, pred, np.array([0, 1]), None, Clock(None), 0)
+    entities = _holdout_interval("classification", y, pred, np.array([0, 1]), groups, Clock(None), 0)
+    assert entities[1] - entities[0] > rows[1] - rows[0]
+
+
+def test_classification_calibration_on_the_holdout(clf):
+    r, test = clf
+    c = r.calibration
+    assert c["kind"] == "classification" and c["on"] == "holdout"
+    proba = r.pipeline.predict_proba(test.drop(columns="y"))[:, 1]
+    assert c["brier"] == pytest.approx(brier_score_loss(test["y"], proba))
+    curve = c["curve"]
+    assert len(curve["predicted"]) == len(curve["observed"]) == len(curve["n"]) >= 5
+    assert sum(curve["n"]) == len(test)
+    assert np.all(np.diff(curve["predicted"]) > 0)  # bins ordered by prediction
+    # a well-specified logistic model: observed frequencies follow the predictions
+    assert np.max(np.abs(np.subtract(curve["predicted"], curve["observed"]))) < 0.2
+
+
+def test_multiclass_calibration_uses_the_top_class():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 2))
+    label = np.array(["low", "mid", "high"])[np.digitize(x[:, 0] + rng.normal(scale=0.5, size=600), [-0.5, 0.5])]
+    frame = pd.DataFrame(x, columns=["a", "b"]).assign(grade=label)
+    r = fit_evaluate(frame.iloc[:400], target="grade", task="classification", test=frame.iloc[400:], cv=3)
+    assert r.calibration["of"] == "top-class probability" and 0 < r.calibration["brier"] < 1
+
+
+def test_survival_calibration_and_integrated_brier(surv):
+    r, test = surv
+    c = r.calibration
+    assert c["kind"] == "survival" and c["on"] == "holdout"
+    assert c["time"] == pytest.approx(np.median(test["week"]))
+    assert 0 < c["integrated_brier"] < 0.25  # 0.25 is what a coin-flip survival of 0.5 scores
+    assert sum(c["curve"]["n"]) == len(test) and len(c["curve"]["predicted"]) == 3
+    assert all(0 <= v <= 1 for v in c["curve"]["predicted"] + c["curve"]["observed"])
+    html = r._repr_html_()
+    assert "integrated Brier score" in html and html.count("data:image/png;base64,") == 1
+
+
+def test_out_of_fold_calibration_without_a_holdout():
+    r = fit_evaluate(load_rossi(), target="arrest", task="survival", time="week", cv=3)
+    assert r.calibration["on"] == "out-of-fold" and sum(r.calibration["curve"]["n"]) == 432
+    c = fit_evaluate(binary_frame(300), target="y", task="classification", cv=3).calibration
+    assert c["on"] == "out-of-fold" and sum(c["curve"]["n"]) == 300
+
+
+def test_regression_has_no_calibration_curve():
+    frame = binary_frame(300).assign(y=lambda f: f["a"] * 2 + f["b"])
+    assert fit_evaluate(frame, target="y", task="regression", cv=3).calibration is None
+
+
+def test_model_card_and_to_dict(clf):
+    r, _ = clf
+    d = r.to_dict()
+    json.dumps(d)
+    for key in ("holdout_ci", "cv_sd", "calibration", "degraded", "candidates_tried", "selection", "model_card"):
+        assert key in d
+    card = r.model_card()
+    assert card == d["model_card"]
+    assert card["metric"]["holdout_ci"] == r.holdout_ci and card["metric"]["name"] == "roc_auc"
+    assert card["calibration"]["brier"] == r.calibration["brier"]
+    assert card["features"] == r.features and card["top_features"][0] == r.importance[0]["feature"]
+    assert card["intended_use"].startswith("predicts the probability of each class of 'y'")
+    assert card["candidates_tried"] == r.candidates_tried >= 2 and card["selection"] == r.selection
+
+
+@pytest.mark.parametrize("which", ["clf", "surv"])
+def test_the_pipeline_survives_joblib(which, request, tmp_path):
+    r, test = request.getfixturevalue(which)
+    path = tmp_path / "model.joblib"
+    joblib.dump(r.pipeline, path)
+    restored = joblib.load(path)
+    raw = test.drop(columns=["y"] if which == "clf" else ["arrest", "week"])
+    np.testing.assert_allclose(restored.predict(raw), r.pipeline.predict(raw))
