@@ -228,26 +228,43 @@ def gap_recovered(copilot: float | None, naive: float | None, oracle: float | No
     return (copilot - naive) / (oracle - naive)
 
 
-def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int = 0) -> dict[str, Any]:
-    """Run the three pipelines on one case; a JSON-safe dict for the report."""
+def run_reference(case: Case, workdir: Path, seconds: float) -> dict[str, Any]:
+    """The co-pilot's model vs an external reference on its prepared data (``reference.py``)."""
+    import reference
+
+    notebook = workdir / case.name / "copilot" / "notebook.ipynb"
+    if not notebook.is_file():
+        return {"error": "the co-pilot wrote no notebook"}
+    try:
+        return reference.compare(notebook, seconds)
+    except Exception as exc:  # reported in the table: one broken comparison must not hide the others
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int = 0,
+             reference_seconds: float | None = None) -> dict[str, Any]:
+    """Run the three pipelines on one case (and, with ``reference_seconds``, the external
+    reference on the co-pilot's prepared data); a JSON-safe dict for the report."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         copilot = judge_copilot(case, run_copilot(case, workdir / case.name, timeout))
         naive = run_naive(case, random_state)
         oracle = run_oracle(case, random_state)
         labels = label_rows(case)
+        models = run_reference(case, workdir, reference_seconds) if reference_seconds else None
     return {
         "case": case.name, "source": case.source, "description": case.description,
         "task": case.task, "rows": len(case.train), "cols": case.train.shape[1], "holdout_rows": len(case.holdout),
         "holdout_entities": int(case.holdout[case.entity].nunique()) if case.entity else None,
-        "copilot": copilot, "naive": naive, "oracle": oracle, "label_rows": labels,
+        "copilot": copilot, "naive": naive, "oracle": oracle, "label_rows": labels, "models": models,
         "gap_recovered": gap_recovered(copilot["holdout"], naive["holdout"], (oracle or {}).get("holdout")),
     }
 
 
 def run_suite(names: list[str] | None = None, *, n: int | None = None, workdir: Path | None = None,
-              timeout: float = 900, log=None) -> list[dict[str, Any]]:
-    """Every available case (or ``names``); ``n`` shrinks each case for a smoke run."""
+              timeout: float = 900, log=None, reference_seconds: float | None = None) -> list[dict[str, Any]]:
+    """Every available case (or ``names``); ``n`` shrinks each case for a smoke run;
+    ``reference_seconds``: also compare the co-pilot's model with the external reference."""
     builders = available_cases()
     names = [c for c in (names or builders) if c in builders]
     results = []
@@ -257,7 +274,7 @@ def run_suite(names: list[str] | None = None, *, n: int | None = None, workdir: 
             started = time.perf_counter()
             try:
                 case = builders[name](seed=0, n=n)
-                results.append(run_case(case, root, timeout))
+                results.append(run_case(case, root, timeout, reference_seconds=reference_seconds))
             except Exception as exc:  # one broken case must not hide the others
                 results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"})
             if log:
@@ -292,9 +309,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=None, help="shrink each case to about n rows/entities")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--reference-seconds", type=float, default=None,
+                    help="also run the external reference model with this time budget (reference.py)")
     args = ap.parse_args()
     results = run_suite([c for c in args.cases.split(",") if c] or None, n=args.n, timeout=args.timeout,
-                        log=lambda s: print(s, file=sys.stderr, flush=True))
+                        log=lambda s: print(s, file=sys.stderr, flush=True),
+                        reference_seconds=args.reference_seconds)
     text = json.dumps(results, indent=2, default=str)
     if args.json:
         Path(args.json).write_text(text)

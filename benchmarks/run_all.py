@@ -4,8 +4,8 @@
     python benchmarks/run_all.py --quick --out /tmp/bench.md      # a smoke run (about a minute)
 
 Runs, one after the other (never two heavy measurements at once): the quality suite
-(``quality.py``), the diagnosis precision/recall on shared data (``diagnose_quality.py``), the
-speed comparison (``bench_diagnose.py``) and the checkpoint benchmark
+(``quality.py``; with the co-pilot's model against an external reference, ``reference.py``),
+the diagnosis precision/recall on shared data (``diagnose_quality.py``), the speed comparison (``bench_diagnose.py``) and the checkpoint benchmark
 (``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
 (``report.py``). Machine, versions and load average are read at the start.
 """
@@ -87,7 +87,7 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         if not args.skip_quality:
             keep = Path(args.keep) if args.keep else None
             results["quality"] = quality.run_suite(cases, n=args.quality_n, timeout=args.case_timeout, log=log,
-                                                   workdir=keep)
+                                                   workdir=keep, reference_seconds=args.reference_seconds or None)
             sizes = [int(x) for x in args.e2e_sizes.split(",") if x]
             results["scaling"] = quality.run_scaling(sizes, timeout=args.case_timeout, log=log)
             pts = [(r["rows"], r["seconds"]) for r in results["scaling"] if r["state"] != "error"]
@@ -123,6 +123,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--cases", default="", help="quality cases (default: every available one)")
     ap.add_argument("--quality-n", type=int, default=None, help="shrink every quality case to ~n rows")
     ap.add_argument("--case-timeout", type=float, default=900, help="seconds per co-pilot run")
+    ap.add_argument("--reference-seconds", type=float, default=120,
+                    help="time budget of the external reference model per quality case (0: not run)")
     ap.add_argument("--e2e-sizes", default="2000,20000,100000",
                     help="rows of the synthetic frames the co-pilot runs end to end (growth exponent)")
     ap.add_argument("--sizes", default=None, help="speed frame sizes (default 10000,100000,1000000)")
@@ -143,6 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.quick:
         args.cases = args.cases or "rossi-checkins"
         args.quality_n = args.quality_n or 150
+        args.reference_seconds = min(args.reference_seconds, 10)
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
     args.sizes = args.sizes or "10000,100000,1000000"
