@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.quick:
         args.cases = args.cases or "rossi-checkins"
         args.quality_n = args.quality_n or 150
-        args.reference_seconds = min(args.reference_seconds, 10)
+        args.reference_seconds = min(args.reference_seconds, 5)
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
     args.sizes = args.sizes or "10000,100000,1000000"
