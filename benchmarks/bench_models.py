@@ -91,7 +91,7 @@ def run(task: str, n: int, n_cols: int, budget: float | None, profile: bool, see
         "task": task, "rows": len(train), "cols": frame.shape[1], "budget": budget,
         "wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.process_time() - cpu, 2),
         "model": report.model_name, "cv": report.cv_score, "holdout": report.holdout_score,
-        "holdout_ci": report.holdout_ci, "candidates": len(report.candidates),
+        "holdout_ci": report.holdout_ci, "candidates": report.candidates_tried,
         "degraded": report.degraded, "timings": report.timings,
     }
     if profiler:

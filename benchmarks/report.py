@@ -292,6 +292,35 @@ def models_section(quality: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def model_fitting_section(rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Model fitting on a wide table (`benchmarks/bench_models.py`)", ""]
+    if not rows:
+        return lines + ["Not run."]
+    first = next((r for r in rows if "error" not in r), None)
+    if first:
+        lines += [f"`kt.fit_evaluate` on a generated table shaped like an ICU cohort: {first['rows']} training rows "
+                  f"× {first['cols']} columns (6 categorical, 32 partly missing in panels of 4, 1-3 stays per "
+                  "patient: grouped 5-fold CV), a 20% holdout of patients. Wall seconds per phase; "
+                  "the budget column is `fit_evaluate(..., budget=)`.", ""]
+    lines += ["| task | budget s | wall s (CPU s) | model | candidates | holdout [95% CI] | cross-validation | "
+              "refit | interval | importance | calibration | cut to fit the budget |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['task']} | {_num(r.get('budget'), 0)} | error: {r['error'][:150]} |" + " |" * 9)
+            continue
+        t = r["timings"]
+        ci = r.get("holdout_ci")
+        score = f"{_num(r['holdout'])} [{_num(ci[0])}, {_num(ci[1])}]" if ci else _num(r["holdout"])
+        cut = "; ".join(r["degraded"]) or "—"
+        lines.append(
+            f"| {r['task']} | {_num(r['budget'], 0) if r['budget'] else 'none'} | {_num(r['wall_s'], 1)} "
+            f"({_num(r['cpu_s'], 1)}) | {r['model']} | {r['candidates']} | {score} | "
+            f"{_num(t.get('cross-validation'), 1)} | {_num(t.get('refit'), 1)} | {_num(t.get('uncertainty'), 1)} | "
+            f"{_num(t.get('importance'), 1)} | {_num(t.get('calibration'), 1)} | {cut} |")
+    return lines
+
+
 def render(results: dict[str, Any]) -> str:
     m, v = results["machine"], results["versions"]
     load = ", ".join(f"{x:.2f}" for x in m["load_avg"])
@@ -332,6 +361,7 @@ def render(results: dict[str, Any]) -> str:
     out += diagnose_quality_section(results.get("diagnose_quality", [])) + [""]
     out += speed_section(results.get("speed", {"error": "not requested"})) + [""]
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
+    out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),
                        results.get("e2e_growth", (None, 0))) + [""]
     return "\n".join(out)

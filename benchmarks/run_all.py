@@ -76,6 +76,23 @@ def run_checkpoints(gb: float, tmp: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
+def run_model_fitting(rows: int, budgets: list[float | None], tmp: Path) -> list[dict[str, Any]]:
+    """``bench_models.py`` (fit_evaluate on a wide table) per task and budget, each in a child."""
+    out = []
+    for task in ("survival", "classification"):
+        for budget in budgets:
+            path = tmp / f"models-{task}-{budget}.json"
+            cmd = [sys.executable, str(HERE / "bench_models.py"), "--task", task, "--rows", str(rows),
+                   "--json", str(path)] + (["--budget", str(budget)] if budget else [])
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not path.is_file():
+                out.append({"task": task, "budget": budget,
+                            "error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]})
+            else:
+                out.append(json.loads(path.read_text()))
+    return out
+
+
 def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     import quality
 
@@ -108,6 +125,9 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             log("speed: done")
             results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
             log("checkpoints: done")
+            budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
+            results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp)
+            log("model fitting: done")
     results["elapsed_s"] = time.perf_counter() - started
     results["load_end"] = list(os.getloadavg())
     return results
@@ -135,6 +155,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--peer-timeout", type=float, default=900, help="time budget per peer run, seconds")
     ap.add_argument("--ydata-python", default="auto", help="interpreter with ydata-profiling (auto: /tmp/ydata-venv)")
     ap.add_argument("--checkpoint-gb", type=float, default=1.0)
+    ap.add_argument("--model-rows", type=int, default=6400, help="rows of the wide table fit_evaluate is timed on")
+    ap.add_argument("--model-budgets", default="10,30", help="fit_evaluate budgets (seconds) to time besides none")
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
     return ap
@@ -148,6 +170,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.reference_seconds = min(args.reference_seconds, 5)
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
+        args.model_rows, args.model_budgets = 600, ""
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:

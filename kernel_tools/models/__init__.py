@@ -1,9 +1,11 @@
 """Valid models before good ones: the right task, the right metric, grouped splits, and
 warnings when a score is too good to be true.
 
-``fit_evaluate`` cross-validates a gradient-boosting model against a linear baseline (Cox for
-survival), refits the better one on all rows and returns a :class:`ModelReport` whose
-``pipeline`` runs on new raw data.
+``fit_evaluate`` compares candidates by grouped cross-validation (a linear model and a searched
+HistGradientBoosting; for survival penalised Cox, a Weibull AFT and gradient-boosted Cox) within
+an optional time budget, refits the chosen one on all rows and returns a :class:`ModelReport`:
+scores with a holdout interval, calibration, a model card, and a ``pipeline`` that runs on new
+raw data.
 """
 
 from kernel_tools.models.evaluate import fit_evaluate

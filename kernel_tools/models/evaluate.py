@@ -152,7 +152,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
 
     with clock.phase("cross-validation"):
         sample = _cv_sample(train, groups, max_cv_rows, random_state)
-        X_cv, y_cv, group_values, folds, fold_warnings, sample = _cv_data(
+        X_cv, y_cv, folds, fold_warnings, sample = _cv_data(
             train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
         warnings += fold_warnings
         grid = evaluation_times(y_cv) if task == "survival" else None
@@ -173,7 +173,8 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     metrics["cv_folds"] = float(len(folds))
     if len(sample) < len(train):
         metrics["cv_sample_size"] = float(len(sample))
-        warnings.append(f"cross-validation ran on a random sample of {len(sample)} of {len(train)} rows")
+        if len(train) > max_cv_rows:  # else the budget sampled, and ``degraded`` says so
+            warnings.append(f"cross-validation ran on a random sample of {len(sample)} of {len(train)} rows")
 
     holdout_score = None
     holdout_ci = None
@@ -281,16 +282,19 @@ def _cv_data(train, features, y, groups, sample, task, cv, random_state, first, 
     group_values = train[groups].to_numpy()[sample] if groups else None
     folds, warnings = _folds(task, y_cv, group_values, cv, random_state)
     if not clock.limited:
-        return X_cv, y_cv, group_values, folds, warnings, sample
+        return X_cv, y_cv, folds, warnings, sample
     train_idx = folds[0][0]
     started = perf_counter()
-    with _quiet():
-        clone(first.pipeline).fit(X_cv.iloc[train_idx], y_cv[train_idx])
+    try:
+        with _quiet():
+            clone(first.pipeline).fit(X_cv.iloc[train_idx], y_cv[train_idx])
+    except Exception:  # noqa: BLE001 - its cross-validation will fail again and say why
+        return X_cv, y_cv, folds, warnings, sample
     clock.probe = perf_counter() - started
     projected = clock.probe * len(folds)
     allowed = clock.until(SAMPLE_SHARE)
     if projected <= allowed or len(sample) <= MIN_CV_ROWS:
-        return X_cv, y_cv, group_values, folds, warnings, sample
+        return X_cv, y_cv, folds, warnings, sample
     rows = max(MIN_CV_ROWS, int(len(sample) * max(allowed, 0) / projected))
     sample = _cv_sample(train, groups, rows, random_state)
     clock.probe *= len(sample) / len(X_cv)
@@ -300,7 +304,7 @@ def _cv_data(train, features, y, groups, sample, task, cv, random_state, first, 
     X_cv, y_cv = train[features].iloc[sample], y[sample]
     group_values = train[groups].to_numpy()[sample] if groups else None
     folds, warnings = _folds(task, y_cv, group_values, cv, random_state)
-    return X_cv, y_cv, group_values, folds, warnings, sample
+    return X_cv, y_cv, folds, warnings, sample
 
 
 def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dict[str, dict[str, Any]]:
