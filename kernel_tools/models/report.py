@@ -132,7 +132,8 @@ class ModelReport:
                 "survival": f"the risk of the event {self.target!r} over time {self.time!r} "
                             "(a relative risk and survival curves)"}[self.task]
         limits = [f"scored on {self.n_test} held-out rows" if self.n_test
-                  else "no holdout: the score is cross-validated only"]
+                  else f"no holdout: the score is cross-validated only, for the best of "
+                       f"{self.candidates_tried} settings chosen on the same folds (slightly optimistic)"]
         if self.holdout_ci and self.holdout_ci[1] - self.holdout_ci[0] > 0.1:
             limits.append("the holdout interval is wide: the score is uncertain")
         return _json_safe({
