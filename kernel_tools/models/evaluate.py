@@ -315,9 +315,11 @@ def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dic
     for cand in pool:
         estimate = probe * cand.cost * len(folds) if probe else None
         if estimate is not None and not cand.explainable and not clock.fits(estimate, CV_SHARE):
-            results[cand.name] = {"skipped": f"~{estimate:.0f} s of cross-validation would exceed the budget"}
-            clock.degrade(f"{cand.name} was not tried: its cross-validation (~{estimate:.0f} s) would not "
-                          f"fit in the {clock.budget:.0f} s budget; the lighter candidates were compared")
+            left = max(clock.until(CV_SHARE), 0.0)
+            results[cand.name] = {"skipped": f"~{estimate:.1f} s of cross-validation would exceed the budget"}
+            clock.degrade(f"{cand.name} was not tried: its cross-validation (~{estimate:.1f} s) would not fit "
+                          f"in the {left:.1f} s left for cross-validation of the {clock.budget:.0f} s budget; "
+                          "the lighter candidates were compared")
             continue
         params, tried, search = {}, 1, None
         if len(cand.grid) > 1:
@@ -326,7 +328,7 @@ def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dic
                 tried = len(cand.grid)
             else:
                 clock.degrade(f"{cand.name}: the search over {len(cand.grid)} settings was skipped "
-                              f"(~{estimate * HALVING_COST:.0f} s more than the budget allows); "
+                              f"(~{estimate * HALVING_COST:.1f} s more than the budget allows); "
                               "its default settings were cross-validated")
         pipe = clone(cand.pipeline).set_params(**params)
         stop = None if cand.explainable or not clock.limited else (lambda: clock.until(CV_SHARE))
