@@ -76,10 +76,11 @@ def run_checkpoints(gb: float, tmp: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-def run_model_fitting(rows: int, budgets: list[float | None], tmp: Path) -> list[dict[str, Any]]:
+def run_model_fitting(rows: int, budgets: list[float | None], tmp: Path,
+                      tasks: tuple[str, ...] = ("survival", "classification")) -> list[dict[str, Any]]:
     """``bench_models.py`` (fit_evaluate on a wide table) per task and budget, each in a child."""
     out = []
-    for task in ("survival", "classification"):
+    for task in tasks:
         for budget in budgets:
             path = tmp / f"models-{task}-{budget}.json"
             cmd = [sys.executable, str(HERE / "bench_models.py"), "--task", task, "--rows", str(rows),
@@ -126,7 +127,8 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
             log("checkpoints: done")
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
-            results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp)
+            tasks = ("survival",) if args.quick else ("survival", "classification")
+            results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp, tasks)
             log("model fitting: done")
     results["elapsed_s"] = time.perf_counter() - started
     results["load_end"] = list(os.getloadavg())
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.reference_seconds = min(args.reference_seconds, 5)
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
-        args.model_rows, args.model_budgets = 600, ""
+        args.model_rows, args.model_budgets = 400, ""
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:

@@ -34,7 +34,7 @@ def smoke(tmp_path_factory):
     env = {**os.environ, "DCPILOT_DATA": str(out / "no-shared-data")}
     proc = subprocess.run(
         [sys.executable, str(BENCH / "run_all.py"), "--quick", "--sizes", "1000,3000", "--out", str(md),
-         "--json", str(raw)], capture_output=True, text=True, timeout=240, cwd=REPO, env=env)
+         "--json", str(raw)], capture_output=True, text=True, timeout=360, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return md.read_text(), json.loads(raw.read_text())
 
@@ -98,7 +98,7 @@ def test_speed_and_checkpoint_numbers_are_sensible(smoke):
     exponent, points = results["speed"]["growth"]["diagnose (cpu)"]
     assert points == 2 and exponent is not None
     fitting = {r["task"]: r for r in results["model_fitting"]}
-    assert set(fitting) == {"survival", "classification"}
+    assert set(fitting) == {"survival"}  # --quick: one task, no budget
     for r in fitting.values():
         assert "error" not in r, r
         assert r["wall_s"] > 0 and r["timings"]["cross-validation"] > 0 and r["degraded"] == []
