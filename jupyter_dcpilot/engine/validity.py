@@ -27,6 +27,10 @@ from typing import Any
 
 from .session import Session
 
+# the names of the checks, in the order the verdict lists them
+CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
+          "entities_together", "known_at_index", "task_metric", "holdout_confirms_cv", "test_untouched",
+          "no_suspect_score")
 METRIC_FOR_TASK = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
