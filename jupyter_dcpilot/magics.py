@@ -39,7 +39,7 @@ from jupyter_dcpilot.probe import ProbeError
 
 from .engine.coordinator import ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
-from .engine.notebook import evidence_text, md_text, num_text, validity_markdown
+from .engine.notebook import evidence_text, md_text, score_text, validity_markdown
 from .engine.session import Decision, Session, sidecar_path
 from .engine.validation import did_you_mean
 from .inputs import INDEX_WORDS
@@ -354,8 +354,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str
         if step is not None:
             lines.append(f"   - Step status: {step.status}")
     if model:
-        lines += ["", f"Model: {model.get('model_name')}, {model.get('metric')} cross-validated "
-                  f"{num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"
+        lines += ["", f"Model: {model.get('model_name') or model.get('name')}, {score_text(model)}"
                   + (" (grouped by entity)." if model.get("grouped") else "."),
                   "", validity_markdown(audit(session, model))]
     return "\n".join(lines)

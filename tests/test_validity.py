@@ -165,3 +165,35 @@ def test_report_json_lists_the_checks_and_the_markdown_shows_them():
     text = validity_markdown(audit(s))
     assert text.startswith("*Valid model:* no — 1 of 11 checks failed")
     assert "❌ **known_at_index**" in text and "✅ **task_metric**" in text
+
+
+def test_a_wide_model_report_keeps_what_the_verdict_reads():
+    from jupyter_dcpilot.engine.worker import _trim
+
+    wide = [f"lab_value_number_{i}" for i in range(200)]  # features alone are several KB
+    report = {**MODEL, "features": wide + ["rownames"], "holdout_ci": [0.66, 0.74], "cv_sd": 0.02,
+              "importance": [{"feature": f, "importance": 0.01} for f in wide],
+              "risk_groups": {"low": {"t": list(range(500))}}}
+    kept = _trim(report)
+    assert kept["truncated"] and "risk_groups" not in kept
+    assert kept["features"] == report["features"] and len(kept["importance"]) == 15
+    s = session([finding("id_column", ["rownames"])], [split_step(), model_step(kept)],
+                task={"kind": "survival", "index": {"kind": "row", "label": "x"}})
+    assert "'rownames'" in failed(audit(s))["no_identifiers"]  # not lost with the trimmed fields
+
+
+def test_scores_are_reported_with_their_spread_and_a_model_card():
+    model = {**MODEL, "holdout_ci": [0.64, 0.77], "cv_sd": 0.031,
+             "model_card": {"model": "CoxPH", "intended_use": "predicts the risk"}}
+    s = session([REPEATED], valid_plan())
+    s.decisions.append(Decision(id="d2-abc", step_id="s_aggregate", gate="aggregation", question="?",
+                                columns=["id"], choice="aggregate_first", by="user", rationale="enrolment"))
+    report = build_report(s, model)
+    assert report["model"]["holdout_ci"] == [0.64, 0.77] and report["model"]["cv_sd"] == 0.031
+    card = report["model"]["card"]
+    assert card["intended_use"] == "predicts the risk" and card["data"]["prediction_time"].startswith("each entity")
+    assert card["decisions"] == [{"step": "s_aggregate", "gate": "aggregation", "columns": ["id"],
+                                  "choice": "aggregate_first", "by": "user", "rationale": "enrolment"}]
+    details = {c["check"]: c["detail"] for c in report["validity"]}
+    assert details["holdout_confirms_cv"] == ("c_index holdout 0.700 [95% interval 0.640–0.770], "
+                                              "cross-validated 0.720 ± 0.031")

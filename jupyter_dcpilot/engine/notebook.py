@@ -73,8 +73,7 @@ def report_markdown(session: Session, model: dict[str, Any] | None, checks: list
         choice = f"{d.choice} ({d.by})" if d is not None and d.decided else ""
         lines.append(f"| {md_text(s.title)} | {s.status} | {choice} |")
     if model:
-        lines += ["", f"*Model:* {model.get('model_name')} — {model.get('metric')}: "
-                  f"cv {num_text(model.get('cv_score'))}, holdout {num_text(model.get('holdout_score'))}"]
+        lines += ["", f"*Model:* {model.get('model_name')} — {score_text(model)}"]
     lines += ["", validity_markdown(checks)]
     if warnings:
         lines += ["", "*Warnings:*", *[f"- {md_text(w)}" for w in warnings[:20]]]
@@ -89,6 +88,15 @@ def validity_markdown(checks: list[Any]) -> str:
              f" — {sum(not r['passed'] for r in rows)} of {len(rows)} checks failed"), ""]
     lines += [f"- {'✅' if r['passed'] else '❌'} **{r['check']}**: {md_text(r['detail'])}" for r in rows]
     return "\n".join(lines)
+
+
+def score_text(model: dict[str, Any]) -> str:
+    """'c_index: cv 0.811 ± 0.030, holdout 0.755 [0.70–0.81]' — every score with its spread."""
+    ci, sd = model.get("holdout_ci"), model.get("cv_sd")
+    return (f"{model.get('metric')}: cv {num_text(model.get('cv_score'))}"
+            + (f" ± {num_text(sd)}" if isinstance(sd, (int, float)) else "")
+            + f", holdout {num_text(model.get('holdout_score'))}"
+            + (f" [95% interval {num_text(ci[0])}–{num_text(ci[1])}]" if ci and None not in ci else ""))
 
 
 def num_text(value: Any) -> str:

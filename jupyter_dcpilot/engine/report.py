@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .notebook import score_text
 from .session import Session
 from .validity import all_findings, audit, verdict
 
@@ -16,6 +17,20 @@ def model_validity(session: Session, model: dict[str, Any] | None) -> tuple[bool
     """The verdict and the details of the checks that failed (see :mod:`.validity`)."""
     checks = audit(session, model)
     return verdict(checks), [f"{c.check}: {c.detail}" for c in checks if not c.passed]
+
+
+def model_card(session: Session, model: dict[str, Any]) -> dict[str, Any]:
+    """The model card: the model's own part (metric with interval, calibration, features,
+    intended use, limits) and the data and decisions that prepared it."""
+    card = dict(model.get("model_card") or {})
+    v = session.variables
+    card["data"] = {"frame": session.frame, "rows_in": (v.get("initial_shape") or [None])[0],
+                    "rows_modelled": model.get("n_train"), "task": session.task.get("kind"),
+                    "target": session.task.get("target"),
+                    "prediction_time": (session.task.get("index") or {}).get("label")}
+    card["decisions"] = [{"step": d.step_id, "gate": d.gate, "columns": d.columns, "choice": d.choice,
+                          "by": d.by, "rationale": d.rationale} for d in session.decisions if d.decided]
+    return card
 
 
 def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, Any]:
@@ -50,8 +65,10 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
         "dropped_columns": dropped,
         "model": None if not model else {
             "name": model.get("model_name"), "metric": model.get("metric"),
-            "cv_score": model.get("cv_score"), "holdout_score": model.get("holdout_score"),
-            "features": model.get("features"),
+            "cv_score": model.get("cv_score"), "cv_sd": model.get("cv_sd"),
+            "holdout_score": model.get("holdout_score"), "holdout_ci": model.get("holdout_ci"),
+            "features": model.get("features"), "candidates_tried": model.get("candidates_tried"),
+            "degraded": model.get("degraded") or [], "card": model_card(session, model),
         },
         "valid": verdict(checks),
         "validity": [c.to_dict() for c in checks],
@@ -98,9 +115,6 @@ def render_html(report: dict[str, Any]) -> str:
         f"<tr><td>{'passed' if c['passed'] else '<b>failed</b>'}</td><td>{e(c['check'])}</td><td>{e(c['detail'])}</td></tr>"
         for c in report.get("validity", []))
 
-    def score(x: Any) -> str:
-        return f"{x:.3f}" if isinstance(x, (int, float)) else "n/a"
-
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>dcpilot report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}th{{background:#f4f4f4}}</style>
@@ -110,8 +124,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 {'— entity <code>' + e(task['id']) + '</code>' if task.get('id') else ''}</p>
 <p><b>Data:</b> {e(ds['rows_in'])} × {e(ds['cols_in'])} in → {e(ds['rows_out'])} × {e(ds['cols_out'])} out;
 dropped: {e(', '.join(report['dropped_columns']) or 'none')}</p>
-<p><b>Model:</b> {e(model.get('name'))} — {e(model.get('metric'))} cv {score(model.get('cv_score'))},
-holdout {score(model.get('holdout_score'))} — {verdict}</p>
+<p><b>Model:</b> {e(model.get('name'))} — {e(score_text(model)) if model else 'none'} — {verdict}</p>
 <h2>Validity</h2><table><tr><th>result</th><th>check</th><th>detail</th></tr>{checks}</table>
 <h2>Steps</h2><table><tr><th>id</th><th>step</th><th>status</th><th>gate</th><th>decision</th></tr>{rows}</table>
 <h2>Findings</h2><table><tr><th>kind</th><th>columns</th><th>severity</th><th>summary</th></tr>{findings}</table>

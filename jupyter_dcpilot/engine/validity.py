@@ -171,7 +171,10 @@ def _holdout_confirms(model: dict[str, Any]) -> Check:
     if not isinstance(cv, (int, float)):
         return Check("holdout_confirms_cv", False, "no cross-validated score to compare the holdout with")
     floor, claim = HOLDOUT_FLOOR.get(metric), CV_CLAIM.get(metric)
-    text = f"{metric} holdout {holdout:.3f}, cross-validated {cv:.3f}"
+    ci, sd = model.get("holdout_ci"), model.get("cv_sd")
+    text = (f"{metric} holdout {holdout:.3f}"
+            + (f" [95% interval {ci[0]:.3f}–{ci[1]:.3f}]" if ci and None not in ci else "")
+            + f", cross-validated {cv:.3f}" + (f" ± {sd:.3f}" if isinstance(sd, (int, float)) else ""))
     if floor is not None and holdout <= floor and cv >= claim:
         return Check("holdout_confirms_cv", False, f"the holdout does not confirm the model: {text}")
     return Check("holdout_confirms_cv", True, text)

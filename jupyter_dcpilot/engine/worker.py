@@ -335,11 +335,21 @@ class Worker:
         return result["failures"]
 
 
+# what the verdict, the report and the panel read from a step's report: never trimmed away
+KEPT = ("features", "metric", "cv_score", "cv_sd", "holdout_score", "holdout_ci", "grouped", "warnings",
+        "model_name", "n_train", "n_test", "degraded", "candidates_tried", "selection", "model_card",
+        "columns_removed", "columns_added", "details", "operation", "rows_in", "rows_out")
+
+
 def _trim(report: dict[str, Any], limit: int = 4000) -> dict[str, Any]:
-    """Keep a report small enough for the sidecar file."""
+    """Keep a report small enough for the sidecar file: the fields others read, the top of the
+    importance list, and whatever else is small."""
     text = json.dumps(report, default=str)
     if len(text) <= limit:
         return report
-    keep = {k: v for k, v in report.items() if len(json.dumps(v, default=str)) < 800}
+    keep = {k: v for k, v in report.items()
+            if k in KEPT or len(json.dumps(v, default=str)) < 800}
+    if isinstance(report.get("importance"), list):
+        keep["importance"] = report["importance"][:15]
     keep["truncated"] = True
     return keep
