@@ -119,7 +119,7 @@ async def test_decisions_file_with_an_unknown_choice_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="'delete' is not an option of the leakage decision"):
         await coord.run_until_blocked()
     assert Session.load(session.path).state == "failed"
-    assert "the co-pilot stopped: ValueError" in session.transcript[-1]["text"]
+    assert "the co-pilot stopped: planning the next step failed: decisions file: 'delete'" in session.transcript[-1]["text"]
 
 
 def test_policy_spec_errors():

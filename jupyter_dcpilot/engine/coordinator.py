@@ -20,14 +20,17 @@ from typing import Any, Awaitable, Callable
 from jupyter_dcpilot.probe import ProbeError
 
 from . import notebook as nb
+from .budgets import Budgets
 from .charts import chart_for
 from .episodes import Episode, library
+from .errors import in_words
 from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
+from .progress import Progress
 from .report import build_report
 from .validity import Check, audit, verdict
 from .session import Decision, Session, Step
-from .worker import Worker, probe
+from .worker import Stop, Worker, probe
 
 TASK_KINDS = ("classification", "regression", "survival")
 # the other moments a prediction can be made, offered on the task card
@@ -114,7 +117,17 @@ class Coordinator:
                  planner: Any = None, policy: ApprovalPolicy | None = None,
                  episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
                  max_backtracks: int = 3, suspicious_score: float = 0.98,
-                 max_turns: int = 200) -> None:
+                 max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
+                 tick: float | None = None) -> None:
+        """``budgets``: seconds per kind of step (default: the session's settings, else
+        :data:`~.budgets.DEFAULTS`); ``stop``: interrupts the kernel, so a step far past its
+        budget is stopped and rolled back (without it, it only reports being over budget);
+        ``tick``: seconds between progress events."""
+        if budgets is None:
+            budgets = Budgets.from_spec(session.settings.get("budgets"))
+        session.settings["budgets"] = budgets.to_dict()
+        self.budgets = budgets
+        self.tick = tick
         self.session = session
         self.kernel = kernel
         self.notebook = notebook
@@ -126,7 +139,8 @@ class Coordinator:
         self.interrupted = False  # set by interrupt(): the running step stops, no retry
         self._pausing = False  # set by undo(): a run in progress stops at its next turn
         self.worker = Worker(session, kernel, notebook, self.episodes, repair=repair,
-                             max_attempts=max_attempts, interrupted=lambda: self.interrupted)
+                             max_attempts=max_attempts, interrupted=lambda: self.interrupted,
+                             budgets=budgets, stop=stop, tick=tick)
         self.max_backtracks = max_backtracks
         self.suspicious_score = suspicious_score
         self.max_turns = max_turns
@@ -142,12 +156,15 @@ class Coordinator:
             try:
                 return await self._run()
             except Exception as exc:  # recorded for the panel and the sidecar, then raised
-                for step in self.session.plan:  # e.g. the kernel died under it: never left "running"
-                    if step.status == "running":
-                        step.status, step.error = "failed", f"{type(exc).__name__}: {exc}"
-                        step.note = "cut short: the kernel or the notebook stopped answering"
-                        self.session.changed("step", step=step.id, status="failed", result=None)
-                self.session.log("error", f"the co-pilot stopped: {type(exc).__name__}: {exc}")
+                running = [st for st in self.session.plan if st.status == "running"]
+                doing = (f"running step {running[0].id} ({running[0].title})" if running
+                         else "planning the next step")
+                message = in_words(exc, doing)
+                for step in running:  # e.g. the kernel died under it: never left "running"
+                    step.status, step.error = "failed", message
+                    step.note = "cut short: the kernel or the notebook stopped answering"
+                    self.session.changed("step", step=step.id, status="failed", result=None)
+                self.session.log("error", f"the co-pilot stopped: {message}")
                 self._finish("failed")
                 raise
 
@@ -240,8 +257,10 @@ class Coordinator:
             hints["task"] = kind
         if s.hints.get("index"):
             hints["index"] = s.hints["index"]
+        progress = Progress(s, f"diagnosing {s.frame}", budget=self.budgets.of("diagnose"),
+                            **({"tick": self.tick} if self.tick else {}))
         try:
-            diagnosis = await probe(self.kernel, "diagnose_json", s.frame, **hints)
+            diagnosis = await progress.run(probe(self.kernel, "diagnose_json", s.frame, **hints))
         except ProbeError as exc:
             if self.interrupted or exc.ename == "KeyboardInterrupt":
                 raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)

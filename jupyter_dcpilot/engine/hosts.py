@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply
+
+from .budgets import minutes
+from .errors import KernelStopped
 
 
 @dataclass
@@ -58,36 +62,73 @@ class NotebookHost(Protocol):
 class ClientProbe:
     """A :class:`KernelProbe` on any ``AsyncKernelClient`` (give it its own session id when the
     browser also talks to that kernel). Shell replies and iopub messages of other requests are
-    skipped, so it can share a kernel with the user."""
+    skipped, so it can share a kernel with the user. ``alive`` (async, optional) is asked while
+    waiting, so a dead kernel fails the probe at once instead of after ``timeout``."""
 
-    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None) -> None:
+    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None,
+                 alive: Alive | None = None) -> None:
         self.client = client
         self.timeout = timeout
         self.lock = lock or asyncio.Lock()
+        self.alive = alive
 
     async def evaluate(self, expression: str) -> Any:
         async with self.lock:
             msg_id = self.client.execute(**execute_request_content(expression))
-            reply = await shell_reply(self.client, msg_id, self.timeout)
-            await collect_outputs(self.client, msg_id, self.timeout)  # drain its busy/idle
+            wait = Waiting(self.timeout, self.alive, "the co-pilot's request")
+            reply = await shell_reply(self.client, msg_id, wait)
+            await collect_outputs(self.client, msg_id, wait)  # drain its busy/idle
         return parse_reply(reply["content"])
 
 
-async def shell_reply(client: Any, msg_id: str, timeout: float) -> dict[str, Any]:
+Alive = Callable[[], Awaitable[bool]]
+POLL_S = 1.0
+
+
+class Waiting:
+    """How long to wait for a kernel's messages: while it lives, and at most ``timeout``
+    seconds in all when one is given (None: no limit, for a cell that runs within its budget).
+    Errors are sentences: the kernel stopped, or did not answer ``what`` in time."""
+
+    def __init__(self, timeout: float | None, alive: Alive | None, what: str) -> None:
+        self.timeout = timeout
+        self.alive = alive
+        self.what = what
+        self.deadline: float | None = None
+
+    async def next(self, get: Callable[..., Awaitable[Any]]) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.deadline is None and self.timeout is not None:
+            self.deadline = loop.time() + self.timeout
+        while True:
+            remaining = None if self.deadline is None else self.deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError(f"the kernel did not answer {self.what} within {minutes(self.timeout or 0)}; "
+                                   "it may be busy or stuck: interrupt it, then resume")
+            try:
+                return await get(timeout=POLL_S if remaining is None else min(POLL_S, remaining))
+            except queue.Empty:
+                if self.alive is not None and not await self.alive():
+                    raise KernelStopped(f"the kernel stopped while the co-pilot waited for {self.what}; "
+                                        "restart it, then undo to the last checkpoint (checkpoints "
+                                        "kept on disk bring the variables back)") from None
+
+
+async def shell_reply(client: Any, msg_id: str, wait: Waiting) -> dict[str, Any]:
     """The shell reply to one request (replies to other requests are skipped)."""
     while True:
-        msg = await client.get_shell_msg(timeout=timeout)
+        msg = await wait.next(client.get_shell_msg)
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
 
 
-async def collect_outputs(client: Any, msg_id: str, timeout: float) -> list[Any]:
+async def collect_outputs(client: Any, msg_id: str, wait: Waiting) -> list[Any]:
     """The nbformat outputs one request produced, read from iopub until the kernel is idle."""
     from nbformat.v4 import output_from_msg
 
     outputs: list[Any] = []
     while True:
-        msg = await client.get_iopub_msg(timeout=timeout)
+        msg = await wait.next(client.get_iopub_msg)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind = msg["msg_type"]
@@ -125,7 +166,9 @@ class HeadlessHost:
 
     Implements both :class:`KernelProbe` and :class:`NotebookHost`. The kernel is started with
     ``kernel_tools`` importable (the engine's own copy is put on ``PYTHONPATH``), so a notebook
-    can be produced before the package is installed.
+    can be produced before the package is installed. ``timeout`` bounds a silent probe; a cell
+    runs as long as the kernel lives (its step's budget decides when it is stopped, see
+    :meth:`interrupt`).
     """
 
     def __init__(
@@ -182,7 +225,15 @@ class HeadlessHost:
 
     # -- KernelProbe -------------------------------------------------------------------
     async def evaluate(self, expression: str) -> Any:
-        return await ClientProbe(self._kc, self.timeout, self._lock).evaluate(expression)
+        return await ClientProbe(self._kc, self.timeout, self._lock, self._alive).evaluate(expression)
+
+    async def interrupt(self) -> None:
+        """Interrupt what the kernel runs (a step past its budget's limit)."""
+        if self._km is not None:
+            await self._km.interrupt_kernel()
+
+    async def _alive(self) -> bool:
+        return self._km is not None and bool(await self._km.is_alive())
 
     # -- NotebookHost ------------------------------------------------------------------
     async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
@@ -192,8 +243,9 @@ class HeadlessHost:
         self.notebook.cells.append(cell)
         async with self._lock:
             msg_id = self._kc.execute(source, store_history=True, allow_stdin=False)
-            outputs = await collect_outputs(self._kc, msg_id, self.timeout)
-            reply = await shell_reply(self._kc, msg_id, self.timeout)
+            wait = Waiting(None, self._alive, "a cell")
+            outputs = await collect_outputs(self._kc, msg_id, wait)
+            reply = await shell_reply(self._kc, msg_id, wait)
         content = reply["content"]
         cell.outputs = outputs
         cell.execution_count = content.get("execution_count")
