@@ -119,6 +119,18 @@ def report_json(name: str) -> str:
     return json.dumps(value.to_dict(), default=str)
 
 
+def warm_json(functions: list[str]) -> str:
+    """Import what the next step will call and open the checkpoint store, while the kernel
+    waits for the expert's answer: the approved step then runs without paying for imports
+    (a first transform or checkpoint costs a few hundred milliseconds, a model library seconds)."""
+    import kernel_tools
+    from kernel_tools.checkpoints import store
+
+    store()
+    warmed = [name for name in functions if name in kernel_tools.__all__ and getattr(kernel_tools, name)]
+    return json.dumps({"warmed": warmed})
+
+
 def checkpoint_save_json(names: list[str], label: str) -> str:
     """Snapshot the named variables before a step (names not bound yet are removed on restore)."""
     from kernel_tools.checkpoints import store

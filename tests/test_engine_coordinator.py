@@ -279,3 +279,34 @@ async def test_checkpoints_hold_the_sessions_frame_whatever_its_name(tmp_path):
     assert all("df" not in names for names in saved) and ["visits", "leakage_drop"] in saved
     by_step = {cp.step_id: cp.names for cp in session.checkpoints}
     assert by_step[leak.id] == ["visits"] and by_step[split.id] == ["visits", "train", "test"]
+
+
+async def test_a_blocked_run_warms_the_kernel_for_the_answer_and_the_cell_follows_its_decision(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, policy=ApprovalPolicy(
+        mode="file", choices={"task": "confirm"}))
+    assert await coord.run_until_blocked() == "blocked"
+    leak = session.open_decisions()[0]
+    assert leak.gate == "leakage"
+    # while the expert reads the question, the kernel imports what the answer runs
+    assert kernel.calls[-1] == ("warm_json", [["drop_columns"]], {})
+
+    order: list[str] = []
+    write = notebook.insert_markdown
+
+    async def slow_markdown(source, metadata):  # a panel that takes its time to insert it
+        await asyncio.sleep(0.2)
+        order.append("markdown written")
+        return await write(source, metadata)
+
+    notebook.insert_markdown = slow_markdown
+    save = kernel.checkpoint_save_json
+    kernel.checkpoint_save_json = lambda names, label: (order.append("checkpoint"), save(names, label))[1]
+    session.decide(leak.id, "drop")
+    await coord.run_until_blocked()
+    # the checkpoint did not wait for the decision's cell; the code cell did
+    assert order[:2] == ["checkpoint", "markdown written"]
+    step = session.step(leak.step_id)
+    kinds = [(c["kind"], c["step"]) for c in session.cells if c["step"] == step.id]
+    assert kinds == [("decision", step.id), ("code", step.id)]
+    mine = [c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == step.id]
+    assert [c["type"] for c in mine] == ["markdown", "code"]

@@ -75,3 +75,13 @@ def test_frame_info_report_and_diagnose(user_ns):
     assert set(user_ns) == names  # probes bind nothing
     with pytest.raises(KeyError, match="no variable named 'nope'"):
         evaluate(probe_expression("report_json", "nope"))
+
+
+def test_warm_imports_what_the_next_step_calls_and_binds_nothing(user_ns):
+    import sys
+
+    user_ns["df"] = frame()
+    names = set(user_ns)
+    warmed = evaluate(probe_expression("warm_json", ["drop_columns", "not_a_function"]))
+    assert warmed == {"warmed": ["drop_columns"]}
+    assert "kernel_tools.transforms" in sys.modules and set(user_ns) == names

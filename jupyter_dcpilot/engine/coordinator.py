@@ -145,6 +145,7 @@ class Coordinator:
         self.suspicious_score = suspicious_score
         self.max_turns = max_turns
         self._lock = asyncio.Lock()
+        self._markdown: asyncio.Future[str] | None = None  # the decision cell being written
 
     # -- the loop ------------------------------------------------------------------------
     async def run_until_blocked(self) -> str:
@@ -201,8 +202,10 @@ class Coordinator:
             mark = len(s.cells)
             verdict = await self.gate(step)
             if verdict == "blocked":
+                await self._warm(step)
                 return self._finish("blocked")
             if verdict == "skip":
+                await self._decision_cell(step)
                 self._close(step, "skipped", "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
@@ -472,10 +475,41 @@ class Coordinator:
             s.decide(decision.id, choice, rationale, by=by)
         if not decision.decided:  # defensive: the executing path re-checks the gate
             return "blocked"
-        cell = await self.notebook.insert_markdown(nb.decision_markdown(decision, step),
-                                                   {"dcpilot": {"step": step.id, "decision": decision.id}})
-        s.cells.append({"id": cell, "step": step.id, "kind": "decision"})
+        # the decision's markdown cell is written while the step checkpoints (see _decision_cell)
+        self._markdown = asyncio.ensure_future(self.notebook.insert_markdown(
+            nb.decision_markdown(decision, step), {"dcpilot": {"step": step.id, "decision": decision.id}}))
         return "skip" if decision.choice == "skip" else "go"
+
+    async def _decision_cell(self, step: Step) -> None:
+        """Wait for the decision's markdown cell the gate started writing and record it: before
+        the step's own cell, so the notebook reads decision, then code."""
+        task, self._markdown = self._markdown, None
+        if task is not None:
+            cell = await task
+            self.session.cells.append({"id": cell, "step": step.id, "kind": "decision"})
+
+    def _drop_decision_cell(self, step: Step) -> None:
+        """The step stopped on an error: record the decision cell if it was written (so an undo
+        removes it), else stop writing it."""
+        task, self._markdown = self._markdown, None
+        if task is None:
+            return
+        if task.done() and not task.cancelled() and task.exception() is None:
+            self.session.cells.append({"id": task.result(), "step": step.id, "kind": "decision"})
+        else:
+            task.cancel()
+
+    async def _warm(self, step: Step) -> None:
+        """While the expert reads the question, import what the answer will run (the kernel is
+        idle), so the approved cell runs at once. Only a head start: a kernel that cannot do it
+        (an older kernel_tools) pays on the step instead."""
+        decision = self.session.decision(step.decision_id) if step.decision_id else None
+        functions = {o["action"]["function"] for o in (decision.options if decision else [])
+                     if (o.get("action") or {}).get("function")}
+        try:
+            await probe(self.kernel, "warm_json", sorted(functions | ({step.function} - {None})))
+        except ProbeError:
+            pass
 
     def _new_decision(self, step: Step) -> Decision:
         s = self.session
@@ -543,6 +577,8 @@ class Coordinator:
         ep = self.episodes[step.episode]
         if step.gate and not (step.decision_id and s.decision(step.decision_id).decided):
             raise RuntimeError(f"gate violated: step {step.id} ({step.gate}) has no decision")
+        if ep.id in ("confirm_task", "report"):
+            await self._decision_cell(step)
         if ep.id == "confirm_task":
             choice = s.decision(step.decision_id).choice if step.decision_id else "confirm"
             if choice in TASK_KINDS:
@@ -557,7 +593,12 @@ class Coordinator:
             await self.write_report_cell(step)
             self._close(step, "done")
             return "done"
-        outcome = await self.worker.execute(step, mark)
+        try:
+            outcome = await self.worker.execute(step, mark, before_cell=lambda: self._decision_cell(step))
+        except BaseException:
+            self._drop_decision_cell(step)
+            raise
+        await self._decision_cell(step)  # a step that ran no cell still records its decision
         if outcome == "interrupted":  # not handled: the planner proposes it again
             step.status, step.note = "failed", "interrupted by the user"
             s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)

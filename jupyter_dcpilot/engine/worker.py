@@ -203,9 +203,12 @@ class Worker:
         saved = await probe(self.kernel, "checkpoint_save_json", names, f"before {step.id}: {step.title}")
         return saved["id"]
 
-    async def execute(self, step: Step, cell_mark: int) -> str:
+    async def execute(self, step: Step, cell_mark: int,
+                      before_cell: Callable[[], Awaitable[Any]] | None = None) -> str:
         """Run a step; returns ``"done"``, ``"kept"`` (nothing to run), ``"failed"`` or
-        ``"interrupted"`` (the user interrupted the kernel: restored, not retried)."""
+        ``"interrupted"`` (the user interrupted the kernel: restored, not retried).
+        ``before_cell`` is awaited after the checkpoint, before the cell (the decision's
+        markdown cell, written meanwhile)."""
         function, params = self.resolve(step)
         if function is not None and function not in PUBLIC:
             step.error = f"{function!r} is not a kernel_tools function"
@@ -229,6 +232,8 @@ class Worker:
                 snapshot=snapshot))
             step.checkpoint_id = checkpoint_id
         self.session.changed("step", step=step.id, status="running")
+        if before_cell is not None:
+            await before_cell()
         fallbacks = list(self.episodes[step.episode].fallback_params)
         last_error: dict[str, Any] | None = None
         for attempt in range(1, self.max_attempts + 1):
