@@ -131,6 +131,18 @@ def warm_json(functions: list[str]) -> str:
     return json.dumps({"warmed": warmed})
 
 
+def parameters_json(function: str) -> str:
+    """The parameter names of a public kernel_tools function, as this kernel has it (the engine
+    passes newer keywords, e.g. ``budget``, only to a kernel_tools that takes them)."""
+    import inspect
+
+    import kernel_tools
+
+    if function not in kernel_tools.__all__:
+        raise KeyError(f"{function!r} is not a kernel_tools function")
+    return json.dumps(list(inspect.signature(getattr(kernel_tools, function)).parameters))
+
+
 def checkpoint_save_json(names: list[str], label: str) -> str:
     """Snapshot the named variables before a step (names not bound yet are removed on restore)."""
     from kernel_tools.checkpoints import store

@@ -91,6 +91,9 @@ class FakeKernel:
         return {n: {"type": "DataFrame", "rows": self.rows, "cols": len(self.columns),
                     "columns": list(self.columns)} for n in names}
 
+    def parameters_json(self, function):
+        return ["df", "target", "task", "time", "groups", "test", "preprocess", "budget"]
+
     def warm_json(self, functions):
         return {"warmed": list(functions)}
 

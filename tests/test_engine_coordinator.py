@@ -310,3 +310,17 @@ async def test_a_blocked_run_warms_the_kernel_for_the_answer_and_the_cell_follow
     assert kinds == [("decision", step.id), ("code", step.id)]
     mine = [c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == step.id]
     assert [c["type"] for c in mine] == ["markdown", "code"]
+
+
+@pytest.mark.parametrize("takes_budget", [True, False])
+async def test_the_model_step_gets_its_budget_when_the_kernels_fit_evaluate_takes_one(tmp_path, takes_budget):
+    from jupyter_dcpilot.engine.budgets import Budgets
+
+    coord, kernel, notebook, session = make(tmp_path)
+    coord.worker.budgets = Budgets.from_spec({"train_evaluate": 90})
+    if not takes_budget:  # a kernel_tools from before budgets
+        kernel.parameters_json = lambda function: ["df", "target", "task", "test", "preprocess"]
+    assert await coord.run_until_blocked() == "finished"
+    fit = next(c for c in notebook.sources() if "kt.fit_evaluate(" in c)
+    assert ("budget=90" in fit) is takes_budget
+    assert kernel.names("parameters_json") == ["parameters_json"]  # asked once

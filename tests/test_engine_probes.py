@@ -85,3 +85,9 @@ def test_warm_imports_what_the_next_step_calls_and_binds_nothing(user_ns):
     warmed = evaluate(probe_expression("warm_json", ["drop_columns", "not_a_function"]))
     assert warmed == {"warmed": ["drop_columns"]}
     assert "kernel_tools.transforms" in sys.modules and set(user_ns) == names
+
+
+def test_parameters_names_what_the_kernels_function_takes(user_ns):
+    assert {"df", "target", "task", "test"} <= set(evaluate(probe_expression("parameters_json", "fit_evaluate")))
+    with pytest.raises(KeyError, match="'exec' is not a kernel_tools function"):
+        evaluate(probe_expression("parameters_json", "exec"))

@@ -9,7 +9,6 @@ failed cell and retries with repaired (LLM) or safer (episode fallback) paramete
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any, Awaitable, Callable
 
@@ -29,14 +28,6 @@ REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 Stop = Callable[[], Awaitable[Any]]
-
-
-def takes_budget(function: Callable[..., Any]) -> bool:
-    """Whether a kernel_tools function accepts ``budget=`` (seconds it should fit its work in)."""
-    try:
-        return "budget" in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 async def probe(kernel: KernelProbe, function: str, *args: Any, **kwargs: Any) -> Any:
@@ -163,7 +154,7 @@ class Worker:
             kwargs["time"] = task.get("time")
         if self.grouping():
             kwargs["groups"] = task["id"]
-        if budget is not None and takes_budget(kernel_tools.fit_evaluate):
+        if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
             kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
         kwargs.update(params)
         pre = self.preprocess_vars()
@@ -214,6 +205,11 @@ class Worker:
             step.error = f"{function!r} is not a kernel_tools function"
             return "failed"
         await self._check_imports()
+        if self.episodes[step.episode].stage == "model" and "fit_evaluate_parameters" not in self.session.variables:
+            # asked of the kernel, whose kernel_tools runs the cell (importing the models there
+            # is no extra cost: the cell needs them; here it would cost seconds)
+            self.session.variables["fit_evaluate_parameters"] = await probe(
+                self.kernel, "parameters_json", "fit_evaluate")
         source = self.code(step, function, params)
         if source is None:
             step.note = "kept as is: nothing to run"

@@ -318,10 +318,16 @@ export class SessionModel {
       return;
     }
     switch (message.type) {
-      case 'progress': // every few seconds while work runs: nothing to fetch again
-        this._budget = typeof message.budget_s === 'number' ? message.budget_s : null;
-        this._changed.emit();
+      case 'progress': {
+        // every few seconds while work runs: nothing to fetch again, and nothing to draw unless
+        // the budget shown changes (the line counts its seconds itself)
+        const budget = typeof message.budget_s === 'number' ? message.budget_s : null;
+        if (budget !== this._budget) {
+          this._budget = budget;
+          this._changed.emit();
+        }
         return;
+      }
       case 'state':
         s.state = String(message.state);
         break;
