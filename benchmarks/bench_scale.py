@@ -154,22 +154,7 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     loading = next((t for t, text in lines if "loading " in text), None)
     if loading is not None:
         baseline = max((k for t, k in kernel_samples if t <= loading), default=baseline)
-    steps: list[dict[str, Any]] = []
-    open_: dict[str, float] = {}
-    for t, text in lines:
-        if m := STARTED.match(text):
-            open_[m["what"]] = t
-        elif (m := ENDED.match(text)) and any(m["what"].startswith(k) for k in open_):
-            key = next(k for k in open_ if m["what"].startswith(k))
-            start = open_.pop(key)
-            steps.append({"step": key, "status": m["how"], "seconds": round(t - start, 2),
-                          "peak_mb": round(max(memory.peak_kernel(start, t) - baseline, 0) / 2**20)})
-        elif OBSERVED.match(text):
-            key = next((k for k in open_ if k.startswith("diagnosing")), None)
-            if key is not None:
-                start = open_.pop(key)
-                steps.append({"step": key, "status": "done", "seconds": round(t - start, 2),
-                              "peak_mb": round(max(memory.peak_kernel(start, t) - baseline, 0) / 2**20)})
+    steps = step_times(lines, lambda start, end: max(memory.peak_kernel(start, end) - baseline, 0))
     report = {}
     if (out / "report.json").is_file():
         report = json.loads((out / "report.json").read_text())
@@ -179,7 +164,30 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
             "steps": steps, "peak_kernel_mb": round(max(memory.peak_kernel(t0, end) - baseline, 0) / 2**20),
             "kernel_baseline_mb": round(baseline / 2**20),
             "warnings": [w for w in report.get("warnings", []) if "budget" in w.lower()][:3],
-            "stderr_tail": [text for _, text in lines[-4:]]}
+            "lines": [f"{t - t0:7.1f} {text}" for t, text in lines]}
+
+
+def step_times(lines: list[tuple[float, str]], peak: Any) -> list[dict[str, Any]]:
+    """Each step's (and diagnosis's) time from the command line's progress lines, stamped on
+    arrival, with ``peak(start, end)``: the memory it took (bytes)."""
+    steps: list[dict[str, Any]] = []
+    open_: dict[str, float] = {}
+
+    def close(key: str, t: float, how: str) -> None:
+        start = open_.pop(key)
+        steps.append({"step": key, "status": how, "seconds": round(t - start, 2),
+                      "peak_mb": round(peak(start, t) / 2**20)})
+
+    for t, text in lines:
+        if m := STARTED.match(text):
+            open_[m["what"]] = t
+        elif m := ENDED.match(text):
+            if m["what"] in open_:
+                close(m["what"], t, m["how"])
+        elif OBSERVED.match(text):
+            for key in [k for k in open_ if k.startswith("diagnosing")]:
+                close(key, t, "done")
+    return steps
 
 
 def growth_exponent(rows: list[int], seconds: list[float]) -> float | None:
@@ -237,7 +245,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"{task} {g:.2f}" if g is not None else f"{task} —" for task, g in result["growth"].items()) + ".", "",
         "Each step's time and the kernel's peak memory above its start while it ran (seconds / MB):", ""]
     for r in result["runs"]:
-        parts = [f"{s['step']} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
+        parts = [f"{s['step'].split(':')[0]} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
                  for s in r["steps"]]
         lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
     return "\n".join(lines) + "\n"

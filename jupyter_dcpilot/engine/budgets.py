@@ -67,7 +67,8 @@ class Budgets:
         strings ``["600", "impute=300"]``. ValueError names the bad part in words. ``options``:
         ``stop_factor``, ``min_stop_s``."""
         seconds = dict(base.seconds if base is not None else DEFAULTS)
-        for kind, value in _pairs(spec):
+        # a bare number first, whatever its place: the kinds named explicitly win over it
+        for kind, value in sorted(_pairs(spec), key=lambda pair: pair[0] != "*"):
             if kind not in kinds():
                 known = ", ".join(sorted(kinds()))
                 raise ValueError(f"budget: {kind!r} is not a kind of step; use one of {known}")

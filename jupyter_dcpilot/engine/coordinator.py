@@ -639,9 +639,6 @@ class Coordinator:
 
     async def check_model(self, step: Step) -> None:
         """A suspiciously perfect score: back to before the split, the top feature to the expert."""
-        # imported here: the model module pulls in scikit-learn, which the server needs only now
-        from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
-
         s = self.session
         model = step.result.get("report") or {}
         scores = [v for v in (model.get("cv_score"), model.get("holdout_score")) if isinstance(v, (int, float))]
@@ -649,6 +646,10 @@ class Coordinator:
         perfect |= any(str(w).startswith("suspect leakage") for w in model.get("warnings", []))
         if not perfect:
             return
+        # imported only now: the model module pulls in scikit-learn and lifelines (seconds of a
+        # command-line run), which an honest score never needs here
+        from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
+
         split = next((st for st in s.plan if st.episode == "split" and st.status == "done"), None)
         top = next((i.get("feature") for i in model.get("importance", []) if i.get("feature")), None)
         share = top_importance_share(model.get("importance", []))
