@@ -5,8 +5,8 @@
 
 Runs, one after the other (never two heavy measurements at once): the quality suite
 (``quality.py``), the diagnosis precision/recall on shared data (``diagnose_quality.py``), the
-speed comparison (``bench_diagnose.py``) and the checkpoint benchmark
-(``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
+speed comparison (``bench_diagnose.py``), the end-to-end scale benchmark (``bench_scale.py``)
+and the checkpoint benchmark (``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
 (``report.py``). Machine, versions and load average are read at the start.
 """
 
@@ -76,6 +76,19 @@ def run_checkpoints(gb: float, tmp: Path) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
+def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """``bench_scale.py``: the command line end to end on 1k … 1M rows × 50 columns."""
+    out = tmp / "scale.json"
+    proc = subprocess.run([sys.executable, str(HERE / "bench_scale.py"), "--sizes", ",".join(map(str, sizes)),
+                           "--json", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if line.startswith("scale: "):
+            log(line)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
+
+
 def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     import quality
 
@@ -106,6 +119,9 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                                          peers=args.peers, peer_max_rows=args.peer_max_rows,
                                          peer_timeout=args.peer_timeout, ydata=ydata, tmp=tmp)
             log("speed: done")
+            scale = [int(x) for x in args.scale_sizes.split(",") if x]
+            if scale:
+                results["scale"] = run_scale(scale, tmp, log)
             results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
             log("checkpoints: done")
     results["elapsed_s"] = time.perf_counter() - started
@@ -127,6 +143,8 @@ def parser() -> argparse.ArgumentParser:
                     help="rows of the synthetic frames the co-pilot runs end to end (growth exponent)")
     ap.add_argument("--sizes", default=None, help="speed frame sizes (default 10000,100000,1000000)")
     ap.add_argument("--cols", type=int, default=40)
+    ap.add_argument("--scale-sizes", default="1000,10000,100000,1000000",
+                    help="rows of the end-to-end scale benchmark (bench_scale.py; '' skips it)")
     ap.add_argument("--no-peers", dest="peers", action="store_false")
     ap.add_argument("--peer-max-rows", type=int, default=100_000,
                     help="peers run only up to this size; above it: 'not run (budget)'")
@@ -145,6 +163,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.quality_n = args.quality_n or 150
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
+        args.scale_sizes = ""
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:
