@@ -33,6 +33,7 @@ async def spilled(folder, checkpoint_id: str, timeout: float = 20.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_a_killed_kernel_restores_its_spilled_checkpoint_after_restart(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the kernel inherits it
     monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)

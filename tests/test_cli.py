@@ -32,6 +32,7 @@ def test_bad_input_is_a_clear_error_without_starting_a_kernel(tmp_path, capsys):
     assert "--approve must be ask, recommended, none or a JSON file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ask_without_a_terminal_stops_at_the_first_gate(tmp_path, capsys):
     data = tmp_path / "rossi.csv"
     demo_frame().drop_duplicates("subject").head(200).to_csv(data, index=False)

@@ -98,6 +98,7 @@ def test_recommended_policy_runs_to_the_end_and_reports_policy_decisions(shell, 
     assert "*Valid model:*" in report and "**known_at_index**" in report and "**no_leakage**" in report
 
 
+@pytest.mark.slow
 def test_dcplan_budget_reaches_the_steps_and_the_widget_shows_progress_against_it(shell):
     run(shell, "dcplan", "df --target y --approve recommended --budget train_evaluate=77 --budget 30")
     pilot = magics(shell).pilot

@@ -34,6 +34,7 @@ def test_finds_flipped_labels_with_reasonable_precision(noisy):
     assert report.transformer is None
 
 
+@pytest.mark.slow
 def test_remove_and_relabel(noisy):
     df, flipped, out, _ = noisy
     found = out["label_issue"] == 1
@@ -69,6 +70,7 @@ def test_bad_inputs(noisy):
         handle_label_issues(df.assign(label="yes"), "label")
 
 
+@pytest.mark.slow
 def test_groups_keep_entities_in_one_fold(noisy):
     df = noisy[0].assign(pid=np.arange(len(noisy[0])) // 3)
     out, report = handle_label_issues(df, "label", groups="pid")
@@ -78,6 +80,7 @@ def test_groups_keep_entities_in_one_fold(noisy):
         handle_label_issues(df.assign(pid=np.where(df["label"] == "yes", 0, np.arange(len(df)))), "label", groups="pid")
 
 
+@pytest.mark.slow
 def test_repeated_index_labels_are_handled_by_position(noisy):
     df, _, out, _ = noisy
     doubled = df.set_axis(np.arange(len(df)) // 2)  # every index label appears twice
