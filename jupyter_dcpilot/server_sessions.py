@@ -150,11 +150,11 @@ class BrowserNotebookHost:
             await asyncio.sleep(self.poll)
             try:
                 how = await self.watch.ended(run)
+                idle = how is None and hasattr(self.watch, "idle") and self.watch.idle(run)
             except Exception:  # a check that fails now is tried again at the next poll
                 continue
             if how is not None and not future.done():
                 future.set_exception(died_while(how, step))
-            idle = getattr(run.manager, "execution_state", None) in ("idle", "starting")
             idle_since = (idle_since or loop.time()) if idle else None
             if idle_since is not None and loop.time() - idle_since >= self.timeout and not future.done():
                 future.set_exception(HostError(
