@@ -199,7 +199,8 @@ def growth_exponent(rows: list[int], seconds: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x in xs)
 
 
-def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None) -> dict[str, Any]:
+def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None,
+        tasks: tuple[str, ...] = ("classification", "survival")) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name:
         tmp = keep or Path(tmp_name)
@@ -207,6 +208,8 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
             classification, survival = make_tables(n)
             for task, frame, target, time_col in (("classification", classification, "outcome", None),
                                                   ("survival", survival, "died", "days")):
+                if task not in tasks:
+                    continue
                 path = tmp / f"{task}-{n}.parquet"
                 frame.to_parquet(path, index=False)
                 frame_mb = frame.memory_usage(deep=True).sum() / 2**20
@@ -259,12 +262,14 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--keep", help="keep the tables and outputs here")
+    ap.add_argument("--tasks", default="classification,survival")
     args = ap.parse_args()
     keep = Path(args.keep) if args.keep else None
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     result = run([int(s) for s in args.sizes.split(",")], args.timeout, args.budget,
-                 log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep)
+                 log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep,
+                 tasks=tuple(args.tasks.split(",")))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     text = markdown(result)
