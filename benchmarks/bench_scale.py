@@ -139,8 +139,9 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    try:
-        stdout, _ = proc.communicate(timeout=timeout)
+    try:  # stderr belongs to the reader thread: communicate() would take lines from it
+        proc.wait(timeout=timeout)
+        stdout = proc.stdout.read()  # one line of JSON: never fills the pipe
         state = "finished" if proc.returncode == 0 else f"exit {proc.returncode}"
     except subprocess.TimeoutExpired:
         proc.kill()
