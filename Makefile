@@ -9,8 +9,11 @@ export PATH := $(BIN):$(PATH)
 
 # CPU build of torch first: anything that leaves torch open pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
+# pytest processes (pytest-xdist): tests mostly wait on kernels and servers, two keep 2 cores busy
+TEST_WORKERS ?= 2
+export TEST_WORKERS
 
-.PHONY: install demo test test-python test-js test-ui bench clean
+.PHONY: install demo test test-fast test-python test-js test-ui bench clean
 
 install: $(VENV)/.installed
 
@@ -35,8 +38,13 @@ test: install
 	$(BIN)/jlpm build
 	$(BIN)/python scripts/run_all_tests.py
 
+# the inner loop: every test not marked slow, on both cores (no browser, no end-to-end runs)
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) -q
+
 test-python: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial"
+	$(BIN)/python -m pytest -m serial
 
 test-js: install
 	$(BIN)/jlpm build && $(BIN)/jlpm test

@@ -201,6 +201,15 @@ def _speedup(peer: dict | None, ours: dict) -> str:
     return (">" if "timeout" in peer else "") + f"{t / ours['seconds']:.1f}x"
 
 
+def scale_section(scale: dict[str, Any] | None) -> list[str]:
+    import bench_scale
+
+    if not scale or "error" in scale:
+        why = (scale or {}).get("error", "not requested (a --quick run)")
+        return ["## End to end at scale (`benchmarks/bench_scale.py`)", "", f"Not run: {why}."]
+    return bench_scale.markdown(scale).rstrip("\n").split("\n")
+
+
 def checkpoint_section(cp: dict[str, Any]) -> list[str]:
     lines = ["## Checkpoints: save / restore vs a deep copy (`benchmarks/bench_checkpoints.py`)", ""]
     if cp.get("error"):
@@ -360,6 +369,7 @@ def render(results: dict[str, Any]) -> str:
     out += models_section(results.get("quality", [])) + [""]
     out += diagnose_quality_section(results.get("diagnose_quality", [])) + [""]
     out += speed_section(results.get("speed", {"error": "not requested"})) + [""]
+    out += scale_section(results.get("scale")) + [""]
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
     out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),

@@ -5,8 +5,9 @@
 
 Runs, one after the other (never two heavy measurements at once): the quality suite
 (``quality.py``; with the co-pilot's model against an external reference, ``reference.py``),
-the diagnosis precision/recall on shared data (``diagnose_quality.py``), the speed comparison (``bench_diagnose.py``) and the checkpoint benchmark
-(``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
+the diagnosis precision/recall on shared data (``diagnose_quality.py``), the speed comparison
+(``bench_diagnose.py``), the end-to-end scale benchmark (``bench_scale.py``) and the checkpoint
+benchmark (``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
 (``report.py``). Machine, versions and load average are read at the start.
 """
 
@@ -92,6 +93,17 @@ def run_model_fitting(rows: int, budgets: list[float | None], tmp: Path,
             else:
                 out.append(json.loads(path.read_text()))
     return out
+def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """``bench_scale.py``: the command line end to end on 1k … 1M rows × 50 columns."""
+    out = tmp / "scale.json"
+    proc = subprocess.run([sys.executable, str(HERE / "bench_scale.py"), "--sizes", ",".join(map(str, sizes)),
+                           "--json", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if line.startswith("scale: "):
+            log(line)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
 
 
 def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
@@ -124,6 +136,9 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                                          peers=args.peers, peer_max_rows=args.peer_max_rows,
                                          peer_timeout=args.peer_timeout, ydata=ydata, tmp=tmp)
             log("speed: done")
+            scale = [int(x) for x in args.scale_sizes.split(",") if x]
+            if scale:
+                results["scale"] = run_scale(scale, tmp, log)
             results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
             log("checkpoints: done")
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
@@ -151,6 +166,8 @@ def parser() -> argparse.ArgumentParser:
                     help="rows of the synthetic frames the co-pilot runs end to end (growth exponent)")
     ap.add_argument("--sizes", default=None, help="speed frame sizes (default 10000,100000,1000000)")
     ap.add_argument("--cols", type=int, default=40)
+    ap.add_argument("--scale-sizes", default="1000,10000,100000,1000000",
+                    help="rows of the end-to-end scale benchmark (bench_scale.py; '' skips it)")
     ap.add_argument("--no-peers", dest="peers", action="store_false")
     ap.add_argument("--peer-max-rows", type=int, default=100_000,
                     help="peers run only up to this size; above it: 'not run (budget)'")
@@ -173,6 +190,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.e2e_sizes = ""
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
         args.model_rows, args.model_budgets = 400, ""
+        args.scale_sizes = ""
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:

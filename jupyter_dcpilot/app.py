@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
+from traitlets import Dict
 
 from .handlers import setup_handlers
 
@@ -21,9 +22,12 @@ class DCPilotApp(ExtensionApp):
 
     name = "jupyter_dcpilot"
     load_other_extensions = True
+    budgets = Dict({}, config=True, help="Seconds per kind of co-pilot step over the built-in "
+                   "defaults, e.g. {'train_evaluate': 900, '*': 120} (see jupyter_dcpilot.engine.budgets); "
+                   "a session's start request may override them.")
 
     def initialize_handlers(self) -> None:
-        setup_handlers(self.serverapp.web_app)
+        setup_handlers(self.serverapp.web_app, budgets=dict(self.budgets))
         # the server's contents events, not a frontend hook: a rename through the REST API or
         # any other client moves the session too
         self.serverapp.event_logger.add_listener(schema_id=self._contents_schema,

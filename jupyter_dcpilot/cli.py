@@ -18,42 +18,88 @@ from typing import Any, Callable
 
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
+from jupyter_dcpilot.engine.budgets import Budgets, minutes
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
+from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header
 from jupyter_dcpilot.terminal import TerminalStream, printable
+from jupyter_dcpilot.probe import probe_expression
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
 
 
-def progress_printer(stream: Any, started: float) -> Callable[[dict[str, Any]], None]:
-    """One line per thing a person would want to see happen."""
+def _size(path: Path) -> str:
+    size = float(path.stat().st_size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return ""
+
+
+def progress_printer(stream: Any, started: float, session: Session | None = None,
+                     every: float = 30.0) -> Callable[[dict[str, Any]], None]:
+    """One line per thing a person would want to see happen, each step named by its title.
+
+    Long work gets a line when it starts (with its budget), after 10 s, then every ``every``
+    seconds; ``session`` (optional) gives the titles of steps that events name by id."""
+    shown: dict[str, float] = {}  # what runs -> elapsed seconds of its last line
+
+    def title(step_id: str) -> str:
+        try:
+            return f"{step_id} {session.step(step_id).title}" if session is not None else step_id
+        except KeyError:
+            return step_id
+
+    def progress(event: dict[str, Any]) -> str | None:
+        what, elapsed, budget = event["title"], float(event["elapsed_s"]), event.get("budget_s")
+        if elapsed == 0:
+            shown[what] = 0.0
+            return f"{what}: started" + (f" (budget {minutes(budget)})" if budget else "")
+        last = shown.get(what, 0.0)
+        if elapsed < 10 or elapsed - last < (10 if last == 0 else every):
+            return None
+        shown[what] = elapsed
+        if budget and elapsed > budget:
+            return f"{what}: still running after {minutes(elapsed)}, over its budget of {minutes(budget)}"
+        return f"{what}: still running, {minutes(elapsed)}" + (f" of its {minutes(budget)} budget" if budget else "")
 
     def show(event: dict[str, Any]) -> None:
         t = f"[{time.perf_counter() - started:6.1f}s]"
         kind = event["type"]
-        if kind == "step" and event.get("status") in ("done", "failed", "skipped"):
-            mark = {"done": "ok", "failed": "FAILED", "skipped": "skipped"}[event["status"]]
-            stream.write(f"{t} {event['step']}: {mark}\n")
+        line: str | None = None
+        if kind == "progress":
+            line = progress(event)
+        elif kind == "step" and event.get("status") in ("done", "failed", "skipped"):
+            step = session.step(event["step"]) if session is not None else None
+            took = f" in {minutes(step.elapsed_s)}" if step is not None and step.elapsed_s else ""
+            line = {"done": f"{title(event['step'])}: done{took}",
+                    "failed": f"{title(event['step'])}: FAILED" + (f": {step.error}" if step and step.error else ""),
+                    "skipped": f"{title(event['step'])}: skipped"}[event["status"]]
         elif kind == "decision" and event["decision"].get("choice"):
             d = event["decision"]
-            stream.write(f"{t} decision {d['gate']} on {d['columns'] or '-'}: {d['choice']} (by {d['by']})\n")
-        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error"):
+            line = f"decision {d['gate']} on {d['columns'] or '-'}: {d['choice']} (by {d['by']})"
+        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error", "budget"):
             e = event["entry"]
-            stream.write(f"{t} {e['kind']}: {e['text']}\n")
+            line = f"{e['kind']}: {e['text']}"
         elif kind == "awaiting_decision":
             d = event["decision"]
-            stream.write(f"{t} waiting for a decision ({d['gate']}): {d['question']}\n")
+            line = f"waiting for a decision ({d['gate']}): {d['question']}"
         elif kind == "plan":
             titles = ", ".join(s["title"] for s in event["steps"][:6])
-            stream.write(f"{t} plan ({event['planner']}): {titles}{' ...' if len(event['steps']) > 6 else ''}\n")
-        stream.flush()
+            line = f"plan ({event['planner']}): {titles}{' ...' if len(event['steps']) > 6 else ''}"
+        elif kind == "activity":
+            line = event["text"]
+        if line is not None:
+            stream.write(f"{t} {line}\n")
+            stream.flush()
 
     return show
 
@@ -62,10 +108,13 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   task: str = "auto", entity: str | None = None, test: str | None = None,
                   index: str | None = None,
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
-                  stream: Any = None, interactive: bool | None = None) -> tuple[str, dict[str, Any]]:
-    """Run the whole loop on files; returns (final state, report)."""
+                  stream: Any = None, interactive: bool | None = None,
+                  budget: Any = None) -> tuple[str, dict[str, Any]]:
+    """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
+    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets)."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
+    budgets = Budgets.from_spec(budget)
     started = time.perf_counter()
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
@@ -86,7 +135,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     if test_path is not None and (not target or target in header(test_path)):
         hints["test_path"] = str(test_path)
     session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
-    session.subscribe(progress_printer(stream, started))
+    session.subscribe(progress_printer(stream, started, session))
     plan_with: Any = RulePlanner()
     if planner == "claude":
         config = LLMConfig.load()
@@ -96,14 +145,25 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
             message = "no Anthropic API key (~/.jupyter/dcpilot.json or ANTHROPIC_API_KEY): using the rule planner"
             session.warnings.append(message)
             stream.write(f"warning: {message}\n")
+    session.notify("activity", text="starting a Python kernel")
     async with HeadlessHost(notebook_path, cwd=out_dir) as host:
+        files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
+        session.notify("activity", text=f"loading {files}")
         loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names),
                                      {"dcpilot": {"step": "load"}})
         if loaded.error:
-            raise RuntimeError(f"loading the data failed: {loaded.error['ename']}: {loaded.error['evalue']}")
+            raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
+        frames = await host.evaluate(probe_expression("frame_info_json", names))
+        session.notify("activity", text="loaded " + ", ".join(
+            f"{n}: {f['rows']:,} rows × {f['cols']} columns" for n, f in frames.items() if f))
         session.variables["imports"] = True
-        coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy)
-        state = await coordinator.run_until_blocked()
+        coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,
+                                  budgets=budgets, stop=host.interrupt)
+        try:
+            state = await coordinator.run_until_blocked()
+        except Exception as exc:  # recorded in the transcript; the notebook and report still get written
+            state = "failed"
+            session.warnings.append(in_words(exc, "running the co-pilot"))
         report = coordinator.report()
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["state"] = state
@@ -113,6 +173,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
         stream.write(f"stopped: {what} needs a domain expert. Rerun with --approve recommended, "
                      "--approve FILE (a JSON map of gates to choices), or on a terminal with --approve ask.\n")
+    session.notify("activity", text=f"{state} in {minutes(report['elapsed_s'])}")
+    session.notify("activity", text=f"notebook: {notebook_path}")
+    session.notify("activity", text=f"report: {out_dir / 'report.html'} (and report.json)")
     return state, report
 
 
@@ -192,6 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "sees only the schema and statistics (default: %(default)s)")
     run.add_argument("--out", default="dcpilot-out", metavar="DIR",
                      help="output folder for notebook.ipynb, report.json, report.html (default: %(default)s)")
+    run.add_argument("--budget", action="append", metavar="[STEP=]SECONDS",
+                     help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
+                          "number sets every step not named); a step past 4x its budget is stopped and "
+                          "rolled back, the run goes on without it")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -201,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--planner", default="rules", choices=["rules", "claude"],
                       help="rules or claude (default: %(default)s)")
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
+    demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
     return parser
 
 
@@ -212,12 +280,13 @@ def main(argv: list[str] | None = None) -> int:
 
             data = [str(write_demo(args.out))]
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
-                                                approve=args.approve, planner=args.planner, out=args.out))
+                                                approve=args.approve, planner=args.planner, out=args.out,
+                                                budget=args.budget))
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, approve=args.approve,
-                planner=args.planner, out=args.out))
+                planner=args.planner, out=args.out, budget=args.budget))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 1

@@ -14,6 +14,7 @@ from tornado import websocket
 
 from . import __version__
 from .config import DEFAULT_MODEL, load_llm_config
+from .engine.budgets import Budgets
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .request_limits import DECISION_BODY, MAX_PATH, SESSION_BODY, UNDO_BODY, check_size, parse_body
 from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
@@ -131,7 +132,7 @@ class SessionsHandler(SessionsBase):
     @tornado.web.authenticated
     async def post(self) -> None:
         data = self.body(SESSION_BODY)
-        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share")
+        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget")
         options = {k: data.get(k) for k in names}
         replace = data.get("replace", False)
         try:
@@ -272,13 +273,15 @@ class SessionEventsHandler(JupyterHandler, websocket.WebSocketHandler):
                 setattr(self, name, None)
 
 
-def setup_handlers(web_app: Any) -> None:
-    """Mount the handlers under the server's base URL and create the shared kernel bridge."""
+def setup_handlers(web_app: Any, budgets: Any = None) -> None:
+    """Mount the handlers under the server's base URL and create the shared kernel bridge.
+    ``budgets``: the server's step budgets (``c.DCPilotApp.budgets``, see engine.budgets)."""
     settings = web_app.settings
     settings["dcpilot_bridge"] = KernelBridge(settings["session_manager"], settings["kernel_manager"])
     # engine steps (diagnosis, model fits) may take minutes: a longer wait than the panel's probes
     engine_bridge = KernelBridge(settings["session_manager"], settings["kernel_manager"], timeout=600.0)
-    settings["dcpilot_sessions"] = SessionRegistry(engine_bridge, settings["contents_manager"].root_dir)
+    settings["dcpilot_sessions"] = SessionRegistry(engine_bridge, settings["contents_manager"].root_dir,
+                                                   budgets=Budgets.from_spec(budgets))
     base_url = settings["base_url"]
     sessions = url_path_join(base_url, API, "sessions")
     web_app.add_handlers(

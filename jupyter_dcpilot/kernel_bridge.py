@@ -169,6 +169,10 @@ class KernelWatch:
     async def ended(self, run: KernelRun) -> str | None:
         return await self.bridge.kernel_ended(run)
 
+    def idle(self, run: KernelRun) -> bool:
+        """Whether the kernel runs nothing now (as the server last heard from it)."""
+        return getattr(run.manager, "execution_state", None) in ("idle", "starting")
+
 
 def died_while(how: str, step: str) -> KernelDiedError:
     """The error of a step whose kernel stopped under it: what happened and what to do next."""

@@ -37,6 +37,7 @@ from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
 
+from .engine.budgets import Budgets, minutes
 from .engine.coordinator import ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, score_text, validity_markdown
@@ -238,7 +239,8 @@ def _esc(text: Any) -> str:
 class Pilot:
     """One co-pilot session hosted in this kernel: session, coordinator, the shell hosts, widgets."""
 
-    def __init__(self, shell: Any, session: Session, policy: ApprovalPolicy) -> None:
+    def __init__(self, shell: Any, session: Session, policy: ApprovalPolicy,
+                 budgets: Budgets | None = None, tick: float | None = None) -> None:
         import ipywidgets as w
 
         self.shell = shell
@@ -246,12 +248,32 @@ class Pilot:
         self.bridge = MainThreadBridge()
         self.output = w.Output()
         self.status = w.HTML()
+        self.progress = w.HTML()  # what runs now, for how long, against its budget
         self.cards_box = w.VBox()
-        self.widget = w.VBox([self.status, self.output, self.cards_box])
+        self.widget = w.VBox([self.status, self.progress, self.output, self.cards_box])
         self.probe = ShellProbe(shell, self.bridge)
         self.notebook = ShellNotebook(shell, self.bridge, self.output)
-        self.coordinator = Coordinator(session, self.probe, self.notebook, policy=policy)
+        # no stop: the kernel cannot interrupt the cell it runs itself; a step over budget says so
+        self.coordinator = Coordinator(session, self.probe, self.notebook, policy=policy,
+                                       budgets=budgets, tick=tick)
         self.cards: list[DecisionCard] = []
+        session.subscribe(self._on_event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        """Progress events update the widget's progress line (from the engine's thread: a
+        widget's state is sent on the kernel's iopub channel, which is safe from any thread)."""
+        if event["type"] == "progress":
+            elapsed, budget = float(event["elapsed_s"]), event.get("budget_s")
+            of = f" of its {minutes(budget)} budget" if budget else ""
+            over = " — over budget" if budget and elapsed > budget else ""
+            self.progress.value = (f"Running <b>{_esc(event['title'])}</b> · {minutes(elapsed)}{of}{over}")
+        elif event["type"] == "state" and event.get("state") != "running":
+            self.progress.value = ""
+
+    def set_budgets(self, budgets: Budgets) -> None:
+        """New time budgets for the steps still to run."""
+        self.coordinator.budgets = self.coordinator.worker.budgets = budgets
+        self.session.settings["budgets"] = budgets.to_dict()
 
     def run(self) -> str:
         """Run the coordinator until blocked, finished or failed; refresh the cards."""
@@ -401,6 +423,8 @@ class DCPilotMagics(Magics):
     @argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
+    @argument("--budget", action="append", default=None, metavar="[STEP=]SECONDS",
+              help="time budget per step, e.g. --budget train_evaluate=900 (repeatable)")
     @line_magic
     def dcplan(self, line: str) -> None:
         """Start (or show and resume) the co-pilot on a DataFrame in this kernel."""
@@ -422,18 +446,24 @@ class DCPilotMagics(Magics):
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
         hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
                  "index": args.index, "frames": [args.frame], "kernel": self.token}
+        try:
+            budgets = Budgets.from_spec(args.budget) if args.budget else None
+        except ValueError as exc:
+            raise UsageError(f"%dcplan: {exc}") from None
         pilot = self.pilot
         same = (pilot is not None and not args.new and pilot.session.frame == args.frame
                 and Path(pilot.session.notebook) == notebook
                 and {k: pilot.session.hints.get(k) for k in hints} == hints)
         if same:
             pilot.coordinator.policy = policy
+            if budgets is not None:
+                pilot.set_budgets(budgets)
         else:
             sidecar = sidecar_path(notebook)
             if sidecar.exists() and (args.new or Session.load(sidecar).hints != hints):
                 sidecar.unlink()  # another kernel's checkpoints cannot be restored here
             session = Session.for_notebook(notebook, frame=args.frame, hints=hints)
-            pilot = self.pilot = Pilot(self.shell, session, policy)
+            pilot = self.pilot = Pilot(self.shell, session, policy, budgets)
         display(pilot.widget)
         pilot.run()
 

@@ -53,17 +53,26 @@ def execute_request_content(expression: str) -> dict[str, Any]:
     }
 
 
+def _words(ename: str, evalue: str) -> str:
+    """The kernel's error as the user reads it: its message, then its kind when that adds to it
+    (an interrupt or an empty message says nothing without it)."""
+    if ename == "KeyboardInterrupt":
+        return "interrupted"
+    evalue = " ".join(str(evalue or "").split())
+    if not evalue:
+        return f"{ename or 'an error'} without a message"
+    return f"{ename}: {evalue}" if ename else evalue
+
+
 def parse_reply(reply_content: dict[str, Any]) -> Any:
     """Decode the JSON value a probe returned, or raise :class:`ProbeError`."""
     if reply_content.get("status") != "ok":
-        raise ProbeError(
-            f"kernel refused the probe: {reply_content.get('ename')}: {reply_content.get('evalue')}",
-            reply_content.get("ename", ""),
-            reply_content.get("evalue", ""),
-        )
+        ename, evalue = reply_content.get("ename", ""), reply_content.get("evalue", "")
+        raise ProbeError(f"the kernel could not run the co-pilot's request: {_words(ename, evalue)}",
+                         ename, evalue)
     result = reply_content.get("user_expressions", {}).get(EXPRESSION_KEY)
     if result is None:
-        raise ProbeError("kernel returned no value for the probe")
+        raise ProbeError("the kernel answered the co-pilot's request without a value")
     if result.get("status") != "ok":
         ename, evalue = result.get("ename", ""), result.get("evalue", "")
         if ename in ("ModuleNotFoundError", "ImportError") and "kernel_tools" in evalue:
@@ -73,7 +82,7 @@ def parse_reply(reply_content: dict[str, Any]) -> Any:
                 ename,
                 evalue,
             )
-        raise ProbeError(f"{ename}: {evalue}", ename, evalue)
+        raise ProbeError(_words(ename, evalue), ename, evalue)
     text = result.get("data", {}).get("text/plain", "")
     # the kernel sends repr() of the JSON string the probe returned
     return json.loads(ast.literal_eval(text))

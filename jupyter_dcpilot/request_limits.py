@@ -49,6 +49,12 @@ SESSION_BODY: dict[str, Any] = {
         "planner": _optional(_text(MAX_ID, description="'rules' or 'claude'")),
         "model": _optional(_text(MAX_ID, description=f"a model id of at most {MAX_ID} characters")),
         "share": _optional(_text(MAX_ID, description="'schema' or 'samples'")),
+        "budget": _optional({"anyOf": [
+            {"type": "number", "minimum": 1},
+            {"type": "object", "maxProperties": 40, "propertyNames": {"maxLength": MAX_ID},
+             "additionalProperties": {"type": "number", "minimum": 1}},
+            {"type": "array", "maxItems": 40, "items": _text(MAX_ID)}],
+            "description": "seconds for every step, or an object of step -> seconds"}),
         "replace": {"type": "boolean"},
     },
 }

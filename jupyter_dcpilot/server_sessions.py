@@ -17,6 +17,7 @@ from typing import Any, Callable
 from jupyter_core.utils import ensure_async
 
 from .engine import decisions_file
+from .engine.budgets import Budgets
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
@@ -53,7 +54,8 @@ class BrowserNotebookHost:
     Each request carries a fresh ``request_id``; the frontend's answer with the same id
     resolves it. With no panel connected a request waits for one (up to ``timeout``), so the
     co-pilot simply pauses while the notebook is closed. Requests go to the panel that
-    connected last; a request whose panel went away times out rather than running twice.
+    connected last; a request whose panel went away times out rather than running twice
+    (a watched cell has no timeout: its kernel's death fails it, its budget stops it).
 
     With a ``watch``, a cell's kernel is checked every ``poll`` seconds while the panel runs
     it: a kernel that dies (or is shut down, restarted, replaced) fails the cell at once with
@@ -120,9 +122,12 @@ class BrowserNotebookHost:
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[request_id] = future
         watching = asyncio.create_task(self._watch(run, future, step or "")) if run is not None else None
+        # a watched cell waits as long as its kernel runs it: its step's budget decides when it
+        # is stopped, never how long an answer took (a model fit may take many minutes)
+        wait = None if run is not None else max(deadline - loop.time(), 0.0)
         try:
             self._senders[-1]({"type": kind, "request_id": request_id, **payload})
-            reply = await asyncio.wait_for(future, max(deadline - loop.time(), 0.0))
+            reply = await asyncio.wait_for(future, wait)
         except asyncio.TimeoutError as error:
             raise HostError(f"the notebook did not answer {kind} within {timeout:.0f} s") from error
         finally:
@@ -136,16 +141,26 @@ class BrowserNotebookHost:
         return reply
 
     async def _watch(self, run: KernelRun, future: asyncio.Future[dict[str, Any]], step: str) -> None:
-        """Fail ``future`` as soon as the kernel of ``run`` stops: the panel may never answer."""
+        """Fail ``future`` as soon as the kernel of ``run`` stops: the panel may never answer.
+        A cell that runs has no deadline here, but a kernel that sits idle for ``timeout``
+        seconds without an answer means the panel never ran the cell: that fails too."""
         assert self.watch is not None
+        loop = asyncio.get_running_loop()
+        idle_since: float | None = None
         while not future.done():
             await asyncio.sleep(self.poll)
             try:
                 how = await self.watch.ended(run)
+                idle = how is None and hasattr(self.watch, "idle") and self.watch.idle(run)
             except Exception:  # a check that fails now is tried again at the next poll
                 continue
             if how is not None and not future.done():
                 future.set_exception(died_while(how, step))
+            idle_since = (idle_since or loop.time()) if idle else None
+            if idle_since is not None and loop.time() - idle_since >= self.timeout and not future.done():
+                future.set_exception(HostError(
+                    f"the notebook did not answer run_cell for step {step}: its kernel sat idle for "
+                    f"{self.timeout:.0f} s after the cell was sent (is the notebook still open?)"))
 
     async def run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
         step = str((metadata.get("dcpilot") or {}).get("step") or "the co-pilot's cell")
@@ -233,6 +248,8 @@ class HostedSession:
         self._work: set[asyncio.Task[Any]] = set()
         if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
             host.watch = KernelWatch(bridge, lambda: self.path)
+        if bridge is not None and coordinator.worker.stop is None:  # a step far past its budget
+            coordinator.worker.stop = self.interrupt_kernel
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage()}
@@ -286,6 +303,12 @@ class HostedSession:
         await ensure_async(self.bridge.kernel_manager.interrupt_kernel(kernel_id))
         self.session.log("interrupt", f"the user interrupted {stopped}")
         return stopped
+
+    async def interrupt_kernel(self) -> None:
+        """Interrupt the notebook's kernel (what a step past its budget's limit gets)."""
+        assert self.bridge is not None
+        kernel_id = await self.bridge.kernel_id_for(self.path)
+        await ensure_async(self.bridge.kernel_manager.interrupt_kernel(kernel_id))
 
     def resume(self) -> None:
         """Run the coordinator until blocked, in the background (runs are serialised by it)."""
@@ -346,10 +369,12 @@ class HostedSession:
 class SessionRegistry:
     """The server's hosted sessions, by unguessable id (uuid4) and by notebook path."""
 
-    def __init__(self, bridge: KernelBridge, root_dir: str, host_timeout: float = 600.0) -> None:
+    def __init__(self, bridge: KernelBridge, root_dir: str, host_timeout: float = 600.0,
+                 budgets: Budgets | None = None) -> None:
         self.bridge = bridge
         self.root = Path(root_dir).resolve()
         self.host_timeout = host_timeout
+        self.budgets = budgets or Budgets()  # the server's defaults; a start request may override them
         self._by_id: dict[str, HostedSession] = {}
         self._by_path: dict[str, str] = {}
 
@@ -363,12 +388,13 @@ class SessionRegistry:
     async def open(self, path: str, *, frame: str, target: str | None = None, task: str | None = None,
                    time: str | None = None, goal: str | None = None, approve: Any = None,
                    planner: str | None = None, model: str | None = None, share: str | None = None,
-                   replace: bool = False) -> HostedSession:
+                   budget: Any = None, replace: bool = False) -> HostedSession:
         """The notebook's session (new, or loaded from its sidecar after a restart), running.
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
         the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
-        ``model`` (default from the co-pilot's config); ``share`` says what Claude may see."""
+        ``model`` (default from the co-pilot's config); ``share`` says what Claude may see;
+        ``budget``: seconds per kind of step over the server's (see :mod:`.engine.budgets`)."""
         path = path.lstrip("/")
         if not frame.isidentifier():
             raise ValueError(f"frame must be a Python variable name, not {frame!r}")
@@ -380,6 +406,7 @@ class SessionRegistry:
         if share not in SHARE_MODES:
             raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
         policy = policy_from(approve)
+        budgets = Budgets.from_spec(budget, base=self.budgets)
         llm = planner_config(model) if planner == "claude" else None
         notebook = self.os_path(path)
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
@@ -400,7 +427,8 @@ class SessionRegistry:
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
         session.hints["share"] = share
         session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
-                            "approve": approve if approve is not None else "ask"}
+                            "approve": approve if approve is not None else "ask",
+                            "budgets": budgets.to_dict()}
         host = BrowserNotebookHost(self.host_timeout)
         probe = NotebookKernelProbe(self.bridge, path)
         plan_with = None
@@ -408,7 +436,7 @@ class SessionRegistry:
             from .engine.planners import ClaudePlanner
 
             plan_with = ClaudePlanner(llm, share=share, kernel=probe)
-        coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with)
+        coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with, budgets=budgets)
         hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
         self._by_id[hosted.id] = hosted
         self._by_path[path] = hosted.id

@@ -119,6 +119,30 @@ def report_json(name: str) -> str:
     return json.dumps(value.to_dict(), default=str)
 
 
+def warm_json(functions: list[str]) -> str:
+    """Import what the next step will call and open the checkpoint store, while the kernel
+    waits for the expert's answer: the approved step then runs without paying for imports
+    (a first transform or checkpoint costs a few hundred milliseconds, a model library seconds)."""
+    import kernel_tools
+    from kernel_tools.checkpoints import store
+
+    store()
+    warmed = [name for name in functions if name in kernel_tools.__all__ and getattr(kernel_tools, name)]
+    return json.dumps({"warmed": warmed})
+
+
+def parameters_json(function: str) -> str:
+    """The parameter names of a public kernel_tools function, as this kernel has it (the engine
+    passes newer keywords, e.g. ``budget``, only to a kernel_tools that takes them)."""
+    import inspect
+
+    import kernel_tools
+
+    if function not in kernel_tools.__all__:
+        raise KeyError(f"{function!r} is not a kernel_tools function")
+    return json.dumps(list(inspect.signature(getattr(kernel_tools, function)).parameters))
+
+
 def checkpoint_save_json(names: list[str], label: str) -> str:
     """Snapshot the named variables before a step (names not bound yet are removed on restore)."""
     from kernel_tools.checkpoints import store

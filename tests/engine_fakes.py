@@ -91,6 +91,12 @@ class FakeKernel:
         return {n: {"type": "DataFrame", "rows": self.rows, "cols": len(self.columns),
                     "columns": list(self.columns)} for n in names}
 
+    def parameters_json(self, function):
+        return ["df", "target", "task", "time", "groups", "test", "preprocess", "budget"]
+
+    def warm_json(self, functions):
+        return {"warmed": list(functions)}
+
     def checkpoint_save_json(self, names, label):
         cid = f"k{len(self.saved) + 1}"
         self.saved[cid] = {"columns": list(self.columns), "rows": self.rows}

@@ -132,3 +132,26 @@ def test_shared_data_diagnosis_quality_on_bank_churn():
     precision, recall, found = float(cells[3]), float(cells[4]), cells[5]
     # Complain (agrees with the outcome on 99.9% of rows) must be caught, nothing else flagged
     assert "Complain" in found and precision == 1.0 and recall >= 0.5
+
+
+def test_scale_tables_and_step_times():
+    scale = _load("bench_scale")
+    classification, survival = scale.make_tables(900)
+    for frame in (classification, survival):
+        assert frame.shape == (900, 50)
+        assert frame.isna().any().sum() == 15  # 30% of the columns partly missing
+        assert frame["patient_id"].nunique() < 400  # repeated entities
+    per_entity = classification.groupby("patient_id")["outcome"].nunique()
+    assert (per_entity == 1).all() and 0.1 < classification["outcome"].mean() < 0.9
+    assert set(survival["died"].unique()) == {0, 1} and (survival["days"] > 0).all()
+    lines = [(0.0, "[   0.0s] diagnosing df: started (budget 2 min)"),
+             (3.0, "[   3.0s] observe: diagnosed df [900, 50]: 4 findings in 2.9s"),
+             (3.5, "[   3.5s] s2 Fix dtypes and N/A tokens: admitted: started (budget 1 min)"),
+             (4.0, "[   4.0s] s2 Fix dtypes and N/A tokens: admitted: done in 0.4 s"),
+             (4.5, "[   4.5s] s8 Train and evaluate: started (budget 5 min)"),
+             (9.5, "[   9.5s] s8 Train and evaluate: FAILED: stopped after 9 s")]
+    steps = scale.step_times(lines, lambda start, end: int((end - start) * 2**20))
+    assert [(s["step"], s["status"], s["seconds"], s["peak_mb"]) for s in steps] == [
+        ("diagnosing df", "done", 3.0, 3), ("s2 Fix dtypes and N/A tokens: admitted", "done", 0.5, 0),
+        ("s8 Train and evaluate", "FAILED", 5.0, 5)]
+    assert abs(scale.growth_exponent([1000, 10000, 100000], [10.0, 100.0, 1000.0]) - 1.0) < 1e-9

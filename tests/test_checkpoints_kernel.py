@@ -53,6 +53,7 @@ async def kill(host) -> None:
     await host._kc.wait_for_ready(timeout=60)
 
 
+@pytest.mark.slow
 async def test_a_killed_kernel_restores_its_spilled_checkpoint_after_restart(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the kernel inherits it
     monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)

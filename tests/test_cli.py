@@ -112,6 +112,7 @@ def test_column_names_with_terminal_escapes_are_printed_escaped(tmp_path, capsys
     assert not any(c in err for c in ("\x1b", "\x07", "\r", "\u202e"))
 
 
+@pytest.mark.slow
 def test_ask_without_a_terminal_stops_at_the_first_gate(tmp_path, capsys):
     data = tmp_path / "rossi.csv"
     demo_frame().drop_duplicates("subject").head(200).to_csv(data, index=False)
@@ -222,3 +223,37 @@ def test_visits_counted_from_enrolment_are_valid_at_the_first_visit_not_at_the_l
     assert "day" in report["dropped_columns"]
     html = (tmp_path / "last" / "report.html").read_text()
     assert "known_at_index" in html and "not valid" in html
+
+
+def test_progress_lines_name_steps_and_say_where_the_outputs_are(tmp_path, capsys):
+    data = tmp_path / "rossi.csv"
+    demo_frame().head(300).to_csv(data, index=False)
+    decisions = tmp_path / "decisions.json"  # the leak is dropped; the next gate waits for an expert
+    decisions.write_text(json.dumps({"task": "confirm", "leakage": "drop"}))
+    out = tmp_path / "out"
+    code = main(["run", str(data), "--target", "arrest", "--time", "week", "--approve", str(decisions),
+                 "--budget", "remove_leakage=45", "--out", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    text = "\n".join(lines)
+    # the first seconds are not silent: the kernel, the file, the frame, the diagnosis
+    assert "starting a Python kernel" in lines[0]
+    assert "loading rossi.csv (" in lines[1]
+    assert "loaded df: 300 rows × " in lines[2]
+    assert "diagnosing df: started (budget 2 min)" in text
+    # steps by title, with their budget when they start and their time when done
+    assert re.search(r"s\d+ Remove leakage[^\n]*: started \(budget 45 s\)", text)
+    assert re.search(r"s\d+ Remove leakage[^\n]*: done in [\d.]+ s", text)
+    assert not re.search(r"\] s\d+: ok", text)
+    # the last lines say where the notebook and the report are
+    assert "needs a domain expert" in lines[-4] and "blocked in " in lines[-3]
+    assert lines[-2].endswith(f"notebook: {out / 'notebook.ipynb'}")
+    assert lines[-1].endswith(f"report: {out / 'report.html'} (and report.json)")
+
+
+def test_a_bad_budget_is_refused_before_a_kernel_starts(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n1,0\n2,1\n")
+    assert main(["run", str(data), "--target", "y", "--budget", "modelling=60", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "'modelling' is not a kind of step" in err and "starting a Python kernel" not in err

@@ -23,6 +23,7 @@ def run_actions(df, diagnosis):
     return ran
 
 
+@pytest.mark.slow
 def test_kitchen_sink_actions_run():
     df, _ = kitchen_sink(800, seed=0)
     ran = run_actions(df, diagnose(df, target="y"))

@@ -76,6 +76,7 @@ def test_input_is_not_mutated():
     pd.testing.assert_frame_equal(test, test_before)
 
 
+@pytest.mark.slow
 def test_to_dict_round_trip_and_display():
     df, _ = kitchen_sink(400, seed=2)
     d = diagnose(df, target="y")

@@ -46,6 +46,7 @@ def test_few_rows_per_integer_value_is_regression():
     assert d.task["kind"] == "regression"
 
 
+@pytest.mark.slow
 def test_balanced_class_codes_stay_classification():
     rng = np.random.default_rng(3)
     y = np.repeat(np.arange(10), 40)  # digit-like labels 0..9

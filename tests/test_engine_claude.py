@@ -41,6 +41,7 @@ def tools_of(body):
     return [t["name"] for t in body.get("tools", [])]
 
 
+@pytest.mark.slow
 async def test_valid_tool_calls_plan_and_the_engine_keeps_what_a_valid_model_needs(tmp_path):
     diagnosis = churn_diagnosis()
     diagnosis["findings"][1]["evidence"]["example"] = "ROW-VALUE-42"  # must never leave the machine

@@ -119,7 +119,7 @@ async def test_decisions_file_with_an_unknown_choice_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="'delete' is not an option of the leakage decision"):
         await coord.run_until_blocked()
     assert Session.load(session.path).state == "failed"
-    assert "the co-pilot stopped: ValueError" in session.transcript[-1]["text"]
+    assert "the co-pilot stopped: planning the next step failed: decisions file: 'delete'" in session.transcript[-1]["text"]
 
 
 def test_policy_spec_errors():
@@ -279,3 +279,48 @@ async def test_checkpoints_hold_the_sessions_frame_whatever_its_name(tmp_path):
     assert all("df" not in names for names in saved) and ["visits", "leakage_drop"] in saved
     by_step = {cp.step_id: cp.names for cp in session.checkpoints}
     assert by_step[leak.id] == ["visits"] and by_step[split.id] == ["visits", "train", "test"]
+
+
+async def test_a_blocked_run_warms_the_kernel_for_the_answer_and_the_cell_follows_its_decision(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path, policy=ApprovalPolicy(
+        mode="file", choices={"task": "confirm"}))
+    assert await coord.run_until_blocked() == "blocked"
+    leak = session.open_decisions()[0]
+    assert leak.gate == "leakage"
+    # while the expert reads the question, the kernel imports what the answer runs
+    assert kernel.calls[-1] == ("warm_json", [["drop_columns"]], {})
+
+    order: list[str] = []
+    write = notebook.insert_markdown
+
+    async def slow_markdown(source, metadata):  # a panel that takes its time to insert it
+        await asyncio.sleep(0.2)
+        order.append("markdown written")
+        return await write(source, metadata)
+
+    notebook.insert_markdown = slow_markdown
+    save = kernel.checkpoint_save_json
+    kernel.checkpoint_save_json = lambda names, label: (order.append("checkpoint"), save(names, label))[1]
+    session.decide(leak.id, "drop")
+    await coord.run_until_blocked()
+    # the checkpoint did not wait for the decision's cell; the code cell did
+    assert order[:2] == ["checkpoint", "markdown written"]
+    step = session.step(leak.step_id)
+    kinds = [(c["kind"], c["step"]) for c in session.cells if c["step"] == step.id]
+    assert kinds == [("decision", step.id), ("code", step.id)]
+    mine = [c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == step.id]
+    assert [c["type"] for c in mine] == ["markdown", "code"]
+
+
+@pytest.mark.parametrize("takes_budget", [True, False])
+async def test_the_model_step_gets_its_budget_when_the_kernels_fit_evaluate_takes_one(tmp_path, takes_budget):
+    from jupyter_dcpilot.engine.budgets import Budgets
+
+    coord, kernel, notebook, session = make(tmp_path)
+    coord.worker.budgets = Budgets.from_spec({"train_evaluate": 90})
+    if not takes_budget:  # a kernel_tools from before budgets
+        kernel.parameters_json = lambda function: ["df", "target", "task", "test", "preprocess"]
+    assert await coord.run_until_blocked() == "finished"
+    fit = next(c for c in notebook.sources() if "kt.fit_evaluate(" in c)
+    assert ("budget=90" in fit) is takes_budget
+    assert kernel.names("parameters_json") == ["parameters_json"]  # asked once

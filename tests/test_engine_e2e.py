@@ -54,6 +54,7 @@ def churn_run(tmp_path_factory):
     return folder / "out", state, report, log.getvalue()
 
 
+@pytest.mark.slow
 def test_classification_run_is_valid_and_leak_free(churn_run):
     out, state, report, log = churn_run
     assert state == "finished", log
@@ -128,6 +129,7 @@ def regression_files(folder, seed=2):
     pd.DataFrame({"patient_id": ids[::-1], "cholesterol": chol[::-1]}).to_csv(folder / "labs.csv", index=False)
 
 
+@pytest.mark.slow
 def test_regression_with_a_join_of_two_files(tmp_path):
     regression_files(tmp_path)
     state, report = asyncio.run(run_job([str(tmp_path / "patients.csv"), str(tmp_path / "labs.csv")],

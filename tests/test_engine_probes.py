@@ -75,3 +75,19 @@ def test_frame_info_report_and_diagnose(user_ns):
     assert set(user_ns) == names  # probes bind nothing
     with pytest.raises(KeyError, match="no variable named 'nope'"):
         evaluate(probe_expression("report_json", "nope"))
+
+
+def test_warm_imports_what_the_next_step_calls_and_binds_nothing(user_ns):
+    import sys
+
+    user_ns["df"] = frame()
+    names = set(user_ns)
+    warmed = evaluate(probe_expression("warm_json", ["drop_columns", "not_a_function"]))
+    assert warmed == {"warmed": ["drop_columns"]}
+    assert "kernel_tools.transforms" in sys.modules and set(user_ns) == names
+
+
+def test_parameters_names_what_the_kernels_function_takes(user_ns):
+    assert {"df", "target", "task", "test"} <= set(evaluate(probe_expression("parameters_json", "fit_evaluate")))
+    with pytest.raises(KeyError, match="'exec' is not a kernel_tools function"):
+        evaluate(probe_expression("parameters_json", "exec"))

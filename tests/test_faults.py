@@ -66,6 +66,7 @@ def coordinator(tmp_path, host) -> tuple[Coordinator, Session]:
     return Coordinator(session, host, host, policy=ApprovalPolicy(mode="ask")), session
 
 
+@pytest.mark.slow
 async def test_kernel_interrupted_mid_step_fails_the_step_and_keeps_the_session(tmp_path):
     host = await start_host(tmp_path, FRAME)
     try:
@@ -88,6 +89,7 @@ async def test_kernel_interrupted_mid_step_fails_the_step_and_keeps_the_session(
     assert reloaded.step(step.id).status == "failed"
 
 
+@pytest.mark.slow
 async def test_kernel_death_mid_step_fails_the_step_and_spilled_checkpoints_restore_after_restart(tmp_path, monkeypatch):
     # checkpoints spill by default, to a per-kernel folder of the user's cache (the kernel inherits this)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -133,6 +135,7 @@ async def test_a_probe_on_a_dead_kernel_fails_at_once_not_after_the_reply_timeou
         await host.stop()
 
 
+@pytest.mark.slow
 async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_fetch, jp_ws_fetch, jp_serverapp):
     settings = jp_serverapp.web_app.settings
     kernel_id = await tss.start_notebook_kernel(jp_fetch, "churn.ipynb")
@@ -297,6 +300,7 @@ async def test_a_probe_into_a_kernel_that_dies_fails_fast(jp_fetch, jp_serverapp
     assert loop.time() - started < 15
 
 
+@pytest.mark.slow
 async def test_the_frames_endpoint_answers_503_naming_a_kernel_that_died(jp_fetch, jp_serverapp):
     """The panel's REST probes say the kernel died (503, retry later) rather than a bare 500."""
     kernel_id = await tss.start_notebook_kernel(jp_fetch, "dies.ipynb")

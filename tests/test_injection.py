@@ -64,6 +64,7 @@ def obedient(body):
     return tool_uses(calls)
 
 
+@pytest.mark.slow
 async def test_instructions_in_the_data_change_nothing_without_approval(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     host = await start_host(tmp_path, FRAME)

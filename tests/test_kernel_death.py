@@ -47,6 +47,7 @@ async def kernel_json(client, expression: str):
     return json.loads("".join(printed).strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores_from_disk(
         jp_fetch, jp_ws_fetch, jp_serverapp, registry, no_llm, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the kernel's default spill folder
@@ -121,6 +122,7 @@ async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores
         client.stop_channels()
 
 
+@pytest.mark.slow
 async def test_a_cell_answered_after_a_restart_is_not_taken_as_its_result(jp_fetch, jp_serverapp) -> None:
     """A kernel restarted under the cell (the real panel then answers with empty outputs): the
     answer arrives, but the cell did not run to its end, so the step must fail, not succeed."""

@@ -125,6 +125,23 @@ def test_recommended_policy_runs_to_the_end_and_reports_policy_decisions(shell, 
     assert "*Valid model:*" in report and "**known_at_index**" in report and "**no_leakage**" in report
 
 
+@pytest.mark.slow
+def test_dcplan_budget_reaches_the_steps_and_the_widget_shows_progress_against_it(shell):
+    run(shell, "dcplan", "df --target y --approve recommended --budget train_evaluate=77 --budget 30")
+    pilot = magics(shell).pilot
+    assert pilot.session.settings["budgets"]["train_evaluate"] == 77
+    model_step = next(st for st in pilot.session.plan if st.episode == "train_evaluate")
+    assert model_step.budget_s == 77 and model_step.elapsed_s is not None
+    assert next(st for st in pilot.session.plan if st.episode == "split").budget_s == 30
+    assert pilot.progress.value == ""  # nothing runs any more
+    pilot._on_event({"type": "progress", "step": "s9", "title": "s9 Train and evaluate", "elapsed_s": 95.0,
+                     "budget_s": 77})
+    assert pilot.progress.value == ("Running <b>s9 Train and evaluate</b> · 1 min 35 s of its "
+                                    "1 min 17 s budget — over budget")
+    with pytest.raises(UsageError, match="'fitting' is not a kind of step"):
+        shell.run_line_magic("dcplan", "df --target y --budget fitting=5 --new")
+
+
 # --- %dcplan ask: decision cards ---------------------------------------------------------------
 
 def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(shell):

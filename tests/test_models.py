@@ -50,6 +50,7 @@ def clf_report(clf_frame) -> ModelReport:
     return fit_evaluate(clf_frame, target="y", task="classification", groups="patient", cv=3)
 
 
+@pytest.mark.slow
 def test_classification_report(clf_frame, clf_report):
     r = clf_report
     assert r.task == "classification" and r.metric == "roc_auc"
@@ -177,6 +178,7 @@ def test_entities_shared_by_train_and_test_are_reported(clf_frame):
     assert any(w.startswith("1 'patient' entities are in both") for w in r.warnings)
 
 
+@pytest.mark.slow
 def test_survival_on_rossi_matches_documented_c_index():
     from lifelines.datasets import load_rossi
 
@@ -237,6 +239,7 @@ def test_cox_estimator_gives_a_constant_column_no_weight_instead_of_failing():
     np.testing.assert_allclose(cox.predict(np.column_stack([X, np.ones(len(X))])), plain.predict(X), rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_survival_grouped_with_holdout():
     from lifelines.datasets import load_rossi
 
@@ -251,6 +254,7 @@ def test_survival_grouped_with_holdout():
     assert r.metrics["holdout_c_index"] == r.holdout_score
 
 
+@pytest.mark.slow
 def test_survival_reads_r_style_event_codes_and_says_how():
     from lifelines.datasets import load_rossi
 
@@ -280,6 +284,7 @@ def test_survival_warns_on_non_positive_times_and_few_events():
     assert any("few events per variable" in w for w in r.warnings)
 
 
+@pytest.mark.slow
 def test_leakage_warning_names_the_leaked_column(clf_frame):
     leaked = clf_frame.assign(discharge_code=clf_frame["y"] * 10 + 3)
     r = fit_evaluate(leaked, target="y", task="classification", groups="patient", cv=3)
@@ -289,6 +294,7 @@ def test_leakage_warning_names_the_leaked_column(clf_frame):
     assert r.importance[0]["feature"] == "discharge_code"
 
 
+@pytest.mark.slow
 def test_an_easy_problem_spread_over_many_features_is_not_called_leakage():
     # one latent size measured ten ways: every feature helps, none gives the outcome away
     rng = np.random.default_rng(3)
@@ -312,6 +318,7 @@ def test_few_events_and_tiny_data_warnings():
     assert any("few events per variable: 10 minority-class rows" in w for w in r.warnings)
 
 
+@pytest.mark.slow
 def test_preprocess_transformers_are_prepended_not_refit(clf_frame):
     features = ["x1", "x2"]
     imputer = SimpleImputer(strategy="constant", fill_value=-1.0).set_output(transform="pandas")
@@ -411,6 +418,7 @@ def _numeric_frame(n: int = 200, seed: int = 1) -> pd.DataFrame:
     return frame.assign(x3=np.random.default_rng(seed).normal(size=n))
 
 
+@pytest.mark.slow
 def test_label_issue_flag_then_split_then_fit_evaluate_on_test():
     from kernel_tools.transforms import handle_label_issues, split
 
@@ -432,6 +440,7 @@ def test_label_issue_flag_then_split_then_fit_evaluate_on_test():
 
 
 @pytest.mark.parametrize("method", ["iqr", "isolation_forest"])
+@pytest.mark.slow
 def test_outlier_flags_on_train_only_are_not_features(method):
     from kernel_tools.transforms import handle_outliers, split
 
@@ -447,6 +456,7 @@ def test_outlier_flags_on_train_only_are_not_features(method):
     assert r.n_test == len(test)
 
 
+@pytest.mark.slow
 def test_column_merely_named_like_a_flag_stays_a_feature():
     frame = _numeric_frame()
     rng = np.random.default_rng(3)

@@ -54,6 +54,7 @@ async def say(chat, text: str, attach: str | None = None) -> str:
     return reply.body
 
 
+@pytest.mark.slow
 async def test_persona_explains_and_answers_decisions_through_the_session(chat, jp_fetch, jp_ws_fetch,
                                                                           jp_serverapp, registry) -> None:
     ychat, persona = chat

@@ -55,6 +55,7 @@ async def run_with(tmp_path, share, policy="fast"):
         await host.stop()
 
 
+@pytest.mark.slow
 async def test_default_policy_sends_no_cell_value_and_audits_every_payload(tmp_path):
     state, session, fake = await run_with(tmp_path, share=None)  # the default: schema only
     assert state == "finished", session.warnings
@@ -82,6 +83,7 @@ async def test_default_policy_sends_no_cell_value_and_audits_every_payload(tmp_p
     assert on_disk["llm_payloads"][-1]["payload"]["messages"] == fake.requests[-1]["messages"]
 
 
+@pytest.mark.slow
 async def test_share_samples_is_explicit_and_then_values_appear(tmp_path):
     state, session, fake = await run_with(tmp_path, share="samples", policy="ask")
     assert state == "blocked", session.warnings  # on the task question: one planning call is enough
@@ -148,6 +150,7 @@ async def test_repair_requests_redact_values_in_code_and_errors(tmp_path):
     assert len(session.llm_payloads) == 1 and session.llm_payloads[0]["purpose"] == "repair"
 
 
+@pytest.mark.slow
 async def test_server_hosted_claude_sessions_send_no_cell_value(jp_fetch, jp_ws_fetch, jp_serverapp, tmp_path, monkeypatch):
     """The same guarantee through the server: POST sessions {planner: "claude"} with the default share."""
     import test_server_sessions as tss

@@ -119,6 +119,7 @@ def property_settings(name: str):
 
 @property_settings("drop_columns")
 @given(frames(), st.data())
+@pytest.mark.slow
 def test_drop_columns(df, data):
     columns = data.draw(st.lists(st.sampled_from(list(df.columns) + ["zz"]), max_size=3))
     check(kt.drop_columns, df, columns=columns, reason=data.draw(st.one_of(st.none(), st.text(max_size=5))))
@@ -134,6 +135,7 @@ def test_deduplicate(df, data):
 
 @property_settings("fix_dtypes")
 @given(frames())
+@pytest.mark.slow
 def test_fix_dtypes(df):
     check(kt.fix_dtypes, df)
 
@@ -168,6 +170,7 @@ def test_handle_outliers(df, data):
 
 @property_settings("handle_label_issues")
 @given(frames(min_rows=12, max_rows=40, max_cols=3, names=TEXT_NAMES), st.data())
+@pytest.mark.slow
 def test_handle_label_issues(df, data):
     df = df.drop(columns=[c for c in ("label", "label_issue") if c in df.columns])
     labels = data.draw(st.lists(st.sampled_from(["yes", "no", None]), min_size=len(df), max_size=len(df)))

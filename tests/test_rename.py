@@ -54,6 +54,7 @@ async def live_session(jp_fetch, jp_serverapp, jp_root_dir, path: str) -> tuple[
     return created["id"], kernel_id, client
 
 
+@pytest.mark.slow
 async def test_a_renamed_notebook_keeps_its_live_session(jp_fetch, jp_serverapp, jp_root_dir, registry,
                                                          no_llm) -> None:
     sid, kernel_id, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "old.ipynb")
@@ -92,6 +93,7 @@ async def test_a_renamed_notebook_keeps_its_live_session(jp_fetch, jp_serverapp,
     assert Session.load(sidecar_path(jp_root_dir / "new.ipynb")).state == "blocked"  # saved on close
 
 
+@pytest.mark.slow
 async def test_a_renamed_folder_moves_the_sessions_of_its_notebooks(jp_fetch, jp_serverapp, jp_root_dir,
                                                                      registry, no_llm) -> None:
     sid, _, client = await live_session(jp_fetch, jp_serverapp, jp_root_dir, "proj/sub/a.ipynb")

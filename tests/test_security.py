@@ -167,6 +167,7 @@ async def columns_in_kernel(client) -> list[str]:
     return eval("".join(printed))  # the kernel printed a list of strings
 
 
+@pytest.mark.slow
 async def test_sessions_are_isolated_and_gates_hold_under_forged_and_replayed_calls(
         jp_fetch, jp_ws_fetch, jp_serverapp, registry) -> None:
     clients, checkers, serving, sockets = [], [], [], []

@@ -56,6 +56,7 @@ async def test_status_reports_planners(jp_fetch, monkeypatch) -> None:
     assert body["version"]
 
 
+@pytest.mark.slow
 async def test_frames_lists_dataframes_silently(jp_fetch, jp_serverapp) -> None:
     kernel_id = await start_notebook_kernel(jp_fetch)
     user = UserClient(jp_serverapp, kernel_id)
@@ -87,6 +88,7 @@ async def test_frames_lists_dataframes_silently(jp_fetch, jp_serverapp) -> None:
         user.close()
 
 
+@pytest.mark.slow
 async def test_unknown_notebook_and_frame_are_clear_errors(jp_fetch) -> None:
     with pytest.raises(HTTPClientError) as info:
         await jp_fetch("dcpilot", "api", "frames", params={"path": "nowhere.ipynb"})

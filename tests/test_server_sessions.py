@@ -173,6 +173,7 @@ async def test_unknown_session_and_bad_requests(jp_fetch, jp_ws_fetch, registry)
         assert info.value.code == 400, body
 
 
+@pytest.mark.slow
 async def test_two_notebooks_get_independent_sessions(jp_fetch, jp_serverapp, jp_root_dir, registry) -> None:
     try:
         await check_two_sessions(jp_fetch, jp_serverapp, jp_root_dir)
@@ -222,6 +223,7 @@ async def check_two_sessions(jp_fetch, jp_serverapp, jp_root_dir) -> None:
     assert (await get_session(jp_fetch, b["id"]))["decisions"][0]["choice"] is None
 
 
+@pytest.mark.slow
 async def test_panel_drives_session_through_the_leakage_gate(jp_fetch, jp_ws_fetch, jp_serverapp, registry) -> None:
     kernel_id = await start_notebook_kernel(jp_fetch, "churn.ipynb")
     client = kernel_client(jp_serverapp, kernel_id, "panel")

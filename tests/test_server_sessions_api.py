@@ -10,6 +10,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from fake_anthropic import FakeAnthropic
+from jupyter_dcpilot.engine.budgets import DEFAULTS
 from jupyter_dcpilot.engine.session import Session
 from test_server_sessions import (
     LEAKY_FRAME, Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for,
@@ -78,6 +79,7 @@ def step_of(state: dict, episode: str) -> list[dict]:
     return [s for s in state["plan"] if s["episode"] == episode]
 
 
+@pytest.mark.slow
 async def test_settings_are_validated_and_echoed(jp_fetch, jp_serverapp, registry, no_llm) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "s.ipynb")
     try:
@@ -88,7 +90,8 @@ async def test_settings_are_validated_and_echoed(jp_fetch, jp_serverapp, registr
                 await post(jp_fetch, *API, body={"path": "s.ipynb", "frame": "df", **body})
             assert info.value.code == 400 and message in json.loads(info.value.response.body)["message"], body
         created = await post(jp_fetch, *API, body={"path": "s.ipynb", "frame": "df", "target": "churned"})
-        assert created["settings"] == {"planner": "rules", "model": None, "share": "schema", "approve": "ask"}
+        assert created["settings"] == {"planner": "rules", "model": None, "share": "schema", "approve": "ask",
+                                   "budgets": DEFAULTS}
         assert created["usage"] == {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
         status = json.loads((await jp_fetch("dcpilot", "api", "status")).body)
         assert status["planners"] == ["rules"] and status["default_model"].startswith("claude")
@@ -97,6 +100,7 @@ async def test_settings_are_validated_and_echoed(jp_fetch, jp_serverapp, registr
         client.stop_channels()
 
 
+@pytest.mark.slow
 async def test_claude_planner_gets_the_model_and_share_setting(jp_fetch, jp_serverapp, registry,
                                                                 monkeypatch, tmp_path) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "c.ipynb")
@@ -125,6 +129,7 @@ async def test_claude_planner_gets_the_model_and_share_setting(jp_fetch, jp_serv
             client.stop_channels()
 
 
+@pytest.mark.slow
 async def test_one_live_session_per_notebook_unless_replaced(jp_fetch, jp_serverapp, jp_root_dir, registry,
                                                              no_llm) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "r.ipynb")
@@ -238,6 +243,7 @@ SLOW_DIAGNOSIS = (
 )
 
 
+@pytest.mark.slow
 async def test_interrupting_the_diagnosis_stops_the_run_and_resume_starts_it_again(jp_fetch, jp_serverapp,
                                                                                     registry, no_llm) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "d.ipynb")
@@ -263,6 +269,7 @@ async def test_interrupting_the_diagnosis_stops_the_run_and_resume_starts_it_aga
         client.stop_channels()
 
 
+@pytest.mark.slow
 async def test_every_decision_accepts_skip_but_the_task(jp_fetch, jp_serverapp, registry, no_llm) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "k.ipynb")
     try:
@@ -278,6 +285,7 @@ async def test_every_decision_accepts_skip_but_the_task(jp_fetch, jp_serverapp, 
         client.stop_channels()
 
 
+@pytest.mark.slow
 async def test_server_shutdown_saves_and_closes_every_session(jp_fetch, jp_serverapp, jp_root_dir, registry,
                                                              no_llm) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "z.ipynb")

@@ -151,6 +151,7 @@ async def blocked(server: Server, session_id: str) -> dict | None:
     return state if state["state"] == "blocked" else None
 
 
+@pytest.mark.slow
 async def test_sigterm_stops_the_server_within_seconds_whatever_its_sessions_are_doing(server) -> None:
     """Three notebooks, three states, one SIGTERM:
 

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 NAMES = "iris,diabetes,linnerud,ll_lung,ll_recur,ll_canadian_senators"
 
@@ -20,6 +22,7 @@ def _sweep():
     return module
 
 
+@pytest.mark.slow
 def test_sweep_diagnose_mode_on_shipped_data(tmp_path, capsys):
     out = tmp_path / "rows.json"
     assert _sweep().main(["--mode", "diagnose", "--only", NAMES, "--json", str(out)]) == 0

@@ -42,6 +42,7 @@ def hyper():
     return full, dirty, holes, out, report
 
 
+@pytest.mark.slow
 def test_median_fills_train_statistics_and_keeps_target(hyper):
     _, dirty, _, _, _ = hyper
     dirty = dirty.copy()
@@ -104,6 +105,7 @@ def test_fitted_imputer_pickles(hyper):
     pd.testing.assert_frame_equal(clone.transform(dirty.head(30)), report.apply(dirty.head(30)))
 
 
+@pytest.mark.slow
 def test_auto_chooses_by_data(hyper):
     _, dirty, _, _, _ = hyper
     rng = np.random.default_rng(1)

@@ -34,6 +34,7 @@ def test_finds_flipped_labels_with_reasonable_precision(noisy):
     assert report.transformer is None
 
 
+@pytest.mark.slow
 def test_remove_and_relabel(noisy):
     df, flipped, out, _ = noisy
     found = out["label_issue"] == 1
@@ -69,6 +70,7 @@ def test_bad_inputs(noisy):
         handle_label_issues(df.assign(label="yes"), "label")
 
 
+@pytest.mark.slow
 def test_groups_keep_entities_in_one_fold(noisy):
     df = noisy[0].assign(pid=np.arange(len(noisy[0])) // 3)
     out, report = handle_label_issues(df, "label", groups="pid")
@@ -78,6 +80,7 @@ def test_groups_keep_entities_in_one_fold(noisy):
         handle_label_issues(df.assign(pid=np.where(df["label"] == "yes", 0, np.arange(len(df)))), "label", groups="pid")
 
 
+@pytest.mark.slow
 def test_repeated_index_labels_are_handled_by_position(noisy):
     df, _, out, _ = noisy
     doubled = df.set_axis(np.arange(len(df)) // 2)  # every index label appears twice
@@ -85,3 +88,23 @@ def test_repeated_index_labels_are_handled_by_position(noisy):
     assert flagged["label_issue"].to_numpy().tolist() == out["label_issue"].to_numpy().tolist()
     relabeled, _ = handle_label_issues(doubled, "label", action="relabel")
     assert (relabeled["label"].to_numpy() != doubled["label"].to_numpy()).sum() == report.details["issues"]
+
+
+@pytest.mark.slow
+def test_large_data_gets_fewer_faster_folds_and_still_finds_flipped_labels(monkeypatch):
+    import kernel_tools.transforms.labels as labels
+
+    monkeypatch.setattr(labels, "LARGE_ROWS", 1000)  # the rule, without 50k rows in a test
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = rng.normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["label"] = np.where(X[:, 0] + X[:, 1] > 0, 1, 0)
+    flipped = rng.choice(n, size=150, replace=False)
+    df.loc[flipped, "label"] = 1 - df.loc[flipped, "label"]
+    out, report = handle_label_issues(df, "label")
+    assert report.details["folds"] == 3 and report.details["boosting"] == {"max_iter": 50, "learning_rate": 0.2}
+    found = set(np.flatnonzero(out["label_issue"].to_numpy()).tolist())
+    assert len(found & set(flipped.tolist())) / len(flipped) >= 0.6
+    small, small_report = handle_label_issues(df.iloc[:900], "label")
+    assert small_report.details["folds"] == 5 and small_report.details["boosting"]["max_iter"] == 100

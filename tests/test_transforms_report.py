@@ -61,6 +61,7 @@ def test_public_names_are_exported_lazily():
                [CategoryNormalizer, ColumnDropper, DtypeFixer, EntityAggregator, Imputer, OutlierHandler, UnitConverter])
 
 
+@pytest.mark.slow
 def test_importing_transforms_does_not_load_heavy_libraries():
     import subprocess
     import sys

@@ -20,15 +20,18 @@ from jupyter_dcpilot.probe import ProbeError
 
 from . import decisions_file
 from . import notebook as nb
+from .budgets import Budgets
 from .charts import chart_for
 from .episodes import Episode, library
+from .errors import in_words
 from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
+from .progress import Progress
 from .report import build_report
 from .validity import Check, audit, verdict
 from .session import Decision, Session, Step
 from .validation import did_you_mean
-from .worker import Worker, probe
+from .worker import Stop, Worker, probe
 
 TASK_KINDS = ("classification", "regression", "survival")
 # the other moments a prediction can be made, offered on the task card
@@ -114,7 +117,17 @@ class Coordinator:
                  planner: Any = None, policy: ApprovalPolicy | None = None,
                  episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
                  max_backtracks: int = 3, suspicious_score: float = 0.98,
-                 max_turns: int = 200) -> None:
+                 max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
+                 tick: float | None = None) -> None:
+        """``budgets``: seconds per kind of step (default: the session's settings, else
+        :data:`~.budgets.DEFAULTS`); ``stop``: interrupts the kernel, so a step far past its
+        budget is stopped and rolled back (without it, it only reports being over budget);
+        ``tick``: seconds between progress events."""
+        if budgets is None:
+            budgets = Budgets.from_spec(session.settings.get("budgets"))
+        session.settings["budgets"] = budgets.to_dict()
+        self.budgets = budgets
+        self.tick = tick
         self.session = session
         self.kernel = kernel
         self.notebook = notebook
@@ -126,11 +139,13 @@ class Coordinator:
         self.interrupted = False  # set by interrupt(): the running step stops, no retry
         self._pausing = False  # set by undo(): a run in progress stops at its next turn
         self.worker = Worker(session, kernel, notebook, self.episodes, repair=repair,
-                             max_attempts=max_attempts, interrupted=lambda: self.interrupted)
+                             max_attempts=max_attempts, interrupted=lambda: self.interrupted,
+                             budgets=budgets, stop=stop, tick=tick)
         self.max_backtracks = max_backtracks
         self.suspicious_score = suspicious_score
         self.max_turns = max_turns
         self._lock = asyncio.Lock()
+        self._markdown: asyncio.Future[str] | None = None  # the decision cell being written
 
     # -- the loop ------------------------------------------------------------------------
     async def run_until_blocked(self) -> str:
@@ -142,12 +157,15 @@ class Coordinator:
             try:
                 return await self._run()
             except Exception as exc:  # recorded for the panel and the sidecar, then raised
-                for step in self.session.plan:  # e.g. the kernel died under it: never left "running"
-                    if step.status == "running":
-                        step.status, step.error = "failed", f"{type(exc).__name__}: {exc}"
-                        step.note = "cut short: the kernel or the notebook stopped answering"
-                        self.session.changed("step", step=step.id, status="failed", result=None)
-                self.session.log("error", f"the co-pilot stopped: {type(exc).__name__}: {exc}")
+                running = [st for st in self.session.plan if st.status == "running"]
+                doing = (f"running step {running[0].id} ({running[0].title})" if running
+                         else "planning the next step")
+                message = in_words(exc, doing)
+                for step in running:  # e.g. the kernel died under it: never left "running"
+                    step.status, step.error = "failed", message
+                    step.note = "cut short: the kernel or the notebook stopped answering"
+                    self.session.changed("step", step=step.id, status="failed", result=None)
+                self.session.log("error", f"the co-pilot stopped: {message}")
                 self._finish("failed")
                 raise
 
@@ -184,8 +202,10 @@ class Coordinator:
             mark = len(s.cells)
             verdict = await self.gate(step)
             if verdict == "blocked":
+                await self._warm(step)
                 return self._finish("blocked")
             if verdict == "skip":
+                await self._decision_cell(step)
                 self._close(step, "skipped", "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
@@ -240,8 +260,10 @@ class Coordinator:
             hints["task"] = kind
         if s.hints.get("index"):
             hints["index"] = s.hints["index"]
+        progress = Progress(s, f"diagnosing {s.frame}", budget=self.budgets.of("diagnose"),
+                            **({"tick": self.tick} if self.tick else {}))
         try:
-            diagnosis = await probe(self.kernel, "diagnose_json", s.frame, **hints)
+            diagnosis = await progress.run(probe(self.kernel, "diagnose_json", s.frame, **hints))
         except ProbeError as exc:
             if self.interrupted or exc.ename == "KeyboardInterrupt":
                 raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)
@@ -459,10 +481,41 @@ class Coordinator:
             s.decide(decision.id, choice, rationale, by=by)
         if not decision.decided:  # defensive: the executing path re-checks the gate
             return "blocked"
-        cell = await self.notebook.insert_markdown(nb.decision_markdown(decision, step),
-                                                   {"dcpilot": {"step": step.id, "decision": decision.id}})
-        s.cells.append({"id": cell, "step": step.id, "kind": "decision"})
+        # the decision's markdown cell is written while the step checkpoints (see _decision_cell)
+        self._markdown = asyncio.ensure_future(self.notebook.insert_markdown(
+            nb.decision_markdown(decision, step), {"dcpilot": {"step": step.id, "decision": decision.id}}))
         return "skip" if decision.choice == "skip" else "go"
+
+    async def _decision_cell(self, step: Step) -> None:
+        """Wait for the decision's markdown cell the gate started writing and record it: before
+        the step's own cell, so the notebook reads decision, then code."""
+        task, self._markdown = self._markdown, None
+        if task is not None:
+            cell = await task
+            self.session.cells.append({"id": cell, "step": step.id, "kind": "decision"})
+
+    def _drop_decision_cell(self, step: Step) -> None:
+        """The step stopped on an error: record the decision cell if it was written (so an undo
+        removes it), else stop writing it."""
+        task, self._markdown = self._markdown, None
+        if task is None:
+            return
+        if task.done() and not task.cancelled() and task.exception() is None:
+            self.session.cells.append({"id": task.result(), "step": step.id, "kind": "decision"})
+        else:
+            task.cancel()
+
+    async def _warm(self, step: Step) -> None:
+        """While the expert reads the question, import what the answer will run (the kernel is
+        idle), so the approved cell runs at once. Only a head start: a kernel that cannot do it
+        (an older kernel_tools) pays on the step instead."""
+        decision = self.session.decision(step.decision_id) if step.decision_id else None
+        functions = {o["action"]["function"] for o in (decision.options if decision else [])
+                     if (o.get("action") or {}).get("function")}
+        try:
+            await probe(self.kernel, "warm_json", sorted(functions | ({step.function} - {None})))
+        except ProbeError:
+            pass
 
     def _new_decision(self, step: Step) -> Decision:
         s = self.session
@@ -530,6 +583,8 @@ class Coordinator:
         ep = self.episodes[step.episode]
         if step.gate and not (step.decision_id and s.decision(step.decision_id).decided):
             raise RuntimeError(f"gate violated: step {step.id} ({step.gate}) has no decision")
+        if ep.id in ("confirm_task", "report"):
+            await self._decision_cell(step)
         if ep.id == "confirm_task":
             choice = s.decision(step.decision_id).choice if step.decision_id else "confirm"
             if choice in TASK_KINDS:
@@ -544,7 +599,12 @@ class Coordinator:
             await self.write_report_cell(step)
             self._close(step, "done")
             return "done"
-        outcome = await self.worker.execute(step, mark)
+        try:
+            outcome = await self.worker.execute(step, mark, before_cell=lambda: self._decision_cell(step))
+        except BaseException:
+            self._drop_decision_cell(step)
+            raise
+        await self._decision_cell(step)  # a step that ran no cell still records its decision
         if outcome == "interrupted":  # not handled: the planner proposes it again
             step.status, step.note = "failed", "interrupted by the user"
             s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)
@@ -585,9 +645,6 @@ class Coordinator:
 
     async def check_model(self, step: Step) -> None:
         """A suspiciously perfect score: back to before the split, the top feature to the expert."""
-        # imported here: the model module pulls in scikit-learn, which the server needs only now
-        from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
-
         s = self.session
         model = step.result.get("report") or {}
         scores = [v for v in (model.get("cv_score"), model.get("holdout_score")) if isinstance(v, (int, float))]
@@ -595,6 +652,10 @@ class Coordinator:
         perfect |= any(str(w).startswith("suspect leakage") for w in model.get("warnings", []))
         if not perfect:
             return
+        # imported only now: the model module pulls in scikit-learn and lifelines (seconds of a
+        # command-line run), which an honest score never needs here
+        from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
+
         split = next((st for st in s.plan if st.episode == "split" and st.status == "done"), None)
         top = next((i.get("feature") for i in model.get("importance", []) if i.get("feature")), None)
         share = top_importance_share(model.get("importance", []))

@@ -18,6 +18,8 @@ from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply
 
+from .budgets import minutes
+
 
 @dataclass
 class CellResult:
@@ -71,60 +73,72 @@ class NotebookHost(Protocol):
 class ClientProbe:
     """A :class:`KernelProbe` on any ``AsyncKernelClient`` (give it its own session id when the
     browser also talks to that kernel). Shell replies and iopub messages of other requests are
-    skipped, so it can share a kernel with the user. With ``alive``, a kernel that dies fails
-    the probe within ``poll`` seconds instead of after ``timeout``."""
+    skipped, so it can share a kernel with the user. ``alive`` (async, optional) is asked while
+    waiting, so a dead kernel fails the probe at once instead of after ``timeout``."""
 
     def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None,
-                 alive: Alive | None = None, poll: float = 1.0) -> None:
+                 alive: Alive | None = None) -> None:
         self.client = client
         self.timeout = timeout
         self.lock = lock or asyncio.Lock()
         self.alive = alive
-        self.poll = poll
 
     async def evaluate(self, expression: str) -> Any:
         async with self.lock:
             msg_id = self.client.execute(**execute_request_content(expression))
-            reply = await shell_reply(self.client, msg_id, self.timeout, self.alive, self.poll)
-            await collect_outputs(self.client, msg_id, self.timeout, self.alive, self.poll)  # drain its busy/idle
+            wait = Waiting(self.timeout, self.alive, "the co-pilot's request")
+            reply = await shell_reply(self.client, msg_id, wait)
+            await collect_outputs(self.client, msg_id, wait)  # drain its busy/idle
         return parse_reply(reply["content"])
 
 
-async def _next(get: Callable[..., Awaitable[Any]], deadline: float, alive: Alive | None,
-                poll: float) -> Any:
-    """The next message of one channel before ``deadline`` (loop time). Every ``poll`` seconds
-    without one, ``alive()`` is asked: a dead kernel sends nothing more, so waiting on is futile."""
-    loop = asyncio.get_running_loop()
-    while True:
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            raise TimeoutError("the kernel did not answer in time (is a cell still running?)")
-        try:
-            return await get(timeout=min(remaining, poll) if alive is not None else remaining)
-        except queue.Empty:
-            if alive is not None and not await alive():
-                raise KernelDiedError("the kernel died while the co-pilot waited for it") from None
+POLL_S = 1.0
 
 
-async def shell_reply(client: Any, msg_id: str, timeout: float, alive: Alive | None = None,
-                      poll: float = 1.0) -> dict[str, Any]:
+class Waiting:
+    """How long to wait for a kernel's messages: while it lives, and at most ``timeout``
+    seconds in all when one is given (None: no limit, for a cell that runs within its budget).
+    Errors are sentences: the kernel stopped, or did not answer ``what`` in time."""
+
+    def __init__(self, timeout: float | None, alive: Alive | None, what: str) -> None:
+        self.timeout = timeout
+        self.alive = alive
+        self.what = what
+        self.deadline: float | None = None
+
+    async def next(self, get: Callable[..., Awaitable[Any]]) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.deadline is None and self.timeout is not None:
+            self.deadline = loop.time() + self.timeout
+        while True:
+            remaining = None if self.deadline is None else self.deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError(f"the kernel did not answer {self.what} within {minutes(self.timeout or 0)}; "
+                                   "it may be busy or stuck: interrupt it, then resume")
+            try:
+                return await get(timeout=POLL_S if remaining is None else min(POLL_S, remaining))
+            except queue.Empty:
+                if self.alive is not None and not await self.alive():
+                    raise KernelDiedError(f"the kernel died while the co-pilot waited for {self.what}; "
+                                          "restart it, then undo to the last checkpoint (checkpoints "
+                                          "kept on disk bring the variables back)") from None
+
+
+async def shell_reply(client: Any, msg_id: str, wait: Waiting) -> dict[str, Any]:
     """The shell reply to one request (replies to other requests are skipped)."""
-    deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        msg = await _next(client.get_shell_msg, deadline, alive, poll)
+        msg = await wait.next(client.get_shell_msg)
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
 
 
-async def collect_outputs(client: Any, msg_id: str, timeout: float, alive: Alive | None = None,
-                          poll: float = 1.0) -> list[Any]:
+async def collect_outputs(client: Any, msg_id: str, wait: Waiting) -> list[Any]:
     """The nbformat outputs one request produced, read from iopub until the kernel is idle."""
     from nbformat.v4 import output_from_msg
 
-    deadline = asyncio.get_running_loop().time() + timeout
     outputs: list[Any] = []
     while True:
-        msg = await _next(client.get_iopub_msg, deadline, alive, poll)
+        msg = await wait.next(client.get_iopub_msg)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind = msg["msg_type"]
@@ -162,8 +176,10 @@ class HeadlessHost:
 
     Implements both :class:`KernelProbe` and :class:`NotebookHost`. The kernel is started with
     ``kernel_tools`` importable (the engine's own copy is put on ``PYTHONPATH``), so a notebook
-    can be produced before the package is installed. A kernel that dies under a cell or a probe
-    fails it within ``poll`` seconds with :class:`KernelDiedError` (not after ``timeout``).
+    can be produced before the package is installed. ``timeout`` bounds a silent probe; a cell
+    runs as long as the kernel lives (its step's budget decides when it is stopped, see
+    :meth:`interrupt`); a kernel that dies under a cell or a probe fails it within a second
+    with :class:`KernelDiedError`.
     """
 
     def __init__(
@@ -173,13 +189,11 @@ class HeadlessHost:
         kernel_name: str = "python3",
         cwd: str | os.PathLike[str] | None = None,
         timeout: float = 600.0,
-        poll: float = 1.0,
     ) -> None:
         self.path = Path(notebook_path)
         self.kernel_name = kernel_name
         self.cwd = str(cwd) if cwd is not None else str(self.path.parent)
         self.timeout = timeout
-        self.poll = poll
         from nbformat.v4 import new_notebook  # nbformat pulls in jsonschema: slow, so only here
 
         self.notebook = new_notebook()
@@ -222,8 +236,12 @@ class HeadlessHost:
 
     # -- KernelProbe -------------------------------------------------------------------
     async def evaluate(self, expression: str) -> Any:
-        probe = ClientProbe(self._kc, self.timeout, self._lock, alive=self._alive, poll=self.poll)
-        return await probe.evaluate(expression)
+        return await ClientProbe(self._kc, self.timeout, self._lock, self._alive).evaluate(expression)
+
+    async def interrupt(self) -> None:
+        """Interrupt what the kernel runs (a step past its budget's limit)."""
+        if self._km is not None:
+            await self._km.interrupt_kernel()
 
     async def _alive(self) -> bool:
         return self._km is not None and bool(await self._km.is_alive())
@@ -234,16 +252,18 @@ class HeadlessHost:
 
         cell = new_code_cell(source, metadata=dict(metadata))
         self.notebook.cells.append(cell)
-        step = (metadata.get("dcpilot") or {}).get("step") or "a cell"
+        step = (metadata.get("dcpilot") or {}).get("step")
+        what = f"step {step}" if step else "a cell"
         async with self._lock:
             msg_id = self._kc.execute(source, store_history=True, allow_stdin=False)
+            wait = Waiting(None, self._alive, "a cell")
             try:
-                outputs = await collect_outputs(self._kc, msg_id, self.timeout, self._alive, self.poll)
-                reply = await shell_reply(self._kc, msg_id, self.timeout, self._alive, self.poll)
+                outputs = await collect_outputs(self._kc, msg_id, wait)
+                reply = await shell_reply(self._kc, msg_id, wait)
             except KernelDiedError:
                 cell.outputs = [new_output("error", ename="KernelDied", evalue="the kernel died", traceback=[])]
                 self._write()
-                raise KernelDiedError(f"the kernel died while step {step} ran: its variables are gone. "
+                raise KernelDiedError(f"the kernel died while {what} ran: its variables are gone. "
                                       f"The notebook so far is {self.path}") from None
         content = reply["content"]
         cell.outputs = outputs

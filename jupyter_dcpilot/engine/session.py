@@ -60,6 +60,8 @@ class Step:
     error: str | None = None
     note: str = ""
     started: str | None = None  # when it last began running
+    budget_s: float | None = None  # its time budget when it last ran (see .budgets)
+    elapsed_s: float | None = None  # how long its last run took
 
     @property
     def pending(self) -> bool:
@@ -173,6 +175,10 @@ class Session:
     def changed(self, kind: str, **data: Any) -> None:
         """Persist, then tell every observer what changed."""
         self.save()
+        self.notify(kind, **data)
+
+    def notify(self, kind: str, **data: Any) -> None:
+        """Tell every observer something that changes nothing to save (e.g. a step's progress)."""
         event = {"type": kind, "at": now(), **data}
         for fn in list(self._observers):
             fn(event)

@@ -15,8 +15,11 @@ from typing import Any, Awaitable, Callable
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError, probe_expression
 
+from .budgets import Budgets, minutes
 from .episodes import Episode
+from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
+from .progress import Progress
 from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
@@ -24,6 +27,7 @@ REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories
               "convert_units", "fix_dtypes", "aggregate_per_entity"}
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+Stop = Callable[[], Awaitable[Any]]
 
 
 async def probe(kernel: KernelProbe, function: str, *args: Any, **kwargs: Any) -> Any:
@@ -50,7 +54,8 @@ class Worker:
 
     def __init__(self, session: Session, kernel: KernelProbe, notebook: NotebookHost,
                  episodes: dict[str, Episode], *, repair: Repair | None = None,
-                 max_attempts: int = 3, interrupted: Callable[[], bool] | None = None) -> None:
+                 max_attempts: int = 3, interrupted: Callable[[], bool] | None = None,
+                 budgets: Budgets | None = None, stop: Stop | None = None, tick: float | None = None) -> None:
         self.session = session
         self.kernel = kernel
         self.notebook = notebook
@@ -58,6 +63,9 @@ class Worker:
         self.repair = repair
         self.max_attempts = max_attempts
         self.interrupted = interrupted or (lambda: False)
+        self.budgets = budgets or Budgets()
+        self.stop = stop  # interrupts the kernel: how a step past its budget's limit is stopped
+        self.tick = tick
 
     # -- what to call --------------------------------------------------------------------
     def resolve(self, step: Step) -> tuple[str | None, dict[str, Any]]:
@@ -99,7 +107,7 @@ class Worker:
         elif ep.stage == "split":
             body = self._split_code(var, params)
         elif ep.stage == "model":
-            body = self._model_code(params)
+            body = self._model_code(params, self.budgets.of(step.episode))
         elif ep.id == "explain":
             body = ["pd.DataFrame(model.importance).head(15)"]
         elif function is None:
@@ -139,13 +147,15 @@ class Worker:
         kwargs.update(params)
         return [f"train, test, {var} = kt.split({frame}{call_args(kwargs)})", var]
 
-    def _model_code(self, params: dict[str, Any]) -> list[str]:
+    def _model_code(self, params: dict[str, Any], budget: float | None = None) -> list[str]:
         task = self.session.task
         kwargs: dict[str, Any] = {"target": task.get("target"), "task": task.get("kind")}
         if task.get("kind") == "survival":
             kwargs["time"] = task.get("time")
         if self.grouping():
             kwargs["groups"] = task["id"]
+        if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
+            kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
         kwargs.update(params)
         pre = self.preprocess_vars()
         # columns a train-only step added (e.g. label-issue flags) are notes, not features
@@ -184,19 +194,28 @@ class Worker:
         saved = await probe(self.kernel, "checkpoint_save_json", names, f"before {step.id}: {step.title}")
         return saved["id"]
 
-    async def execute(self, step: Step, cell_mark: int) -> str:
+    async def execute(self, step: Step, cell_mark: int,
+                      before_cell: Callable[[], Awaitable[Any]] | None = None) -> str:
         """Run a step; returns ``"done"``, ``"kept"`` (nothing to run), ``"failed"`` or
-        ``"interrupted"`` (the user interrupted the kernel: restored, not retried)."""
+        ``"interrupted"`` (the user interrupted the kernel: restored, not retried).
+        ``before_cell`` is awaited after the checkpoint, before the cell (the decision's
+        markdown cell, written meanwhile)."""
         function, params = self.resolve(step)
         if function is not None and function not in PUBLIC:
             step.error = f"{function!r} is not a kernel_tools function"
             return "failed"
         await self._check_imports()
+        if self.episodes[step.episode].stage == "model" and "fit_evaluate_parameters" not in self.session.variables:
+            # asked of the kernel, whose kernel_tools runs the cell (importing the models there
+            # is no extra cost: the cell needs them; here it would cost seconds)
+            self.session.variables["fit_evaluate_parameters"] = await probe(
+                self.kernel, "parameters_json", "fit_evaluate")
         source = self.code(step, function, params)
         if source is None:
             step.note = "kept as is: nothing to run"
             return "kept"
         step.status, step.started = "running", now()
+        step.budget_s = self.budgets.of(step.episode)
         checkpoint_id = await self.checkpoint(step)
         if checkpoint_id is not None:
             snapshot = self.session.snapshot()
@@ -209,11 +228,13 @@ class Worker:
                 snapshot=snapshot))
             step.checkpoint_id = checkpoint_id
         self.session.changed("step", step=step.id, status="running")
+        if before_cell is not None:
+            await before_cell()
         fallbacks = list(self.episodes[step.episode].fallback_params)
         last_error: dict[str, Any] | None = None
         for attempt in range(1, self.max_attempts + 1):
             step.attempts = attempt
-            result = await self._run(step, source)
+            result, over_budget = await self._run(step, source)
             # the user's interrupt may reach an idle kernel (before the cell starts, or after it
             # ends): the step they stopped is rolled back all the same, never carried on from
             stopped = self.interrupted() or (result.error or {}).get("ename") == "KeyboardInterrupt"
@@ -227,12 +248,19 @@ class Worker:
                 return "done"
             last_error = result.error
             if result.error is not None:
-                self.session.log("error", f"{step.id} attempt {attempt} failed: "
-                                 f"{result.error['ename']}: {result.error['evalue']}", step_id=step.id)
+                self.session.log("error", f"{step.id} ({step.title}) attempt {attempt} failed: "
+                                 f"{cell_error(result.error['ename'], result.error['evalue'])}",
+                                 step_id=step.id)
             await self.notebook.delete_cells([result.cell_id])
             self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
             if checkpoint_id is not None:
                 await probe(self.kernel, "checkpoint_restore_json", checkpoint_id)
+            if over_budget:  # stopped by its budget, not by the user: the run goes on without it
+                step.error = (f"stopped after {minutes(step.elapsed_s or 0)}, far past its time budget "
+                              f"of {minutes(step.budget_s or 0)}; its variables are as before it. "
+                              f"To give it more time: --budget {step.episode}=SECONDS, or the "
+                              "budgets in the co-pilot's settings")
+                return "failed"
             if stopped:
                 step.error = "interrupted by the user"
                 return "interrupted"
@@ -253,7 +281,7 @@ class Worker:
                 break
             params = new_params
             source = self.code(step, function, params) or source
-        step.error = f"{last_error['ename']}: {last_error['evalue']}" if last_error else "failed"
+        step.error = cell_error(last_error["ename"], last_error["evalue"]) if last_error else "failed"
         return "failed"
 
     async def _check_imports(self) -> None:
@@ -265,14 +293,21 @@ class Worker:
         if not all(bound.get(name) for name in ("kt", "pd")):
             self.session.variables["imports"] = False
 
-    async def _run(self, step: Step, source: str) -> CellResult:
+    async def _run(self, step: Step, source: str) -> tuple[CellResult, bool]:
+        """Run the step's cell, reporting progress against its budget; ``(result, over_budget)``:
+        True when the budget's limit interrupted it."""
         meta = {"dcpilot": {"step": step.id, "checkpoint": step.checkpoint_id,
                             "episode": step.episode}}
-        result = await self.notebook.run_cell(source, meta)
+        budget = step.budget_s or self.budgets.of(step.episode)
+        progress = Progress(self.session, f"{step.id} {step.title}", step=step.id, budget=budget,
+                            stop_after=self.budgets.stop_after(step.episode), stop=self.stop,
+                            **({"tick": self.tick} if self.tick else {}))
+        result = await progress.run(self.notebook.run_cell(source, meta))
+        step.elapsed_s = round(progress.elapsed, 2)
         self.session.cells.append({"id": result.cell_id, "step": step.id, "kind": "code"})
         self.session.changed("cell", step=step.id, cell_id=result.cell_id,
                              error=result.error is not None)
-        return result
+        return result, progress.stopped
 
     async def _read_results(self, step: Step, function: str | None) -> None:
         """Read the step's report, the frames' shapes, and run the post-step checks."""

@@ -138,7 +138,18 @@ export class NotebookBridge implements IHostHandler {
       return running || panel.sessionContext.session?.kernel?.status === 'busy';
     };
     while (busy() && Date.now() - start < MAX_WAIT_MS) {
-      await new Promise(resolve => window.setTimeout(resolve, POLL_MS));
+      // the kernel's status changes the moment it is idle again (the co-pilot's own silent
+      // request just before a cell makes it busy for a few milliseconds): wake up then
+      await new Promise<void>(resolve => {
+        const status = panel.sessionContext.statusChanged;
+        const done = () => {
+          window.clearTimeout(timer);
+          status.disconnect(done);
+          resolve();
+        };
+        const timer = window.setTimeout(done, POLL_MS);
+        status.connect(done);
+      });
     }
   }
 }

@@ -2,6 +2,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { APIError, IStatus } from './api';
 import {
+  IBudgets,
   IDecision,
   ISession,
   ISessionSource,
@@ -207,6 +208,16 @@ export class SessionModel {
     this._changed.emit();
   }
 
+  /** The time budgets every new session asks for (the settings' "budgets"). */
+  setBudgets(budgets: IBudgets): void {
+    this._budgets = { ...budgets };
+  }
+
+  /** The budget, in seconds, of what runs now (the latest progress the server sent). */
+  get budget(): number | null {
+    return this._budget;
+  }
+
   /** Show the start form to replace the live session (or hide it again). */
   setRestarting(value: boolean): void {
     this._restarting = value;
@@ -256,6 +267,9 @@ export class SessionModel {
    * options in `conflict` so the panel can ask whether to replace it.
    */
   async start(options: IStartOptions): Promise<void> {
+    if (options.budget === undefined && Object.keys(this._budgets).length > 0) {
+      options = { ...options, budget: this._budgets };
+    }
     this._lastOptions = options;
     this._started.emit(options);
     this._conflict = null;
@@ -304,6 +318,16 @@ export class SessionModel {
       return;
     }
     switch (message.type) {
+      case 'progress': {
+        // every few seconds while work runs: nothing to fetch again, and nothing to draw unless
+        // the budget shown changes (the line counts its seconds itself)
+        const budget = typeof message.budget_s === 'number' ? message.budget_s : null;
+        if (budget !== this._budget) {
+          this._budget = budget;
+          this._changed.emit();
+        }
+        return;
+      }
       case 'state':
         s.state = String(message.state);
         break;
@@ -515,6 +539,8 @@ export class SessionModel {
   private _status: IStatus | null = null;
   private _lastOptions: IStartOptions | null = null;
   private _defaults: Partial<IStartOptions> = {};
+  private _budgets: IBudgets = {};
+  private _budget: number | null = null;
   private _conflict: IStartOptions | null = null;
   private _restarting = false;
   private _interrupting = false;

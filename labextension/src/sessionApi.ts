@@ -19,6 +19,10 @@ export interface IStep {
   note: string;
   /** When the step started running (ISO time), if the server says. */
   started?: string | null;
+  /** Its time budget in seconds when it last ran. */
+  budget_s?: number | null;
+  /** How long its last run took, in seconds. */
+  elapsed_s?: number | null;
 }
 
 /** One answer a decision offers. */
@@ -150,6 +154,13 @@ export interface IStartOptions {
   share?: Share;
   /** Close the notebook's live session and start a new one. */
   replace?: boolean;
+  /** Seconds per kind of step over the server's defaults (the settings' "budgets"). */
+  budget?: IBudgets;
+}
+
+/** Seconds per kind of step: episode ids, "diagnose", and "*" for every other kind. */
+export interface IBudgets {
+  [kind: string]: number;
 }
 
 /** The session REST calls (the server, or a fake in tests). */

@@ -41,6 +41,7 @@ export function Progress(props: { model: SessionModel }): JSX.Element | null {
     return null;
   }
   const seconds = step ? model.elapsed(step, now) : model.elapsedRunning(now);
+  const budget = (step ? step.budget_s : null) ?? model.budget;
   return (
     <div className="jp-dcpilot-progress" role="status" data-step={step?.id ?? ''}>
       <span className="jp-dcpilot-spinner" aria-hidden="true" />
@@ -53,6 +54,13 @@ export function Progress(props: { model: SessionModel }): JSX.Element | null {
           'Diagnosing and planning'
         )}{' '}
         · <span className="jp-dcpilot-elapsed">{formatSeconds(seconds)}</span>
+        {budget ? (
+          <span className="jp-dcpilot-budget" data-over={seconds > budget ? 'true' : 'false'}>
+            {' '}
+            of {seconds > budget ? 'a' : 'its'} {formatSeconds(Math.round(budget))} budget
+            {seconds > budget ? ': over budget' : ''}
+          </span>
+        ) : null}
       </span>
       {step && (
         // the server interrupts co-pilot steps; diagnosis and planning run to their end

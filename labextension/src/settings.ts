@@ -1,7 +1,7 @@
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { SessionModel } from './session';
-import { IStartOptions } from './sessionApi';
+import { IBudgets, IStartOptions } from './sessionApi';
 import { APPROVALS, DEFAULT_SETTINGS, ISettings } from './startForm';
 
 /**
@@ -28,6 +28,21 @@ export function rememberedSettings(composite: { readonly [key: string]: unknown 
   };
 }
 
+/** The time budgets in a plugin's composite settings: kinds with a positive number of seconds
+ * (anything else in a hand-edited file is left out; the server's defaults apply there). */
+export function budgetSettings(composite: { readonly [key: string]: unknown }): IBudgets {
+  const budgets: IBudgets = {};
+  const given = composite.budgets;
+  if (given && typeof given === 'object' && !Array.isArray(given)) {
+    for (const [kind, seconds] of Object.entries(given as { [key: string]: unknown })) {
+      if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0) {
+        budgets[kind] = seconds;
+      }
+    }
+  }
+  return budgets;
+}
+
 /** Save the planner, model and approval policy of a start the expert asked for (only the
  * values that changed, so an untouched setting keeps following the schema's default). */
 export async function rememberChoices(
@@ -46,7 +61,10 @@ export async function rememberChoices(
 /** Start new sessions from the user's settings, follow edits made in the Settings Editor, and
  * save the choices of every start. */
 export function connectSettings(copilot: SessionModel, settings: ISettingRegistry.ISettings): void {
-  const load = () => copilot.setDefaults(rememberedSettings(settings.composite));
+  const load = () => {
+    copilot.setBudgets(budgetSettings(settings.composite));
+    copilot.setDefaults(rememberedSettings(settings.composite));
+  };
   load();
   settings.changed.connect(load);
   copilot.started.connect((_, options) => {

@@ -313,6 +313,24 @@ describe('SessionModel: progress and interrupt', () => {
     model.dispose();
   });
 
+  it('shows the time against the budget of the step, or of the diagnosis', async () => {
+    const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
+    const started = new Date(Date.now() - 400 * 1000).toISOString();
+    model.apply({ type: 'session', session: session({ state: 'running',
+      plan: [step('s1', 'running', { title: 'Train and evaluate', started, budget_s: 300 })] }) });
+    const view = render(<SessionView model={model} />);
+    const budget = document.querySelector('.jp-dcpilot-budget')!;
+    expect(budget.textContent).toBe(' of a 5 min 0 s budget: over budget');
+    expect(budget.getAttribute('data-over')).toBe('true');
+    view.unmount();
+    model.apply({ type: 'session', session: session({ state: 'running', plan: [step('s1', 'proposed')] }) });
+    model.apply({ type: 'progress', step: null, title: 'diagnosing df', elapsed_s: 0, budget_s: 120 });
+    render(<SessionView model={model} />);
+    expect(document.querySelector('.jp-dcpilot-progress')?.textContent)
+      .toBe('Diagnosing and planning · 0 s of its 2 min 0 s budget');
+    model.dispose();
+  });
+
   it('says so when the server cannot interrupt', async () => {
     const model = new SessionModel(
       fakeSource([], { interrupt: new APIError('Not Found', 404) }), null, () => fakeSocket()

@@ -8,7 +8,7 @@ import { FramesModel } from '../model';
 import { FramesView } from '../panel';
 import { SessionModel } from '../session';
 import { ISession, ISessionSource, IStartOptions } from '../sessionApi';
-import { connectSettings, rememberChoices, rememberedSettings } from '../settings';
+import { budgetSettings, connectSettings, rememberChoices, rememberedSettings } from '../settings';
 
 const profile: IFrameProfile = {
   rows: 10,
@@ -81,6 +81,28 @@ describe('rememberedSettings', () => {
     expect(rememberedSettings({ planner: 'gpt', model: 5, approve: 'always' }))
       .toEqual({ planner: 'rules', model: '', approve: 'ask' });
     expect(rememberedSettings({})).toEqual({ planner: 'rules', model: '', approve: 'ask' });
+  });
+});
+
+describe('budgetSettings', () => {
+  it('keeps kinds with a positive number of seconds and drops anything else', () => {
+    expect(budgetSettings({ budgets: { train_evaluate: 900, impute: 0, '*': 'soon', diagnose: 60 } }))
+      .toEqual({ train_evaluate: 900, diagnose: 60 });
+    expect(budgetSettings({ budgets: [5] })).toEqual({});
+    expect(budgetSettings({})).toEqual({});
+  });
+
+  it('sends the budgets of the settings with every start', async () => {
+    const started: IStartOptions[] = [];
+    const copilot = new SessionModel(fakeSource(started), null, noSocket);
+    const settings = new FakeSettings({ planner: 'rules', budgets: { train_evaluate: 900 } });
+    connectSettings(copilot, settings.asSettings());
+    await copilot.start({ ...options, planner: 'rules' });
+    expect(started[0].budget).toEqual({ train_evaluate: 900 });
+    settings.composite = { ...settings.composite, budgets: {} };
+    settings.changed.emit();
+    await copilot.start({ ...options, planner: 'rules' });
+    expect(started[1].budget).toBeUndefined(); // the server's defaults
   });
 });
 

@@ -1,0 +1,283 @@
+"""End to end at scale: ``jupyter dcpilot run --approve recommended`` on 1k … 1M rows × 50 columns.
+
+    python benchmarks/bench_scale.py --sizes 1000,10000,100000,1000000 --json scale.json --md scale.md
+
+Each size gets two generated tables of 50 columns (mixed types: numbers, counts, categories,
+booleans, a date; 30% of the columns partly missing; repeated entities, ~3 rows each, with
+one outcome per entity): one with a classification target, one with a survival target
+(duration and event). The command line runs on each as a user would, in a child process;
+this script reads its progress lines as they come (each stamped on its own clock) and polls
+the memory of the process tree (the command line and its kernel) every 0.2 s, so every step
+gets its time and the peak memory while it ran. Peak memory is the kernel's resident memory
+above what it held right after start (imports), set against the frame's own size in memory.
+The growth exponent is the slope of log(time) over log(rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+TARGETS = {"10000": 30, "100000": 120, "1000000": 600}  # seconds end to end (issue targets)
+CATEGORIES = [["a", "b", "c"], ["north", "south", "east", "west"], ["basic", "silver", "gold"],
+              [f"site_{i:02d}" for i in range(30)], ["x", "y"], [f"ward_{i}" for i in range(12)]]
+
+
+def make_tables(n: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(classification table, survival table), each ``n`` rows × 50 columns."""
+    rng = np.random.default_rng(seed)
+    entities = max(1, n // 3)
+    ids = np.sort(rng.integers(0, entities, n))
+    visit = pd.Series(ids).groupby(ids).cumcount().to_numpy() + 1
+    cols: dict[str, Any] = {"patient_id": np.char.add("P", ids.astype(str)).astype(object), "visit": visit}
+    person = rng.normal(size=entities)[ids]  # what stays with a person across visits
+    n_float, n_int, n_cat, n_bool = 27, 8, 6, 5  # + patient_id, visit, admitted (date) = 49
+    signal = np.zeros(n)
+    for i in range(n_float):
+        x = rng.normal(size=n) + (0.6 * person if i < 6 else 0)
+        if i % 4 == 3:
+            x = np.exp(x)  # skewed, a few far values
+        cols[f"lab_{i:02d}"] = x
+        if i < 6:
+            signal += (0.5 if i % 2 else -0.4) * (x if i % 4 != 3 else np.log(x))
+    for i in range(n_int):
+        cols[f"count_{i}"] = rng.poisson(2 + i, n)
+    for i in range(n_cat):
+        levels = CATEGORIES[i]
+        cols[f"cat_{i}"] = np.asarray(levels, dtype=object)[rng.integers(0, len(levels), n)]
+    for i in range(n_bool):
+        cols[f"flag_{i}"] = rng.random(n) < 0.3 + 0.08 * i
+    cols["admitted"] = (pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 1500, n), unit="D")).strftime("%Y-%m-%d")
+    frame = pd.DataFrame(cols)
+    features = [c for c in frame.columns if c.startswith(("lab_", "count_", "cat_"))]
+    for c in features[:: max(1, len(features) // 15)][:15]:  # 15 of 50 columns partly missing
+        share = rng.uniform(0.05, 0.4)
+        frame.loc[rng.random(n) < share, c] = np.nan
+    # one outcome per entity: from the person's first-visit signal
+    first = pd.Series(signal).groupby(ids).transform("first").to_numpy() + 0.8 * person
+    label = (first + rng.normal(scale=0.8, size=n) > 0.3).astype(int)
+    label = pd.Series(label).groupby(ids).transform("first").to_numpy()
+    hazard = np.exp(0.7 * first)
+    duration = rng.exponential(365 / hazard)
+    censor = rng.uniform(30, 900, n)
+    duration = pd.Series(np.minimum(duration, censor)).groupby(ids).transform("first").to_numpy()
+    event = pd.Series((rng.exponential(365 / hazard) <= censor).astype(int)).groupby(ids).transform("first").to_numpy()
+    classification = frame.assign(outcome=label)
+    survival = frame.drop(columns=["flag_4"]).assign(days=np.round(duration, 1), died=event)
+    return classification, survival
+
+
+class TreeMemory:
+    """Polls the resident memory of a process and its children every ``every`` seconds."""
+
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.every = every
+        self.samples: list[tuple[float, int, int]] = []  # (time, whole tree, largest child = kernel)
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _poll(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                children = self.root.children(recursive=True)
+                kernel = max((c.memory_info().rss for c in children), default=0)
+                total = self.root.memory_info().rss + sum(c.memory_info().rss for c in children)
+                self.samples.append((time.perf_counter(), total, kernel))
+            except psutil.Error:
+                pass
+            self._stop.wait(self.every)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join()
+
+    def peak_kernel(self, start: float, end: float) -> int:
+        return max((k for t, _, k in self.samples if start <= t <= end), default=0)
+
+
+STARTED = re.compile(r"^\[\s*[\d.]+s\] (?P<what>.+?): started")
+ENDED = re.compile(r"^\[\s*[\d.]+s\] (?P<what>s\d+ .+?): (?P<how>done|FAILED|skipped)")
+OBSERVED = re.compile(r"^\[\s*[\d.]+s\] observe: diagnosed")
+
+
+def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
+            budget: list[str]) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
+           "--approve", "recommended", "--out", str(out)]
+    if time_col:
+        cmd += ["--time", time_col, "--task", "survival"]
+    for b in budget:
+        cmd += ["--budget", b]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    memory = TreeMemory(proc.pid)
+    lines: list[tuple[float, str]] = []
+
+    def read() -> None:
+        for line in proc.stderr:
+            lines.append((time.perf_counter(), line.rstrip("\n")))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:  # stderr belongs to the reader thread: communicate() would take lines from it
+        proc.wait(timeout=timeout)
+        stdout = proc.stdout.read()  # one line of JSON: never fills the pipe
+        state = "finished" if proc.returncode == 0 else f"exit {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, state = "", f"over {timeout:.0f} s"
+    reader.join(10)
+    end = time.perf_counter()
+    memory.stop()
+    # the kernel's memory once started and loaded nothing yet: the first samples after it appeared
+    kernel_samples = [(t, k) for t, _, k in memory.samples if k > 0]
+    baseline = kernel_samples[min(2, len(kernel_samples) - 1)][1] if kernel_samples else 0
+    loading = next((t for t, text in lines if "loading " in text), None)
+    if loading is not None:
+        baseline = max((k for t, k in kernel_samples if t <= loading), default=baseline)
+    steps = step_times(lines, lambda start, end: max(memory.peak_kernel(start, end) - baseline, 0))
+    report = {}
+    if (out / "report.json").is_file():
+        report = json.loads((out / "report.json").read_text())
+    summary = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
+    return {"seconds": round(end - t0, 1), "state": summary.get("state", state), "valid": summary.get("valid"),
+            "metric": summary.get("metric"), "score": summary.get("holdout_score") or summary.get("cv_score"),
+            "steps": steps, "peak_kernel_mb": round(max(memory.peak_kernel(t0, end) - baseline, 0) / 2**20),
+            "kernel_baseline_mb": round(baseline / 2**20),
+            "warnings": [w for w in report.get("warnings", []) if "budget" in w.lower()][:3],
+            "lines": [f"{t - t0:7.1f} {text}" for t, text in lines]}
+
+
+def step_times(lines: list[tuple[float, str]], peak: Any) -> list[dict[str, Any]]:
+    """Each step's (and diagnosis's) time from the command line's progress lines, stamped on
+    arrival, with ``peak(start, end)``: the memory it took (bytes)."""
+    steps: list[dict[str, Any]] = []
+    open_: dict[str, float] = {}
+
+    def close(key: str, t: float, how: str) -> None:
+        start = open_.pop(key)
+        steps.append({"step": key, "status": how, "seconds": round(t - start, 2),
+                      "peak_mb": round(peak(start, t) / 2**20)})
+
+    for t, text in lines:
+        if m := STARTED.match(text):
+            open_[m["what"]] = t
+        elif m := ENDED.match(text):
+            if m["what"] in open_:
+                close(m["what"], t, m["how"])
+        elif OBSERVED.match(text):
+            for key in [k for k in open_ if k.startswith("diagnosing")]:
+                close(key, t, "done")
+    return steps
+
+
+def growth_exponent(rows: list[int], seconds: list[float]) -> float | None:
+    pts = [(math.log(r), math.log(s)) for r, s in zip(rows, seconds) if s and s > 0]
+    if len(pts) < 2:
+        return None
+    xs, ys = zip(*pts)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x in xs)
+
+
+def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None,
+        tasks: tuple[str, ...] = ("classification", "survival")) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name:
+        tmp = keep or Path(tmp_name)
+        for n in sizes:
+            classification, survival = make_tables(n)
+            for task, frame, target, time_col in (("classification", classification, "outcome", None),
+                                                  ("survival", survival, "died", "days")):
+                if task not in tasks:
+                    continue
+                path = tmp / f"{task}-{n}.parquet"
+                frame.to_parquet(path, index=False)
+                frame_mb = frame.memory_usage(deep=True).sum() / 2**20
+                log(f"scale: {task} {n:,} rows × {frame.shape[1]} columns ({frame_mb:.0f} MB in memory)...")
+                result = run_one(path, target, time_col, tmp / f"out-{task}-{n}", timeout, budget)
+                result.update({"rows": n, "cols": int(frame.shape[1]), "task": task, "frame_mb": round(frame_mb, 1),
+                               "peak_ratio": round(result["peak_kernel_mb"] / frame_mb, 2) if frame_mb else None})
+                log(f"scale: {task} {n:,}: {result['seconds']} s, {result['state']}, peak "
+                    f"{result['peak_kernel_mb']} MB ({result['peak_ratio']}x the frame)")
+                results.append(result)
+            del classification, survival
+    growth = {}
+    for task in ("classification", "survival"):
+        done = [r for r in results if r["task"] == task and r["state"] == "finished"]
+        growth[task] = growth_exponent([r["rows"] for r in done], [r["seconds"] for r in done])
+    return {"runs": results, "growth": growth, "load_end": list(os.getloadavg())}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["## End to end at scale (`benchmarks/bench_scale.py`)", "",
+             "`jupyter dcpilot run --approve recommended` on generated tables of 50 columns (numbers, counts, "
+             "categories, booleans, a date; 15 columns partly missing; ~3 rows per entity with one outcome per "
+             "entity), once with a classification target and once with a survival target. Time is wall time "
+             "of the whole command (kernel start to report); memory is the kernel's peak resident memory above "
+             "its size after start, against the frame's size in memory. Targets: 10k < 30 s, 100k < 2 min, "
+             "1M < 10 min, peak ≤ 3× the frame.", "",
+             "| rows | task | seconds | target | state | valid | score | frame MB | peak MB | peak / frame |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        target = TARGETS.get(str(r["rows"]))
+        mark = "" if target is None else (f"< {target} ✓" if r["seconds"] < target else f"< {target} ✗")
+        score = f"{r['score']:.3f}" if isinstance(r.get("score"), (int, float)) else "—"
+        lines.append(f"| {r['rows']:,} | {r['task']} | {r['seconds']:.1f} | {mark} | {r['state']} | "
+                     f"{r.get('valid')} | {score} | {r['frame_mb']:.0f} | {r['peak_kernel_mb']} | {r['peak_ratio']} |")
+    lines += ["", "Growth exponent of time over rows (log-log least squares): " + ", ".join(
+        f"{task} {g:.2f}" if g is not None else f"{task} —" for task, g in result["growth"].items()) + ".", "",
+        "Each step's time and the kernel's peak memory above its start while it ran (seconds / MB):", ""]
+    for r in result["runs"]:
+        parts = [f"{s['step'].split(':')[0]} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
+                 for s in r["steps"]]
+        lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000,1000000")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    ap.add_argument("--budget", action="append", default=[], help="passed to the command line")
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    ap.add_argument("--keep", help="keep the tables and outputs here")
+    ap.add_argument("--tasks", default="classification,survival")
+    args = ap.parse_args()
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    result = run([int(s) for s in args.sizes.split(",")], args.timeout, args.budget,
+                 log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep,
+                 tasks=tuple(args.tasks.split(",")))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    text = markdown(result)
+    if args.md:
+        Path(args.md).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
