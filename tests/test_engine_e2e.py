@@ -97,6 +97,16 @@ def test_session_sidecar_reloads_exactly(churn_run):
     assert Session.from_dict(json.loads(path.read_text()), path=str(path)) == session
 
 
+def test_the_first_cell_says_how_to_install_kernel_tools(churn_run):
+    import importlib.metadata
+
+    out, *_ = churn_run
+    first = nbformat.read(out / "notebook.ipynb", as_version=4).cells[0]
+    version = importlib.metadata.version("dcpilot-kernel-tools")  # the distribution that ran it
+    assert f'pip install "dcpilot-kernel-tools=={version}"' in first.source.splitlines()[1]
+    assert "import kernel_tools as kt" in first.source
+
+
 @pytest.mark.slow
 def test_notebook_reruns_to_the_same_metrics_with_only_kernel_tools(churn_run):
     from nbclient import NotebookClient

@@ -17,6 +17,7 @@ from jupyter_dcpilot.probe import ProbeError, probe_expression
 
 from .episodes import Episode
 from .hosts import CellResult, KernelProbe, NotebookHost
+from .notebook import IMPORTS
 from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
@@ -93,7 +94,7 @@ class Worker:
         var = self.report_var(step)
         lines: list[str] = []
         if not self.session.variables.get("imports"):
-            lines += ["import kernel_tools as kt", "import pandas as pd"]
+            lines += IMPORTS
         if step.code is not None:
             body = [step.code.rstrip()]
         elif ep.stage == "split":
