@@ -398,7 +398,8 @@ class DCPilotMagics(Magics):
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
-    @argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
+    @argument("--approve", default=None,
+              help="ask | recommended | none | decisions.json (default: c.DCPilot.default_approve, ask)")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
     @line_magic
@@ -415,6 +416,10 @@ class DCPilotMagics(Magics):
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
         check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
+        if args.approve is None:
+            from .config import load_settings
+
+            args.approve = load_settings().default_approve
         try:
             policy = ApprovalPolicy.from_spec(args.approve)
         except ValueError as exc:

@@ -179,7 +179,7 @@ def test_claude_planner_from_the_environment_against_a_fake_api(tmp_path, capsys
     decisions = tmp_path / "decisions.json"
     decisions.write_text(json.dumps({"*": "recommended", "outliers": "keep", "imputation": "impute_median"}))
     with FakeAnthropic(respond=lambda body: answer) as fake:
-        monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "no-config.json"))
+        monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         monkeypatch.setenv("DCPILOT_MODEL", "claude-haiku-4-5")

@@ -148,9 +148,10 @@ def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
 
 def test_persona_uses_the_engine_model_configuration(chat, monkeypatch, tmp_path) -> None:
     _, persona = chat
-    config = tmp_path / "dcpilot.json"
-    config.write_text(json.dumps({"api_key": "sk-test", "model": "claude-test-2"}))
-    monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+    # the settings the server reads: c.DCPilot in the Jupyter config folder; the key from the environment
+    (tmp_path / "jupyter_server_config.json").write_text(json.dumps({"DCPilot": {"model": "claude-test-2"}}))
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     defaults = persona.defaults
     assert defaults.model_uid == "anthropic:claude-test-2" and defaults.name == "DCPilot"
     assert defaults.avatar_path.endswith(".svg") and open(defaults.avatar_path).read().startswith("<svg")

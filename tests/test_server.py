@@ -49,7 +49,6 @@ class UserClient:
 
 async def test_status_reports_planners(jp_fetch, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setenv("DCPILOT_CONFIG", "/nonexistent/dcpilot.json")
     body = json.loads((await jp_fetch("dcpilot", "api", "status")).body)
     assert body["planners"] == ["rules"]
     assert body["llm_configured"] is False
