@@ -23,6 +23,7 @@ from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
+from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header
 from jupyter_dcpilot.terminal import TerminalStream, printable
@@ -106,9 +107,10 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy)
         state = await coordinator.run_until_blocked()
         report = coordinator.report()
+        details = report_details(session, coordinator.model_report())
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["state"] = state
-    write_reports(report, out_dir)
+    write_reports(report, out_dir, details)
     if state == "blocked":
         waiting = session.open_decisions()
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"

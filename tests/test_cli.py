@@ -153,6 +153,8 @@ def test_demo_finds_and_fixes_the_injected_problems(tmp_path, capsys):
     assert report["dataset"]["rows_in"] > 1000 and report["dataset"]["rows_out"] <= 432  # one row per subject
     # honest once the leak is gone; the holdout (about 86 subjects) is noisy, so check the CV score
     assert 0.55 < report["model"]["cv_score"] < 0.85 and report["model"]["holdout_score"] < 0.9
+    page = (tmp_path / "report.html").read_text()
+    assert "Kaplan-Meier survival by predicted risk tertile" in page and "Missing values per column" in page
 
 
 @pytest.mark.slow
