@@ -266,6 +266,7 @@ class Coordinator:
         if not s.variables.get("columns"):
             info = await probe(self.kernel, "frame_info_json", [s.frame])
             s.variables["columns"] = (info.get(s.frame) or {}).get("columns") or []
+            s.variables["frame_library"] = (info.get(s.frame) or {}).get("library")
         if not s.task.get("confirmed"):
             task = dict(diagnosis.get("task") or {})
             for key in ("target", "time", "id"):

@@ -95,6 +95,9 @@ class Worker:
         lines: list[str] = []
         if not self.session.variables.get("imports"):
             lines += IMPORTS
+        library = self.session.variables.get("frame_library")
+        if library not in (None, "pandas"):  # e.g. polars: the tools work on pandas, converted once
+            lines.append(f"{self.session.frame} = kt.to_pandas({self.session.frame})  # {library} to pandas")
         if step.code is not None:
             body = [step.code.rstrip()]
         elif ep.stage == "split":
@@ -288,6 +291,7 @@ class Worker:
                 step.result["report"] = None
         info = await probe(self.kernel, "frame_info_json", [self.session.frame, "train", "test"])
         frame = info.get(self.session.frame) or {}
+        self.session.variables["frame_library"] = frame.get("library")
         self.session.variables["columns"] = frame.get("columns") or []
         self.session.variables["shape"] = [frame.get("rows"), frame.get("cols")]
         if info.get("train"):

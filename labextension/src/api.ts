@@ -4,9 +4,12 @@ import { ServerConnection } from '@jupyterlab/services';
 /** A DataFrame in a notebook's kernel, as the server lists it. */
 export interface IFrameInfo {
   name: string;
+  /** the library the frame comes from: "pandas", "polars", "pyarrow", ... */
+  library?: string;
   rows: number;
   columns: number;
-  memory_bytes: number;
+  /** null when the library does not say (an Arrow table from another library) */
+  memory_bytes: number | null;
   dtypes: { [kind: string]: number };
 }
 

@@ -36,7 +36,10 @@ function FrameItem(props: {
         </span>
       </div>
       <div className="jp-dcpilot-frame-meta">
-        <span>{formatBytes(frame.memory_bytes)}</span>
+        {frame.library && frame.library !== 'pandas' && (
+          <span className="jp-dcpilot-chip jp-dcpilot-library">{frame.library}</span>
+        )}
+        {frame.memory_bytes !== null && <span>{formatBytes(frame.memory_bytes)}</span>}
         {Object.entries(frame.dtypes).map(([kind, count]) => (
           <span key={kind} className={`jp-dcpilot-chip jp-dcpilot-kind-${kind}`}>
             {count} {kind}
