@@ -63,7 +63,7 @@ export async function requestAPI<T>(
   const url = URLExt.join(settings.baseUrl, 'dcpilot', 'api', endPoint);
   const response = await ServerConnection.makeRequest(url, init, settings);
   const text = await response.text();
-  let data: any = text;
+  let data: unknown = text;
   if (text.length > 0) {
     try {
       data = JSON.parse(text);
@@ -72,9 +72,8 @@ export async function requestAPI<T>(
     }
   }
   if (!response.ok) {
-    const message =
-      (data && typeof data === 'object' && (data.message || data.reason)) ||
-      response.statusText;
+    const body = data && typeof data === 'object' ? (data as { message?: unknown; reason?: unknown }) : {};
+    const message = body.message || body.reason || response.statusText;
     throw new APIError(String(message), response.status);
   }
   return data as T;

@@ -3,6 +3,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { APIError, IStatus } from './api';
 import {
   IDecision,
+  ITranscriptEntry,
   ISession,
   ISessionSource,
   IStartOptions,
@@ -293,7 +294,7 @@ export class SessionModel {
   }
 
   /** Apply one message of the event socket to the session. */
-  apply(message: { type?: string; [key: string]: any }): void {
+  apply(message: { type?: string; [key: string]: unknown }): void {
     if (message.type === 'session') {
       this._setSession(message.session as ISession);
       this._changed.emit();
@@ -329,7 +330,7 @@ export class SessionModel {
         break;
       }
       case 'transcript':
-        s.transcript.push(message.entry);
+        s.transcript.push(message.entry as ITranscriptEntry);
         break;
       case 'validity': // the verdict's checks, after a model was trained
         s.validity = message.checks as IValidityCheck[];
@@ -368,13 +369,16 @@ export class SessionModel {
     const socket = this.connect(id);
     this._socket = socket;
     socket.onmessage = event => {
-      let message: any;
+      let message: { type?: string; request_id?: unknown; [key: string]: unknown };
       try {
         message = JSON.parse(String(event.data));
       } catch {
         return;
       }
-      if (HOST_REQUESTS.includes(message?.type) && message.request_id) {
+      if (!message || typeof message !== 'object') {
+        return;
+      }
+      if (HOST_REQUESTS.includes(String(message.type)) && message.request_id) {
         void this._answer(socket, message as IHostRequest);
       } else {
         this.apply(message);

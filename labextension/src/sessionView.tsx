@@ -24,10 +24,15 @@ function useTick(active: boolean): number {
     if (!active) {
       return;
     }
-    const timer = window.setInterval(() => setNow(Date.now()), TICK_MS);
-    return () => window.clearInterval(timer);
+    const tick = () => setNow(Date.now());
+    const first = window.setTimeout(tick, 0); // at once, not a second late
+    const timer = window.setInterval(tick, TICK_MS);
+    return () => {
+      window.clearTimeout(first);
+      window.clearInterval(timer);
+    };
   }, [active]);
-  return active ? Date.now() : now;
+  return now;
 }
 
 /** What runs now and for how long, with the button that interrupts it. */

@@ -43,8 +43,8 @@ function session(overrides: Partial<ISession> = {}): ISession {
 }
 
 /** A socket that records what the model sends. */
-function fakeSocket(): IEventSocket & { sent: any[] } {
-  const sent: any[] = [];
+function fakeSocket(): IEventSocket & { sent: unknown[] } {
+  const sent: unknown[] = [];
   return { sent, onmessage: null, onclose: null, send: (d: string) => sent.push(JSON.parse(d)), close: () => undefined };
 }
 
