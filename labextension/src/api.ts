@@ -81,9 +81,7 @@ export async function requestAPI<T>(
 
 /** The DataFrames in the kernel of the notebook at `path`. */
 export function fetchFrames(path: string): Promise<IFrameInfo[]> {
-  return requestAPI<IFrameInfo[]>(
-    `frames?path=${encodeURIComponent(path)}`
-  );
+  return requestAPI<IFrameInfo[]>(`frames?path=${encodeURIComponent(path)}`);
 }
 
 /** The compact profile of the DataFrame `name` in the notebook at `path`. */

@@ -65,10 +65,7 @@ export class NotebookBridge implements IHostHandler {
   private _find(path: string): NotebookPanel | null {
     let found: NotebookPanel | null = null;
     this.tracker.forEach(panel => {
-      if (
-        !found &&
-        (panel.context.path === path || panel.sessionContext.session?.path === path)
-      ) {
+      if (!found && (panel.context.path === path || panel.sessionContext.session?.path === path)) {
         found = panel;
       }
     });
@@ -106,7 +103,9 @@ export class NotebookBridge implements IHostHandler {
       throw new Error('the inserted cell has no view');
     }
     await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
-    const outputs = (cell.model as ICodeCellModel).outputs.toJSON() as unknown as { [key: string]: unknown }[];
+    const outputs = (cell.model as ICodeCellModel).outputs.toJSON() as unknown as {
+      [key: string]: unknown;
+    }[];
     return { type: 'cell_result', cell_id: id, ...cellOutcome(outputs) };
   }
 

@@ -53,8 +53,7 @@ export class SessionModel {
   constructor(
     readonly source: ISessionSource = serverSessions,
     readonly host: IHostHandler | null = null,
-    readonly connect: (id: string) => IEventSocket = id =>
-      openEvents(id) as unknown as IEventSocket
+    readonly connect: (id: string) => IEventSocket = id => openEvents(id) as unknown as IEventSocket
   ) {}
 
   get changed(): ISignal<this, void> {
@@ -74,8 +73,7 @@ export class SessionModel {
   get running(): boolean {
     const s = this._session;
     return (
-      this._pending > 0 ||
-      (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
+      this._pending > 0 || (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
     );
   }
   /** Decisions still waiting for the expert. */
@@ -130,7 +128,7 @@ export class SessionModel {
   /** Seconds since `step` started running (the server's start time, else when first seen). */
   elapsed(step: IStep, now: number = Date.now()): number {
     const started = step.started ? Date.parse(step.started) : NaN;
-    const since = Number.isNaN(started) ? this._seenRunning.get(step.id) ?? now : started;
+    const since = Number.isNaN(started) ? (this._seenRunning.get(step.id) ?? now) : started;
     return Math.max(0, Math.round((now - since) / 1000));
   }
 

@@ -198,9 +198,7 @@ export const serverSessions: ISessionSource = {
   },
   interrupt: async id => {
     const answer = await requestAPI<{ plan?: unknown } | null>(`sessions/${id}/interrupt`, json({}));
-    return answer && typeof answer === 'object' && Array.isArray(answer.plan)
-      ? (answer as ISession)
-      : null;
+    return answer && typeof answer === 'object' && Array.isArray(answer.plan) ? (answer as ISession) : null;
   },
   status: () => requestAPI<IStatus>('status')
 };

@@ -260,7 +260,12 @@ export function SessionView(props: {
           <div className="jp-dcpilot-subtitle">Checkpoints</div>
           <ol className="jp-dcpilot-checkpoints">
             {session.checkpoints.map(cp => (
-              <li key={cp.id} className="jp-dcpilot-checkpoint" data-checkpoint={cp.id} data-step={cp.step_id}>
+              <li
+                key={cp.id}
+                className="jp-dcpilot-checkpoint"
+                data-checkpoint={cp.id}
+                data-step={cp.step_id}
+              >
                 <span>before {cp.label}</span>
                 <button
                   type="button"

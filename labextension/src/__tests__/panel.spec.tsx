@@ -86,7 +86,11 @@ describe('FramesView', () => {
     await model.setNotebook('analysis.ipynb');
     await model.select('patients');
     await model.rename('work/final.ipynb');
-    expect([model.path, model.label, model.selected]).toEqual(['work/final.ipynb', 'final.ipynb', 'patients']);
+    expect([model.path, model.label, model.selected]).toEqual([
+      'work/final.ipynb',
+      'final.ipynb',
+      'patients'
+    ]);
     expect(source.calls.slice(-2)).toEqual(['frames:work/final.ipynb', 'profile:work/final.ipynb:patients']);
     await model.setNotebook('other.ipynb'); // another notebook: nothing selected there
     expect(model.selected).toBeNull();
