@@ -115,3 +115,26 @@ def test_the_server_works_without_jupyter_ai() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "persona skipped"
+
+
+@pytest.mark.slow
+def test_the_wheels_hold_what_each_distribution_ships(tmp_path) -> None:
+    """``pip wheel`` of both distributions from this tree (the frontend built already)."""
+    for source in (ROOT / "kernel_tools", ROOT):
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path),
+                        str(source)], check=True, timeout=600)
+    import zipfile
+
+    tools = zipfile.ZipFile(next(tmp_path.glob("dcpilot_kernel_tools-*.whl"))).namelist()
+    main = zipfile.ZipFile(next(tmp_path.glob("jupyter_dcpilot-*.whl"))).namelist()
+    assert "kernel_tools/diagnosis/runner.py" in tools
+    assert all(n.startswith(("kernel_tools/", "dcpilot_kernel_tools-")) for n in tools)
+    assert not any(n.startswith("kernel_tools/") for n in main)  # one owner per file
+    assert "jupyter_dcpilot/engine/templates/report.html.j2" in main
+    assert any(n.endswith("dist-info/licenses/LICENSE") for n in main)
+    assert any(n.endswith("labextensions/jupyter-dcpilot/static/style.js") for n in main)
+    metadata = next(n for n in main if n.endswith("dist-info/METADATA"))
+    requires = [line for line in zipfile.ZipFile(next(tmp_path.glob("jupyter_dcpilot-*.whl"))).read(metadata)
+                .decode().splitlines() if line.startswith("Requires-Dist:")]
+    assert f"Requires-Dist: dcpilot-kernel-tools=={kernel_tools.__version__}" in requires
+    assert not any("torch" in r or "tensorflow" in r for r in requires if "extra ==" not in r)
