@@ -63,8 +63,11 @@ def to_pandas(df: Any, name: str = "df") -> pd.DataFrame:
     if not is_arrow_frame(df):
         raise TypeError(f"{name} must be a pandas DataFrame or a table with the Arrow PyCapsule "
                         f"interface (polars, pyarrow), got {type(df).__name__}")
-    import pyarrow as pa
-
+    try:
+        import pyarrow as pa
+    except ImportError as error:
+        raise ImportError(f"converting {name} ({library(df)}) to pandas needs pyarrow: "
+                          "pip install 'dcpilot-kernel-tools[arrow]'") from error
     return pa.table(df).to_pandas(date_as_object=False)  # dates as datetime64, as pandas reads them
 
 
@@ -91,13 +94,16 @@ def _arrow_kind(field_type: Any) -> str:
 
 
 def _arrow_summary(value: Any) -> tuple[Counter, int | None]:
-    """Column kinds from the Arrow schema (no data is copied) and the size the library reports."""
-    import pyarrow as pa
-
-    schema = value.schema if isinstance(value, pa.Table) else pa.RecordBatchReader.from_stream(value).schema
+    """Column kinds from the Arrow schema (no data is copied) and the size the library reports;
+    without pyarrow the kinds are unknown ("other")."""
     size = getattr(value, "estimated_size", None) or getattr(value, "nbytes", None)
-    size = size() if callable(size) else size
-    return Counter(_arrow_kind(f.type) for f in schema), int(size) if isinstance(size, int) else None
+    size = int(size() if callable(size) else size) if size is not None else None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return Counter({"other": int(value.shape[1])}), size
+    schema = value.schema if isinstance(value, pa.Table) else pa.RecordBatchReader.from_stream(value).schema
+    return Counter(_arrow_kind(f.type) for f in schema), size
 
 
 def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:

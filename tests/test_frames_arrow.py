@@ -107,3 +107,27 @@ def test_the_co_pilot_converts_a_polars_frame_once_and_undo_brings_it_back(tmp_p
     assert after["df"]["library"] == "pandas" and after["model"]["type"] == "ModelReport"
     assert "leak" not in after["df"]["columns"]  # the leaked column was found in the polars frame
     assert undone["df"]["library"] == "polars"  # undo to the start: the user's polars frame again
+
+
+def test_without_pyarrow_a_polars_frame_is_listed_and_its_conversion_says_what_is_missing() -> None:
+    """pyarrow is the [arrow] extra of the kernel side: without it, listing still works."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json; sys.modules['pyarrow'] = None\n"
+        "import polars as pl\n"
+        "from kernel_tools.frames import list_frames, to_pandas\n"
+        "df = pl.DataFrame({'a': [1, 2], 'b': ['x', 'y']})\n"
+        "listed = list_frames({'df': df})[0]\n"
+        "try:\n"
+        "    to_pandas(df)\n"
+        "except ImportError as error:\n"
+        "    message = str(error)\n"
+        "print(json.dumps([listed['library'], listed['rows'], listed['dtypes'], message]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    library, rows, dtypes, message = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (library, rows, dtypes) == ("polars", 2, {"other": 2})
+    assert "needs pyarrow" in message and "[arrow]" in message

@@ -69,7 +69,7 @@ def test_versions_agree() -> None:
     version = json.loads((ROOT / "package.json").read_text())["version"]
     pin = next(r for r in project(ROOT / "pyproject.toml")["dependencies"] if r.startswith("dcpilot-kernel-tools"))
     assert kernel_tools.__version__ == version == importlib.metadata.version("dcpilot-kernel-tools")
-    assert pin == f"dcpilot-kernel-tools=={version}"  # the engine's probes need the same kernel side
+    assert pin == f"dcpilot-kernel-tools[arrow]=={version}"  # the engine's probes need the same kernel side
 
 
 @pytest.mark.parametrize("package,pyproject", [("kernel_tools", "kernel_tools/pyproject.toml"),
@@ -82,7 +82,10 @@ def test_every_import_is_declared(package: str, pyproject: str) -> None:
     if package == "jupyter_dcpilot":  # it also gets what its kernel side declares
         declared |= names(project(ROOT / "kernel_tools/pyproject.toml")["dependencies"])
         declared |= names(["jupyter-ai-persona-manager", "jupyterlab-chat"])  # both come with jupyter-ai
-    missing = {m: distribution_of(m) for m in imported(ROOT / package) if distribution_of(m) not in declared}
+    # ipykernel: only inside a kernel, where it always is (the import is guarded)
+    optional = {"ipykernel"} if package == "kernel_tools" else set()
+    missing = {m: distribution_of(m) for m in imported(ROOT / package) - optional
+               if distribution_of(m) not in declared}
     assert not missing, f"{package} imports undeclared packages: {missing}"
 
 
@@ -136,5 +139,5 @@ def test_the_wheels_hold_what_each_distribution_ships(tmp_path) -> None:
     metadata = next(n for n in main if n.endswith("dist-info/METADATA"))
     requires = [line for line in zipfile.ZipFile(next(tmp_path.glob("jupyter_dcpilot-*.whl"))).read(metadata)
                 .decode().splitlines() if line.startswith("Requires-Dist:")]
-    assert f"Requires-Dist: dcpilot-kernel-tools=={kernel_tools.__version__}" in requires
+    assert f"Requires-Dist: dcpilot-kernel-tools[arrow]=={kernel_tools.__version__}" in requires
     assert not any("torch" in r or "tensorflow" in r for r in requires if "extra ==" not in r)
