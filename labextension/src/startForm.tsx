@@ -79,8 +79,8 @@ export function SettingsSection(props: {
       </label>
       {!claudeReady && (
         <div className="jp-dcpilot-hint">
-          To plan with Claude, set <code>api_key</code> in <code>~/.jupyter/dcpilot.json</code> or{' '}
-          <code>ANTHROPIC_API_KEY</code>.
+          To plan with Claude, set <code>ANTHROPIC_API_KEY</code> for the server (or store the key in the
+          system keyring: <code>keyring set jupyter-dcpilot anthropic</code>).
         </div>
       )}
       <label>
