@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from jupyter_core.application import JupyterApp
 from traitlets import Enum, Float, Integer, Unicode, default, validate
 from traitlets.config import Config, Configurable
 
@@ -38,6 +39,7 @@ LEGACY_FILE = "dcpilot.json"
 LEGACY_SETTINGS = ("model", "base_url", "timeout", "max_retries", "corrections")
 
 log = logging.getLogger(__name__)
+_warned: set[Path] = set()  # old files already named in the log (once per process)
 
 
 class DCPilot(Configurable):
@@ -105,18 +107,19 @@ def load_settings(config_dir: str | os.PathLike[str] | None = None) -> DCPilot:
     """The settings as a Jupyter server would read them: ``jupyter_config`` and
     ``jupyter_server_config`` (.py and .json) from every Jupyter config path, the user's
     folder (or ``config_dir``) winning. For the command line, the magics and the persona."""
-    from jupyter_core.application import JupyterApp
-
-    class ServerConfigFiles(JupyterApp):  # only reads the files: never started
-        name = "jupyter-server"
-
-        def _config_file_name_default(self) -> str:
-            return "jupyter_server_config"
-
     files = ServerConfigFiles(config_dir=str(config_dir)) if config_dir else ServerConfigFiles()
     files.load_config_file(suppress_errors=False)
     warn_legacy_file()
     return DCPilot(config=files.config)
+
+
+class ServerConfigFiles(JupyterApp):
+    """Reads the files a Jupyter server reads (jupyter_config, jupyter_server_config); never started."""
+
+    name = "jupyter-server"
+
+    def _config_file_name_default(self) -> str:
+        return "jupyter_server_config"
 
 
 def load_llm_config(model: str | None = None) -> LLMConfig:
@@ -138,7 +141,8 @@ def legacy_file() -> Path | None:
 
 def warn_legacy_file() -> None:
     path = legacy_file()
-    if path is not None:
+    if path is not None and path not in _warned:
+        _warned.add(path)
         log.warning("jupyter-dcpilot no longer reads %s (an API key does not belong in a plain "
                     "config file): run `jupyter dcpilot migrate-config` to move it", path)
 
