@@ -88,6 +88,13 @@ def test_without_a_checklist_the_verdict_is_report_json_s() -> None:
     assert "metric &#39;r2&#39; does not fit a survival task" in page
 
 
+def test_the_task_line_names_the_time_of_prediction_when_the_report_has_it() -> None:
+    task = {"kind": "survival", "target": "arrest", "time": "week", "id": "subject",
+            "index": {"kind": "first_record", "label": "each subject's first record"}}
+    assert "predicted at each subject&#39;s first record" in render_html(report(task=task))
+    assert "predicted at" not in render_html(report())
+
+
 def test_findings_are_sorted_by_severity() -> None:
     text = " ".join(parsed(render_html(report())).text)
     assert text.index("leak") < text.index("gaps") < text.index("a few extreme ages")
