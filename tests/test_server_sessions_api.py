@@ -88,7 +88,8 @@ async def test_settings_are_validated_and_echoed(jp_fetch, jp_serverapp, registr
                 await post(jp_fetch, *API, body={"path": "s.ipynb", "frame": "df", **body})
             assert info.value.code == 400 and message in json.loads(info.value.response.body)["message"], body
         created = await post(jp_fetch, *API, body={"path": "s.ipynb", "frame": "df", "target": "churned"})
-        assert created["settings"] == {"planner": "rules", "model": None, "share": "schema", "approve": "ask"}
+        assert created["settings"] == {"planner": "rules", "model": None, "share": "schema", "approve": "ask",
+                                       "budget": None}
         assert created["usage"] == {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
         status = json.loads((await jp_fetch("dcpilot", "api", "status")).body)
         assert status["planners"] == ["rules"] and status["default_model"].startswith("claude")
