@@ -251,7 +251,16 @@ describe('SessionModel: a session started elsewhere', () => {
         list: async path => {
           calls.push(`list:${path}`);
           return started
-            ? [{ id: ID, path, frame: 'visits', target: 'death', state: 'running', created: '2026-01-01T10:00:00+00:00' }]
+            ? [
+                {
+                  id: ID,
+                  path,
+                  frame: 'visits',
+                  target: 'death',
+                  state: 'running',
+                  created: '2026-01-01T10:00:00+00:00'
+                }
+              ]
             : [];
         }
       };
@@ -295,7 +304,16 @@ describe('SessionModel: a session started elsewhere', () => {
     jest.useFakeTimers();
     try {
       const calls: string[] = [];
-      let live = [{ id: ID, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'blocked', created: '2026-01-01T10:00:00+00:00' }];
+      let live = [
+        {
+          id: ID,
+          path: 'work/nb.ipynb',
+          frame: 'df',
+          target: 'y',
+          state: 'blocked',
+          created: '2026-01-01T10:00:00+00:00'
+        }
+      ];
       const source: ISessionSource = {
         ...fakeSource(calls),
         list: async () => live,
@@ -314,7 +332,16 @@ describe('SessionModel: a session started elsewhere', () => {
       expect(model.connected).toBe(false);
       expect(model.error).toBe('The co-pilot session closed: replaced by a new session.');
       const other = 'e'.repeat(32);
-      live = [{ id: other, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'running', created: '2026-01-01T11:00:00+00:00' }];
+      live = [
+        {
+          id: other,
+          path: 'work/nb.ipynb',
+          frame: 'df',
+          target: 'y',
+          state: 'running',
+          created: '2026-01-01T11:00:00+00:00'
+        }
+      ];
       await jest.advanceTimersByTimeAsync(LOOK_MS);
       expect(model.session?.id).toBe(other);
       expect(sockets).toEqual([ID, other]);
@@ -497,7 +524,11 @@ describe('the verdict as its checks', () => {
       'Not a valid model: 1 of 3 checks failed'
     );
     const items = Array.from(card.querySelectorAll('li'));
-    expect(items.map(li => li.dataset.check)).toEqual(['known_at_index', 'model_trained', 'holdout_confirms_cv']);
+    expect(items.map(li => li.dataset.check)).toEqual([
+      'known_at_index',
+      'model_trained',
+      'holdout_confirms_cv'
+    ]);
     expect(items[0].dataset.passed).toBe('no');
     expect(items[0].textContent).toContain('Rows known at the prediction time');
     expect(screen.getByText('c_index holdout 0.755, cross-validated 0.811')).toBeTruthy();
