@@ -316,9 +316,12 @@ async def test_the_chat_plans_with_the_model_jupyter_ai_is_configured_with(
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "m.ipynb")
     settings = jp_serverapp.web_app.settings
     with FakeAnthropic(respond=lambda body: plan_answer()) as fake:
-        config = tmp_path / "dcpilot.json"  # the co-pilot's own configuration names another model
-        config.write_text(json.dumps({"api_key": "sk-test", "base_url": fake.url, "model": "claude-own-1"}))
-        monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+        # the co-pilot's own settings (c.DCPilot, read by the server and the persona) name another model
+        (tmp_path / "jupyter_server_config.json").write_text(json.dumps({"DCPilot": {"model": "claude-own-1"}}))
+        monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+        monkeypatch.setattr(settings["dcpilot_settings"], "model", "claude-own-1")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         try:
             monkeypatch.setitem(settings, "jupyternaut.config_manager", ChatModelConfig("anthropic/claude-jai-2"))
             assert persona.defaults.model_uid == "anthropic:claude-jai-2"
