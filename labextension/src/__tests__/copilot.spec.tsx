@@ -193,7 +193,7 @@ describe('SessionModel', () => {
   });
 
   it('says when the session came from a file it does not trust', async () => {
-    const note = 'The co-pilot file .nb.ipynb.dcpilot.json was not written by this user\'s co-pilot.';
+    const note = "The co-pilot file .nb.ipynb.dcpilot.json was not written by this user's co-pilot.";
     const source = { ...fakeSource([]), start: async () => session({ trusted: false, trust_note: note }) };
     const model = new SessionModel(source, null, () => fakeSocket());
     await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
