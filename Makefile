@@ -7,7 +7,8 @@ VENV   ?= .venv
 BIN    := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 
-# CPU build of torch first: anything that leaves torch open pulls a multi-GB CUDA build.
+# CPU build of torch first (for hyperimpute, in the [all] extra): anything that leaves torch
+# open pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
 # pytest processes (pytest-xdist): tests mostly wait on kernels and servers, two keep 2 cores busy
 TEST_WORKERS ?= 2
@@ -17,13 +18,16 @@ export TEST_WORKERS
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
+# Both distributions from this tree (kernel_tools is its own, kernel_tools/pyproject.toml), with
+# every extra: the tests cover hyperimpute and the scikit-learn path, the jupyter-ai persona and
+# the keyring.
+$(VENV)/.installed: pyproject.toml kernel_tools/pyproject.toml package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
 	$(BIN)/python -m pip install --quiet jupyter_builder "jupyterlab>=4.2,<5"
 	$(BIN)/jlpm install
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ./kernel_tools -e ".[test,all]"
 	$(BIN)/jlpm build
 	$(BIN)/jupyter-builder develop --overwrite .
 	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
@@ -57,7 +61,7 @@ test-ui: install
 # ydata-profiling would downgrade numpy, so it gets its own venv in /tmp/ydata-venv (skipped,
 # and reported "not available", when it cannot be installed). BENCH_ARGS: e.g. "--no-peers".
 bench: install
-	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ./kernel_tools -e ".[test,all,bench]"
 	test -x /tmp/ydata-venv/bin/python || ($(PYTHON) -m venv /tmp/ydata-venv && \
 		/tmp/ydata-venv/bin/pip install --quiet ydata-profiling pandas pyarrow) || true
 	$(BIN)/python benchmarks/run_all.py --out docs/benchmarks.md $(BENCH_ARGS)

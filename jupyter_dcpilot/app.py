@@ -1,5 +1,5 @@
-"""The server extension as a Jupyter ``ExtensionApp``: handlers on load, renames and deletions
-followed, sessions saved on shutdown.
+"""The server extension as a Jupyter ``ExtensionApp``: settings and handlers on load, renames and
+deletions followed, sessions saved on shutdown.
 
 An ExtensionApp (rather than a bare ``_load_jupyter_server_extension``) is what the server
 calls back when it stops (``stop_extension``), so every hosted session is written to its
@@ -8,12 +8,16 @@ sidecar and its coordinator closed before the kernels go away.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Dict
 
+from .config import DCPilot, warn_legacy_file
 from .handlers import setup_handlers
+
+SPILL_ENV = "KERNEL_TOOLS_SPILL_DIR"  # kernel_tools.checkpoints reads it in the kernel
 
 
 class DCPilotApp(ExtensionApp):
@@ -22,12 +26,18 @@ class DCPilotApp(ExtensionApp):
 
     name = "jupyter_dcpilot"
     load_other_extensions = True
-    budgets = Dict({}, config=True, help="Seconds per kind of co-pilot step over the built-in "
-                   "defaults, e.g. {'train_evaluate': 900, '*': 120} (see jupyter_dcpilot.engine.budgets); "
-                   "a session's start request may override them.")
+    classes = [DCPilot]  # c.DCPilot.* in jupyter_server_config.py, --DCPilot.* on the command line
+
+    def initialize_settings(self) -> None:
+        self.dcpilot = DCPilot(parent=self)
+        warn_legacy_file()
+        if self.dcpilot.spill_dir is not None:
+            # kernels inherit the server's environment: those started from now on spill there
+            os.environ[SPILL_ENV] = self.dcpilot.spill_dir
+            self.log.info("jupyter_dcpilot: kernels spill checkpoints to %s", self.dcpilot.spill_dir)
 
     def initialize_handlers(self) -> None:
-        setup_handlers(self.serverapp.web_app, budgets=dict(self.budgets))
+        setup_handlers(self.serverapp.web_app, self.dcpilot)
         # the server's contents events, not a frontend hook: a rename through the REST API or
         # any other client moves the session too
         self.serverapp.event_logger.add_listener(schema_id=self._contents_schema,

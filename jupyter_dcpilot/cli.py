@@ -22,10 +22,10 @@ from jupyter_dcpilot.engine.budgets import Budgets, minutes
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.hosts import HeadlessHost
-from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.errors import cell_error, in_words
+from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header
 from jupyter_dcpilot.terminal import TerminalStream, printable
@@ -138,11 +138,13 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     session.subscribe(progress_printer(stream, started, session))
     plan_with: Any = RulePlanner()
     if planner == "claude":
-        config = LLMConfig.load()
+        from jupyter_dcpilot.config import load_llm_config
+
+        config = load_llm_config()
         if config.available:
             plan_with = ClaudePlanner(config)
         else:
-            message = "no Anthropic API key (~/.jupyter/dcpilot.json or ANTHROPIC_API_KEY): using the rule planner"
+            message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
             session.warnings.append(message)
             stream.write(f"warning: {message}\n")
     session.notify("activity", text="starting a Python kernel")
@@ -165,9 +167,10 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
             state = "failed"
             session.warnings.append(in_words(exc, "running the co-pilot"))
         report = coordinator.report()
+        details = report_details(session, coordinator.model_report())
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["state"] = state
-    write_reports(report, out_dir)
+    write_reports(report, out_dir, details)
     if state == "blocked":
         waiting = session.open_decisions()
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
@@ -226,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jupyter dcpilot", description=DESCRIPTION, formatter_class=raw,
                      epilog=f"{EXIT_CODES}\n\n{EXAMPLES}")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,demo}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,demo,migrate-config}")
     run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
                          description=DESCRIPTION, formatter_class=raw,
                          epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
@@ -269,12 +272,37 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rules or claude (default: %(default)s)")
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
+    migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
+                             "jupyter_server_config.json and its API key into the system keyring",
+                             description="Earlier versions read ~/.jupyter/dcpilot.json; it is no longer "
+                                         "read. This moves its settings into jupyter_server_config.json "
+                                         "(c.DCPilot) and its API key into the system keyring, then "
+                                         "deletes it. Exit status 1 when the key could not be moved.")
+    migrate.add_argument("--file", metavar="FILE",
+                         help="the old file (default: dcpilot.json in the Jupyter config folder)")
     return parser
+
+
+def migrate_config(path: str | None) -> int:
+    """``jupyter dcpilot migrate-config``: see :func:`jupyter_dcpilot.config.migrate_legacy_file`."""
+    from jupyter_core.paths import jupyter_config_dir
+
+    from jupyter_dcpilot.config import legacy_file, migrate_legacy_file
+
+    found = Path(path) if path else legacy_file()
+    if found is None or not found.is_file():
+        print(f"nothing to migrate: {found or 'no dcpilot.json'} not found", file=sys.stderr)
+        return 0 if path is None else 1
+    for line in migrate_legacy_file(found, jupyter_config_dir()):
+        print(line)
+    return 1 if found.exists() else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "migrate-config":
+            return migrate_config(args.file)
         if args.command == "demo":
             from jupyter_dcpilot.engine.demo import TARGET, TIME, write_demo
 

@@ -13,7 +13,7 @@ from jupyter_server.utils import url_path_join
 from tornado import websocket
 
 from . import __version__
-from .config import DEFAULT_MODEL, load_llm_config
+from .config import DCPilot
 from .engine.budgets import Budgets
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .request_limits import DECISION_BODY, MAX_PATH, SESSION_BODY, UNDO_BODY, check_size, parse_body
@@ -52,7 +52,8 @@ class BaseHandler(APIHandler):
 class StatusHandler(BaseHandler):
     @tornado.web.authenticated
     def get(self) -> None:
-        llm = load_llm_config()
+        settings: DCPilot = self.settings["dcpilot_settings"]
+        llm = settings.llm_config()
         planners = ["rules"] + (["claude"] if llm.available else [])
         self.finish(
             json.dumps(
@@ -61,7 +62,9 @@ class StatusHandler(BaseHandler):
                     "planners": planners,
                     "llm_configured": llm.available,
                     "model": llm.model if llm.available else None,
-                    "default_model": llm.model or DEFAULT_MODEL,
+                    "default_model": llm.model,
+                    "default_approve": settings.default_approve,
+                    "budget": settings.budget,
                 }
             )
         )
@@ -273,15 +276,15 @@ class SessionEventsHandler(JupyterHandler, websocket.WebSocketHandler):
                 setattr(self, name, None)
 
 
-def setup_handlers(web_app: Any, budgets: Any = None) -> None:
-    """Mount the handlers under the server's base URL and create the shared kernel bridge.
-    ``budgets``: the server's step budgets (``c.DCPilotApp.budgets``, see engine.budgets)."""
+def setup_handlers(web_app: Any, dcpilot: DCPilot) -> None:
+    """Mount the handlers under the server's base URL and create the shared kernel bridge."""
     settings = web_app.settings
+    settings["dcpilot_settings"] = dcpilot
     settings["dcpilot_bridge"] = KernelBridge(settings["session_manager"], settings["kernel_manager"])
     # engine steps (diagnosis, model fits) may take minutes: a longer wait than the panel's probes
     engine_bridge = KernelBridge(settings["session_manager"], settings["kernel_manager"], timeout=600.0)
     settings["dcpilot_sessions"] = SessionRegistry(engine_bridge, settings["contents_manager"].root_dir,
-                                                   budgets=Budgets.from_spec(budgets))
+                                                      settings=dcpilot)
     base_url = settings["base_url"]
     sessions = url_path_join(base_url, API, "sessions")
     web_app.add_handlers(

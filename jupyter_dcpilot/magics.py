@@ -420,7 +420,8 @@ class DCPilotMagics(Magics):
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
-    @argument("--approve", default="ask", help="ask | recommended | none | decisions.json")
+    @argument("--approve", default=None,
+              help="ask | recommended | none | decisions.json (default: c.DCPilot.default_approve, ask)")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
     @argument("--budget", action="append", default=None, metavar="[STEP=]SECONDS",
@@ -430,15 +431,22 @@ class DCPilotMagics(Magics):
         """Start (or show and resume) the co-pilot on a DataFrame in this kernel."""
         import pandas as pd
 
+        from kernel_tools.frames import is_arrow_frame
+
         args = parse_argstring(self.dcplan, line)
         if not args.frame.isidentifier():
             raise UsageError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
         value = self.shell.user_ns.get(args.frame)
-        if not isinstance(value, pd.DataFrame):
-            frames = [n for n, v in self.shell.user_ns.items() if isinstance(v, pd.DataFrame) and not n.startswith("_")]
+        if not (isinstance(value, pd.DataFrame) or is_arrow_frame(value)):  # polars too: converted by the co-pilot
+            frames = [n for n, v in self.shell.user_ns.items()
+                      if (isinstance(v, pd.DataFrame) or is_arrow_frame(v)) and not n.startswith("_")]
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
         check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
+        if args.approve is None:
+            from .config import load_settings
+
+            args.approve = load_settings().default_approve
         try:
             policy = ApprovalPolicy.from_spec(args.approve)
         except ValueError as exc:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from jupyter_core.utils import ensure_async
 
+from .config import DCPilot
 from .engine import decisions_file
 from .engine.budgets import Budgets
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
@@ -370,11 +371,13 @@ class SessionRegistry:
     """The server's hosted sessions, by unguessable id (uuid4) and by notebook path."""
 
     def __init__(self, bridge: KernelBridge, root_dir: str, host_timeout: float = 600.0,
-                 budgets: Budgets | None = None) -> None:
+                 settings: DCPilot | None = None) -> None:
         self.bridge = bridge
         self.root = Path(root_dir).resolve()
         self.host_timeout = host_timeout
-        self.budgets = budgets or Budgets()  # the server's defaults; a start request may override them
+        self.settings = settings if settings is not None else DCPilot()  # the server's c.DCPilot
+        # the server's step budgets (c.DCPilot.budget); a start request may override them
+        self.budgets = Budgets.from_spec(self.settings.budget)
         self._by_id: dict[str, HostedSession] = {}
         self._by_path: dict[str, str] = {}
 
@@ -393,8 +396,9 @@ class SessionRegistry:
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
         the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
-        ``model`` (default from the co-pilot's config); ``share`` says what Claude may see;
-        ``budget``: seconds per kind of step over the server's (see :mod:`.engine.budgets`)."""
+        ``model`` (default: ``c.DCPilot.model``); ``share`` says what Claude may see; ``approve``
+        defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
+        server's (see :mod:`.engine.budgets`)."""
         path = path.lstrip("/")
         if not frame.isidentifier():
             raise ValueError(f"frame must be a Python variable name, not {frame!r}")
@@ -405,9 +409,10 @@ class SessionRegistry:
             raise ValueError(f"planner must be one of {list(PLANNERS)}, not {planner!r}")
         if share not in SHARE_MODES:
             raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
+        approve = approve if approve is not None else self.settings.default_approve
         policy = policy_from(approve)
         budgets = Budgets.from_spec(budget, base=self.budgets)
-        llm = planner_config(model) if planner == "claude" else None
+        llm = planner_config(self.settings, model) if planner == "claude" else None
         notebook = self.os_path(path)
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
@@ -427,8 +432,7 @@ class SessionRegistry:
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
         session.hints["share"] = share
         session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
-                            "approve": approve if approve is not None else "ask",
-                            "budgets": budgets.to_dict()}
+                            "approve": approve, "budgets": budgets.to_dict()}
         host = BrowserNotebookHost(self.host_timeout)
         probe = NotebookKernelProbe(self.bridge, path)
         plan_with = None
@@ -637,15 +641,13 @@ def after_kernel_death(error: KernelDiedError) -> str:
             "limit, or spilling turned off), re-run the cells that make the frame, then Resume.")
 
 
-def planner_config(model: str | None) -> Any:
-    """The LLM configuration the engine uses (``~/.jupyter/dcpilot.json`` or the environment),
-    with the requested model; ValueError when no API key is configured."""
-    from .config import load_llm_config
-
-    config = load_llm_config()
+def planner_config(settings: DCPilot, model: str | None) -> Any:
+    """The LLM configuration the engine uses (``c.DCPilot`` settings, the API key from the
+    environment or the keyring) with the requested model; ValueError when there is no key."""
+    config = settings.llm_config()
     if not config.available:
-        raise ValueError("the claude planner needs an Anthropic API key (~/.jupyter/dcpilot.json "
-                         "or ANTHROPIC_API_KEY); none is configured")
+        raise ValueError("the claude planner needs an Anthropic API key (ANTHROPIC_API_KEY or the "
+                         "system keyring); none is configured")
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a Claude model id, not {model!r}")

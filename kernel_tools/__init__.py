@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     # frames.py — what the panel's probe calls
     "list_frames": "frames",
     "profile": "frames",
+    "to_pandas": "frames",
     # findings.py — the typed results of diagnose
     "Finding": "findings",
     "Option": "findings",

@@ -1,4 +1,11 @@
-"""What DataFrames a namespace holds, and a compact profile of one of them.
+"""What DataFrames a namespace holds, a compact profile of one, and the one conversion of
+other tables to pandas.
+
+A frame is a pandas DataFrame, or any eager table with the Arrow PyCapsule interface
+(``__arrow_c_stream__`` and a two-dimensional ``shape``: polars, pyarrow, ...). The latter are
+listed from their Arrow schema without copying, and converted to pandas once, at the boundary
+(:func:`to_pandas`: ``diagnose``, the probes, the co-pilot's first cell), since every tool
+here works on pandas.
 
 These run after every cell the user executes (the panel refreshes), so they must stay
 cheap: no deep memory accounting in :func:`list_frames`, no pairwise statistics anywhere.
@@ -35,6 +42,70 @@ def _shallow_memory(df: pd.DataFrame) -> int:
     return int(df.memory_usage(index=True, deep=False).sum())
 
 
+def is_arrow_frame(value: Any) -> bool:
+    """True for a table (not pandas) that exports an Arrow stream and has a 2-D ``shape``."""
+    if isinstance(value, (pd.DataFrame, type)) or not callable(getattr(value, "__arrow_c_stream__", None)):
+        return False
+    try:
+        shape = value.shape
+    except Exception:  # an object whose shape cannot be read is not a frame here
+        return False
+    return isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(n, int) for n in shape)
+
+
+def to_pandas(df: Any, name: str = "df") -> pd.DataFrame:
+    """``df`` as a pandas DataFrame: a pandas frame itself, a polars / pyarrow / other Arrow
+    PyCapsule table converted through pyarrow (categoricals stay categorical, dates datetimes).
+
+    Raises TypeError naming ``name`` for anything else."""
+    if isinstance(df, pd.DataFrame):
+        return df
+    if not is_arrow_frame(df):
+        raise TypeError(f"{name} must be a pandas DataFrame or a table with the Arrow PyCapsule "
+                        f"interface (polars, pyarrow), got {type(df).__name__}")
+    try:
+        import pyarrow as pa
+    except ImportError as error:
+        raise ImportError(f"converting {name} ({library(df)}) to pandas needs pyarrow: "
+                          "pip install 'dcpilot-kernel-tools[arrow]'") from error
+    return pa.table(df).to_pandas(date_as_object=False)  # dates as datetime64, as pandas reads them
+
+
+def library(value: Any) -> str:
+    """The library a frame comes from: "pandas", "polars", "pyarrow", ..."""
+    return type(value).__module__.split(".")[0]
+
+
+def _arrow_kind(field_type: Any) -> str:
+    """:func:`dtype_kind` for an Arrow type."""
+    import pyarrow.types as t
+
+    if t.is_dictionary(field_type):
+        return "category"
+    if t.is_boolean(field_type):
+        return "bool"
+    if t.is_integer(field_type) or t.is_floating(field_type) or t.is_decimal(field_type):
+        return "number"
+    if t.is_temporal(field_type):
+        return "datetime"
+    if t.is_string(field_type) or t.is_large_string(field_type) or getattr(t, "is_string_view", lambda _: False)(field_type):
+        return "text"
+    return "other"
+
+
+def _arrow_summary(value: Any) -> tuple[Counter, int | None]:
+    """Column kinds from the Arrow schema (no data is copied) and the size the library reports;
+    without pyarrow the kinds are unknown ("other")."""
+    size = getattr(value, "estimated_size", None) or getattr(value, "nbytes", None)
+    size = int(size() if callable(size) else size) if size is not None else None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return Counter({"other": int(value.shape[1])}), size
+    schema = value.schema if isinstance(value, pa.Table) else pa.RecordBatchReader.from_stream(value).schema
+    return Counter(_arrow_kind(f.type) for f in schema), size
+
+
 def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
     """List the pandas DataFrames bound in ``namespace``, sorted by name.
 
@@ -46,23 +117,31 @@ def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One entry per DataFrame: ``name``, ``rows``, ``columns``, ``memory_bytes`` (shallow:
-        object columns count their pointers, not their strings — cheap enough to run after
-        every cell) and ``dtypes`` (count of columns per kind, see :func:`dtype_kind`).
+        One entry per frame (pandas, or an Arrow PyCapsule table such as polars): ``name``,
+        ``library``, ``rows``, ``columns``, ``memory_bytes`` (shallow: object columns count
+        their pointers, not their strings — cheap enough to run after every cell; for other
+        libraries what they report, or None) and ``dtypes`` (count of columns per kind, see
+        :func:`dtype_kind`).
     """
     if not isinstance(namespace, Mapping):
         raise TypeError(f"namespace must be a mapping of names to objects, got {type(namespace).__name__}")
     frames = []
     for name, value in namespace.items():
-        if not isinstance(value, pd.DataFrame) or name.startswith("_") or name in _HIDDEN:
+        if name.startswith("_") or name in _HIDDEN:
             continue
-        kinds = Counter(dtype_kind(dtype) for dtype in value.dtypes)
+        if isinstance(value, pd.DataFrame):
+            kinds, memory = Counter(dtype_kind(dtype) for dtype in value.dtypes), _shallow_memory(value)
+        elif is_arrow_frame(value):
+            kinds, memory = _arrow_summary(value)
+        else:
+            continue
         frames.append(
             {
                 "name": name,
+                "library": library(value),
                 "rows": int(value.shape[0]),
                 "columns": int(value.shape[1]),
-                "memory_bytes": _shallow_memory(value),
+                "memory_bytes": memory,
                 "dtypes": dict(sorted(kinds.items())),
             }
         )
@@ -92,8 +171,7 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
     columns relate (a date next to an outcome, units next to numbers). Missing values become
     None and long texts are cut to ``max_chars``. ``df`` is not modified.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"sample_rows expects a pandas DataFrame, got {type(df).__name__}")
+    df = to_pandas(df, "sample_rows' frame")
     if n < 0:
         raise ValueError(f"n must be >= 0, not {n}")
     picked = df.sample(n=min(n, len(df)), random_state=random_state) if len(df) else df
@@ -120,7 +198,8 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
     Parameters
     ----------
     df : DataFrame
-        The frame to describe. It is not modified.
+        The frame to describe (pandas, or an Arrow PyCapsule table: converted). It is not
+        modified.
     examples : int, default 3
         How many distinct non-missing example values to show per column.
 
@@ -131,8 +210,7 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
         ``missing_share`` (of all cells) and ``columns_detail``: a list of
         ``{name, dtype, kind, missing_share, unique, examples}``.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"profile expects a pandas DataFrame, got {type(df).__name__}")
+    df = to_pandas(df, "profile's frame")
     rows = int(df.shape[0])
     missing = df.isna().sum()
     detail = []

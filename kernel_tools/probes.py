@@ -104,6 +104,7 @@ def frame_info_json(names: list[str]) -> str:
         columns = getattr(value, "columns", None)
         out[name] = None if value is None else {
             "type": type(value).__name__,
+            "library": type(value).__module__.split(".")[0],
             "rows": int(shape[0]) if shape else None,
             "cols": int(shape[1]) if shape is not None and len(shape) > 1 else None,
             "columns": [str(c) for c in columns] if columns is not None else None,
@@ -217,7 +218,9 @@ def validate_json(
     expect = dict(expect or {})
     if train_test:
         expect["train_test"] = tuple(_frame(namespace, n) for n in train_test)
-    old, new = saved[before], _frame(namespace, after)
+    from kernel_tools.frames import to_pandas
+
+    old, new = to_pandas(saved[before]), _frame(namespace, after)  # the frame before a polars one's conversion
     if target is not None and target not in getattr(old, "columns", ()):
         target = None
     failures = validate_step(old, new, target=target, expect=expect)

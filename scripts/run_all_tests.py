@@ -1,7 +1,8 @@
-"""Run every suite — pytest, jest, browser tests — and print one summary line.
+"""Run every suite — pytest, the frontend lint (prettier, eslint), jest, browser tests — and
+print one summary line.
 
-CI reads the last line, ``N passed, N failed``, which sums all three suites. The exit status
-is non-zero if any suite failed or could not run.
+CI reads the last line, ``N passed, N failed``, which sums all the suites (the lint counts as
+one test). The exit status is non-zero if any suite failed or could not run.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def main() -> int:
             results[name] = pytest_counts(report)
         if code not in (0, 1, 5) or name not in results:
             broken.append(f"{name} exited {code}")
+
+    # prettier and eslint on labextension/src: one check, failed when either reports anything
+    code = run([str(bin_dir / "jlpm"), "lint:check"])
+    results["lint"] = (1, 0, 0) if code == 0 else (0, 1, 0)
 
     code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
     if (tmp / "jest.json").exists():

@@ -18,6 +18,9 @@ os.environ["XDG_CACHE_HOME"] = _CACHE.name
 # (pytest-jupyter's server fixtures point JUPYTER_DATA_DIR at one per test)
 _DATA = tempfile.TemporaryDirectory(prefix="dcpilot-test-data-")
 os.environ["JUPYTER_DATA_DIR"] = _DATA.name
+# The API key may come from the system keyring: tests never read the developer's (a test that
+# needs one installs a keyring of its own).
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
 
 @pytest.fixture
@@ -34,5 +37,5 @@ def registry(jp_serverapp):
 @pytest.fixture
 def no_llm(monkeypatch, tmp_path):
     """No Claude configured: the rule planner, whatever the developer's machine has."""
-    monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "absent.json"))
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -154,6 +154,8 @@ def test_demo_finds_and_fixes_the_injected_problems(tmp_path, capsys):
     assert report["dataset"]["rows_in"] > 1000 and report["dataset"]["rows_out"] <= 432  # one row per subject
     # honest once the leak is gone; the holdout (about 86 subjects) is noisy, so check the CV score
     assert 0.55 < report["model"]["cv_score"] < 0.85 and report["model"]["holdout_score"] < 0.9
+    page = (tmp_path / "report.html").read_text()
+    assert "Kaplan-Meier survival by predicted risk tertile" in page and "Missing values per column" in page
 
 
 @pytest.mark.slow
@@ -180,7 +182,7 @@ def test_claude_planner_from_the_environment_against_a_fake_api(tmp_path, capsys
     decisions = tmp_path / "decisions.json"
     decisions.write_text(json.dumps({"*": "recommended", "outliers": "keep", "imputation": "impute_median"}))
     with FakeAnthropic(respond=lambda body: answer) as fake:
-        monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "no-config.json"))
+        monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         monkeypatch.setenv("DCPILOT_MODEL", "claude-haiku-4-5")

@@ -240,21 +240,6 @@ async def test_claude_repairs_a_failing_call_with_new_parameters(tmp_path):
     assert any(t["kind"] == "repair" for t in session.transcript)
 
 
-def test_config_comes_from_our_file_then_the_environment(tmp_path):
-    path = tmp_path / "dcpilot.json"
-    env = {"ANTHROPIC_API_KEY": "env-key", "DCPILOT_MODEL": "claude-haiku-4-5",
-           "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    config = LLMConfig.load(path, env=env)
-    assert (config.api_key, config.model, config.base_url) == ("env-key", "claude-haiku-4-5", "http://127.0.0.1:9")
-    path.write_text(json.dumps({"api_key": "file-key", "model": "claude-opus-4-5", "timeout": 7}))
-    config = LLMConfig.load(path, env=env)
-    assert (config.api_key, config.model, config.timeout) == ("file-key", "claude-opus-4-5", 7)
-    assert LLMConfig.load(tmp_path / "missing.json", env={}).available is False
-    path.write_text("{not json")
-    with pytest.raises(ValueError, match="not valid JSON"):
-        LLMConfig.load(path, env=env)
-
-
 async def test_claude_can_decide_to_backtrack_a_finished_step(tmp_path):
     asked = []
 

@@ -70,7 +70,12 @@ def test_classification_run_is_valid_and_leak_free(churn_run):
     assert report["dataset"]["rows_in"] == 320 and report["dataset"]["cols_in"] == 7
     on_disk = json.loads((out / "report.json").read_text())
     assert set(on_disk) >= {"dataset", "task", "findings", "steps", "dropped_columns", "model", "valid", "warnings"}
-    assert "<h1>" in (out / "report.html").read_text()
+    page = (out / "report.html").read_text()
+    # every decision of the run, with its evidence chart and who decided why
+    decided = [s for s in report["steps"] if s["decision"]]
+    assert page.count('<section class="decision"') == len(decided) > 0
+    assert page.count("recommended option (--approve recommended)") + page.count("decisions file") >= 1
+    assert "Outcome predicted from one feature alone" in page and "Permutation importance" in page
     leak = next(s for s in report["steps"] if s["episode"] == "remove_leakage")
     assert leak["decision"] == {"choice": "drop", "by": "policy"}
     assert "decided by the approval policy" in log or "drop (by policy)" in log
@@ -96,6 +101,16 @@ def test_session_sidecar_reloads_exactly(churn_run):
     session = Session.load(path)
     assert session.state == "finished" and session.checkpoints
     assert Session.from_dict(json.loads(path.read_text()), path=str(path)) == session
+
+
+def test_the_first_cell_says_how_to_install_kernel_tools(churn_run):
+    import importlib.metadata
+
+    out, *_ = churn_run
+    first = nbformat.read(out / "notebook.ipynb", as_version=4).cells[0]
+    version = importlib.metadata.version("dcpilot-kernel-tools")  # the distribution that ran it
+    assert f'pip install "dcpilot-kernel-tools=={version}"' in first.source.splitlines()[1]
+    assert "import kernel_tools as kt" in first.source
 
 
 @pytest.mark.slow

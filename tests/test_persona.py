@@ -149,9 +149,10 @@ def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
 
 def test_persona_uses_the_engine_model_configuration(chat, monkeypatch, tmp_path) -> None:
     _, persona = chat
-    config = tmp_path / "dcpilot.json"
-    config.write_text(json.dumps({"api_key": "sk-test", "model": "claude-test-2"}))
-    monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+    # the settings the server reads: c.DCPilot in the Jupyter config folder; the key from the environment
+    (tmp_path / "jupyter_server_config.json").write_text(json.dumps({"DCPilot": {"model": "claude-test-2"}}))
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     defaults = persona.defaults
     assert defaults.model_uid == "anthropic:claude-test-2" and defaults.name == "DCPilot"
     assert defaults.avatar_path.endswith(".svg") and open(defaults.avatar_path).read().startswith("<svg")
@@ -316,9 +317,12 @@ async def test_the_chat_plans_with_the_model_jupyter_ai_is_configured_with(
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "m.ipynb")
     settings = jp_serverapp.web_app.settings
     with FakeAnthropic(respond=lambda body: plan_answer()) as fake:
-        config = tmp_path / "dcpilot.json"  # the co-pilot's own configuration names another model
-        config.write_text(json.dumps({"api_key": "sk-test", "base_url": fake.url, "model": "claude-own-1"}))
-        monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+        # the co-pilot's own settings (c.DCPilot, read by the server and the persona) name another model
+        (tmp_path / "jupyter_server_config.json").write_text(json.dumps({"DCPilot": {"model": "claude-own-1"}}))
+        monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+        monkeypatch.setattr(settings["dcpilot_settings"], "model", "claude-own-1")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         try:
             monkeypatch.setitem(settings, "jupyternaut.config_manager", ChatModelConfig("anthropic/claude-jai-2"))
             assert persona.defaults.model_uid == "anthropic:claude-jai-2"

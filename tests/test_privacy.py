@@ -162,7 +162,6 @@ async def test_server_hosted_claude_sessions_send_no_cell_value(jp_fetch, jp_ws_
     with FakeAnthropic(respond=plan_all_candidates) as fake:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("DCPILOT_CONFIG", str(tmp_path / "no-config.json"))
         try:
             await client.wait_for_ready(timeout=60)
             await client.execute_interactive(FRAME, timeout=60)

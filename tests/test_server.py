@@ -49,11 +49,27 @@ class UserClient:
 
 async def test_status_reports_planners(jp_fetch, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setenv("DCPILOT_CONFIG", "/nonexistent/dcpilot.json")
     body = json.loads((await jp_fetch("dcpilot", "api", "status")).body)
     assert body["planners"] == ["rules"]
     assert body["llm_configured"] is False
     assert body["version"]
+
+
+async def test_frames_lists_polars_frames_and_profiles_them(jp_fetch, jp_serverapp) -> None:
+    kernel_id = await start_notebook_kernel(jp_fetch)
+    user = UserClient(jp_serverapp, kernel_id)
+    try:
+        await user.run("import polars as pl\n"
+                       "cohort = pl.DataFrame({'id': [1, 2, 3], 'age': [50.0, None, 61.0], 'sex': ['f', 'm', 'm']})")
+        frames = json.loads((await jp_fetch("dcpilot", "api", "frames", params={"path": "analysis.ipynb"})).body)
+        assert [(f["name"], f["library"], f["rows"], f["dtypes"]) for f in frames] == \
+            [("cohort", "polars", 3, {"number": 2, "text": 1})]
+        profile = json.loads(
+            (await jp_fetch("dcpilot", "api", "profile", params={"path": "analysis.ipynb", "name": "cohort"})).body)
+        assert profile["columns_detail"][1]["missing_share"] == pytest.approx(1 / 3)
+        assert await user.names() >= {"cohort", "pl"}
+    finally:
+        user.close()
 
 
 @pytest.mark.slow

@@ -105,9 +105,10 @@ async def test_claude_planner_gets_the_model_and_share_setting(jp_fetch, jp_serv
                                                                 monkeypatch, tmp_path) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "c.ipynb")
     with FakeAnthropic() as fake:  # answers 500: the rule planner takes over, visibly
-        config = tmp_path / "dcpilot.json"
-        config.write_text(json.dumps({"api_key": "sk-test", "base_url": fake.url, "max_retries": 0}))
-        monkeypatch.setenv("DCPILOT_CONFIG", str(config))
+        settings = jp_serverapp.web_app.settings["dcpilot_settings"]  # the server's c.DCPilot
+        monkeypatch.setattr(settings, "base_url", fake.url)
+        monkeypatch.setattr(settings, "max_retries", 0)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
         try:
             created = await post(jp_fetch, *API, body={"path": "c.ipynb", "frame": "df", "target": "churned",
                                                        "planner": "claude", "model": "claude-test-1",

@@ -76,6 +76,7 @@ def test_hyperimpute_beats_mean_and_predicts_labels(hyper):
     full, dirty, holes, out, report = hyper
     mean_out, _ = impute(dirty, method="mean", target="y")
     assert report.details["method"] == "hyperimpute" and report.details["fallback"] is None
+    assert report.details["implementation"] == "hyperimpute"
     assert rmse(out, full, holes) < 0.5 * rmse(mean_out, full, holes)
     assert (out.loc[holes["g"], "g"] == full.loc[holes["g"], "g"]).mean() > 0.85
     assert out[["a", "b", "c", "g"]].notna().all().all()
@@ -132,7 +133,7 @@ def test_guard_against_silent_mean_imputation(monkeypatch):
     full, dirty, holes = correlated(seed=3)
     monkeypatch.setattr(imputation, "make_hyperimpute_plugin", lambda name, settings: MeanPlugin())
     out, report = impute(dirty, method="hyperimpute", target="y")
-    assert report.details["method"] == "sklearn_iterative"
+    assert report.details["method"] == "iterative" and report.details["implementation"] == "scikit-learn"
     assert "plain mean imputation" in report.details["fallback"]
     assert any("mean imputation" in w for w in report.warnings)
     mean_out, _ = impute(dirty, method="mean", target="y")
@@ -255,3 +256,71 @@ def test_repeated_index_labels_are_kept_in_place():
     pd.testing.assert_frame_equal(out.reset_index(drop=True), expected.reset_index(drop=True))
     assert report.details["rows_with_missing_target_left_as_is"] == 4
     assert report.apply(doubled).index.equals(doubled.index)
+
+
+# -- without hyperimpute (the core install): scikit-learn does the model-based imputation ------
+
+@pytest.fixture
+def no_hyperimpute(monkeypatch):
+    """hyperimpute as if it were not installed (an import of it raises ImportError)."""
+    monkeypatch.setitem(sys.modules, "hyperimpute", None)
+
+
+def test_without_hyperimpute_auto_runs_scikit_learns_iterative_imputer(no_hyperimpute):
+    full, dirty, holes = correlated(seed=10)
+    out, report = run_pure(impute, dirty, method="auto", target="y")
+    assert report.details["method"] == "iterative" and report.details["implementation"] == "scikit-learn"
+    assert "hyperimpute is not installed" in report.details["reason"]
+    assert report.details["fallback"] is None and not report.warnings
+    mean_out, _ = impute(dirty, method="mean", target="y")
+    assert rmse(out, full, holes) < 0.5 * rmse(mean_out, full, holes)
+    assert out[["a", "b", "c", "g"]].notna().all().all()
+    # fitted on train, replayed on new rows without refitting: one row alone gets the same values
+    _, test, _ = correlated(n=40, seed=11)
+    applied = report.apply(test)
+    pd.testing.assert_frame_equal(report.apply(test.iloc[[2]]), applied.iloc[[2]], check_dtype=False)
+    clone = pickle.loads(pickle.dumps(report.transformer))
+    pd.testing.assert_frame_equal(clone.transform(test), applied)
+
+
+@pytest.mark.parametrize("method", ["missforest", "ice"])
+def test_without_hyperimpute_missforest_and_ice_run_in_scikit_learn_and_say_so(no_hyperimpute, method):
+    full, dirty, holes = correlated(n=150, seed=12)
+    out, report = impute(dirty, method=method, target="y")
+    assert report.details["method"] == method and report.details["implementation"] == "scikit-learn"
+    assert any("hyperimpute is not installed" in w and method in w for w in report.warnings)
+    mean_out, _ = impute(dirty, method="mean", target="y")
+    assert rmse(out, full, holes) < 0.6 * rmse(mean_out, full, holes)
+    assert report.apply(dirty.head(10)).drop(columns="y").notna().all().all()
+
+
+def test_without_hyperimpute_asking_for_it_is_a_one_line_error(no_hyperimpute):
+    _, dirty, _ = correlated(n=60, seed=13)
+    with pytest.raises(ImportError, match=r"needs the hyperimpute package.*\[hyperimpute\]"):
+        impute(dirty, method="hyperimpute", target="y")
+
+
+def test_guard_also_covers_the_scikit_learn_path(no_hyperimpute, monkeypatch):
+    _, dirty, _ = correlated(seed=14)
+    monkeypatch.setattr(imputation.Imputer, "_mean_like", lambda self, enc, filled: ["a"])
+    out, report = impute(dirty, method="iterative", target="y")
+    assert report.details["method"] == "median" and "median is used" in report.details["fallback"]
+    assert out[["a", "b", "c"]].notna().all().all()
+
+
+def test_a_fresh_kernel_without_hyperimpute_never_imports_torch():
+    """The core install: no hyperimpute, so the imputer must not reach for it (or torch) at all."""
+    code = (
+        "import sys, json; sys.modules['hyperimpute'] = None\n"
+        "import numpy as np, pandas as pd\n"
+        "from kernel_tools import impute\n"
+        "rng = np.random.default_rng(0); z = rng.normal(size=200)\n"
+        "df = pd.DataFrame({'a': z, 'b': 2 * z + 0.1 * rng.normal(size=200), 'y': z > 0})\n"
+        "df.loc[rng.random(200) < 0.3, 'a'] = np.nan\n"
+        "out, report = impute(df, method='auto', target='y')\n"
+        "print(json.dumps([report.details['method'], int(out['a'].isna().sum()),\n"
+        "                  sorted(m for m in ('torch', 'tensorflow') if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["iterative", 0, []]

@@ -288,6 +288,7 @@ class Coordinator:
         if not s.variables.get("columns"):
             info = await probe(self.kernel, "frame_info_json", [s.frame])
             s.variables["columns"] = (info.get(s.frame) or {}).get("columns") or []
+            s.variables["frame_library"] = (info.get(s.frame) or {}).get("library")
         if not s.task.get("confirmed"):
             task = dict(diagnosis.get("task") or {})
             for key in ("target", "time", "id"):
@@ -737,12 +738,14 @@ class Coordinator:
         s.cells.append({"id": cell, "step": step.id, "kind": "report"})
         step.cell_ids.append(cell)
 
+    def model_report(self) -> dict[str, Any] | None:
+        """The last trained model's report (``ModelReport.to_dict``), None before one."""
+        return next((st.result.get("report") for st in reversed(self.session.plan)
+                     if st.episode == "train_evaluate" and st.status == "done"), None)
+
     def report(self) -> dict[str, Any]:
         """The report.json content for the session as it stands."""
-        s = self.session
-        model = next((st.result.get("report") for st in reversed(s.plan)
-                      if st.episode == "train_evaluate" and st.status == "done"), None)
-        return build_report(s, model)
+        return build_report(self.session, self.model_report())
 
 
 def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:

@@ -1,8 +1,8 @@
 """The LLM client: configuration, tool calls with strict schemas, usage and audit.
 
-Configuration comes from our own file (``~/.jupyter/dcpilot.json``: ``{"model", "api_key",
-"base_url", "timeout", "max_retries", "corrections"}``; ``DCPILOT_CONFIG`` points elsewhere),
-else from the environment: ``ANTHROPIC_API_KEY``, ``DCPILOT_MODEL``, ``ANTHROPIC_BASE_URL``.
+An :class:`LLMConfig` is built from the co-pilot's settings (``jupyter_dcpilot.config``:
+Jupyter's config files for the model and the API's address, the environment or the system
+keyring for the API key).
 
 Transport failures are the ``anthropic`` SDK's business: it retries 408 / 409 / 429 / 5xx,
 timeouts and connection errors ``max_retries`` times, with exponential backoff and the
@@ -17,14 +17,11 @@ without strict mode. Only what the caller passes is sent; every payload is hande
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-CONFIG_PATH = Path("~/.jupyter/dcpilot.json")
 
 # USD per million tokens: input, output, cache write, cache read (by model-name prefix)
 PRICES: dict[str, tuple[float, float, float, float]] = {
@@ -57,29 +54,6 @@ class LLMConfig:
     @property
     def available(self) -> bool:
         return bool(self.api_key)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str] | None = None,
-             env: dict[str, str] | None = None) -> "LLMConfig":
-        """Our config file first, then the environment, then defaults."""
-        env = dict(os.environ) if env is None else env
-        path = Path(path or env.get("DCPILOT_CONFIG") or CONFIG_PATH).expanduser()
-        data: dict[str, Any] = {}
-        if path.exists():
-            try:
-                data = json.loads(path.read_text() or "{}")
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} is not valid JSON: {exc}") from exc
-            if not isinstance(data, dict):
-                raise ValueError(f"{path} must hold a JSON object")
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        config = cls(**known)
-        config.api_key = config.api_key or env.get("ANTHROPIC_API_KEY") or None
-        if "model" not in data and env.get("DCPILOT_MODEL"):
-            config.model = env["DCPILOT_MODEL"]
-        if not config.base_url:
-            config.base_url = env.get("ANTHROPIC_BASE_URL") or None
-        return config
 
 
 def cost_usd(model: str, usage: dict[str, int]) -> float:
@@ -123,7 +97,7 @@ class LLMClient:
                  on_usage: Callable[[dict[str, Any]], None] | None = None,
                  on_payload: Callable[[dict[str, Any]], None] | None = None) -> None:
         if not config.available:
-            raise ValueError("no API key: set one in ~/.jupyter/dcpilot.json or ANTHROPIC_API_KEY")
+            raise ValueError("no API key: set ANTHROPIC_API_KEY (or store one in the system keyring)")
         import anthropic
 
         self.config = config

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import kernel_tools
+
 from .session import Decision, Session, Step
+
+# The first cell the co-pilot writes says how to get what the notebook needs to re-run
+# without the co-pilot: the kernel_tools distribution of the version that wrote it.
+INSTALL_COMMENT = (f'# to re-run this notebook: pip install "dcpilot-kernel-tools=={kernel_tools.__version__}"'
+                   " (add [hyperimpute] for its imputers)")
+IMPORTS = [INSTALL_COMMENT, "import kernel_tools as kt", "import pandas as pd"]
 
 
 def md_text(text: Any) -> str:
@@ -14,8 +22,7 @@ def md_text(text: Any) -> str:
 
 def load_cell(paths: list[str], names: list[str]) -> str:
     """The first cell of a headless notebook: imports and the data, by absolute path."""
-    lines = ["# load the data (the co-pilot's starting point)", "import pandas as pd",
-             "import kernel_tools as kt", ""]
+    lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
     for path, name in zip(paths, names):
         absolute = str(Path(path).resolve())
         reader = "read_parquet" if absolute.endswith((".parquet", ".pq")) else "read_csv"

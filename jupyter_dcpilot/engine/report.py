@@ -1,13 +1,13 @@
-"""report.json and report.html: what was done, decided and measured, and whether it is valid."""
+"""report.json: what was done, decided and measured, and whether it is valid (report.html is
+rendered from it by :mod:`.report_html`)."""
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
-from .notebook import score_text
+from .report_html import render_html
 from .session import Session
 from .validity import all_findings, audit, verdict
 
@@ -87,45 +87,13 @@ def _unique(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def write_reports(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
+def write_reports(report: dict[str, Any], out_dir: str | Path,
+                  details: dict[str, Any] | None = None) -> tuple[Path, Path]:
+    """report.json and report.html (with ``details`` from :func:`report_html.report_details`:
+    the decisions' evidence and rationale, and the charts)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out / "report.json", out / "report.html"
     json_path.write_text(json.dumps(report, indent=2, default=str))
-    html_path.write_text(render_html(report))
+    html_path.write_text(render_html(report, details))
     return json_path, html_path
-
-
-def render_html(report: dict[str, Any]) -> str:
-    """A readable single-page report (no scripts, no external assets)."""
-    e = lambda x: html.escape("" if x is None else str(x))  # noqa: E731
-    ds, task, model = report["dataset"], report["task"], report.get("model") or {}
-    verdict = ("<span style='color:#1a7f37'>valid</span>" if report["valid"]
-               else "<span style='color:#cf222e'>not valid</span>")
-    rows = "".join(
-        f"<tr><td>{e(s['id'])}</td><td>{e(s.get('title') or s['episode'])}</td><td>{e(s['status'])}</td>"
-        f"<td>{e(s['gate'] or '')}</td><td>{e((s['decision'] or {}).get('choice', ''))}"
-        f"{' (' + e(s['decision']['by']) + ')' if s['decision'] and s['decision'].get('by') else ''}</td></tr>"
-        for s in report["steps"])
-    findings = "".join(
-        f"<tr><td>{e(f['kind'])}</td><td>{e(', '.join(f['columns']))}</td><td>{e(f['severity'])}</td>"
-        f"<td>{e(f['summary'])}</td></tr>" for f in report["findings"])
-    warnings = "".join(f"<li>{e(w)}</li>" for w in report["warnings"])
-    checks = "".join(
-        f"<tr><td>{'passed' if c['passed'] else '<b>failed</b>'}</td><td>{e(c['check'])}</td><td>{e(c['detail'])}</td></tr>"
-        for c in report.get("validity", []))
-
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>dcpilot report</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}
-td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}th{{background:#f4f4f4}}</style>
-</head><body><h1>Data-centric co-pilot report</h1>
-<p><b>Task:</b> {e(task['kind'])} — target <code>{e(task['target'])}</code>
-{'— duration <code>' + e(task['time']) + '</code>' if task.get('time') else ''}
-{'— entity <code>' + e(task['id']) + '</code>' if task.get('id') else ''}</p>
-<p><b>Data:</b> {e(ds['rows_in'])} × {e(ds['cols_in'])} in → {e(ds['rows_out'])} × {e(ds['cols_out'])} out;
-dropped: {e(', '.join(report['dropped_columns']) or 'none')}</p>
-<p><b>Model:</b> {e(model.get('name'))} — {e(score_text(model)) if model else 'none'} — {verdict}</p>
-<h2>Validity</h2><table><tr><th>result</th><th>check</th><th>detail</th></tr>{checks}</table>
-<h2>Steps</h2><table><tr><th>id</th><th>step</th><th>status</th><th>gate</th><th>decision</th></tr>{rows}</table>
-<h2>Findings</h2><table><tr><th>kind</th><th>columns</th><th>severity</th><th>summary</th></tr>{findings}</table>
-<h2>Warnings</h2><ul>{warnings or '<li>none</li>'}</ul></body></html>"""

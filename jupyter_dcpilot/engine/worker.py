@@ -20,6 +20,7 @@ from .episodes import Episode
 from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
 from .progress import Progress
+from .notebook import IMPORTS
 from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
@@ -101,7 +102,10 @@ class Worker:
         var = self.report_var(step)
         lines: list[str] = []
         if not self.session.variables.get("imports"):
-            lines += ["import kernel_tools as kt", "import pandas as pd"]
+            lines += IMPORTS
+        library = self.session.variables.get("frame_library")
+        if library not in (None, "pandas"):  # e.g. polars: the tools work on pandas, converted once
+            lines.append(f"{self.session.frame} = kt.to_pandas({self.session.frame})  # {library} to pandas")
         if step.code is not None:
             body = [step.code.rstrip()]
         elif ep.stage == "split":
@@ -322,6 +326,7 @@ class Worker:
                 step.result["report"] = None
         info = await probe(self.kernel, "frame_info_json", [self.session.frame, "train", "test"])
         frame = info.get(self.session.frame) or {}
+        self.session.variables["frame_library"] = frame.get("library")
         self.session.variables["columns"] = frame.get("columns") or []
         self.session.variables["shape"] = [frame.get("rows"), frame.get("cols")]
         if info.get("train"):

@@ -16,6 +16,7 @@ from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.scoring import fold_ids, metric_name, stratified_sample
 from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
+from kernel_tools.frames import to_pandas
 
 MAX_KEY_VALUES = 200_000
 
@@ -106,6 +107,7 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
     started = _time.perf_counter()
     if not isinstance(frames, dict) or len(frames) < 2:
         raise TypeError("frames must be a dict of at least two named DataFrames")
+    frames = {name: to_pandas(df, str(name)) for name, df in frames.items()}  # polars too: converted once
     for name, df in frames.items():
         check_frame(df, str(name))
     holders = [name for name, df in frames.items() if target is not None and target in df.columns]

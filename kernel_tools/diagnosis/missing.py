@@ -120,7 +120,8 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
                    ("; loses the information that a value was missing" if informative else ""),
                    False, call("impute", method="median", indicators=informative, target=target, columns=light)),
             Option("impute_missforest", "Impute with MissForest",
-                   "Random-forest imputation (hyperimpute), strong for mixed data.",
+                   "Random-forest imputation (hyperimpute's when installed, else scikit-learn's), "
+                   "strong for mixed data.",
                    "slow on large data", False,
                    call("impute", method="missforest", indicators=informative, target=target,
                         columns=light)),

@@ -21,6 +21,7 @@ from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, si
                                            stratified_sample)
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
+from kernel_tools.frames import to_pandas
 
 DEFAULT_SAMPLE = 10_000
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -76,7 +77,7 @@ def diagnose(
 
     Parameters
     ----------
-    df : the data (never modified).
+    df : the data (never modified): pandas, or a polars / Arrow PyCapsule table, converted once here.
     target : the outcome column; for survival, the event indicator.
     task : "classification" | "regression" | "survival"; inferred from the target when None.
     time : the duration (follow-up) column for survival; for other tasks, the visit/order column.
@@ -91,6 +92,8 @@ def diagnose(
     finding, and the diagnosis is partial.
     """
     started = _time.perf_counter()
+    df = to_pandas(df)
+    test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
     run = Detectors()
     profiles = {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),

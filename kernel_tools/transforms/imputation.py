@@ -1,7 +1,13 @@
-"""Missing values: simple statistics or a model-based imputer (hyperimpute), fit on train only."""
+"""Missing values: simple statistics or a model-based imputer, fit on train only.
+
+Model-based imputation uses hyperimpute's plugins when hyperimpute is installed (the
+``[hyperimpute]`` extra: it needs torch) and scikit-learn's iterative and KNN imputers
+otherwise, so the core install stays small and a notebook re-runs without hyperimpute.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 import warnings as _warnings
 from collections.abc import Mapping, Sequence
@@ -15,13 +21,25 @@ from threadpoolctl import threadpool_limits
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_categorical
 from .report import StepReport
 
-METHODS = ("auto", "median", "mean", "most_frequent", "hyperimpute", "missforest", "ice", "knn")
-MODEL_METHODS = ("hyperimpute", "missforest", "ice", "knn")
+METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
+MODEL_METHODS = ("iterative", "knn", "hyperimpute", "missforest", "ice")
 HYPERIMPUTE_METHODS = ("hyperimpute", "missforest", "ice")  # all run hyperimpute's iterative loop
+# without hyperimpute, MissForest and ICE are scikit-learn's IterativeImputer (random forests /
+# its default Bayesian ridge); "hyperimpute" itself, a model search, has no such equivalent
+SKLEARN_EQUIVALENT = {"missforest": "IterativeImputer with random forests", "ice": "IterativeImputer"}
+INSTALL_HINT = "pip install 'dcpilot-kernel-tools[hyperimpute]'"
 # "auto" uses a model only where it can pay off and finish quickly
 AUTO_MAX_ROWS = 50_000
 AUTO_MIN_MISSING = 0.02
 AUTO_MIN_CORRELATION = 0.3
+
+
+def hyperimpute_available() -> bool:
+    """Whether hyperimpute can be imported here (checked without importing it: torch is slow)."""
+    try:
+        return importlib.util.find_spec("hyperimpute") is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module without a spec
+        return False
 
 
 def make_hyperimpute_plugin(name: str, settings: Mapping[str, Any]) -> Any:
@@ -55,7 +73,7 @@ def default_settings(method: str, n_rows: int, n_cols: int, random_state: int) -
             "classifier_seed": ["logistic_regression"],
             "random_state": random_state,
         }
-    if method == "ice":
+    if method in ("ice", "iterative"):
         return {"max_iter": 10, "random_state": random_state}
     if method == "missforest":
         return {"max_iter": 3, "n_estimators": 10, "random_state": random_state}
@@ -69,6 +87,21 @@ def _imputed_like_mean(observed: pd.Series, imputed: pd.Series) -> bool:
     scale = float(observed.std()) if len(observed) > 1 else 1.0
     scale = scale if scale > 0 else 1.0
     return bool(np.abs(imputed.to_numpy(float) - float(observed.mean())).max() <= 1e-6 * scale)
+
+
+def _iterative_imputer(method: str, settings: Mapping[str, Any]) -> Any:
+    """scikit-learn's IterativeImputer for "iterative" / "ice", with random forests for "missforest"."""
+    from sklearn.experimental import enable_iterative_imputer  # noqa: F401
+    from sklearn.impute import IterativeImputer
+
+    settings = dict(settings)
+    estimator = None
+    if method == "missforest":
+        from sklearn.ensemble import RandomForestRegressor
+
+        forest = {k: settings.pop(k) for k in ("n_estimators", "max_depth") if k in settings}
+        estimator = RandomForestRegressor(**forest, random_state=settings.get("random_state"), n_jobs=1)
+    return IterativeImputer(estimator=estimator, **settings, keep_empty_features=True)
 
 
 class Imputer(FrameTransformer):
@@ -151,7 +184,10 @@ class Imputer(FrameTransformer):
         best = float(np.nanmax(corr)) if corr.size else 0.0
         if best < AUTO_MIN_CORRELATION:
             return "median", f"columns barely correlate (max |r| = {best:.2f}): nothing for a model to use"
-        return "hyperimpute", f"{share:.1%} missing and correlated columns (max |r| = {best:.2f}): a model can predict them"
+        why = f"{share:.1%} missing and correlated columns (max |r| = {best:.2f}): a model can predict them"
+        if hyperimpute_available():
+            return "hyperimpute", why
+        return "iterative", f"{why} (scikit-learn's IterativeImputer: hyperimpute is not installed)"
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> Imputer:
         self._fit(X)
@@ -194,6 +230,8 @@ class Imputer(FrameTransformer):
         self.method_, self.reason_ = method, why
         self.settings_ = {}
         self.fallback_ = None
+        self.substituted_ = None
+        self.implementation_ = None
         self.model_ = None
         self.feature_names_out_ = [str(c) for c in X.columns] + self.indicator_names_
         if method in MODEL_METHODS and not self.missing_columns_:
@@ -201,16 +239,23 @@ class Imputer(FrameTransformer):
             self.reason_ = "no missing values in the training data: gaps in new data get the training median"
         if self.method_ not in MODEL_METHODS:
             return self._fill_simple(rows)
+        if method in HYPERIMPUTE_METHODS and not hyperimpute_available():
+            if method not in SKLEARN_EQUIVALENT:
+                raise ImportError(f"method={method!r} needs the hyperimpute package ({INSTALL_HINT}); "
+                                  "method='iterative' or 'auto' work without it")
+            self.substituted_ = (f"hyperimpute is not installed: {method} ran as scikit-learn's "
+                                 f"{SKLEARN_EQUIVALENT[method]} (values differ from hyperimpute's; "
+                                 f"{INSTALL_HINT})")
         enc = self._encode(rows)
-        filled = self._fit_model(method, enc)
+        filled = self._fit_model(method, enc, self.settings)
         degenerate = self._mean_like(enc, filled)
-        if degenerate or (method in HYPERIMPUTE_METHODS and self.model_ is None):
+        if degenerate or (self.implementation_ == "hyperimpute" and self.model_ is None):
             problem = (
                 f"returned plain mean imputation for {degenerate}" if degenerate
                 else "exposes no fitted models to apply to new data"
             )
             self.fallback_ = f"{method} {problem}; refit with scikit-learn IterativeImputer"
-            filled = self._fit_model("sklearn_iterative", enc)
+            filled = self._fit_model("iterative", enc, None)  # the requested settings were for the other model
             if self._mean_like(enc, filled):
                 self.fallback_ += "; that also returned the mean, so the median is used"
                 self.method_ = "median"
@@ -218,28 +263,25 @@ class Imputer(FrameTransformer):
                 return self._fill_simple(rows)
         return self._assemble(rows, filled)
 
-    def _fit_model(self, method: str, enc: pd.DataFrame) -> pd.DataFrame:
-        """Fit ``method`` on the encoded training rows; return them imputed."""
+    def _fit_model(self, method: str, enc: pd.DataFrame, requested: Mapping[str, Any] | None) -> pd.DataFrame:
+        """Fit ``method`` (with the ``requested`` settings over the defaults) on the encoded
+        training rows; return them imputed."""
+        settings = {**default_settings(method, *enc.shape, self.random_state), **dict(requested or {})}
+        hyper = method in HYPERIMPUTE_METHODS and self.substituted_ is None
         quiet = _warnings.catch_warnings()
         with quiet:
             _warnings.simplefilter("ignore")  # convergence chatter from the inner models
-            if method == "sklearn_iterative":  # the fallback: no hyperimpute involved
-                from sklearn.experimental import enable_iterative_imputer  # noqa: F401
-                from sklearn.impute import IterativeImputer
-
-                settings = {"max_iter": 10, "random_state": self.random_state}
-                model = IterativeImputer(**settings, keep_empty_features=True)
+            if method in ("iterative", *SKLEARN_EQUIVALENT) and not hyper:
+                model = _iterative_imputer(method, settings)
                 filled = pd.DataFrame(model.fit_transform(enc), columns=enc.columns)
             elif method == "knn":
                 from sklearn.impute import KNNImputer
 
-                settings = {**default_settings(method, *enc.shape, self.random_state), **dict(self.settings or {})}
                 center, scale = enc.mean(), enc.std().replace(0, 1).fillna(1)
                 model = (KNNImputer(**settings, keep_empty_features=True), center, scale)
                 filled = pd.DataFrame(model[0].fit_transform((enc - center) / scale), columns=enc.columns)
                 filled = filled * scale + center
             else:
-                settings = {**default_settings(method, *enc.shape, self.random_state), **dict(self.settings or {})}
                 plugin = make_hyperimpute_plugin(method, settings)
                 # its logistic regressions ask joblib for all cores: starting worker processes
                 # (~25 s on the first call) and threads on busy cores cost more than these
@@ -256,6 +298,7 @@ class Imputer(FrameTransformer):
                     self.replay_start_ = start
                     self.replay_constant_ = [k for k in enc.columns if enc[k].nunique() <= 1]
         self.method_, self.model_, self.settings_ = method, model, settings
+        self.implementation_ = "hyperimpute" if hyper else "scikit-learn"
         return filled.where(enc.isna(), enc)
 
     def _mean_like(self, enc: pd.DataFrame, filled: pd.DataFrame) -> list[str]:
@@ -285,7 +328,7 @@ class Imputer(FrameTransformer):
             hole = X[c].isna()
             if not hole.any():
                 continue
-            if c in self.categories_ and self.method_ not in HYPERIMPUTE_METHODS:
+            if c in self.categories_ and self.implementation_ != "hyperimpute":
                 out[c] = X[c].fillna(self.fill_values_[c])
             else:
                 out[c] = X[c].mask(hole, decoded[c])
@@ -328,7 +371,7 @@ class Imputer(FrameTransformer):
             done = self._fill_simple(rows)
         else:
             enc = self._encode(rows)
-            if self.method_ in HYPERIMPUTE_METHODS:
+            if self.implementation_ == "hyperimpute":
                 filled = self._replay_hyperimpute(enc)
             elif self.method_ == "knn":
                 knn, center, scale = self.model_
@@ -363,9 +406,12 @@ def impute(
     """Impute missing values; apply ``report.apply(test)`` to fill the test split the same way.
 
     method: "median" / "mean" (numbers; text takes its most frequent value), "most_frequent",
-    or a model: "hyperimpute", "missforest", "ice" (hyperimpute plugins), "knn" (scikit-learn).
-    "auto" picks the median for large data, little missingness or uncorrelated columns, and
-    hyperimpute (fast settings) otherwise; ``report.details["reason"]`` says why.
+    or a model: "iterative", "knn" (scikit-learn), "hyperimpute", "missforest", "ice"
+    (hyperimpute plugins; without hyperimpute installed, MissForest and ICE run as scikit-learn's
+    IterativeImputer, and "hyperimpute" raises ImportError). "auto" picks the median for large
+    data, little missingness or uncorrelated columns, and otherwise hyperimpute (fast settings)
+    when installed, else "iterative"; ``report.details["reason"]`` says why and
+    ``details["implementation"]`` which library ran.
     A model that silently returns plain mean imputation is detected and replaced (warning).
     ``settings`` overrides the size-based defaults passed to the imputer.
     """
@@ -390,8 +436,9 @@ def impute(
         "skipped_columns": imputer.skipped_,
         "fill_values": {str(c): v for c, v in imputer.fill_values_.items()} if imputer.model_ is None else {},
         "fallback": imputer.fallback_,
+        "implementation": imputer.implementation_,
     }
-    warnings = []
+    warnings = [imputer.substituted_] if imputer.substituted_ else []
     if imputer.fallback_:
         warnings.append(imputer.fallback_)
     if imputer.skipped_:

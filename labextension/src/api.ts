@@ -4,9 +4,12 @@ import { ServerConnection } from '@jupyterlab/services';
 /** A DataFrame in a notebook's kernel, as the server lists it. */
 export interface IFrameInfo {
   name: string;
+  /** the library the frame comes from: "pandas", "polars", "pyarrow", ... */
+  library?: string;
   rows: number;
   columns: number;
-  memory_bytes: number;
+  /** null when the library does not say (an Arrow table from another library) */
+  memory_bytes: number | null;
   dtypes: { [kind: string]: number };
 }
 
@@ -60,7 +63,7 @@ export async function requestAPI<T>(
   const url = URLExt.join(settings.baseUrl, 'dcpilot', 'api', endPoint);
   const response = await ServerConnection.makeRequest(url, init, settings);
   const text = await response.text();
-  let data: any = text;
+  let data: unknown = text;
   if (text.length > 0) {
     try {
       data = JSON.parse(text);
@@ -69,9 +72,8 @@ export async function requestAPI<T>(
     }
   }
   if (!response.ok) {
-    const message =
-      (data && typeof data === 'object' && (data.message || data.reason)) ||
-      response.statusText;
+    const body = data && typeof data === 'object' ? (data as { message?: unknown; reason?: unknown }) : {};
+    const message = body.message || body.reason || response.statusText;
     throw new APIError(String(message), response.status);
   }
   return data as T;
@@ -79,9 +81,7 @@ export async function requestAPI<T>(
 
 /** The DataFrames in the kernel of the notebook at `path`. */
 export function fetchFrames(path: string): Promise<IFrameInfo[]> {
-  return requestAPI<IFrameInfo[]>(
-    `frames?path=${encodeURIComponent(path)}`
-  );
+  return requestAPI<IFrameInfo[]>(`frames?path=${encodeURIComponent(path)}`);
 }
 
 /** The compact profile of the DataFrame `name` in the notebook at `path`. */

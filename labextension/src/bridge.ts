@@ -1,4 +1,5 @@
 import type { ICodeCellModel } from '@jupyterlab/cells';
+import type { PartialJSONObject } from '@lumino/coreutils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
 import { cellOutcome } from './outcome';
@@ -64,10 +65,7 @@ export class NotebookBridge implements IHostHandler {
   private _find(path: string): NotebookPanel | null {
     let found: NotebookPanel | null = null;
     this.tracker.forEach(panel => {
-      if (
-        !found &&
-        (panel.context.path === path || panel.sessionContext.session?.path === path)
-      ) {
+      if (!found && (panel.context.path === path || panel.sessionContext.session?.path === path)) {
         found = panel;
       }
     });
@@ -91,7 +89,7 @@ export class NotebookBridge implements IHostHandler {
     const cell = model.sharedModel.insertCell(index, {
       cell_type: kind,
       source: String(request.source ?? ''),
-      metadata: (request.metadata as any) ?? {},
+      metadata: (request.metadata as PartialJSONObject | undefined) ?? {},
       ...(typeof request.cell_id === 'string' ? { id: request.cell_id } : {})
     });
     return cell.id;
@@ -105,7 +103,9 @@ export class NotebookBridge implements IHostHandler {
       throw new Error('the inserted cell has no view');
     }
     await NotebookActions.runCells(panel.content, [cell], panel.sessionContext);
-    const outputs = (cell.model as ICodeCellModel).outputs.toJSON() as any[];
+    const outputs = (cell.model as ICodeCellModel).outputs.toJSON() as unknown as {
+      [key: string]: unknown;
+    }[];
     return { type: 'cell_result', cell_id: id, ...cellOutcome(outputs) };
   }
 

@@ -99,7 +99,12 @@ export function BarChart(props: { chart: IChart }): JSX.Element | null {
         {threshold !== null && (
           <g className="jp-dcpilot-chart-threshold" data-threshold={threshold}>
             <line x1={`${x(threshold)}%`} x2={`${x(threshold)}%`} y1={0} y2={bottom} />
-            <text x={`${x(threshold)}%`} y={bottom + 10} textAnchor="middle" className="jp-dcpilot-chart-value">
+            <text
+              x={`${x(threshold)}%`}
+              y={bottom + 10}
+              textAnchor="middle"
+              className="jp-dcpilot-chart-value"
+            >
               {`threshold ${format(threshold)}`}
             </text>
           </g>

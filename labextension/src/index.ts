@@ -1,8 +1,4 @@
-import {
-  ILabShell,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILabShell, ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -27,13 +23,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'A data-centric co-pilot: the DataFrames of the active notebook, diagnosed.',
   autoStart: true,
   requires: [INotebookTracker, ILabShell],
-  optional: [ICommandPalette, ISettingRegistry],
+  optional: [ICommandPalette, ISettingRegistry, ILayoutRestorer],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     labShell: ILabShell,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    restorer: ILayoutRestorer | null
   ) => {
     const model = new FramesModel();
     const bridge = new NotebookBridge(tracker, notebook => labShell.activateById(notebook.id));
@@ -45,6 +42,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       .catch(reason => console.warn('jupyter-dcpilot: the co-pilot settings could not be loaded', reason));
     const panel = new DataPilotPanel(model, copilot);
     labShell.add(panel, 'right', { rank: 600 });
+    // remembered in the workspace: a panel open before a reload is open after it
+    restorer?.add(panel, 'jupyter-dcpilot-panel');
 
     // The co-pilot's session belongs to the notebook file (the server moves it when the file
     // is renamed), and the server finds the notebook's kernel by its kernel session's path.

@@ -1,12 +1,6 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
-  APIError,
-  fetchFrames,
-  fetchProfile,
-  IFrameInfo,
-  IFrameProfile
-} from './api';
+import { APIError, fetchFrames, fetchProfile, IFrameInfo, IFrameProfile } from './api';
 
 /** Where the model gets its data from (the server, or a fake in tests). */
 export interface IFramesSource {

@@ -1,11 +1,6 @@
 import * as React from 'react';
 
-import {
-  ReactWidget,
-  UseSignal,
-  refreshIcon,
-  ToolbarButtonComponent
-} from '@jupyterlab/ui-components';
+import { ReactWidget, UseSignal, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
 
 import { IFrameInfo, IFrameProfile } from './api';
 import { formatBytes, formatCount, formatShare } from './format';
@@ -36,7 +31,10 @@ function FrameItem(props: {
         </span>
       </div>
       <div className="jp-dcpilot-frame-meta">
-        <span>{formatBytes(frame.memory_bytes)}</span>
+        {frame.library && frame.library !== 'pandas' && (
+          <span className="jp-dcpilot-chip jp-dcpilot-library">{frame.library}</span>
+        )}
+        {frame.memory_bytes !== null && <span>{formatBytes(frame.memory_bytes)}</span>}
         {Object.entries(frame.dtypes).map(([kind, count]) => (
           <span key={kind} className={`jp-dcpilot-chip jp-dcpilot-kind-${kind}`}>
             {count} {kind}
@@ -70,9 +68,7 @@ function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Eleme
             <tr key={column.name} title={`e.g. ${column.examples.map(String).join(', ')}`}>
               <td className="jp-dcpilot-colname">{column.name}</td>
               <td>
-                <span className={`jp-dcpilot-chip jp-dcpilot-kind-${column.kind}`}>
-                  {column.dtype}
-                </span>
+                <span className={`jp-dcpilot-chip jp-dcpilot-kind-${column.kind}`}>{column.dtype}</span>
               </td>
               <td>
                 <div className="jp-dcpilot-missing">
@@ -96,18 +92,12 @@ function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Eleme
 export function FramesView(props: { model: FramesModel; copilot?: SessionModel }): JSX.Element {
   const { model, copilot } = props;
   if (!model.path) {
-    return (
-      <div className="jp-dcpilot-empty">
-        Open a notebook to see its DataFrames.
-      </div>
-    );
+    return <div className="jp-dcpilot-empty">Open a notebook to see its DataFrames.</div>;
   }
   return (
     <div className="jp-dcpilot-frames">
       <div className="jp-dcpilot-toolbar">
-        <span className="jp-dcpilot-section-title">
-          DataFrames in {model.label}
-        </span>
+        <span className="jp-dcpilot-section-title">DataFrames in {model.label}</span>
         <ToolbarButtonComponent
           icon={refreshIcon}
           onClick={() => void model.refresh()}
@@ -131,9 +121,7 @@ export function FramesView(props: { model: FramesModel; copilot?: SessionModel }
           />
         ))}
       </ul>
-      {model.selected && model.profile && (
-        <ProfileView name={model.selected} profile={model.profile} />
-      )}
+      {model.selected && model.profile && <ProfileView name={model.selected} profile={model.profile} />}
       {copilot && (
         <UseSignal signal={copilot.changed}>
           {() => <CopilotView copilot={copilot} frames={model} />}
@@ -160,9 +148,10 @@ function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX
   // the saved settings, then the last start's; a saved Claude planner the server cannot offer
   // (no API key) falls back to the rules
   const claudeReady = !copilot.status || copilot.status.planners.includes('claude');
-  const defaults = claudeReady || copilot.defaults.planner !== 'claude'
-    ? copilot.defaults
-    : { ...copilot.defaults, planner: 'rules' as const };
+  const defaults =
+    claudeReady || copilot.defaults.planner !== 'claude'
+      ? copilot.defaults
+      : { ...copilot.defaults, planner: 'rules' as const };
   return (
     <div className="jp-dcpilot-copilot">
       {showForm && frame && profile && (

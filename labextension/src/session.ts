@@ -4,6 +4,7 @@ import { APIError, IStatus } from './api';
 import {
   IBudgets,
   IDecision,
+  ITranscriptEntry,
   ISession,
   ISessionSource,
   IStartOptions,
@@ -53,8 +54,7 @@ export class SessionModel {
   constructor(
     readonly source: ISessionSource = serverSessions,
     readonly host: IHostHandler | null = null,
-    readonly connect: (id: string) => IEventSocket = id =>
-      openEvents(id) as unknown as IEventSocket
+    readonly connect: (id: string) => IEventSocket = id => openEvents(id) as unknown as IEventSocket
   ) {}
 
   get changed(): ISignal<this, void> {
@@ -74,8 +74,7 @@ export class SessionModel {
   get running(): boolean {
     const s = this._session;
     return (
-      this._pending > 0 ||
-      (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
+      this._pending > 0 || (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
     );
   }
   /** Decisions still waiting for the expert. */
@@ -130,7 +129,7 @@ export class SessionModel {
   /** Seconds since `step` started running (the server's start time, else when first seen). */
   elapsed(step: IStep, now: number = Date.now()): number {
     const started = step.started ? Date.parse(step.started) : NaN;
-    const since = Number.isNaN(started) ? this._seenRunning.get(step.id) ?? now : started;
+    const since = Number.isNaN(started) ? (this._seenRunning.get(step.id) ?? now) : started;
     return Math.max(0, Math.round((now - since) / 1000));
   }
 
@@ -307,7 +306,7 @@ export class SessionModel {
   }
 
   /** Apply one message of the event socket to the session. */
-  apply(message: { type?: string; [key: string]: any }): void {
+  apply(message: { type?: string; [key: string]: unknown }): void {
     if (message.type === 'session') {
       this._setSession(message.session as ISession);
       this._changed.emit();
@@ -353,7 +352,7 @@ export class SessionModel {
         break;
       }
       case 'transcript':
-        s.transcript.push(message.entry);
+        s.transcript.push(message.entry as ITranscriptEntry);
         break;
       case 'validity': // the verdict's checks, after a model was trained
         s.validity = message.checks as IValidityCheck[];
@@ -392,13 +391,16 @@ export class SessionModel {
     const socket = this.connect(id);
     this._socket = socket;
     socket.onmessage = event => {
-      let message: any;
+      let message: { type?: string; request_id?: unknown; [key: string]: unknown };
       try {
         message = JSON.parse(String(event.data));
       } catch {
         return;
       }
-      if (HOST_REQUESTS.includes(message?.type) && message.request_id) {
+      if (!message || typeof message !== 'object') {
+        return;
+      }
+      if (HOST_REQUESTS.includes(String(message.type)) && message.request_id) {
         void this._answer(socket, message as IHostRequest);
       } else {
         this.apply(message);

@@ -208,10 +208,8 @@ export const serverSessions: ISessionSource = {
     return answer.sessions ?? [];
   },
   interrupt: async id => {
-    const answer = await requestAPI<any>(`sessions/${id}/interrupt`, json({}));
-    return answer && typeof answer === 'object' && Array.isArray(answer.plan)
-      ? (answer as ISession)
-      : null;
+    const answer = await requestAPI<{ plan?: unknown } | null>(`sessions/${id}/interrupt`, json({}));
+    return answer && typeof answer === 'object' && Array.isArray(answer.plan) ? (answer as ISession) : null;
   },
   status: () => requestAPI<IStatus>('status')
 };

@@ -24,10 +24,15 @@ function useTick(active: boolean): number {
     if (!active) {
       return;
     }
-    const timer = window.setInterval(() => setNow(Date.now()), TICK_MS);
-    return () => window.clearInterval(timer);
+    const tick = () => setNow(Date.now());
+    const first = window.setTimeout(tick, 0); // at once, not a second late
+    const timer = window.setInterval(tick, TICK_MS);
+    return () => {
+      window.clearTimeout(first);
+      window.clearInterval(timer);
+    };
   }, [active]);
-  return active ? Date.now() : now;
+  return now;
 }
 
 /** What runs now and for how long, with the button that interrupts it. */
@@ -263,7 +268,12 @@ export function SessionView(props: {
           <div className="jp-dcpilot-subtitle">Checkpoints</div>
           <ol className="jp-dcpilot-checkpoints">
             {session.checkpoints.map(cp => (
-              <li key={cp.id} className="jp-dcpilot-checkpoint" data-checkpoint={cp.id} data-step={cp.step_id}>
+              <li
+                key={cp.id}
+                className="jp-dcpilot-checkpoint"
+                data-checkpoint={cp.id}
+                data-step={cp.step_id}
+              >
                 <span>before {cp.label}</span>
                 <button
                   type="button"

@@ -52,7 +52,9 @@ export function SettingsSection(props: {
   const claudeReady = status === null || status.planners.includes('claude');
   const fallback = defaultModel(status);
   const summary = [
-    settings.planner === 'claude' ? `Claude ${settings.model.trim() || fallback || ''}`.trim() : 'rule planner',
+    settings.planner === 'claude'
+      ? `Claude ${settings.model.trim() || fallback || ''}`.trim()
+      : 'rule planner',
     APPROVALS[settings.approve] ?? settings.approve,
     settings.share === 'samples' ? 'sample rows may be sent' : 'no rows sent'
   ].join(' · ');
@@ -77,8 +79,8 @@ export function SettingsSection(props: {
       </label>
       {!claudeReady && (
         <div className="jp-dcpilot-hint">
-          To plan with Claude, set <code>api_key</code> in <code>~/.jupyter/dcpilot.json</code> or{' '}
-          <code>ANTHROPIC_API_KEY</code>.
+          To plan with Claude, set <code>ANTHROPIC_API_KEY</code> for the server (or store the key in the
+          system keyring: <code>keyring set jupyter-dcpilot anthropic</code>).
         </div>
       )}
       <label>
@@ -105,11 +107,7 @@ export function SettingsSection(props: {
       </label>
       <label title="What the Claude planner may see of the data">
         to LLM
-        <select
-          name="share"
-          value={settings.share}
-          onChange={e => set({ share: e.target.value as Share })}
-        >
+        <select name="share" value={settings.share} onChange={e => set({ share: e.target.value as Share })}>
           {Object.entries(SHARES).map(([value, label]) => (
             <option key={value} value={value}>
               {label}
@@ -119,8 +117,8 @@ export function SettingsSection(props: {
       </label>
       {settings.share === 'samples' ? (
         <div className="jp-dcpilot-warning" role="alert">
-          Sample rows — real values, possibly personal data — will be sent to Anthropic's API
-          with every planning request. Choose this only if this data may leave your machine.
+          Sample rows — real values, possibly personal data — will be sent to Anthropic's API with every
+          planning request. Choose this only if this data may leave your machine.
         </div>
       ) : (
         <div className="jp-dcpilot-hint">
@@ -149,7 +147,9 @@ export function StartForm(props: {
   const { frame, path, profile, disabled, status, initial, replacing, onStart, onCancel } = props;
   const columns = profile.columns_detail.map(c => c.name);
   const firstTarget =
-    initial?.target && columns.includes(initial.target) ? initial.target : (columns[columns.length - 1] ?? '');
+    initial?.target && columns.includes(initial.target)
+      ? initial.target
+      : (columns[columns.length - 1] ?? '');
   const [target, setTarget] = React.useState(firstTarget);
   const [task, setTask] = React.useState(initial?.task ?? 'auto');
   const [settings, setSettings] = React.useState<ISettings>({
@@ -200,8 +200,8 @@ export function StartForm(props: {
       <SettingsSection settings={settings} status={status ?? null} onChange={setSettings} />
       {replacing && (
         <div className="jp-dcpilot-warning">
-          This notebook has a live co-pilot session. Starting replaces it: its open decisions
-          close; the cells it wrote and the kernel's variables stay.
+          This notebook has a live co-pilot session. Starting replaces it: its open decisions close; the cells
+          it wrote and the kernel's variables stay.
         </div>
       )}
       <div className="jp-dcpilot-actions">

@@ -66,3 +66,43 @@ test.describe('Data co-pilot panel', () => {
     await page.screenshot({ path: 'test-results/settings-editor.png' });
   });
 });
+
+test.describe('Data co-pilot panel across a reload', () => {
+  test('an open panel is open again after the page reloads', async ({ page }) => {
+    // JupyterLab saves the layout to the workspace a moment after it changes: wait for the save
+    // that names the panel (the layout restorer's key) before reloading
+    const saved = (closed: boolean) =>
+      page.waitForRequest(request => {
+        if (request.method() !== 'PUT' || !request.url().includes('/api/workspaces')) {
+          return false;
+        }
+        const right = JSON.parse(request.postData() ?? '{}')?.data?.['layout-restorer:data']?.right;
+        const shown = !!right && !right.collapsed && String(right.current).includes('jupyter-dcpilot-panel');
+        return shown === !closed;
+      });
+    const opened = saved(false);
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('dcpilot:open');
+    });
+    const panel = page.locator('#jp-dcpilot-panel');
+    await expect(panel).toBeVisible();
+    await opened;
+
+    await page.reload();
+    await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
+    // the layout restorer brings it back: no command, no click
+    await expect(page.locator('#jp-dcpilot-panel')).toBeVisible({ timeout: 30000 });
+    await page.screenshot({ path: 'test-results/panel-after-reload.png' });
+
+    // and a closed panel stays closed (the restored state is the workspace's, not a default)
+    const closedSave = saved(true);
+    await page.evaluate(async () => {
+      (window.jupyterapp.shell as unknown as { collapseRight(): void }).collapseRight();
+    });
+    await expect(page.locator('#jp-dcpilot-panel')).toBeHidden();
+    await closedSave;
+    await page.reload();
+    await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
+    await expect(page.locator('#jp-dcpilot-panel')).toBeHidden();
+  });
+});

@@ -32,9 +32,17 @@ describe('BarChart', () => {
     expect(widths[1] / widths[0]).toBeCloseTo(0.52 / 0.99, 3);
     expect(widths[2] / widths[0]).toBeCloseTo(0.495 / 0.99, 3);
     // only the bar over the threshold takes the warning colour
-    expect(rows.map(r => r.querySelector('rect')!.classList.contains('jp-mod-over'))).toEqual([true, false, false]);
+    expect(rows.map(r => r.querySelector('rect')!.classList.contains('jp-mod-over'))).toEqual([
+      true,
+      false,
+      false
+    ]);
     expect(rows[0].querySelector('title')?.textContent).toBe('leak: 0.99 AUROC');
-    expect(rows.map(r => r.querySelector('.jp-dcpilot-chart-value')?.textContent)).toEqual(['0.99', '0.52', '0.495']);
+    expect(rows.map(r => r.querySelector('.jp-dcpilot-chart-value')?.textContent)).toEqual([
+      '0.99',
+      '0.52',
+      '0.495'
+    ]);
 
     const line = document.querySelector('.jp-dcpilot-chart-threshold line')!;
     const barStart = percent(rows[0].querySelector('rect')!.getAttribute('x'));
@@ -48,8 +56,11 @@ describe('BarChart', () => {
     const { unmount } = render(
       <BarChart chart={{ ...leakage, bars: [{ label: 'x', value: 0.5 }], threshold: 1 }} />
     );
-    expect(percent(document.querySelector('.jp-dcpilot-chart-threshold line')!.getAttribute('x1'))).toBeGreaterThan(
-      percent(document.querySelector('rect')!.getAttribute('x')) + percent(document.querySelector('rect')!.getAttribute('width'))
+    expect(
+      percent(document.querySelector('.jp-dcpilot-chart-threshold line')!.getAttribute('x1'))
+    ).toBeGreaterThan(
+      percent(document.querySelector('rect')!.getAttribute('x')) +
+        percent(document.querySelector('rect')!.getAttribute('width'))
     );
     unmount();
     render(<BarChart chart={{ ...leakage, threshold: null }} />);
@@ -63,8 +74,12 @@ describe('BarChart', () => {
       value: i / 100
     }));
     bars.push({ label: 'broken', value: NaN });
-    render(<BarChart chart={{ title: 'Missing values per column', unit: 'share of rows', bars, threshold: 0.6 }} />);
-    expect(document.querySelector('figcaption')?.textContent).toBe('Missing values per column (share of rows)');
+    render(
+      <BarChart chart={{ title: 'Missing values per column', unit: 'share of rows', bars, threshold: 0.6 }} />
+    );
+    expect(document.querySelector('figcaption')?.textContent).toBe(
+      'Missing values per column (share of rows)'
+    );
     expect(document.querySelectorAll('.jp-dcpilot-chart-row')).toHaveLength(MAX_BARS);
     expect(document.querySelector('.jp-dcpilot-chart-more')?.textContent).toBe('+3 more not shown');
     // never cut: the label sits above its bar, which starts at the left edge

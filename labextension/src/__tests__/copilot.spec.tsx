@@ -31,9 +31,20 @@ function session(overrides: Partial<ISession> = {}): ISession {
     frame: 'df',
     state: 'blocked',
     plan: [
-      { id: 's2', episode: 'leakage', title: 'Drop the target proxy leak', status: 'awaiting_decision',
-        gate: 'leakage', columns: ['leak'], reason: '', decision_id: 'd2', checkpoint_id: null,
-        cell_ids: [], error: null, note: '' }
+      {
+        id: 's2',
+        episode: 'leakage',
+        title: 'Drop the target proxy leak',
+        status: 'awaiting_decision',
+        gate: 'leakage',
+        columns: ['leak'],
+        reason: '',
+        decision_id: 'd2',
+        checkpoint_id: null,
+        cell_ids: [],
+        error: null,
+        note: ''
+      }
     ],
     decisions: [leakage],
     checkpoints: [],
@@ -43,9 +54,15 @@ function session(overrides: Partial<ISession> = {}): ISession {
 }
 
 /** A socket that records what the model sends. */
-function fakeSocket(): IEventSocket & { sent: any[] } {
-  const sent: any[] = [];
-  return { sent, onmessage: null, onclose: null, send: (d: string) => sent.push(JSON.parse(d)), close: () => undefined };
+function fakeSocket(): IEventSocket & { sent: unknown[] } {
+  const sent: unknown[] = [];
+  return {
+    sent,
+    onmessage: null,
+    onclose: null,
+    send: (d: string) => sent.push(JSON.parse(d)),
+    close: () => undefined
+  };
 }
 
 function fakeSource(calls: string[]): ISessionSource {
@@ -102,14 +119,22 @@ describe('SessionModel', () => {
     const calls: string[] = [];
     const socket = fakeSocket();
     const host: IHostHandler = {
-      handle: async (request, path) => ({ type: 'cell_result', cell_id: `c-${path}`, outputs: [], error: null, echo: request.type })
+      handle: async (request, path) => ({
+        type: 'cell_result',
+        cell_id: `c-${path}`,
+        outputs: [],
+        error: null,
+        echo: request.type
+      })
     };
     const model = new SessionModel(fakeSource(calls), host, () => socket);
     await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
     expect(calls).toEqual(['start:df:y:ask']);
 
     act(() => {
-      socket.onmessage!({ data: JSON.stringify({ type: 'session', session: session({ state: 'running' }) }) });
+      socket.onmessage!({
+        data: JSON.stringify({ type: 'session', session: session({ state: 'running' }) })
+      });
     });
     expect(model.session?.state).toBe('running');
     expect(model.running).toBe(true);
@@ -125,10 +150,19 @@ describe('SessionModel', () => {
     expect(model.running).toBe(false);
     expect(model.session?.transcript.map(e => e.text)).toEqual(['diagnosed df (200, 4)', 'dropped leak']);
 
-    socket.onmessage!({ data: JSON.stringify({ type: 'run_cell', request_id: 'r1', source: 'x', metadata: {} }) });
+    socket.onmessage!({
+      data: JSON.stringify({ type: 'run_cell', request_id: 'r1', source: 'x', metadata: {} })
+    });
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(socket.sent).toEqual([
-      { type: 'cell_result', cell_id: 'c-nb.ipynb', outputs: [], error: null, echo: 'run_cell', request_id: 'r1' }
+      {
+        type: 'cell_result',
+        cell_id: 'c-nb.ipynb',
+        outputs: [],
+        error: null,
+        echo: 'run_cell',
+        request_id: 'r1'
+      }
     ]);
 
     act(() => socket.onclose!({}));
@@ -140,13 +174,15 @@ describe('SessionModel', () => {
     model.dispose();
   });
 
-  it('shows the open decision and posts the expert\'s choice', async () => {
+  it("shows the open decision and posts the expert's choice", async () => {
     const calls: string[] = [];
     const model = new SessionModel(fakeSource(calls), null, () => fakeSocket());
     await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
     const view = render(<SessionView model={model} />);
     expect(document.querySelectorAll('.jp-dcpilot-decision')).toHaveLength(1);
-    expect(document.querySelector('.jp-dcpilot-step[data-step="s2"]')?.getAttribute('data-status')).toBe('awaiting_decision');
+    expect(document.querySelector('.jp-dcpilot-step[data-step="s2"]')?.getAttribute('data-status')).toBe(
+      'awaiting_decision'
+    );
     await act(async () => {
       fireEvent.click(screen.getByText('Approve recommended'));
     });
@@ -157,7 +193,7 @@ describe('SessionModel', () => {
   });
 
   it('says when the session came from a file it does not trust', async () => {
-    const note = 'The co-pilot file .nb.ipynb.dcpilot.json was not written by this user\'s co-pilot.';
+    const note = "The co-pilot file .nb.ipynb.dcpilot.json was not written by this user's co-pilot.";
     const source = { ...fakeSource([]), start: async () => session({ trusted: false, trust_note: note }) };
     const model = new SessionModel(source, null, () => fakeSocket());
     await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });

@@ -8,7 +8,8 @@ import { FramesView } from '../panel';
 
 const frames: IFrameInfo[] = [
   { name: 'patients', rows: 1200, columns: 14, memory_bytes: 134400, dtypes: { number: 10, text: 4 } },
-  { name: 'visits', rows: 5301, columns: 6, memory_bytes: 254448, dtypes: { datetime: 1, number: 5 } }
+  { name: 'visits', rows: 5301, columns: 6, memory_bytes: 254448, dtypes: { datetime: 1, number: 5 } },
+  { name: 'cohort', library: 'polars', rows: 80, columns: 3, memory_bytes: null, dtypes: { number: 3 } }
 ];
 
 const profile: IFrameProfile = {
@@ -51,11 +52,15 @@ describe('FramesView', () => {
     expect(source.calls).toEqual(['frames:work/analysis.ipynb']);
     expect(screen.getByText('DataFrames in analysis.ipynb')).toBeTruthy();
     const items = document.querySelectorAll('.jp-dcpilot-frame');
-    expect(items).toHaveLength(2);
+    expect(items).toHaveLength(3);
     expect(items[0].getAttribute('data-frame')).toBe('patients');
     expect(screen.getByText('1,200 × 14')).toBeTruthy();
     expect(screen.getByText('5,301 × 6')).toBeTruthy();
     expect(screen.getByText('4 text')).toBeTruthy();
+    // a polars frame says where it comes from; pandas frames need no label
+    const cohort = document.querySelector('.jp-dcpilot-frame[data-frame="cohort"]');
+    expect(cohort?.querySelector('.jp-dcpilot-library')?.textContent).toBe('polars');
+    expect(document.querySelectorAll('.jp-dcpilot-library')).toHaveLength(1);
   });
 
   it('shows the profile of the selected frame', async () => {
@@ -81,7 +86,11 @@ describe('FramesView', () => {
     await model.setNotebook('analysis.ipynb');
     await model.select('patients');
     await model.rename('work/final.ipynb');
-    expect([model.path, model.label, model.selected]).toEqual(['work/final.ipynb', 'final.ipynb', 'patients']);
+    expect([model.path, model.label, model.selected]).toEqual([
+      'work/final.ipynb',
+      'final.ipynb',
+      'patients'
+    ]);
     expect(source.calls.slice(-2)).toEqual(['frames:work/final.ipynb', 'profile:work/final.ipynb:patients']);
     await model.setNotebook('other.ipynb'); // another notebook: nothing selected there
     expect(model.selected).toBeNull();

@@ -15,8 +15,19 @@ const ID = 'b'.repeat(32);
 
 function step(id: string, status: string, extra: Partial<IStep> = {}): IStep {
   return {
-    id, episode: 'e', title: `Step ${id}`, status, gate: null, columns: [], reason: '',
-    decision_id: null, checkpoint_id: null, cell_ids: [], error: null, note: '', ...extra
+    id,
+    episode: 'e',
+    title: `Step ${id}`,
+    status,
+    gate: null,
+    columns: [],
+    reason: '',
+    decision_id: null,
+    checkpoint_id: null,
+    cell_ids: [],
+    error: null,
+    note: '',
+    ...extra
   };
 }
 
@@ -27,8 +38,14 @@ const leakage: IDecision = {
   question: 'leak predicts y almost perfectly. Is it known before the outcome?',
   evidence: { auc: 0.99 },
   options: [
-    { id: 'drop', label: 'Drop leak', recommended: true, action: { function: 'drop_columns' },
-      description: 'Remove the column before modelling.', risk: 'loses a real predictor if it is not leakage' },
+    {
+      id: 'drop',
+      label: 'Drop leak',
+      recommended: true,
+      action: { function: 'drop_columns' },
+      description: 'Remove the column before modelling.',
+      risk: 'loses a real predictor if it is not leakage'
+    },
     { id: 'keep', label: 'Keep it', action: null }
   ],
   recommended: 'drop',
@@ -36,15 +53,27 @@ const leakage: IDecision = {
   choice: null,
   by: null,
   rationale: '',
-  chart: { title: 'AUROC of each column alone', unit: '', bars: [{ label: 'leak', value: 0.99 },
-    { label: 'a', value: 0.5 }], threshold: 0.9 }
+  chart: {
+    title: 'AUROC of each column alone',
+    unit: '',
+    bars: [
+      { label: 'leak', value: 0.99 },
+      { label: 'a', value: 0.5 }
+    ],
+    threshold: 0.9
+  }
 };
 
 function session(overrides: Partial<ISession> = {}): ISession {
   return {
-    id: ID, path: 'work/nb.ipynb', frame: 'df', state: 'blocked',
+    id: ID,
+    path: 'work/nb.ipynb',
+    frame: 'df',
+    state: 'blocked',
     plan: [step('s1', 'awaiting_decision', { decision_id: 'd1', gate: 'leakage' }), step('s2', 'done')],
-    decisions: [leakage], checkpoints: [], transcript: [{ at: '2026-01-01T10:00:05+00:00', kind: 'observe', text: 'diagnosed df' }],
+    decisions: [leakage],
+    checkpoints: [],
+    transcript: [{ at: '2026-01-01T10:00:05+00:00', kind: 'observe', text: 'diagnosed df' }],
     ...overrides
   };
 }
@@ -80,7 +109,14 @@ function fakeSource(calls: string[], fail: { [call: string]: Error } = {}): ISes
       maybe('list');
       return path === 'work/nb.ipynb'
         ? [
-            { id: 'c'.repeat(32), path, frame: 'old', target: 'y', state: 'finished', created: '2026-01-01T09:00:00+00:00' },
+            {
+              id: 'c'.repeat(32),
+              path,
+              frame: 'old',
+              target: 'y',
+              state: 'finished',
+              created: '2026-01-01T09:00:00+00:00'
+            },
             { id: ID, path, frame: 'df', target: 'y', state: 'blocked', created: '2026-01-01T10:00:00+00:00' }
           ]
         : [];
@@ -117,14 +153,16 @@ describe('SessionModel: one session per notebook', () => {
   });
 
   it('treats a server without the listing (404) as no session, without an error', async () => {
-    const model = new SessionModel(
-      fakeSource([], { list: new APIError('Not Found', 404) }), null, () => fakeSocket()
+    const model = new SessionModel(fakeSource([], { list: new APIError('Not Found', 404) }), null, () =>
+      fakeSocket()
     );
     await model.follow('work/nb.ipynb');
     expect(model.session).toBeNull();
     expect(model.error).toBeNull();
     const failing = new SessionModel(
-      fakeSource([], { list: new APIError('no running kernel', 500) }), null, () => fakeSocket()
+      fakeSource([], { list: new APIError('no running kernel', 500) }),
+      null,
+      () => fakeSocket()
     );
     await failing.follow('work/nb.ipynb');
     expect(failing.error).toBe('no running kernel');
@@ -133,7 +171,9 @@ describe('SessionModel: one session per notebook', () => {
   it('asks before replacing a live session (409), then replaces it', async () => {
     const calls: string[] = [];
     const model = new SessionModel(
-      fakeSource(calls, { start: new APIError('a session is live', 409) }), null, () => fakeSocket()
+      fakeSource(calls, { start: new APIError('a session is live', 409) }),
+      null,
+      () => fakeSocket()
     );
     await model.follow('new.ipynb');
     const options = { path: 'work/nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' };
@@ -142,7 +182,12 @@ describe('SessionModel: one session per notebook', () => {
     expect(model.error).toBeNull();
     expect(model.conflict).toEqual(options);
 
-    const frames = new FramesModel({ frames: async () => [], profile: async () => { throw new Error('none'); } });
+    const frames = new FramesModel({
+      frames: async () => [],
+      profile: async () => {
+        throw new Error('none');
+      }
+    });
     await frames.setNotebook('work/nb.ipynb');
     render(<FramesView model={frames} copilot={model} />);
     expect(screen.getByText('This notebook already has a live co-pilot session.')).toBeTruthy();
@@ -160,13 +205,22 @@ describe('SessionModel: one session per notebook', () => {
     const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
     const frames = new FramesModel({
       frames: async () => [{ name: 'df', rows: 3, columns: 1, memory_bytes: 8, dtypes: { number: 1 } }],
-      profile: async () => ({ rows: 3, columns: 1, memory_bytes: 8, missing_share: 0,
-        columns_detail: [{ name: 'y', dtype: 'int64', kind: 'number', missing_share: 0, unique: 2, examples: [] }] })
+      profile: async () => ({
+        rows: 3,
+        columns: 1,
+        memory_bytes: 8,
+        missing_share: 0,
+        columns_detail: [
+          { name: 'y', dtype: 'int64', kind: 'number', missing_share: 0, unique: 2, examples: [] }
+        ]
+      })
     });
     await frames.setNotebook('work/nb.ipynb');
     await model.follow('work/nb.ipynb');
     // as the panel does: the view follows the frames model
-    render(<UseSignal signal={frames.changed}>{() => <FramesView model={frames} copilot={model} />}</UseSignal>);
+    render(
+      <UseSignal signal={frames.changed}>{() => <FramesView model={frames} copilot={model} />}</UseSignal>
+    );
     expect(document.querySelector('.jp-dcpilot-session')?.getAttribute('data-state')).toBe('blocked');
     expect(document.querySelector('.jp-dcpilot-start')).toBeNull();
 
@@ -197,7 +251,16 @@ describe('SessionModel: a session started elsewhere', () => {
         list: async path => {
           calls.push(`list:${path}`);
           return started
-            ? [{ id: ID, path, frame: 'visits', target: 'death', state: 'running', created: '2026-01-01T10:00:00+00:00' }]
+            ? [
+                {
+                  id: ID,
+                  path,
+                  frame: 'visits',
+                  target: 'death',
+                  state: 'running',
+                  created: '2026-01-01T10:00:00+00:00'
+                }
+              ]
             : [];
         }
       };
@@ -241,7 +304,16 @@ describe('SessionModel: a session started elsewhere', () => {
     jest.useFakeTimers();
     try {
       const calls: string[] = [];
-      let live = [{ id: ID, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'blocked', created: '2026-01-01T10:00:00+00:00' }];
+      let live = [
+        {
+          id: ID,
+          path: 'work/nb.ipynb',
+          frame: 'df',
+          target: 'y',
+          state: 'blocked',
+          created: '2026-01-01T10:00:00+00:00'
+        }
+      ];
       const source: ISessionSource = {
         ...fakeSource(calls),
         list: async () => live,
@@ -260,7 +332,16 @@ describe('SessionModel: a session started elsewhere', () => {
       expect(model.connected).toBe(false);
       expect(model.error).toBe('The co-pilot session closed: replaced by a new session.');
       const other = 'e'.repeat(32);
-      live = [{ id: other, path: 'work/nb.ipynb', frame: 'df', target: 'y', state: 'running', created: '2026-01-01T11:00:00+00:00' }];
+      live = [
+        {
+          id: other,
+          path: 'work/nb.ipynb',
+          frame: 'df',
+          target: 'y',
+          state: 'running',
+          created: '2026-01-01T11:00:00+00:00'
+        }
+      ];
       await jest.advanceTimersByTimeAsync(LOOK_MS);
       expect(model.session?.id).toBe(other);
       expect(sockets).toEqual([ID, other]);
@@ -278,8 +359,13 @@ describe('SessionModel: progress and interrupt', () => {
     const model = new SessionModel(fakeSource(calls), null, () => fakeSocket());
     await model.follow('work/nb.ipynb');
     const started = '2026-01-01T10:00:00+00:00';
-    model.apply({ type: 'session', session: session({ state: 'running',
-      plan: [step('s1', 'running', { title: 'Impute missing values', started })] }) });
+    model.apply({
+      type: 'session',
+      session: session({
+        state: 'running',
+        plan: [step('s1', 'running', { title: 'Impute missing values', started })]
+      })
+    });
     expect(model.runningStep?.id).toBe('s1');
     expect(model.elapsed(model.runningStep!, Date.parse(started) + 12400)).toBe(12);
 
@@ -332,8 +418,8 @@ describe('SessionModel: progress and interrupt', () => {
   });
 
   it('says so when the server cannot interrupt', async () => {
-    const model = new SessionModel(
-      fakeSource([], { interrupt: new APIError('Not Found', 404) }), null, () => fakeSocket()
+    const model = new SessionModel(fakeSource([], { interrupt: new APIError('Not Found', 404) }), null, () =>
+      fakeSocket()
     );
     await model.follow('work/nb.ipynb');
     await model.interrupt();
@@ -376,7 +462,13 @@ describe('plan steps linked to their cells', () => {
 describe('DecisionCard with chart and reject', () => {
   it('draws the chart, explains the recommendation and rejects with the no-change option', () => {
     const chosen: string[] = [];
-    render(<DecisionCard decision={leakage} title="Drop the target proxy leak" onDecide={(c, r) => chosen.push(`${c}:${r}`)} />);
+    render(
+      <DecisionCard
+        decision={leakage}
+        title="Drop the target proxy leak"
+        onDecide={(c, r) => chosen.push(`${c}:${r}`)}
+      />
+    );
     expect(document.querySelectorAll('.jp-dcpilot-decision svg .jp-dcpilot-chart-bar')).toHaveLength(2);
     // the numbers behind the chart are folded away
     expect((document.querySelector('.jp-dcpilot-evidence-box') as HTMLDetailsElement).open).toBe(false);
@@ -385,7 +477,9 @@ describe('DecisionCard with chart and reject', () => {
     expect(document.querySelector('.jp-dcpilot-advice')?.textContent).toBe(
       'Recommended: Remove the column before modelling. Risk: loses a real predictor if it is not leakage'
     );
-    fireEvent.change(document.querySelector('.jp-dcpilot-rationale')!, { target: { value: 'recorded at admission' } });
+    fireEvent.change(document.querySelector('.jp-dcpilot-rationale')!, {
+      target: { value: 'recorded at admission' }
+    });
     fireEvent.click(screen.getByText('Reject (Keep it)'));
     expect(chosen).toEqual(['keep:recorded at admission']);
   });
@@ -393,8 +487,15 @@ describe('DecisionCard with chart and reject', () => {
   it('prefers an explicit skip option, and offers no reject when nothing declines', () => {
     const skip = { id: 'skip', label: 'Skip', action: null };
     expect(rejectOption({ ...leakage, options: [...leakage.options, skip] })?.id).toBe('skip');
-    expect(rejectOption({ ...leakage, options: [leakage.options[0], { id: 'clip', label: 'Clip', action: {} }] })).toBeNull();
-    render(<DecisionCard decision={{ ...leakage, chart: null, options: [leakage.options[0]] }} onDecide={() => undefined} />);
+    expect(
+      rejectOption({ ...leakage, options: [leakage.options[0], { id: 'clip', label: 'Clip', action: {} }] })
+    ).toBeNull();
+    render(
+      <DecisionCard
+        decision={{ ...leakage, chart: null, options: [leakage.options[0]] }}
+        onDecide={() => undefined}
+      />
+    );
     expect(document.querySelector('.jp-dcpilot-reject')).toBeNull();
     expect(document.querySelector('.jp-dcpilot-chart')).toBeNull();
     expect((document.querySelector('.jp-dcpilot-evidence-box') as HTMLDetailsElement).open).toBe(true);
@@ -441,7 +542,11 @@ describe('the verdict as its checks', () => {
       'Not a valid model: 1 of 3 checks failed'
     );
     const items = Array.from(card.querySelectorAll('li'));
-    expect(items.map(li => li.dataset.check)).toEqual(['known_at_index', 'model_trained', 'holdout_confirms_cv']);
+    expect(items.map(li => li.dataset.check)).toEqual([
+      'known_at_index',
+      'model_trained',
+      'holdout_confirms_cv'
+    ]);
     expect(items[0].dataset.passed).toBe('no');
     expect(items[0].textContent).toContain('Rows known at the prediction time');
     expect(screen.getByText('c_index holdout 0.755, cross-validated 0.811')).toBeTruthy();

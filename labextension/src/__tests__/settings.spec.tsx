@@ -16,7 +16,12 @@ const profile: IFrameProfile = {
   memory_bytes: 100,
   missing_share: 0,
   columns_detail: ['x', 'y'].map(name => ({
-    name, dtype: 'float64', kind: 'number', missing_share: 0, unique: 10, examples: []
+    name,
+    dtype: 'float64',
+    kind: 'number',
+    missing_share: 0,
+    unique: 10,
+    examples: []
   }))
 };
 
@@ -36,8 +41,16 @@ class FakeSettings {
 }
 
 function session(path: string): ISession {
-  return { id: 'a'.repeat(32), path, frame: 'df', state: 'blocked', plan: [], decisions: [], checkpoints: [],
-    transcript: [] };
+  return {
+    id: 'a'.repeat(32),
+    path,
+    frame: 'df',
+    state: 'blocked',
+    plan: [],
+    decisions: [],
+    checkpoints: [],
+    transcript: []
+  };
 }
 
 function fakeSource(started: IStartOptions[], claude = true): ISessionSource {
@@ -51,16 +64,27 @@ function fakeSource(started: IStartOptions[], claude = true): ISessionSource {
     undo: async () => session('nb.ipynb'),
     list: async () => [],
     interrupt: async () => null,
-    status: async () => ({ version: '0', planners: claude ? ['rules', 'claude'] : ['rules'],
-      llm_configured: claude, model: null, default_model: 'claude-sonnet-4-5' })
+    status: async () => ({
+      version: '0',
+      planners: claude ? ['rules', 'claude'] : ['rules'],
+      llm_configured: claude,
+      model: null,
+      default_model: 'claude-sonnet-4-5'
+    })
   };
 }
 
 const noSocket = () => ({ onmessage: null, onclose: null, send: () => undefined, close: () => undefined });
 
 const options: IStartOptions = {
-  path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'recommended', planner: 'claude',
-  model: ' claude-haiku-4-5 ', share: 'samples'
+  path: 'nb.ipynb',
+  frame: 'df',
+  target: 'y',
+  task: 'auto',
+  approve: 'recommended',
+  planner: 'claude',
+  model: ' claude-haiku-4-5 ',
+  share: 'samples'
 };
 
 function value(name: string): string {
@@ -76,10 +100,14 @@ async function panel(copilot: SessionModel): Promise<void> {
 
 describe('rememberedSettings', () => {
   it('reads planner, model and approval; anything the form does not offer falls back', () => {
-    expect(rememberedSettings({ planner: 'claude', model: ' m1 ', approve: 'none', share: 'samples' }))
-      .toEqual({ planner: 'claude', model: 'm1', approve: 'none' });
-    expect(rememberedSettings({ planner: 'gpt', model: 5, approve: 'always' }))
-      .toEqual({ planner: 'rules', model: '', approve: 'ask' });
+    expect(
+      rememberedSettings({ planner: 'claude', model: ' m1 ', approve: 'none', share: 'samples' })
+    ).toEqual({ planner: 'claude', model: 'm1', approve: 'none' });
+    expect(rememberedSettings({ planner: 'gpt', model: 5, approve: 'always' })).toEqual({
+      planner: 'rules',
+      model: '',
+      approve: 'ask'
+    });
     expect(rememberedSettings({})).toEqual({ planner: 'rules', model: '', approve: 'ask' });
   });
 });
@@ -110,11 +138,18 @@ describe('rememberChoices', () => {
   it('saves the changed planner, model and approval, never what may be sent to an LLM', async () => {
     const settings = new FakeSettings({ planner: 'rules', model: '', approve: 'ask' });
     await rememberChoices(settings.asSettings(), options);
-    expect(settings.sets).toEqual([['planner', 'claude'], ['model', 'claude-haiku-4-5'], ['approve', 'recommended']]);
+    expect(settings.sets).toEqual([
+      ['planner', 'claude'],
+      ['model', 'claude-haiku-4-5'],
+      ['approve', 'recommended']
+    ]);
     await rememberChoices(settings.asSettings(), { ...options, model: 'claude-haiku-4-5' });
     expect(settings.sets).toHaveLength(3); // nothing changed: nothing written
     await rememberChoices(settings.asSettings(), { ...options, planner: 'rules', model: null });
-    expect(settings.sets.slice(3)).toEqual([['planner', 'rules'], ['model', '']]);
+    expect(settings.sets.slice(3)).toEqual([
+      ['planner', 'rules'],
+      ['model', '']
+    ]);
   });
 });
 
@@ -130,7 +165,11 @@ describe('connectSettings', () => {
     expect(copilot.defaults.model).toBe('claude-opus-4');
     await copilot.start(options);
     await Promise.resolve();
-    expect(settings.sets).toEqual([['planner', 'claude'], ['model', 'claude-haiku-4-5'], ['approve', 'recommended']]);
+    expect(settings.sets).toEqual([
+      ['planner', 'claude'],
+      ['model', 'claude-haiku-4-5'],
+      ['approve', 'recommended']
+    ]);
     expect(started[0].share).toBe('samples'); // sent as chosen, but not saved
   });
 });
@@ -143,8 +182,12 @@ describe('the start form of the panel', () => {
     const settings = new FakeSettings({ planner: 'claude', model: 'claude-opus-4', approve: 'recommended' });
     connectSettings(copilot, settings.asSettings());
     await panel(copilot);
-    expect([value('planner'), value('model'), value('approve'), value('share')])
-      .toEqual(['claude', 'claude-opus-4', 'recommended', 'schema']);
+    expect([value('planner'), value('model'), value('approve'), value('share')]).toEqual([
+      'claude',
+      'claude-opus-4',
+      'recommended',
+      'schema'
+    ]);
     // edited in the Settings Editor while the form is shown
     await act(async () => {
       await settings.set('approve', 'ask');
@@ -153,7 +196,12 @@ describe('the start form of the panel', () => {
     await act(async () => {
       fireEvent.click(screen.getByText('Start co-pilot'));
     });
-    expect(started[0]).toMatchObject({ planner: 'claude', model: 'claude-opus-4', approve: 'ask', share: 'schema' });
+    expect(started[0]).toMatchObject({
+      planner: 'claude',
+      model: 'claude-opus-4',
+      approve: 'ask',
+      share: 'schema'
+    });
   });
 
   it('falls back to the rules when the saved planner is Claude and the server has no API key', async () => {
@@ -169,10 +217,13 @@ describe('a renamed notebook', () => {
   it('keeps its session and socket when the server moved the session with it', async () => {
     const sockets: ReturnType<typeof noSocket>[] = [];
     const listed: string[] = [];
-    const source = { ...fakeSource([]), list: async (path: string) => {
-      listed.push(path);
-      return [];
-    } };
+    const source = {
+      ...fakeSource([]),
+      list: async (path: string) => {
+        listed.push(path);
+        return [];
+      }
+    };
     const copilot = new SessionModel(source, null, () => {
       const socket = noSocket();
       sockets.push(socket);

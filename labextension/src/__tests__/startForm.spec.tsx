@@ -36,8 +36,14 @@ describe('StartForm settings', () => {
   it('starts with the safe defaults: rules, ask, schema only, model from the server', () => {
     const started: IStartOptions[] = [];
     render(
-      <StartForm frame="df" path="nb.ipynb" profile={profile} disabled={false} status={withClaude}
-        onStart={o => started.push(o)} />
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        status={withClaude}
+        onStart={o => started.push(o)}
+      />
     );
     const details = document.querySelector('details.jp-dcpilot-settings') as HTMLDetailsElement;
     expect(details.open).toBe(false);
@@ -50,16 +56,30 @@ describe('StartForm settings', () => {
     expect(screen.getByText(/The rule planner sends nothing/)).toBeTruthy();
     fireEvent.click(screen.getByText('Start co-pilot'));
     expect(started).toEqual([
-      { path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask', planner: 'rules',
-        model: null, share: 'schema' }
+      {
+        path: 'nb.ipynb',
+        frame: 'df',
+        target: 'y',
+        task: 'auto',
+        approve: 'ask',
+        planner: 'rules',
+        model: null,
+        share: 'schema'
+      }
     ]);
   });
 
   it('sends the chosen planner, model and sharing, and warns before rows may leave', () => {
     const started: IStartOptions[] = [];
     render(
-      <StartForm frame="df" path="nb.ipynb" profile={profile} disabled={false} status={withClaude}
-        onStart={o => started.push(o)} />
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        status={withClaude}
+        onStart={o => started.push(o)}
+      />
     );
     expect(document.querySelector('.jp-dcpilot-warning')).toBeNull();
     fireEvent.change(select('planner'), { target: { value: 'claude' } });
@@ -75,16 +95,27 @@ describe('StartForm settings', () => {
     );
     fireEvent.click(screen.getByText('Start co-pilot'));
     expect(started[0]).toEqual({
-      path: 'nb.ipynb', frame: 'df', target: 'leak', task: 'auto', approve: 'recommended',
-      planner: 'claude', model: 'claude-haiku-4-5', share: 'samples'
+      path: 'nb.ipynb',
+      frame: 'df',
+      target: 'leak',
+      task: 'auto',
+      approve: 'recommended',
+      planner: 'claude',
+      model: 'claude-haiku-4-5',
+      share: 'samples'
     });
   });
 
   it('offers Claude only when the server has an API key, and says how to add one', () => {
     render(
-      <StartForm frame="df" path="nb.ipynb" profile={profile} disabled={false}
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
         status={{ version: '0', planners: ['rules'], llm_configured: false, model: null }}
-        onStart={() => undefined} />
+        onStart={() => undefined}
+      />
     );
     const claude = select('planner').querySelector('option[value="claude"]') as HTMLOptionElement;
     expect(claude.disabled).toBe(true);
@@ -97,15 +128,29 @@ describe('StartForm settings', () => {
     const started: IStartOptions[] = [];
     let cancelled = 0;
     render(
-      <StartForm frame="df" path="nb.ipynb" profile={profile} disabled={false} status={withClaude}
-        replacing initial={{ target: 'a', approve: 'none', share: 'samples', planner: 'claude', model: 'm1' }}
-        onStart={o => started.push(o)} onCancel={() => cancelled++} />
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        status={withClaude}
+        replacing
+        initial={{ target: 'a', approve: 'none', share: 'samples', planner: 'claude', model: 'm1' }}
+        onStart={o => started.push(o)}
+        onCancel={() => cancelled++}
+      />
     );
     expect(screen.getByText(/This notebook has a live co-pilot session/)).toBeTruthy();
     fireEvent.click(screen.getByText('Cancel'));
     expect(cancelled).toBe(1);
     fireEvent.click(screen.getByText('Replace session'));
-    expect(started[0]).toMatchObject({ target: 'a', approve: 'none', share: 'samples', planner: 'claude',
-      model: 'm1', replace: true });
+    expect(started[0]).toMatchObject({
+      target: 'a',
+      approve: 'none',
+      share: 'samples',
+      planner: 'claude',
+      model: 'm1',
+      replace: true
+    });
   });
 });
