@@ -146,7 +146,8 @@ async def test_the_server_extension_takes_its_settings_from_the_server_config(
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "s.ipynb")
     try:
         created = await post(jp_fetch, *API, body={"path": "s.ipynb", "frame": "df", "target": "churned"})
-        assert (created["settings"]["approve"], created["settings"]["budget"]) == ("recommended", 12.5)
+        assert created["settings"]["approve"] == "recommended"
+        assert created["settings"]["budgets"]["train_evaluate"] == created["settings"]["budgets"]["*"] == 12.5
     finally:
         await registry.close()
         client.stop_channels()
