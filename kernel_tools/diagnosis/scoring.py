@@ -97,13 +97,12 @@ def auroc(score: np.ndarray, positive: np.ndarray) -> float:
 
 
 def concordance(duration: np.ndarray, score: np.ndarray, event: np.ndarray) -> float:
-    """Harrell's C-index where a higher score means a longer survival (lifelines' convention)."""
-    from lifelines.utils import concordance_index
+    """Harrell's C-index where a higher score means a longer survival (lifelines' convention);
+    the models' numpy C-index (lifelines' own walks the rows in Python: 20 of 27 s of a 10k-row
+    survival diagnosis)."""
+    from kernel_tools.models.survival import concordance as c_index
 
-    try:
-        return float(concordance_index(duration, score, event))
-    except (ZeroDivisionError, ValueError):
-        return float("nan")
+    return c_index(np.column_stack([duration, event]), -np.asarray(score, dtype=float))
 
 
 def score_encoded(encoded: np.ndarray, outcome) -> float:
