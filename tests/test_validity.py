@@ -173,9 +173,10 @@ def test_a_wide_model_report_keeps_what_the_verdict_reads():
     wide = [f"lab_value_number_{i}" for i in range(200)]  # features alone are several KB
     report = {**MODEL, "features": wide + ["rownames"], "holdout_ci": [0.66, 0.74], "cv_sd": 0.02,
               "importance": [{"feature": f, "importance": 0.01} for f in wide],
-              "risk_groups": {"low": {"t": list(range(500))}}}
+              "risk_groups": {"low": {"t": list(range(500))}}, "fold_scores": list(range(500))}
     kept = _trim(report)
-    assert kept["truncated"] and "risk_groups" not in kept
+    # a large field nobody reads goes; the curves the report draws stay
+    assert kept["truncated"] and "fold_scores" not in kept and kept["risk_groups"] == report["risk_groups"]
     assert kept["features"] == report["features"] and len(kept["importance"]) == 15
     s = session([finding("id_column", ["rownames"])], [split_step(), model_step(kept)],
                 task={"kind": "survival", "index": {"kind": "row", "label": "x"}})
