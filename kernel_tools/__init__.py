@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "diagnose_join": "diagnosis",
     # transforms/ — pure functions and their scikit-learn transformers
     "aggregate_per_entity": "transforms",
+    "to_intervals": "transforms",
     "join_frames": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
@@ -44,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "StepReport": "transforms",
     # models.py — valid models
     "fit_evaluate": "models",
+    "fit_evaluate_intervals": "models",
     "ModelReport": "models",
     # checks.py — post-step validation
     "validate_step": "checks",

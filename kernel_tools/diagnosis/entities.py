@@ -43,6 +43,8 @@ VISIT_NAME = re.compile(
 )
 MAX_ENTITY_SAMPLE = 3000
 VARYING_SHARE = 0.1  # a column that changes within this share of multi-record entities varies
+CLOCK_WITHIN = 0.95  # share of records inside the follow-up, and of entities starting near 0
+CLOCK_START_SHARE = 0.1  # a first visit within the first tenth of the follow-up is its start
 
 
 @dataclass
@@ -291,14 +293,36 @@ def landmark_time(df: pd.DataFrame, entity: Entity) -> float | None:
     return float(np.round(value)) if value >= 10 else value
 
 
+def visits_on_duration_clock(df: pd.DataFrame, entity: Entity, duration: str | None) -> bool:
+    """Whether the visit times count on the duration's clock from each entity's start (days
+    since enrolment for both): visits lie within the follow-up and the first one near its
+    start. Then every record can become a (start, stop] interval of that follow-up."""
+    if entity.visit is None or entity.id is None or duration is None:
+        return False
+    visit = pd.to_numeric(df[entity.visit], errors="coerce")
+    follow_up = pd.to_numeric(df[duration], errors="coerce")
+    if visit.isna().mean() > 0.2 or follow_up.isna().mean() > 0.2:
+        return False
+    known = visit.notna() & follow_up.notna()
+    within = ((visit[known] >= 0) & (visit[known] <= follow_up[known])).mean()
+    first = pd.DataFrame({"id": df[entity.id], "t": visit, "end": follow_up})[known].groupby("id", sort=False).agg(
+        t=("t", "min"), end=("end", "max"))
+    near_start = (first["t"] <= CLOCK_START_SHARE * first["end"]).mean()
+    return bool(within >= CLOCK_WITHIN and near_start >= CLOCK_WITHIN)
+
+
 def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, duration: str | None = None,
-                                  event: str | None = None, landmark: float | None = None) -> Finding | None:
+                                  event: str | None = None, landmark: float | None = None,
+                                  intervals: bool = False) -> Finding | None:
     """Several records per entity: the options follow the prediction time (``index``).
 
     Predicting from each entity's first record (enrolment), the valid default is that record;
     a landmark keeps what is known by a later time and counts survival from it; the latest
     record or a mean over records uses measurements taken after the prediction time. When each
     record is its own prediction (its own outcome or duration), the records stay, grouped.
+    ``intervals`` (visit times on the duration's clock, see :func:`visits_on_duration_clock`)
+    adds, for survival, every record as a (start, stop] interval for a time-varying Cox model:
+    each interval carries only what was measured by its start.
     """
     if entity.id is None or entity.evidence.get("share_entities_with_several_rows", 0) == 0:
         return None
@@ -337,6 +361,17 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                 call("aggregate_per_entity", id=key, time=visit, how="last", landmark=landmark,
                      outcome=[c for c in (event, duration) if c], duration=duration),
             ))
+    if visit and intervals and at_start and task_kind == "survival" and duration and event:
+        options.append(Option(
+            "time_varying", "Keep every record as (start, stop] intervals: time-varying Cox",
+            f"Each '{key}' record holds from its '{visit}' until the next record (or the end of "
+            f"'{duration}'); a time-varying Cox model compares, at each event, the values in force "
+            "then, each measured before it. Scored by a time-dependent C-index.",
+            "a different question from prediction at enrolment: the risk is updated at every "
+            "record, so predictions need the latest record of an entity",
+            False,
+            call("to_intervals", id=key, time=visit, duration=duration, event=event),
+        ))
     how_last = "last" if visit else "mean"
     options.append(Option(
         f"aggregate_{how_last}",
@@ -362,7 +397,9 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                  else "entities with many rows weigh more in the model; needs a grouped split everywhere")
     options.append(keep(
         f"Keep every row and validate with groups='{key}' (grouped split and cross-validation)."
-        + (" Each record is a prediction at its own time." if per_row else ""),
+        + (" Each record is a prediction at its own time." if per_row else "")
+        + (f" The records are ('{index.start}', '{duration}'] intervals: a time-varying Cox model "
+           "is fitted on them." if per_row and index.start and duration else ""),
         keep_risk, recommended=per_row, label="Keep rows, group by entity",
     ))
     return Finding("repeated_measurements", [c for c in (key, visit) if c], "critical",

@@ -137,8 +137,10 @@ def diagnose(
         when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
                        default=timing.PredictionIndex("row", None, "could not be inferred"))
     landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
+    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
+                        default=False) if outcome.kind == "survival" else False
     rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
-                 when, duration, target if outcome.kind == "survival" else None, landmark)
+                 when, duration, target if outcome.kind == "survival" else None, landmark, intervals)
     if rm is not None:
         findings.append(rm)
 

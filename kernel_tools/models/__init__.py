@@ -5,10 +5,12 @@ warnings when a score is too good to be true.
 HistGradientBoosting; for survival penalised Cox, a Weibull AFT and gradient-boosted Cox) within
 an optional time budget, refits the chosen one on all rows and returns a :class:`ModelReport`:
 scores with a holdout interval, calibration, a model card, and a ``pipeline`` that runs on new
-raw data.
+raw data. ``fit_evaluate_intervals`` fits a time-varying Cox model on (start, stop]
+intervals and scores it with a time-dependent C-index.
 """
 
 from kernel_tools.models.evaluate import fit_evaluate
 from kernel_tools.models.report import ModelReport
+from kernel_tools.models.time_varying import fit_evaluate_intervals
 
-__all__ = ["ModelReport", "fit_evaluate"]
+__all__ = ["ModelReport", "fit_evaluate", "fit_evaluate_intervals"]

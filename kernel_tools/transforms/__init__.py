@@ -11,6 +11,7 @@ from .columns import ColumnDropper, deduplicate, drop_columns
 from .dtypes import DtypeFixer, fix_dtypes
 from .entities import EntityAggregator, aggregate_per_entity
 from .imputation import Imputer, impute
+from .intervals import IntervalBuilder, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
@@ -24,6 +25,7 @@ __all__ = [
     "DtypeFixer",
     "EntityAggregator",
     "Imputer",
+    "IntervalBuilder",
     "OutlierHandler",
     "StepReport",
     "UnitConverter",
@@ -38,4 +40,5 @@ __all__ = [
     "join_frames",
     "normalize_categories",
     "split",
+    "to_intervals",
 ]
