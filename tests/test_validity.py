@@ -198,3 +198,24 @@ def test_scores_are_reported_with_their_spread_and_a_model_card():
     details = {c["check"]: c["detail"] for c in report["validity"]}
     assert details["holdout_confirms_cv"] == ("c_index holdout 0.700 [95% interval 0.640–0.770], "
                                               "cross-validated 0.720 ± 0.031")
+
+
+def test_intervals_are_known_at_their_start_only_when_the_model_fits_them_as_intervals():
+    audit_ = {"train_rows": 1585, "test_rows": 360, "shared_rows": 0, "shared_entities": 0, "groups": "id"}
+    interval_model = done("train_evaluate", "fit_evaluate_intervals", report=MODEL, split_audit=audit_)
+    intervals = done("aggregate", "to_intervals", {"id": "id", "time": "day", "duration": "futime", "event": "status"})
+    task = {"kind": "survival", "target": "status", "time": "futime", "id": "id", "index": INDEX_FIRST,
+            "start": "day", "stop": "futime"}
+    checks = audit(session([REPEATED], [intervals, split_step(), interval_model], task=task))
+    assert verdict(checks), failed(checks)
+    assert "('day', 'futime'] interval" in {c.check: c.detail for c in checks}["known_at_index"]
+    # the same rows fitted as if every interval started at 0
+    plain = audit(session([REPEATED], [intervals, split_step(), model_step()], task=task))
+    assert "did not fit them as intervals" in failed(plain)["known_at_index"]
+
+    # data that came as (tstart, tstop] intervals and kept its rows
+    given = {"kind": "survival", "target": "status", "time": "tstop", "id": "id",
+             "index": {"kind": "row", "column": "tstart", "start": "tstart", "label": "each row's own time"}}
+    assert "known_at_index" not in failed(audit(session([REPEATED], [split_step(), interval_model], task=given)))
+    assert "did not fit them as intervals" in failed(audit(session([REPEATED], [split_step(), model_step()],
+                                                                   task=given)))["known_at_index"]

@@ -229,6 +229,13 @@ CUSTOM = Episode(
 )
 
 
+# What a kernel_tools call may do to the frame when a decision picks it instead of its
+# episode's own call: the post-step checks allow it (the generic checks still apply).
+CALL_EXPECT: dict[str, dict[str, Any]] = {
+    "to_intervals": {"target_changes": True},  # the event moves to the interval that ends in it
+}
+
+
 def library(extra: tuple[Episode, ...] = ()) -> dict[str, Episode]:
     """The episodes by id (the built-in ones plus ``extra``)."""
     episodes = {e.id: e for e in EPISODES + (CUSTOM,)}

@@ -12,7 +12,8 @@ whether it is known at prediction time, and of the model whether it was judged h
 - ``no_leakage``: no other column flagged as giving the outcome away is a feature;
 - ``entities_together``: the records of one entity never sit on both sides of a split or fold;
 - ``known_at_index``: the rows the model learns from hold only what is known at the index
-  (e.g. each entity's first record, not its latest);
+  (e.g. each entity's first record, not its latest; or every record as a (start, stop]
+  interval that a time-varying model uses only from its start on);
 - ``task_metric``: the metric fits the task (AUROC, R², C-index);
 - ``holdout_confirms_cv``: the held-out score confirms the cross-validated one;
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
@@ -131,12 +132,35 @@ def _entities_together(session: Session, model: dict[str, Any]) -> Check:
                  "did not keep each entity on one side")
 
 
+def _intervals(session: Session) -> Check | None:
+    """The verdict on (start, stop] interval rows, or None when the rows are not intervals."""
+    task = session.task
+    aggregate = _done(session, "aggregate")
+    made = aggregate is not None and aggregate.result.get("function") == "to_intervals"
+    given = (task.get("index") or {}).get("start") and (
+        aggregate is None or aggregate.result.get("function") != "aggregate_per_entity")
+    if not made and not given:
+        return None
+    start = task.get("start") or (task.get("index") or {}).get("start")
+    stop = task.get("stop") or task.get("time")
+    model_step = _done(session, "train_evaluate")
+    if model_step is None or model_step.result.get("function") != "fit_evaluate_intervals":
+        return Check("known_at_index", False, f"the rows are ('{start}', '{stop}'] intervals, but the model "
+                     "did not fit them as intervals: counted from 0, a later interval knows its entity "
+                     "survived until its start")
+    return Check("known_at_index", True, f"every row is a ('{start}', '{stop}'] interval whose values were "
+                 "recorded by its start, and the time-varying model uses each only from then on")
+
+
 def _known_at_index(session: Session) -> Check:
     index = session.task.get("index") or {}
     kind = index.get("kind")
     if kind is None:
         return Check("known_at_index", False, "the prediction time (index) was never established")
     label = index.get("label") or kind
+    intervals = _intervals(session) if session.task.get("kind") == "survival" else None
+    if intervals is not None:
+        return intervals
     repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
     varying = next((f.get("evidence", {}).get("time_varying_columns") for f in reversed(repeated)
                     if f.get("evidence", {}).get("time_varying_columns")), [])

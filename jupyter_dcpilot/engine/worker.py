@@ -16,7 +16,7 @@ import kernel_tools
 from jupyter_dcpilot.probe import ProbeError, probe_expression
 
 from .budgets import Budgets, minutes
-from .episodes import Episode
+from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
 from .progress import Progress
@@ -25,7 +25,8 @@ from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
-              "convert_units", "fix_dtypes", "aggregate_per_entity"}
+              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals"}
+INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 Stop = Callable[[], Awaitable[Any]]
@@ -74,7 +75,29 @@ class Worker:
         if step.decision_id and step.code is None and step.episode != "confirm_task":
             action = (self.session.decision(step.decision_id).option() or {}).get("action")
             return (action["function"], dict(action.get("params") or {})) if action else (None, {})
+        if self.episodes[step.episode].stage == "model" and step.code is None and self.intervals():
+            return "fit_evaluate_intervals", dict(step.params)
         return step.function, dict(step.params)
+
+    def intervals(self) -> tuple[str, str] | None:
+        """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.
+
+        They are intervals when ``to_intervals`` made them (it sets the task's ``start`` and
+        ``stop``), or when they came that way (the diagnosis found a counting-process layout:
+        ``index.start``) and were kept rather than aggregated. Such rows need the interval model:
+        counted from 0, a later interval would know its entity survived until its start.
+        """
+        task = self.session.task
+        index = task.get("index") or {}
+        start = task.get("start") or index.get("start")
+        stop = task.get("stop") or task.get("time")
+        columns = self.session.variables.get("columns") or []
+        aggregated = any(s.status == "done" and s.result.get("function") == "aggregate_per_entity"
+                         for s in self.session.plan)
+        if (task.get("kind") != "survival" or not start or not stop or not self.grouping() or aggregated
+                or (columns and start not in columns)):
+            return None
+        return start, stop
 
     def report_var(self, step: Step) -> str:
         ep = self.episodes[step.episode]
@@ -153,14 +176,22 @@ class Worker:
 
     def _model_code(self, params: dict[str, Any], budget: float | None = None) -> list[str]:
         task = self.session.task
-        kwargs: dict[str, Any] = {"target": task.get("target"), "task": task.get("kind")}
-        if task.get("kind") == "survival":
-            kwargs["time"] = task.get("time")
-        if self.grouping():
-            kwargs["groups"] = task["id"]
-        if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
-            kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
-        kwargs.update(params)
+        intervals = self.intervals()
+        if intervals is not None:
+            kwargs: dict[str, Any] = {"id": task["id"], "start": intervals[0], "stop": intervals[1],
+                                      "event": task.get("target")}
+            kwargs.update({k: v for k, v in params.items() if k in INTERVAL_MODEL_PARAMS})
+            function = "fit_evaluate_intervals"
+        else:
+            kwargs = {"target": task.get("target"), "task": task.get("kind")}
+            if task.get("kind") == "survival":
+                kwargs["time"] = task.get("time")
+            if self.grouping():
+                kwargs["groups"] = task["id"]
+            if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
+                kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
+            kwargs.update(params)
+            function = "fit_evaluate"
         pre = self.preprocess_vars()
         # columns a train-only step added (e.g. label-issue flags) are notes, not features
         notes = [c for s in self.session.plan if s.status == "done" and s.result.get("function")
@@ -168,7 +199,7 @@ class Worker:
                  and self.episodes[s.episode].stage == "post_split"
                  for c in (s.result.get("report") or {}).get("columns_added", [])]
         frame = f"train.drop(columns={py(notes)})" if notes else "train"
-        return [f"model = kt.fit_evaluate({frame}{call_args(kwargs)}, test=test, "
+        return [f"model = kt.{function}({frame}{call_args(kwargs)}, test=test, "
                 f"preprocess=[{', '.join(pre)}])", "model"]
 
     def grouping(self) -> bool:
@@ -246,6 +277,8 @@ class Worker:
                 step.cell_ids.append(result.cell_id)
                 step.result.update({"var": self.report_var(step), "function": function,
                                     "params": params, "outputs": result.text()[-2000:]})
+                if function == "to_intervals":  # the model fits these intervals (see intervals())
+                    self.session.task.update(start=params.get("time"), stop=params.get("duration"))
                 self.session.variables["imports"] = True  # the first cell imported them
                 await self._read_results(step, function)
                 step.error = None
@@ -354,7 +387,8 @@ class Worker:
         expect = dict(ep.expect)
         function = step.result.get("function")
         if function and function != ep.function:
-            expect = {}  # the expert chose another kind of call: only the generic checks apply
+            # the expert chose another kind of call: the generic checks, and what that call may do
+            expect = dict(CALL_EXPECT.get(function, {}))
         if expect.get("rows") == "one_per_entity":
             expect["id"] = step.result.get("params", {}).get("id") or self.session.task.get("id")
         target = self.session.task.get("target")
