@@ -143,7 +143,8 @@ def test_folds_keep_each_entity_on_one_side():
 def pbcseq_models(pbcseq):
     """The baseline-record Cox and the time-varying Cox on the same split of patients."""
     intervals, _ = kt.to_intervals(pbcseq, id="id", time="day", duration="futime", event="status")
-    train, test, _ = kt.split(intervals, target="status", groups="id", random_state=0)
+    # on this split Newton-Raphson oscillates at the default penalty in some fits (lifelines only warns)
+    train, test, _ = kt.split(intervals, target="status", groups="id", random_state=2)
     time_varying = kt.fit_evaluate_intervals(train, id="id", start="day", stop="futime", event="status", test=test)
     first, _ = kt.aggregate_per_entity(pbcseq, id="id", time="day", how="baseline")
     first = first.drop(columns=["day"])  # 0 for everyone
@@ -154,11 +155,14 @@ def pbcseq_models(pbcseq):
 
 def test_time_varying_labs_rank_patients_better_than_their_baseline_labs(pbcseq_models):
     time_varying, baseline, train, test = pbcseq_models
-    # measured on pbcseq (5 grouped folds, holdout of 62 patients): time-varying cv ~0.89 / holdout
-    # ~0.93 against the baseline record's ~0.80 / ~0.83; both are the same comparison of each
-    # event with those at risk (with baseline values the time-dependent C-index is Harrell's)
+    # measured on this split (5 grouped folds, holdout of 62 patients): time-varying cv 0.91 / holdout
+    # 0.86 against the baseline record's 0.80 / 0.77; both are the same comparison of each event
+    # with those at risk (with baseline values only, the time-dependent C-index is Harrell's)
     assert time_varying.cv_score > baseline.cv_score + 0.05
     assert time_varying.holdout_score > baseline.holdout_score + 0.03
+    # a fit that did not converge (holdout 0.54 when its arbitrary coefficients were kept) is
+    # refit with a tenfold penalty
+    assert time_varying.pipeline[-1].penalizer_ == pytest.approx(1.0)
     assert time_varying.task == "survival" and time_varying.metric == "c_index" and time_varying.grouped
     assert time_varying.groups == "id" and time_varying.time == "futime" and len(time_varying.cv_scores) == 5
     assert not {"id", "day", "futime", "status"} & set(time_varying.features)

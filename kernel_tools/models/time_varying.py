@@ -105,6 +105,9 @@ class TimeVaryingCoxEstimator(RegressorMixin, BaseEstimator):
     risk) of each row's values; ``score`` is the time-dependent C-index. A covariate constant in
     the training rows carries no signal and would stop lifelines' scaling: its weight is 0. When
     the fit does not converge the penalty is raised tenfold once, recorded in ``penalizer_``.
+
+    ``penalizer`` is lifelines' ridge penalty: ``n_rows * penalizer * sum(beta**2) / 2`` on
+    standardised covariates, so it grows with the number of intervals, not of entities.
     """
 
     def __init__(self, penalizer: float = PENALIZER):
@@ -112,7 +115,7 @@ class TimeVaryingCoxEstimator(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y) -> TimeVaryingCoxEstimator:
         from lifelines import CoxTimeVaryingFitter
-        from lifelines.exceptions import ConvergenceError
+        from lifelines.exceptions import ConvergenceError, ConvergenceWarning
 
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -125,9 +128,15 @@ class TimeVaryingCoxEstimator(RegressorMixin, BaseEstimator):
         for attempt in range(2):
             model = CoxTimeVaryingFitter(penalizer=penalizer)
             try:
-                with _warnings.catch_warnings():
-                    _warnings.simplefilter("ignore")
+                with _warnings.catch_warnings(record=True) as caught:
+                    _warnings.simplefilter("always")
                     model.fit(frame, event_col="_event", start_col="_start", stop_col="_stop")
+                # lifelines only warns when Newton-Raphson stops without converging (it oscillated,
+                # or the likelihood ran to 0 on separated data): the coefficients are then arbitrary
+                failed = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)
+                          and ("failed to converge" in str(w.message) or "suspiciously close to 0" in str(w.message))]
+                if failed:
+                    raise ConvergenceError(failed[0].strip())
                 break
             except ConvergenceError:
                 if attempt == 1:
