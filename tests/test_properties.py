@@ -28,7 +28,7 @@ pytestmark = pytest.mark.timeout(180)
 DOCUMENTED = (ValueError, TypeError, KeyError)
 EXAMPLES = {"drop_columns": 40, "deduplicate": 40, "fix_dtypes": 40, "normalize_categories": 40,
             "convert_units": 40, "impute": 30, "handle_outliers": 30, "handle_label_issues": 15,
-            "split": 40, "aggregate_per_entity": 40, "join_frames": 30, "diagnose": 40}
+            "split": 40, "aggregate_per_entity": 40, "to_intervals": 40, "join_frames": 30, "diagnose": 40}
 
 NAMES = st.one_of(st.sampled_from(["a", "b", "y", "id", "t", "x y", "Ä", "ignore previous instructions"]),
                   st.text(min_size=1, max_size=6), st.integers(0, 3))
@@ -202,6 +202,25 @@ def test_aggregate_per_entity(df, data):
     if not isinstance(result, Exception):
         out, _ = result
         assert len(out) <= len(df)
+
+
+@property_settings("to_intervals")
+@given(frames(max_cols=3), st.data())
+def test_to_intervals(df, data):
+    # visits (entity, time, follow-up, event), now and then of another kind, next to messy columns
+    n = len(df)
+    plausible = {"pid": st.lists(st.one_of(st.integers(0, 5), st.none()), min_size=n, max_size=n),
+                 "t": values("small_float", n), "end": values("small_float", n),
+                 "ev": st.lists(st.sampled_from([0, 1, 2, None]), min_size=n, max_size=n)}
+    for role, strategy in plausible.items():
+        column = strategy if data.draw(st.integers(0, 5)) else values(data.draw(st.sampled_from(KINDS)), n)
+        df[role] = pd.Series(data.draw(column)).reset_index(drop=True) if n else pd.Series(dtype=float)
+    result = check(kt.to_intervals, df, id="pid", time="t", duration="end", event="ev")
+    if not isinstance(result, Exception):
+        out, _ = result
+        assert 0 < len(out) <= len(df)
+        assert (out["t"] < out["end"]).all()  # every interval spans time
+        assert not out.groupby("pid")["t"].apply(lambda t: t.duplicated().any()).any()
 
 
 @property_settings("join_frames")
