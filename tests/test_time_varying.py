@@ -70,6 +70,9 @@ def test_the_fitted_step_replays_on_new_data_and_reads_r_event_codes():
     assert any("at or after the end of follow-up" in w for w in report.warnings)
     replayed = report.apply(visits.iloc[:4])  # the censored code learned at fit, on pid 7 alone
     assert replayed["dead"].tolist() == [1, 2]
+    nullable, _ = kt.to_intervals(visits.astype({"t": "Int64", "end": "Int64"}), id="pid", time="t",
+                                  duration="end", event="dead")
+    assert str(nullable["end"].dtype) == "Int64" and nullable["end"].tolist() == out["end"].tolist()
     with pytest.raises(ValueError, match="'t' must hold numbers"):
         kt.to_intervals(visits.assign(t=visits["t"].astype(str)), id="pid", time="t", duration="end", event="dead")
     with pytest.raises(KeyError, match="'visit'"):

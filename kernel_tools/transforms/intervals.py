@@ -84,7 +84,8 @@ class IntervalBuilder(FrameTransformer):
         spans = (stop > rows[self.time]).to_numpy()
         last = following.isna().to_numpy()
         out = rows.copy()
-        out[self.duration] = stop.to_numpy().astype(np.result_type(rows[self.time].dtype, end.dtype))
+        whole = pd.api.types.is_integer_dtype(X[self.time]) and pd.api.types.is_integer_dtype(X[self.duration])
+        out[self.duration] = stop.astype(X[self.duration].dtype if whole else "float64")
         event = np.where(last, outcome.to_numpy(dtype=object), self.censored_value_)
         out[self.event] = pd.Series(event, index=out.index).astype(X[self.event].dtype)
         out = out[spans]  # each interval keeps its record's index label
