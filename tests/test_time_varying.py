@@ -99,6 +99,33 @@ def test_concordance_compares_each_event_with_the_values_in_force_at_its_time():
     assert np.isnan(time_dependent_concordance(start, stop, np.zeros(len(rows)), risk))
 
 
+def every_pair(start, stop, event, risk):
+    """The definition, one event at a time."""
+    lower = same = pairs = 0
+    for k in np.flatnonzero(event):
+        t = stop[k]
+        at_risk = (start < t) & (t <= stop) & ~(event & (stop == t))
+        lower += (at_risk & (risk < risk[k])).sum()
+        same += (at_risk & (risk == risk[k])).sum()
+        pairs += at_risk.sum()
+    return (lower + 0.5 * same) / pairs if pairs else float("nan")
+
+
+def test_the_counts_are_those_of_every_pair_compared():
+    rng = np.random.default_rng(1)
+    for _ in range(100):  # tied times, tied risks, late entries, a few to hundreds of rows
+        n = int(rng.integers(1, 600))
+        start = rng.integers(0, 30, n).astype(float)
+        stop = start + rng.integers(1, 20, n)
+        event = rng.random(n) < rng.random()
+        risk = np.round(rng.normal(size=n), int(rng.integers(0, 2)))
+        expected = every_pair(start, stop, event, risk)
+        got = time_dependent_concordance(start, stop, event, risk)
+        assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="missing values"):
+        time_dependent_concordance([0.0], [1.0], [1], [np.nan])
+
+
 def test_without_varying_covariates_it_is_harrells_c_index():
     rng = np.random.default_rng(3)
     n = 300

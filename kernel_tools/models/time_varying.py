@@ -56,7 +56,7 @@ PENALIZER = 0.1
 IMPORTANCE_ROWS = 2000  # held-out intervals permutation importance uses (whole entities)
 IMPORTANCE_PREDICTIONS = 64  # features x repeats x models
 IMPORTANCE_FOLDS = 3
-PAIRS_PER_BLOCK = 4_000_000  # events x intervals compared at once by the C-index
+QUERY_CELLS = 4_000_000  # events x rows of one block compared at once by the C-index
 
 
 def time_dependent_concordance(start, stop, event, risk) -> float:
@@ -67,25 +67,76 @@ def time_dependent_concordance(start, stop, event, risk) -> float:
     interval that ends in the event; ``risk``: the model's risk from that interval's values
     (higher = sooner). Intervals of one entity must not overlap (each entity is then at risk
     through at most one interval at any time), which ``fit_evaluate_intervals`` checks.
+
+    Counted without forming the pairs: the intervals in force at t with a lower risk are those
+    started before t less those stopped before t, less those failing at t too; each count is a
+    sum over blocks of sorted risks (about n * sqrt(n) steps: 2 s for 100,000 intervals and
+    10,000 events on a busy 2-core machine, where comparing every pair took 25 s).
     """
     start = np.asarray(start, dtype=float)
     stop = np.asarray(stop, dtype=float)
     event = np.asarray(event, dtype=float) > 0
     risk = np.asarray(risk, dtype=float)
+    if np.isnan(risk).any():
+        raise ValueError("the risk has missing values: it cannot be ranked")
     dead = np.flatnonzero(event)
     if len(dead) == 0:
         return float("nan")
-    correct = tied = pairs = 0.0
-    per_block = max(1, PAIRS_PER_BLOCK // max(len(stop), 1))
-    for block in np.array_split(dead, int(np.ceil(len(dead) / per_block))):
-        t = stop[block][:, None]
-        at_risk = (start[None, :] < t) & (t <= stop[None, :])
-        at_risk &= ~(event[None, :] & (stop[None, :] == t))  # failing at t too (i itself included)
-        mine = risk[block][:, None]
-        correct += float((at_risk & (risk[None, :] < mine)).sum())
-        tied += float((at_risk & (risk[None, :] == mine)).sum())
-        pairs += float(at_risk.sum())
-    return (correct + 0.5 * tied) / pairs if pairs else float("nan")
+    rank = np.unique(risk, return_inverse=True)[1].ravel()  # equal risks, equal ranks
+    t, r = stop[dead], rank[dead]
+    begun = _below(start, rank, t, r)  # (lower risk, same risk, all) among rows started before t
+    ended = _below(stop, rank, t, r)  # ...among rows stopped before t: no longer at risk
+    failing = _failing_together(t, r)  # ...among rows failing at t too (itself included)
+    lower, same, pairs = (float((b - e - f).sum()) for b, e, f in zip(begun, ended, failing))
+    return (lower + 0.5 * same) / pairs if pairs else float("nan")
+
+
+def _below(times: np.ndarray, rank: np.ndarray, t: np.ndarray, r: np.ndarray):
+    """For each query (t, r): rows with time < t and rank < r, rank == r, and any rank."""
+    order = np.argsort(times, kind="stable")
+    times, rank = times[order], rank[order]
+    n = len(times)
+    before = np.searchsorted(times, t, side="left")  # rows with time < t: a prefix
+    queries = np.argsort(before, kind="stable")  # queries by prefix: those past a block are a tail
+    before, r = before[queries], r[queries]
+    lower = np.zeros(len(t), dtype=np.int64)
+    same = np.zeros(len(t), dtype=np.int64)
+    size = max(16, int(np.sqrt(n)))
+    for lo in range(0, n, size):  # whole blocks inside a query's prefix: binary search
+        hi = min(n, lo + size)
+        tail = int(np.searchsorted(before, hi, side="left"))
+        if tail == len(before):
+            break
+        block = np.sort(rank[lo:hi])
+        left = np.searchsorted(block, r[tail:], side="left")
+        lower[tail:] += left
+        same[tail:] += np.searchsorted(block, r[tail:], side="right") - left
+    # the part of a block a prefix ends inside: compared row by row, a chunk of queries at a time
+    covered = np.where(before >= n, n, before // size * size)  # a short last block was whole
+    offsets = np.arange(size)
+    step = max(1, QUERY_CELLS // size)
+    for q in range(0, len(t), step):
+        rows = covered[q:q + step, None] + offsets
+        inside = rows < before[q:q + step, None]
+        values = rank[np.minimum(rows, n - 1)]
+        lower[q:q + step] += (inside & (values < r[q:q + step, None])).sum(axis=1)
+        same[q:q + step] += (inside & (values == r[q:q + step, None])).sum(axis=1)
+    out = [np.empty_like(lower) for _ in range(3)]
+    for target, values in zip(out, (lower, same, before)):
+        target[queries] = values
+    return tuple(out)
+
+
+def _failing_together(t: np.ndarray, r: np.ndarray):
+    """For each event (t, r): events at the same time with rank < r, rank == r, and any rank."""
+    when = np.unique(t, return_inverse=True)[1].ravel()
+    width = int(r.max()) + 2
+    keys = np.sort(when * width + r)
+    first = np.searchsorted(keys, when * width, side="left")
+    left = np.searchsorted(keys, when * width + r, side="left")
+    right = np.searchsorted(keys, when * width + r, side="right")
+    everyone = np.searchsorted(keys, (when + 1) * width, side="left")
+    return left - first, right - left, everyone - first
 
 
 def interval_target(start, stop, event) -> np.ndarray:
