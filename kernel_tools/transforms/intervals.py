@@ -17,8 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis.task import event_indicator
-
 from ._base import FrameTransformer, check_columns, check_frame, is_numeric
 from .report import StepReport
 
@@ -38,6 +36,9 @@ class IntervalBuilder(FrameTransformer):
         self.event = event
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> IntervalBuilder:
+        # imported here: the diagnosis package is heavy, and the other transforms do not need it
+        from kernel_tools.diagnosis.task import event_indicator
+
         X = self._remember_input(X)
         roles = [self.id, self.time, self.duration, self.event]
         check_columns(X, roles, "column")
