@@ -193,6 +193,7 @@ def test_time_varying_labs_rank_patients_better_than_their_baseline_labs(pbcseq_
     # a fit that did not converge (holdout 0.54 when its arbitrary coefficients were kept) is
     # refit with a tenfold penalty
     assert time_varying.pipeline[-1].penalizer_ == pytest.approx(1.0)
+    assert any("did not converge with penalty 0.1" in w for w in time_varying.warnings)
     assert time_varying.task == "survival" and time_varying.metric == "c_index" and time_varying.grouped
     assert time_varying.groups == "id" and time_varying.time == "futime" and len(time_varying.cv_scores) == 5
     assert not {"id", "day", "futime", "status"} & set(time_varying.features)

@@ -287,6 +287,10 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
         if len(fold_models) < IMPORTANCE_FOLDS:
             fold_models.append((fitted, X.iloc[val_rows], y[val_rows], train[id].to_numpy()[val_rows]))
     model = _fit(pipe, X, y)
+    cox = model[-1]
+    if cox.penalizer_ > cox.penalizer:
+        warnings.append(f"the Cox fit did not converge with penalty {cox.penalizer:g} and was refit with "
+                        f"{cox.penalizer_:g}: its coefficients are shrunk more than usual")
     cv_score, cv_std = float(np.nanmean(scores)), float(np.nanstd(scores))
     metrics = {"cv_c_index": cv_score, "cv_c_index_std": cv_std, "cv_folds": float(len(folds)),
                "entities_train": float(train[id].nunique()), "events_train": float(events)}
