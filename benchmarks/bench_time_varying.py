@@ -54,7 +54,7 @@ def run(seed: int, repeats: int) -> dict:
                                                             event="status", test=test), repeats)
     return {"seed": seed, "patients_test": int(test["id"].nunique()),
             "baseline": {"cv": baseline.cv_score, "holdout": baseline.holdout_score, "fit_s": base_s,
-                         "rows": len(base_train)},
+                         "rows": len(base_train), "model": baseline.model_name},
             "time_varying": {"cv": varying.cv_score, "holdout": varying.holdout_score, "fit_s": tv_s,
                              "rows": len(train)}}
 
