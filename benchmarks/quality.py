@@ -13,7 +13,10 @@ For each case of ``cases.py``:
 The holdout carries true labels and leaked columns permuted across its rows (see cases.py), so
 a model that leans on a leaked column scores what it would score at prediction time. With
 repeated rows the naive model's row predictions are averaged per entity, so every pipeline is
-rated per held-out entity. ``run_case`` returns one JSON-safe dict per case.
+rated per held-out entity. Every co-pilot run is also audited from its report and notebook
+against the case's truth (``audit.py``, independent of the co-pilot's own verdict); a run
+whose report says valid while the audit fails is *quietly invalid*. ``run_case`` returns one
+JSON-safe dict per case.
 
     python benchmarks/quality.py --cases rossi-checkins,bank-churn
 """
@@ -38,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from audit import Truth, audit_run  # noqa: E402
 from cases import Case, available_cases, permute_columns  # noqa: E402
 from naive import RIGHT_METRIC, fit_naive, predict_scores, score_holdout  # noqa: E402
 
@@ -70,13 +74,25 @@ def issue_scores(findings: list[dict[str, Any]], truth: set) -> dict[str, Any]:
     }
 
 
-def _mentions(features: list[str], columns: list[str]) -> list[str]:
-    """Columns used as features, also through derived names (e.g. 'x_last' from 'x')."""
-    return sorted({c for c in columns for f in features if f == c or f.startswith(f"{c}_")})
+def truth_of(case: Case) -> Truth:
+    """What the audit holds the co-pilot's run of ``case`` to."""
+    return Truth(task=case.task, target=case.target, time=case.time, entity=case.entity, index=case.index,
+                 leaked=tuple(case.leaked), follow_up=tuple(case.follow_up), identifiers=tuple(case.identifiers))
 
 
-def run_copilot(case: Case, workdir: Path, timeout: float) -> dict[str, Any]:
-    """The headless co-pilot on the case's files; its report plus wall time."""
+def copilot_env(copilot_src: str | Path | None) -> dict[str, str] | None:
+    """The environment that runs the co-pilot from another source tree (e.g. an older commit's
+    checkout, to measure before and after with the same cases and audit); None: this one."""
+    if copilot_src is None:
+        return None
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(Path(copilot_src).resolve())}
+
+
+def run_copilot(case: Case, workdir: Path, timeout: float, copilot_src: str | Path | None = None) -> dict[str, Any]:
+    """The headless co-pilot on the case's files; its report plus wall time (``copilot_src``:
+    run the co-pilot of that source tree instead of this one)."""
     workdir.mkdir(parents=True, exist_ok=True)
     train_path, holdout_path = workdir / "train.csv", workdir / "holdout.csv"
     case.train.to_csv(train_path, index=False)
@@ -91,16 +107,18 @@ def run_copilot(case: Case, workdir: Path, timeout: float) -> dict[str, Any]:
            "--test", str(holdout_path), "--approve", "recommended", "--planner", "rules", "--out", str(out)]
     if case.task == "survival":
         cmd += ["--task", "survival", "--time", case.time]
-    return run_cli(cmd, out, workdir, timeout)
+    return run_cli(cmd, out, workdir, timeout, env=copilot_env(copilot_src))
 
 
-def run_cli(cmd: list[str], out: Path, workdir: Path, timeout: float) -> dict[str, Any]:
+def run_cli(cmd: list[str], out: Path, workdir: Path, timeout: float,
+            env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``jupyter dcpilot run`` (``cmd``) and read its report.json from ``out``, with the
-    wall time (``seconds``) and exit code; ``{"error": ...}`` when it timed out or wrote none."""
+    wall time (``seconds``), exit code and ``out``; ``{"error": ...}`` when it timed out or
+    wrote none."""
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s", "seconds": timeout}
     seconds = time.perf_counter() - started
@@ -111,31 +129,32 @@ def run_cli(cmd: list[str], out: Path, workdir: Path, timeout: float) -> dict[st
     report = json.loads(report_path.read_text())
     report["seconds"] = seconds
     report["exit"] = proc.returncode
+    report["out"] = str(out)
     return report
 
 
 def judge_copilot(case: Case, report: dict[str, Any]) -> dict[str, Any]:
+    """Valid = the run's own report says valid AND the external audit (``audit.py``) passes;
+    ``audit`` holds the audit, ``quietly_invalid`` whether the report said valid and it failed."""
     if "error" in report:
         return {"valid": False, "problems": [report["error"]], "metric": None, "holdout": None,
                 "self": None, "seconds": report["seconds"], "issues": issue_scores([], case.truth),
-                "state": "error"}
+                "state": "error", "audit": None, "quietly_invalid": False}
     model = report.get("model") or {}
-    features = list(model.get("features") or [])
-    problems = [str(w) for w in report.get("warnings", [])] if not report.get("valid") else []
-    leaked = _mentions(features, case.leaked)
-    if leaked:
-        problems.append(f"leaked columns are features: {leaked}")
-    if case.entity and report.get("task", {}).get("id") != case.entity:
-        problems.append(f"entity {case.entity!r} not used to group or aggregate")
-    if model.get("metric") != RIGHT_METRIC[case.task]:
-        problems.append(f"metric {model.get('metric')!r} (expected {RIGHT_METRIC[case.task]!r})")
-    valid = bool(report.get("valid")) and not leaked and not problems
+    audit = audit_run(report["out"], truth_of(case))
+    checks = report.get("validity")  # the named checks of the verdict (older reports: warnings only)
+    if isinstance(checks, list):
+        said = [f"{c.get('check')}: {c.get('detail')}" for c in checks if not c.get("passed")]
+    else:
+        said = [str(w) for w in report.get("warnings", [])] if not report.get("valid") else []
+    problems = said + [p for rule in audit.problems.values() for p in rule]
     return {
-        "valid": valid, "problems": problems, "metric": model.get("metric"),
+        "valid": bool(report.get("valid")) and audit.passed, "problems": problems, "report_problems": said,
+        "metric": model.get("metric"),
         "holdout": model.get("holdout_score"), "self": model.get("cv_score"),
         "seconds": report["seconds"], "issues": issue_scores(report.get("findings", []), case.truth),
         "state": report.get("state"), "dropped": report.get("dropped_columns", []),
-        "features_with_ids": _mentions(features, case.identifiers),
+        "said_valid": report.get("valid"), "audit": audit.to_dict(), "quietly_invalid": audit.quietly_invalid,
     }
 
 
@@ -149,6 +168,8 @@ def run_naive(case: Case, random_state: int = 0) -> dict[str, Any]:
     # the follow-up time is part of the outcome: unknown when predicting, so it is permuted too
     features = permute_columns(holdout, [case.time], 1) if case.time else holdout
     scores = predict_scores(result, features)
+    if case.task == "survival" and np.ndim(scores) == 2:  # several event codes: risk = P(not censored)
+        scores = 1 - scores[:, [str(c) for c in result.pipeline.classes_].index("0")]
     y, t = holdout[case.target], holdout[case.time] if case.time else None
     if case.entity:  # rate per entity, like the others: mean of the entity's row predictions
         frame = pd.DataFrame({"e": holdout[case.entity].to_numpy(), "y": y.to_numpy(),
@@ -163,9 +184,9 @@ def run_naive(case: Case, random_state: int = 0) -> dict[str, Any]:
     classes = None if result.task == "regression" else list(result.pipeline.classes_)
     holdout_score = score_holdout(case.task, y, scores, classes=classes, time=t)
     problems = []
-    leaked = [c for c in case.leaked if c in result.features]
+    leaked = [c for c in case.unknown_at_prediction if c in result.features]
     if leaked:
-        problems.append(f"leaked columns are features: {leaked}")
+        problems.append(f"leaked or follow-up columns are features: {leaked}")
     if case.entity:
         problems.append("rows of one entity on both sides of a random row split")
     if case.task == "survival":
@@ -176,8 +197,7 @@ def run_naive(case: Case, random_state: int = 0) -> dict[str, Any]:
             problems.append(f"accuracy on imbalanced classes (minority {share:.0%})")
     return {"valid": not problems, "problems": problems, "metric": RIGHT_METRIC[case.task],
             "holdout": holdout_score, "self": result.self_score, "self_metric": result.self_metric,
-            "seconds": time.perf_counter() - started,
-            "features_with_ids": [c for c in case.identifiers if c in result.features]}
+            "seconds": time.perf_counter() - started}
 
 
 def _join_all(frame: pd.DataFrame, extra: list[pd.DataFrame]) -> pd.DataFrame:
@@ -228,26 +248,14 @@ def gap_recovered(copilot: float | None, naive: float | None, oracle: float | No
     return (copilot - naive) / (oracle - naive)
 
 
-def run_reference(case: Case, workdir: Path, seconds: float) -> dict[str, Any]:
-    """The co-pilot's model vs an external reference on its prepared data (``reference.py``)."""
-    import reference
-
-    notebook = workdir / case.name / "copilot" / "notebook.ipynb"
-    if not notebook.is_file():
-        return {"error": "the co-pilot wrote no notebook"}
-    try:
-        return reference.compare(notebook, seconds)
-    except Exception as exc:  # reported in the table: one broken comparison must not hide the others
-        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
-
-
 def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int = 0,
-             reference_seconds: float | None = None) -> dict[str, Any]:
+             reference_seconds: float | None = None, copilot_src: str | Path | None = None) -> dict[str, Any]:
     """Run the three pipelines on one case (and, with ``reference_seconds``, the external
-    reference on the co-pilot's prepared data); a JSON-safe dict for the report."""
+    reference on the co-pilot's prepared data); a JSON-safe dict for the report.
+    ``copilot_src``: the co-pilot of another source tree (see ``copilot_env``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        copilot = judge_copilot(case, run_copilot(case, workdir / case.name, timeout))
+        copilot = judge_copilot(case, run_copilot(case, workdir / case.name, timeout, copilot_src))
         naive = run_naive(case, random_state)
         oracle = run_oracle(case, random_state)
         labels = label_rows(case)
@@ -262,9 +270,11 @@ def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int 
 
 
 def run_suite(names: list[str] | None = None, *, n: int | None = None, workdir: Path | None = None,
-              timeout: float = 900, log=None, reference_seconds: float | None = None) -> list[dict[str, Any]]:
+              timeout: float = 900, log=None, reference_seconds: float | None = None,
+              copilot_src: str | Path | None = None) -> list[dict[str, Any]]:
     """Every available case (or ``names``); ``n`` shrinks each case for a smoke run;
-    ``reference_seconds``: also compare the co-pilot's model with the external reference."""
+    ``reference_seconds``: also compare the co-pilot's model with the external reference;
+    ``copilot_src``: the co-pilot of another source tree (see ``copilot_env``)."""
     builders = available_cases()
     names = [c for c in (names or builders) if c in builders]
     results = []
@@ -274,7 +284,8 @@ def run_suite(names: list[str] | None = None, *, n: int | None = None, workdir: 
             started = time.perf_counter()
             try:
                 case = builders[name](seed=0, n=n)
-                results.append(run_case(case, root, timeout, reference_seconds=reference_seconds))
+                results.append(run_case(case, root, timeout, reference_seconds=reference_seconds,
+                                        copilot_src=copilot_src))
             except Exception as exc:  # one broken case must not hide the others
                 results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"})
             if log:
@@ -311,8 +322,12 @@ def main() -> None:
     ap.add_argument("--json", help="write the results to this file")
     ap.add_argument("--reference-seconds", type=float, default=None,
                     help="also run the external reference model with this time budget (reference.py)")
+    ap.add_argument("--workdir", help="keep each case's files and the co-pilot's notebook/report here")
+    ap.add_argument("--copilot-src", help="run the co-pilot of this source tree (e.g. an older commit's "
+                    "checkout) with this harness, its cases and its audit")
     args = ap.parse_args()
     results = run_suite([c for c in args.cases.split(",") if c] or None, n=args.n, timeout=args.timeout,
+                        workdir=Path(args.workdir) if args.workdir else None, copilot_src=args.copilot_src,
                         log=lambda s: print(s, file=sys.stderr, flush=True),
                         reference_seconds=args.reference_seconds)
     text = json.dumps(results, indent=2, default=str)

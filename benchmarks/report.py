@@ -87,6 +87,35 @@ def _valid(p: dict | None) -> str:
     return "**no**: " + "; ".join(str(x) for x in p.get("problems", []))[:220]
 
 
+def _said_valid(c: dict[str, Any]) -> str:
+    """The co-pilot's own verdict (its report.json), with the checks that failed."""
+    if c.get("state") == "error":
+        return "**no**: " + "; ".join(c.get("problems", []))[:220]
+    if c.get("said_valid"):
+        return "yes"
+    return "**no**: " + "; ".join(str(x) for x in c.get("report_problems", []))[:220]
+
+
+def _audit(c: dict[str, Any]) -> str:
+    """The external audit of the run (benchmarks/audit.py); QUIETLY INVALID when the report said valid."""
+    audit = c.get("audit")
+    if not audit:
+        return "—"
+    if audit.get("passed"):
+        return "passed"
+    problems = "; ".join(p for rule in audit["problems"].values() for p in rule)[:220]
+    return ("**QUIETLY INVALID**: " if audit.get("quietly_invalid") else "failed: ") + problems
+
+
+def quietly_invalid_line(quality: list[dict[str, Any]]) -> str:
+    done = [r["copilot"] for r in quality if "error" not in r]
+    audited = [c for c in done if c.get("audit")]
+    quiet = [r["case"] for r in quality if "error" not in r and r["copilot"].get("quietly_invalid")]
+    return (f"Audit: {sum(c['audit']['passed'] for c in audited)} of {len(done)} co-pilot runs pass the external "
+            f"audit; {sum(bool(c.get('said_valid')) for c in done)} say valid; quietly invalid (the report says "
+            f"valid, the audit does not): **{len(quiet)}**" + (f" ({', '.join(quiet)})" if quiet else "") + ".")
+
+
 def quality_section(quality: list[dict[str, Any]]) -> list[str]:
     lines = ["## Quality: co-pilot vs naive pipeline vs oracle", "",
              "Same training rows and the same honest holdout for all three pipelines (see *Method*). "
@@ -94,14 +123,16 @@ def quality_section(quality: list[dict[str, Any]]) -> list[str]:
              "Harrell's C for survival), per held-out entity when rows repeat. "
              "Gap recovered = (co-pilot − naive) / (oracle − naive); — when there is no oracle or the gap is "
              "below 0.01. Issues: precision / recall of the co-pilot's findings against the injected or "
-             "documented problems (over the kinds the ground truth covers).", "",
-             "| case | task | train rows | pipeline | valid? | issues P / R | holdout metric | self-reported | "
-             "run time s |", "|---|---|---|---|---|---|---|---|---|"]
-    summary = ["", "| case | co-pilot valid | naive valid | co-pilot | naive | oracle | gap recovered |",
-               "|---|---|---|---|---|---|---|"]
+             "documented problems (over the kinds the ground truth covers). Valid? is the run's own verdict "
+             "(co-pilot: its report.json; naive: the checks of *Method*); audit is the external check of every "
+             "co-pilot run (`benchmarks/audit.py`, see *Method*).", "",
+             "| case | task | train rows | pipeline | valid? | audit | issues P / R | holdout metric | self-reported | "
+             "run time s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    summary = ["", "| case | co-pilot valid (report and audit) | naive valid | co-pilot | naive | oracle | "
+               "gap recovered |", "|---|---|---|---|---|---|---|"]
     for r in quality:
         if "error" in r:
-            lines.append(f"| {r['case']} | — | — | — | error: {r['error'][:200]} | | | | |")
+            lines.append(f"| {r['case']} | — | — | — | error: {r['error'][:200]} | | | | | |")
             continue
         c, n, o = r["copilot"], r["naive"], r["oracle"]
         issues = c.get("issues") or {}
@@ -110,15 +141,17 @@ def quality_section(quality: list[dict[str, Any]]) -> list[str]:
         if missed:
             pr += f" (missed: {', '.join(missed)[:120]})"
         head = f"| {r['case']} | {r['task']} | {r['rows']} |"
-        lines.append(f"{head} co-pilot | {_valid(c)} | {pr} | {c.get('metric') or '—'} {_num(c.get('holdout'))} | "
+        lines.append(f"{head} co-pilot | {_said_valid(c)} | {_audit(c)} | {pr} | {c.get('metric') or '—'} "
+                     f"{_num(c.get('holdout'))} | "
                      f"{_num(c.get('metric'))} cv {_num(c.get('self'))} | {_num(c.get('seconds'), 1)} |")
-        lines.append(f"| | | | naive | {_valid(n)} | — (no diagnosis) | {n['metric']} {_num(n.get('holdout'))} | "
+        lines.append(f"| | | | naive | {_valid(n)} | — | — (no diagnosis) | {n['metric']} "
+                     f"{_num(n.get('holdout'))} | "
                      f"{n.get('self_metric')} {_num(n.get('self'))} | {_num(n.get('seconds'), 1)} |")
         if o:
-            lines.append(f"| | | | oracle | yes | — | {o['metric']} {_num(o.get('holdout'))} | "
+            lines.append(f"| | | | oracle | yes | — | — | {o['metric']} {_num(o.get('holdout'))} | "
                          f"{o['metric']} cv {_num(o.get('self'))} | {_num(o.get('seconds'), 1)} |")
         else:
-            lines.append("| | | | oracle | — | — | no ground truth | — | — |")
+            lines.append("| | | | oracle | — | — | — | no ground truth | — | — |")
         summary.append(f"| {r['case']} | {'yes' if c.get('valid') else 'no'} | {'yes' if n.get('valid') else 'no'} | "
                        f"{_num(c.get('holdout'))} | {_num(n.get('holdout'))} | {_num((o or {}).get('holdout'))} | "
                        f"{_num(r.get('gap_recovered'), 2)} |")
@@ -128,7 +161,7 @@ def quality_section(quality: list[dict[str, Any]]) -> list[str]:
               f"naive in {sum(bool(r['naive'].get('valid')) for r in done)} of {len(done)}; "
               f"median gap recovered {_num(float(np.median(gaps)) if gaps else None, 2)} over {len(gaps)} "
               "cases with an oracle and a gap of at least 0.01.")
-    lines += ["", f"### Summary ({len(done)} cases)", "", totals] + summary
+    lines += ["", f"### Summary ({len(done)} cases)", "", totals, "", quietly_invalid_line(quality)] + summary
     labels = [r for r in quality if r.get("label_rows")]
     if labels:
         lines += ["", "### Flipped labels found (row level, `kernel_tools.diagnose` on the training rows)", "",
@@ -145,6 +178,68 @@ def quality_section(quality: list[dict[str, Any]]) -> list[str]:
             if r.get("holdout_entities"):
                 held += f", {r['holdout_entities']} entities"
             lines.append(f"| {r['case']} | {r['source']} | {r['description']} | {held} |")
+    return lines
+
+
+def _verdict(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    if row.get("state") == "error":
+        return "error"
+    return "valid" if row.get("said_valid") else "not valid"
+
+
+def _audit_cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    if row["audit_passed"]:
+        return "passed"
+    return ("**QUIETLY INVALID**: " if row["quietly_invalid"] else "failed: ") + str(row.get("problems", ""))[:200]
+
+
+def audit_record_section(records: dict[str, dict[str, Any]]) -> list[str]:
+    """Quietly invalid runs before → after, from the records of ``audit_record.py``."""
+    import audit_record
+
+    head = ["## Quietly invalid runs: before → after (`benchmarks/audit_record.py`)", ""]
+    if not records:
+        return head + ["no records in benchmarks/results/ (see `benchmarks/audit_record.py`)."]
+    labels = [label for label in audit_record.LABELS if label in records]
+    lines = head + [
+        "Written from the records in `benchmarks/results/` (not this run): every run of the quality suite and "
+        "of the full sweep (`sweep.py --mode full`: the co-pilot on every data set scikit-learn, lifelines, "
+        "statsmodels, scikit-survival and pydataset ship), by the co-pilot of the commit named, each audited by "
+        "`benchmarks/audit.py` against the documented truth (same cases, catalogue and audit for both). "
+        "*Quietly invalid*: the run's report says valid, the audit does not. A run whose report says "
+        "not valid is not quiet, whatever the audit says.", "",
+        "| runs | co-pilot at | recorded | runs | report says valid | audit passed | quietly invalid |",
+        "|---|---|---|---|---|---|---|"]
+    for part, title in (("quality", "quality suite"), ("sweep", "sweep")):
+        for label in labels:
+            rec = records[label]
+            c = audit_record.counts(rec[part])
+            lines.append(f"| {title}, {label} | {rec['commit']} | {rec['recorded']} | {c['runs']} | "
+                         f"{c['said_valid']} | {c['audit_passed']} | **{c['quietly_invalid']}** |")
+    arrows = []
+    for part, title in (("quality", "quality suite"), ("sweep", "sweep")):
+        arrows.append(f"{title} " + " → ".join(str(audit_record.counts(records[label][part])["quietly_invalid"])
+                                                for label in labels))
+    lines += ["", f"Quietly invalid runs ({' → '.join(labels)}): " + "; ".join(arrows) + ".", ""]
+    for part, title, every in (("quality", "Quality suite, per case", True),
+                               ("sweep", "Sweep: the data sets whose audit failed before or after", False)):
+        by_label = {label: {r["name"]: r for r in records[label][part]} for label in labels}
+        names = list(dict.fromkeys(n for label in labels for n in by_label[label]))
+        if not every:
+            names = [n for n in names if any(not by_label[label].get(n, {"audit_passed": True})["audit_passed"]
+                                             for label in labels)]
+        cols = " | ".join(f"{label}: report | {label}: audit" for label in labels)
+        lines += [f"### {title}", "", f"| {'case' if every else 'data set'} | {cols} |",
+                  "|---|" + "---|---|" * len(labels)]
+        for name in names:
+            cells = " | ".join(f"{_verdict(by_label[label].get(name))} | {_audit_cell(by_label[label].get(name))}"
+                               for label in labels)
+            lines.append(f"| {name} | {cells} |")
+        lines.append("")
     return lines
 
 
@@ -355,18 +450,31 @@ def render(results: dict[str, Any]) -> str:
            "(clean values, true labels, no leaked or identifier columns, one row per entity), scored on the "
            "ground truth of the same holdout.",
            "- **Honest holdout** (chosen for a fair comparison): held out before anything runs, whole entities "
-           "when rows repeat, TRUE labels, and every leaked column (and, for the naive model, the follow-up "
-           "time) permuted across holdout rows, i.e. as unknown as at prediction time. So a leaky model scores "
+           "when rows repeat, TRUE labels, and every leaked or follow-up column (and, for the naive model, "
+           "the survival time) permuted across holdout rows, i.e. as unknown as at prediction time (pbcseq-visits: "
+           "each held-out patient's first visit only, since at enrolment the later visits do not exist yet). "
+           "So a leaky model scores "
            "what it would score in use, not what its leaky split claims. Its features arrive in the same "
            "(dirty) form as the training data; the oracle gets their ground truth. Naive row predictions "
            "are averaged per entity (the co-pilot's own holdout score is per entity when it aggregated, per "
            "row when it grouped). Where the data has its own labelled test file (cirrhosis), that is "
            "the holdout.",
-           "- **Valid** = no leaked column among the features, entities kept together (grouped or "
-           "aggregated) when rows repeat, the task's right metric, and (co-pilot) its own report says valid.",
+           "- **Valid** (naive) = no leaked or follow-up column among the features, entities kept together "
+           "when rows repeat, the task's right metric. **Co-pilot** valid = its own report says valid and "
+           "the external audit passes.",
+           "- **Audit** (`benchmarks/audit.py`, independent of the co-pilot's verdict): from each run's "
+           "report.json and notebook, against the case's documented truth: no leaked, follow-up / "
+           "outcome-derived or identifier column (nor the entity id, target or survival time) among the model's "
+           "features, also through derived names (`x_missing`, `x_last`); when rows repeat, each entity on one "
+           "side of the split and of every fold (aggregated, or split and cross-validated by a grouping that "
+           "never separates it) and, when the outcome counts from the first record, the first / baseline "
+           "record, a landmark or intervals fitted as intervals; the task's metric; a holdout that confirms "
+           "the cross-validation (AUROC / C-index ≤ 0.55 next to cv ≥ 0.60 fails; R² ≤ 0 next to ≥ 0.2). "
+           "*Quietly invalid* = the report says valid and the audit does not.",
            ""]
     out += quality_section(results.get("quality", [])) + [""]
     out += models_section(results.get("quality", [])) + [""]
+    out += audit_record_section(results.get("audit_records", {})) + [""]
     out += diagnose_quality_section(results.get("diagnose_quality", [])) + [""]
     out += speed_section(results.get("speed", {"error": "not requested"})) + [""]
     out += scale_section(results.get("scale")) + [""]

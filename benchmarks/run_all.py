@@ -4,11 +4,14 @@
     python benchmarks/run_all.py --quick --out /tmp/bench.md      # a smoke run (about a minute)
 
 Runs, one after the other (never two heavy measurements at once): the quality suite
-(``quality.py``; with the co-pilot's model against an external reference, ``reference.py``),
-the diagnosis precision/recall on shared data (``diagnose_quality.py``), the speed comparison
-(``bench_diagnose.py``), the end-to-end scale benchmark (``bench_scale.py``) and the checkpoint
-benchmark (``bench_checkpoints.py``), each speed benchmark in child processes; then renders the report
-(``report.py``). Machine, versions and load average are read at the start.
+(``quality.py``, every co-pilot run audited by ``audit.py``; with the co-pilot's model against an
+external reference, ``reference.py``), the diagnosis precision/recall on shared data
+(``diagnose_quality.py``), the speed comparison (``bench_diagnose.py``), the end-to-end scale
+benchmark (``bench_scale.py``) and the checkpoint benchmark (``bench_checkpoints.py``), each speed
+benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
+counts before → after from the records in ``benchmarks/results/`` (``audit_record.py``: the full
+sweep takes hours, so it is recorded, not rerun). Machine, versions and load average are read at
+the start.
 """
 
 from __future__ import annotations
@@ -109,7 +112,10 @@ def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[s
 def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     import quality
 
-    results: dict[str, Any] = {"machine": report.machine_info(), "versions": report.versions()}
+    import audit_record
+
+    results: dict[str, Any] = {"machine": report.machine_info(), "versions": report.versions(),
+                               "audit_records": audit_record.load_records()}
     started = time.perf_counter()
     cases = [c for c in args.cases.split(",") if c] or None
     with tempfile.TemporaryDirectory(prefix="dcpilot-bench-") as tmp_name:

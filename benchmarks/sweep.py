@@ -13,7 +13,9 @@ states. Two modes:
 The time column is given only when its name says nothing (``give_time``): whether survival is
 recognised from a duration column is part of what the sweep checks. Judged per data set: a
 crash (error or failed step), a wrong task, leakage flags on columns that are not known leaks
-(``leaks`` lists the documented ones), identifiers missed or honest features called ids.
+(``leaks`` and ``follow_up`` list the documented ones), identifiers missed or honest features
+called ids; in full mode every run is also audited (``audit.py``) against the catalogue's truth,
+and a run whose report says valid while the audit fails is counted as quietly invalid.
 
     python benchmarks/sweep.py --mode diagnose
     python benchmarks/sweep.py --mode full --only sklearn,lifelines --json sweep.json
@@ -39,7 +41,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from quality import run_cli  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+from audit import Truth, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+from quality import copilot_env, run_cli  # noqa: E402
 
 
 @dataclass
@@ -54,7 +57,16 @@ class Dataset:
     id: str | None = None  # entity id when rows repeat per entity
     ids: tuple[str, ...] = ()  # identifier columns (no signal)
     leaks: tuple[str, ...] = ()  # documented post-outcome / target-derived columns
+    follow_up: tuple[str, ...] = ()  # documented as recorded after the prediction time
+    # with an entity id: "row" (each record its own prediction), "first" (the outcome counts
+    # from each entity's first record) or "intervals" ((start, stop] rows on one clock)
+    index: str = "row"
     note: str = ""
+
+    def truth(self) -> Truth:
+        """What ``audit.py`` holds a run on this data set to."""
+        return Truth(task=self.task, target=self.target, time=self.time, entity=self.id, index=self.index,
+                     leaked=self.leaks, follow_up=self.follow_up, identifiers=self.ids)
 
 
 # ---------------------------------------------------------------- loaders
@@ -135,11 +147,12 @@ def catalog() -> list[Dataset]:
         D("ll_rossi", ll, _lifelines("rossi"), "arrest", "survival", time="week"),
         D("ll_lung", ll, _lifelines("lung"), "status", "survival", time="time", note="status 1/2"),
         D("ll_lymph_node", ll, _lifelines("lymph_node"), "censdead", "survival", time="survtime",
-          leaks=("deathdate", "recdate", "rectime", "censrec")),
+          leaks=("deathdate",), follow_up=("recdate", "rectime", "censrec"),
+          note="survtime runs from diagdateb to deathdate; recurrence date, time and flag come during follow-up"),
         D("ll_stanford", ll, _lifelines("stanford_heart_transplants"), "event", "survival",
-          time="stop", id="id"),
-        D("ll_recur", ll, _lifelines("recur"), "CENSOR", "survival", time="TIME1", id="ID",
-          note="CENSOR = 1 is the event; EVENT numbers the recurrences"),
+          time="stop", id="id", index="intervals", note="(start, stop] rows; transplant changes at its date"),
+        D("ll_recur", ll, _lifelines("recur"), "CENSOR", "survival", time="TIME1", id="ID", index="intervals",
+          note="CENSOR = 1 is the event; EVENT numbers the recurrences; (TIME0, TIME1] rows"),
         D("ll_waltons", ll, _lifelines("waltons"), "E", "survival", time="T"),
         D("ll_regression", ll, _lifelines("regression_dataset"), "E", "survival", time="T"),
         D("ll_dd", ll, _lifelines("dd"), "observed", "survival", time="duration",
@@ -153,7 +166,8 @@ def catalog() -> list[Dataset]:
         D("ll_psychiatric", ll, _lifelines("psychiatric_patients"), "C", "survival", time="T"),
         D("ll_gbsg2", ll, _lifelines("gbsg2"), "cens", "survival", time="time"),
         D("ll_g3", ll, _lifelines("g3"), "event", "survival", time="time", ids=("no.",), note="17 rows"),
-        D("ll_panel_test", ll, _lifelines("panel_test"), "E", "survival", time="t", id="id"),
+        D("ll_panel_test", ll, _lifelines("panel_test"), "E", "survival", time="t", id="id", index="intervals",
+          note="one row per period t of each id, the event on the last: discrete (t-1, t] intervals"),
         D("ll_canadian_senators", ll, _lifelines("canadian_senators"), "observed", "survival",
           time="diff_days", ids=("Name",), leaks=("end_date", "reason")),
         D("ll_lupus", ll, _lifelines("lupus"), "dead", "survival",
@@ -179,7 +193,8 @@ def catalog() -> list[Dataset]:
         D("sm_engel", sm, _statsmodels("engel"), "foodexp", "regression"),
         D("sm_grunfeld", sm, _statsmodels("grunfeld"), "invest", "regression", id="firm", time="year"),
         # scikit-survival
-        D("ss_whas500", ss, _sksurv("whas500"), "fstat", "survival", time="lenfol"),
+        D("ss_whas500", ss, _sksurv("whas500"), "fstat", "survival", time="lenfol", follow_up=("los",),
+          note="lenfol counts from hospital admission; los, the length of that stay, is known at discharge"),
         D("ss_gbsg2", ss, _sksurv("gbsg2"), "cens", "survival", time="time"),
         D("ss_veterans", ss, _sksurv("veterans_lung_cancer"), "Status", "survival",
           time="Survival_in_days", note="boolean event"),
@@ -217,15 +232,19 @@ def catalog() -> list[Dataset]:
         D("r_infert", pd_, _pydataset("infert"), "case", "classification", note="matched case-control"),
         D("r_ToothGrowth", pd_, _pydataset("ToothGrowth"), "len", "regression"),
         D("r_mgus", pd_, _pydataset("mgus"), "death", "survival", time="futime", ids=("id",),
-          leaks=("pctime",)),
+          follow_up=("pctime", "pcdx"),
+          note="pctime (time to a plasma-cell malignancy) and pcdx (its type) exist only for those who progressed, "
+               "during follow-up"),
         D("r_nwtco", pd_, _pydataset("nwtco"), "rel", "survival", time="edrel", give_time=True,
           ids=("seqno",)),
         D("r_rats", pd_, _pydataset("rats"), "status", "survival", time="time", id="litter"),
-        D("r_cgd", pd_, _pydataset("cgd"), "status", "survival", time="tstop", id="id"),
+        D("r_cgd", pd_, _pydataset("cgd"), "status", "survival", time="tstop", id="id", index="intervals",
+          note="(tstart, tstop] rows between infections"),
         D("r_flchain", pd_, _pydataset("flchain"), "death", "survival", time="futime", leaks=("chapter",)),
         D("r_bladder", pd_, _pydataset("bladder"), "event", "survival", time="stop", id="id"),
         D("r_kidney", pd_, _pydataset("kidney"), "status", "survival", time="time", id="id"),
-        D("r_heart", pd_, _pydataset("heart"), "event", "survival", time="stop", id="id"),
+        D("r_heart", pd_, _pydataset("heart"), "event", "survival", time="stop", id="id", index="intervals",
+          note="(start, stop] rows; transplant changes at its date"),
         D("r_InsectSprays", pd_, _pydataset("InsectSprays"), "count", "regression", note="count"),
         D("r_swiss", pd_, _pydataset("swiss"), "Fertility", "regression"),
         D("r_attitude", pd_, _pydataset("attitude"), "rating", "regression"),
@@ -247,11 +266,14 @@ def catalog() -> list[Dataset]:
         D("r_DoctorAUS", pd_, _pydataset("DoctorAUS"), "doctorco", "regression", note="count"),
         D("r_Wages", pd_, _pydataset("Wages"), "lwage", "regression", note="panel without an id column"),
         D("r_Mroz", pd_, _pydataset("Mroz"), "work", "classification", leaks=("hoursw", "hearnw"),
-          note="hours and hourly earnings of the year are 0 exactly when she did not work"),
+          follow_up=("wagew",),
+          note="hours and hourly earnings of the year are 0 exactly when she did not work; wagew is the wage "
+               "reported at the 1976 interview, after the year whose participation is the target"),
         D("r_Participation", pd_, _pydataset("Participation"), "lfp", "classification"),
         D("r_Star", pd_, _pydataset("Star"), "tmathssk", "regression"),
         D("r_Housing", pd_, _pydataset("Housing"), "price", "regression"),
-        D("r_Treatment", pd_, _pydataset("Treatment"), "treat", "classification"),
+        D("r_Treatment", pd_, _pydataset("Treatment"), "treat", "classification", follow_up=("re78",),
+          note="re78: earnings in 1978, after the training programme that treat assigns (re74, re75 before)"),
         D("r_Fatality", pd_, _pydataset("Fatality"), "mrall", "regression", id="state", time="year"),
         D("r_Mode", pd_, _pydataset("Mode"), "choice", "classification"),
         D("r_Heating", pd_, _pydataset("Heating"), "depvar", "classification", ids=("idcase",)),
@@ -316,7 +338,10 @@ def run_diagnose(ds: Dataset, df: pd.DataFrame) -> dict[str, Any]:
             "seconds": time.perf_counter() - started}
 
 
-def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float) -> dict[str, Any]:
+def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float,
+             copilot_src: str | Path | None = None) -> dict[str, Any]:
+    """The headless co-pilot on ``df`` (``copilot_src``: the co-pilot of that source tree) and
+    the external audit of its run (``audit.py``) against the data set's documented truth."""
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / "data.csv"
     df.to_csv(path, index=False)
@@ -325,7 +350,7 @@ def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float) -> di
            "--approve", "recommended", "--planner", "rules", "--out", str(out)]
     if ds.give_time and ds.time:
         cmd += ["--time", ds.time]
-    report = run_cli(cmd, out, workdir, timeout)
+    report = run_cli(cmd, out, workdir, timeout, env=copilot_env(copilot_src))
     if "error" in report:
         return report
     seconds = report["seconds"]
@@ -340,9 +365,10 @@ def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float) -> di
         "steps_done": sum(s["status"] == "done" for s in steps),
         "steps_failed": [f"{s['title']}: {(s.get('note') or '')[:160]}" for s in steps if s["status"] == "failed"],
         "dropped": report.get("dropped_columns", []),
-        "metric": model.get("metric"), "cv_score": model.get("cv_score"),
+        "metric": model.get("metric"), "cv_score": model.get("cv_score"), "holdout_score": model.get("holdout_score"),
         "features": model.get("features") or [],
         "valid": report.get("valid"), "warnings": report.get("warnings", []),
+        "audit": audit_run(out, ds.truth()).to_dict(),
         "seconds": seconds,
     }
 
@@ -350,7 +376,7 @@ def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float) -> di
 def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     """What a demanding data scientist would object to, as counts and column lists."""
     if "error" in result:
-        return {"crash": True, "wrong_task": None, "false_leaks": [], "missed_leaks": list(ds.leaks),
+        return {"crash": True, "wrong_task": None, "false_leaks": [], "missed_leaks": list(ds.leaks + ds.follow_up),
                 "false_ids": [], "missed_ids": [], "missed_entity": bool(ds.id)}
     found = _findings_summary(result["findings"])
     leaks = set(found.get("target_leakage", []))
@@ -359,22 +385,24 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     return {
         "crash": bool(result.get("steps_failed")) or result.get("state") == "failed",
         "wrong_task": result["task"] != ds.task,
-        "false_leaks": sorted(leaks - set(ds.leaks) - {ds.time} - set(ds.ids)),
-        "missed_leaks": sorted(set(ds.leaks) - leaks - set(result.get("dropped", []))),
+        "false_leaks": sorted(leaks - set(ds.leaks) - set(ds.follow_up) - {ds.time} - set(ds.ids)),
+        "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", []))),
         "false_ids": sorted(ids - set(ds.ids) - {ds.id} - {None}),
         "missed_ids": sorted(set(ds.ids) - ids - set(found.get("target_leakage", []))),
         "missed_entity": bool(ds.id) and entity != ds.id,
     }
 
 
-def run_one(ds: Dataset, mode: str, root: Path, timeout: float) -> dict[str, Any]:
+def run_one(ds: Dataset, mode: str, root: Path, timeout: float,
+            copilot_src: str | Path | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"name": ds.name, "source": ds.source, "target": ds.target,
                            "expected": ds.task, "note": ds.note}
     try:
         df = ds.load()
         df.columns = [str(c) for c in df.columns]
         row["shape"] = [int(df.shape[0]), int(df.shape[1])]
-        result = run_diagnose(ds, df) if mode == "diagnose" else run_full(ds, df, root / ds.name, timeout)
+        result = (run_diagnose(ds, df) if mode == "diagnose"
+                  else run_full(ds, df, root / ds.name, timeout, copilot_src))
     except Exception as exc:  # one broken data set must not hide the others
         result = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-800:],
                   "seconds": 0.0}
@@ -434,6 +462,10 @@ def problems(rows: list[dict[str, Any]]) -> str:
                 bits.append(f"{key}={j[key]}")
         if j["missed_entity"]:
             bits.append(f"entity {r.get('task_id')!r} (expected {r.get('expected_id')!r})")
+        audit = r.get("audit")
+        if audit and not audit["passed"]:
+            verdict = "QUIETLY INVALID" if audit["quietly_invalid"] else "audit failed (report: not valid)"
+            bits.append(f"{verdict}: " + "; ".join(p for rule in audit["problems"].values() for p in rule)[:300])
         if bits:
             lines.append(f"{r['name']}: " + " | ".join(bits))
     return "\n".join(lines)
@@ -448,7 +480,28 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
             "false_id_flags": sum(len(x["false_ids"]) for x in j),
             "missed_ids": sum(len(x["missed_ids"]) for x in j),
             "missed_entities": sum(bool(x["missed_entity"]) for x in j),
+            **({"said_valid": sum(bool(r.get("valid")) for r in rows),
+                "audit_passed": sum(bool((r.get("audit") or {}).get("passed")) for r in rows),
+                "quietly_invalid": sum(bool((r.get("audit") or {}).get("quietly_invalid")) for r in rows)}
+               if any("audit" in r for r in rows) else {}),
             "seconds": round(sum(r.get("seconds", 0) for r in rows), 1)}
+
+
+def reaudit(rows: list[dict[str, Any]], root: Path) -> list[dict[str, Any]]:
+    """Audit and judge again the rows of an earlier full run (``--json``) from the run folders
+    it kept (``--workdir``), with the current catalogue: no co-pilot runs."""
+    by_name = {d.name: d for d in catalog()}
+    out = []
+    for row in rows:
+        ds = by_name.get(row["name"])
+        if ds is None:
+            continue  # no longer in the catalogue
+        row = dict(row)
+        if "error" not in row:
+            row["audit"] = audit_run(root / ds.name / "out", ds.truth()).to_dict()
+        row["judged"] = judge(ds, row)
+        out.append(row)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -458,7 +511,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", help="write every row to this file")
     ap.add_argument("--workdir", help="keep the co-pilot's notebooks here (full mode)")
+    ap.add_argument("--copilot-src", help="run the co-pilot of this source tree (e.g. an older commit's "
+                    "checkout) with this catalogue and audit (full mode)")
+    ap.add_argument("--reaudit", metavar="JSON", help="no runs: audit and judge again the rows of an earlier "
+                    "full run (its --json) from the run folders it kept (--workdir)")
     args = ap.parse_args(argv)
+    if args.reaudit:
+        if not args.workdir:
+            ap.error("--reaudit needs --workdir (the folder the earlier run kept)")
+        rows = reaudit(json.loads(Path(args.reaudit).read_text()), Path(args.workdir))
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
+        print(problems(rows) or "none")
+        print("\ncounts:", json.dumps(counts(rows)))
+        return 0
     datasets, missing = available(catalog())
     if missing:
         print(f"skipped (not installed): {', '.join(missing)}", file=sys.stderr)
@@ -471,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(args.workdir or tmp)
         rows = []
         for ds in datasets:
-            row = run_one(ds, args.mode, root, args.timeout)
+            row = run_one(ds, args.mode, root, args.timeout, args.copilot_src)
             row["expected_id"] = ds.id
             rows.append(row)
             if args.json:  # as it goes: a long run stopped half-way still leaves its rows

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jupyter_dcpilot.engine.validity import CHECKS
@@ -25,6 +26,7 @@ def _load(name: str):
     """A benchmarks module under a private name (the folder is scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -78,6 +80,83 @@ def test_copilot_valid_and_naive_not_on_a_leaky_repeated_case(smoke):
     assert copilot["issues"]["recall"] > 0.5 and copilot["issues"]["precision"] > 0.5
     assert "rearrest_report_filed" in copilot["dropped"]
     assert copilot["seconds"] > 0 and case["holdout_entities"] > 10
+    # the external audit read the run's report and notebook: first check-ins, grouped, no leak
+    # (the small holdout aside, which the verdict then reports too: never quietly invalid)
+    problems = copilot["audit"]["problems"]
+    assert not any(problems[rule] for rule in problems if rule != "holdout"), problems
+    assert copilot["quietly_invalid"] is False
+
+
+def _run(folder: Path, *, valid: bool, features: list[str], cells: list[str],
+         metric: str = "c_index", cv: float = 0.70, holdout: float = 0.68) -> Path:
+    """A run folder as ``jupyter dcpilot run`` leaves it: report.json, notebook.ipynb (its cells
+    as written, loading a data file) and the data."""
+    folder.mkdir(parents=True)
+    data = folder / "visits.csv"
+    pd.DataFrame({"rownames": [1, 2, 3, 4], "id": [1, 1, 2, 2], "day": [0, 90, 0, 45],
+                  "futime": [400, 400, 900, 900], "status": [1, 1, 0, 0], "bili": [1.0, 2.0, 0.7, 0.9],
+                  "arm": ["a", "a", "b", "b"]}).to_csv(data, index=False)
+    load = f"import pandas as pd\nimport kernel_tools as kt\ndf = pd.read_csv({str(data)!r})"
+    notebook = {"cells": [{"cell_type": "code", "source": src, "outputs": [], "metadata": {}}
+                          for src in [load, *cells]], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "notebook.ipynb").write_text(json.dumps(notebook))
+    report = {"valid": valid, "task": {"kind": "survival", "target": "status", "time": "futime", "id": "id"},
+              "model": {"metric": metric, "cv_score": cv, "holdout_score": holdout, "features": features}}
+    (folder / "report.json").write_text(json.dumps(report))
+    return folder
+
+
+FIRST = "df, aggregation = kt.aggregate_per_entity(df, id='id', time='day', how='baseline')"
+MODEL = "model = kt.fit_evaluate(train, target='status', task='survival', time='futime', test=test)"
+
+
+def test_audit_catches_a_valid_report_with_a_leak_and_passes_a_clean_run(tmp_path):
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime", entity="id", index="first",
+                        follow_up=("day",), identifiers=("rownames",))
+    clean = audit.audit_run(_run(tmp_path / "clean", valid=True, features=["bili", "arm"], cells=[FIRST, MODEL]),
+                            truth)
+    assert clean.passed and not clean.quietly_invalid, clean.problems
+
+    # the follow-up visit day as a feature, also through a derived name: quietly invalid
+    leaky = audit.audit_run(_run(tmp_path / "leaky", valid=True, features=["bili", "day_missing"],
+                                 cells=[FIRST, MODEL]), truth)
+    assert leaky.quietly_invalid and "'day'" in leaky.problems["features"][0]
+    # the row numbers as a feature
+    ids = audit.audit_run(_run(tmp_path / "ids", valid=True, features=["bili", "rownames"], cells=[FIRST, MODEL]),
+                          truth)
+    assert ids.quietly_invalid and "identifier" in ids.problems["features"][0]
+    # the latest visit when survival counts from the first
+    last = FIRST.replace("how='baseline'", "how='last'")
+    latest = audit.audit_run(_run(tmp_path / "latest", valid=True, features=["bili"], cells=[last, MODEL]), truth)
+    assert latest.quietly_invalid and "'last'" in latest.problems["entities"][0]
+    # every visit a row, folds not grouped by patient
+    rows = audit.audit_run(_run(tmp_path / "rows", valid=True, features=["bili"], cells=[MODEL]), truth)
+    assert rows.quietly_invalid and any("not grouped by 'id'" in p for p in rows.problems["entities"])
+    # a holdout at chance next to a confident cross-validation, and the wrong metric
+    chance = audit.audit_run(_run(tmp_path / "chance", valid=True, features=["bili"], cells=[FIRST, MODEL],
+                                  cv=0.72, holdout=0.51), truth)
+    assert chance.quietly_invalid and chance.problems["holdout"]
+    metric = audit.audit_run(_run(tmp_path / "metric", valid=True, features=["bili"], cells=[FIRST, MODEL],
+                                  metric="roc_auc"), truth)
+    assert metric.quietly_invalid and metric.problems["metric"]
+    # a report that already says not valid is not quiet, whatever the audit finds
+    honest = audit.audit_run(_run(tmp_path / "honest", valid=False, features=["day"], cells=[FIRST, MODEL]), truth)
+    assert not honest.passed and not honest.quietly_invalid
+    assert audit.count([clean, leaky, honest]) == {"runs": 3, "said_valid": 2, "audit_passed": 1,
+                                                   "quietly_invalid": 1}
+
+
+def test_audit_reads_only_cells_that_ran(tmp_path):
+    """A failed aggregation cell did not change the data: the rows stayed repeated."""
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime", entity="id", index="first")
+    folder = _run(tmp_path / "failed", valid=True, features=["bili"], cells=[FIRST, MODEL])
+    notebook = json.loads((folder / "notebook.ipynb").read_text())
+    notebook["cells"][1]["outputs"] = [{"output_type": "error", "ename": "KeyError", "evalue": "'day'",
+                                        "traceback": []}]
+    (folder / "notebook.ipynb").write_text(json.dumps(notebook))
+    assert audit.audit_run(folder, truth).quietly_invalid
 
 
 @pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)

@@ -1,0 +1,328 @@
+"""The referee: a strict external audit of one co-pilot run against the documented truth.
+
+It reads only what a run leaves behind — ``report.json`` (the model's features, metric and
+scores, and the run's own verdict ``valid``) and ``notebook.ipynb`` (the code that actually
+ran: which rows were aggregated how, what the split and the folds were grouped by) — and the
+data file the notebook loaded. It imports nothing from ``jupyter_dcpilot``: the co-pilot's own
+verdict (``jupyter_dcpilot.engine.validity``) is what is being checked, so it cannot be the
+judge. A run passes only when
+
+- ``features``: no documented leak, column recorded after the prediction time (follow-up or
+  outcome-derived), identifier, the entity id, the target or the survival time is a model
+  feature, also through a derived name (``x_missing``, ``x_last`` ...);
+- ``entities``: when rows repeat per entity, each entity sits on one side of every split and
+  fold — aggregated to one row per entity, or split and cross-validated by a grouping that
+  never separates an entity's rows — and, when the outcome counts from each entity's first
+  record (``index="first"``), the features are what was known then: the first / baseline
+  record, a landmark, or (start, stop] intervals fitted as intervals; with (start, stop] rows
+  (``index="intervals"``) a model that reads every row as starting at time 0 is not valid;
+- ``metric``: the metric fits the documented task (AUROC, R², C-index);
+- ``holdout``: the held-out score confirms the cross-validated one (AUROC / C-index ≤ 0.55
+  next to a cross-validated ≥ 0.60 fails; R² ≤ 0 next to ≥ 0.2).
+
+A run is *quietly invalid* when its report says valid and the audit does not.
+
+    python benchmarks/audit.py RUN_DIR --task survival --target status --time futime \\
+        --entity id --index first --follow-up day --identifiers rownames
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+RIGHT_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
+HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance ...
+CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ... while cross-validation claims this
+AT_INDEX = ("first", "baseline")  # aggregation rules that keep each entity's first record
+INDEX_KINDS = ("row", "first", "intervals")
+CALLS = ("aggregate_per_entity", "split", "fit_evaluate", "fit_evaluate_intervals", "to_intervals",
+         "read_csv", "read_parquet")
+
+
+@dataclass
+class Truth:
+    """What is documented about a data set: the task and which columns may not be features.
+
+    index: when a prediction is made, for data with an ``entity``: ``"row"`` (each record is
+    its own prediction: grouping the entity's rows is enough), ``"first"`` (the outcome counts
+    from each entity's first record) or ``"intervals"`` ((start, stop] rows whose time counts
+    from the first record).
+    """
+
+    task: str
+    target: str
+    time: str | None = None
+    entity: str | None = None
+    index: str = "row"
+    leaked: tuple[str, ...] = ()  # outcome-derived or otherwise giving the outcome away
+    follow_up: tuple[str, ...] = ()  # recorded after the prediction time
+    identifiers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.task not in RIGHT_METRIC:
+            raise ValueError(f"task must be one of {sorted(RIGHT_METRIC)}; got {self.task!r}")
+        if self.index not in INDEX_KINDS:
+            raise ValueError(f"index must be one of {INDEX_KINDS}; got {self.index!r}")
+
+    def forbidden(self) -> dict[str, str]:
+        """Column -> why it may not be a feature."""
+        out: dict[str, str] = {self.target: "the target"}
+        if self.time and self.task == "survival":
+            out[self.time] = "the survival time"
+        if self.entity:
+            out[self.entity] = "the entity id"
+        out.update({c: "an identifier" for c in self.identifiers})
+        out.update({c: "recorded after the prediction time" for c in self.follow_up})
+        out.update({c: "a documented leak" for c in self.leaked})
+        return out
+
+
+@dataclass
+class Audit:
+    """The audit of one run: each rule's problems (empty when it passed) and the run's claim."""
+
+    said_valid: bool | None
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not any(self.problems.values())
+
+    @property
+    def quietly_invalid(self) -> bool:
+        """The run's report says valid, the audit says not."""
+        return bool(self.said_valid) and not self.passed
+
+    def summary(self) -> str:
+        bad = [f"{rule}: {'; '.join(p)}" for rule, p in self.problems.items() if p]
+        return "passed" if not bad else " | ".join(bad)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed, "quietly_invalid": self.quietly_invalid}
+
+
+# ---------------------------------------------------------------- what the notebook ran
+
+
+@dataclass
+class Call:
+    name: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+def _value(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return ast.unparse(node)  # a variable or an expression: its source
+
+
+def notebook_calls(notebook: dict[str, Any]) -> list[Call]:
+    """The calls of interest in the code cells that ran without an error, in order."""
+    out: list[Call] = []
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        if any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in CALLS:
+                out.append(Call(name, [_value(a) for a in node.args],
+                                {k.arg: _value(k.value) for k in node.keywords if k.arg}))
+    return out
+
+
+def _last(calls: list[Call], name: str) -> Call | None:
+    return next((c for c in reversed(calls) if c.name == name), None)
+
+
+def _arg(call: Call, name: str, position: int) -> Any:
+    """A keyword argument, or the positional one at ``position`` (0 = the frame)."""
+    if name in call.kwargs:
+        return call.kwargs[name]
+    return call.args[position] if len(call.args) > position else None
+
+
+def loaded_data(calls: list[Call], workdir: Path) -> pd.DataFrame | None:
+    """The first data file the notebook loaded (the co-pilot's starting point), if readable."""
+    for call in calls:
+        if call.name in ("read_csv", "read_parquet") and call.args and isinstance(call.args[0], str):
+            path = Path(call.args[0])
+            path = path if path.is_absolute() else workdir / path
+            if path.is_file():
+                return pd.read_csv(path) if call.name == "read_csv" else pd.read_parquet(path)
+    return None
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _derived_from(feature: str, column: str, raw: set[str]) -> bool:
+    """``feature`` is ``column`` or a name derived from it (``column_missing``, ``column_last``),
+    unless that name is itself a column of the raw data."""
+    return feature == column or (feature.startswith(f"{column}_") and feature not in raw)
+
+
+def feature_problems(features: list[str], truth: Truth, raw: set[str]) -> list[str]:
+    problems = []
+    for column, why in truth.forbidden().items():
+        used = [f for f in features if _derived_from(f, column, raw)]
+        if used:
+            problems.append(f"'{column}' ({why}) is a feature" + (f" as {used}" if used != [column] else ""))
+    return problems
+
+
+def _keeps_together(entity: str, grouping: Any, data: pd.DataFrame | None) -> bool:
+    """Rows grouped by ``grouping`` never separate an ``entity``: the same column, or (checked
+    on the loaded data) a column that is constant within each entity."""
+    if not isinstance(grouping, str) or not grouping:
+        return False
+    if grouping == entity:
+        return True
+    if data is None or entity not in data.columns or grouping not in data.columns:
+        return False
+    return bool((data.groupby(entity, dropna=False)[grouping].nunique(dropna=False) <= 1).all())
+
+
+def _at_index(aggregate: Call) -> bool:
+    """Each entity's features as known at its first record: first/baseline, or a landmark."""
+    if aggregate.kwargs.get("landmark") not in (None, "None"):
+        return True
+    how = _arg(aggregate, "how", 3)
+    if how is None:
+        return False  # aggregate_per_entity's default is "last"
+    if isinstance(how, dict):
+        return bool(how) and all(h in AT_INDEX for h in how.values())  # unlisted columns take "last"
+    return how in AT_INDEX
+
+
+def entity_problems(calls: list[Call], truth: Truth, data: pd.DataFrame | None) -> list[str]:
+    if not truth.entity:
+        return []
+    entity = truth.entity
+    aggregate = _last(calls, "aggregate_per_entity")
+    intervals = _last(calls, "fit_evaluate_intervals")
+    fit = _last(calls, "fit_evaluate")  # the last fit is the model reported
+    split = _last(calls, "split")
+    if aggregate is not None and _keeps_together(entity, _arg(aggregate, "id", 1), data):
+        how = "landmark" if aggregate.kwargs.get("landmark") not in (None, "None") else _arg(aggregate, "how", 3)
+        if truth.index != "row" and not _at_index(aggregate):
+            return [f"one row per '{entity}' from the '{how or 'last'}' of its records, but the outcome counts "
+                    "from the first record: the features hold what is known only after the prediction time"]
+        return []
+    if intervals is not None and _keeps_together(entity, _arg(intervals, "id", 1), data):
+        return []
+    if fit is None:
+        return [f"rows repeat per '{entity}' and no model step shows how they were kept together"]
+    problems = []
+    if not _keeps_together(entity, fit.kwargs.get("groups"), data):
+        problems.append(f"the cross-validation is not grouped by '{entity}' (groups={fit.kwargs.get('groups')!r})")
+    if split is not None and not _keeps_together(entity, split.kwargs.get("groups"), data):
+        problems.append(f"the train/test split is not grouped by '{entity}' (groups={split.kwargs.get('groups')!r})")
+    if truth.index == "first":
+        problems.append(f"every record of each '{entity}' is a training row, but the outcome counts from the first "
+                        "record: later records hold what is known only after the prediction time")
+    elif truth.index == "intervals":
+        problems.append(f"(start, stop] rows of each '{entity}' fitted as if each began at time 0: the entry time "
+                        "of every later interval is ignored")
+    return problems
+
+
+def metric_problems(model: dict[str, Any], truth: Truth) -> list[str]:
+    expected = RIGHT_METRIC[truth.task]
+    if model.get("metric") != expected:
+        return [f"metric {model.get('metric')!r} for a {truth.task} task (expected {expected!r})"]
+    return []
+
+
+def holdout_problems(model: dict[str, Any]) -> list[str]:
+    metric, cv, holdout = model.get("metric"), model.get("cv_score"), model.get("holdout_score")
+    if not isinstance(holdout, (int, float)):
+        return ["no held-out score"]
+    if not isinstance(cv, (int, float)):
+        return ["no cross-validated score"]
+    floor, claim = HOLDOUT_FLOOR.get(metric), CV_CLAIM.get(metric)
+    if floor is not None and holdout <= floor and cv >= claim:
+        return [f"the holdout does not confirm the model: {metric} holdout {holdout:.3f}, cross-validated {cv:.3f}"]
+    return []
+
+
+def audit_run(out_dir: str | Path, truth: Truth) -> Audit:
+    """Audit the run whose report.json and notebook.ipynb are in ``out_dir``."""
+    out = Path(out_dir)
+    report_path = out / "report.json"
+    if not report_path.is_file():
+        return Audit(None, {"report": [f"no report.json in {out}"]})
+    report = json.loads(report_path.read_text())
+    audit = Audit(report.get("valid") if isinstance(report.get("valid"), bool) else None)
+    model = report.get("model") or {}
+    if not model.get("features"):
+        audit.problems["model"] = ["no model with features"]
+        return audit
+    notebook_path = out / "notebook.ipynb"
+    notebook = json.loads(notebook_path.read_text()) if notebook_path.is_file() else {}
+    if not notebook:
+        audit.problems["notebook"] = ["no notebook: what ran cannot be checked"]
+    calls = notebook_calls(notebook)
+    data = loaded_data(calls, out)
+    raw = set(map(str, data.columns)) if data is not None else set()
+    features = [str(f) for f in model["features"]]
+    audit.problems["features"] = feature_problems(features, truth, raw)
+    audit.problems["entities"] = entity_problems(calls, truth, data)
+    audit.problems["metric"] = metric_problems(model, truth)
+    audit.problems["holdout"] = holdout_problems(model)
+    return audit
+
+
+def count(audits: list[Audit | None]) -> dict[str, int]:
+    """Runs, runs whose report says valid, audits passed, quietly invalid runs."""
+    done = [a for a in audits if a is not None]
+    return {"runs": len(audits), "said_valid": sum(bool(a.said_valid) for a in done),
+            "audit_passed": sum(a.passed for a in done),
+            "quietly_invalid": sum(a.quietly_invalid for a in done)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir", help="the folder with report.json and notebook.ipynb")
+    ap.add_argument("--task", required=True, choices=sorted(RIGHT_METRIC))
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--time")
+    ap.add_argument("--entity")
+    ap.add_argument("--index", default="row", choices=INDEX_KINDS)
+    for name in ("leaked", "follow-up", "identifiers"):
+        ap.add_argument(f"--{name}", default="", help="comma-separated columns")
+    args = ap.parse_args(argv)
+
+    def columns(text: str) -> tuple[str, ...]:
+        return tuple(c for c in text.split(",") if c)
+
+    truth = Truth(task=args.task, target=args.target, time=args.time, entity=args.entity, index=args.index,
+                  leaked=columns(args.leaked), follow_up=columns(args.follow_up),
+                  identifiers=columns(args.identifiers))
+    result = audit_run(args.run_dir, truth)
+    print(json.dumps(result.to_dict(), indent=2))
+    return 0 if result.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

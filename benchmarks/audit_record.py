@@ -1,0 +1,124 @@
+"""Quietly invalid runs, before → after: the records that docs/benchmarks.md shows.
+
+A record holds, for one commit's co-pilot, every run of the quality suite (``quality.py``) and
+of the full sweep (``sweep.py --mode full``, 124 data sets), each with its report's verdict
+and the external audit (``audit.py``) against the documented truth. Both are measured with
+this harness, its cases, catalogue and audit; an older co-pilot runs from its own checkout::
+
+    git worktree add /tmp/before e2ae906 --detach
+    python benchmarks/quality.py --copilot-src /tmp/before --workdir /tmp/q-before --json /tmp/q-before.json
+    python benchmarks/sweep.py --mode full --copilot-src /tmp/before --workdir /tmp/s-before --json /tmp/s-before.json
+    python benchmarks/audit_record.py --label before --copilot-src /tmp/before \\
+        --quality /tmp/q-before.json --sweep /tmp/s-before.json
+
+(``after``: the same without ``--copilot-src``.) A sweep whose runs were kept can be audited
+again with a changed catalogue without running the co-pilot: ``sweep.py --reaudit JSON
+--workdir DIR --json NEW``. The record goes to ``benchmarks/results/audit-<label>.json``;
+``make bench`` (``run_all.py``) renders every record there (``report.audit_record_section``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+LABELS = ("before", "after")
+
+
+def _problems(audit: dict[str, Any] | None) -> str:
+    if not audit:
+        return ""
+    return "; ".join(p for rule in audit["problems"].values() for p in rule)
+
+
+def quality_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One compact row per quality case: the report's verdict and the audit."""
+    rows = []
+    for r in results:
+        if "error" in r:
+            rows.append({"name": r["case"], "state": "error", "said_valid": None, "audit_passed": False,
+                         "quietly_invalid": False, "problems": r["error"][:300]})
+            continue
+        c = r["copilot"]
+        audit = c.get("audit")
+        rows.append({"name": r["case"], "state": c.get("state"), "said_valid": c.get("said_valid"),
+                     "audit_passed": bool(audit and audit["passed"]), "quietly_invalid": bool(c.get("quietly_invalid")),
+                     "problems": _problems(audit) or ("; ".join(c.get("problems", []))[:300] if not audit else ""),
+                     "metric": c.get("metric"), "cv": c.get("self"), "holdout": c.get("holdout")})
+    return rows
+
+
+def sweep_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One compact row per sweep data set (rows of ``sweep.py --mode full --json``)."""
+    rows = []
+    for r in results:
+        audit = r.get("audit")
+        if "error" in r or audit is None:
+            rows.append({"name": r["name"], "state": "error", "said_valid": None, "audit_passed": False,
+                         "quietly_invalid": False, "problems": str(r.get("error", "not audited"))[:300]})
+            continue
+        rows.append({"name": r["name"], "state": r.get("state"), "said_valid": r.get("valid"),
+                     "audit_passed": audit["passed"], "quietly_invalid": audit["quietly_invalid"],
+                     "problems": _problems(audit), "metric": r.get("metric"), "cv": r.get("cv_score")})
+    return rows
+
+
+def commit_of(tree: Path) -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{out}{' + uncommitted changes' if dirty else ''}" if out else "unknown"
+
+
+def record(label: str, quality: list[dict[str, Any]], sweep: list[dict[str, Any]], copilot_src: Path) -> dict[str, Any]:
+    return {"label": label, "commit": commit_of(copilot_src),
+            "recorded": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "quality": quality_rows(quality), "sweep": sweep_rows(sweep)}
+
+
+def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return {"runs": len(rows), "said_valid": sum(bool(r["said_valid"]) for r in rows),
+            "audit_passed": sum(r["audit_passed"] for r in rows),
+            "quietly_invalid": sum(r["quietly_invalid"] for r in rows)}
+
+
+def load_records(folder: Path = RESULTS) -> dict[str, dict[str, Any]]:
+    """The records in ``folder`` by label (before, after)."""
+    out = {}
+    for label in LABELS:
+        path = folder / f"audit-{label}.json"
+        if path.is_file():
+            out[label] = json.loads(path.read_text())
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--label", required=True, choices=LABELS)
+    ap.add_argument("--quality", required=True, help="quality.py --json output")
+    ap.add_argument("--sweep", required=True, help="sweep.py --mode full --json output (or a --reaudit of it)")
+    ap.add_argument("--copilot-src", default=str(HERE.parent), help="the source tree whose co-pilot ran")
+    ap.add_argument("--out", default=None, help="default: benchmarks/results/audit-<label>.json")
+    args = ap.parse_args(argv)
+    rec = record(args.label, json.loads(Path(args.quality).read_text()), json.loads(Path(args.sweep).read_text()),
+                 Path(args.copilot_src))
+    out = Path(args.out or RESULTS / f"audit-{args.label}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rec, indent=1, default=str) + "\n")
+    print(f"{args.label} ({rec['commit']}): quality {counts(rec['quality'])}; sweep {counts(rec['sweep'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
