@@ -169,6 +169,32 @@ def test_an_icu_table_flags_what_is_recorded_after_admission():
     assert not baseline & set(found)
 
 
+def test_a_stay_that_ended_the_follow_up_is_recorded_after_admission():
+    """WHAS500 counted from admission: SurvSet's copy left out the 39 patients who died in
+    hospital (its follow-up starts at discharge, so the stay is known then); put back, their
+    stay is their whole follow-up, and the stay is recorded after the index."""
+    df = survset_table("whas500")
+    rng = np.random.default_rng(3)
+    died = df.sample(n=40, random_state=3).assign(event=1)
+    died["los"] = rng.integers(1, 15, len(died))
+    died["time"] = died["los"]
+    d = kt.diagnose(pd.concat([df, died], ignore_index=True), target="event", time="time")
+    assert timing_of(d, "los") == "follow_up" and decisive_tests(d, "los") == {"bounded_by_duration"}
+    evidence = d.column_stats["timing"]["los"]["evidence"][0]
+    assert evidence["share_equal_to_duration"] >= 0.05 and evidence["spearman_with_duration"] < 0.1
+    assert set(leaks(d)) == {"los"}
+
+
+def test_the_event_flag_of_a_follow_up_time_is_recorded_during_follow_up():
+    from lifelines.datasets import load_lymph_node
+
+    d = kt.diagnose(load_lymph_node(), target="censdead", time="survtime")
+    assert timing_of(d, "censrec") == "follow_up"  # recurrence: yes where 'rectime' ended early
+    (evidence,) = d.column_stats["timing"]["censrec"]["evidence"]
+    assert evidence["follows"] == "rectime" and "event flag" in evidence["reason"]
+    assert not {"age", "menopause", "hormone", "size", "grade", "nodes"} & set(leaks(d))
+
+
 def test_a_cause_recorded_only_for_the_dead_implies_the_event():
     d = kt.diagnose(r_table("survival", "flchain"), target="death", time="futime")
     assert timing_of(d, "chapter") == "outcome_derived" and decisive_tests(d, "chapter") == {"implies_event"}

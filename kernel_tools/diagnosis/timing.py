@@ -7,14 +7,16 @@ time. Survival time counts from the index. Every column gets a timing — ``base
 data set's column names:
 
 - bounded by the duration: X <= T on >= 99% of rows (or all but one), rising with T and reaching it on a share
-  of rows (a visit day, a length of stay, a time to another event);
+  of rows (a visit day, a length of stay, a time to another event) — or, short next to a long
+  follow-up, equal to T on that share (a hospital stay that ended the follow-up: died in hospital);
 - equal to the duration on most rows (the follow-up time recorded twice);
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
   tail) — covering >= 5% of the events (in-hospital death, "died before the 2-month interview");
 - dated after the index date (discharge, transplant, last contact), or the end of follow-up
   (a date whose distance from the index is the duration);
 - recorded together with a follow-up column (filled exactly where it is, or a yes/no saying
-  whether it happened), or tracking one closely (charges that rise with the length of stay);
+  whether it happened or whether a follow-up time ended before the follow-up did), or tracking
+  one closely (charges that rise with the length of stay);
 - changes within an entity after its first record (time-varying: only its value at the index
   is known at prediction time).
 A name only ever supports a weak statistical signal; it is never evidence on its own.
@@ -258,10 +260,13 @@ def _bounded_by_duration(x: np.ndarray, t: np.ndarray) -> dict | None:
     if above > max(1, (1 - BOUND_SHARE) * len(xs)) or reach < MIN_REACH_SHARE or not spans:
         return None
     rho = float(spearmanr(xs, ts).statistic)
-    if not rho >= MIN_RISE:
+    # a stay of days next to years of follow-up need not rise with it, but where it ended the
+    # follow-up (the patient died in hospital) it equals the duration
+    equal = float(np.mean(np.isclose(xs, ts, rtol=0.01, atol=0) & (ts > 0)))
+    if not (rho >= MIN_RISE or equal >= MIN_REACH_SHARE):
         return None
     return {"share_below_duration": round(below, 4), "share_reaching_duration": round(reach, 4),
-            "spearman_with_duration": round(rho, 4)}
+            "spearman_with_duration": round(rho, 4), "share_equal_to_duration": round(equal, 4)}
 
 
 def _equal_to_duration(x: np.ndarray, t: np.ndarray) -> float:
@@ -376,7 +381,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                "because of the outcome", **implied)
     _date_tests(frame, profiles, outcome, index, features, timings)
     _entity_tests(df, entity, index, features, timings)
-    _propagate(frame, profiles, features, timings)
+    _propagate(frame, profiles, features, timings, t)
     return timings
 
 
@@ -450,14 +455,36 @@ def _entity_tests(df, entity, index: PredictionIndex, features, timings) -> None
                                                   "only its first value is known at the index"})
 
 
-def _propagate(frame, profiles, features, timings) -> None:
-    """Columns recorded with, or tracking, a follow-up column are follow-up too."""
+def _event_flag(frame, profiles, follow: str, other: str, duration: np.ndarray | None) -> str | None:
+    """Why the yes/no ``other`` is the event flag of the follow-up time ``follow``: where it
+    says no, that time ran to the end of follow-up (censored), where it says yes it mostly ended
+    earlier (a recurrence flag next to the time to recurrence)."""
+    prof = profiles[other]
+    if duration is None or prof.nunique != 2 or prof.n_present < len(frame) or not _is_number(profiles[follow]):
+        return None
+    x = numeric_values(frame[follow], profiles[follow])
+    ok = np.isfinite(x) & np.isfinite(duration)
+    if ok.sum() < MIN_ROWS:
+        return None
+    ran_out = np.isclose(x, duration, rtol=0.01, atol=0)
+    codes = category_codes(frame[other])
+    for code in (0, 1):
+        rows, rest = ok & (codes == code), ok & (codes == 1 - code)
+        if (rows.sum() >= MIN_REACH_SHARE * ok.sum() and rest.sum() >= MIN_REACH_SHARE * ok.sum()
+                and ran_out[rows].mean() >= EVENT_PURITY and ran_out[rest].mean() <= 0.5):
+            return f"says whether '{follow}' ended before the follow-up did (its event flag)"
+    return None
+
+
+def _propagate(frame, profiles, features, timings, duration: np.ndarray | None = None) -> None:
+    """Columns recorded with, or tracking, a follow-up column are follow-up too, and so is the
+    event flag of a follow-up time (``duration``: the survival time, when there is one)."""
     followed = [c for c, tm in timings.items() if tm.timing in ("follow_up", "outcome_derived")]
     for follow in followed:
         for c in features:
             if c == follow or timings[c].timing in ("follow_up", "outcome_derived"):
                 continue
-            why = _co_recorded(frame, follow, c, profiles[c])
+            why = _co_recorded(frame, follow, c, profiles[c]) or _event_flag(frame, profiles, follow, c, duration)
             if why is not None:
                 timings[c].add("follow_up", "recorded_with_follow_up",
                                f"{why}: recorded during follow-up", follows=follow)
