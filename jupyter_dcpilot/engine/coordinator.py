@@ -277,8 +277,8 @@ class Coordinator:
                 findings += joined.get("findings", [])
             except ProbeError as exc:
                 s.log("error", f"diagnose_join failed: {exc}")
-        s.findings = findings + [f for f in s.findings if f.get("synthetic")
-                                 and f.get("id") not in {g.get("id") for g in findings}]
+        s.findings = findings + self._timing_kept(findings) + [
+            f for f in s.findings if f.get("synthetic") and f.get("id") not in {g.get("id") for g in findings}]
         s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}
         stats = diagnosis.get("column_stats") or {}
         # what the diagnosis measured per feature, so a model's too-good score can be read against it
@@ -301,6 +301,19 @@ class Coordinator:
         s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
               f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",
               kinds=sorted({f.get("kind") for f in s.findings}))
+
+    def _timing_kept(self, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Follow-up findings of the last diagnosis that this one lost only because the column
+        that showed them was dropped since: a column's timing does not change when another
+        column goes (a donor-match score filled in only where the transplant date is stays
+        recorded after the index once that date is dropped; charges stay so without the stay)."""
+        s = self.session
+        columns = set(s.variables.get("columns") or [])
+        seen = {f.get("id") for f in findings}
+        return [f for f in s.findings if f.get("kind") == "target_leakage" and not f.get("synthetic")
+                and (f.get("evidence") or {}).get("timing") in ("follow_up", "outcome_derived")
+                and f.get("id") not in seen and f.get("id") not in s.handled
+                and columns and all(c in columns for c in f.get("columns", []))]
 
     def _diagnosis_failed(self, exc: ProbeError) -> None:
         """A diagnosis that could not run is a finding: the run goes on, but cannot be valid."""
