@@ -240,6 +240,17 @@ def test_row_numbers_of_the_rows_kept_are_still_row_numbers():
     assert "rownames" in {c for f in d.by_kind("id_column") for c in f.columns}
 
 
+def test_a_registry_key_of_a_cohort_drawn_from_it_is_an_identifier():
+    """3,000 SUPPORT patients drawn from the 9,105: their 'pid' is neither dense nor in order,
+    and its short name is the usual patient key; the same numbers named as a measure are not."""
+    df = survset_table("support2").sample(n=3000, random_state=0).reset_index(drop=True)
+    ids = {c for f in kt.diagnose(df, target="event", time="time").by_kind("id_column") for c in f.columns}
+    assert "pid" in ids
+    renamed = df.rename(columns={"pid": "score"})
+    ids = {c for f in kt.diagnose(renamed, target="event", time="time").by_kind("id_column") for c in f.columns}
+    assert "score" not in ids
+
+
 # -- a detector that fails is a finding --------------------------------------------------------
 def test_a_detector_that_raises_is_a_finding_and_the_rest_still_runs(monkeypatch):
     def broken(*args, **kwargs):

@@ -23,7 +23,8 @@ from kernel_tools.findings import Finding, Option
 ID_NAME_WORDS = re.compile(
     r"(^|[_\W])(id|ids|key|uuid|guid|pk|no|nr|number|num|code|name)([_\W]|$)|"
     r"rownum|row_?number|patient|subject|customer|client|user|person|member|account|"
-    r"participant|household|mrn|surname",
+    r"participant|household|mrn|surname|"
+    r"^(p|pt|pat|subj|rec|case|obs|enc)_?id$",  # the usual short keys: pid, patid, subjid, caseid
     re.IGNORECASE,
 )
 ID_NAME_CASED = re.compile(r"[a-z0-9](Id|ID|Name|No)$")
