@@ -14,7 +14,8 @@ this harness, its cases, catalogue and audit; an older co-pilot runs from its ow
 (``after``: the same without ``--copilot-src``.) A sweep whose runs were kept can be audited
 again with a changed catalogue without running the co-pilot: ``sweep.py --reaudit JSON
 --workdir DIR --json NEW``. The record goes to ``benchmarks/results/audit-<label>.json``;
-``make bench`` (``run_all.py``) renders every record there (``report.audit_record_section``).
+``make bench`` (``run_all.py``) renders every record there (``report.audit_record_section``);
+``--docs docs/benchmarks.md`` writes just that section into the generated report.
 """
 
 from __future__ import annotations
@@ -105,18 +106,29 @@ def load_records(folder: Path = RESULTS) -> dict[str, dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--label", required=True, choices=LABELS)
-    ap.add_argument("--quality", required=True, help="quality.py --json output")
-    ap.add_argument("--sweep", required=True, help="sweep.py --mode full --json output (or a --reaudit of it)")
+    ap.add_argument("--label", choices=LABELS, help="record a run under this label")
+    ap.add_argument("--quality", help="quality.py --json output")
+    ap.add_argument("--sweep", help="sweep.py --mode full --json output (or a --reaudit of it)")
     ap.add_argument("--copilot-src", default=str(HERE.parent), help="the source tree whose co-pilot ran")
     ap.add_argument("--out", default=None, help="default: benchmarks/results/audit-<label>.json")
+    ap.add_argument("--docs", help="write the before → after section into this generated report (e.g. "
+                    "docs/benchmarks.md) in place, without rerunning the rest of make bench")
     args = ap.parse_args(argv)
-    rec = record(args.label, json.loads(Path(args.quality).read_text()), json.loads(Path(args.sweep).read_text()),
-                 Path(args.copilot_src))
-    out = Path(args.out or RESULTS / f"audit-{args.label}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rec, indent=1, default=str) + "\n")
-    print(f"{args.label} ({rec['commit']}): quality {counts(rec['quality'])}; sweep {counts(rec['sweep'])}")
+    if args.label:
+        if not (args.quality and args.sweep):
+            ap.error("--label needs --quality and --sweep")
+        rec = record(args.label, json.loads(Path(args.quality).read_text()),
+                     json.loads(Path(args.sweep).read_text()), Path(args.copilot_src))
+        out = Path(args.out or RESULTS / f"audit-{args.label}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rec, indent=1, default=str) + "\n")
+        print(f"{args.label} ({rec['commit']}): quality {counts(rec['quality'])}; sweep {counts(rec['sweep'])}")
+    if args.docs:
+        import report
+
+        docs = Path(args.docs)
+        docs.write_text(report.splice(docs.read_text(), report.audit_record_section(load_records())))
+        print(f"wrote the before → after section into {docs}")
     return 0
 
 

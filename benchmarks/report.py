@@ -243,6 +243,20 @@ def audit_record_section(records: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def splice(text: str, section: list[str], before: str = "## Diagnosis precision") -> str:
+    """``text`` with the section whose heading is ``section[0]`` replaced by ``section`` (up to
+    the next ``## `` heading), or inserted before the heading that starts with ``before``."""
+    lines = text.splitlines()
+    heading = section[0].split(" (")[0]
+    start = next((i for i, line in enumerate(lines) if line.startswith(heading)), None)
+    if start is None:
+        start = end = next((i for i, line in enumerate(lines) if line.startswith(before)), len(lines))
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    body = section + ([""] if section[-1] != "" else [])
+    return "\n".join(lines[:start] + body + lines[end:]) + "\n"
+
+
 def diagnose_quality_section(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["## Diagnosis precision / recall on shared data", "",

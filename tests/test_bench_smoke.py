@@ -23,7 +23,10 @@ SHARED = Path(os.environ.get("DCPILOT_DATA") or REPO.parent / "shared" / "data")
 
 
 def _load(name: str):
-    """A benchmarks module under a private name (the folder is scripts, not a package)."""
+    """A benchmarks module under a private name (the folder is scripts, not a package, whose
+    modules import each other by name)."""
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
@@ -234,3 +237,24 @@ def test_scale_tables_and_step_times():
         ("diagnosing df", "done", 3.0, 3), ("s2 Fix dtypes and N/A tokens: admitted", "done", 0.5, 0),
         ("s8 Train and evaluate", "FAILED", 5.0, 5)]
     assert abs(scale.growth_exponent([1000, 10000, 100000], [10.0, 100.0, 1000.0]) - 1.0) < 1e-9
+
+
+def test_before_and_after_records_render_their_quiet_counts_and_splice_into_the_report(tmp_path):
+    report = _load("report")
+    audit_record = _load("audit_record")
+    quiet = {"name": "pbcseq", "state": "finished", "said_valid": True, "audit_passed": False,
+             "quietly_invalid": True, "problems": "'day' (recorded after the prediction time) is a feature"}
+    clean = {**quiet, "audit_passed": True, "quietly_invalid": False, "problems": ""}
+    records = {"before": {"commit": "aaa", "recorded": "then", "quality": [quiet], "sweep": [quiet, clean]},
+               "after": {"commit": "bbb", "recorded": "now", "quality": [clean], "sweep": [clean, clean]}}
+    section = report.audit_record_section(records)
+    text = "\n".join(section)
+    assert "quality suite 1 → 0; sweep 1 → 0" in text
+    assert "**QUIETLY INVALID**: 'day'" in text and "| quality suite, after | bbb | now | 1 | 1 | 1 | **0** |" in text
+    old = "# Benchmarks\n\n## Quality\n\nold\n\n## Diagnosis precision / recall\n\nrows\n"
+    spliced = report.splice(old, section)
+    assert spliced.index("## Quality") < spliced.index("## Quietly invalid") < spliced.index("## Diagnosis")
+    again = report.splice(spliced, report.audit_record_section({"after": records["after"]}))
+    assert again.count("## Quietly invalid") == 1 and "| quality suite, before" not in again
+    assert audit_record.counts(records["before"]["sweep"]) == {"runs": 2, "said_valid": 2, "audit_passed": 1,
+                                                               "quietly_invalid": 1}
