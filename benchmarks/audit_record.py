@@ -107,7 +107,7 @@ def load_records(folder: Path = RESULTS) -> dict[str, dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--label", choices=LABELS, help="record a run under this label")
-    ap.add_argument("--quality", help="quality.py --json output")
+    ap.add_argument("--quality", help="quality.py --json output (or run_all.py --json)")
     ap.add_argument("--sweep", help="sweep.py --mode full --json output (or a --reaudit of it)")
     ap.add_argument("--copilot-src", default=str(HERE.parent), help="the source tree whose co-pilot ran")
     ap.add_argument("--out", default=None, help="default: benchmarks/results/audit-<label>.json")
@@ -117,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.label:
         if not (args.quality and args.sweep):
             ap.error("--label needs --quality and --sweep")
-        rec = record(args.label, json.loads(Path(args.quality).read_text()),
-                     json.loads(Path(args.sweep).read_text()), Path(args.copilot_src))
+        quality = json.loads(Path(args.quality).read_text())
+        if isinstance(quality, dict):  # run_all.py --json: the suite is one part of it
+            quality = quality["quality"]
+        rec = record(args.label, quality, json.loads(Path(args.sweep).read_text()), Path(args.copilot_src))
         out = Path(args.out or RESULTS / f"audit-{args.label}.json")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rec, indent=1, default=str) + "\n")
