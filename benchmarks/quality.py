@@ -248,6 +248,19 @@ def gap_recovered(copilot: float | None, naive: float | None, oracle: float | No
     return (copilot - naive) / (oracle - naive)
 
 
+def run_reference(case: Case, workdir: Path, seconds: float) -> dict[str, Any]:
+    """The co-pilot's model vs an external reference on its prepared data (``reference.py``)."""
+    import reference
+
+    notebook = workdir / case.name / "copilot" / "notebook.ipynb"
+    if not notebook.is_file():
+        return {"error": "the co-pilot wrote no notebook"}
+    try:
+        return reference.compare(notebook, seconds)
+    except Exception as exc:  # reported in the table: one broken comparison must not hide the others
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+
+
 def run_case(case: Case, workdir: Path, timeout: float = 900, random_state: int = 0,
              reference_seconds: float | None = None, copilot_src: str | Path | None = None) -> dict[str, Any]:
     """Run the three pipelines on one case (and, with ``reference_seconds``, the external

@@ -402,8 +402,13 @@ describe('SessionModel: progress and interrupt', () => {
   it('shows the time against the budget of the step, or of the diagnosis', async () => {
     const model = new SessionModel(fakeSource([]), null, () => fakeSocket());
     const started = new Date(Date.now() - 400 * 1000).toISOString();
-    model.apply({ type: 'session', session: session({ state: 'running',
-      plan: [step('s1', 'running', { title: 'Train and evaluate', started, budget_s: 300 })] }) });
+    model.apply({
+      type: 'session',
+      session: session({
+        state: 'running',
+        plan: [step('s1', 'running', { title: 'Train and evaluate', started, budget_s: 300 })]
+      })
+    });
     const view = render(<SessionView model={model} />);
     const budget = document.querySelector('.jp-dcpilot-budget')!;
     expect(budget.textContent).toBe(' of a 5 min 0 s budget: over budget');
@@ -412,8 +417,9 @@ describe('SessionModel: progress and interrupt', () => {
     model.apply({ type: 'session', session: session({ state: 'running', plan: [step('s1', 'proposed')] }) });
     model.apply({ type: 'progress', step: null, title: 'diagnosing df', elapsed_s: 0, budget_s: 120 });
     render(<SessionView model={model} />);
-    expect(document.querySelector('.jp-dcpilot-progress')?.textContent)
-      .toBe('Diagnosing and planning · 0 s of its 2 min 0 s budget');
+    expect(document.querySelector('.jp-dcpilot-progress')?.textContent).toBe(
+      'Diagnosing and planning · 0 s of its 2 min 0 s budget'
+    );
     model.dispose();
   });
 

@@ -114,8 +114,9 @@ describe('rememberedSettings', () => {
 
 describe('budgetSettings', () => {
   it('keeps kinds with a positive number of seconds and drops anything else', () => {
-    expect(budgetSettings({ budgets: { train_evaluate: 900, impute: 0, '*': 'soon', diagnose: 60 } }))
-      .toEqual({ train_evaluate: 900, diagnose: 60 });
+    expect(
+      budgetSettings({ budgets: { train_evaluate: 900, impute: 0, '*': 'soon', diagnose: 60 } })
+    ).toEqual({ train_evaluate: 900, diagnose: 60 });
     expect(budgetSettings({ budgets: [5] })).toEqual({});
     expect(budgetSettings({})).toEqual({});
   });
