@@ -20,6 +20,7 @@ from jupyter_dcpilot.probe import ProbeError
 
 from . import decisions_file
 from . import notebook as nb
+from . import plan_edits
 from .budgets import Budgets
 from .charts import chart_for
 from .episodes import Episode, library
@@ -193,6 +194,7 @@ class Coordinator:
             if await self.maybe_backtrack(update):
                 continue
             self.merge_plan(update)
+            await self._note_edits()  # a decisions file's edits, applied as the plan was made
             step = next(iter(s.pending_steps()), None)
             charged = step or next((st for st in reversed(s.plan) if st.status == "done"), None)
             for usage in s.llm_usage:  # planning cost is charged to the step it led to
@@ -442,6 +444,7 @@ class Coordinator:
     def merge_plan(self, update: PlanUpdate) -> None:
         """Replace the pending steps with the planner's, keeping ids/decisions of unchanged ones."""
         s = self.session
+        previous = [st.id for st in s.plan if st.pending]
         old = {self._key(st): st for st in s.plan if st.pending}
         new: list[Step] = []
         for st in update.steps:
@@ -453,16 +456,51 @@ class Coordinator:
             else:
                 st.id = s.new_id("s")
                 new.append(st)
-        custom = [st for st in old.values() if st.episode == "custom"]  # only the expert drops these
+        # only the expert drops these: custom code, and the steps they added
+        custom = [st for st in old.values() if st.episode == "custom" or "added" in st.by_user]
         new = custom + new
         for st in custom:
             old.pop(self._key(st))
         dropped = {st.decision_id for st in old.values() if st.decision_id}
         s.decisions = [d for d in s.decisions if d.decided or d.id not in dropped]
         s.plan = [st for st in s.plan if not st.pending] + new
+        plan_edits.after_merge(s, self.episodes, previous,
+                               self.policy.choices.get("plan") if self.policy.mode == "file" else None)
         if update.observation:
             s.variables["observation"] = update.observation
-        s.changed("plan", steps=[asdict(st) for st in new], planner=update.planner)
+        s.changed("plan", steps=[asdict(st) for st in s.plan if st.pending], planner=update.planner)
+
+    async def edit_plan(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
+        """Apply one of the expert's plan edits (:mod:`.plan_edits`) between runs, note it in the
+        notebook, and leave the session idle (run :meth:`run_until_blocked` to carry on).
+
+        :class:`~.plan_edits.EditRefused` while a run is in progress; KeyError / ValueError for
+        an unknown step or a malformed edit. A ``reopen`` of a done step undoes it first."""
+        if self._lock.locked():
+            raise plan_edits.EditRefused("the co-pilot is running; edit the plan when it waits for you "
+                                         "(or interrupt it)")
+        async with self._lock:
+            s = self.session
+            parameters = None
+            if edit.get("op") == "params" and "candidates" in (edit.get("params") or {}):
+                parameters = await probe(self.kernel, "parameters_json", "fit_evaluate")
+            record = plan_edits.apply(s, edit, self.episodes, source=source, parameters=parameters)
+            if record.get("checkpoint"):
+                await self._undo(record["checkpoint"], "reopened by the user", reopen=True)
+                plan_edits.note(s, record)
+            await self._note_edits()
+            self._finish("idle")
+            return record
+
+    async def _note_edits(self) -> None:
+        """A markdown cell in the notebook for each plan edit not noted there yet."""
+        s = self.session
+        for record in s.plan_edits:
+            if not record.get("cell"):
+                cell = await self.notebook.insert_markdown(plan_edits.edit_markdown(record),
+                                                           {"dcpilot": {"step": record.get("step"), "kind": "edit"}})
+                record["cell"] = cell
+                s.cells.append({"id": cell, "step": record.get("step"), "kind": "edit"})
 
     @staticmethod
     def _key(step: Step) -> tuple[Any, ...]:

@@ -14,6 +14,14 @@ A decisions file maps gates (and optionally columns) to option ids::
 - A choice may also be ``"recommended"`` (the recommended option) or ``"ask"`` (a human).
 - ``"*": "recommended"`` takes the recommended option for every gate the file does not name.
 - LLM-written custom code is never approved by a file: it is always shown to a human.
+- ``"plan": [...]`` edits the plan ahead of time (see :mod:`.plan_edits`), each edit matched
+  by episode (and columns) whenever such a step is proposed::
+
+      {"plan": [{"op": "skip", "episode": "outliers", "columns": ["age"]},
+                {"op": "params", "episode": "outliers", "params": {"threshold": 3}},
+                {"op": "add", "episode": "deduplicate"}]}
+
+  No edit answers a gate: a step added with a gate still asks (or takes this file's answer).
 
 The gates are those of :data:`kernel_tools.findings.GATES` plus ``task`` (confirming what is
 predicted). An option id that a decision does not offer is an error when that decision comes.
@@ -27,6 +35,8 @@ from typing import Any
 
 from kernel_tools.findings import GATES
 
+from .episodes import library
+from .plan_edits import PARAMS, check_standing
 from .validation import depth, problem
 
 ANSWERABLE_GATES = ("task", *GATES)
@@ -37,6 +47,24 @@ MAX_FILE_BYTES = 1 << 20
 
 _CHOICE = {"type": "string", "minLength": 1, "maxLength": MAX_CHOICE,
            "description": "an option id of the decision (e.g. drop, keep, clip), 'recommended' or 'ask'"}
+_COLUMNS = {"type": "array", "minItems": 1, "maxItems": MAX_ENTRIES, "items": {"type": "string", "maxLength": MAX_COLUMN},
+            "description": "column names"}
+_PLAN_EDIT = {
+    "type": "object",
+    "required": ["op", "episode"],
+    "additionalProperties": False,
+    "properties": {
+        "op": {"enum": ["skip", "add", "params"], "description": "skip, add or params (moves and reopens "
+                                                                 "need the steps, which a file cannot name)"},
+        "episode": {"enum": sorted(e for e in library() if e != "custom"), "description": "an episode id"},
+        "columns": _COLUMNS,
+        "params": {"type": "object", "minProperties": 1,
+                   "propertyNames": {"enum": sorted({k for spec in PARAMS.values() for k in spec})},
+                   "additionalProperties": {"anyOf": [{"type": ["number", "string", "null"]}, _COLUMNS]},
+                   "description": "parameter -> value (see the parameters each episode takes)"},
+        "reason": {"type": "string", "maxLength": 4000},
+    },
+}
 _BY_COLUMN = {"type": "object", "maxProperties": MAX_ENTRIES, "propertyNames": {"maxLength": MAX_COLUMN},
               "additionalProperties": _CHOICE,
               "description": "column name -> choice; '*' for the columns not named"}
@@ -47,11 +75,13 @@ SCHEMA: dict[str, Any] = {
     "title": "jupyter-dcpilot decisions file",
     "description": "Answers to the co-pilot's expert gates given ahead of time (see docs/demo.md).",
     "type": "object",
-    "propertyNames": {"enum": ["*", "columns", *ANSWERABLE_GATES]},
+    "propertyNames": {"enum": ["*", "columns", "plan", *ANSWERABLE_GATES]},
     "properties": {
         "*": {"enum": ["recommended", "ask"],
               "description": "what to do at a gate the file does not name"},
         "columns": _BY_COLUMN,
+        "plan": {"type": "array", "maxItems": 100, "items": _PLAN_EDIT,
+                 "description": "plan edits given ahead of time: skip, add or params by episode"},
         **{gate: {"anyOf": [_CHOICE, _BY_COLUMN],
                   "description": "an option id, or an object mapping columns to option ids"}
            for gate in ANSWERABLE_GATES},
@@ -65,11 +95,16 @@ def check(choices: Any, source: str = "the decisions") -> dict[str, Any]:
     if isinstance(choices, dict) and "custom_code" in choices:
         raise ValueError(f"{source}: custom code is never approved by a decisions file; it is "
                          "always shown to you first (remove 'custom_code')")
-    if depth(choices, 3) > 3:
+    answers = {k: v for k, v in choices.items() if k != "plan"} if isinstance(choices, dict) else choices
+    if depth(answers, 3) > 3:
         raise ValueError(f"{source} nests deeper than gate -> column -> choice")
+    if isinstance(choices, dict) and depth(choices.get("plan"), 4) > 4:
+        raise ValueError(f"{source}: 'plan' nests deeper than edit -> params -> columns")
     found = problem(choices, SCHEMA, what=source)
     if found is not None:
         raise ValueError(found)
+    if isinstance(choices, dict) and "plan" in choices:
+        check_standing(choices["plan"], library(), source)
     return choices
 
 

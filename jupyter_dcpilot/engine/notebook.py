@@ -79,12 +79,21 @@ def report_markdown(session: Session, model: dict[str, Any] | None, checks: list
         d = next((x for x in session.decisions if x.id == s.decision_id), None)
         choice = f"{d.choice} ({d.by})" if d is not None and d.decided else ""
         lines.append(f"| {md_text(s.title)} | {s.status} | {choice} |")
+    lines += plan_edits_markdown(session)
     if model:
         lines += ["", f"*Model:* {model.get('model_name')} — {score_text(model)}"]
     lines += ["", validity_markdown(checks)]
     if warnings:
         lines += ["", "*Warnings:*", *[f"- {md_text(w)}" for w in warnings[:20]]]
     return "\n".join(lines)
+
+
+def plan_edits_markdown(session: Session) -> list[str]:
+    """The expert's edits of the plan, as lines of a Markdown list (none: no lines)."""
+    if not session.plan_edits:
+        return []
+    return ["", "*Plan edits (by the user):*",
+            *[f"- {md_text(e.get('text', ''))} ({e.get('source', 'api')}, {e.get('at')})" for e in session.plan_edits]]
 
 
 def validity_markdown(checks: list[Any]) -> str:

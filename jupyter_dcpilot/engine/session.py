@@ -55,6 +55,8 @@ class Step:
     cell_ids: list[str] = field(default_factory=list)
     attempts: int = 0
     code: str | None = None  # custom (LLM-written) code: always gated
+    user_params: dict[str, Any] = field(default_factory=dict)  # set by the expert (plan_edits.py)
+    by_user: list[str] = field(default_factory=list)  # what the expert did to it: added, moved, ...
     result: dict[str, Any] = field(default_factory=dict)
     checks: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
@@ -86,6 +88,8 @@ class Decision:
     rationale: str = ""
     chart: dict[str, Any] | None = None  # the evidence as a small bar chart (see .charts)
     history: list[dict[str, Any]] = field(default_factory=list)  # earlier answers, undone
+    # how much the choice matters (engine/impact.py): status, spread, note; per option in options[].impact
+    impact: dict[str, Any] | None = None
 
     @property
     def decided(self) -> bool:
@@ -143,6 +147,7 @@ class Session:
     handled: list[str] = field(default_factory=list)  # finding ids a step has dealt with
     rejections: list[dict[str, Any]] = field(default_factory=list)  # expert rejections to act on
     instructions: list[dict[str, Any]] = field(default_factory=list)  # free-text, with status
+    plan_edits: list[dict[str, Any]] = field(default_factory=list)  # the expert's edits (plan_edits.py)
     variables: dict[str, Any] = field(default_factory=dict)  # what the kernel holds now
     warnings: list[str] = field(default_factory=list)
     validity: list[dict[str, Any]] = field(default_factory=list)  # the verdict's checks (validity.py)

@@ -90,8 +90,17 @@ def _done(session: Session, episode: str):
 
 
 def _kept_by(session: Session, column: str) -> str:
+    """Who left ``column`` in: a decision that kept it, or a step removing it that was skipped."""
     d = next((d for d in session.decisions if column in d.columns and d.choice == "keep"), None)
-    return f" (kept by decision {d.id.split('-')[0]}, by {d.by})" if d is not None else ""
+    if d is not None:
+        return f" (kept by decision {d.id.split('-')[0]}, by {d.by})"
+    st = next((st for st in session.plan if column in st.columns and st.status == "skipped"), None)
+    if st is None:
+        return ""
+    d = next((d for d in session.decisions if d.id == st.decision_id and d.decided), None)
+    who = ("the user, in the plan" if "skipped" in st.by_user
+           else f"decision {d.id.split('-')[0]}, by {d.by}" if d is not None else "the approval policy")
+    return f" (the step that removes it, {st.id} '{st.title}', was skipped by {who})"
 
 
 def _features_check(name: str, features: set[str], columns: list[str], what: str, none_found: str,

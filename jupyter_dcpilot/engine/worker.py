@@ -21,6 +21,7 @@ from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
 from .progress import Progress
 from .notebook import IMPORTS
+from .plan_edits import call_params
 from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
@@ -71,13 +72,17 @@ class Worker:
 
     # -- what to call --------------------------------------------------------------------
     def resolve(self, step: Step) -> tuple[str | None, dict[str, Any]]:
-        """The kernel_tools call: the decided option's action, else the step's own call."""
+        """The kernel_tools call: the decided option's action, else the step's own call; the
+        parameters the expert set on the step over either (see :func:`.plan_edits.call_params`)."""
+        episode = self.episodes.get(step.episode)
         if step.decision_id and step.code is None and step.episode != "confirm_task":
             action = (self.session.decision(step.decision_id).option() or {}).get("action")
-            return (action["function"], dict(action.get("params") or {})) if action else (None, {})
-        if self.episodes[step.episode].stage == "model" and step.code is None and self.intervals():
+            if not action:
+                return None, {}
+            return action["function"], call_params(step, action["function"], action.get("params") or {}, episode)
+        if episode is not None and episode.stage == "model" and step.code is None and self.intervals():
             return "fit_evaluate_intervals", dict(step.params)
-        return step.function, dict(step.params)
+        return step.function, call_params(step, step.function or "", step.params, episode)
 
     def intervals(self) -> tuple[str, str] | None:
         """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.
