@@ -227,3 +227,41 @@ def validate_json(
     info = {"rows_before": int(old.shape[0]), "rows_after": int(new.shape[0]),
             "cols_before": int(old.shape[1]), "cols_after": int(new.shape[1])}
     return json.dumps({"failures": failures, **info}, default=str)
+
+
+# -- what each answer to a decision would do (kernel_tools.impact), in the background ----------
+_IMPACT_JOBS: dict[str, Any] = {}
+_MAX_IMPACT_JOBS = 16  # finished jobs kept for a late poll; the oldest go first
+
+
+def impact_start_json(name: str, options: list[dict[str, Any]], **context: Any) -> str:
+    """Start estimating the impact of each option on the frame ``name`` in a background thread
+    (see :class:`kernel_tools.impact.ImpactJob`); returns the job's id at once."""
+    import uuid
+
+    from kernel_tools.impact import ImpactJob
+
+    job = ImpactJob(_frame(_user_namespace(), name), options, **context)
+    job_id = uuid.uuid4().hex[:12]
+    finished = [k for k, j in _IMPACT_JOBS.items() if j.status != "running"]
+    for old in finished[: max(0, len(_IMPACT_JOBS) + 1 - _MAX_IMPACT_JOBS)]:
+        del _IMPACT_JOBS[old]
+    _IMPACT_JOBS[job_id] = job.start()
+    return json.dumps({"job": job_id, "sample_rows": len(job.sample)})
+
+
+def impact_poll_json(job_id: str) -> str:
+    """What an impact job has found so far: ``status`` (running, done, cancelled, failed) and
+    the ``results`` of the options done."""
+    job = _IMPACT_JOBS.get(job_id)
+    if job is None:
+        raise KeyError(f"no impact estimate {job_id!r} in this kernel (it restarted?)")
+    return json.dumps(job.state(), default=str)
+
+
+def impact_cancel_json(job_id: str) -> str:
+    """Stop an impact job before its next model fit."""
+    job = _IMPACT_JOBS.get(job_id)
+    if job is not None:
+        job.cancel()
+    return json.dumps({"cancelled": job_id, "known": job is not None})

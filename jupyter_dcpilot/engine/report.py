@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .report_html import render_html
-from .session import Session
+from .session import Decision, Session
 from .validity import all_findings, audit, verdict
 
 
@@ -50,7 +50,8 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
         d = decisions.get(s.decision_id) if s.decision_id else None
         steps.append({"id": s.id, "episode": s.episode, "status": s.status, "gate": s.gate,
                       "decision": {"choice": d.choice, "by": d.by} if d is not None else None,
-                      "title": s.title, "note": s.note})
+                      "title": s.title, "note": s.note, "by_user": list(s.by_user),
+                      "user_params": dict(s.user_params)})
     checks = audit(session, model)
     problems = [f"{c.check}: {c.detail}" for c in checks if not c.passed]
     task = session.task
@@ -62,6 +63,8 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
                       "severity": f.get("severity"), "summary": f.get("summary")}
                      for f in _unique(all_findings(session))],
         "steps": steps,
+        "decisions": [decision_entry(d) for d in session.decisions],
+        "plan_edits": [dict(e) for e in session.plan_edits],
         "dropped_columns": dropped,
         "model": None if not model else {
             "name": model.get("model_name"), "metric": model.get("metric"),
@@ -76,6 +79,19 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
         "llm_usage": {"calls": len(session.llm_usage),
                       "cost_usd": round(sum(u.get("cost_usd", 0) for u in session.llm_usage), 6)},
     }
+
+
+def decision_entry(d: Decision) -> dict[str, Any]:
+    """One decision for report.json: the question, the answer and who gave it, and each option
+    with its estimated impact on the model (``impact``: metric, mean, sd, rows, columns,
+    top_features, flags; None when it was not estimated)."""
+    keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags")
+    return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": d.question, "columns": list(d.columns),
+            "recommended": d.recommended, "choice": d.choice, "by": d.by, "at": d.at, "rationale": d.rationale,
+            "options": [{"id": o.get("id"), "label": o.get("label"), "recommended": o.get("id") == d.recommended,
+                         "impact": {k: o["impact"].get(k) for k in keys} if o.get("impact") else None}
+                        for o in d.options],
+            "impact": {k: v for k, v in (d.impact or {}).items() if k != "options"} or None}
 
 
 def _unique(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:

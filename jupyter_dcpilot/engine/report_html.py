@@ -44,7 +44,17 @@ def render_html(report: dict[str, Any], details: dict[str, Any] | None = None) -
         model=report.get("model") or {}, checks=checks, failed=failed, valid=valid,
         contradiction=bool(report.get("valid")) and bool(failed), findings=findings,
         decisions=details.get("decisions"), charts=details.get("charts") or {},
-        score=_score, score_text=score_text)
+        score=_score, score_text=score_text, impact_text=impact_text)
+
+
+def impact_text(impact: dict[str, Any] | None) -> str:
+    """An option's estimated impact in one line: score ± spread, rows × columns, top features."""
+    if not impact or not _finite(impact.get("mean")):
+        return (impact or {}).get("error") or "not estimated"
+    sd = f" ± {impact['sd']:.3f}" if _finite(impact.get("sd")) else ""
+    top = impact.get("top_features") or []
+    return (f"{impact.get('metric')} {impact['mean']:.3f}{sd}; {impact.get('rows')} rows × {impact.get('columns')} columns"
+            + (f"; top: {', '.join(map(str, top[:3]))}" if top else ""))
 
 
 def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, Any]:
@@ -61,7 +71,7 @@ def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, 
             "id": d.id, "gate": d.gate, "question": d.question, "columns": d.columns,
             "title": step.title if step else d.gate, "evidence": _evidence_items(d.evidence),
             "options": d.options, "recommended": d.recommended, "choice": d.choice, "by": d.by,
-            "at": d.at, "rationale": d.rationale, "history": d.history,
+            "at": d.at, "rationale": d.rationale, "history": d.history, "impact": d.impact,
             "chart": bar_svg(chart) if chart else None,
         })
     charts: dict[str, Any] = {}

@@ -1,0 +1,149 @@
+"""Decision impact: what each option of a gate card would do to the model, filled in while the
+expert reads the card.
+
+:func:`estimate` starts :class:`kernel_tools.impact.ImpactJob` in the kernel (a background thread
+there: the user's cells and the co-pilot's probes are not held up), polls it, and writes each
+option's result into ``decision.options[i]["impact"]`` as it arrives — ``{"metric", "mean",
+"sd", "rows", "columns", "top_features", "flags"}`` — and the comparison into
+``decision.impact`` (``status``, ``best``, ``spread``, ``note``). Cancelling the task (the expert
+answered, edited the step, or asked it to stop) stops the kernel's job before its next fit.
+
+The validity flags follow the session's evidence, not names: the columns the diagnosis found
+recorded after the prediction time (timing evidence of its findings), flagged as leakage or as
+identifiers, and the index (a per-entity prediction time makes "the last visit" a look ahead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_dcpilot.probe import ProbeError
+
+from .episodes import Episode
+from .hosts import KernelProbe
+from .plan_edits import call_params
+from .session import Decision, Session
+from .validity import all_findings, flagged_columns
+from .worker import probe
+
+GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
+TOLERANCE = 0.005  # options whose mean scores differ by less: the card says the choice barely matters
+POLL_S = 0.3
+
+
+def wanted(session: Session, decision: Decision) -> bool:
+    """Whether a decision's options get an impact estimate: an open gate of :data:`GATES` with
+    two options or more, one of which runs a call, and a target to score."""
+    return (decision.gate in GATES and not decision.decided and len(decision.options) > 1
+            and any(o.get("action") for o in decision.options) and bool(session.task.get("target"))
+            and session.task.get("kind") in ("classification", "regression", "survival"))
+
+
+def request(session: Session, decision: Decision, episodes: dict[str, Episode]) -> dict[str, Any]:
+    """The arguments of ``impact_start_json`` for a decision: the frame its step changes, its
+    options' calls (with the expert's parameters), the task and the validity evidence."""
+    step = session.step(decision.step_id)
+    ep = episodes.get(step.episode)
+    post = ep is not None and ep.stage == "post_split"
+    options, unchanged = [], False
+    for o in decision.options:
+        action = o.get("action")
+        if not action:
+            if unchanged:  # "keep" and "skip" both leave the data as it is: estimated once
+                continue
+            unchanged = True
+        else:
+            action = {"function": action["function"],
+                      "params": call_params(step, action["function"], action.get("params") or {}, ep)}
+        options.append({"id": o["id"], "action": action})
+    task = session.task
+    columns = session.variables.get("train_columns" if post else "columns") or []
+    entity = task.get("id")
+    flagged = flagged_columns(session)
+    varying: list[str] = []
+    for f in all_findings(session):
+        if f.get("kind") == "repeated_measurements":
+            varying = list((f.get("evidence") or {}).get("time_varying_columns") or varying)
+    return {"name": "train" if post else session.frame, "options": options, "target": task.get("target"),
+            "task": task.get("kind"), "time": task.get("time") if task.get("kind") == "survival" else None,
+            "groups": entity if entity and (not columns or entity in columns) else None,
+            "stage": "post_split" if post else "pre_split",
+            "flagged": {**flagged, "time_varying": varying},
+            "index": (task.get("index") or {}).get("kind")}
+
+
+def summary(decision: Decision, tolerance: float = TOLERANCE) -> dict[str, Any]:
+    """The comparison of the options estimated so far (best, spread, and a note in words)."""
+    scored = {o["id"]: o["impact"]["mean"] for o in decision.options
+              if isinstance((o.get("impact") or {}).get("mean"), (int, float))}
+    metric = next((o["impact"]["metric"] for o in decision.options if o.get("impact")), None)
+    if len(scored) < 2:
+        return {"best": next(iter(scored), None), "spread": None, "barely_differ": False, "note": ""}
+    spread = max(scored.values()) - min(scored.values())
+    barely = spread < tolerance
+    note = (f"the choice changes the score by < {tolerance}" if barely
+            else f"the choice changes the {metric} by up to {spread:.3f}")
+    return {"best": max(scored, key=scored.__getitem__), "spread": round(spread, 6),
+            "barely_differ": barely, "note": note}
+
+
+async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
+                   episodes: dict[str, Episode], poll: float = POLL_S) -> dict[str, Any]:
+    """Estimate the impact of every option of ``decision`` and fill the card as results come;
+    returns ``decision.impact``. Cancelling the calling task cancels the kernel's job."""
+    args = request(session, decision, episodes)
+    name, options = args.pop("name"), args.pop("options")
+    _set(session, decision, {"status": "running", "options": [o["id"] for o in options]})
+    try:
+        started = await probe(kernel, "impact_start_json", name, options, **args)
+    except ProbeError as error:
+        return _set(session, decision, {"status": "failed", "error": str(error)[:300]})
+    job = started["job"]
+    seen: set[str] = set()
+    try:
+        while True:
+            await asyncio.sleep(poll)
+            state = await probe(kernel, "impact_poll_json", job)
+            fresh = {k: v for k, v in state["results"].items() if k not in seen}
+            for option in decision.options:
+                if option["id"] in fresh:
+                    option["impact"] = _public(fresh[option["id"]])
+            for option in decision.options:  # the option estimated once for both "keep" and "skip"
+                if not option.get("action") and "impact" not in option:
+                    twin = next((o for o in decision.options if not o.get("action") and o.get("impact")), None)
+                    if twin is not None:
+                        option["impact"] = dict(twin["impact"])
+            seen |= set(fresh)
+            done = state["status"] != "running"
+            if fresh or done:
+                info = {"status": state["status"], "sample_rows": state.get("sample_rows"),
+                        "elapsed_s": state.get("elapsed_s"), "perturbations": 5, **summary(decision)}
+                if state.get("error"):
+                    info["error"] = state["error"]
+                _set(session, decision, info)
+            if done:
+                return decision.impact or {}
+    except asyncio.CancelledError:
+        try:
+            await probe(kernel, "impact_cancel_json", job)
+        finally:
+            _set(session, decision, {**(decision.impact or {}), "status": "cancelled"})
+        raise
+    except ProbeError as error:  # the kernel restarted under it, or an old kernel_tools
+        return _set(session, decision, {**(decision.impact or {}), "status": "failed", "error": str(error)[:300]})
+
+
+def _public(impact: dict[str, Any]) -> dict[str, Any]:
+    keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags", "scores", "error", "elapsed_s")
+    return {k: impact.get(k) for k in keys if k in impact}
+
+
+def _set(session: Session, decision: Decision, info: dict[str, Any]) -> dict[str, Any]:
+    decision.impact = info
+    session.changed("impact", decision_id=decision.id, impact=info, options=[
+        {"id": o["id"], "impact": o.get("impact")} for o in decision.options])
+    return info
+
+
+__all__ = ["GATES", "TOLERANCE", "estimate", "request", "summary", "wanted"]
