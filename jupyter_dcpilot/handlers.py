@@ -16,7 +16,9 @@ from . import __version__
 from .config import DCPilot
 from .engine.budgets import Budgets
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
-from .request_limits import DECISION_BODY, MAX_PATH, SESSION_BODY, UNDO_BODY, check_size, parse_body
+from .engine.plan_edits import EditRefused
+from .request_limits import (DECISION_BODY, IMPACT_BODY, MAX_PATH, PLAN_BODY, SESSION_BODY, UNDO_BODY,
+                             check_size, parse_body)
 from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
 
 API = "dcpilot/api"
@@ -194,6 +196,48 @@ class UndoHandler(SessionsBase):
         self.send(hosted)
 
 
+class PlanHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/plan {op, step?, episode?, columns?, params?, before?, after?,
+    reason?} → apply one plan edit (skip, move, add, params, reopen) and carry on; the session
+    with the edit's record under ``edit``. 404 unknown step, 400 malformed edit, 409 when the
+    session's state does not allow it (a running step, a step already done, ...)."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        hosted = self.hosted(session_id)
+        edit = self.body(PLAN_BODY)
+        try:
+            record = await hosted.edit(edit, source="api")
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        except EditRefused as error:
+            raise tornado.web.HTTPError(409, str(error)) from error
+        except ValueError as error:
+            raise tornado.web.HTTPError(400, str(error)) from error
+        self.finish(json.dumps({**hosted.to_dict(), "edit": record}))
+
+
+class ImpactHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/decisions/{decision_id}/impact {action: start|cancel} →
+    start (again) or stop estimating what each option of the decision does to the model; 409
+    when the decision gets no estimate (answered, or not a data gate) or none runs to cancel."""
+
+    @tornado.web.authenticated
+    def post(self, session_id: str, decision_id: str) -> None:
+        hosted = self.hosted(session_id)
+        action = self.body(IMPACT_BODY)["action"]
+        try:
+            done = (hosted.estimate(decision_id, restart=True) if action == "start"
+                    else hosted.stop_estimate(decision_id))
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        if not done:
+            raise tornado.web.HTTPError(409, f"decision {decision_id}: " + (
+                "its options get no impact estimate (answered, or not a data gate)" if action == "start"
+                else "no impact estimate is running"))
+        self.send(hosted)
+
+
 class InterruptHandler(SessionsBase):
     """POST /dcpilot/api/sessions/{id}/interrupt → interrupt the kernel under the running
     co-pilot step: the step fails ("interrupted by the user"), the session stays usable."""
@@ -296,6 +340,8 @@ def setup_handlers(web_app: Any, dcpilot: DCPilot) -> None:
             (sessions, SessionsHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})", SessionHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)", DecisionHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)/impact", ImpactHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/plan", PlanHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/undo", UndoHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/interrupt", InterruptHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/resume", ResumeHandler),

@@ -66,6 +66,16 @@ TARGET = re.compile(r"\b(?:for|predict(?:ing)?|target)\s+(?:the\s+)?(?:column\s+
 TIME = re.compile(r"\b(?:time|duration)\s+(?:column\s+)?" + TOKEN, re.I)
 NOTEBOOK = re.compile(r"\b(?:in|of)\s+(?:the\s+)?(?:notebook\s+)?" + TOKEN, re.I)
 KEYWORDS = {"for", "with", "in", "of", "time", "duration", "predict", "predicting", "target", "using"}
+# plan edits: a step id (s4) or an episode id names what is edited
+STEP_ID = r"(?:step\s+)?[`'\"]?(?P<step>s\d+)[`'\"]?"
+SKIP_STEP = re.compile(r"^(?:skip|drop)\s+" + STEP_ID + r"\W*$", re.I)
+REOPEN = re.compile(r"^(?:reopen|redo|undo)\s+" + STEP_ID + r"\W*$", re.I)
+MOVE = re.compile(r"^move\s+" + STEP_ID + r"\s+(?P<where>before|after)\s+(?:step\s+)?[`'\"]?(?P<anchor>s\d+)[`'\"]?\W*$", re.I)
+ADD = re.compile(r"^add\s+(?:a\s+|an\s+|the\s+)?(?:step\s+)?[`'\"]?(?P<episode>[a-z_]+)[`'\"]?(?:\s+(?:step\s+)?(?:on|for|of)\s+(?P<rest>.+))?$", re.I | re.S)
+PARAMS_SET = re.compile(r"^(?:set|params?)\s+(?:(?:for|on|of)\s+)?" + STEP_ID + r"[:,]?\s+(?P<pairs>.+)$|"
+                        r"^(?:set|params?)\s+(?P<pairs2>.+?)\s+(?:for|on|of)\s+" + STEP_ID.replace("step>", "step2>") + r"\W*$",
+                        re.I | re.S)
+PAIR = re.compile(r"(?P<key>[a-z_]+)\s*(?:=|\bto\b)\s*(?P<value>`[^`]*`|[^\s,]+(?:\s*,\s*[^\s,=]+)*)", re.I)
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
 
 
@@ -113,6 +123,9 @@ class DCPilotPersona(BasePersona):
         hosted, problem = self.session_for(message)
         if hosted is None:
             return problem or "No co-pilot session."
+        edit = parse_edit(hosted.session, text)
+        if edit is not None:
+            return await edit_reply(hosted, edit) + "\n\n" + summary_markdown(hosted.session)
         return respond(hosted, text) + "\n\n" + summary_markdown(hosted.session)
 
     # -- the server and jupyter-ai's configuration --------------------------------------------
@@ -353,7 +366,8 @@ def respond(hosted: HostedSession, text: str) -> str:
     session = hosted.session
     if not text or STATUS.match(text):
         return (f"Co-pilot on **{session.frame}** in `{hosted.path}`. Ask me ``why did you drop `x`?``, "
-                "say `approve`, `choose <option>` or `reject`, or write an instruction.")
+                "say `approve`, `choose <option>` or `reject`, edit the plan (`skip s5`, `move s7 before s6`, "
+                "``add outliers on `age` ``, `set threshold=3 for s7`, `reopen s4`), or write an instruction.")
     if WHY.search(text):
         return why_markdown(session, text)
     for pattern, kind in ((CHOOSE, "choose"), (REJECT, "reject"), (APPROVE, "approve")):
@@ -367,6 +381,57 @@ def respond(hosted: HostedSession, text: str) -> str:
         return "Noted as an instruction: the planner turns it into a step you approve before it runs."
     return ("Noted as an instruction in the session's log. This session plans with the rule planner, "
             "which does not act on free text; start the co-pilot with the Claude planner for custom steps.")
+
+
+def parse_edit(session: Session, text: str) -> dict[str, Any] | None:
+    """The plan edit a message asks for (``skip s5``, ``move s7 before s6``, ``add outliers on
+    `age```, ``set threshold=3 for s7``, ``reopen s4``), else None: words about a decision
+    (``skip`` alone rejects the open one) go to :func:`respond`."""
+    from .engine.plan_edits import parse_pairs
+
+    if match := SKIP_STEP.match(text):
+        return {"op": "skip", "step": match.group("step").lower()}
+    if match := REOPEN.match(text):
+        return {"op": "reopen", "step": match.group("step").lower()}
+    if match := MOVE.match(text):
+        return {"op": "move", "step": match.group("step").lower(), match.group("where").lower(): match.group("anchor").lower()}
+    if match := ADD.match(text):
+        episode = match.group("episode").lower()
+        rest = match.group("rest") or ""
+        columns = known_columns(session)
+        named = [q for q in QUOTED.findall(rest) if q in columns]
+        named += [w for w in re.findall(r"[\w.-]+", rest) if w in columns and w not in named]
+        return {"op": "add", "episode": episode, **({"columns": named} if named else {})}
+    if match := PARAMS_SET.match(text):
+        step = (match.group("step") or match.group("step2")).lower()
+        pairs = [f"{m.group('key')}={m.group('value').strip('`').replace(' ', '')}"
+                 for m in PAIR.finditer(match.group("pairs") or match.group("pairs2") or "")]
+        if not pairs:
+            return None
+        try:
+            episode = session.step(step).episode
+        except KeyError:
+            episode = ""
+        try:
+            return {"op": "params", "step": step, "params": parse_pairs(episode, pairs)}
+        except ValueError as error:  # a value the words do not make a number of: said back
+            return {"op": "params", "step": step, "error": str(error)}
+    return None
+
+
+async def edit_reply(hosted: HostedSession, edit: dict[str, Any]) -> str:
+    """Apply a plan edit from the chat through the same path as the panel's, and say what happened."""
+    from .engine.plan_edits import EditRefused
+
+    if edit.get("error"):
+        return f"Could not read that: {edit['error']}."
+    try:
+        record = await hosted.edit(edit, source="chat")
+    except KeyError as error:
+        return f"Could not edit the plan: {error.args[0]}."
+    except (ValueError, EditRefused) as error:
+        return f"Could not edit the plan: {error}."
+    return f"Done: {md_text(record['text'])}. The co-pilot carries on."
 
 
 def answer(hosted: HostedSession, kind: str, parts: dict[str, Any], text: str) -> str:

@@ -1,7 +1,8 @@
 """IPython magics: the co-pilot inline, hosted in the kernel itself (no panel needed).
 
 ``%load_ext jupyter_dcpilot`` registers ``%dccheck``, ``%dcplan``, ``%dcstatus``,
-``%dccheckpoints``, ``%dcundo``, ``%dcreport`` and ``%dcdecide``. They work wherever IPython
+``%dccheckpoints``, ``%dcundo``, ``%dcreport`` and ``%dcdecide``, and the plan edits
+``%dcskip``, ``%dcmove``, ``%dcadd``, ``%dcparams`` and ``%dcreopen``. They work wherever IPython
 does (Notebook 7, JupyterLab without the panel, a terminal): the engine's two interfaces are
 implemented on the shell itself — probes are evaluated with ``eval`` in the user namespace
 (same process) and cells run with ``shell.run_cell``.
@@ -40,7 +41,9 @@ from jupyter_dcpilot.probe import ProbeError
 from .engine.budgets import Budgets, minutes
 from .engine.coordinator import ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
-from .engine.notebook import evidence_text, md_text, score_text, validity_markdown
+from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
+from .engine.plan_edits import EditRefused, parse_pairs
+from .engine.plan_edits import library as plan_library
 from .engine.session import Decision, Session, sidecar_path
 from .engine.validation import did_you_mean
 from .inputs import INDEX_WORDS
@@ -289,6 +292,12 @@ class Pilot:
         self.session.decide(decision_id, choice, rationale, by="user")
         return self.run()
 
+    def edit(self, edit: dict[str, Any]) -> dict[str, Any]:
+        """Apply one plan edit (skip, move, add, params, reopen), then carry on; its record."""
+        record = self.bridge.run(lambda: self.coordinator.edit_plan(edit, source="magic"))
+        self.run()
+        return record
+
     def undo(self, checkpoint_id: str | None = None) -> str:
         """Undo back to a checkpoint (default: the last one); returns its id."""
         if checkpoint_id is None:
@@ -375,6 +384,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str
                      + (f". Rationale: {md_text(d.rationale)}" if d.rationale else "") + ".")
         if step is not None:
             lines.append(f"   - Step status: {step.status}")
+    lines += plan_edits_markdown(session)
     if model:
         lines += ["", f"Model: {model.get('model_name') or model.get('name')}, {score_text(model)}"
                   + (" (grouped by entity)." if model.get("grouped") else "."),
@@ -495,6 +505,83 @@ class DCPilotMagics(Magics):
         pilot.decide(args.decision, args.option, args.why.strip("\"'"))
         display(Markdown(status_markdown(pilot.session)))
 
+    @magic_arguments()
+    @argument("step", help="step id, e.g. s5 (see %%dcstatus)")
+    @argument("--why", default="", help="reason for the decision log")
+    @line_magic
+    def dcskip(self, line: str) -> None:
+        """Skip a proposed step: ``%dcskip s5 [--why "..."]``."""
+        args = parse_argstring(self.dcskip, line)
+        self._edit("%dcskip", {"op": "skip", "step": args.step, "reason": args.why.strip("\"'")})
+
+    @magic_arguments()
+    @argument("step", help="step id, e.g. s7")
+    @argument("--before", default=None, help="the step it goes before")
+    @argument("--after", default=None, help="the step it goes after")
+    @line_magic
+    def dcmove(self, line: str) -> None:
+        """Move a proposed step among those of its stage: ``%dcmove s7 --before s6``."""
+        args = parse_argstring(self.dcmove, line)
+        edit = {"op": "move", "step": args.step}
+        edit.update({k: v for k, v in (("before", args.before), ("after", args.after)) if v})
+        self._edit("%dcmove", edit)
+
+    @magic_arguments()
+    @argument("episode", help="an episode of the library, e.g. outliers (%%dcadd --list lists them)", nargs="?")
+    @argument("params", nargs="*", help="key=value parameters, e.g. threshold=3")
+    @argument("--columns", nargs="+", default=None, help="the columns it works on")
+    @argument("--list", action="store_true", help="list the episodes, one line each")
+    @argument("--why", default="", help="reason for the decision log")
+    @line_magic
+    def dcadd(self, line: str) -> None:
+        """Add a step from the episode library: ``%dcadd outliers --columns age bmi threshold=3``."""
+        args = parse_argstring(self.dcadd, line)
+        pilot = self._pilot()
+        if args.list or not args.episode:
+            display(Markdown(library_markdown(pilot.session, pilot.coordinator.episodes)))
+            return
+        edit: dict[str, Any] = {"op": "add", "episode": args.episode, "reason": args.why.strip("\"'")}
+        if args.columns:
+            edit["columns"] = args.columns
+        if args.params:
+            edit["params"] = parse_params("%dcadd", args.episode, args.params)
+        self._edit("%dcadd", edit)
+
+    @magic_arguments()
+    @argument("step", help="step id, e.g. s7")
+    @argument("params", nargs="+", help="key=value, e.g. threshold=3 method=mad columns=age,bmi")
+    @line_magic
+    def dcparams(self, line: str) -> None:
+        """Set parameters of a proposed step: ``%dcparams s7 threshold=3 method=mad``."""
+        args = parse_argstring(self.dcparams, line)
+        pilot = self._pilot()
+        try:
+            episode = pilot.session.step(args.step).episode
+        except KeyError as error:
+            raise UsageError(f"%dcparams: {error.args[0]}") from None
+        self._edit("%dcparams", {"op": "params", "step": args.step,
+                                 "params": parse_params("%dcparams", episode, args.params)})
+
+    @magic_arguments()
+    @argument("step", help="step id, e.g. s4")
+    @line_magic
+    def dcreopen(self, line: str) -> None:
+        """Reopen a done (or skipped) step: undo to its checkpoint, then plan again."""
+        args = parse_argstring(self.dcreopen, line)
+        self._edit("%dcreopen", {"op": "reopen", "step": args.step})
+
+    def _edit(self, magic: str, edit: dict[str, Any]) -> None:
+        pilot = self._pilot()
+        if not edit.get("reason"):
+            edit.pop("reason", None)
+        try:
+            record = pilot.edit(edit)
+        except KeyError as error:
+            raise UsageError(f"{magic}: {error.args[0]}") from None
+        except (ValueError, EditRefused) as error:  # malformed, or not allowed now: nothing changed
+            raise UsageError(f"{magic}: {error}") from None
+        display(Markdown(f"The user {md_text(record['text'])}.\n\n{status_markdown(pilot.session)}"))
+
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:
         """The checkpoints of this session (what ``%dcundo`` can go back to)."""
@@ -523,6 +610,24 @@ class DCPilotMagics(Magics):
         return self.pilot
 
 
+def parse_params(magic: str, episode: str, pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` words as a params edit (:func:`.plan_edits.parse_pairs`), or a UsageError."""
+    try:
+        return parse_pairs(episode, pairs)
+    except ValueError as error:
+        raise UsageError(f"{magic}: {error}") from None
+
+
+def library_markdown(session: Session, episodes: dict[str, Any]) -> str:
+    """The episode library, one line each, with what can be added now (``%dcadd``)."""
+    lines = ["| episode | what it does | gate | parameters | add now? |", "|---|---|---|---|---|"]
+    for entry in plan_library(session, episodes):
+        lines.append(f"| `{entry['id']}` | {md_text(entry['line'])} | {entry['gate'] or ''} | "
+                     f"{', '.join(entry['params']) or ''} | "
+                     + ("yes" if entry["addable"] else f"no: {md_text(entry['why_not'])}") + " |")
+    return "\n".join(lines)
+
+
 def check_columns(magic: str, name: str, frame: Any, **options: str | None) -> None:
     """UsageError (one line, close names suggested) for an option naming no column of ``frame``."""
     columns = [str(c) for c in frame.columns]
@@ -537,4 +642,5 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = ["DCPilotMagics", "DecisionCard", "MainThreadBridge", "Pilot", "ShellNotebook", "ShellProbe",
-           "decision_log_markdown", "load_ipython_extension", "status_markdown"]
+           "decision_log_markdown", "library_markdown", "load_ipython_extension", "parse_params",
+           "status_markdown"]

@@ -16,6 +16,7 @@ import tornado.web
 
 from .engine import decisions_file
 from .engine.coordinator import TASK_KINDS
+from .engine.plan_edits import OPS
 from .engine.validation import depth, problem
 
 MAX_BODY_BYTES = 64 * 1024  # the largest legitimate body, a decisions object, is a few kB
@@ -24,6 +25,7 @@ MAX_PATH = 4096  # PATH_MAX
 MAX_NAME = 1000  # a column name
 MAX_TEXT = 4000  # free text: a goal, a rationale
 MAX_ID = 200  # ids and short words: choice, checkpoint, model, frame
+MAX_ENTRIES = 1000  # columns named in one request
 
 
 def _text(limit: int, **more: Any) -> dict[str, Any]:
@@ -71,6 +73,36 @@ UNDO_BODY: dict[str, Any] = {
     "properties": {"checkpoint": _text(MAX_ID, minLength=1)},
 }
 
+_NAMES = {"type": "array", "maxItems": MAX_ENTRIES, "items": _text(MAX_NAME, minLength=1),
+          "description": f"a list of at most {MAX_ENTRIES} column names"}
+
+PLAN_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["op"],
+    "additionalProperties": False,
+    "properties": {
+        "op": {"enum": list(OPS), "description": f"one of {list(OPS)}"},
+        "step": _text(MAX_ID, minLength=1, description="a step id, e.g. 's4'"),
+        "episode": _text(MAX_ID, minLength=1, description="an episode id of the library, e.g. 'outliers'"),
+        "columns": _NAMES,
+        "params": {"type": "object", "maxProperties": 20, "propertyNames": {"maxLength": MAX_ID},
+                   "additionalProperties": {"anyOf": [{"type": ["number", "boolean", "null"]},
+                                                      _text(MAX_NAME), _NAMES]},
+                   "description": "parameter names and values (numbers, words or lists of names)"},
+        "before": _text(MAX_ID, minLength=1, description="a step id"),
+        "after": _text(MAX_ID, minLength=1, description="a step id"),
+        "reason": _text(MAX_TEXT, description=f"a text of at most {MAX_TEXT} characters"),
+    },
+}
+
+IMPACT_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["action"],
+    "additionalProperties": False,
+    "properties": {"action": {"enum": ["start", "cancel"], "description": "'start' or 'cancel'"}},
+}
+
+
 def check_size(body: bytes) -> None:
     """413 for a body larger than :data:`MAX_BODY_BYTES`."""
     if len(body) > MAX_BODY_BYTES:
@@ -102,5 +134,5 @@ def parse_body(body: bytes, schema: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-__all__ = ["DECISION_BODY", "MAX_BODY_BYTES", "MAX_DEPTH", "SESSION_BODY", "UNDO_BODY",
+__all__ = ["DECISION_BODY", "IMPACT_BODY", "MAX_BODY_BYTES", "MAX_DEPTH", "PLAN_BODY", "SESSION_BODY", "UNDO_BODY",
            "check_size", "parse_body"]

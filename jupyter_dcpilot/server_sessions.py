@@ -17,7 +17,7 @@ from typing import Any, Callable
 from jupyter_core.utils import ensure_async
 
 from .config import DCPilot
-from .engine import decisions_file
+from .engine import decisions_file, impact, plan_edits
 from .engine.budgets import Budgets
 from .engine.coordinator import TASK_KINDS, ApprovalPolicy, Coordinator
 from .engine.hosts import CellResult
@@ -247,13 +247,68 @@ class HostedSession:
         self.task: asyncio.Task[str] | None = None  # the latest run
         self.closed = False
         self._work: set[asyncio.Task[Any]] = set()
+        self._impacts: dict[str, asyncio.Task[Any]] = {}  # decision id -> its impact estimate
         if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
             host.watch = KernelWatch(bridge, lambda: self.path)
         if bridge is not None and coordinator.worker.stop is None:  # a step far past its budget
             coordinator.worker.stop = self.interrupt_kernel
+        session.subscribe(self._on_event)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage()}
+        return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage(),
+                "library": plan_edits.library(self.session, self.coordinator.episodes)}
+
+    # -- decision impact: estimated in the kernel's background while the card waits -----------
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "awaiting_decision" and not self.closed:
+            self.estimate(event["decision"]["id"])
+
+    def estimate(self, decision_id: str, restart: bool = False) -> bool:
+        """Start estimating the impact of a decision's options (unless it is running or done;
+        ``restart`` starts again); False when the decision gets no estimate (see impact.wanted).
+        KeyError for an unknown decision."""
+        decision = self.session.decision(decision_id)
+        if not impact.wanted(self.session, decision):
+            return False
+        running = self._impacts.get(decision_id)
+        if running is not None and not running.done():
+            if not restart:
+                return True
+            running.cancel()
+        elif not restart and (decision.impact or {}).get("status") in ("running", "done"):
+            return True
+        decision.impact = {"status": "running"}  # at once: the answer to this request says so
+        self._impacts[decision_id] = self._track(
+            impact.estimate(self.session, self.coordinator.kernel, decision, self.coordinator.episodes))
+        return True
+
+    def _stop_stale(self) -> None:
+        """Cancel the estimates of decisions that ask nothing any more (skipped, undone)."""
+        open_ = {d.id for d in self.session.open_decisions()}
+        for decision_id in [d for d in self._impacts if d not in open_]:
+            self.stop_estimate(decision_id)
+
+    def stop_estimate(self, decision_id: str) -> bool:
+        """Cancel a decision's impact estimate; False when none is running."""
+        task = self._impacts.pop(decision_id, None)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def edit(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
+        """Apply one plan edit (see engine.plan_edits), then carry on; its record. KeyError,
+        ValueError and plan_edits.EditRefused as the coordinator's."""
+        if self.closed:
+            raise RuntimeError(f"the co-pilot session of {self.path} is closed")
+        record = await self._track(self.coordinator.edit_plan(edit, source))
+        self._stop_stale()
+        for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
+            if decision.impact is None and decision.step_id in {st.id for st in self.session.plan
+                                                                 if st.status == "awaiting_decision"}:
+                self.estimate(decision.id)
+        self.resume()
+        return record
 
     def summary(self) -> dict[str, Any]:
         """What the panel needs to find a notebook's session again after a reload."""
@@ -280,6 +335,7 @@ class HostedSession:
             raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
         if decision not in self.session.open_decisions():
             raise ValueError(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
+        self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
         if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
             decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
                                      "risk": "the issue stays in the data", "recommended": False,
@@ -292,6 +348,7 @@ class HostedSession:
         """Go back to before a checkpoint, then carry on (undone decisions are asked again)."""
         self.session.checkpoint(checkpoint_id)  # KeyError naming it
         await self._track(self.coordinator.undo(checkpoint_id))
+        self._stop_stale()
         self.resume()
 
     async def interrupt(self) -> str:

@@ -232,22 +232,26 @@ def validate_json(
 # -- what each answer to a decision would do (kernel_tools.impact), in the background ----------
 _IMPACT_JOBS: dict[str, Any] = {}
 _MAX_IMPACT_JOBS = 16  # finished jobs kept for a late poll; the oldest go first
+_CANCELLED: dict[str, bool] = {}  # jobs cancelled before their start arrived
 
 
-def impact_start_json(name: str, options: list[dict[str, Any]], **context: Any) -> str:
+def impact_start_json(name: str, options: list[dict[str, Any]], job: str | None = None, **context: Any) -> str:
     """Start estimating the impact of each option on the frame ``name`` in a background thread
-    (see :class:`kernel_tools.impact.ImpactJob`); returns the job's id at once."""
+    (see :class:`kernel_tools.impact.ImpactJob`), as job ``job`` (the caller's id, so it can
+    cancel a job whose start it never heard back from); returns at once."""
     import uuid
 
     from kernel_tools.impact import ImpactJob
 
-    job = ImpactJob(_frame(_user_namespace(), name), options, **context)
-    job_id = uuid.uuid4().hex[:12]
+    job_id = job or uuid.uuid4().hex[:12]
+    if _CANCELLED.pop(job_id, False):  # cancelled before it started
+        return json.dumps({"job": job_id, "sample_rows": 0, "status": "cancelled"})
+    estimate = ImpactJob(_frame(_user_namespace(), name), options, **context)
     finished = [k for k, j in _IMPACT_JOBS.items() if j.status != "running"]
     for old in finished[: max(0, len(_IMPACT_JOBS) + 1 - _MAX_IMPACT_JOBS)]:
         del _IMPACT_JOBS[old]
-    _IMPACT_JOBS[job_id] = job.start()
-    return json.dumps({"job": job_id, "sample_rows": len(job.sample)})
+    _IMPACT_JOBS[job_id] = estimate.start()
+    return json.dumps({"job": job_id, "sample_rows": len(estimate.sample), "status": "running"})
 
 
 def impact_poll_json(job_id: str) -> str:
@@ -264,4 +268,8 @@ def impact_cancel_json(job_id: str) -> str:
     job = _IMPACT_JOBS.get(job_id)
     if job is not None:
         job.cancel()
+    else:  # its start is still on the way: it will not start
+        _CANCELLED[job_id] = True
+        while len(_CANCELLED) > _MAX_IMPACT_JOBS:
+            _CANCELLED.pop(next(iter(_CANCELLED)))
     return json.dumps({"cancelled": job_id, "known": job is not None})

@@ -152,3 +152,11 @@ def test_the_probes_start_poll_and_cancel_a_job(user_ns):
     assert json.loads(eval(probe_expression("impact_cancel_json", started["job"])))["known"]
     with pytest.raises(KeyError, match="no impact estimate"):
         eval(probe_expression("impact_poll_json", "nope"))
+
+
+def test_a_job_cancelled_before_its_start_arrives_never_starts(user_ns):
+    user_ns["df"] = churn(100)
+    assert not json.loads(eval(probe_expression("impact_cancel_json", "early1")))["known"]
+    started = json.loads(eval(probe_expression("impact_start_json", "df", [KEEP], job="early1", target="y",
+                                               task="classification")))
+    assert started["status"] == "cancelled" and "early1" not in probes._IMPACT_JOBS

@@ -16,6 +16,7 @@ identifiers, and the index (a per-entity prediction time makes "the last visit" 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
@@ -94,14 +95,11 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
     returns ``decision.impact``. Cancelling the calling task cancels the kernel's job."""
     args = request(session, decision, episodes)
     name, options = args.pop("name"), args.pop("options")
+    job = uuid.uuid4().hex[:12]  # named here: a cancel reaches the job even before it answered
     _set(session, decision, {"status": "running", "options": [o["id"] for o in options]})
-    try:
-        started = await probe(kernel, "impact_start_json", name, options, **args)
-    except ProbeError as error:
-        return _set(session, decision, {"status": "failed", "error": str(error)[:300]})
-    job = started["job"]
     seen: set[str] = set()
     try:
+        await probe(kernel, "impact_start_json", name, options, job=job, **args)
         while True:
             await asyncio.sleep(poll)
             state = await probe(kernel, "impact_poll_json", job)
