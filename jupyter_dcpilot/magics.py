@@ -541,10 +541,13 @@ class DCPilotMagics(Magics):
             display(Markdown(library_markdown(pilot.session, pilot.coordinator.episodes)))
             return
         edit: dict[str, Any] = {"op": "add", "episode": args.episode, "reason": args.why.strip("\"'")}
-        if args.columns:
-            edit["columns"] = args.columns
-        if args.params:
-            edit["params"] = parse_params("%dcadd", args.episode, args.params)
+        # --columns takes every word after it: key=value words there are parameters
+        columns = [c for c in args.columns or [] if "=" not in c]
+        pairs = list(args.params) + [c for c in args.columns or [] if "=" in c]
+        if columns:
+            edit["columns"] = columns
+        if pairs:
+            edit["params"] = parse_params("%dcadd", args.episode, pairs)
         self._edit("%dcadd", edit)
 
     @magic_arguments()
