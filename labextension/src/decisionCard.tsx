@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { BarChart } from './chart';
+import { ImpactChart } from './impactChart';
 import { IDecision, IOption } from './sessionApi';
 
 /** Longest evidence value shown in full (row lists can be long). */
@@ -41,8 +42,12 @@ export function DecisionCard(props: {
   title?: string;
   disabled?: boolean;
   onDecide: (choice: string, rationale: string) => void;
+  /** Start or stop the impact estimate of the options (absent: the card cannot). */
+  onEstimate?: (action: 'start' | 'cancel') => void;
+  /** Parameters the expert set on the step, shown with the options they change. */
+  params?: { [key: string]: unknown };
 }): JSX.Element {
-  const { decision, title, disabled, onDecide } = props;
+  const { decision, title, disabled, onDecide, onEstimate, params } = props;
   const [rationale, setRationale] = React.useState('');
   const recommended = recommendedOption(decision);
   const advised = decision.options.find(o => o.id === recommended);
@@ -89,6 +94,15 @@ export function DecisionCard(props: {
           </button>
         ))}
       </div>
+      {params && Object.keys(params).length > 0 && (
+        <div className="jp-dcpilot-user-params">
+          <b>Your parameters:</b>{' '}
+          {Object.entries(params)
+            .map(([key, value]) => `${key} = ${Array.isArray(value) ? value.join(', ') : String(value)}`)
+            .join('; ')}
+        </div>
+      )}
+      <ImpactChart decision={decision} onEstimate={onEstimate} />
       {advised && (advised.description || advised.risk) && (
         <div className="jp-dcpilot-advice">
           <b>Recommended:</b> {advised.description}

@@ -4,6 +4,9 @@ import { APIError, IStatus } from './api';
 import {
   IBudgets,
   IDecision,
+  IImpact,
+  IImpactSummary,
+  IPlanEdit,
   ITranscriptEntry,
   ISession,
   ISessionSource,
@@ -297,6 +300,25 @@ export class SessionModel {
     }
   }
 
+  /** Edit the plan (skip, move, add, params, reopen); the server answers with the session. */
+  async edit(edit: IPlanEdit): Promise<boolean> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (!id || !source.edit) {
+      return false;
+    }
+    return (await this._call(() => source.edit!(id, edit))) !== null;
+  }
+
+  /** Start (again) or cancel the impact estimate of a decision's options. */
+  async estimate(decisionId: string, action: 'start' | 'cancel'): Promise<void> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (id && source.impact) {
+      await this._call(() => source.impact!(id, decisionId, action));
+    }
+  }
+
   /** Restore the state before a checkpoint's step. */
   async undo(checkpoint: string): Promise<void> {
     const id = this._session?.id;
@@ -354,6 +376,21 @@ export class SessionModel {
       case 'transcript':
         s.transcript.push(message.entry as ITranscriptEntry);
         break;
+      case 'impact': {
+        // an option's estimate arrived: the card fills in at once, without fetching the session
+        const decision = s.decisions.find(d => d.id === message.decision_id);
+        if (decision) {
+          decision.impact = message.impact as IImpactSummary;
+          for (const update of (message.options ?? []) as { id: string; impact: IImpact | null }[]) {
+            const option = decision.options.find(o => o.id === update.id);
+            if (option) {
+              option.impact = update.impact;
+            }
+          }
+        }
+        this._changed.emit();
+        return;
+      }
       case 'validity': // the verdict's checks, after a model was trained
         s.validity = message.checks as IValidityCheck[];
         break;

@@ -23,6 +23,68 @@ export interface IStep {
   budget_s?: number | null;
   /** How long its last run took, in seconds. */
   elapsed_s?: number | null;
+  /** Parameters the expert set on the step (they override the call's). */
+  user_params?: { [key: string]: unknown };
+  /** What the expert did to it: added, moved, params, skipped. */
+  by_user?: string[];
+}
+
+/** What one option would do to a refit model (estimated on a sample, in the background). */
+export interface IImpact {
+  metric: string;
+  mean: number | null;
+  sd: number | null;
+  rows: number | null;
+  columns: number | null;
+  top_features: string[];
+  flags: string[];
+  error?: string;
+}
+
+/** How far the estimate of a decision's options has got, and what it says. */
+export interface IImpactSummary {
+  status: 'running' | 'done' | 'cancelled' | 'failed';
+  best?: string | null;
+  spread?: number | null;
+  barely_differ?: boolean;
+  note?: string;
+  sample_rows?: number;
+  perturbations?: number;
+  error?: string;
+}
+
+/** One parameter an edit may set on a step of an episode. */
+export interface IParamSpec {
+  kind: 'columns' | 'choice' | 'number' | 'names';
+  choices?: string[];
+  min?: number;
+  max?: number;
+  optional?: boolean;
+  doc?: string;
+}
+
+/** One episode of the library, as the "add a step" list shows it. */
+export interface IEpisode {
+  id: string;
+  name: string;
+  stage: string;
+  gate: string | null;
+  line: string;
+  addable: boolean;
+  why_not: string | null;
+  params: { [key: string]: IParamSpec };
+}
+
+/** One plan edit, as the panel sends it (see the server's engine/plan_edits.py). */
+export interface IPlanEdit {
+  op: 'skip' | 'move' | 'add' | 'params' | 'reopen';
+  step?: string;
+  episode?: string;
+  columns?: string[];
+  params?: { [key: string]: unknown };
+  before?: string;
+  after?: string;
+  reason?: string;
 }
 
 /** One answer a decision offers. */
@@ -34,6 +96,8 @@ export interface IOption {
   recommended?: boolean;
   /** The kernel_tools call the option means; null for "keep as is". */
   action?: { [key: string]: unknown } | null;
+  /** Its estimated effect on the model, once computed. */
+  impact?: IImpact | null;
 }
 
 /** One bar of a decision's chart. */
@@ -64,6 +128,8 @@ export interface IDecision {
   by: string | null;
   rationale: string;
   chart?: IChart | null;
+  /** How the options compare, while and after they are estimated. */
+  impact?: IImpactSummary | null;
 }
 
 /** A kernel snapshot taken before a step. */
@@ -124,6 +190,10 @@ export interface ISession {
   trusted?: boolean;
   /** Why not, in words. */
   trust_note?: string;
+  /** The episodes a step can be added from, and the parameters each takes. */
+  library?: IEpisode[];
+  /** The expert's edits of the plan, by the user. */
+  plan_edits?: { op: string; step?: string; text: string; at: string }[];
 }
 
 /** A notebook's session as the listing shows it. */
@@ -175,6 +245,10 @@ export interface ISessionSource {
   interrupt(id: string): Promise<ISession | null>;
   /** Planners available and the default model. */
   status(): Promise<IStatus>;
+  /** Apply one plan edit (skip, move, add, params, reopen). */
+  edit?(id: string, edit: IPlanEdit): Promise<ISession>;
+  /** Start (again) or cancel the impact estimate of a decision's options. */
+  impact?(id: string, decisionId: string, action: 'start' | 'cancel'): Promise<ISession>;
 }
 
 /** Sum the LLM calls of a session (the server's own summary wins when it sends one). */
@@ -211,7 +285,10 @@ export const serverSessions: ISessionSource = {
     const answer = await requestAPI<{ plan?: unknown } | null>(`sessions/${id}/interrupt`, json({}));
     return answer && typeof answer === 'object' && Array.isArray(answer.plan) ? (answer as ISession) : null;
   },
-  status: () => requestAPI<IStatus>('status')
+  status: () => requestAPI<IStatus>('status'),
+  edit: (id, edit) => requestAPI<ISession>(`sessions/${id}/plan`, json(edit)),
+  impact: (id, decisionId, action) =>
+    requestAPI<ISession>(`sessions/${id}/decisions/${encodeURIComponent(decisionId)}/impact`, json({ action }))
 };
 
 /** The URL of a session's event socket, with the token as JupyterLab's own services add it. */

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { DecisionCard } from './decisionCard';
+import { EpisodeLibrary, StepActions } from './planEditor';
 import { formatCount } from './format';
 import { SessionModel } from './session';
 import { ISession, IStep, IValidityCheck, usageTotal } from './sessionApi';
@@ -107,6 +108,12 @@ function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
           {step.title}
         </span>
       )}
+      {(step.by_user ?? []).length > 0 && (
+        <span className="jp-dcpilot-chip jp-dcpilot-by-user" title="edited by you">
+          {(step.by_user ?? []).join(', ')}
+        </span>
+      )}
+      <StepActions model={model} step={step} />
       {step.error && <div className="jp-dcpilot-step-error">{step.error}</div>}
       {step.note && <div className="jp-dcpilot-step-note">{step.note}</div>}
     </li>
@@ -250,6 +257,8 @@ export function SessionView(props: {
           title={titles.get(decision.step_id)}
           disabled={model.running && session.state !== 'blocked'}
           onDecide={(choice, rationale) => void model.decide(decision.id, choice, rationale)}
+          onEstimate={action => void model.estimate(decision.id, action)}
+          params={session.plan.find(st => st.id === decision.step_id)?.user_params}
         />
       ))}
       {session.plan.length > 0 && (
@@ -260,6 +269,7 @@ export function SessionView(props: {
               <StepItem key={step.id} model={model} step={step} />
             ))}
           </ol>
+          <EpisodeLibrary model={model} />
         </>
       )}
       {session.validity && session.validity.length > 0 && <ValidityCard checks={session.validity} />}
