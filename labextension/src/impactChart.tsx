@@ -73,11 +73,13 @@ export function ImpactChart(props: {
     >
       <figcaption className="jp-dcpilot-impact-title">
         <span>
-          What each option does to the model{name ? ` (${name}, ${summary.perturbations ?? 5} perturbations)` : ''}
+          What each option does to the model
+          {name ? ` (${name}, ${summary.perturbations ?? 5} perturbations)` : ''}
         </span>
         {running && (
           <span className="jp-dcpilot-impact-status">
-            <span className="jp-dcpilot-spinner" aria-hidden="true" /> estimating {done.length}/{options.length}
+            <span className="jp-dcpilot-spinner" aria-hidden="true" /> estimating {done.length}/
+            {options.length}
           </span>
         )}
         {onEstimate && running && (
@@ -111,13 +113,20 @@ export function ImpactChart(props: {
               key={option.id}
               className="jp-dcpilot-impact-row"
               data-option={option.id}
-              data-mean={impact ? impact.mean ?? '' : ''}
+              data-mean={impact ? (impact.mean ?? '') : ''}
             >
               <title>
-                {impact ? `${option.label ?? option.id}: ${name} ${formatScore(impact)}` : option.label ?? option.id}
+                {impact
+                  ? `${option.label ?? option.id}: ${name} ${formatScore(impact)}`
+                  : (option.label ?? option.id)}
               </title>
-              <text x={`${LABEL_END}%`} y={y + ROW / 2 - 2} textAnchor="end" dominantBaseline="central"
-                    className="jp-dcpilot-chart-label">
+              <text
+                x={`${LABEL_END}%`}
+                y={y + ROW / 2 - 2}
+                textAnchor="end"
+                dominantBaseline="central"
+                className="jp-dcpilot-chart-label"
+              >
                 {option.label ?? option.id}
               </text>
               {impact ? (
@@ -139,14 +148,22 @@ export function ImpactChart(props: {
                       y2={y + ROW / 2 - 2}
                     />
                   )}
-                  <text x={`${BAR_END + 1}%`} y={y + ROW / 2 - 2} dominantBaseline="central"
-                        className="jp-dcpilot-chart-value">
+                  <text
+                    x={`${BAR_END + 1}%`}
+                    y={y + ROW / 2 - 2}
+                    dominantBaseline="central"
+                    className="jp-dcpilot-chart-value"
+                  >
                     {formatScore(impact)}
                   </text>
                 </>
               ) : (
-                <text x={`${BAR_START}%`} y={y + ROW / 2 - 2} dominantBaseline="central"
-                      className="jp-dcpilot-chart-value">
+                <text
+                  x={`${BAR_START}%`}
+                  y={y + ROW / 2 - 2}
+                  dominantBaseline="central"
+                  className="jp-dcpilot-chart-value"
+                >
                   {option.impact?.error ? 'could not be estimated' : running ? '…' : 'not estimated'}
                 </text>
               )}

@@ -150,19 +150,32 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
   return (
     <>
       <span className="jp-dcpilot-step-actions" data-step={step.id}>
-        {pending && at > 0 &&
-          button('↑', `Move before ${peers[at - 1].title}`, () =>
-            void model.edit({ op: 'move', step: step.id, before: peers[at - 1].id })
+        {pending &&
+          at > 0 &&
+          button(
+            '↑',
+            `Move before ${peers[at - 1].title}`,
+            () => void model.edit({ op: 'move', step: step.id, before: peers[at - 1].id })
           )}
-        {pending && at >= 0 && at < peers.length - 1 &&
-          button('↓', `Move after ${peers[at + 1].title}`, () =>
-            void model.edit({ op: 'move', step: step.id, after: peers[at + 1].id })
+        {pending &&
+          at >= 0 &&
+          at < peers.length - 1 &&
+          button(
+            '↓',
+            `Move after ${peers[at + 1].title}`,
+            () => void model.edit({ op: 'move', step: step.id, after: peers[at + 1].id })
           )}
-        {pending && Object.keys(specs).length > 0 &&
+        {pending &&
+          Object.keys(specs).length > 0 &&
           button('edit', 'Edit its parameters before it runs', () => setEditing(!editing), 'jp-dcpilot-edit')}
-        {pending && !REQUIRED.includes(step.episode) &&
-          button('skip', 'Skip this step (it will not run)', () =>
-            void model.edit({ op: 'skip', step: step.id }), 'jp-dcpilot-skip')}
+        {pending &&
+          !REQUIRED.includes(step.episode) &&
+          button(
+            'skip',
+            'Skip this step (it will not run)',
+            () => void model.edit({ op: 'skip', step: step.id }),
+            'jp-dcpilot-skip'
+          )}
         {reopenable &&
           button(
             'reopen',
@@ -193,7 +206,11 @@ function EpisodeItem(props: { model: SessionModel; episode: IEpisode; disabled: 
   const [columns, setColumns] = React.useState('');
   const takesColumns = 'columns' in episode.params;
   return (
-    <li className="jp-dcpilot-episode" data-episode={episode.id} data-addable={episode.addable ? 'yes' : 'no'}>
+    <li
+      className="jp-dcpilot-episode"
+      data-episode={episode.id}
+      data-addable={episode.addable ? 'yes' : 'no'}
+    >
       <div className="jp-dcpilot-episode-head">
         <span className="jp-dcpilot-episode-name">{episode.name}</span>
         {episode.gate && <span className="jp-dcpilot-chip">{episode.gate}</span>}
@@ -201,13 +218,17 @@ function EpisodeItem(props: { model: SessionModel; episode: IEpisode; disabled: 
           type="button"
           className="jp-dcpilot-step-action jp-dcpilot-add"
           disabled={disabled || !episode.addable}
-          title={episode.addable ? `Add a ${episode.name.toLowerCase()} step` : episode.why_not ?? ''}
-          onClick={() => (takesColumns ? setOpen(!open) : void model.edit({ op: 'add', episode: episode.id }))}
+          title={episode.addable ? `Add a ${episode.name.toLowerCase()} step` : (episode.why_not ?? '')}
+          onClick={() =>
+            takesColumns ? setOpen(!open) : void model.edit({ op: 'add', episode: episode.id })
+          }
         >
           add
         </button>
       </div>
-      <div className="jp-dcpilot-episode-line">{episode.addable ? episode.line : `${episode.line} (${episode.why_not})`}</div>
+      <div className="jp-dcpilot-episode-line">
+        {episode.addable ? episode.line : `${episode.line} (${episode.why_not})`}
+      </div>
       {open && (
         <form
           className="jp-dcpilot-add-form"
@@ -246,7 +267,9 @@ export function EpisodeLibrary(props: { model: SessionModel }): JSX.Element | nu
   const busy = model.running && session.state !== 'blocked';
   return (
     <details className="jp-dcpilot-library">
-      <summary>Add a step ({session.library.filter(e => e.addable).length} episodes can be added now)</summary>
+      <summary>
+        Add a step ({session.library.filter(e => e.addable).length} episodes can be added now)
+      </summary>
       <ul className="jp-dcpilot-episodes">
         {session.library.map(episode => (
           <EpisodeItem key={episode.id} model={model} episode={episode} disabled={busy} />

@@ -288,7 +288,10 @@ export const serverSessions: ISessionSource = {
   status: () => requestAPI<IStatus>('status'),
   edit: (id, edit) => requestAPI<ISession>(`sessions/${id}/plan`, json(edit)),
   impact: (id, decisionId, action) =>
-    requestAPI<ISession>(`sessions/${id}/decisions/${encodeURIComponent(decisionId)}/impact`, json({ action }))
+    requestAPI<ISession>(
+      `sessions/${id}/decisions/${encodeURIComponent(decisionId)}/impact`,
+      json({ action })
+    )
 };
 
 /** The URL of a session's event socket, with the token as JupyterLab's own services add it. */

@@ -90,7 +90,7 @@ function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
   // a running step's cell is in the notebook already (inserted, then run)
   const linked = step.status === 'running' || model.hasCell(step);
   return (
-    <li className="jp-dcpilot-step" data-step={step.id} data-status={step.status}>
+    <li className="jp-dcpilot-step" data-step={step.id} data-episode={step.episode} data-status={step.status}>
       <span className={`jp-dcpilot-badge jp-dcpilot-status-${step.status}`}>
         {step.status.replace('_', ' ')}
       </span>

@@ -1,0 +1,317 @@
+import * as React from 'react';
+import { act, fireEvent, render } from '@testing-library/react';
+
+import { UseSignal } from '@jupyterlab/ui-components';
+
+import { ImpactChart, rankedOptions } from '../impactChart';
+import { parseParam } from '../planEditor';
+import { IEventSocket, SessionModel } from '../session';
+import { IDecision, IEpisode, IImpact, IPlanEdit, ISession, ISessionSource, IStep } from '../sessionApi';
+import { SessionView } from '../sessionView';
+
+const ID = 'a'.repeat(32);
+
+function step(id: string, episode: string, status: string, extra: Partial<IStep> = {}): IStep {
+  return {
+    id,
+    episode,
+    title: `Step ${id}`,
+    status,
+    gate: null,
+    columns: [],
+    reason: '',
+    decision_id: null,
+    checkpoint_id: null,
+    cell_ids: [],
+    error: null,
+    note: '',
+    ...extra
+  };
+}
+
+function impact(mean: number, sd: number, extra: Partial<IImpact> = {}): IImpact {
+  return { metric: 'roc_auc', mean, sd, rows: 400, columns: 5, top_features: ['age'], flags: [], ...extra };
+}
+
+function outliers(extra: Partial<IDecision> = {}): IDecision {
+  return {
+    id: 'd1',
+    step_id: 's3',
+    gate: 'outliers',
+    question: 'bp has 8 extreme values. Errors or real?',
+    evidence: {},
+    options: [
+      { id: 'clip', label: 'Clip them', action: { function: 'handle_outliers' } },
+      { id: 'remove', label: 'Remove the rows', action: { function: 'handle_outliers' } },
+      { id: 'keep', label: 'Keep them', action: null },
+      { id: 'skip', label: 'Skip', action: null }
+    ],
+    recommended: 'clip',
+    columns: ['bp'],
+    choice: null,
+    by: null,
+    rationale: '',
+    ...extra
+  };
+}
+
+const library: IEpisode[] = [
+  {
+    id: 'outliers',
+    name: 'Handle outliers',
+    stage: 'post_split',
+    gate: 'outliers',
+    line: 'Clip or remove extreme values.',
+    addable: true,
+    why_not: null,
+    params: {
+      columns: { kind: 'columns' },
+      method: { kind: 'choice', choices: ['iqr', 'mad'] },
+      threshold: { kind: 'number', min: 0 }
+    }
+  },
+  {
+    id: 'deduplicate',
+    name: 'Deduplicate',
+    stage: 'pre_split',
+    gate: 'row_removal',
+    line: 'Remove exact duplicate rows.',
+    addable: true,
+    why_not: null,
+    params: { columns: { kind: 'columns' } }
+  },
+  {
+    id: 'report',
+    name: 'Report',
+    stage: 'final',
+    gate: null,
+    line: 'Write the report.',
+    addable: false,
+    why_not: 'the report is always the last step',
+    params: {}
+  }
+];
+
+function session(): ISession {
+  return {
+    id: ID,
+    path: 'nb.ipynb',
+    frame: 'df',
+    state: 'blocked',
+    plan: [
+      step('s1', 'impute', 'proposed'),
+      step('s2', 'label_issues', 'proposed'),
+      step('s3', 'outliers', 'awaiting_decision', { decision_id: 'd1', gate: 'outliers' }),
+      step('s4', 'report', 'proposed')
+    ],
+    decisions: [outliers({ impact: { status: 'running' } })],
+    checkpoints: [],
+    transcript: [],
+    library: [
+      ...library,
+      { ...library[1], id: 'impute', name: 'Impute', stage: 'post_split' },
+      { ...library[1], id: 'label_issues', name: 'Label issues', stage: 'post_split' }
+    ]
+  };
+}
+
+function source(edits: IPlanEdit[], estimates: string[]): ISessionSource {
+  return {
+    start: async () => session(),
+    get: async () => session(),
+    decide: async () => session(),
+    undo: async () => session(),
+    list: async path => [{ id: ID, path, frame: 'df', target: 'y', state: 'blocked', created: '' }],
+    interrupt: async () => session(),
+    status: async () => ({ version: '0', planners: ['rules'], llm_configured: false, model: null }),
+    edit: async (_id, edit) => {
+      edits.push(edit);
+      return session();
+    },
+    impact: async (_id, decisionId, action) => {
+      estimates.push(`${decisionId}:${action}`);
+      return session();
+    }
+  };
+}
+
+describe('ImpactChart', () => {
+  it('compares the options by score and spread, marks the best, and merges "skip" into "keep"', () => {
+    const decision = outliers({
+      impact: {
+        status: 'done',
+        best: 'keep',
+        spread: 0.04,
+        note: 'the choice changes the roc_auc by up to 0.040'
+      }
+    });
+    decision.options[0].impact = impact(0.71, 0.01);
+    decision.options[1].impact = impact(0.68, 0.02, { rows: 392, flags: ['drops 2% of the rows'] });
+    decision.options[2].impact = impact(0.72, 0.015);
+    decision.options[3].impact = impact(0.72, 0.015);
+    render(<ImpactChart decision={decision} />);
+    const rows = Array.from(document.querySelectorAll('.jp-dcpilot-impact-row'));
+    expect(rows.map(r => r.getAttribute('data-option'))).toEqual(['clip', 'remove', 'keep']);
+    const width = (r: Element) => Number(r.querySelector('rect')!.getAttribute('width')!.replace('%', ''));
+    // bars grow with the score on a shared axis
+    expect(width(rows[2])).toBeGreaterThan(width(rows[0]));
+    expect(width(rows[0])).toBeGreaterThan(width(rows[1]));
+    expect(rows[2].querySelector('rect')!.classList.contains('jp-mod-best')).toBe(true);
+    expect(rows[1].querySelector('rect')!.classList.contains('jp-mod-flagged')).toBe(true);
+    expect(rows[0].querySelector('.jp-dcpilot-chart-value')?.textContent).toBe('0.710 ± 0.010');
+    expect(document.querySelector('.jp-dcpilot-impact-note')?.textContent).toBe(
+      'the choice changes the roc_auc by up to 0.040'
+    );
+    expect(document.querySelector('.jp-dcpilot-impact-details')?.textContent).toContain(
+      '392 rows × 5 columns'
+    );
+    expect(document.querySelector('.jp-dcpilot-impact-flag')?.textContent).toContain('drops 2% of the rows');
+    expect(rankedOptions(decision).map(o => o.id)).toEqual(['keep', 'skip', 'clip', 'remove']);
+  });
+
+  it('says when the options barely differ, and shows the estimate filling in with a stop button', () => {
+    const barely = outliers({
+      impact: {
+        status: 'done',
+        best: 'clip',
+        spread: 0.001,
+        barely_differ: true,
+        note: 'the choice changes the score by < 0.005'
+      }
+    });
+    barely.options.forEach((o, i) => (o.impact = impact(0.7 + i * 0.0003, 0.01)));
+    const { unmount } = render(<ImpactChart decision={barely} />);
+    const note = document.querySelector('.jp-dcpilot-impact-note')!;
+    expect(note.classList.contains('jp-mod-barely')).toBe(true);
+    expect(note.textContent).toBe('These options barely differ: the choice changes the score by < 0.005');
+    unmount();
+
+    const running = outliers({ impact: { status: 'running' } });
+    running.options[0].impact = impact(0.7, 0.01);
+    const calls: string[] = [];
+    render(<ImpactChart decision={running} onEstimate={action => calls.push(action)} />);
+    expect(document.querySelector('.jp-dcpilot-impact-status')?.textContent).toContain('estimating 1/3');
+    const waiting = document.querySelector('.jp-dcpilot-impact-row[data-option="remove"]')!;
+    expect(waiting.querySelector('rect')).toBeNull();
+    expect(waiting.textContent).toContain('…');
+    fireEvent.click(document.querySelector('.jp-dcpilot-impact-cancel')!);
+    expect(calls).toEqual(['cancel']);
+  });
+
+  it('shows nothing before an estimate was asked for', () => {
+    const { container } = render(<ImpactChart decision={outliers()} />);
+    expect(container.innerHTML).toBe('');
+  });
+});
+
+describe('parseParam', () => {
+  it('reads numbers, lists of names and words; empty clears', () => {
+    expect(parseParam({ kind: 'number' }, ' 3 ')).toBe(3);
+    expect(parseParam({ kind: 'number' }, 'three')).toBe('three'); // the server says what is wrong
+    expect(parseParam({ kind: 'columns' }, 'age, bp ,')).toEqual(['age', 'bp']);
+    expect(parseParam({ kind: 'choice' }, 'mad')).toBe('mad');
+    expect(parseParam({ kind: 'number' }, '')).toBeNull();
+  });
+});
+
+describe('Plan editor in the session view', () => {
+  async function mounted(): Promise<{
+    model: SessionModel;
+    edits: IPlanEdit[];
+    estimates: string[];
+    socket: IEventSocket;
+  }> {
+    const edits: IPlanEdit[] = [];
+    const estimates: string[] = [];
+    const socket: IEventSocket = {
+      onmessage: null,
+      onclose: null,
+      send: () => undefined,
+      close: () => undefined
+    };
+    const model = new SessionModel(source(edits, estimates), null, () => socket);
+    await model.follow('nb.ipynb');
+    render(<UseSignal signal={model.changed}>{() => <SessionView model={model} />}</UseSignal>);
+    return { model, edits, estimates, socket };
+  }
+
+  it('skips, moves, edits parameters and adds from the library through the plan API', async () => {
+    const { model, edits } = await mounted();
+    const actions = (id: string) => document.querySelector(`.jp-dcpilot-step-actions[data-step="${id}"]`)!;
+    // the report is required: no skip; the first step of its stage cannot move up
+    expect(actions('s4').querySelector('.jp-dcpilot-skip')).toBeNull();
+    expect(actions('s1').querySelector('[aria-label^="Move before"]')).toBeNull();
+    await act(async () => {
+      fireEvent.click(actions('s1').querySelector('.jp-dcpilot-skip')!);
+    });
+    await act(async () => {
+      fireEvent.click(actions('s2').querySelector('[aria-label^="Move before"]')!);
+    });
+    await act(async () => {
+      fireEvent.click(actions('s3').querySelector('.jp-dcpilot-edit')!);
+    });
+    const form = document.querySelector('.jp-dcpilot-params[data-step="s3"]')!;
+    fireEvent.change(form.querySelector('input[name="threshold"]')!, { target: { value: '3' } });
+    fireEvent.change(form.querySelector('select[name="method"]')!, { target: { value: 'mad' } });
+    await act(async () => {
+      fireEvent.submit(form);
+    });
+    expect(document.querySelector('.jp-dcpilot-params')).toBeNull();
+
+    const library = document.querySelector('.jp-dcpilot-library')!;
+    expect(library.querySelector('summary')?.textContent).toBe('Add a step (4 episodes can be added now)');
+    const report = library.querySelector('[data-episode="report"]')!;
+    expect(report.querySelector('button')!.hasAttribute('disabled')).toBe(true);
+    expect(report.textContent).toContain('the report is always the last step');
+    await act(async () => {
+      fireEvent.click(library.querySelector('[data-episode="deduplicate"] .jp-dcpilot-add')!);
+    });
+    const add = library.querySelector('.jp-dcpilot-add-form')!;
+    fireEvent.change(add.querySelector('input[name="columns"]')!, { target: { value: 'id, visit' } });
+    await act(async () => {
+      fireEvent.submit(add);
+    });
+    expect(edits).toEqual([
+      { op: 'skip', step: 's1' },
+      { op: 'move', step: 's2', before: 's1' },
+      { op: 'params', step: 's3', params: { method: 'mad', threshold: 3 } },
+      { op: 'add', episode: 'deduplicate', columns: ['id', 'visit'] }
+    ]);
+    model.dispose();
+  });
+
+  it('fills the card in from the socket as each option is estimated, and can stop it', async () => {
+    const { model, estimates, socket } = await mounted();
+    const send = (message: object) =>
+      act(() => {
+        socket.onmessage!({ data: JSON.stringify(message) } as MessageEvent);
+      });
+    const card = () => document.querySelector('.jp-dcpilot-decision[data-decision="d1"]')!;
+    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(0);
+    send({
+      type: 'impact',
+      decision_id: 'd1',
+      impact: { status: 'running' },
+      options: [{ id: 'clip', impact: impact(0.7, 0.01) }]
+    });
+    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(1);
+    await act(async () => {
+      fireEvent.click(card().querySelector('.jp-dcpilot-impact-cancel')!);
+    });
+    expect(estimates).toEqual(['d1:cancel']);
+    send({
+      type: 'impact',
+      decision_id: 'd1',
+      impact: { status: 'done', best: 'keep', note: 'the choice changes the roc_auc by up to 0.020' },
+      // every event carries all the options (the server's answer to "stop" may predate some)
+      options: [
+        { id: 'clip', impact: impact(0.7, 0.01) },
+        { id: 'remove', impact: impact(0.69, 0.01) },
+        { id: 'keep', impact: impact(0.72, 0.01) }
+      ]
+    });
+    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(3);
+    expect(card().querySelector('.jp-dcpilot-impact')?.getAttribute('data-status')).toBe('done');
+    model.dispose();
+  });
+});
