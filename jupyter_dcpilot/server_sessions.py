@@ -297,8 +297,8 @@ class HostedSession:
         return True
 
     async def edit(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
-        """Apply one plan edit (see engine.plan_edits), then carry on; its record. KeyError,
-        ValueError and plan_edits.EditRefused as the coordinator's."""
+        """Apply one plan edit (see engine.plan_edits), then carry on unless the next step still
+        waits for its answer; its record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's."""
         if self.closed:
             raise RuntimeError(f"the co-pilot session of {self.path} is closed")
         record = await self._track(self.coordinator.edit_plan(edit, source))
@@ -307,7 +307,8 @@ class HostedSession:
             if decision.impact is None and decision.step_id in {st.id for st in self.session.plan
                                                                  if st.status == "awaiting_decision"}:
                 self.estimate(decision.id)
-        self.resume()
+        if self.session.state != "blocked":  # else the waiting question's answer carries on
+            self.resume()
         return record
 
     def summary(self) -> dict[str, Any]:

@@ -70,6 +70,8 @@ async def test_every_plan_op_and_its_refusals(jp_fetch, jp_ws_fetch, jp_serverap
                                                               "columns": ["age"], "reason": "ages look odd"})
         new = next(s for s in added["plan"] if s["id"] == added["edit"]["step"])
         assert new["gate"] == "outliers" and new["by_user"] == ["added"] and new["status"] in ("proposed",)
+        # the task question still waits: no run starts, so the next edit is not refused as "running"
+        assert added["state"] == "blocked"
         edited = await post(jp_fetch, *API, sid, "plan", body={"op": "params", "step": new["id"],
                                                                "params": {"threshold": 3}})
         assert next(s for s in edited["plan"] if s["id"] == new["id"])["user_params"] == {"threshold": 3}

@@ -472,7 +472,8 @@ class Coordinator:
 
     async def edit_plan(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
         """Apply one of the expert's plan edits (:mod:`.plan_edits`) between runs, note it in the
-        notebook, and leave the session idle (run :meth:`run_until_blocked` to carry on).
+        notebook, and leave the session blocked when the next step still waits for its answer,
+        else idle (run :meth:`run_until_blocked` to carry on).
 
         :class:`~.plan_edits.EditRefused` while a run is in progress; KeyError / ValueError for
         an unknown step or a malformed edit. A ``reopen`` of a done step undoes it first."""
@@ -489,7 +490,12 @@ class Coordinator:
                 await self._undo(record["checkpoint"], "reopened by the user", reopen=True)
                 plan_edits.note(s, record)
             await self._note_edits()
-            self._finish("idle")
+            # the next step still waiting for its answer keeps the session blocked: a run now would
+            # only ask the same question again, and refuse the expert's next edit while it does
+            step = next(iter(s.pending_steps()), None)
+            waiting = {d.step_id for d in s.open_decisions()}
+            self._finish("blocked" if step is not None and step.status == "awaiting_decision"
+                         and step.id in waiting else "idle")
             return record
 
     async def _note_edits(self) -> None:

@@ -47,7 +47,7 @@ NOT_ADDABLE = {"confirm_task": "the task is confirmed once, at the start",
 # the choices of kernel_tools' transforms (kernel_tools.transforms.outliers.METHODS, ...; kept
 # here so the server need not import the transforms; tests/test_plan_edits.py compares them)
 OUTLIER_METHODS = ("iqr", "mad", "isolation_forest")
-IMPUTE_METHODS = ("auto", "median", "mean", "most_frequent", "hyperimpute", "missforest", "ice", "knn")
+IMPUTE_METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
 AGGREGATIONS = ("last", "first", "baseline", "final", "mean", "median", "min", "max", "sum", "count", "any")
 
 _COLUMNS = {"kind": "columns", "doc": "the columns the step works on"}
