@@ -64,6 +64,7 @@ async def test_every_plan_op_and_its_refusals(jp_fetch, jp_ws_fetch, jp_serverap
         await refused(jp_fetch, sid, {"op": "add", "episode": "outliers", "columns": ["agee"]}, 400,
                       "did you mean 'age'")
         await refused(jp_fetch, sid, {"op": "reopen", "step": split["id"]}, 409, "only a done or skipped")
+        await refused(jp_fetch, sid, {"op": "add", "episode": "report"}, 409, "always the last step")
         assert (await get_session(jp_fetch, sid))["plan_edits"] == []
 
         added = await post(jp_fetch, *API, sid, "plan", body={"op": "add", "episode": "outliers",
@@ -100,6 +101,9 @@ async def test_every_plan_op_and_its_refusals(jp_fetch, jp_ws_fetch, jp_serverap
             return state if step["status"] == "done" and state["state"] == "blocked" else None
 
         await wait_for(leak_done, "the leakage step to run", timeout=120)
+        await refused(jp_fetch, sid, {"op": "params", "step": leak["step_id"], "params": {"columns": ["age"]}},
+                      409, "parameters change only before")
+        await refused(jp_fetch, sid, {"op": "skip", "step": leak["step_id"]}, 409, "only a proposed step")
         reopened = await post(jp_fetch, *API, sid, "plan", body={"op": "reopen", "step": leak["step_id"]})
         assert next(s for s in reopened["plan"] if s["id"] == leak["step_id"])["status"] == "proposed"
         assert reopened["edit"]["checkpoint"]
@@ -147,7 +151,13 @@ async def test_edits_are_refused_while_a_step_runs(jp_fetch, jp_ws_fetch, jp_ser
 
         state = await wait_for(running, "a step to run", timeout=120)
         proposed = next(s for s in state["plan"] if s["status"] == "proposed" and s["episode"] == "explain")
-        await refused(jp_fetch, sid, {"op": "skip", "step": proposed["id"]}, 409, "running")
+        split = next(s for s in state["plan"] if s["episode"] == "split")
+        for edit in ({"op": "skip", "step": proposed["id"]},
+                     {"op": "move", "step": proposed["id"], "after": proposed["id"]},
+                     {"op": "add", "episode": "outliers", "columns": ["age"]},
+                     {"op": "params", "step": split["id"], "params": {"test_size": 0.3}},
+                     {"op": "reopen", "step": split["id"]}):
+            await refused(jp_fetch, sid, edit, 409, "running")  # every op, whatever else it has wrong
         assert (await get_session(jp_fetch, sid))["plan_edits"] == []
     finally:
         frontend.release.set()

@@ -130,7 +130,9 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
   }
   const busy = model.running && session.state !== 'blocked';
   const stage = stageOf(session);
-  const peers = session.plan.filter(s => isPending(s) && stage(s) === stage(step));
+  // the report stays last: it neither moves nor is moved past
+  const movable = (s: IStep) => isPending(s) && s.episode !== 'report' && stage(s) === stage(step);
+  const peers = movable(step) ? session.plan.filter(movable) : [];
   const at = peers.findIndex(s => s.id === step.id);
   const specs = session.library?.find(e => e.id === step.episode)?.params ?? {};
   const pending = isPending(step);

@@ -89,6 +89,8 @@ function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
   const { model, step } = props;
   // a running step's cell is in the notebook already (inserted, then run)
   const linked = step.status === 'running' || model.hasCell(step);
+  // what the expert did to it, except what its status badge says already (skipped)
+  const edits = (step.by_user ?? []).filter(edit => edit !== step.status);
   return (
     <li className="jp-dcpilot-step" data-step={step.id} data-episode={step.episode} data-status={step.status}>
       <span className={`jp-dcpilot-badge jp-dcpilot-status-${step.status}`}>
@@ -108,9 +110,9 @@ function StepItem(props: { model: SessionModel; step: IStep }): JSX.Element {
           {step.title}
         </span>
       )}
-      {(step.by_user ?? []).length > 0 && (
+      {edits.length > 0 && (
         <span className="jp-dcpilot-chip jp-dcpilot-by-user" title="edited by you">
-          {(step.by_user ?? []).join(', ')}
+          {edits.join(', ')}
         </span>
       )}
       <StepActions model={model} step={step} />
