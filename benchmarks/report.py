@@ -319,6 +319,12 @@ def scale_section(scale: dict[str, Any] | None) -> list[str]:
     return bench_scale.markdown(scale).rstrip("\n").split("\n")
 
 
+def impact_section(impact: dict[str, Any] | None) -> list[str]:
+    import bench_impact
+
+    return bench_impact.markdown(impact or {"error": "not requested"}).rstrip("\n").split("\n")
+
+
 def checkpoint_section(cp: dict[str, Any]) -> list[str]:
     lines = ["## Checkpoints: save / restore vs a deep copy (`benchmarks/bench_checkpoints.py`)", ""]
     if cp.get("error"):
@@ -493,6 +499,7 @@ def render(results: dict[str, Any]) -> str:
     out += speed_section(results.get("speed", {"error": "not requested"})) + [""]
     out += scale_section(results.get("scale")) + [""]
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
+    out += impact_section(results.get("impact")) + [""]
     out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),
                        results.get("e2e_growth", (None, 0))) + [""]

@@ -7,8 +7,8 @@ Runs, one after the other (never two heavy measurements at once): the quality su
 (``quality.py``, every co-pilot run audited by ``audit.py``; with the co-pilot's model against an
 external reference, ``reference.py``), the diagnosis precision/recall on shared data
 (``diagnose_quality.py``), the speed comparison (``bench_diagnose.py``), the end-to-end scale
-benchmark (``bench_scale.py``) and the checkpoint benchmark (``bench_checkpoints.py``), each speed
-benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
+benchmark (``bench_scale.py``), the checkpoint benchmark (``bench_checkpoints.py``) and the
+decision impact latency (``bench_impact.py``), each speed benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
 counts before → after from the records in ``benchmarks/results/`` (``audit_record.py``: the full
 sweep takes hours, so it is recorded, not rerun). Machine, versions and load average are read at
 the start.
@@ -96,6 +96,20 @@ def run_model_fitting(rows: int, budgets: list[float | None], tmp: Path,
             else:
                 out.append(json.loads(path.read_text()))
     return out
+def run_impact(sizes: list[int], repeats: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """``bench_impact.py``: how long a gate card waits for its options' impact, per frame size."""
+    out = tmp / "impact.json"
+    proc = subprocess.run([sys.executable, str(HERE / "bench_impact.py"), "--sizes", ",".join(map(str, sizes)),
+                           "--repeats", str(repeats), "--json", str(out)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if line.startswith("impact: "):
+            log(line)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
+
+
 def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
     """``bench_scale.py``: the command line end to end on 1k … 1M rows × 50 columns."""
     out = tmp / "scale.json"
@@ -147,6 +161,9 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                 results["scale"] = run_scale(scale, tmp, log)
             results["checkpoints"] = run_checkpoints(args.checkpoint_gb, tmp)
             log("checkpoints: done")
+            impact = [int(x) for x in args.impact_sizes.split(",") if x]
+            if impact:
+                results["impact"] = run_impact(impact, 1 if args.quick else 3, tmp, log)
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
             tasks = ("survival",) if args.quick else ("survival", "classification")
             results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp, tasks)
@@ -180,6 +197,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--peer-timeout", type=float, default=900, help="time budget per peer run, seconds")
     ap.add_argument("--ydata-python", default="auto", help="interpreter with ydata-profiling (auto: /tmp/ydata-venv)")
     ap.add_argument("--checkpoint-gb", type=float, default=1.0)
+    ap.add_argument("--impact-sizes", default="1000,10000,100000",
+                    help="rows of the decision impact latency benchmark (bench_impact.py; '' skips it)")
     ap.add_argument("--model-rows", type=int, default=6400, help="rows of the wide table fit_evaluate is timed on")
     ap.add_argument("--model-budgets", default="10,30", help="fit_evaluate budgets (seconds) to time besides none")
     ap.add_argument("--skip-quality", action="store_true")
@@ -197,6 +216,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.sizes, args.peers, args.checkpoint_gb = args.sizes or "2000,4000", False, 0.01
         args.model_rows, args.model_budgets = 400, ""
         args.scale_sizes = ""
+        args.impact_sizes = "1000"
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:

@@ -53,7 +53,7 @@ def test_report_has_every_section_and_header(smoke):
     for heading in ("## Method", "## Quality: co-pilot vs naive pipeline vs oracle", "### Summary",
                     "## Speed:", "## Checkpoints:", "## End-to-end co-pilot run time per case",
                     "## Models: the co-pilot's model vs an external reference",
-                    "## Model fitting on a wide table"):
+                    "## Model fitting on a wide table", "## Decision impact latency"):
         assert heading in text, heading
     for column in ("valid?", "issues P / R", "holdout metric", "run time s", "gap recovered"):
         assert column in text, column
@@ -258,3 +258,16 @@ def test_before_and_after_records_render_their_quiet_counts_and_splice_into_the_
     assert again.count("## Quietly invalid") == 1 and "| quality suite, before" not in again
     assert audit_record.counts(records["before"]["sweep"]) == {"runs": 2, "said_valid": 2, "audit_passed": 1,
                                                                "quietly_invalid": 1}
+
+
+def test_impact_latency_times_every_card_and_renders_its_table():
+    bench = _load("bench_impact")
+    result = bench.run([600], repeats=1, log=lambda _: None)
+    rows = {r["card"]: r for r in result["rows"]}
+    assert set(rows) == {"leakage", "outliers", "imputation"}
+    for row in rows.values():
+        assert 0 < row["first_s"] <= row["total_s"] and row["sample_rows"] == 600
+        assert len(row["means"]) == row["options"]  # every option estimated
+    assert rows["leakage"]["means"]["keep"] > rows["leakage"]["means"]["drop"]  # the leak scores
+    text = bench.markdown(result)
+    assert "| 600 | leakage | 2 | 600 |" in text and "Target: ≤ 5 s at 10k rows" in text
