@@ -56,8 +56,10 @@ test-js: install
 test-ui: install
 	$(BIN)/jlpm build && cd ui-tests && $(BIN)/jlpm playwright test
 
-# Quality (co-pilot vs naive vs oracle), speed (diagnose vs Datalab vs ydata-profiling) and
-# checkpoint benchmarks -> docs/benchmarks.md (generated; ~30-40 min on 2 cores).
+# Quality (co-pilot vs naive vs oracle), speed (diagnose vs Datalab vs ydata-profiling),
+# checkpoint benchmarks, end to end at scale (bench_scale.py) and Dask on data larger than memory
+# (bench_dask.py: generates ~4 GB of Parquet in /tmp, an hour or more) -> docs/benchmarks.md
+# (generated; ~2 h on 2 cores).
 # ydata-profiling would downgrade numpy, so it gets its own venv in /tmp/ydata-venv (skipped,
 # and reported "not available", when it cannot be installed). BENCH_ARGS: e.g. "--no-peers".
 bench: install

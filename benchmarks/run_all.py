@@ -10,8 +10,9 @@ external reference, ``reference.py``), the diagnosis precision/recall on shared 
 benchmark (``bench_scale.py``), the checkpoint benchmark (``bench_checkpoints.py``) and the
 decision impact latency (``bench_impact.py``), each speed benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
 counts before → after from the records in ``benchmarks/results/`` (``audit_record.py``: the full
-sweep takes hours, so it is recorded, not rerun). Machine, versions and load average are read at
-the start.
+sweep takes hours, so it is recorded, not rerun), and last the Dask benchmark on data larger than
+memory (``bench_dask.py``, its own section; ``--no-dask`` keeps the last one). Machine, versions
+and load average are read at the start.
 """
 
 from __future__ import annotations
@@ -203,12 +204,17 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--model-budgets", default="10,30", help="fit_evaluate budgets (seconds) to time besides none")
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--no-dask", dest="dask", action="store_false",
+                    help="skip the Dask benchmark on data larger than memory (keeps its last section)")
+    ap.add_argument("--dask-args", default="--e2e-rows 400000",
+                    help="arguments for bench_dask.py (default: %(default)s)")
     return ap
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser().parse_args(argv)
     if args.quick:
+        args.dask = False
         args.cases = args.cases or "rossi-checkins"
         args.quality_n = args.quality_n or 150
         args.reference_seconds = min(args.reference_seconds, 5)
@@ -225,8 +231,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results = collect(args, log)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(report.render(results))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import bench_dask
+
+    previous = out.read_text() if out.is_file() else ""
+    out.write_text(report.render(results))
+    if args.dask:  # its own section of the same file, written by bench_dask.py (an hour or more)
+        log("Dask: running benchmarks/bench_dask.py")
+        subprocess.run([sys.executable, str(HERE / "bench_dask.py"), "--out", str(out), *args.dask_args.split()])
+    elif bench_dask.START in previous and bench_dask.END in previous:  # keep the last measured one
+        kept = previous[previous.index(bench_dask.START): previous.index(bench_dask.END) + len(bench_dask.END)]
+        bench_dask.write_section(out, kept)
     log(f"wrote {args.out}")
     return results
 

@@ -36,12 +36,19 @@ EXIT = {"finished": 0, "blocked": 2, "failed": 1}
 
 
 def _size(path: Path) -> str:
-    size = float(path.stat().st_size)
+    files = path.iterdir() if path.is_dir() else [path]  # a folder: its files together
+    size = float(sum(f.stat().st_size for f in files if f.is_file()))
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
             return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
         size /= 1024
     return ""
+
+
+def _shape_text(name: str, frame: dict[str, Any]) -> str:
+    """``df: 1,000 rows × 5 columns``; a lazy frame's rows are not counted when it is loaded."""
+    rows = f"{frame['rows']:,} rows" if frame.get("rows") is not None else f"lazy {frame['type']}"
+    return f"{name}: {rows} × {frame['cols']} columns"
 
 
 def progress_printer(stream: Any, started: float, session: Session | None = None,
@@ -106,7 +113,7 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
 
 async def run_job(data: list[str], *, target: str | None, time_col: str | None = None,
                   task: str = "auto", entity: str | None = None, test: str | None = None,
-                  index: str | None = None,
+                  index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
                   budget: Any = None) -> tuple[str, dict[str, Any]]:
@@ -121,7 +128,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     interactive = sys.stdin.isatty() if interactive is None else interactive
     policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
     for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
-                                    test=test_path):
+                                    test=test_path, folders=True):
         stream.write(f"warning: {warning}\n")
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -131,7 +138,8 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         sidecar.unlink()  # a headless run starts from the data, not from an older run
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
     hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
-                             "index": index, "frames": names, "data": [str(p) for p in paths]}
+                             "index": index, "frames": names, "data": [str(p) for p in paths],
+                             "engine": engine}
     if test_path is not None and (not target or target in header(test_path)):
         hints["test_path"] = str(test_path)
     session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
@@ -151,13 +159,12 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     async with HeadlessHost(notebook_path, cwd=out_dir) as host:
         files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
         session.notify("activity", text=f"loading {files}")
-        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names),
+        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine),
                                      {"dcpilot": {"step": "load"}})
         if loaded.error:
             raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
         frames = await host.evaluate(probe_expression("frame_info_json", names))
-        session.notify("activity", text="loaded " + ", ".join(
-            f"{n}: {f['rows']:,} rows × {f['cols']} columns" for n, f in frames.items() if f))
+        session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
         session.variables["imports"] = True
         coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,
                                   budgets=budgets, stop=host.interrupt)
@@ -211,6 +218,7 @@ examples:
   jupyter dcpilot run data.csv --target churned                 ask at every gate (on a terminal)
   jupyter dcpilot run visits.csv --target event --time follow_up --approve recommended --out out/
   jupyter dcpilot run train.csv labels.csv --target y --test test.csv --approve decisions.json
+  jupyter dcpilot run data/ --target y --engine dask --approve recommended   a folder of Parquet files
   jupyter dcpilot demo                                          the shipped demo, no data needed"""
 
 
@@ -233,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
                          description=DESCRIPTION, formatter_class=raw,
                          epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
-    run.add_argument("data", nargs="+", metavar="DATA", help="CSV or Parquet file(s); several when they must be joined")
+    run.add_argument("data", nargs="+", metavar="DATA", help="CSV or Parquet file(s), or a folder of Parquet "
+                     "files (with --engine dask also of CSV files); several when they must be joined")
     run.add_argument("--target", required=True, metavar="COLUMN",
                      help="the outcome column to predict (for survival data: the event indicator)")
     run.add_argument("--time", dest="time_col", metavar="COLUMN",
@@ -249,6 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "row's own time) or a date column; inferred when not given")
     run.add_argument("--test", metavar="FILE", help="a separate test file with the same columns: the fitted "
                                     "pipeline is scored on it")
+    run.add_argument("--engine", default="pandas", choices=["pandas", "dask"],
+                     help="pandas: the data in memory; dask: lazy Dask frames for data larger than memory, "
+                          "on a LocalCluster (diagnosis counts every row, models fit on a sample; see "
+                          "docs/scale.md) (default: %(default)s)")
     run.add_argument("--approve", default="ask", metavar="POLICY",
                      help="who answers the expert gates: ask (you, on a terminal; without one the run "
                           "stops at the first gate), recommended (the recommended option), none "
@@ -313,8 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
-                entity=args.entity, test=args.test, index=args.index, approve=args.approve,
-                planner=args.planner, out=args.out, budget=args.budget))
+                entity=args.entity, test=args.test, index=args.index, engine=args.engine,
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 1

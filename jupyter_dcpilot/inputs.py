@@ -24,8 +24,20 @@ def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() in PARQUET
 
 
+def _folder_files(path: Path) -> list[Path]:
+    """The Parquet files of a folder (else its CSV files), in name order."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and _is_parquet(p))
+    return files or sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
+
+
 def header(path: Path) -> list[str]:
-    """The column names of a CSV or Parquet file, read without loading the data."""
+    """The column names of a CSV or Parquet file (or of a folder's first file), read without
+    loading the data."""
+    if path.is_dir():
+        files = _folder_files(path)
+        if not files:
+            raise InputError(f"{path.name}/ holds no Parquet or CSV files")
+        path = files[0]
     try:
         if _is_parquet(path):
             import pyarrow.parquet as pq
@@ -45,6 +57,12 @@ def read_columns(path: Path, names: list[str]) -> Any:
     type the first rows suggest, so these checks must not either."""
     import pyarrow as pa
 
+    if path.is_dir():  # a folder of files: the named columns of every file (columns only: cheap)
+        import pyarrow.dataset as ds
+
+        files = _folder_files(path)
+        fmt = "parquet" if _is_parquet(files[0]) else "csv"
+        return ds.dataset([str(f) for f in files], format=fmt).to_table(columns=names)
     if _is_parquet(path):
         import pyarrow.parquet as pq
 
@@ -127,15 +145,18 @@ INDEX_WORDS = ("first", "row")  # --index values that name no column
 
 def check_run_inputs(data: list[Path], *, target: str | None, time: str | None = None,
                      entity: str | None = None, index: str | None = None,
-                     test: Path | None = None) -> list[str]:
+                     test: Path | None = None, folders: bool = False) -> list[str]:
     """Check ``jupyter dcpilot run``'s files and column options; returns warnings.
 
     InputError (one line, close names suggested) for: a missing or unreadable file, a
     ``--target`` / ``--time`` / ``--id`` / ``--index`` column that no data file has, a target
     that is also the time or id, a target missing in every row or with a single value, a
     ``--time`` that is not numbers. With several files (a join), a column may be in any of them.
+    ``folders``: a folder of Parquet or CSV files is one input too (``--engine dask``).
     """
     for path in [*data, *([test] if test is not None else [])]:
+        if folders and path.is_dir():  # --engine dask reads a folder of files
+            continue
         if not path.is_file():
             which = "test file" if path == test else "data file"
             raise InputError(f"{which} not found: {path}")

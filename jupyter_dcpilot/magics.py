@@ -446,10 +446,12 @@ class DCPilotMagics(Magics):
         args = parse_argstring(self.dcplan, line)
         if not args.frame.isidentifier():
             raise UsageError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
+        from kernel_tools.lazy import is_lazy
+
         value = self.shell.user_ns.get(args.frame)
-        if not (isinstance(value, pd.DataFrame) or is_arrow_frame(value)):  # polars too: converted by the co-pilot
+        if not (isinstance(value, pd.DataFrame) or is_arrow_frame(value) or is_lazy(value)):  # polars: converted; Dask: lazy
             frames = [n for n, v in self.shell.user_ns.items()
-                      if (isinstance(v, pd.DataFrame) or is_arrow_frame(v)) and not n.startswith("_")]
+                      if (isinstance(v, pd.DataFrame) or is_arrow_frame(v) or is_lazy(v)) and not n.startswith("_")]
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
         check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)

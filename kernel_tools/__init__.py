@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "validate_step": "checks",
     # checkpoints.py — snapshots of kernel variables
     "CheckpointStore": "checkpoints",
+    # lazy/ — Dask frames: the cluster a notebook's lazy frames run on
+    "dask_client": "lazy.engine",
 }
 
 __all__ = sorted(_EXPORTS)

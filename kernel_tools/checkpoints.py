@@ -64,6 +64,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy.engine import is_lazy
+
 DEFAULT_COPY_BELOW = 64 * 2**20
 DEFAULT_VERIFY_BELOW = 256 * 2**20
 DEFAULT_SPILL_LIMIT = 512 * 2**20
@@ -208,6 +210,31 @@ class _Reference:
         return self.value
 
 
+class _LazyReference:
+    """A lazy (Dask) frame: its graph is the snapshot. Operations build new frames, and the few
+    that change one in place (``ddf["x"] = ...``) swap its graph, so restore hands back a frame
+    on the saved graph — nothing is copied or recomputed, and partitions the user persisted
+    stay in the cluster's memory as long as the graph refers to them."""
+
+    kind = "reference"
+    nbytes = 0
+    exact = True
+
+    def __init__(self, frame: Any):
+        from kernel_tools.lazy.engine import graph_of
+
+        self.value = frame
+        self.graph = graph_of(frame)
+
+    def intact(self, full: bool = True) -> bool:
+        return True
+
+    def value_now(self) -> Any:
+        from kernel_tools.lazy.engine import from_graph, graph_of
+
+        return self.value if graph_of(self.value) is self.graph else from_graph(self.graph)
+
+
 class _ArrayReference:
     """A large numpy array by reference; checksums (sampled rows, and every byte when it is
     below ``verify_below``) detect in-place writes."""
@@ -315,6 +342,8 @@ def _snapshot(obj: Any, copy: bool | str, copy_below: int, verify_below: int) ->
     """The snapshot of one object, and its size in bytes (0 when unknown or negligible)."""
     if isinstance(obj, _IMMUTABLE + _CODE):
         return _Reference(obj, exact=True), 0
+    if is_lazy(obj):
+        return _LazyReference(obj), 0
     if copy is True:
         copied = _Copied(obj)
         return copied, copied.nbytes
@@ -336,6 +365,8 @@ def _spill_value(snapshot: Any) -> Any:
     """What a spill pickles for a snapshot: its private copy, or the saved parts of a reference."""
     if isinstance(snapshot, _FrameReference):
         return snapshot.parts()
+    if isinstance(snapshot, _LazyReference):
+        return snapshot.value_now()  # the graph as saved (a few KB of task descriptions)
     return snapshot.value
 
 

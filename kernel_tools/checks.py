@@ -113,17 +113,24 @@ def _failure(check: str, message: str, severity: str = "error", **numbers: Any) 
 
 
 def _check_rows(before: pd.DataFrame, after: pd.DataFrame, expect: dict) -> list[dict]:
-    n_before, n_after = len(before), len(after)
+    repeated = None
+    if expect.get("rows") == "one_per_entity" and expect["id"] in after.columns:
+        repeated = int(after[expect["id"]].duplicated().sum())
+    return row_failures(len(before), len(after), expect, repeated)
+
+
+def row_failures(n_before: int, n_after: int, expect: dict, repeated: int | None = None) -> list[dict]:
+    """The row checks from the counts alone (what a lazy frame computes): ``repeated`` rows of
+    an entity after a one-per-entity step, None when its column is gone."""
     rows = expect.get("rows", "any")
     out: list[dict] = []
     if n_after == 0 and n_before > 0:
         return [_failure("empty", "the step removed every row", rows_before=n_before, rows_after=0)]
     if rows == "one_per_entity":
         entity = expect["id"]
-        if entity not in after.columns:
+        if repeated is None:
             out.append(_failure("one_per_entity", f"entity column {entity!r} is gone after the step"))
         else:
-            repeated = int(after[entity].duplicated().sum())
             if repeated:
                 out.append(
                     _failure(
@@ -257,6 +264,11 @@ def _check_new_missing(
         new = (now & ~was).sum()
     else:  # rows cannot be matched: compare counts
         new = after[shared].isna().sum() - before[shared].isna().sum()
+    return missing_failures(new, expect)
+
+
+def missing_failures(new: pd.Series, expect: dict) -> list[dict]:
+    """The new-missing check from the missing values a step added per column."""
     new = new[new > 0]
     if new.empty:
         return []

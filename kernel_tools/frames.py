@@ -19,6 +19,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy.engine import is_lazy
+
 # IPython's own bookkeeping names that may hold frames but are not the user's variables
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython"}
 
@@ -121,13 +123,17 @@ def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
         ``library``, ``rows``, ``columns``, ``memory_bytes`` (shallow: object columns count
         their pointers, not their strings — cheap enough to run after every cell; for other
         libraries what they report, or None) and ``dtypes`` (count of columns per kind, see
-        :func:`dtype_kind`).
+        :func:`dtype_kind`). A lazy (Dask) frame has ``rows`` and ``memory_bytes`` None and
+        its ``partitions``.
     """
     if not isinstance(namespace, Mapping):
         raise TypeError(f"namespace must be a mapping of names to objects, got {type(namespace).__name__}")
     frames = []
     for name, value in namespace.items():
         if name.startswith("_") or name in _HIDDEN:
+            continue
+        if is_lazy(value):
+            frames.append(_lazy_entry(name, value))
             continue
         if isinstance(value, pd.DataFrame):
             kinds, memory = Counter(dtype_kind(dtype) for dtype in value.dtypes), _shallow_memory(value)
@@ -146,6 +152,15 @@ def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return sorted(frames, key=lambda frame: frame["name"])
+
+
+def _lazy_entry(name: str, value: Any) -> dict[str, Any]:
+    """A lazy (Dask) frame as the panel lists it, from its schema alone: counting its rows
+    would read every file after every cell."""
+    kinds = Counter(dtype_kind(dtype) for dtype in value.dtypes)
+    return {"name": name, "rows": None, "columns": int(len(value.columns)), "memory_bytes": None,
+            "dtypes": dict(sorted(kinds.items())), "partitions": int(value.npartitions),
+            "library": library(value)}
 
 
 def _json_scalar(value: Any) -> Any:
@@ -169,8 +184,13 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
 
     What an LLM sees when the user chose to share sample rows: whole rows, so it can read how
     columns relate (a date next to an outcome, units next to numbers). Missing values become
-    None and long texts are cut to ``max_chars``. ``df`` is not modified.
+    None and long texts are cut to ``max_chars``. ``df`` is not modified; of a lazy frame, the
+    rows come from its first partition.
     """
+    if is_lazy(df):
+        from kernel_tools.lazy.engine import first_partition
+
+        df = first_partition(df)
     df = to_pandas(df, "sample_rows' frame")
     if n < 0:
         raise ValueError(f"n must be >= 0, not {n}")
@@ -210,6 +230,12 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
         ``missing_share`` (of all cells) and ``columns_detail``: a list of
         ``{name, dtype, kind, missing_share, unique, examples}``.
     """
+    if is_lazy(df):  # its first partition: a look, not a pass over every file
+        from kernel_tools.lazy.engine import first_partition
+
+        head = first_partition(df)
+        return {**profile(head, examples=examples), "rows": None, "memory_bytes": None,
+                "profiled_rows": int(len(head)), "partitions": int(df.npartitions)}
     df = to_pandas(df, "profile's frame")
     rows = int(df.shape[0])
     missing = df.isna().sum()

@@ -102,14 +102,21 @@ def frame_info_json(names: list[str]) -> str:
         value = namespace.get(name)
         shape = getattr(value, "shape", None)
         columns = getattr(value, "columns", None)
+        lazy = value is not None and _is_lazy(value)  # rows of a lazy frame are not counted here
         out[name] = None if value is None else {
             "type": type(value).__name__,
             "library": type(value).__module__.split(".")[0],
-            "rows": int(shape[0]) if shape else None,
+            "rows": int(shape[0]) if shape and not lazy else None,
             "cols": int(shape[1]) if shape is not None and len(shape) > 1 else None,
             "columns": [str(c) for c in columns] if columns is not None else None,
         }
     return json.dumps(out)
+
+
+def _is_lazy(value: Any) -> bool:
+    from kernel_tools.lazy import is_lazy
+
+    return is_lazy(value)
 
 
 def report_json(name: str) -> str:
@@ -195,9 +202,15 @@ def split_audit_json(train: str = "train", test: str = "test", groups: str | Non
                      same_source: bool = True) -> str:
     """``kernel_tools.checks.split_overlap`` of the frames named ``train`` and ``test``."""
     from kernel_tools.checks import split_overlap
+    from kernel_tools.lazy import is_lazy
 
     namespace = _user_namespace()
-    return json.dumps(split_overlap(_frame(namespace, train), _frame(namespace, test), groups, same_source))
+    train_df, test_df = _frame(namespace, train), _frame(namespace, test)
+    if is_lazy(train_df) or is_lazy(test_df):
+        from kernel_tools.lazy.checks import split_overlap_lazy
+
+        return json.dumps(split_overlap_lazy(train_df, test_df, groups))
+    return json.dumps(split_overlap(train_df, test_df, groups, same_source))
 
 
 def validate_json(
@@ -223,6 +236,13 @@ def validate_json(
     old, new = to_pandas(saved[before]), _frame(namespace, after)  # the frame before a polars one's conversion
     if target is not None and target not in getattr(old, "columns", ()):
         target = None
+    from kernel_tools.lazy import is_lazy
+
+    if is_lazy(old) or is_lazy(new):  # counts, computed in one pass
+        from kernel_tools.lazy.checks import validate_lazy
+
+        failures, info = validate_lazy(old, new, target=target, expect=expect)
+        return json.dumps({"failures": failures, **info}, default=str)
     failures = validate_step(old, new, target=target, expect=expect)
     info = {"rows_before": int(old.shape[0]), "rows_after": int(new.shape[0]),
             "cols_before": int(old.shape[1]), "cols_after": int(new.shape[1])}

@@ -20,14 +20,36 @@ def md_text(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def load_cell(paths: list[str], names: list[str]) -> str:
-    """The first cell of a headless notebook: imports and the data, by absolute path."""
+def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str:
+    """The first cell of a headless notebook: imports and the data, by absolute path.
+
+    ``engine="dask"``: lazy Dask frames (a file, or a folder of Parquet / CSV files) on the
+    kernel's ``distributed`` cluster, a new LocalCluster unless it has one."""
+    if engine == "dask":
+        return _dask_load_cell(paths, names)
     lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
     for path, name in zip(paths, names):
         absolute = str(Path(path).resolve())
-        reader = "read_parquet" if absolute.endswith((".parquet", ".pq")) else "read_csv"
+        parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
+        reader = "read_parquet" if parquet else "read_csv"
         lines.append(f"{name} = pd.{reader}({absolute!r})")
     lines.append(f"{names[0]}.shape")
+    return "\n".join(lines)
+
+
+def _dask_load_cell(paths: list[str], names: list[str]) -> str:
+    lines = ["# the data as lazy Dask frames: partitions are read when a result needs them",
+             f'# to re-run this notebook: pip install "dcpilot-kernel-tools[dask]=={kernel_tools.__version__}"',
+             "import kernel_tools as kt",
+             "import pandas as pd", "import dask.dataframe as dd", "",
+             "client = kt.dask_client()  # the cluster this kernel uses, else a LocalCluster on this machine"]
+    for path, name in zip(paths, names):
+        source = Path(path).resolve()
+        csv = source.suffix.lower() == ".csv" or (source.is_dir() and not any(source.glob("*.parquet"))
+                                                 and any(source.glob("*.csv")))
+        where = str(source / "*.csv") if csv and source.is_dir() else str(source)
+        lines.append(f"{name} = dd.{'read_csv' if csv else 'read_parquet'}({where!r})")
+    lines.append(f"{names[0]}.npartitions, list({names[0]}.columns)[:8]")
     return "\n".join(lines)
 
 

@@ -168,7 +168,8 @@ class Worker:
                       if s.status == "done" and self.episodes[s.episode].stage == "pre_split"
                       and s.result.get("transformer") and s.result.get("var")]
             reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
-            lines = [f"train = {frame}", f"test = pd.{reader}({py(test_path)})"]
+            library = "dd" if self.session.hints.get("engine") == "dask" else "pd"  # lazy like the data
+            lines = [f"train = {frame}", f"test = {library}.{reader}({py(test_path)})"]
             if replay:
                 lines += [f"for step_report in [{', '.join(replay)}]:  # replay the fitted pre-split steps",
                           "    test = step_report.apply(test)"]

@@ -89,8 +89,12 @@ def parse_dates(values: pd.Series) -> pd.Series:
 
 
 def _profile_text(name: str, s: pd.Series) -> ColumnProfile:
-    counts = s.value_counts(dropna=True)
-    n = len(s)
+    return profile_counts(name, s.value_counts(dropna=True), len(s))
+
+
+def profile_counts(name: str, counts: pd.Series, n: int) -> ColumnProfile:
+    """The profile of a text column from its value counts (descending) among ``n`` rows: all
+    a text profile reads, so counts computed elsewhere (over a lazy frame) give the same one."""
     n_missing = n - int(counts.sum())
     # mixed types: look at their text form (infer_dtype is one C pass over the distinct values)
     if len(counts) and pd.api.types.infer_dtype(counts.index, skipna=False) != "string":

@@ -22,6 +22,7 @@ from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, si
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
+from kernel_tools.lazy.engine import is_lazy
 
 DEFAULT_SAMPLE = 10_000
 _SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -90,7 +91,16 @@ def diagnose(
 
     A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
     finding, and the diagnosis is partial.
+
+    A Dask DataFrame is diagnosed without loading it (:mod:`kernel_tools.lazy.diagnosis`):
+    counts over every row in a few passes, model-based checks on a sample of whole entities;
+    each finding's ``evidence["basis"]`` says which.
     """
+    if is_lazy(df):
+        from kernel_tools.lazy.diagnosis import diagnose_lazy
+
+        return diagnose_lazy(df, target=target, task=task, time=time, id=id, test=test, sample=sample,
+                             random_state=random_state, index=index)
     started = _time.perf_counter()
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
@@ -99,6 +109,16 @@ def diagnose(
     profiles = {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),
                                 default=ColumnProfile(str(c), "empty", len(df), len(df), 0))
                 for c in df.columns}
+    return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
+                         started)
+
+
+def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Detectors,
+                  target: str | None, task: str | None, time: str | None, id: str | None,
+                  test: pd.DataFrame | None, sample: int | None, random_state: int,
+                  index: str | None, started: float) -> Diagnosis:
+    """Every detector on ``df`` given its column ``profiles`` (computed over ``df``, or over a
+    larger frame ``df`` is a sample of, whose counts they then carry)."""
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == "survival" else None
     visit_given = time if outcome.kind != "survival" else None

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from kernel_tools.diagnosis.task import event_indicator
+from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
 from kernel_tools.models.pipelines import candidates
@@ -110,6 +111,12 @@ def fit_evaluate(
     ``test``. Flag columns that cleaning steps add (``CLEANING_FLAG_COLUMNS``, e.g.
     ``label_issue``) are never features, and ``test`` need not have them. A target with one class (or no events) raises ValueError: nothing can be fitted.
     """
+    if is_lazy(df):  # a Dask frame: fitted on an in-memory sample of whole entities, and said so
+        from kernel_tools.lazy.models import fit_evaluate_lazy
+
+        return fit_evaluate_lazy(fit_evaluate, df, target, task, test=test, groups=groups, time=time, cv=cv,
+                                 preprocess=preprocess, random_state=random_state, max_cv_rows=max_cv_rows,
+                                 budget=budget)
     _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows)
     clock = Clock(budget)
     pre_steps = _preprocess_steps(preprocess)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 _NOT_WORD = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")
@@ -131,6 +132,7 @@ class CategoryNormalizer(FrameTransformer):
         return out
 
 
+@lazy_aware(fitted=True)
 def normalize_categories(
     df: pd.DataFrame,
     columns: Sequence[str] | None = None,

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 
 class ColumnDropper(FrameTransformer):
@@ -30,6 +31,7 @@ class ColumnDropper(FrameTransformer):
         return X.drop(columns=[c for c in self.columns_ if c in X.columns])
 
 
+@lazy_aware()
 def drop_columns(
     df: pd.DataFrame, columns: Sequence[str] | str, reason: str | None = None
 ) -> tuple[pd.DataFrame, StepReport]:
@@ -60,6 +62,7 @@ def _near_key(df: pd.DataFrame, decimals: int) -> pd.DataFrame:
     return pd.DataFrame(key, index=df.index)
 
 
+@lazy_aware()
 def deduplicate(
     df: pd.DataFrame,
     subset: Sequence[str] | None = None,

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 NA_TOKENS = ("", "?", "-", "--", ".", "n/a", "na", "nan", "null", "none", "nil", "#n/a", "missing")
 TRUE_TOKENS = frozenset({"true", "yes", "y", "t"})
@@ -200,6 +201,7 @@ class DtypeFixer(FrameTransformer):
         return self._convert(X)[0]
 
 
+@lazy_aware(fitted=True)
 def fix_dtypes(
     df: pd.DataFrame,
     columns: Sequence[str] | None = None,

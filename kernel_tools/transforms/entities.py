@@ -9,6 +9,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_columns, check_frame, is_numeric
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 # last/first: last/first non-missing value in time order (last observation carried forward);
 # baseline/final: the earliest/latest record exactly as it is.
@@ -136,6 +137,7 @@ class EntityAggregator(FrameTransformer):
         return out[order].reset_index()
 
 
+@lazy_aware()
 def aggregate_per_entity(
     df: pd.DataFrame,
     id: str,

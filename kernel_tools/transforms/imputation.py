@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_categorical
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
 MODEL_METHODS = ("iterative", "knn", "hyperimpute", "missforest", "ice")
@@ -394,6 +395,7 @@ class Imputer(FrameTransformer):
         return out
 
 
+@lazy_aware(fitted=True)
 def impute(
     df: pd.DataFrame,
     method: str = "auto",

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 VALIDATE = ("one_to_one", "one_to_many", "many_to_one", "many_to_many")
 
@@ -43,6 +44,7 @@ class FrameJoiner(FrameTransformer):
         return out
 
 
+@lazy_aware()
 def join_frames(
     left: pd.DataFrame,
     right: pd.DataFrame,

@@ -11,6 +11,7 @@ import pandas as pd
 from ._base import check_choice, check_columns, check_frame, is_categorical
 from ._targets import is_classification
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 ACTIONS = ("flag", "remove", "relabel")
 MAX_CATEGORIES = 255  # HistGradientBoosting's limit for a categorical feature
@@ -65,6 +66,7 @@ def out_of_fold_probabilities(
         return cross_val_predict(model, X, y, groups=groups, cv=cv, method="predict_proba")
 
 
+@lazy_aware()
 def handle_label_issues(
     df: pd.DataFrame,
     target: str,

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_numeric
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 METHODS = ("iqr", "mad", "isolation_forest")
 ACTIONS = ("flag", "clip", "set_missing", "remove")
@@ -117,6 +118,7 @@ class OutlierHandler(FrameTransformer):
         return out
 
 
+@lazy_aware(fitted=True)
 def handle_outliers(
     df: pd.DataFrame,
     columns: Sequence[str] | None = None,

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy.engine import is_lazy
+
 
 def json_safe(value: Any) -> Any:
     """Convert numpy / pandas scalars and containers to plain JSON types (NaN -> None)."""
@@ -51,8 +53,8 @@ class StepReport:
     """
 
     operation: str
-    rows_in: int
-    rows_out: int
+    rows_in: int | None  # None: a lazy frame's rows, not counted by the step
+    rows_out: int | None
     columns_in: int
     columns_out: int
     columns_added: list[str] = field(default_factory=list)
@@ -95,6 +97,10 @@ class StepReport:
                 f"step {self.operation!r} learned nothing to replay on new data "
                 "(its report has no transformer)"
             )
+        if is_lazy(df):  # the same fitted transformer, partition by partition
+            from kernel_tools.lazy.engine import apply_fitted, first_partition
+
+            return apply_fitted(self.transformer, df, first_partition(df))
         return self.transformer.transform(df)
 
     def to_dict(self) -> dict:
@@ -116,8 +122,11 @@ class StepReport:
 
     def _repr_html_(self) -> str:
         esc = html.escape
+        def count(n: int | None) -> str:
+            return "lazy" if n is None else f"{n:,}"
+
         rows = [
-            ("rows", f"{self.rows_in:,} → {self.rows_out:,}"),
+            ("rows", f"{count(self.rows_in)} → {count(self.rows_out)}"),
             ("columns", f"{self.columns_in} → {self.columns_out}"),
         ]
         if self.columns_added:

@@ -10,6 +10,7 @@ import pandas as pd
 from ._base import check_columns, check_frame
 from ._targets import is_classification
 from .report import StepReport, json_safe
+from kernel_tools.lazy import lazy_aware
 
 STRATIFIED_GROUP_KFOLD_MAX_GROUPS = 2000
 
@@ -31,6 +32,7 @@ def _time_split(df: pd.DataFrame, time: str, groups: str | None, test_size: floa
     return test
 
 
+@lazy_aware()
 def split(
     df: pd.DataFrame,
     target: str,

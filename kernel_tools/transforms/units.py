@@ -13,6 +13,7 @@ import pandas as pd
 from ._base import FrameTransformer, check_columns, check_frame
 from .dtypes import NA_TOKENS
 from .report import StepReport
+from kernel_tools.lazy import lazy_aware
 
 _PART = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*([^\d\s][^\d]*?)?\s*(?=\d|\.\d|$)")
 _SPAN = 1.5  # a bare number fits a unit when within [min / 1.5, max * 1.5] of its written values
@@ -204,6 +205,7 @@ class UnitConverter(FrameTransformer):
         return self._convert(X)[0]
 
 
+@lazy_aware(fitted=True)
 def convert_units(
     df: pd.DataFrame, column: str, target_unit: str | None = None, assume_unit: str | None = None
 ) -> tuple[pd.DataFrame, StepReport]:

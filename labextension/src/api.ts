@@ -4,13 +4,16 @@ import { ServerConnection } from '@jupyterlab/services';
 /** A DataFrame in a notebook's kernel, as the server lists it. */
 export interface IFrameInfo {
   name: string;
-  /** the library the frame comes from: "pandas", "polars", "pyarrow", ... */
+  /** the library the frame comes from: "pandas", "polars", "pyarrow", "dask", ... */
   library?: string;
-  rows: number;
+  /** null for a lazy (Dask) frame: its rows are not counted just to list it */
+  rows: number | null;
   columns: number;
-  /** null when the library does not say (an Arrow table from another library) */
+  /** null when the library does not say (an Arrow table from another library, a lazy frame) */
   memory_bytes: number | null;
   dtypes: { [kind: string]: number };
+  /** A lazy (Dask) frame's partitions. */
+  partitions?: number;
 }
 
 /** One column of a frame's compact profile. */
@@ -25,7 +28,9 @@ export interface IColumnProfile {
 
 /** The compact profile of one DataFrame. */
 export interface IFrameProfile {
-  rows: number;
+  /** null for a lazy frame (profiled on its first partition: profiled_rows). */
+  rows: number | null;
+  profiled_rows?: number;
   columns: number;
   memory_bytes: number;
   missing_share: number;

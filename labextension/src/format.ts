@@ -1,5 +1,8 @@
 /** Human-readable byte counts: 1536 → "1.5 KB". */
-export function formatBytes(bytes: number): string {
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) {
+    return 'not in memory';
+  }
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let value = bytes;
   let unit = 0;
@@ -12,8 +15,8 @@ export function formatBytes(bytes: number): string {
 }
 
 /** Thousands separators for row counts: 12345 → "12,345". */
-export function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
+export function formatCount(count: number | null): string {
+  return count === null ? '?' : count.toLocaleString('en-US');
 }
 
 /** A share in [0, 1] as a percentage: 0.1234 → "12.3%". */

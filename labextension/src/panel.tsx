@@ -34,7 +34,11 @@ function FrameItem(props: {
         {frame.library && frame.library !== 'pandas' && (
           <span className="jp-dcpilot-chip jp-dcpilot-library">{frame.library}</span>
         )}
-        {frame.memory_bytes !== null && <span>{formatBytes(frame.memory_bytes)}</span>}
+        {frame.partitions !== undefined ? (
+          <span>lazy, {formatCount(frame.partitions)} partitions</span>
+        ) : (
+          frame.memory_bytes !== null && <span>{formatBytes(frame.memory_bytes)}</span>
+        )}
         {Object.entries(frame.dtypes).map(([kind, count]) => (
           <span key={kind} className={`jp-dcpilot-chip jp-dcpilot-kind-${kind}`}>
             {count} {kind}
@@ -51,7 +55,9 @@ function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Eleme
   return (
     <div className="jp-dcpilot-profile" data-profile={name}>
       <div className="jp-dcpilot-section-title">
-        {name}: {formatCount(profile.rows)} rows, {formatBytes(profile.memory_bytes)},{' '}
+        {profile.rows === null
+          ? `${name}: lazy, profiled on its first ${formatCount(profile.profiled_rows ?? 0)} rows, `
+          : `${name}: ${formatCount(profile.rows)} rows, ${formatBytes(profile.memory_bytes)}, `}
         {formatShare(profile.missing_share)} missing
       </div>
       <table className="jp-dcpilot-table">

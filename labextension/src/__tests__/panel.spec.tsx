@@ -43,6 +43,22 @@ function fakeSource(list: IFrameInfo[] | Error): IFramesSource & { calls: string
 }
 
 describe('FramesView', () => {
+  it('lists a lazy (Dask) frame by its partitions, its rows not counted', async () => {
+    const lazy: IFrameInfo = {
+      name: 'events',
+      rows: null,
+      columns: 46,
+      memory_bytes: null,
+      dtypes: { number: 43, text: 3 },
+      partitions: 160
+    };
+    const model = new FramesModel(fakeSource([lazy]));
+    await model.setNotebook('work/big.ipynb');
+    render(<FramesView model={model} />);
+    expect(screen.getByText('? × 46')).toBeTruthy();
+    expect(screen.getByText('lazy, 160 partitions')).toBeTruthy();
+  });
+
   it('lists the frames of the notebook with their shape', async () => {
     const source = fakeSource(frames);
     const model = new FramesModel(source);

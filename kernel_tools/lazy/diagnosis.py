@@ -1,0 +1,229 @@
+"""``diagnose`` on a lazy (Dask) frame: whole-data counts in two passes, models on a sample.
+
+Pass 1 computes, together (the files are read once): the row count, per column the missing
+count and a HyperLogLog distinct count (exact where the frame is small or the values few),
+numeric ranges, infinite and non-integer values, the value counts of text columns with few
+values, exact duplicate rows by row hash, the patterns of missing values, rows per entity —
+and a sample of whole entities (every row of an entity whose id hashes into the kept share),
+about ``sample_rows`` rows.
+
+The detectors of :mod:`kernel_tools.diagnosis` then run on that sample with column profiles
+that carry the whole-data counts. Pass 2 reads only the outlier columns, to count over every
+row the values beyond the fences the sample gave (rows with any missing value come from pass
+1's patterns). Every finding's
+``evidence["basis"]`` says where its numbers come from: ``"whole data"`` (counts over every
+row) or ``"sample"`` (a model or a statistic of the sample of whole entities).
+
+The entity whose members stay together is the ``id`` given, else the one the detectors find
+in the first partition (files written entity by entity show it there); without one the
+sample is a random row sample.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from kernel_tools.diagnosis import entities
+from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
+from kernel_tools.findings import Diagnosis, Finding
+from kernel_tools.lazy import engine, frames
+
+SAMPLE_ROWS = 200_000  # rows of the in-memory sample the detectors run on
+EXACT_BELOW = 1_000_000  # rows under which every distinct count is exact
+FEW_VALUES = 1_000  # a column with at most this many values in the first partition: exact counts
+
+# where each kind of finding gets its numbers on a lazy frame
+WHOLE = {"missing_values", "duplicate_rows", "outliers", "repeated_measurements", "constant_column",
+         "id_column", "inconsistent_categories", "numeric_as_text", "class_imbalance",
+         "diagnosis_incomplete"}
+
+
+def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None,
+           test: Any) -> None:
+    bad = [c for c in df.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"df has non-string column names {bad[:5]!r}; rename them first")
+    if len(set(df.columns)) < len(df.columns):
+        raise ValueError("df has duplicated column names; make them unique first")
+    named = [(target, "target"), (time, "time"), (id, "id")]
+    if index not in (None, "first", "row"):
+        named.append((index, "index"))
+    for column, role in named:
+        if column is not None and column not in df.columns:
+            raise KeyError(f"{role} column {column!r} is not in the frame; columns are {list(df.columns)[:20]!r}")
+    if test is not None:
+        raise ValueError("a test frame is diagnosed on its own for a lazy frame: call diagnose(test) "
+                         "(the train/test shift check needs both in memory)")
+
+
+def _entity_hint(head: pd.DataFrame, target: str | None, time: str | None) -> str | None:
+    """The entity id the detectors find in the first partition (None when they find none)."""
+    profiles = {str(c): profile_column(str(c), head[c]) for c in head.columns}
+    exclude = {c for c in (target, time) if c is not None}
+    try:
+        return entities.find_entity(head, profiles, target, None, time, exclude).id
+    except Exception:  # no entity then: the sample is a row sample, and says so
+        return None
+
+
+def _plan(df: Any, head: pd.DataFrame, n_guess: int) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Which columns get which count: (numeric, text with few values, exact distinct, unique-looking)."""
+    columns = [str(c) for c in df.columns]
+    numeric = [c for c in columns if pd.api.types.is_numeric_dtype(head[c].dtype)
+               and not pd.api.types.is_bool_dtype(head[c].dtype)]
+    text = [c for c in columns if c not in numeric and not pd.api.types.is_datetime64_any_dtype(head[c].dtype)]
+    head_distinct = {c: head[c].nunique(dropna=True) for c in columns}
+    few = [c for c in text if head_distinct[c] <= FEW_VALUES]
+    if n_guess <= EXACT_BELOW:
+        return numeric, text, columns, []
+    exact = [c for c in columns if head_distinct[c] <= FEW_VALUES]
+    unique_looking = [c for c in columns if head_distinct[c] >= 0.9 * max(1, head[c].notna().sum())
+                      and c not in exact]
+    return numeric, few, exact, unique_looking
+
+
+def whole_profiles(sample: pd.DataFrame, n: int, nulls: dict[str, int], distinct: dict[str, int],
+                   counts: dict[str, pd.Series], ranges: dict[str, dict[str, Any]]) -> dict[str, ColumnProfile]:
+    """Column profiles of the whole frame: kinds and parsing from the sample, counts from every row."""
+    profiles = {}
+    for c in sample.columns:
+        c = str(c)
+        if c in counts:  # text with its whole-data value counts: profiled exactly as pandas would
+            prof = profile_counts(c, counts[c], n)
+        else:
+            prof = profile_column(c, sample[c])
+            prof = replace(prof, n=n, n_missing=int(nulls[c]), nunique=int(distinct[c]))
+            if c in ranges.get("inf", {}):
+                prof.n_inf = int(ranges["inf"][c])
+                prof.is_integer = prof.kind == "numeric" and int(ranges["frac"][c]) == 0
+            if prof.kind == "empty" and prof.n_present:
+                prof.kind = "numeric" if c in ranges.get("inf", {}) else prof.kind
+        profiles[c] = prof
+    return profiles
+
+
+def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, time: str | None = None,
+                  id: str | None = None, test: Any = None, sample: int | None = 10_000,
+                  random_state: int = 0, index: str | None = None,
+                  sample_rows: int = SAMPLE_ROWS) -> Diagnosis:
+    """:func:`kernel_tools.diagnose` for a Dask DataFrame (see the module docstring)."""
+    from kernel_tools.diagnosis.runner import Detectors, run_detectors
+
+    started = _time.perf_counter()
+    _check(df, target, time, id, index, test)
+    head = engine.first_partition(df)
+    n_guess = len(head) * engine.partitions(df)
+    key = id or _entity_hint(head, target, time)
+    numeric, few, exact, unique_looking = _plan(df, head, n_guess)
+    columns = [str(c) for c in df.columns]
+
+    # pass 1: every count that needs no decision of the detectors, and the sample
+    lazy_n = df.shape[0]
+    stats = frames.column_stats(df, columns, numeric)
+    distinct = {c: (df[c].nunique(dropna=True) if c in exact else engine.approx_distinct(df[c]))
+                for c in columns}
+    repeats = {c: engine.duplicated_count(df[c].dropna()) for c in unique_looking}
+    counts = {c: df[c].value_counts(dropna=True) for c in few}
+    duplicates = engine.duplicated_count(engine.row_hashes(df))
+    patterns = engine.missing_patterns(df)
+    sizes = engine.group_sizes(df[key]) if key else None
+    per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if key else ()
+    picked = engine.entity_sample(df, sample_rows, n_guess, key, random_state)
+    (n, stats_row, distinct, repeats, counts, duplicates, patterns, per_entity, frame) = engine.compute(
+        lazy_n, stats, distinct, repeats, counts, duplicates, patterns, per_entity, picked)
+    n = int(n)
+    stat = frames.unpack_stats(stats_row)
+    nulls = {c: int(stat["null"][c]) for c in columns}
+    distinct = {c: int(v) for c, v in distinct.items()}
+    for c, dup in repeats.items():  # unique-looking columns: exactly how many distinct values
+        distinct[c] = n - nulls[c] - int(dup)
+    # as pandas counts an object column: numpy counts (Arrow-backed ones index to Python ints)
+    counts = {c: pd.Series(s.to_numpy(dtype="int64"), index=pd.Index(s.index, dtype=object), name=s.name)
+              .sort_values(ascending=False, kind="stable") for c, s in counts.items()}
+    frame = frame.reset_index(drop=True)
+    if len(frame) == 0:
+        raise ValueError("the sample of the lazy frame is empty: is the frame empty?")
+
+    profiles = whole_profiles(frame, n, nulls, distinct, counts, stat)
+    if target is not None:
+        if nulls[target] == n:
+            raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
+        if profiles[target].nunique < 2:
+            raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
+    run = Detectors()
+    diagnosis = run_detectors(frame, profiles, run, target, task, time, id or key, None, sample,
+                              random_state, index, started)
+
+    # pass 2: recount over every row what the sample decided
+    recount: dict[str, Any] = {}
+    for finding in diagnosis.findings:
+        if finding.kind == "outliers":
+            for c, ev in finding.evidence["columns"].items():
+                if "upper_fence" in ev:
+                    x = df[c]
+                    beyond = x > ev["upper_fence"] if ev.get("log_scale") else (x < ev["lower_fence"]) | (x > ev["upper_fence"])
+                    recount[f"outliers|{c}"] = beyond.sum()
+    recounted = dict(zip(recount, engine.compute(*recount.values()))) if recount else {}
+    for finding in diagnosis.findings:  # from pass 1's missing-value patterns
+        if finding.kind == "missing_values" and "columns" in finding.evidence:
+            recounted[f"rows_any|{finding.id}"] = engine.rows_missing_any(patterns, columns, list(finding.columns))
+
+    sample_note = (f"sample of {len(frame):,} of {n:,} rows" + (f", whole '{key}' entities" if key else ", random rows"))
+    for finding in diagnosis.findings:
+        _rebase(finding, n, nulls, int(duplicates), per_entity, key, recounted, sample_note)
+    diagnosis.shape = [n, len(columns)]
+    if target is not None:
+        diagnosis.task["target_missing"] = nulls[target]
+    diagnosis.column_stats["missing_rate"] = {c: round(nulls[c] / n, 4) for c in columns if nulls[c]}
+    diagnosis.column_stats["lazy"] = {
+        "engine": engine.library_of(df), "partitions": engine.partitions(df), "rows": n,
+        "sample_rows": len(frame), "sample_entity": key, "passes": 2 if recount else 1,
+        "approximate_distinct": sorted(c for c in columns if c not in exact and c not in repeats),
+    }
+    diagnosis.elapsed_s = round(_time.perf_counter() - started, 3)
+    return diagnosis
+
+
+def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, per_entity: tuple,
+            entity: str | None, recounted: dict[str, Any], sample_note: str) -> None:
+    """Put the whole-data numbers into a finding the detectors made on the sample, and say so."""
+    ev = finding.evidence
+    if finding.kind == "outliers":
+        for c, col in ev["columns"].items():
+            if f"outliers|{c}" in recounted:
+                col["count"] = int(recounted[f"outliers|{c}"])
+                present = n - nulls[c] - int(col.get("infinite_values", 0))
+                col["rate"] = round(col["count"] / present, 5) if present else 0.0
+        total = sum(int(col.get("count", 0)) for col in ev["columns"].values())
+        finding.summary = re.sub(r"^\d+", str(total), finding.summary)
+        ev["fences_from"] = sample_note
+    elif finding.kind == "missing_values":
+        if f"rows_any|{finding.id}" in recounted:
+            ev["rows_with_any_missing"] = int(recounted[f"rows_any|{finding.id}"])
+        ev["mechanism_from"] = sample_note
+    elif finding.kind == "duplicate_rows":
+        ev["exact_duplicates"] = duplicates
+        ev["rows"] = n
+        ev["duplicate_share"] = round((duplicates + ev.get("near_duplicates", 0)) / n, 5)
+        ev["near_duplicates_from"] = sample_note
+        if duplicates:
+            finding.summary = re.sub(r"^\d+", str(duplicates), finding.summary)
+    elif finding.kind == "repeated_measurements" and per_entity and ev.get("entity_id") == entity:
+        entities_n, largest, several, rows = (int(v) for v in per_entity)
+        ev.update({"entities": entities_n, "rows": rows, "rows_per_entity_max": largest,
+                   "rows_per_entity_mean": round(rows / entities_n, 3) if entities_n else None,
+                   "share_entities_with_several_rows": round(several / entities_n, 4) if entities_n else 0.0})
+        finding.summary = re.sub(r"^The \d+ rows describe \d+ entities \('([^']*)', [\d.]+ rows each",
+                                 lambda m: f"The {rows} rows describe {entities_n} entities ('{m.group(1)}', "
+                                           f"{rows / max(entities_n, 1):.1f} rows each", finding.summary)
+    ev["basis"] = "whole data" if finding.kind in WHOLE else "sample"
+    if ev["basis"] == "sample":
+        ev["sample"] = sample_note
+
+
+__all__ = ["diagnose_lazy", "whole_profiles", "SAMPLE_ROWS"]

@@ -1,0 +1,58 @@
+"""``jupyter dcpilot run DATA/ --engine dask``: a folder of Parquet files, a real kernel, a
+LocalCluster in it, and the whole loop to a valid model on lazy frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from jupyter_dcpilot.cli import main
+from jupyter_dcpilot.engine.demo import demo_frame
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+
+
+def parquet_folder(folder: Path) -> Path:
+    data = folder / "visits"
+    data.mkdir()
+    for i, part in enumerate(np.array_split(demo_frame(), 3)):
+        part.to_parquet(data / f"part-{i}.parquet", index=False)
+    return data
+
+
+def test_run_with_the_dask_engine_on_a_parquet_folder(tmp_path, capsys):
+    data = parquet_folder(tmp_path)
+    out = tmp_path / "out"
+    code = main(["run", str(data), "--target", "arrest", "--time", "week", "--engine", "dask",
+                 "--approve", "recommended", "--out", str(out)])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["state"] == "finished"
+    report = json.loads((out / "report.json").read_text())
+    failed = [c for c in report["validity"] if not c["passed"]]
+    assert report["valid"] is True, failed
+    cells = [c.source for c in nbformat.read(out / "notebook.ipynb", 4).cells if c.cell_type == "code"]
+    assert "kt.dask_client()" in cells[0] and f"dd.read_parquet({str(data)!r})" in cells[0]
+    steps = "\n".join(cells)
+    for call in ("kt.drop_columns(df", "kt.split(df", "imputation.apply(test)", "kt.fit_evaluate(train"):
+        assert call in steps, call
+    # stated in the report: the model saw an in-memory sample of whole entities
+    assert any(str(w).startswith("fitted on an in-memory sample") for w in report["warnings"])
+    # every finding of the last diagnosis says whether it counted every row or the sample
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    bases = [f["evidence"].get("basis") for f in session["findings"] if not f.get("synthetic")]
+    assert bases and set(bases) <= {"whole data", "sample"}
+
+
+def test_a_folder_is_checked_before_any_kernel_starts(tmp_path, capsys):
+    data = parquet_folder(tmp_path)
+    code = main(["run", str(data), "--target", "arest", "--engine", "dask"])
+    assert code == 1 and "did you mean 'arrest'" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["run", str(empty), "--target", "arrest", "--engine", "dask"]) == 1
+    assert "holds no Parquet or CSV files" in capsys.readouterr().err
