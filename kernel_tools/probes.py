@@ -232,12 +232,12 @@ def validate_json(
     if train_test:
         expect["train_test"] = tuple(_frame(namespace, n) for n in train_test)
     from kernel_tools.frames import to_pandas
-
-    old, new = to_pandas(saved[before]), _frame(namespace, after)  # the frame before a polars one's conversion
-    if target is not None and target not in getattr(old, "columns", ()):
-        target = None
     from kernel_tools.lazy import is_lazy
 
+    old, new = saved[before], _frame(namespace, after)
+    old = old if is_lazy(old) else to_pandas(old)  # the frame before a polars one's conversion
+    if target is not None and target not in getattr(old, "columns", ()):
+        target = None
     if is_lazy(old) or is_lazy(new):  # counts, computed in one pass
         from kernel_tools.lazy.checks import validate_lazy
 

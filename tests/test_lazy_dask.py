@@ -220,3 +220,23 @@ def test_the_kernels_own_cluster_is_used_when_there_is_one():
     finally:
         started.close()
         started.cluster.close()
+
+
+def test_a_lazy_test_frame_gets_the_train_test_shift_check_on_samples(visits):
+    shifted = visits.assign(age=visits["age"] + 25)  # every test patient 25 years older
+    eager = kt.diagnose(visits, target="arrest", time="week", test=shifted)
+    lazy_d = kt.diagnose(lazy(visits), target="arrest", time="week", test=lazy(shifted))
+    shift = next(f for f in lazy_d.findings if f.kind == "train_test_shift")
+    assert key(shift) == key(next(f for f in eager.findings if f.kind == "train_test_shift"))
+    assert "age" in shift.columns and shift.evidence["basis"] == "sample"
+    assert "test:" in shift.evidence["sample"] and "diagnosis_incomplete" not in {f.kind for f in lazy_d.findings}
+
+
+def test_the_lazy_target_check_sees_changed_values_without_row_labels(visits):
+    df = lazy(visits)
+    flipped = df.assign(arrest=1 - df["arrest"])
+    failures, _ = validate_lazy(df, flipped, target="arrest", expect={"rows": "same"})
+    assert [f["check"] for f in failures] == ["target_changed"]
+    shuffled = lazy(visits.sample(frac=1.0, random_state=0))  # same values, other order: fine
+    assert validate_lazy(df, shuffled, target="arrest", expect={"rows": "same"})[0] == []
+    assert validate_lazy(df, flipped, target="arrest", expect={"rows": "same", "target_changes": True})[0] == []

@@ -132,7 +132,8 @@ class Worker:
         if not self.session.variables.get("imports"):
             lines += IMPORTS
         library = self.session.variables.get("frame_library")
-        if library not in (None, "pandas"):  # e.g. polars: the tools work on pandas, converted once
+        # e.g. polars: the tools work on pandas, converted once; a Dask frame stays lazy (docs/scale.md)
+        if library not in (None, "pandas", "dask"):
             lines.append(f"{self.session.frame} = kt.to_pandas({self.session.frame})  # {library} to pandas")
         if step.code is not None:
             body = [step.code.rstrip()]

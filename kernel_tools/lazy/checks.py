@@ -34,6 +34,10 @@ def validate_lazy(before: Any, after: Any, *, target: str | None = None,
         todo["missing_after"] = after[shared].isna().sum()
     if target is not None and target in after.columns:
         todo["target_missing"] = after[target].isna().sum()
+        if _target_comparable(before, after, target, expect):
+            # rows have no labels to match: the multiset of target values, as a sum of their hashes
+            todo["target_before"] = engine.row_hashes(before, [target]).sum()
+            todo["target_after"] = engine.row_hashes(after, [target]).sum()
     if entity is not None and entity in after.columns:
         todo["repeated"] = engine.duplicated_count(after[entity])
     done = dict(zip(todo, engine.compute(*todo.values())))
@@ -47,13 +51,25 @@ def validate_lazy(before: Any, after: Any, *, target: str | None = None,
             failures.append(checks._failure("target_lost", f"target column {target!r} is gone after the step"))
         elif n_after and int(done["target_missing"]) == n_after:
             failures.append(checks._failure("target_all_missing", f"target column {target!r} is entirely missing"))
+        elif "target_before" in done and n_before == n_after and done["target_before"] != done["target_after"]:
+            failures.append(checks._failure("target_changed", f"target {target!r} has other values after the "
+                                            f"step (its {n_after} rows, compared as a whole: lazy rows have no labels)"))
     if "missing_before" in done:
         failures += checks.missing_failures(done["missing_after"] - done["missing_before"], expect)
     if pair is not None:
         failures += checks._check_train_test(_schema(pair[0]), _schema(pair[1]))
+    if "fit_rows" in expect:
+        failures += checks._check_fit_rows(expect["fit_rows"], expect["test_index"])
     info = {"rows_before": n_before, "rows_after": n_after,
             "cols_before": len(before.columns), "cols_after": len(after.columns)}
     return failures, info
+
+
+def _target_comparable(before: Any, after: Any, target: str, expect: dict[str, Any]) -> bool:
+    """Whether the target's values must be the same before and after (as validate_step's
+    target check): the step keeps every row and the target's type, and may not change it."""
+    return (not expect.get("target_changes") and expect.get("rows") in (None, "same")
+            and _schema(before)[target].dtype == _schema(after)[target].dtype)
 
 
 def _schema(df: Any) -> pd.DataFrame:

@@ -31,6 +31,7 @@ import pandas as pd
 from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
 from kernel_tools.findings import Diagnosis, Finding
+from kernel_tools.frames import to_pandas
 from kernel_tools.lazy import engine, frames
 
 SAMPLE_ROWS = 200_000  # rows of the in-memory sample the detectors run on
@@ -43,8 +44,7 @@ WHOLE = {"missing_values", "duplicate_rows", "outliers", "repeated_measurements"
          "diagnosis_incomplete"}
 
 
-def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None,
-           test: Any) -> None:
+def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None) -> None:
     bad = [c for c in df.columns if not isinstance(c, str)]
     if bad:
         raise TypeError(f"df has non-string column names {bad[:5]!r}; rename them first")
@@ -56,9 +56,6 @@ def _check(df: Any, target: str | None, time: str | None, id: str | None, index:
     for column, role in named:
         if column is not None and column not in df.columns:
             raise KeyError(f"{role} column {column!r} is not in the frame; columns are {list(df.columns)[:20]!r}")
-    if test is not None:
-        raise ValueError("a test frame is diagnosed on its own for a lazy frame: call diagnose(test) "
-                         "(the train/test shift check needs both in memory)")
 
 
 def _entity_hint(head: pd.DataFrame, target: str | None, time: str | None) -> str | None:
@@ -115,7 +112,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     from kernel_tools.diagnosis.runner import Detectors, run_detectors
 
     started = _time.perf_counter()
-    _check(df, target, time, id, index, test)
+    _check(df, target, time, id, index)
     head = engine.first_partition(df)
     n_guess = len(head) * engine.partitions(df)
     key = id or _entity_hint(head, target, time)
@@ -134,8 +131,17 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     sizes = engine.group_sizes(df[key]) if key else None
     per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if key else ()
     picked = engine.entity_sample(df, sample_rows, n_guess, key, random_state)
-    (n, stats_row, distinct, repeats, counts, duplicates, patterns, per_entity, frame) = engine.compute(
-        lazy_n, stats, distinct, repeats, counts, duplicates, patterns, per_entity, picked)
+    # the train/test shift check compares the sample with a sample of the test frame (a quarter
+    # of its size, whole entities too), read in the same pass
+    test_picked = test
+    if test is not None and engine.is_lazy(test):
+        test_head = engine.first_partition(test)
+        test_picked = engine.entity_sample(test, max(1, sample_rows // 4),
+                                           len(test_head) * engine.partitions(test),
+                                           key if key in test.columns else None, random_state)
+    (n, stats_row, distinct, repeats, counts, duplicates, patterns, per_entity, frame,
+     test_frame) = engine.compute(lazy_n, stats, distinct, repeats, counts, duplicates, patterns,
+                                  per_entity, picked, test_picked)
     n = int(n)
     stat = frames.unpack_stats(stats_row)
     nulls = {c: int(stat["null"][c]) for c in columns}
@@ -156,7 +162,9 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
         if profiles[target].nunique < 2:
             raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
     run = Detectors()
-    diagnosis = run_detectors(frame, profiles, run, target, task, time, id or key, None, sample,
+    if test_frame is not None:
+        test_frame = to_pandas(test_frame, "test").reset_index(drop=True)
+    diagnosis = run_detectors(frame, profiles, run, target, task, time, id or key, test_frame, sample,
                               random_state, index, started)
 
     # pass 2: recount over every row what the sample decided
@@ -174,6 +182,8 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
             recounted[f"rows_any|{finding.id}"] = engine.rows_missing_any(patterns, columns, list(finding.columns))
 
     sample_note = (f"sample of {len(frame):,} of {n:,} rows" + (f", whole '{key}' entities" if key else ", random rows"))
+    if test_frame is not None:
+        sample_note += f"; test: {len(test_frame):,} rows"
     for finding in diagnosis.findings:
         _rebase(finding, n, nulls, int(duplicates), per_entity, key, recounted, sample_note)
     diagnosis.shape = [n, len(columns)]
