@@ -160,7 +160,7 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None) -> dict[str
 
 
 def e2e(data: Path, engine: str, timeout: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix=f"dcpilot-scale-{engine}-") as out:
+    with tempfile.TemporaryDirectory(prefix=f"dcpilot-dask-{engine}-") as out:
         result = measured([sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(data), "--target", TARGET,
                            "--engine", engine, "--approve", "recommended", "--out", out], timeout)
         report = Path(out) / "report.json"

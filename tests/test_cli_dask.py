@@ -25,6 +25,7 @@ def parquet_folder(folder: Path) -> Path:
     return data
 
 
+@pytest.mark.slow
 def test_run_with_the_dask_engine_on_a_parquet_folder(tmp_path, capsys):
     data = parquet_folder(tmp_path)
     out = tmp_path / "out"
