@@ -14,8 +14,9 @@ from typing import Any
 
 import tornado.web
 
+from kernel_tools.vocabulary import TASK_KINDS
+
 from .engine import decisions_file
-from .engine.coordinator import TASK_KINDS
 from .engine.plan_edits import OPS
 from .engine.validation import depth, problem
 

@@ -15,28 +15,7 @@ from typing import Any
 
 import numpy as np
 
-SEVERITIES = ("info", "warning", "critical")
-GATES = ("leakage", "aggregation", "identifiers", "outliers", "label_issues", "imputation", "row_removal")
-KINDS = (
-    "repeated_measurements",
-    "target_leakage",
-    "id_column",
-    "missing_values",
-    "outliers",
-    "label_issues",
-    "class_imbalance",
-    "duplicate_rows",
-    "constant_column",
-    "redundant_features",
-    "inconsistent_categories",
-    "mixed_units",
-    "numeric_as_text",
-    "free_text",
-    "survival_setup",
-    "train_test_shift",
-    "join_keys",
-    "diagnosis_incomplete",
-)
+from kernel_tools.vocabulary import GATES, SEVERITIES, finding_kinds
 
 
 def to_json_safe(value: Any) -> Any:
@@ -109,8 +88,9 @@ class Finding:
     gate: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {KINDS}")
+        kinds = finding_kinds()
+        if self.kind not in kinds:
+            raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {kinds}")
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
         if self.gate is not None and self.gate not in GATES:

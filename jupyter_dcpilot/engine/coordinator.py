@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.vocabulary import LEAKAGE_SCORE, RANKING_METRICS, TASK_KINDS
 
 from . import decisions_file
 from . import notebook as nb
@@ -34,7 +35,6 @@ from .session import Decision, Session, Step
 from .validation import did_you_mean
 from .worker import Stop, Worker, probe
 
-TASK_KINDS = ("classification", "regression", "survival")
 # the other moments a prediction can be made, offered on the task card
 INDEX_CHOICES = {
     "index:first": ("Predict at each entity's first record",
@@ -117,7 +117,7 @@ class Coordinator:
     def __init__(self, session: Session, kernel: KernelProbe, notebook: NotebookHost, *,
                  planner: Any = None, policy: ApprovalPolicy | None = None,
                  episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
-                 max_backtracks: int = 3, suspicious_score: float = 0.98,
+                 max_backtracks: int = 3, suspicious_score: float = LEAKAGE_SCORE,
                  max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
                  tick: float | None = None) -> None:
         """``budgets``: seconds per kind of step (default: the session's settings, else
@@ -706,7 +706,7 @@ class Coordinator:
         s = self.session
         model = step.result.get("report") or {}
         scores = [v for v in (model.get("cv_score"), model.get("holdout_score")) if isinstance(v, (int, float))]
-        perfect = any(v >= self.suspicious_score for v in scores) and model.get("metric") in ("roc_auc", "c_index")
+        perfect = any(v >= self.suspicious_score for v in scores) and model.get("metric") in RANKING_METRICS
         perfect |= any(str(w).startswith("suspect leakage") for w in model.get("warnings", []))
         if not perfect:
             return
@@ -768,7 +768,7 @@ class Coordinator:
 
         d = self.session.diagnosis
         single = (d.get("feature_scores") or {}).get(top)
-        if (top is None or single is None or metric not in ("roc_auc", "c_index")
+        if (top is None or single is None or metric not in RANKING_METRICS
                 or d.get("metric") != metric or top in (d.get("leakage") or [])):
             return None
         return float(single) if single >= (1 + ABSOLUTE) / 2 else None  # AUROC / C of that strength

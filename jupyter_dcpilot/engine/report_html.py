@@ -17,12 +17,13 @@ from typing import Any
 
 import jinja2
 
+from kernel_tools.vocabulary import severity_rank
+
 from .charts import chart_for
 from .notebook import score_text
 from .session import Session
 from .validity import all_findings
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 WIDTH, BAR_HEIGHT, LABEL_WIDTH = 560, 18, 190  # px of an inline bar chart
 PLOT_HEIGHT, MARGIN = 220, 60  # px of a line chart and the room for its axes
 
@@ -38,7 +39,7 @@ def render_html(report: dict[str, Any], details: dict[str, Any] | None = None) -
     failed = [c for c in checks or [] if not c.get("passed")]
     valid = bool(report.get("valid")) and not failed
     findings = sorted(report.get("findings") or [],
-                      key=lambda f: SEVERITY_ORDER.get(str(f.get("severity")), len(SEVERITY_ORDER)))
+                      key=lambda f: severity_rank(f.get("severity")))
     return _env.get_template("report.html.j2").render(
         report=report, task=report.get("task") or {}, dataset=report.get("dataset") or {},
         model=report.get("model") or {}, checks=checks, failed=failed, valid=valid,

@@ -20,10 +20,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from kernel_tools.vocabulary import PENDING, EventType
+
 from . import signatures
 
-# step statuses: proposed, awaiting_decision, running, done, failed, undone, skipped
-PENDING = ("proposed", "awaiting_decision")
 
 
 def now() -> str:
@@ -184,6 +184,7 @@ class Session:
 
     def notify(self, kind: str, **data: Any) -> None:
         """Tell every observer something that changes nothing to save (e.g. a step's progress)."""
+        EventType(kind)  # an event the hosts do not know of is a bug here, not a silent no-op there
         event = {"type": kind, "at": now(), **data}
         for fn in list(self._observers):
             fn(event)

@@ -26,13 +26,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from kernel_tools.vocabulary import METRIC
+
 from .session import Session
 
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
           "entities_together", "known_at_index", "task_metric", "holdout_confirms_cv", "test_untouched",
           "no_suspect_score")
-METRIC_FOR_TASK = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
 HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance...
@@ -267,7 +268,7 @@ def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
     entity = session.task.get("id")
     ids = flagged["identifiers"] + ([entity] if entity and entity in features else [])
     kind = session.task.get("kind")
-    expected = METRIC_FOR_TASK.get(kind)
+    expected = METRIC.get(kind)
     checks = [
         Check("model_trained", True, f"{model.get('model_name') or 'a model'} on "
               f"{len(features)} features"),

@@ -14,6 +14,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 MAX_FREQUENT = 150
@@ -100,3 +101,8 @@ def find_inconsistent(profiles: dict[str, ColumnProfile], exclude: set[str]) -> 
             None,
         ))
     return findings
+
+
+@detector("categories", order=90)
+def find_inconsistent_in(ctx: Context) -> list[Finding]:
+    return find_inconsistent(ctx.profiles, set(ctx.id_cols) | {ctx.duration} - {None})

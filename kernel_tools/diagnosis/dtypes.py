@@ -8,6 +8,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
@@ -117,3 +118,8 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
     return findings
+
+
+@detector("dtypes", order=60)
+def find_dtype_issues_in(ctx: Context) -> list[Finding]:
+    return find_dtype_issues(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols))

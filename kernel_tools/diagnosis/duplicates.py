@@ -11,6 +11,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -229,3 +230,14 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
             None,
         ))
     return findings
+
+
+@detector("duplicate rows", order=70)
+def find_duplicate_rows_in(ctx: Context) -> list[Finding]:
+    found = find_duplicate_rows(ctx.df, ctx.id_cols)
+    return [found] if found is not None else []
+
+
+@detector("redundant features", order=80)
+def find_redundant_in(ctx: Context) -> list[Finding]:
+    return find_redundant(ctx.frame, ctx.profiles, [c for c in ctx.features if c not in ctx.leak_cols])

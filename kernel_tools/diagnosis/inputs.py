@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-TASKS = ("classification", "regression", "survival")
+from kernel_tools.vocabulary import TASK_KINDS as TASKS
 
 
 def check_frame(df, name: str = "df") -> None:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 MIN_ISSUE_RATE = 0.01
@@ -165,3 +166,15 @@ def find_class_imbalance(outcome) -> Finding | None:
               recommended=True, label="Stratify and weight")],
         None,
     )
+
+
+@detector("label issues", order=10, needs_target=True)
+def find_label_issues_in(ctx: Context) -> list[Finding]:
+    found = find_label_issues(ctx.frame, ctx.profiles, ctx.model_features, ctx.sub, ctx.random_state)
+    return [found] if found is not None else []
+
+
+@detector("class imbalance", order=20, needs_target=True)
+def find_class_imbalance_in(ctx: Context) -> list[Finding]:
+    found = find_class_imbalance(ctx.outcome)
+    return [found] if found is not None else []

@@ -14,6 +14,7 @@ from scipy.stats import rankdata
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.leakage import strength
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.diagnosis.scoring import metric_name, single_feature_score
 from kernel_tools.findings import Finding, Option
 
@@ -134,3 +135,9 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
             options, "imputation",
         ))
     return findings
+
+
+@detector("missing values", order=40)
+def find_missing_in(ctx: Context) -> list[Finding]:
+    return find_missing(ctx.df, ctx.frame, ctx.profiles, ctx.structural, ctx.sub if ctx.target else None,
+                        ctx.folds)

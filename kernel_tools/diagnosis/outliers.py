@@ -12,6 +12,7 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.dtypes import find_sentinels
 from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 IQR_K = 3.0
@@ -126,3 +127,11 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
              "linear models and distances can be dominated by a few values"),
     ]
     return [Finding("outliers", cols, severity, summary, evidence, options, "outliers")], rates
+
+
+@detector("outliers", order=50)
+def find_outliers_in(ctx: Context) -> list[Finding]:
+    found, rates = find_outliers(ctx.df, ctx.frame, ctx.profiles,
+                                 ctx.structural | set(ctx.id_cols) | {ctx.entity.id} - {None})
+    ctx.column_stats["outlier_rate"] = rates  # for the plots
+    return found

@@ -13,24 +13,19 @@ import time as _time
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import (categories, dtypes, duplicates, entities, labels, leakage, missing,
-                                   outliers, shift, survival, timing, units)
+from kernel_tools.diagnosis import entities, leakage, timing
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
+from kernel_tools.diagnosis.registry import Context, Detectors
 from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, single_feature_score,
                                            stratified_sample)
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy.engine import is_lazy
+from kernel_tools.vocabulary import kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
-_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-_KIND_ORDER = {k: i for i, k in enumerate((
-    "diagnosis_incomplete", "target_leakage", "repeated_measurements", "survival_setup", "id_column", "train_test_shift",
-    "duplicate_rows", "label_issues", "missing_values", "numeric_as_text", "mixed_units",
-    "inconsistent_categories", "outliers", "class_imbalance", "redundant_features",
-    "constant_column", "free_text", "join_keys"))}
 
 
 def _alternatives(names: list[str]) -> bool:
@@ -40,27 +35,7 @@ def _alternatives(names: list[str]) -> bool:
 
 
 def _sort(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], _KIND_ORDER.get(f.kind, 99)))
-
-
-class Detectors:
-    """Runs the detectors; one that raises becomes a ``diagnosis_incomplete`` finding instead of
-    stopping the diagnosis (no single column's oddity may), and the result says it is partial."""
-
-    def __init__(self) -> None:
-        self.failed: list[Finding] = []
-
-    def run(self, name: str, function, *args, default=None, columns: tuple = (), **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except Exception as exc:  # recorded as a finding: the diagnosis is incomplete
-            message = " ".join(str(exc).split())[:300] or type(exc).__name__
-            self.failed.append(Finding(
-                "diagnosis_incomplete", list(columns), "critical",
-                f"The {name} check could not run ({type(exc).__name__}: {message}); the diagnosis "
-                "is incomplete, so no model built on it can be called valid until it runs.",
-                {"detector": name, "error": f"{type(exc).__name__}: {message}"}))
-            return default
+    return sorted(findings, key=lambda f: (severity_rank(f.severity), kind_rank(f.kind)))
 
 
 def diagnose(
@@ -182,36 +157,10 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                         follow_up, timing.timing_leaks(timings), default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
-        model_features = [c for c in features if c not in leak_cols and profiles[c].kind != "text"]
-        findings += [f for f in (
-            run.run("label issues", labels.find_label_issues, frame, profiles, model_features, sub,
-                    random_state),
-            run.run("class imbalance", labels.find_class_imbalance, outcome),
-            run.run("survival setup", survival.find_survival_setup, df, outcome)) if f is not None]
 
-    findings += run.run("missing values", missing.find_missing, df, frame, profiles, structural,
-                        sub if target else None, folds, default=[])
-    outlier_findings, outlier_rates = run.run(
-        "outliers", outliers.find_outliers, df, frame, profiles,
-        structural | set(id_cols) | {entity.id} - {None}, default=([], {}))
-    findings += outlier_findings
-    findings += run.run("dtypes", dtypes.find_dtype_issues, df, profiles, structural | set(id_cols),
-                        default=[])
-    dup = run.run("duplicate rows", duplicates.find_duplicate_rows, df, id_cols)
-    if dup is not None:
-        findings.append(dup)
-    findings += run.run("redundant features", duplicates.find_redundant, frame, profiles,
-                        [c for c in features if c not in leak_cols], default=[])
-    findings += run.run("categories", categories.find_inconsistent, profiles,
-                        set(id_cols) | {duration} - {None}, default=[])
-    findings += run.run("mixed units", units.find_mixed_units, profiles, structural - {target}, default=[])
-    findings += run.run("numeric units", units.find_numeric_units, df, profiles,
-                        structural | set(id_cols) | entity_cols, default=[])
-    if test is not None:
-        found = run.run("train/test shift", shift.find_shift, df, test, profiles, structural | set(id_cols),
-                        random_state)
-        if found is not None:
-            findings.append(found)
+    ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
+                  features, leak_cols, timings, test, random_state)
+    findings += run.run_registered(ctx)
     findings += run.failed
 
     task_info = {
@@ -228,7 +177,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         "feature_scores": {c: round(s, 4) for c, s in sorted(
             scores.items(), key=lambda kv: -np.nan_to_num(kv[1]))},
         "metric": metric_name(outcome.kind) if target else None,
-        "outlier_rate": outlier_rates,
+        "outlier_rate": ctx.column_stats.get("outlier_rate", {}),
         "leakage": leak_cols,
         "timing": {c: to_json_safe(tm.to_dict()) for c, tm in timings.items()},
         "time_varying": list(entity.varying) if when.kind == "entity_start" else [],

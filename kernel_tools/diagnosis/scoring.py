@@ -15,6 +15,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.vocabulary import TaskKind
 
 N_BINS = 20
 N_FOLDS = 3
@@ -141,4 +142,4 @@ def single_feature_score(codes: np.ndarray, outcome, folds: np.ndarray) -> float
 
 
 def metric_name(kind: str) -> str:
-    return {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}[kind]
+    return TaskKind(kind).metric

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.options import keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 
@@ -58,3 +59,9 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
                           "throws away censored rows and depends on the chosen horizon", False, None))
     return Finding("survival_setup", [outcome.time, outcome.target],
                    "warning" if problems else "info", summary, evidence, options, None)
+
+
+@detector("survival setup", order=30, needs_target=True)
+def find_survival_setup_in(ctx: Context) -> list[Finding]:
+    found = find_survival_setup(ctx.df, ctx.outcome)
+    return [found] if found is not None else []

@@ -15,6 +15,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
 UNITS = {
@@ -169,3 +170,13 @@ def find_numeric_units(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exc
             None,
         ))
     return findings
+
+
+@detector("mixed units", order=100)
+def find_mixed_units_in(ctx: Context) -> list[Finding]:
+    return find_mixed_units(ctx.profiles, ctx.structural - {ctx.target})
+
+
+@detector("numeric units", order=110)
+def find_numeric_units_in(ctx: Context) -> list[Finding]:
+    return find_numeric_units(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols) | ctx.entity_cols)

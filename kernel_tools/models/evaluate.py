@@ -40,9 +40,10 @@ from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval
+from kernel_tools.vocabulary import METRIC, TASK_KINDS
 
-TASKS = ("classification", "regression", "survival")
-PRIMARY_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
+TASKS = TASK_KINDS
+PRIMARY_METRIC = METRIC
 LEAKAGE_THRESHOLD = 0.98  # a real-world score this high is more often leakage than skill
 # ...when one feature carries it: permuting a give-away column costs the model most of what
 # permuting anything costs, while an easy problem (a tumour's size measured 30 ways, a class

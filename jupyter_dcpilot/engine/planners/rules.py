@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel_tools.vocabulary import severity_rank
+
 from ..episodes import Episode, episode_for, library, recommended_action
 from ..session import Session, Step
 from . import PlanUpdate
 
-_SEVERITY = {"critical": 0, "warning": 1, "info": 2}
 
 
 class RulePlanner:
@@ -60,7 +61,7 @@ class RulePlanner:
             add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
 
         groups: dict[str, list[dict[str, Any]]] = {}
-        for finding in sorted(session.findings, key=lambda f: _SEVERITY.get(f.get("severity"), 3)):
+        for finding in sorted(session.findings, key=lambda f: severity_rank(f.get("severity"))):
             if finding.get("id") in session.handled:
                 continue
             ep = episode_for(finding, self.episodes)

@@ -1,0 +1,136 @@
+"""The detector registry: one signature for every detector, registered next to it.
+
+The shape of cleanlab's issue managers: what every detector needs (the frame, its column
+profiles, the sample and folds of the model-based checks, the task, the entity, the prediction
+time, the columns already known to be ids or leaks) is a :class:`Context` built once by
+:func:`kernel_tools.diagnose`; a detector is a function ``find(ctx) -> list[Finding]``
+registered with :func:`detector` in its own module, which also declares any finding kind of
+its own. Adding a detector touches its module (and its test), not the runner.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import declare_kind
+
+if TYPE_CHECKING:
+    from kernel_tools.diagnosis.columns import ColumnProfile
+    from kernel_tools.diagnosis.entities import Entity
+    from kernel_tools.diagnosis.task import Outcome
+    from kernel_tools.diagnosis.timing import PredictionIndex, Timing
+
+
+@dataclass
+class Context:
+    """What the registered detectors read, built once per diagnosis (never changed by them,
+    except ``column_stats``, where a detector may leave per-column numbers for the plots)."""
+
+    df: pd.DataFrame  # every row
+    profiles: dict[str, ColumnProfile]  # one per column of df
+    outcome: Outcome  # the task over every row
+    frame: pd.DataFrame  # the sample of the model-based checks
+    sub: Outcome  # the outcome on the sample
+    folds: np.ndarray  # fold of each sample row
+    target: str | None
+    duration: str | None  # the follow-up time of a survival task
+    structural: set[str]  # target, duration, id: never features
+    id_cols: list[str]  # columns found to be identifiers
+    entity: Entity
+    when: PredictionIndex
+    features: list[str]  # candidate features (no structural, id or entity columns)
+    leak_cols: list[str]  # columns flagged as leaks
+    timings: dict[str, Timing]
+    test: pd.DataFrame | None
+    random_state: int
+    column_stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def entity_cols(self) -> set[str]:
+        return {c for c in (self.entity.id, self.entity.visit) if c}
+
+    @property
+    def model_features(self) -> list[str]:
+        """Features a model-based check may use: no leaks, no free text."""
+        return [c for c in self.features if c not in self.leak_cols and self.profiles[c].kind != "text"]
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str  # in words: "missing values" (a failure says "the missing values check could not run")
+    find: Callable[[Context], list[Finding]]
+    order: int  # run order; the findings are sorted by severity and kind afterwards anyway
+    needs_target: bool
+    needs_test: bool
+
+    def applies(self, ctx: Context) -> bool:
+        return (ctx.target is not None or not self.needs_target) and (ctx.test is not None or not self.needs_test)
+
+
+DETECTORS: dict[str, Detector] = {}
+
+
+def load_detectors() -> dict[str, Detector]:
+    """Import every module of :mod:`kernel_tools.diagnosis`, so that each detector registers:
+    a new detector module needs no import added anywhere."""
+    import kernel_tools.diagnosis as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    return DETECTORS
+
+
+def detector(name: str, *, order: int = 100, kinds: tuple[str, ...] = (), needs_target: bool = False,
+             needs_test: bool = False) -> Callable[[Callable[[Context], list[Finding]]],
+                                                  Callable[[Context], list[Finding]]]:
+    """Register ``find(ctx) -> list[Finding]`` as the detector ``name``.
+
+    ``kinds`` declares finding kinds this detector introduces (beyond the taxonomy of
+    :class:`kernel_tools.vocabulary.FindingKind`); ``needs_target`` / ``needs_test`` skip it
+    when there is no target / no held-out frame.
+    """
+    def register(find: Callable[[Context], list[Finding]]) -> Callable[[Context], list[Finding]]:
+        if name in DETECTORS and DETECTORS[name].find is not find:
+            raise ValueError(f"a detector named {name!r} is already registered")
+        for kind in kinds:
+            declare_kind(kind)
+        DETECTORS[name] = Detector(name, find, order, needs_target, needs_test)
+        return find
+
+    return register
+
+
+class Detectors:
+    """Runs detectors; one that raises becomes a ``diagnosis_incomplete`` finding instead of
+    stopping the diagnosis (no single column's oddity may), and the result says it is partial."""
+
+    def __init__(self) -> None:
+        self.failed: list[Finding] = []
+
+    def run(self, name: str, function: Callable[..., Any], *args: Any, default: Any = None,
+            columns: tuple = (), **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:  # recorded as a finding: the diagnosis is incomplete
+            message = " ".join(str(exc).split())[:300] or type(exc).__name__
+            self.failed.append(Finding(
+                "diagnosis_incomplete", list(columns), "critical",
+                f"The {name} check could not run ({type(exc).__name__}: {message}); the diagnosis "
+                "is incomplete, so no model built on it can be called valid until it runs.",
+                {"detector": name, "error": f"{type(exc).__name__}: {message}"}))
+            return default
+
+    def run_registered(self, ctx: Context) -> list[Finding]:
+        """Every registered detector that applies to ``ctx``, in their order."""
+        found: list[Finding] = []
+        for d in sorted(load_detectors().values(), key=lambda d: d.order):
+            if d.applies(ctx):
+                found += self.run(d.name, d.find, ctx, default=[])
+        return found

@@ -1,0 +1,163 @@
+"""The co-pilot's small vocabularies, declared once.
+
+Every layer (kernel_tools, the engine, the server, the panel through the exported JSON Schema)
+reads these instead of spelling its own copy. They are ``StrEnum``s, so a member *is* its string:
+``Severity.CRITICAL == "critical"`` and JSON carries plain strings.
+
+A detector may declare a finding kind of its own where it registers
+(:func:`kernel_tools.diagnosis.registry.detector`); :func:`finding_kinds` lists both.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    """How much a finding matters; ``rank`` orders the most severe first."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return list(Severity).index(self)
+
+
+def severity_rank(value: object) -> int:
+    """Rank of a severity given as a string (unknown ones last): the sort key everyone uses."""
+    try:
+        return Severity(str(value)).rank
+    except ValueError:
+        return len(Severity)
+
+
+class Gate(StrEnum):
+    """Decisions only a domain expert can take: a step behind a gate waits for its answer."""
+
+    LEAKAGE = "leakage"
+    AGGREGATION = "aggregation"
+    IDENTIFIERS = "identifiers"
+    OUTLIERS = "outliers"
+    LABEL_ISSUES = "label_issues"
+    IMPUTATION = "imputation"
+    ROW_REMOVAL = "row_removal"
+
+
+class TaskKind(StrEnum):
+    CLASSIFICATION = "classification"
+    REGRESSION = "regression"
+    SURVIVAL = "survival"
+
+    @property
+    def metric(self) -> str:
+        """The task's primary metric: what a model of this task is judged by."""
+        return METRIC[self]
+
+
+METRIC = {TaskKind.CLASSIFICATION: "roc_auc", TaskKind.REGRESSION: "r2", TaskKind.SURVIVAL: "c_index"}
+# ranking metrics, where 1.0 means perfect: a score this high from one column or one model is
+# more likely a leak than a discovery
+RANKING_METRICS = ("roc_auc", "c_index")
+LEAKAGE_SCORE = 0.98
+
+
+class FindingKind(StrEnum):
+    """The issue taxonomy, in the order findings of equal severity are shown (most structural
+    first: a diagnosis that could not run, leaks, repeated entities ...)."""
+
+    DIAGNOSIS_INCOMPLETE = "diagnosis_incomplete"
+    TARGET_LEAKAGE = "target_leakage"
+    REPEATED_MEASUREMENTS = "repeated_measurements"
+    SURVIVAL_SETUP = "survival_setup"
+    ID_COLUMN = "id_column"
+    TRAIN_TEST_SHIFT = "train_test_shift"
+    DUPLICATE_ROWS = "duplicate_rows"
+    LABEL_ISSUES = "label_issues"
+    MISSING_VALUES = "missing_values"
+    NUMERIC_AS_TEXT = "numeric_as_text"
+    MIXED_UNITS = "mixed_units"
+    INCONSISTENT_CATEGORIES = "inconsistent_categories"
+    OUTLIERS = "outliers"
+    CLASS_IMBALANCE = "class_imbalance"
+    REDUNDANT_FEATURES = "redundant_features"
+    CONSTANT_COLUMN = "constant_column"
+    FREE_TEXT = "free_text"
+    JOIN_KEYS = "join_keys"
+
+
+_DECLARED: dict[str, int] = {}  # kinds declared by registered detectors -> their display order
+
+
+def declare_kind(kind: str, order: int | None = None) -> None:
+    """Make ``kind`` a finding kind (called by the detector registry, next to its detector)."""
+    if kind in values(FindingKind):
+        return
+    _DECLARED[kind] = len(FindingKind) + len(_DECLARED) if order is None else order
+
+
+def finding_kinds() -> tuple[str, ...]:
+    """Every finding kind: the taxonomy's, then those detectors declared."""
+    return (*values(FindingKind), *sorted(_DECLARED, key=_DECLARED.__getitem__))
+
+
+def kind_rank(kind: str) -> int:
+    """Display order of a finding kind (unknown ones last)."""
+    kinds = finding_kinds()
+    return kinds.index(kind) if kind in kinds else len(kinds)
+
+
+class StepStatus(StrEnum):
+    """Where a plan step is. ``PROPOSED`` and ``AWAITING_DECISION`` are pending: not run yet."""
+
+    PROPOSED = "proposed"
+    AWAITING_DECISION = "awaiting_decision"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    UNDONE = "undone"
+    SKIPPED = "skipped"
+
+
+PENDING = (StepStatus.PROPOSED, StepStatus.AWAITING_DECISION)
+
+
+class EventType(StrEnum):
+    """What a session tells its host (panel, CLI, chat) changed; ``SessionModel.apply`` in the
+    panel handles the ones it shows."""
+
+    STATE = "state"
+    ACTIVITY = "activity"
+    PLAN = "plan"
+    STEP = "step"
+    FINDING = "finding"
+    DECISION = "decision"
+    AWAITING_DECISION = "awaiting_decision"
+    IMPACT = "impact"
+    CELL = "cell"
+    UNDO = "undo"
+    REJECTION = "rejection"
+    INSTRUCTION = "instruction"
+    TRANSCRIPT = "transcript"
+    VALIDITY = "validity"
+    PROGRESS = "progress"
+    PLANNER_FALLBACK = "planner_fallback"
+    LLM_USAGE = "llm_usage"
+    RENAMED = "renamed"
+    CLOSED = "closed"
+
+
+def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:
+    """The members as plain strings (for messages and JSON: a tuple of members prints its reprs)."""
+    return tuple(m.value for m in vocabulary)
+
+
+SEVERITIES = values(Severity)
+GATES = values(Gate)
+TASK_KINDS = values(TaskKind)
+
+VOCABULARIES: dict[str, type[StrEnum]] = {
+    "Severity": Severity, "Gate": Gate, "TaskKind": TaskKind, "FindingKind": FindingKind,
+    "StepStatus": StepStatus, "EventType": EventType,
+}
