@@ -86,6 +86,19 @@ def _to_datetime(series: pd.Series, fmt: str | None) -> pd.Series:
         return parsed
 
 
+def _as_dtype_of(series: pd.Series, values: list[Any]) -> list[Any]:
+    """Missing-value codes in the column's own type: dates given as text ('1900-01-01', as a
+    JSON action carries them) become timestamps in the column's time zone; pandas no longer
+    matches a datetime column against strings."""
+    if not pd.api.types.is_datetime64_any_dtype(series):
+        return values
+    stamps = pd.to_datetime(pd.Series(values, dtype=object), errors="coerce").dropna()
+    tz = getattr(series.dt, "tz", None)
+    if tz is not None:
+        stamps = stamps.dt.tz_localize(tz) if stamps.dt.tz is None else stamps.dt.tz_convert(tz)
+    return list(stamps)
+
+
 def _infer_kind(values: pd.Series, min_rate: float) -> tuple[str, str | None]:
     """Return (kind, date format) for the non-missing text values of one column."""
     if values.empty:
@@ -190,7 +203,7 @@ class DtypeFixer(FrameTransformer):
         for col, values in self.sentinels_.items():
             if col not in out.columns:
                 continue
-            hit = out[col].isin(values)
+            hit = out[col].isin(_as_dtype_of(out[col], values))
             if hit.any():
                 out[col] = out[col].mask(hit)
                 stats.setdefault(col, {})["sentinels"] = int(hit.sum())
