@@ -22,17 +22,19 @@ from __future__ import annotations
 
 import sys
 import threading
-from time import perf_counter
 from collections.abc import Callable, Mapping, Sequence
+from time import perf_counter
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
 # imported before any threadpool_limits: a library that loads OpenMP inside one is not limited
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-METRICS = {"classification": "roc_auc", "regression": "r2", "survival": "c_index"}
+from kernel_tools.vocabulary import METRIC as METRICS
+
 SAMPLE_ROWS = 20_000
 PERTURBATIONS = 5
 TOP_FEATURES = 5
@@ -106,7 +108,7 @@ def option_impacts(
     ``on_option(id, impact)`` hears each option as soon as it is done.
     """
     if task not in METRICS:
-        raise ValueError(f"task must be one of {list(METRICS)}, not {task!r}")
+        raise ValueError(f"task must be one of {[str(t) for t in METRICS]}, not {task!r}")
     if stage not in ("pre_split", "post_split"):
         raise ValueError(f"stage must be 'pre_split' or 'post_split', not {stage!r}")
     if target not in df.columns:
@@ -396,7 +398,7 @@ class ImpactJob:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="kernel-tools-impact", daemon=True)
 
-    def start(self) -> "ImpactJob":
+    def start(self) -> ImpactJob:
         self._thread.start()
         return self
 

@@ -134,3 +134,26 @@ def test_vocabularies_are_plain_strings_and_agree_across_layers():
     assert set(request_limits.TASK_KINDS) >= set(TaskKind)
     assert set(session.PENDING) == {StepStatus.PROPOSED, StepStatus.AWAITING_DECISION}
     assert validity.METRIC == METRIC
+
+
+def test_the_panel_reads_the_same_vocabularies():
+    """labextension/src/vocabulary.ts is generated from kernel_tools/vocabulary.py; after a change
+    there, regenerate it (``python -m kernel_tools.vocabulary --typescript``)."""
+    from pathlib import Path
+
+    from kernel_tools.vocabulary import typescript
+
+    shipped = Path(__file__).resolve().parents[1] / "labextension" / "src" / "vocabulary.ts"
+    assert shipped.read_text() == typescript(), "regenerate labextension/src/vocabulary.ts"
+
+
+def test_an_event_the_hosts_do_not_know_is_refused_where_it_is_sent():
+    from jupyter_dcpilot.engine.session import Session
+
+    seen = []
+    session = Session(task={"kind": "classification"})
+    session.subscribe(seen.append)
+    session.notify("progress", step="s1")
+    with pytest.raises(ValueError):
+        session.notify("progres", step="s1")
+    assert [e["type"] for e in seen] == ["progress"]

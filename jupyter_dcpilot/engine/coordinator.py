@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import LEAKAGE_SCORE, RANKING_METRICS, TASK_KINDS
+from kernel_tools.vocabulary import LEAKAGE_SCORE, PENDING, RANKING_METRICS, TASK_KINDS
 
-from . import decisions_file
+from . import decisions_file, plan_edits
 from . import notebook as nb
-from . import plan_edits
 from .budgets import Budgets
 from .charts import chart_for
 from .episodes import Episode, library
@@ -30,9 +30,9 @@ from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
 from .progress import Progress
 from .report import build_report
-from .validity import Check, audit, verdict
 from .session import Decision, Session, Step
 from .validation import did_you_mean
+from .validity import Check, audit, verdict
 from .worker import Stop, Worker, probe
 
 # the other moments a prediction can be made, offered on the task card
@@ -65,7 +65,7 @@ class ApprovalPolicy:
     prompt: Prompt | None = None
 
     @classmethod
-    def from_spec(cls, spec: str, prompt: Prompt | None = None) -> "ApprovalPolicy":
+    def from_spec(cls, spec: str, prompt: Prompt | None = None) -> ApprovalPolicy:
         if spec in ("ask", "recommended", "none"):
             return cls(mode=spec, prompt=prompt)
         if not Path(spec).is_file():
@@ -403,7 +403,7 @@ class Coordinator:
         if doomed:
             await self.notebook.delete_cells(doomed)
         s.cells = s.cells[: cp.cell_count]
-        before = {st["id"] for st in cp.snapshot["plan"] if st["status"] not in ("proposed", "awaiting_decision")}
+        before = {st["id"] for st in cp.snapshot["plan"] if st["status"] not in PENDING}
         undone = [st for st in s.plan if st.id not in before
                   and st.status in ("done", "failed", "running", "skipped")]
         waiting = [st for st in s.plan if st.pending and st.id not in before]

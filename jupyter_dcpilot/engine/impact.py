@@ -20,6 +20,7 @@ import uuid
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.vocabulary import TASK_KINDS
 
 from .episodes import Episode
 from .hosts import KernelProbe
@@ -38,7 +39,7 @@ def wanted(session: Session, decision: Decision) -> bool:
     two options or more, one of which runs a call, and a target to score."""
     return (decision.gate in GATES and not decision.decided and len(decision.options) > 1
             and any(o.get("action") for o in decision.options) and bool(session.task.get("target"))
-            and session.task.get("kind") in ("classification", "regression", "survival"))
+            and session.task.get("kind") in TASK_KINDS)
 
 
 def request(session: Session, decision: Decision, episodes: dict[str, Episode]) -> dict[str, Any]:

@@ -15,19 +15,19 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_tools.vocabulary import PENDING, EventType
 
 from . import signatures
 
 
-
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
@@ -286,7 +286,7 @@ class Session:
         return json.loads(self.to_json())
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], path: str | None = None) -> "Session":
+    def from_dict(cls, data: dict[str, Any], path: str | None = None) -> Session:
         """A session from its JSON form; fields it does not know (a newer version's) are left out."""
         known = {f.name for f in fields(cls) if f.compare}
         data = {k: v for k, v in data.items() if k in known}
@@ -312,7 +312,7 @@ class Session:
             raise
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "Session":
+    def load(cls, path: str | os.PathLike[str]) -> Session:
         """The session saved at ``path``; as history only (:meth:`as_history`) unless this
         user's co-pilot signed it. ValueError when the file is not a session at all."""
         try:
@@ -334,7 +334,7 @@ class Session:
         return session
 
     @classmethod
-    def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> "Session":
+    def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> Session:
         """Load the notebook's sidecar if it exists, else start a new session saved there. A
         sidecar that is not a session file is replaced (the new session says so)."""
         path = sidecar_path(notebook)

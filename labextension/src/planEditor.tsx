@@ -2,13 +2,10 @@ import * as React from 'react';
 
 import { SessionModel } from './session';
 import { IEpisode, IParamSpec, ISession, IStep } from './sessionApi';
+import { isPending } from './vocabulary';
 
 /** Steps a valid model needs: never skipped (the server refuses too). */
 const REQUIRED = ['confirm_task', 'split', 'train_evaluate', 'report'];
-
-function isPending(step: IStep): boolean {
-  return step.status === 'proposed' || step.status === 'awaiting_decision';
-}
 
 /** The stage of each step, from the episode library the server sends. */
 function stageOf(session: ISession): (step: IStep) => string {
@@ -131,11 +128,11 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
   const busy = model.running && session.state !== 'blocked';
   const stage = stageOf(session);
   // the report stays last: it neither moves nor is moved past
-  const movable = (s: IStep) => isPending(s) && s.episode !== 'report' && stage(s) === stage(step);
+  const movable = (s: IStep) => isPending(s.status) && s.episode !== 'report' && stage(s) === stage(step);
   const peers = movable(step) ? session.plan.filter(movable) : [];
   const at = peers.findIndex(s => s.id === step.id);
   const specs = session.library?.find(e => e.id === step.episode)?.params ?? {};
-  const pending = isPending(step);
+  const pending = isPending(step.status);
   const reopenable = (step.status === 'done' && !!step.checkpoint_id) || step.status === 'skipped';
   const button = (label: string, title: string, onClick: () => void, className = '') => (
     <button

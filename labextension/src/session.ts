@@ -16,6 +16,7 @@ import {
   openEvents,
   serverSessions
 } from './sessionApi';
+import { EventType, isPending } from './vocabulary';
 
 /** A notebook request from the server (run_cell, insert_markdown, delete_cells). */
 export interface IHostRequest {
@@ -87,9 +88,7 @@ export class SessionModel {
       return [];
     }
     // a decision whose step was undone or replaced asks nothing any more
-    const pending = new Set(
-      s.plan.filter(st => st.status === 'awaiting_decision' || st.status === 'proposed').map(st => st.id)
-    );
+    const pending = new Set(s.plan.filter(st => isPending(st.status)).map(st => st.id));
     return s.decisions.filter(d => d.choice === null && pending.has(d.step_id));
   }
   /** False once the event socket closed (the panel can reconnect). */
@@ -328,7 +327,7 @@ export class SessionModel {
   }
 
   /** Apply one message of the event socket to the session. */
-  apply(message: { type?: string; [key: string]: unknown }): void {
+  apply(message: { type?: EventType | 'session'; [key: string]: unknown }): void {
     if (message.type === 'session') {
       this._setSession(message.session as ISession);
       this._changed.emit();
@@ -440,7 +439,8 @@ export class SessionModel {
       if (HOST_REQUESTS.includes(String(message.type)) && message.request_id) {
         void this._answer(socket, message as IHostRequest);
       } else {
-        this.apply(message);
+        // what is not a host request is one of the session's events (vocabulary.ts)
+        this.apply(message as { type?: EventType; [key: string]: unknown });
       }
     };
     socket.onclose = () => {

@@ -2,8 +2,9 @@ import * as React from 'react';
 
 import { IFrameProfile, IStatus } from './api';
 import { IStartOptions, Planner, Share } from './sessionApi';
+import { TASK_KINDS } from './vocabulary';
 
-const TASKS = ['auto', 'classification', 'regression', 'survival'];
+const TASKS = ['auto', ...TASK_KINDS];
 
 /** The approval policies, as the expert reads them. */
 export const APPROVALS: { [policy: string]: string } = {
