@@ -56,9 +56,9 @@ def build(gb: float, n_cols: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def timed(fn):
+def timed(fn, *args, **kwargs):
     start = time.perf_counter()
-    out = fn()
+    out = fn(*args, **kwargs)
     return out, time.perf_counter() - start
 
 
@@ -117,12 +117,12 @@ def run(args) -> None:
             store = CheckpointStore(ns, **store_kwargs)
             gc.collect()
             base = rss()
-            cp, save_s = timed(lambda: store.save("df", scenario, **kwargs))
+            cp, save_s = timed(store.save, "df", scenario, **kwargs)
             save_mb = (rss() - base) / 2**20
             change(df)
             before_restore = rss()
             try:
-                _, restore_s = timed(lambda: store.restore(cp))
+                _, restore_s = timed(store.restore, cp)
                 ok = check(ns)
             except CheckpointError:
                 restore_s, ok = None, "refused (in-place write detected)"
@@ -161,7 +161,7 @@ def spill_rows(frame: pd.DataFrame, frame_mb: float, check, scenario: str) -> No
             ns = {"df": frame}
             store = CheckpointStore(ns, spill_dir=None if options is None else tmp, **(options or {}))
             gc.collect()
-            cp, save_s = timed(lambda: store.save("df", how))
+            cp, save_s = timed(store.save, "df", how)
             _, work_s = timed(lambda: work(frame))  # the step runs while the spill is written
             _, flush_s = timed(store.flush)
             written = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
@@ -169,7 +169,7 @@ def spill_rows(frame: pd.DataFrame, frame_mb: float, check, scenario: str) -> No
             if options is not None:
                 fresh: dict = {}
                 reloaded = CheckpointStore.load(tmp, namespace=fresh)
-                _, restore_s = timed(lambda: reloaded.restore(cp))
+                _, restore_s = timed(reloaded.restore, cp)
                 ok = check(fresh)
             print(f"  {how:<28} save {save_s * 1000:8.1f} ms   write done {(save_s + work_s + flush_s) * 1000:8.1f} ms "
                   f"after the save began ({written:,.0f} MiB)   step work {work_s * 1000:6.1f} ms "

@@ -218,7 +218,7 @@ def render(r: dict[str, Any]) -> str:
               f"{'**the same**' if c.get('match') else 'they differ'} — {len(c.get('same', []))} in common"
               + (f"; only pandas: {', '.join(c['only_pandas'])}" if c.get("only_pandas") else "")
               + (f"; only Dask: {', '.join(c['only_dask'])}" if c.get("only_dask") else "") + ".",
-              f"Basis of each Dask finding: " + ", ".join(f"{f['kind']} ({f['basis']})" for f in d.get("findings", [])) + ".",
+              "Basis of each Dask finding: " + ", ".join(f"{f['kind']} ({f['basis']})" for f in d.get("findings", [])) + ".",
               "", "Goals: peak memory under 8 GB, `diagnose` reads the data at most three times, the findings "
               "match the pandas run on the tenth."]
     if r.get("e2e_data"):
@@ -260,9 +260,8 @@ def main() -> None:
         result = child_pandas(str(args.data)) if args.child == "pandas" else child_dask(str(args.data))
         print(json.dumps(result, default=str))
         return
-    import psutil
-
     import dask_data
+    import psutil
 
     full, small = args.data / "full", args.data / "small"
     results: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": list(os.getloadavg()),

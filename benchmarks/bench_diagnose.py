@@ -109,10 +109,10 @@ IMPORTS = {
 
 
 def worker(tool: str, path: str) -> None:
-    import pandas as pd
-
     import importlib
     import warnings
+
+    import pandas as pd
 
     warnings.simplefilter("ignore")
     sys.path.insert(0, os.path.dirname(HERE))

@@ -199,7 +199,7 @@ def command_line(folder: Path, repeat: int, rows: int) -> None:
         ("decisions file against the schema", ["--target", "y", "--approve", str(folder / "bad.json")]),
         ("missing --target (argparse)", []),
     ]
-    print(f"| case | file | exit | one line | median s | max s |\n|---|---|---|---|---|---|")
+    print("| case | file | exit | one line | median s | max s |\n|---|---|---|---|---|---|")
     for path, label in ((small, "300 rows"), (large, f"{rows:,} rows, {large.stat().st_size / 2**20:.0f} MB")):
         for name, options in cases:
             times, codes, lines = [], set(), set()

@@ -24,8 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -125,9 +126,8 @@ def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[s
 
 
 def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
-    import quality
-
     import audit_record
+    import quality
 
     results: dict[str, Any] = {"machine": report.machine_info(), "versions": report.versions(),
                                "audit_records": audit_record.load_records()}

@@ -12,7 +12,6 @@ import os
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Dict
 
 from .config import DCPilot, warn_legacy_file
 from .handlers import setup_handlers

@@ -13,23 +13,24 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, minutes
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
+from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
-from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header
-from jupyter_dcpilot.terminal import TerminalStream, printable
 from jupyter_dcpilot.probe import probe_expression
+from jupyter_dcpilot.terminal import TerminalStream, printable
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}

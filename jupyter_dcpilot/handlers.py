@@ -14,11 +14,18 @@ from tornado import websocket
 
 from . import __version__
 from .config import DCPilot
-from .engine.budgets import Budgets
-from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .engine.plan_edits import EditRefused
-from .request_limits import (DECISION_BODY, IMPACT_BODY, MAX_PATH, PLAN_BODY, SESSION_BODY, UNDO_BODY,
-                             check_size, parse_body)
+from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
+from .request_limits import (
+    DECISION_BODY,
+    IMPACT_BODY,
+    MAX_PATH,
+    PLAN_BODY,
+    SESSION_BODY,
+    UNDO_BODY,
+    check_size,
+    parse_body,
+)
 from .server_sessions import HostedSession, NothingRunning, SessionExists, SessionRegistry
 
 API = "dcpilot/api"

@@ -8,8 +8,9 @@ same kernel is never disturbed. It only sends silent probes (see :mod:`jupyter_d
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
@@ -124,7 +125,7 @@ class KernelBridge:
                 msg = client.session.msg("execute_request", content)
                 client.shell_channel.send(msg)
                 reply = await self._reply_to(client, msg["header"]["msg_id"], run)
-            except asyncio.TimeoutError as error:
+            except TimeoutError as error:
                 raise KernelBusyError(
                     f"the kernel did not answer within {self.timeout:.0f} s (is a cell still running?)"
                 ) from error
@@ -142,7 +143,7 @@ class KernelBridge:
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise asyncio.TimeoutError
+                raise TimeoutError
             try:
                 reply = await client.get_shell_msg(timeout=min(remaining, self.poll))
             except Exception as error:  # queue.Empty from jupyter_client on timeout

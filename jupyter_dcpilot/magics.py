@@ -28,8 +28,9 @@ import queue
 import threading
 import traceback
 import uuid
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Callable, Coroutine
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -46,8 +47,8 @@ from .engine.plan_edits import EditRefused, parse_pairs
 from .engine.plan_edits import library as plan_library
 from .engine.session import Decision, Session, sidecar_path
 from .engine.validation import did_you_mean
-from .inputs import INDEX_WORDS
 from .engine.validity import audit
+from .inputs import INDEX_WORDS
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
 

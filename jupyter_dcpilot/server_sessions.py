@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jupyter_core.utils import ensure_async
 
@@ -41,7 +42,7 @@ class HostError(RuntimeError):
 class SessionExists(RuntimeError):
     """The notebook already has a live co-pilot session (open it, or replace it)."""
 
-    def __init__(self, hosted: "HostedSession") -> None:
+    def __init__(self, hosted: HostedSession) -> None:
         super().__init__(f"notebook {hosted.path!r} already has a live co-pilot session {hosted.id}; "
                          "open it, or start again with replace: true")
         self.hosted = hosted
@@ -118,7 +119,7 @@ class BrowserNotebookHost:
         while not self._senders:  # a panel may also leave while this task waits to resume
             try:
                 await asyncio.wait_for(self._connected.wait(), max(deadline - loop.time(), 0.0))
-            except asyncio.TimeoutError as error:
+            except TimeoutError as error:
                 raise HostError(f"no notebook panel connected within {timeout:.0f} s") from error
         run = await self.watch.start() if step is not None and self.watch is not None else None
         request_id = uuid.uuid4().hex
@@ -131,7 +132,7 @@ class BrowserNotebookHost:
         try:
             self._senders[-1]({"type": kind, "request_id": request_id, **payload})
             reply = await asyncio.wait_for(future, wait)
-        except asyncio.TimeoutError as error:
+        except TimeoutError as error:
             raise HostError(f"the notebook did not answer {kind} within {timeout:.0f} s") from error
         finally:
             self._pending.pop(request_id, None)
@@ -530,7 +531,7 @@ class SessionRegistry:
         diagnosis then says what is wrong, as before."""
         try:
             info = await asyncio.wait_for(self.bridge.evaluate(path, "frame_info_json", [frame]), wait)
-        except (asyncio.TimeoutError, KernelBusyError):
+        except (TimeoutError, KernelBusyError):
             return
         found = (info or {}).get(frame)
         if found is None:

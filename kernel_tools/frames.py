@@ -14,7 +14,8 @@ cheap: no deep memory accounting in :func:`list_frames`, no pairwise statistics 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -65,6 +65,9 @@ def main() -> int:
     # prettier and eslint on labextension/src: one check, failed when either reports anything
     code = run([str(bin_dir / "jlpm"), "lint:check"])
     results["lint"] = (1, 0, 0) if code == 0 else (0, 1, 0)
+    # ruff on every Python file ([tool.ruff] in pyproject.toml)
+    code = run([python, "-m", "ruff", "check", "."])
+    results["ruff"] = (1, 0, 0) if code == 0 else (0, 1, 0)
 
     code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
     if (tmp / "jest.json").exists():

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_anthropic import tool_uses
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.llm import LLMConfig

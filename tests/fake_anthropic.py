@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 USAGE = {"input_tokens": 120, "output_tokens": 40, "cache_creation_input_tokens": 100,
          "cache_read_input_tokens": 0}
@@ -103,7 +104,7 @@ class FakeAnthropic:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         self._thread.start()
         return self
 

@@ -15,8 +15,7 @@ import pytest
 from jupyter_dcpilot.engine.budgets import DEFAULTS, Budgets
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.errors import in_words
-from jupyter_dcpilot.engine.hosts import KernelDiedError
-from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.engine.hosts import HeadlessHost, KernelDiedError
 from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
 from jupyter_dcpilot.engine.worker import Worker
 from jupyter_dcpilot.probe import ProbeError, parse_reply
@@ -153,8 +152,16 @@ async def test_a_probe_that_outlasts_its_timeout_says_so_in_words(tmp_path):
 @pytest.mark.slow
 async def test_a_panel_cell_slower_than_the_host_timeout_finishes_and_reports_progress(
         jp_fetch, jp_ws_fetch, jp_serverapp, registry, no_llm) -> None:
-    from test_server_sessions import (ONLY_LEAKAGE_ASKS, Frontend, LEAKY_FRAME, get_session, kernel_client,
-                                      post, start_notebook_kernel, wait_for)
+    from test_server_sessions import (
+        LEAKY_FRAME,
+        ONLY_LEAKAGE_ASKS,
+        Frontend,
+        get_session,
+        kernel_client,
+        post,
+        start_notebook_kernel,
+        wait_for,
+    )
 
     class SlowFrontend(Frontend):
         async def run(self, source: str) -> dict:  # the co-pilot's cell behind 6 s of work

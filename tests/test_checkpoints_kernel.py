@@ -10,8 +10,8 @@ import signal
 import stat
 
 import pytest
-
 from copilot_runs import kernel_value, start_host
+
 from jupyter_dcpilot.probe import ProbeError, probe_expression
 
 pytestmark = pytest.mark.timeout(120)

@@ -17,7 +17,11 @@ import pytest
 
 from kernel_tools import checkpoints
 from kernel_tools.checkpoints import (
-    DEFAULT_SPILL_BUDGET, DEFAULT_SPILL_LIMIT, CheckpointError, CheckpointStore, spill_settings,
+    DEFAULT_SPILL_BUDGET,
+    DEFAULT_SPILL_LIMIT,
+    CheckpointError,
+    CheckpointStore,
+    spill_settings,
 )
 
 

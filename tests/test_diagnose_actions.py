@@ -2,9 +2,9 @@
 
 import pandas as pd
 import pytest
+from _injected import kitchen_sink, repeated
 
 import kernel_tools as kt
-from _injected import kitchen_sink, repeated
 from kernel_tools.diagnosis import diagnose, diagnose_join
 
 pytest.importorskip("kernel_tools.transforms")

@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from _injected import base_frame, kitchen_sink, noisy_labels, repeated, survival
+
 from kernel_tools.diagnosis import diagnose, diagnose_join
 
 COLUMN_KINDS = ["target_leakage", "id_column", "missing_values", "outliers", "constant_column",

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from _injected import kitchen_sink
+
 from kernel_tools.diagnosis import diagnose, diagnose_join
 from kernel_tools.findings import Diagnosis
 

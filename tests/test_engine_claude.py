@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
 from fake_anthropic import FakeAnthropic, hang, status, text, tool_use, tool_uses
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.llm import LLMConfig, cost_usd
 from jupyter_dcpilot.engine.planners import ClaudePlanner

@@ -6,11 +6,11 @@ import asyncio
 import json
 
 import pytest
-
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
-from jupyter_dcpilot.engine.session import Session
 from jupyter_dcpilot.engine.report import model_validity
+from jupyter_dcpilot.engine.session import Session
 
 
 def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):

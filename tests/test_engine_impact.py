@@ -8,12 +8,12 @@ import json
 import re
 import types
 
+import IPython
 import numpy as np
 import pandas as pd
 import pytest
-
-import IPython
 from engine_fakes import option
+
 from jupyter_dcpilot.engine import impact
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.report import build_report

@@ -4,6 +4,7 @@ step fits the interval model, for intervals it made and for data that came as in
 from __future__ import annotations
 
 from engine_fakes import FakeKernel, FakeNotebook, finding
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.session import Session
 from jupyter_dcpilot.engine.validity import audit

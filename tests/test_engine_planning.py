@@ -8,7 +8,6 @@ import kernel_tools
 from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_for, library
 from jupyter_dcpilot.engine.planners import RulePlanner
 from jupyter_dcpilot.engine.session import Session, Step
-
 from kernel_tools.findings import GATES as FINDING_GATES
 
 GATES = {None, "task", "custom_code", *FINDING_GATES}

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import types
 
+import IPython
 import numpy as np
 import pandas as pd
 import pytest
 
-import IPython
 from jupyter_dcpilot.probe import probe_expression
-from kernel_tools import probes
 
 
 @pytest.fixture

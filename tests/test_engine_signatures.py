@@ -9,8 +9,8 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
+
 from jupyter_dcpilot.engine import decisions_file, signatures
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.session import Decision, Session, Step, now, sidecar_path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import CellResult
 from jupyter_dcpilot.engine.session import Session

@@ -13,12 +13,12 @@ import socket
 from pathlib import Path
 
 import pytest
-import tornado.httpclient
-
 import test_engine_claude as tec
 import test_server_sessions as tss
+import tornado.httpclient
 from copilot_runs import kernel_value, start_host
 from fake_anthropic import FakeAnthropic, status, text, tool_use
+
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import KernelDiedError
 from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
@@ -162,8 +162,9 @@ async def test_server_restart_mid_session_reloads_the_sidecar_and_carries_on(jp_
         await old.close()
         ws.close()
         settings["dcpilot_sessions"] = SessionRegistry(old.bridge, str(old.root), old.host_timeout)
-        with pytest.raises(Exception):
+        with pytest.raises(tornado.httpclient.HTTPClientError) as gone:
             await tss.get_session(jp_fetch, first["id"])  # the old id died with the old server
+        assert gone.value.code == 404
         again = await tss.post(jp_fetch, "dcpilot", "api", "sessions", body=body)
         assert again["id"] != first["id"]
         ws2 = await jp_ws_fetch("dcpilot", "api", "sessions", again["id"], "events")

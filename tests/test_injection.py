@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from copilot_runs import claude_coordinator, kernel_value, plan_all_candidates, start_host, state_of
 from fake_anthropic import FakeAnthropic, tool_uses
+
 from jupyter_dcpilot.engine.planners.claude import SYSTEM
 
 pytestmark = pytest.mark.timeout(150)

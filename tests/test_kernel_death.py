@@ -11,12 +11,18 @@ import os
 import signal
 
 import pytest
+from test_server_sessions import (
+    LEAKY_FRAME,
+    Frontend,
+    get_session,
+    kernel_client,
+    post,
+    start_notebook_kernel,
+    wait_for,
+)
 
 from jupyter_dcpilot.kernel_bridge import KernelBridge, KernelDiedError, KernelWatch
 from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError
-from test_server_sessions import (
-    LEAKY_FRAME, Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for,
-)
 
 pytestmark = pytest.mark.timeout(180)
 API = ("dcpilot", "api", "sessions")

@@ -15,7 +15,6 @@ import statistics
 import time
 
 import pytest
-
 import test_server_sessions as tss
 
 N = int(os.environ.get("DCPILOT_LOAD_SESSIONS", "20"))
@@ -153,7 +152,7 @@ async def test_twenty_notebooks_with_sessions_at_once(jp_fetch, jp_ws_fetch, jp_
         for i, client in enumerate(clients):
             printed: list[str] = []
             await client.execute_interactive("print(list(df.columns), len(df))", timeout=60,
-                                             output_hook=lambda m: printed.append(m["content"].get("text", "")))
+                                             output_hook=lambda m, printed=printed: printed.append(m["content"].get("text", "")))
             out = "".join(printed)
             assert "complained" not in out and f"own_{i}" in out
             assert not any(f"own_{j}'" in out for j in range(N) if j != i)

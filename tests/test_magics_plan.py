@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-
 from test_magics import magics, markdown, run, shell  # noqa: F401 (the shell fixture)
 
 

@@ -80,8 +80,8 @@ def test_repeated_rows_are_resampled_by_entity():
 
 
 def test_grouped_holdout_interval_uses_the_groups():
-    from kernel_tools.models.evaluate import _holdout_interval
     from kernel_tools.models.budget import Clock
+    from kernel_tools.models.evaluate import _holdout_interval
 
     rng = np.random.default_rng(3)
     y = np.repeat(rng.integers(0, 2, 60), 4)  # 60 entities, 4 identical rows each

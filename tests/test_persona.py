@@ -10,15 +10,15 @@ import json
 from importlib.metadata import entry_points
 
 import pytest
+from fake_anthropic import FakeAnthropic
 from jupyter_ai_persona_manager import PersonaManager
 from jupyterlab_chat.models import Message, NewMessage, NotebookAttachment
 from jupyterlab_chat.ychat import YChat
-
-from jupyter_dcpilot.jupyter_ai_persona import DCPilotPersona
-from fake_anthropic import FakeAnthropic
 from test_engine_claude import plan_answer
 from test_server_sessions import Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for
 from test_server_sessions_api import API, notebook_with_frame
+
+from jupyter_dcpilot.jupyter_ai_persona import DCPilotPersona
 
 pytestmark = pytest.mark.timeout(240)
 # everything before the split by policy except leakage; label issues (after the split) ask too

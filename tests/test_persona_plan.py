@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from jupyter_dcpilot.engine.session import Session, Step
-from jupyter_dcpilot.jupyter_ai_persona import parse_edit
 from test_persona import chat, say  # noqa: F401 (the chat fixture)
 from test_server_sessions import Frontend, get_session, post, wait_for
 from test_server_sessions_api import API, notebook_with_frame
+
+from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.jupyter_ai_persona import parse_edit
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis, finding, option
+
 from jupyter_dcpilot.engine import plan_edits
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.plan_edits import EditRefused
@@ -186,10 +186,10 @@ async def test_split_size_and_model_candidates(tmp_path):
 
 async def test_reopen_undoes_a_done_step_and_asks_its_question_again(tmp_path):
     coord, kernel, notebook, session = make(tmp_path, policy=ApprovalPolicy.from_spec("ask"))
-    state = await coord.run_until_blocked()
+    await coord.run_until_blocked()
     while not step(session, "remove_leakage").status == "done":
         session.decide(session.open_decisions()[0].id, session.open_decisions()[0].recommended)
-        state = await coord.run_until_blocked()
+        await coord.run_until_blocked()
     leak = step(session, "remove_leakage", "done")
     assert "complained" not in kernel.columns
     with pytest.raises(EditRefused, match="only a done or skipped step can be reopened"):

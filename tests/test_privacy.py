@@ -14,9 +14,9 @@ import json
 from datetime import datetime
 
 import pytest
-
 from copilot_runs import claude_coordinator, plan_all_candidates, start_host
 from fake_anthropic import FakeAnthropic
+
 from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner
 from jupyter_dcpilot.engine.planners.claude import state_for_llm

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from test_server_sessions import LEAKY_FRAME, get_session, kernel_client, post, start_notebook_kernel, wait_for
 from tornado.httpclient import HTTPClientError
 
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.server_sessions import HostedSession, NotebookKernelProbe, SessionRegistry, _renamed, _within
-from test_server_sessions import LEAKY_FRAME, get_session, kernel_client, post, start_notebook_kernel, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 API = ("dcpilot", "api", "sessions")

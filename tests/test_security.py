@@ -18,11 +18,10 @@ import re
 import uuid
 
 import pytest
+import test_server_sessions as tss
 from jupyter_server.utils import url_path_join
 from tornado.httpclient import HTTPClientError
 from tornado.web import RequestHandler
-
-import test_server_sessions as tss
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tornado.httpclient import HTTPClientError
-
 from test_server_sessions import (
-    LEAKY_FRAME, Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for,
+    LEAKY_FRAME,
+    Frontend,
+    get_session,
+    kernel_client,
+    post,
+    start_notebook_kernel,
+    wait_for,
 )
+from tornado.httpclient import HTTPClientError
 
 pytestmark = pytest.mark.timeout(300)
 API = ("dcpilot", "api", "sessions")

@@ -7,14 +7,20 @@ import asyncio
 import json
 
 import pytest
+from fake_anthropic import FakeAnthropic
+from test_server_sessions import (
+    LEAKY_FRAME,
+    Frontend,
+    get_session,
+    kernel_client,
+    post,
+    start_notebook_kernel,
+    wait_for,
+)
 from tornado.httpclient import HTTPClientError
 
-from fake_anthropic import FakeAnthropic
 from jupyter_dcpilot.engine.budgets import DEFAULTS
 from jupyter_dcpilot.engine.session import Session
-from test_server_sessions import (
-    LEAKY_FRAME, Frontend, get_session, kernel_client, post, start_notebook_kernel, wait_for,
-)
 
 pytestmark = pytest.mark.timeout(240)
 API = ("dcpilot", "api", "sessions")

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.session import Session
+from test_server_sessions import LEAKY_FRAME, Frontend
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
-
-from test_server_sessions import LEAKY_FRAME, Frontend
 
 pytestmark = pytest.mark.timeout(300)
 TOKEN = "shutdown-test-token"

@@ -1,9 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _purity import run_pure
 
 from kernel_tools.transforms import ColumnDropper, deduplicate, drop_columns, join_frames
-from _purity import run_pure
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _purity import run_pure
 
 from kernel_tools.transforms import CategoryNormalizer, UnitConverter, convert_units, fix_dtypes, normalize_categories
-from _purity import run_pure
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _purity import run_pure
 from lifelines.datasets import load_recur, load_stanford_heart_transplants
 
 from kernel_tools.transforms import EntityAggregator, aggregate_per_entity
-from _purity import run_pure
 
 
 @pytest.fixture

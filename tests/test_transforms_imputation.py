@@ -6,10 +6,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from _purity import run_pure
 
 import kernel_tools.transforms.imputation as imputation
 from kernel_tools.transforms import Imputer, impute
-from _purity import run_pure
 
 
 def correlated(n=240, seed=0, shift=0.0, missing=0.2):

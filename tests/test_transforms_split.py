@@ -1,11 +1,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _purity import run_pure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernel_tools.transforms import split
-from _purity import run_pure
 
 
 def visits(seed, n_patients=60, imbalance=0.3):

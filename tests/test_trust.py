@@ -8,9 +8,9 @@ import asyncio
 import json
 
 import pytest
+import test_server_sessions as tss
 from tornado.httpclient import HTTPClientError
 
-import test_server_sessions as tss
 from jupyter_dcpilot.engine import signatures
 from jupyter_dcpilot.engine.session import Decision, Session, Step, now, sidecar_path
 from jupyter_dcpilot.request_limits import MAX_BODY_BYTES, MAX_DEPTH, MAX_TEXT

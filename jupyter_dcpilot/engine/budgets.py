@@ -15,8 +15,9 @@ line (``--budget train_evaluate=900``), the panel's settings or the server's sta
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 # seconds on a 2-core machine: a 100k x 50 table fits in these (see docs/benchmarks.md)
 DEFAULTS: dict[str, float] = {
@@ -60,7 +61,7 @@ class Budgets:
         return dict(self.seconds)
 
     @classmethod
-    def from_spec(cls, spec: Any = None, base: "Budgets | None" = None, **options: float) -> "Budgets":
+    def from_spec(cls, spec: Any = None, base: Budgets | None = None, **options: float) -> Budgets:
         """Budgets from a user's spec layered over ``base`` (default :data:`DEFAULTS`).
 
         ``spec``: None; a number (every kind); a mapping ``{kind: seconds}``; or command-line

@@ -12,9 +12,10 @@ import asyncio
 import os
 import queue
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply
 
@@ -227,7 +228,7 @@ class HeadlessHost:
             await self._km.shutdown_kernel(now=True)
             self._km = None
 
-    async def __aenter__(self) -> "HeadlessHost":
+    async def __aenter__(self) -> HeadlessHost:
         await self.start()
         return self
 

@@ -17,9 +17,10 @@ without strict mode. Only what the caller passes is sent; every payload is hande
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
@@ -127,7 +128,7 @@ class LLMClient:
                        "tool_choice": {"type": "any"}}
             if self.on_payload:
                 sent = json.dumps(payload, default=str)
-                self.on_payload({"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                self.on_payload({"at": datetime.now(UTC).isoformat(timespec="milliseconds"),
                                  "purpose": purpose, "attempt": attempt, "step_id": step_id,
                                  "model": self.config.model, "bytes": len(sent.encode()),
                                  "payload": json.loads(sent)})

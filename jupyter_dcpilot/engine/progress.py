@@ -11,7 +11,8 @@ has not ended ``grace`` seconds later is abandoned with :class:`~.errors.StepOve
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from .budgets import minutes
 from .errors import StepOverBudget

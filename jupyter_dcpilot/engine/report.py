@@ -12,7 +12,6 @@ from .session import Decision, Session
 from .validity import all_findings, audit, verdict
 
 
-
 def model_validity(session: Session, model: dict[str, Any] | None) -> tuple[bool, list[str]]:
     """The verdict and the details of the checks that failed (see :mod:`.validity`)."""
     checks = audit(session, model)

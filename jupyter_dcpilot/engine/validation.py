@@ -9,7 +9,8 @@ once. Messages name the field and the rule, never echo a (possibly huge) value.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastjsonschema
 

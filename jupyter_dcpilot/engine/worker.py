@@ -10,7 +10,8 @@ failed cell and retries with repaired (LLM) or safer (episode fallback) paramete
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError, probe_expression
@@ -19,9 +20,9 @@ from .budgets import Budgets, minutes
 from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
-from .progress import Progress
 from .notebook import IMPORTS
 from .plan_edits import call_params
+from .progress import Progress
 from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)

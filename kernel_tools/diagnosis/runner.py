@@ -17,8 +17,7 @@ from kernel_tools.diagnosis import entities, leakage, timing
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
-from kernel_tools.diagnosis.scoring import (bin_codes, fold_ids, metric_name, single_feature_score,
-                                           stratified_sample)
+from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas

@@ -41,7 +41,7 @@ class Outcome:
     def n_classes(self) -> int:
         return len(self.classes or [])
 
-    def take(self, positions: np.ndarray) -> "Outcome":
+    def take(self, positions: np.ndarray) -> Outcome:
         """The same outcome restricted to some rows (e.g. the sample for model-based checks)."""
         return Outcome(self.kind, self.target, None if self.y is None else self.y[positions],
                        None if self.valid is None else self.valid[positions], self.classes,

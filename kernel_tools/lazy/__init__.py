@@ -17,7 +17,8 @@ once, on entry, whether it was handed a lazy frame (:func:`is_lazy`, decorator
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kernel_tools.lazy.engine import is_lazy
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 _NOT_WORD = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")

@@ -9,9 +9,10 @@ from typing import Any
 
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 NA_TOKENS = ("", "?", "-", "--", ".", "n/a", "na", "nan", "null", "none", "nil", "#n/a", "missing")
 TRUE_TOKENS = frozenset({"true", "yes", "y", "t"})

@@ -7,9 +7,10 @@ from typing import Any
 
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_columns, check_frame, is_numeric
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 # last/first: last/first non-missing value in time order (last observation carried forward);
 # baseline/final: the earliest/latest record exactly as it is.

@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_categorical
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
 MODEL_METHODS = ("iterative", "knn", "hyperimpute", "missforest", "ice")

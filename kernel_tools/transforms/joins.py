@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 VALIDATE = ("one_to_one", "one_to_many", "many_to_one", "many_to_many")
 

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import check_choice, check_columns, check_frame, is_categorical
 from ._targets import is_classification
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 ACTIONS = ("flag", "remove", "relabel")
 MAX_CATEGORIES = 255  # HistGradientBoosting's limit for a categorical feature

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_numeric
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 METHODS = ("iqr", "mad", "isolation_forest")
 ACTIONS = ("flag", "clip", "set_missing", "remove")

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import check_columns, check_frame
 from ._targets import is_classification
 from .report import StepReport, json_safe
-from kernel_tools.lazy import lazy_aware
 
 STRATIFIED_GROUP_KFOLD_MAX_GROUPS = 2000
 

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.lazy import lazy_aware
+
 from ._base import FrameTransformer, check_columns, check_frame
 from .dtypes import NA_TOKENS
 from .report import StepReport
-from kernel_tools.lazy import lazy_aware
 
 _PART = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*([^\d\s][^\d]*?)?\s*(?=\d|\.\d|$)")
 _SPAN = 1.5  # a bare number fits a unit when within [min / 1.5, max * 1.5] of its written values

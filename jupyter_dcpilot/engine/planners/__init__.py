@@ -25,7 +25,7 @@ class Planner(Protocol):
     async def revise(self, session: Session) -> PlanUpdate: ...
 
 
-from .rules import RulePlanner  # noqa: E402
 from .claude import ClaudePlanner  # noqa: E402
+from .rules import RulePlanner  # noqa: E402
 
 __all__ = ["PlanUpdate", "Planner", "RulePlanner", "ClaudePlanner"]

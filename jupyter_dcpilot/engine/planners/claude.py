@@ -27,9 +27,9 @@ from ..episodes import STAGES, Episode, library
 from ..hosts import KernelProbe
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
 from ..session import Session, Step
+from ..worker import probe
 from . import PlanUpdate
 from .rules import RulePlanner
-from ..worker import probe
 
 SYSTEM = """You are the coordinator of a data-centric machine-learning co-pilot in a Jupyter notebook.
 Each turn you observe the state of the data work, decide whether the last step made things worse

@@ -17,7 +17,6 @@ from ..session import Session, Step
 from . import PlanUpdate
 
 
-
 class RulePlanner:
     """Plan from findings with the episode library; see the module docstring."""
 
