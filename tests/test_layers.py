@@ -1,0 +1,93 @@
+"""The layers of docs/architecture.md, checked on the source: kernel_tools never imports the
+co-pilot or the server, the engine never imports tornado or the Jupyter server, and no module
+imports itself back through others at import time."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("kernel_tools", "jupyter_dcpilot")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Modules imported when ``path`` is imported: module level only (not inside functions, not
+    under ``if TYPE_CHECKING``), relative imports resolved."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+                visit(node.body + node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body + [s for h in node.handlers for s in h.body] + node.orelse + node.finalbody)
+
+    visit(tree.body)
+    return found
+
+
+def sources(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("kernel_tools", ("jupyter_dcpilot", "jupyter_server", "tornado")),
+    ("jupyter_dcpilot/engine", ("tornado", "jupyter_server")),
+])
+def test_a_layer_imports_nothing_above_it(package, forbidden):
+    wrong = {f"{p.relative_to(ROOT)}: {m}" for p in sources(package) for m in top_level_imports(p)
+             if m.split(".")[0] in forbidden}
+    # function-level imports count too: a lazy import is still a dependency
+    for p in sources(package):
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            wrong.update(f"{p.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in forbidden)
+    assert not wrong, sorted(wrong)
+
+
+def test_no_import_cycles():
+    modules = {module_name(p): p for package in PACKAGES for p in sources(package)}
+    # edges to modules only: a package's __init__ runs before any of its submodules anyway, and
+    # importing its own submodules is how it exports them
+    graph = {name: {m for m in top_level_imports(path) if m in modules and m != name
+                    and modules[m].name != "__init__.py"}
+             for name, path in modules.items()}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name)
+    assert not cycles, [" → ".join(c) for c in cycles]
