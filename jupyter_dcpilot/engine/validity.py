@@ -267,8 +267,6 @@ def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
     flagged = flagged_columns(session)
     entity = session.task.get("id")
     ids = flagged["identifiers"] + ([entity] if entity and entity in features else [])
-    kind = session.task.get("kind")
-    expected = METRIC.get(kind)
     checks = [
         Check("model_trained", True, f"{model.get('model_name') or 'a model'} on "
               f"{len(features)} features"),
@@ -282,14 +280,31 @@ def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
                         "no column was found to give the outcome away", session),
         _entities_together(session, model),
         _known_at_index(session),
-        Check("task_metric", model.get("metric") == expected and expected is not None,
-              f"{model.get('metric')} for a {kind} task" + ("" if model.get("metric") == expected
-                                                               else f" (expected {expected})")),
+        _task_metric(session, model),
         _holdout_confirms(model),
         _test_untouched(session, model, train_step),
         _suspect_score(session, model),
     ]
     return checks
+
+
+def _task_metric(session: Session, model: dict[str, Any]) -> Check:
+    kind = session.task.get("kind")
+    expected = METRIC.get(kind)
+    target = session.task.get("target")
+    # a status of several codes next to a follow-up time (alive / died of X / died of Y) is an
+    # event type with censoring: which class a row is in depends on how long it was followed
+    censored = [f for f in all_findings(session) if kind == "classification" and f.get("kind") == "target_leakage"
+                and (f.get("evidence") or {}).get("follow_up_time") and (f.get("evidence") or {}).get("classes", 0) >= 3]
+    if censored:
+        time = (censored[0].get("columns") or ["?"])[0]
+        return Check("task_metric", False, f"'{target}' has {censored[0]['evidence']['classes']} codes next to the "
+                     f"follow-up time '{time}': event types with censoring (competing risks), so the task is "
+                     "survival (c_index) with the event of interest chosen; a classifier ignores how long each "
+                     "row was followed")
+    metric = model.get("metric")
+    return Check("task_metric", metric == expected and expected is not None,
+                 f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})"))
 
 
 def verdict(checks: list[Check]) -> bool:

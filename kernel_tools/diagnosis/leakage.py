@@ -283,7 +283,10 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
             flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric} "
                                             f"{scores[follow_up]:.3f}): follow-up ends with the outcome, "
                                             "so it is not known when a prediction is made "
-                                            "(consider a survival model instead)"}
+                                            "(consider a survival model instead)",
+                                  # the verdict reads these: several codes next to a follow-up
+                                  # time are event types and censoring (competing risks)
+                                  "follow_up_time": True, "classes": int(outcome.n_classes)}
     findings = []
     rank = {c: i + 1 for i, c in enumerate(ranked)}
     for c, ev in flagged.items():
