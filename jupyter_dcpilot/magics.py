@@ -163,7 +163,12 @@ class ShellNotebook:
     def _run_cell(self, source: str, metadata: dict[str, Any]) -> CellResult:
         from IPython.utils.capture import capture_output
 
+        real = self.shell.display_pub
         with capture_output() as captured:
+            # ipykernel calls display_pub.set_parent for every shell message it dispatches; one
+            # dispatched while this capture is in place (a widget's message) met a publisher
+            # without it and was lost with an AttributeError, leaving its cell waiting forever
+            self.shell.display_pub.set_parent = getattr(real, "set_parent", lambda *args, **kwargs: None)
             result = self.shell.run_cell(source, store_history=False)
         with self._shown():
             display(Markdown(f"```python\n{source}\n```"))
