@@ -54,6 +54,7 @@ import threading
 import time
 import types
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as _wait_all
 from dataclasses import dataclass, field
@@ -103,8 +104,8 @@ def _buffers(values: Any) -> list[np.ndarray] | None:
     if isinstance(values, pd.Categorical):
         return [values.codes]
     for names in (("_data", "_mask"), ("_ndarray",)):  # masked, datetime-like, numpy-backed
-        found = [getattr(values, n, None) for n in names]
-        if all(isinstance(f, np.ndarray) for f in found):
+        found = [f for f in (getattr(values, n, None) for n in names) if isinstance(f, np.ndarray)]
+        if len(found) == len(names):
             return found
     return None
 
@@ -677,6 +678,7 @@ class CheckpointStore:
         """Write the checkpoint's record (``<id>.json``): ``writing``, ``written`` or
         ``memory_only`` with the reason. False if it fails (the reason goes to ``spill_note``
         unless that already says why the values are not on disk)."""
+        assert self.spill_dir is not None  # only a store that spills keeps records
         record = {"id": checkpoint.id, "label": checkpoint.label, "names": checkpoint.names,
                   "absent": checkpoint.absent, "created": checkpoint.created, "seq": checkpoint.seq,
                   "state": state, "note": checkpoint.spill_note, **(meta or {})}
@@ -699,6 +701,7 @@ class CheckpointStore:
         """Drop the oldest spilled files until ``size`` more bytes fit in ``spill_budget`` (their
         checkpoints stay restorable from memory; the newest ones matter most after a crash).
         Called once ``keep``'s own spill is on disk, so a write cut short never costs an older one."""
+        assert self.spill_budget is not None  # only called with a budget
         spilled = []
         for c in self._checkpoints.values():  # oldest first; skip spills still being written
             if c is keep:
@@ -714,6 +717,7 @@ class CheckpointStore:
                 return
             if checkpoint.snapshots:  # a reloaded checkpoint has nothing else: keep it
                 path, checkpoint.spill_path = checkpoint.spill_path, None
+                assert path is not None  # listed above as spilled
                 checkpoint.spill_note = (f"dropped from disk to keep this kernel's spills under "
                                          f"{_mib(self.spill_budget)}")
                 self._record(checkpoint, "memory_only")
@@ -723,6 +727,7 @@ class CheckpointStore:
     def _spill(self, checkpoint: _Checkpoint, values: dict[str, Any]) -> None:
         """Write the values to disk (protocol 5), skipping what cannot be pickled. Never raises:
         a spill that fails leaves the checkpoint in memory, with the reason in ``spill_note``."""
+        assert self.spill_dir is not None  # only a store that spills starts one
         path = self.spill_dir / f"{checkpoint.id}.pkl"
         tmp = path.with_suffix(".pkl.tmp")
         try:
@@ -854,7 +859,7 @@ _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 
 _default_store: CheckpointStore | None = None
 
 
-def spill_settings(environ: dict[str, str] | None = None) -> tuple[Path | None, int | None, int | None]:
+def spill_settings(environ: Mapping[str, str] | None = None) -> tuple[Path | None, int | None, int | None]:
     """Where the kernel's default store spills checkpoints, the size limit per checkpoint and
     the budget of all its spilled files together (None: no limit), from the environment.
 
@@ -878,7 +883,7 @@ def spill_settings(environ: dict[str, str] | None = None) -> tuple[Path | None, 
             _size_from(env, SPILL_BUDGET_ENV, DEFAULT_SPILL_BUDGET))
 
 
-def _size_from(env: dict[str, str], name: str, default: int) -> int | None:
+def _size_from(env: Mapping[str, str], name: str, default: int) -> int | None:
     raw = (env.get(name) or "").strip().lower().replace(" ", "")
     if not raw:
         return default
@@ -940,11 +945,10 @@ def store() -> CheckpointStore:
         spill_dir, limit, budget = spill_settings()
         if spill_dir is not None and not os.environ.get(SPILL_ENV):
             _prune_spilled(spill_dir.parent, spill_dir, KEEP_SPILLED_DAYS * 86400)
-        options = {"spill_limit": limit, "spill_budget": budget}
-        _default_store = CheckpointStore(namespace, spill_dir=spill_dir, **options)
+        _default_store = CheckpointStore(namespace, spill_dir=spill_dir, spill_limit=limit, spill_budget=budget)
         if spill_dir is not None and spill_dir.is_dir():  # a restarted kernel: what it spilled before
             try:
-                _default_store = CheckpointStore.load(spill_dir, namespace, **options)
+                _default_store = CheckpointStore.load(spill_dir, namespace, spill_limit=limit, spill_budget=budget)
             except OSError:  # unreadable: start empty, spill as we go
                 pass
     return _default_store

@@ -136,6 +136,7 @@ def list_frames(namespace: Mapping[str, Any]) -> list[dict[str, Any]]:
         if is_lazy(value):
             frames.append(_lazy_entry(name, value))
             continue
+        memory: int | None
         if isinstance(value, pd.DataFrame):
             kinds, memory = Counter(dtype_kind(dtype) for dtype in value.dtypes), _shallow_memory(value)
         elif is_arrow_frame(value):

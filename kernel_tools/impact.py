@@ -34,6 +34,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from threadpoolctl import threadpool_limits
 
 from kernel_tools.vocabulary import METRIC as METRICS
+from kernel_tools.vocabulary import TaskKind
 
 SAMPLE_ROWS = 20_000
 PERTURBATIONS = 5
@@ -139,7 +140,7 @@ def option_impacts(
         except ImpactCancelled:
             raise
         except Exception as error:  # one option that cannot run must not hide the others
-            impact = {"metric": METRICS[task], "mean": None, "sd": None, "rows": None, "columns": None,
+            impact = {"metric": METRICS[TaskKind(task)], "mean": None, "sd": None, "rows": None, "columns": None,
                       "top_features": [], "flags": [], "scores": [],
                       "error": f"{type(error).__name__}: {error}"[:300]}
         impact["elapsed_s"] = round(perf_counter() - started, 3)
@@ -273,8 +274,8 @@ def _model(task: str, numeric: list[str], categorical: list[str], y: np.ndarray,
 
         return Pipeline([("features", features), ("impute", SimpleImputer(strategy="median")),
                          ("scale", StandardScaler()), ("model", CoxPHEstimator(penalizer=0.1))])
-    categorical_mask = [False] * len(numeric) + [True] * len(categorical)
-    categorical_mask = categorical_mask if any(categorical_mask) else None
+    mask = [False] * len(numeric) + [True] * len(categorical)
+    categorical_mask = mask if any(mask) else None
     if task == "classification":
         counts = pd.Series(y).value_counts()
         weight = "balanced" if len(counts) and counts.min() / counts.max() < 0.5 else None

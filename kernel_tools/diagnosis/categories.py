@@ -105,4 +105,4 @@ def find_inconsistent(profiles: dict[str, ColumnProfile], exclude: set[str]) -> 
 
 @detector("categories", order=90)
 def find_inconsistent_in(ctx: Context) -> list[Finding]:
-    return find_inconsistent(ctx.profiles, set(ctx.id_cols) | {ctx.duration} - {None})
+    return find_inconsistent(ctx.profiles, set(ctx.id_cols) | ({ctx.duration} if ctx.duration is not None else set()))

@@ -70,6 +70,7 @@ def parse_dates(values: pd.Series) -> pd.Series:
             best, best_ok, best_fmt = parsed, ok, fmt
         if ok == len(values):
             break
+    assert best is not None  # the first format always improves on -1
     if 0 < best_ok < len(values):
         # the same field order at another precision (an extraction timestamp with fractional
         # seconds among plain dates); never a day/month swap

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import time as _time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ def _key_values(s: pd.Series) -> pd.Series:
 
 def key_candidates(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
     """Column pairs whose values overlap enough to join on, best first."""
-    out = []
+    out: list[dict[str, Any]] = []
     for ca in a.columns:
         va = _key_values(a[ca])
         ua = pd.unique(va.to_numpy())
@@ -73,6 +74,7 @@ def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]
                         right_first.reindex(keys.to_numpy()).reset_index(drop=True)], axis=1)
     profiles = profile_columns(joined)
     outcome = infer_task(joined, profiles, target, None, None)
+    assert outcome.valid is not None and outcome.y is not None  # a target was given
     valid_pos = np.flatnonzero(outcome.valid)
     strata = outcome.y[valid_pos] if outcome.kind == "classification" else None
     pos = valid_pos[stratified_sample(len(valid_pos), 10_000, strata, seed)]

@@ -163,7 +163,7 @@ def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict
 
 def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
     """Category levels that (almost) only occur with one minority class and cover most of it."""
-    found = {}
+    found: dict[str, dict] = {}
     if outcome.kind != "classification" or outcome.n_classes < 2:
         return found
     y = outcome.y
@@ -238,7 +238,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     metric = metric_name(kind)
     n = len(frame)
     strengths = {c: strength(s, kind) for c, s in scores.items()}
-    ranked = sorted(strengths, key=strengths.get, reverse=True)
+    ranked = sorted(strengths, key=lambda c: strengths[c], reverse=True)
     flagged: dict[str, dict] = {}
     for c in ranked:
         g = strengths[c]

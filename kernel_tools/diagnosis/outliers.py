@@ -132,6 +132,7 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
 @detector("outliers", order=50)
 def find_outliers_in(ctx: Context) -> list[Finding]:
     found, rates = find_outliers(ctx.df, ctx.frame, ctx.profiles,
-                                 ctx.structural | set(ctx.id_cols) | {ctx.entity.id} - {None})
+                                 ctx.structural | set(ctx.id_cols)
+                                 | ({ctx.entity.id} if ctx.entity.id is not None else set()))
     ctx.column_stats["outlier_rate"] = rates  # for the plots
     return found

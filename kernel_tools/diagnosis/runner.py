@@ -101,7 +101,9 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
     valid_pos = np.flatnonzero(valid)
-    strata = outcome.y[valid_pos] if outcome.kind in ("classification", "survival") and target else None
+    # a target always has its values (y)
+    strata = (outcome.y[valid_pos] if outcome.kind in ("classification", "survival") and target
+              and outcome.y is not None else None)
     pos = valid_pos[stratified_sample(len(valid_pos), sample, strata, random_state)]
     frame = df.iloc[pos]
     sub = outcome.take(pos) if target else Outcome(outcome.kind, None)

@@ -112,9 +112,8 @@ def score_encoded(encoded: np.ndarray, outcome) -> float:
     if kind == "classification":
         if outcome.n_classes == 2:
             return auroc(encoded, outcome.y == 1)
-        aucs = [auroc(encoded[:, k], outcome.y == k) for k in range(outcome.n_classes)]
+        aucs = np.array([auroc(encoded[:, k], outcome.y == k) for k in range(outcome.n_classes)])
         weights = np.bincount(outcome.y, minlength=outcome.n_classes)
-        aucs = np.array(aucs)
         ok = ~np.isnan(aucs)
         return float(np.average(aucs[ok], weights=weights[ok])) if ok.any() else float("nan")
     if kind == "regression":

@@ -185,13 +185,13 @@ def infer_task(
             raise ValueError(
                 f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)"
             )
-        ind, values = event
+        ind, ev_values = event
         dur = numeric_values(df[time], profiles[time])
         valid = ~np.isnan(ind) & ~np.isnan(dur)
         reason = (f"survival: duration column {time!r} with event indicator {target!r}"
                   + (" (given)" if task == "survival" else ""))
         return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1],
-                       dur, time, values, reason)
+                       dur, time, ev_values, reason)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
     distinct = prof.nunique
@@ -206,7 +206,8 @@ def infer_task(
             return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1],
                            dur, duration, ev_values,
                            f"survival: event codes {target!r} next to follow-up time {duration!r}")
-    quantity = quantity_reason(values) if plain_number and prof.is_integer else None
+    # plain_number implies numeric values
+    quantity = quantity_reason(values) if plain_number and values is not None and prof.is_integer else None
     if task == "regression" or (plain_number and (
             distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity)):
         if values is None:

@@ -217,8 +217,7 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
         if entity_id is not None and given == visit:
             return PredictionIndex("entity_start", given, "given", True)
         return PredictionIndex("date", given, "given", True)
-    several = entity_id is not None and entity.evidence.get("share_entities_with_several_rows", 0) > 0
-    if several:
+    if entity_id is not None and entity.evidence.get("share_entities_with_several_rows", 0) > 0:
         if duration is not None and _duration_constant(df, entity_id, duration) < 0.95:
             if _start_stop(df, entity_id, visit, duration):
                 return PredictionIndex("row", visit, f"records are intervals ('{visit}', '{duration}'] "
@@ -359,6 +358,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
         prof = profiles[c]
         if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 10:
             x = numeric_values(frame[c], prof)
+            assert t is not None  # survival means a duration
             equal = _equal_to_duration(x, t)
             if equal >= EQUAL_SHARE:
                 timings[c].add("outcome_derived", "equals_duration",
@@ -372,6 +372,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                    f"{bound['share_reaching_duration']:.0%} of rows: it is measured "
                                    "during follow-up", **bound)
         if survival:
+            assert event is not None
             implied = _implied_event(frame[c], prof, event, calendar)
             if implied is not None:
                 timings[c].add("outcome_derived", "implies_event",

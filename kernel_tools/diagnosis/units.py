@@ -69,10 +69,11 @@ def find_mixed_units(profiles: dict[str, ColumnProfile], exclude: set[str]) -> l
             continue
         units = pd.Series([p[1] or "" for p in parsed])[ok]
         per_unit = pd.Series(weights[ok], index=units.to_numpy()).groupby(level=0).sum() / total
-        spelled = {}
+        spelled: dict[str, set[str]] = {}
         for k, (is_num, u) in zip(keys, parsed):
             if is_num and u:
                 m = _VALUE.match(k)
+                assert m is not None  # _unit_of matched it
                 spelled.setdefault(u, set()).add((m.group(3) or m.group(1)).lower())
         with_unit = per_unit.drop(labels=[""], errors="ignore")
         if with_unit.sum() < 0.02:

@@ -129,7 +129,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     duplicates = engine.duplicated_count(engine.row_hashes(df))
     patterns = engine.missing_patterns(df)
     sizes = engine.group_sizes(df[key]) if key else None
-    per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if key else ()
+    per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if sizes is not None else ()
     picked = engine.entity_sample(df, sample_rows, n_guess, key, random_state)
     # the train/test shift check compares the sample with a sample of the test frame (a quarter
     # of its size, whole entities too), read in the same pass

@@ -518,7 +518,7 @@ def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.nda
 
 def _cleaning_flags(columns, roles) -> list:
     """The columns named like the flags of :data:`CLEANING_FLAG_COLUMNS` (roles excepted)."""
-    names = set()
+    names: set[str] = set()
     for pattern in CLEANING_FLAG_COLUMNS:
         if "{column}" in pattern:
             names.update(pattern.format(column=c) for c in columns)
@@ -696,7 +696,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     oof = np.full((len(y), len(classes)), np.nan) if task == "classification" else np.full(len(y), np.nan)
     times = None if grid is None else np.append(grid[0], grid[1])
     oof_survival = None if times is None else np.full((len(y), len(times)), np.nan)
-    fold_models = []
+    fold_models: list[tuple[Any, np.ndarray]] = []  # (fitted pipeline, its validation rows)
     try:
         for done, (train_idx, val_idx) in enumerate(folds, start=1):
             started = perf_counter()
@@ -815,7 +815,7 @@ def _importance(held_out, task, classes, random_state, clock) -> list[dict[str, 
                 cut.append(f"{rows_each} rows")
             clock.degrade(f"permutation importance used {', '.join(cut)} to stay within the budget: "
                           "the ranking of close features is less certain")
-    drops = []
+    drops: list[np.ndarray] = []
     for model, X, y in held_out:
         if len(X) > rows_each:
             rows = rng.choice(len(X), rows_each, replace=False)
@@ -826,8 +826,8 @@ def _importance(held_out, task, classes, random_state, clock) -> list[dict[str, 
                 n_repeats=n_repeats, random_state=random_state, n_jobs=1,
             )
         drops.append(result.importances)
-    drops = np.concatenate(drops, axis=1)  # features x (models * repeats)
-    mean, std = np.nanmean(drops, axis=1), np.nanstd(drops, axis=1)
+    table = np.concatenate(drops, axis=1)  # features x (models * repeats)
+    mean, std = np.nanmean(table, axis=1), np.nanstd(table, axis=1)
     order = np.argsort(-np.nan_to_num(mean, nan=-np.inf))
     columns = held_out[0][1].columns
     return [

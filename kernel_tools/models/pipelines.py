@@ -192,13 +192,11 @@ def candidates(
     """The unfitted candidates for ``task``, explainable first."""
     features = FeatureFrame(numeric=list(numeric), categorical=list(categorical))
     # FeatureFrame puts numeric columns first; the encoders select by position
-    numeric, categorical = (
-        list(range(len(numeric))),
-        list(range(len(numeric), len(numeric) + len(categorical))),
-    )
+    numeric_at = list(range(len(numeric)))
+    categorical_at = list(range(len(numeric), len(numeric) + len(categorical)))
 
     def encoded(model) -> Pipeline:
-        return Pipeline([("features", clone(features)), ("encode", _linear_encoder(numeric, categorical)),
+        return Pipeline([("features", clone(features)), ("encode", _linear_encoder(numeric_at, categorical_at)),
                          ("model", model)])
 
     if task == "survival":
@@ -211,9 +209,8 @@ def candidates(
                                 ("model", GradientBoostedCox(random_state=random_state))]),
                       cost=2.0),
         ]
-    categorical_features = [False] * len(numeric) + [True] * len(categorical)
-    if not any(categorical_features):
-        categorical_features = None
+    mask = [False] * len(numeric) + [True] * len(categorical)
+    categorical_features = mask if any(mask) else None
     settings = {"categorical_features": categorical_features, "random_state": random_state,
                 "early_stopping": True, "max_iter": 300}
     if task == "classification":

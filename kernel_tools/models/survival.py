@@ -8,6 +8,8 @@ Each predicts a risk score (higher = earlier event) and ``predict_survival(X, ti
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,6 +66,9 @@ def concordance(y: np.ndarray, risk: np.ndarray) -> float:
 class _CoxBaseline:
     """Survival curves for a model whose output is a log relative risk: Breslow's baseline
     hazard, estimated on the training rows, scaled by each row's risk."""
+
+    # the estimator it is mixed into predicts the log relative risk
+    predict: Callable[[Any], np.ndarray]
 
     def _fit_baseline(self, log_risk: np.ndarray, y: np.ndarray) -> None:
         from sksurv.linear_model.coxph import BreslowEstimator
@@ -254,7 +259,7 @@ def _frame(X: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
 
 
-def risk_group_curves(y: np.ndarray, risk: np.ndarray) -> dict[str, dict[str, list[float]]]:
+def risk_group_curves(y: np.ndarray, risk: np.ndarray) -> dict[str, dict[str, list[float] | int]]:
     """Kaplan-Meier curves of low / medium / high predicted-risk tertiles (JSON-safe).
 
     A good model separates them: the high-risk curve should fall fastest.
@@ -264,7 +269,7 @@ def risk_group_curves(y: np.ndarray, risk: np.ndarray) -> dict[str, dict[str, li
     y = np.asarray(y, dtype=float)
     ranks = pd.Series(np.asarray(risk, dtype=float)).rank(method="first")
     groups = pd.qcut(ranks, 3, labels=["low risk", "medium risk", "high risk"])
-    curves = {}
+    curves: dict[str, dict[str, list[float] | int]] = {}
     for name in groups.cat.categories:
         members = (groups == name).to_numpy()
         if not members.any():

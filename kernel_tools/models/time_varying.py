@@ -280,7 +280,8 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
                      ("model", TimeVaryingCoxEstimator())])
     X = train[features]
     folds = _folds(train[id].to_numpy(), y[:, 2], cv, random_state, warnings)
-    scores, fold_models = [], []
+    scores: list[float] = []
+    fold_models: list[tuple[Any, pd.DataFrame, np.ndarray, np.ndarray]] = []  # (fitted, X, y, ids) held out
     for fit_rows, val_rows in folds:
         fitted = _fit(pipe, X.iloc[fit_rows], y[fit_rows])
         scores.append(_score(y[val_rows], fitted.predict(X.iloc[val_rows])))
@@ -382,7 +383,8 @@ def _usable(frame: pd.DataFrame, roles: list[str], label: str, warnings: list[st
         frame = frame.loc[~missing.to_numpy()]
     if len(frame) == 0:
         raise ValueError(f"{label} has no interval with a known {' / '.join(roles[1:])}")
-    _check_intervals(frame, *roles, label)
+    id_column, start, stop, event = roles
+    _check_intervals(frame, id_column, start, stop, event, label)
     return frame
 
 
@@ -402,7 +404,7 @@ def _check_intervals(frame, id, start, stop, event, label) -> None:
 
 
 def _target(frame, start, stop, event) -> np.ndarray:
-    read = event_indicator(frame[event])
+    read: tuple[np.ndarray, list | None] | None = event_indicator(frame[event])
     if read is None and frame[event].nunique() == 1 and ptypes.is_numeric_dtype(frame[event]):
         read = ((frame[event] > 0).to_numpy(dtype=float), None)  # every interval censored, or all events
     if read is None:
@@ -477,7 +479,7 @@ def _importance(held_out, random_state: int) -> list[dict[str, Any]]:
     n_features = held_out[0][1].shape[1]
     n_repeats = int(np.clip(IMPORTANCE_PREDICTIONS // (n_features * len(held_out)), 1, 5))
     rows_each = max(IMPORTANCE_ROWS // len(held_out), 50)
-    drops = []
+    drops: list[np.ndarray] = []
     for model, X, y, ids in held_out:
         if len(X) > rows_each:
             entities = pd.unique(ids)
@@ -489,8 +491,8 @@ def _importance(held_out, random_state: int) -> list[dict[str, Any]]:
             result = permutation_importance(model[1:], model[0].transform(X), y, scoring=_Concordance(),
                                             n_repeats=n_repeats, random_state=random_state, n_jobs=1)
         drops.append(result.importances)
-    drops = np.concatenate(drops, axis=1)
-    mean, std = np.nanmean(drops, axis=1), np.nanstd(drops, axis=1)
+    table = np.concatenate(drops, axis=1)
+    mean, std = np.nanmean(table, axis=1), np.nanstd(table, axis=1)
     order = np.argsort(-np.nan_to_num(mean, nan=-np.inf))
     columns = held_out[0][1].columns
     return [{"feature": str(columns[i]), "importance": float(mean[i]), "std": float(std[i])} for i in order]

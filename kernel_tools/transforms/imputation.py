@@ -230,11 +230,11 @@ class Imputer(FrameTransformer):
             raise ValueError(f"indicator columns would overwrite existing columns: {clash[:5]}")
         method, why = self._choose(rows)
         self.method_, self.reason_ = method, why
-        self.settings_ = {}
-        self.fallback_ = None
-        self.substituted_ = None
-        self.implementation_ = None
-        self.model_ = None
+        self.settings_: dict[str, Any] = {}
+        self.fallback_: str | None = None
+        self.substituted_: str | None = None
+        self.implementation_: str | None = None
+        self.model_: Any = None  # the fitted imputer: scikit-learn's, a KNN triple or hyperimpute's internals
         self.feature_names_out_ = [str(c) for c in X.columns] + self.indicator_names_
         if method in MODEL_METHODS and not self.missing_columns_:
             self.method_ = "median"
@@ -268,7 +268,8 @@ class Imputer(FrameTransformer):
     def _fit_model(self, method: str, enc: pd.DataFrame, requested: Mapping[str, Any] | None) -> pd.DataFrame:
         """Fit ``method`` (with the ``requested`` settings over the defaults) on the encoded
         training rows; return them imputed."""
-        settings = {**default_settings(method, *enc.shape, self.random_state), **dict(requested or {})}
+        n_rows, n_cols = enc.shape
+        settings = {**default_settings(method, n_rows, n_cols, self.random_state), **dict(requested or {})}
         hyper = method in HYPERIMPUTE_METHODS and self.substituted_ is None
         quiet = _warnings.catch_warnings()
         with quiet:

@@ -126,9 +126,10 @@ def handle_label_issues(
     large = len(X) > LARGE_ROWS
     if large:
         n_splits = min(n_splits, 3)
-    boosting = {"max_iter": 50, "learning_rate": 0.2} if large else {"max_iter": 100, "learning_rate": 0.1}
+    max_iter, learning_rate = (50, 0.2) if large else (100, 0.1)
     pred_probs = out_of_fold_probabilities(
-        X, y, df.loc[usable, groups] if groups is not None else None, max(2, n_splits), random_state, **boosting
+        X, y, df.loc[usable, groups] if groups is not None else None, max(2, n_splits), random_state,
+        max_iter=max_iter, learning_rate=learning_rate,
     )
     issue = find_label_issues(labels=y, pred_probs=pred_probs)
     quality = get_label_quality_scores(labels=y, pred_probs=pred_probs)
@@ -159,7 +160,7 @@ def handle_label_issues(
         "examples": examples,
         "model": "HistGradientBoostingClassifier, out-of-fold",
         "folds": max(2, n_splits),
-        "boosting": boosting,  # fewer, faster rounds above LARGE_ROWS rows
+        "boosting": {"max_iter": max_iter, "learning_rate": learning_rate},  # fewer, faster rounds above LARGE_ROWS rows
         "rows_not_checked": int((~usable).sum()),
         "skipped_features": skipped,
         "action": action,

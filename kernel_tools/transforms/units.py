@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -105,7 +105,15 @@ class UnitConverter(FrameTransformer):
         self.target_unit = target_unit
         self.assume_unit = assume_unit
 
+    @overload
+    def _resolve(self, unit: str) -> str: ...
+    @overload
+    def _resolve(self, unit: None) -> None: ...
+    @overload
+    def _resolve(self, unit: str | None) -> str | None: ...
+
     def _resolve(self, unit: str | None) -> str | None:
+        """The unit with an ounce read as the kind (mass or volume) fit found."""
         return self.ounce_ if unit == _OUNCE else unit
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> UnitConverter:
