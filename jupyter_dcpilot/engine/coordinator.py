@@ -28,7 +28,7 @@ from .episodes import Episode, library
 from .errors import in_words
 from .hosts import KernelProbe, NotebookHost
 from .planners import PlanUpdate, RulePlanner
-from .progress import Progress
+from .progress import TICK_S, Progress
 from .report import build_report
 from .session import Decision, Session, Step
 from .validation import did_you_mean
@@ -263,7 +263,7 @@ class Coordinator:
         if s.hints.get("index"):
             hints["index"] = s.hints["index"]
         progress = Progress(s, f"diagnosing {s.frame}", budget=self.budgets.of("diagnose"),
-                            **({"tick": self.tick} if self.tick else {}))
+                            tick=self.tick or TICK_S)
         try:
             diagnosis = await progress.run(probe(self.kernel, "diagnose_json", s.frame, **hints))
         except ProbeError as exc:

@@ -17,7 +17,7 @@ without strict mode. Only what the caller passes is sent; every payload is hande
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +57,7 @@ class LLMConfig:
         return bool(self.api_key)
 
 
-def cost_usd(model: str, usage: dict[str, int]) -> float:
+def cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     price = next((p for prefix, p in PRICES.items() if model.startswith(prefix)), PRICES["claude-sonnet"])
     return round((usage.get("input_tokens", 0) * price[0] + usage.get("output_tokens", 0) * price[1]
                   + usage.get("cache_creation_input_tokens", 0) * price[2]
@@ -123,7 +123,7 @@ class LLMClient:
         problems: list[str] = []
         attempts = self.config.corrections + 1
         for attempt in range(1, attempts + 1):
-            payload = {"model": self.config.model, "max_tokens": self.config.max_tokens,
+            payload: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,
                        "system": system_blocks, "tools": cached_tools, "messages": convo,
                        "tool_choice": {"type": "any"}}
             if self.on_payload:

@@ -183,7 +183,7 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
             _skip(session, step, f"skipped by the user ({source})")
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
-            anchor = session.step(edit.get("before") or edit.get("after"))
+            anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
             where = "before" if edit.get("before") else "after"
             _move(session, step, anchor, where)
             record[where] = anchor.id
@@ -221,7 +221,7 @@ def _text(edit: dict[str, Any], key: str) -> str:
 def _check_move(session: Session, step: Step, edit: dict[str, Any], episodes: dict[str, Episode]) -> None:
     if bool(edit.get("before")) == bool(edit.get("after")):
         raise ValueError("a move edit needs either 'before' or 'after' (a step id)")
-    anchor = session.step(edit.get("before") or edit.get("after"))
+    anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
     for st in (step, anchor):
         if not st.pending:
             raise EditRefused(f"{st.id} ({st.title}) is {st.status}: only proposed steps move")
@@ -492,7 +492,7 @@ def _standing(session: Session, edit: dict[str, Any], episodes: dict[str, Episod
     if op == "add":
         done = any(r.get("source") == "decisions file" and r.get("op") == "add" and r.get("episode") == name
                    and set(r.get("columns") or []) == columns for r in session.plan_edits)
-        if not done and _why_not_addable(session, episodes[name], episodes) is None:
+        if not done and _why_not_addable(session, episodes[edit["episode"]], episodes) is None:
             apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, source="decisions file")
         return
     for st in [st for st in session.plan if matches(st)]:

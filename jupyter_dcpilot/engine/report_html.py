@@ -111,6 +111,7 @@ def calibration_points(calibration: Any) -> tuple[list[float], list[float]] | No
     None when there is none or it is not one of these."""
     if isinstance(calibration, dict) and isinstance(calibration.get("bins"), (list, dict)):
         calibration = calibration["bins"]
+    pairs: list[tuple[Any, Any]]
     if isinstance(calibration, list):
         pairs = [(b.get("predicted", b.get("mean_predicted")), b.get("observed", b.get("fraction_observed")))
                  for b in calibration if isinstance(b, dict)]
@@ -120,8 +121,8 @@ def calibration_points(calibration: Any) -> tuple[list[float], list[float]] | No
         pairs = list(zip(predicted, observed)) if isinstance(predicted, list) and isinstance(observed, list) else []
     else:
         return None
-    pairs = [(float(p), float(o)) for p, o in pairs if _finite(p) and _finite(o)]
-    return ([p for p, _ in pairs], [o for _, o in pairs]) if pairs else None
+    points = [(float(p), float(o)) for p, o in pairs if _finite(p) and _finite(o)]
+    return ([p for p, _ in points], [o for _, o in points]) if points else None
 
 
 # -- chart geometry (the template draws it) --------------------------------------------------

@@ -80,6 +80,7 @@ def signed(text: str) -> str:
         secret = user_secret()
     except OSError:
         return text
+    assert secret is not None  # made when absent
     if not text.endswith("}") or text == "{}":
         raise ValueError("only a non-empty JSON object can be signed")
     return f'{text[:-1]},"{SIGNATURE_KEY}":"{signature(text, secret)}"}}'

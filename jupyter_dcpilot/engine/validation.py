@@ -79,7 +79,7 @@ def _describe(error: fastjsonschema.JsonSchemaValueException, what: str) -> str:
                 return f"{where}: a key is longer than {limit} characters"
     if rule == "type":
         kinds = definition if isinstance(definition, list) else [definition]
-        return f"{where} must be {' or '.join(_KIND.get(k, k) for k in kinds)}, not {_kind_of(value)}"
+        return f"{where} must be {' or '.join(_KIND.get(k, str(k)) for k in kinds)}, not {_kind_of(value)}"
     if rule == "maxLength":
         return f"{where} is longer than {definition} characters"
     if rule == "minLength":

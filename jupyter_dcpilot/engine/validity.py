@@ -172,7 +172,7 @@ def _known_at_index(session: Session) -> Check:
     if intervals is not None:
         return intervals
     repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
-    varying = next((f.get("evidence", {}).get("time_varying_columns") for f in reversed(repeated)
+    varying: list[str] = next((f.get("evidence", {}).get("time_varying_columns") for f in reversed(repeated)
                     if f.get("evidence", {}).get("time_varying_columns")), [])
     if kind != "entity_start" or not repeated:
         return Check("known_at_index", True, f"predictions at {label}; the timing of every column "
@@ -204,12 +204,12 @@ def _holdout_confirms(model: dict[str, Any]) -> Check:
         return Check("holdout_confirms_cv", False, "no holdout score: the model was never scored on held-out rows")
     if not isinstance(cv, (int, float)):
         return Check("holdout_confirms_cv", False, "no cross-validated score to compare the holdout with")
-    floor, claim = HOLDOUT_FLOOR.get(metric), CV_CLAIM.get(metric)
+    floor, claim = (HOLDOUT_FLOOR.get(metric), CV_CLAIM.get(metric)) if isinstance(metric, str) else (None, None)
     ci, sd = model.get("holdout_ci"), model.get("cv_sd")
     text = (f"{metric} holdout {holdout:.3f}"
             + (f" [95% interval {ci[0]:.3f}–{ci[1]:.3f}]" if ci and None not in ci else "")
             + f", cross-validated {cv:.3f}" + (f" ± {sd:.3f}" if isinstance(sd, (int, float)) else ""))
-    if floor is not None and holdout <= floor and cv >= claim:
+    if floor is not None and claim is not None and holdout <= floor and cv >= claim:
         return Check("holdout_confirms_cv", False, f"the holdout does not confirm the model: {text}")
     return Check("holdout_confirms_cv", True, text)
 
@@ -290,7 +290,7 @@ def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
 
 def _task_metric(session: Session, model: dict[str, Any]) -> Check:
     kind = session.task.get("kind")
-    expected = METRIC.get(kind)
+    expected = METRIC.get(kind) if kind is not None else None
     target = session.task.get("target")
     # a status of several codes next to a follow-up time (alive / died of X / died of Y) is an
     # event type with censoring: which class a row is in depends on how long it was followed

@@ -313,6 +313,7 @@ class Worker:
                 break
             new_params = None
             if self.repair is not None:
+                assert result.error is not None  # a success or a stop returned above
                 repaired = await self.repair(step, source, result.error)
                 if repaired is not None:
                     new_params = {**params, **repaired}
@@ -404,7 +405,7 @@ class Worker:
             if self.session.hints.get("test_path"):
                 return []
             before, after, expect = self.session.frame, "train", {"rows": "fewer", "min_row_retention": 0.3}
-            train_test = ["train", "test"]
+            train_test: list[str] | None = ["train", "test"]
         elif ep.stage == "post_split":
             before = after = "train"
             train_test = ["train", "test"] if "test" in ep.changes else None

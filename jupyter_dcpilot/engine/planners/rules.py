@@ -51,9 +51,9 @@ class RulePlanner:
                               gate=kw.pop("gate", ep.gate), function=kw.pop("function", ep.function),
                               **kw))
 
-        for ep in self.episodes.values():
-            if ep.when.get("always") and ep.id not in finished:
-                add(ep, reason=ep.coordinator.split(". ")[0])
+        for episode in self.episodes.values():
+            if episode.when.get("always") and episode.id not in finished:
+                add(episode, reason=episode.coordinator.split(". ")[0])
         join_ep = self.episodes.get("join_files")
         if (join_ep is not None and "join_files" not in finished
                 and len(session.hints.get("frames", [])) >= join_ep.when.get("min_frames", 2)):
@@ -69,7 +69,7 @@ class RulePlanner:
             if ep.stage == "pre_split" and "split" in stage_done:
                 continue  # the data is split: a pre-split fix would need a backtrack
             if not [o for o in finding.get("options", [])
-                    if o.get("id") not in session.exclusions.get(finding.get("id"), [])]:
+                    if o.get("id") not in session.exclusions.get(finding.get("id", ""), [])]:
                 continue
             if not (finding.get("gate") or ep.gate or ep.id == "join_files") and not recommended_action(finding):
                 continue  # no decision to make and nothing recommended to run: it is information
