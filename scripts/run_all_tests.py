@@ -68,6 +68,9 @@ def main() -> int:
     # ruff on every Python file ([tool.ruff] in pyproject.toml)
     code = run([python, "-m", "ruff", "check", "."])
     results["ruff"] = (1, 0, 0) if code == 0 else (0, 1, 0)
+    # mypy on kernel_tools and the engine ([tool.mypy] in pyproject.toml says which files)
+    code = run([python, "-m", "mypy"])
+    results["mypy"] = (1, 0, 0) if code == 0 else (0, 1, 0)
 
     code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
     if (tmp / "jest.json").exists():
