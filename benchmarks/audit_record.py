@@ -84,7 +84,7 @@ def commit_of(tree: Path) -> str:
 
 def record(label: str, quality: list[dict[str, Any]], sweep: list[dict[str, Any]], copilot_src: Path) -> dict[str, Any]:
     return {"label": label, "commit": commit_of(copilot_src),
-            "recorded": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "recorded": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "quality": quality_rows(quality), "sweep": sweep_rows(sweep)}
 
 

@@ -38,7 +38,7 @@ def machine_info() -> dict[str, Any]:
         pass
     return {"cpus": os.cpu_count(), "cpu_model": model or platform.processor(), "ram_gib": ram_gib,
             "load_avg": list(os.getloadavg()), "platform": platform.platform(),
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def versions() -> dict[str, str]:

@@ -179,7 +179,7 @@ class DCPilotPersona(BasePersona):
             return problem
         try:
             frames = await asyncio.wait_for(registry.frames(path), LOOKUP_TIMEOUT)
-        except (TimeoutError, KernelBusyError):
+        except (asyncio.TimeoutError, KernelBusyError):
             return f"The kernel of `{path}` is busy (a cell is still running): ask me again once it is done."
         except (NoKernelError, KernelDiedError, ProbeError) as error:
             return f"Could not look into the kernel of `{path}`: {error}."

@@ -125,7 +125,7 @@ class KernelBridge:
                 msg = client.session.msg("execute_request", content)
                 client.shell_channel.send(msg)
                 reply = await self._reply_to(client, msg["header"]["msg_id"], run)
-            except TimeoutError as error:
+            except asyncio.TimeoutError as error:
                 raise KernelBusyError(
                     f"the kernel did not answer within {self.timeout:.0f} s (is a cell still running?)"
                 ) from error
@@ -143,7 +143,7 @@ class KernelBridge:
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise TimeoutError
+                raise asyncio.TimeoutError
             try:
                 reply = await client.get_shell_msg(timeout=min(remaining, self.poll))
             except Exception as error:  # queue.Empty from jupyter_client on timeout

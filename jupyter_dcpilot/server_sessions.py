@@ -119,7 +119,7 @@ class BrowserNotebookHost:
         while not self._senders:  # a panel may also leave while this task waits to resume
             try:
                 await asyncio.wait_for(self._connected.wait(), max(deadline - loop.time(), 0.0))
-            except TimeoutError as error:
+            except asyncio.TimeoutError as error:
                 raise HostError(f"no notebook panel connected within {timeout:.0f} s") from error
         run = await self.watch.start() if step is not None and self.watch is not None else None
         request_id = uuid.uuid4().hex
@@ -132,7 +132,7 @@ class BrowserNotebookHost:
         try:
             self._senders[-1]({"type": kind, "request_id": request_id, **payload})
             reply = await asyncio.wait_for(future, wait)
-        except TimeoutError as error:
+        except asyncio.TimeoutError as error:
             raise HostError(f"the notebook did not answer {kind} within {timeout:.0f} s") from error
         finally:
             self._pending.pop(request_id, None)
@@ -531,7 +531,7 @@ class SessionRegistry:
         diagnosis then says what is wrong, as before."""
         try:
             info = await asyncio.wait_for(self.bridge.evaluate(path, "frame_info_json", [frame]), wait)
-        except (TimeoutError, KernelBusyError):
+        except (asyncio.TimeoutError, KernelBusyError):
             return
         found = (info or {}).get(frame)
         if found is None:

@@ -58,7 +58,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as _wait_all
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -541,7 +541,7 @@ class CheckpointStore:
             label=label,
             names=names,
             absent=[n for n in names if n not in self.namespace],
-            created=datetime.now(UTC).isoformat(timespec="microseconds"),
+            created=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             snapshots=snapshots,
             seq=self._seq,
         )

@@ -10,7 +10,16 @@ A detector may declare a finding kind of its own where it registers
 
 from __future__ import annotations
 
-from enum import StrEnum
+import sys
+from enum import Enum
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # Python 3.10 (kernel_tools supports it): what StrEnum does for the members here
+
+    class StrEnum(str, Enum):
+        def __str__(self) -> str:
+            return str(self.value)
 
 
 class Severity(StrEnum):

@@ -280,7 +280,11 @@ def test_bad_arguments(tmp_path):
     assert store.list() == []
 
 
-def test_default_namespace_needs_ipython():
+def test_default_namespace_needs_ipython(monkeypatch):
+    import IPython
+
+    # outside IPython (another test in this process may have made a shell)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     with pytest.raises(RuntimeError, match="namespace="):
         CheckpointStore()
     with pytest.raises(RuntimeError, match="namespace="):

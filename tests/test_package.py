@@ -11,11 +11,11 @@ import pkgutil
 import re
 import subprocess
 import sys
-import tomllib
 import types
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import kernel_tools
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -128,7 +128,7 @@ class LLMClient:
                        "tool_choice": {"type": "any"}}
             if self.on_payload:
                 sent = json.dumps(payload, default=str)
-                self.on_payload({"at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                self.on_payload({"at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                                  "purpose": purpose, "attempt": attempt, "step_id": step_id,
                                  "model": self.config.model, "bytes": len(sent.encode()),
                                  "payload": json.loads(sent)})
