@@ -27,13 +27,14 @@ from .charts import chart_for
 from .episodes import Episode, library
 from .errors import in_words
 from .hosts import KernelProbe, NotebookHost
+from .kernel_calls import KernelCalls
 from .planners import PlanUpdate, RulePlanner
 from .progress import TICK_S, Progress
 from .report import build_report
 from .session import Decision, Session, Step
 from .validation import did_you_mean
 from .validity import Check, audit, verdict
-from .worker import Stop, Worker, probe
+from .worker import Stop, Worker
 
 # the other moments a prediction can be made, offered on the task card
 INDEX_CHOICES = {
@@ -131,6 +132,7 @@ class Coordinator:
         self.tick = tick
         self.session = session
         self.kernel = kernel
+        self.calls = KernelCalls(kernel)
         self.notebook = notebook
         self.episodes = episodes if episodes is not None else library()
         self.rules = RulePlanner(self.episodes)
@@ -235,7 +237,7 @@ class Coordinator:
         for step in [st for st in s.plan if st.status == "running"]:
             if step.checkpoint_id:
                 try:
-                    await probe(self.kernel, "checkpoint_restore_json", step.checkpoint_id)
+                    await self.calls.checkpoint_restore(step.checkpoint_id)
                 except ProbeError as exc:
                     s.log("error", f"could not restore {step.checkpoint_id} after the interrupt: {exc}")
             step.status, step.note = "failed", "interrupted by the user"
@@ -265,7 +267,7 @@ class Coordinator:
         progress = Progress(s, f"diagnosing {s.frame}", budget=self.budgets.of("diagnose"),
                             tick=self.tick or TICK_S)
         try:
-            diagnosis = await progress.run(probe(self.kernel, "diagnose_json", s.frame, **hints))
+            diagnosis = await progress.run(self.calls.diagnose(s.frame, **hints))
         except ProbeError as exc:
             if self.interrupted or exc.ename == "KeyboardInterrupt":
                 raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)
@@ -275,7 +277,7 @@ class Coordinator:
         frames = s.hints.get("frames", [])
         if len(frames) > 1 and not any(st.episode == "join_files" and st.status == "done" for st in s.plan):
             try:
-                joined = await probe(self.kernel, "diagnose_join_json", frames, **hints)
+                joined = await self.calls.diagnose_join(frames, **hints)
                 findings += joined.get("findings", [])
             except ProbeError as exc:
                 s.log("error", f"diagnose_join failed: {exc}")
@@ -288,7 +290,7 @@ class Coordinator:
                             "leakage": stats.get("leakage") or []})
         s.variables.setdefault("initial_shape", diagnosis.get("shape"))
         if not s.variables.get("columns"):
-            info = await probe(self.kernel, "frame_info_json", [s.frame])
+            info = await self.calls.frame_info([s.frame])
             s.variables["columns"] = (info.get(s.frame) or {}).get("columns") or []
             s.variables["frame_library"] = (info.get(s.frame) or {}).get("library")
         if not s.task.get("confirmed"):
@@ -389,16 +391,16 @@ class Coordinator:
         s = self.session
         cp = s.checkpoint(checkpoint_id)
         # e.g. its spill was cut short by a kernel death: say so before anything is restored
-        problem = (await probe(self.kernel, "checkpoint_problem_json", cp.id)).get("problem")
+        problem = (await self.calls.checkpoint_problem(cp.id)).get("problem")
         if problem:
             raise ValueError(f"cannot undo to {cp.id} ({cp.label}): {problem}")
         later = s.checkpoints[s.checkpoints.index(cp) + 1 :]
         for c in reversed(later):  # newest first: each unbinds what its step created
             try:
-                await probe(self.kernel, "checkpoint_restore_json", c.id)
+                await self.calls.checkpoint_restore(c.id)
             except ProbeError as exc:  # e.g. a spilled snapshot lost with the kernel
                 s.log("error", f"could not restore checkpoint {c.id} ({c.label}): {exc}")
-        await probe(self.kernel, "checkpoint_restore_json", cp.id)
+        await self.calls.checkpoint_restore(cp.id)
         doomed = s.cells_after(cp.id)
         if doomed:
             await self.notebook.delete_cells(doomed)
@@ -418,7 +420,7 @@ class Coordinator:
             s.plan = [st for st in s.plan if not st.pending] + undone
         for c in [cp, *later]:
             try:
-                await probe(self.kernel, "checkpoint_discard_json", c.id)
+                await self.calls.checkpoint_discard(c.id)
             except ProbeError:
                 pass
         s.checkpoints = s.checkpoints[: s.checkpoints.index(cp)]
@@ -484,7 +486,7 @@ class Coordinator:
             s = self.session
             parameters = None
             if edit.get("op") == "params" and "candidates" in (edit.get("params") or {}):
-                parameters = await probe(self.kernel, "parameters_json", "fit_evaluate")
+                parameters = await self.calls.parameters("fit_evaluate")
             record = plan_edits.apply(s, edit, self.episodes, source=source, parameters=parameters)
             if record.get("checkpoint"):
                 await self._undo(record["checkpoint"], "reopened by the user", reopen=True)
@@ -571,7 +573,7 @@ class Coordinator:
         functions = {o["action"]["function"] for o in (decision.options if decision else [])
                      if (o.get("action") or {}).get("function")}
         try:
-            await probe(self.kernel, "warm_json", sorted(functions | ({step.function} - {None})))
+            await self.calls.warm(sorted(functions | ({step.function} if step.function else set())))
         except ProbeError:
             pass
 

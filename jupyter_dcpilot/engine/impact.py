@@ -24,10 +24,10 @@ from kernel_tools.vocabulary import TASK_KINDS
 
 from .episodes import Episode
 from .hosts import KernelProbe
+from .kernel_calls import KernelCalls
 from .plan_edits import call_params
 from .session import Decision, Session
 from .validity import all_findings, flagged_columns
-from .worker import probe
 
 GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
 TOLERANCE = 0.005  # options whose mean scores differ by less: the card says the choice barely matters
@@ -100,10 +100,10 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
     _set(session, decision, {"status": "running", "options": [o["id"] for o in options]})
     seen: set[str] = set()
     try:
-        await probe(kernel, "impact_start_json", name, options, job=job, **args)
+        await KernelCalls(kernel).impact_start(name, options, job=job, **args)
         while True:
             await asyncio.sleep(poll)
-            state = await probe(kernel, "impact_poll_json", job)
+            state = await KernelCalls(kernel).impact_poll(job)
             fresh = {k: v for k, v in state["results"].items() if k not in seen}
             for option in decision.options:
                 if option["id"] in fresh:
@@ -125,7 +125,7 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
                 return decision.impact or {}
     except asyncio.CancelledError:
         try:
-            await probe(kernel, "impact_cancel_json", job)
+            await KernelCalls(kernel).impact_cancel(job)
         finally:
             _set(session, decision, {**(decision.impact or {}), "status": "cancelled"})
         raise

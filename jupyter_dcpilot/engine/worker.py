@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import kernel_tools
-from jupyter_dcpilot.probe import ProbeError, probe_expression
+from jupyter_dcpilot.probe import ProbeError
 
 from .budgets import Budgets, minutes
 from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
+from .kernel_calls import KernelCalls
 from .notebook import IMPORTS
 from .plan_edits import call_params
 from .progress import Progress
@@ -32,11 +33,6 @@ INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals ta
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 Stop = Callable[[], Awaitable[Any]]
-
-
-async def probe(kernel: KernelProbe, function: str, *args: Any, **kwargs: Any) -> Any:
-    """Call ``kernel_tools.probes.<function>`` silently in the kernel and return its JSON."""
-    return await kernel.evaluate(probe_expression(function, *args, **kwargs))
 
 
 def py(value: Any) -> str:
@@ -62,6 +58,7 @@ class Worker:
                  budgets: Budgets | None = None, stop: Stop | None = None, tick: float | None = None) -> None:
         self.session = session
         self.kernel = kernel
+        self.calls = KernelCalls(kernel)
         self.notebook = notebook
         self.episodes = episodes
         self.repair = repair
@@ -234,7 +231,7 @@ class Worker:
             return None
         if step.code is None and self.report_var(step) not in names:
             names.append(self.report_var(step))  # so an undo also unbinds the report it creates
-        saved = await probe(self.kernel, "checkpoint_save_json", names, f"before {step.id}: {step.title}")
+        saved = await self.calls.checkpoint_save(names, f"before {step.id}: {step.title}")
         return saved["id"]
 
     async def execute(self, step: Step, cell_mark: int,
@@ -251,8 +248,7 @@ class Worker:
         if self.episodes[step.episode].stage == "model" and "fit_evaluate_parameters" not in self.session.variables:
             # asked of the kernel, whose kernel_tools runs the cell (importing the models there
             # is no extra cost: the cell needs them; here it would cost seconds)
-            self.session.variables["fit_evaluate_parameters"] = await probe(
-                self.kernel, "parameters_json", "fit_evaluate")
+            self.session.variables["fit_evaluate_parameters"] = await self.calls.parameters("fit_evaluate")
         source = self.code(step, function, params)
         if source is None:
             step.note = "kept as is: nothing to run"
@@ -299,7 +295,7 @@ class Worker:
             await self.notebook.delete_cells([result.cell_id])
             self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
             if checkpoint_id is not None:
-                await probe(self.kernel, "checkpoint_restore_json", checkpoint_id)
+                await self.calls.checkpoint_restore(checkpoint_id)
             if over_budget:  # stopped by its budget, not by the user: the run goes on without it
                 step.error = (f"stopped after {minutes(step.elapsed_s or 0)}, far past its time budget "
                               f"of {minutes(step.budget_s or 0)}; its variables are as before it. "
@@ -335,7 +331,7 @@ class Worker:
         restarted after it died, or an undo back to before the cell that imported them)."""
         if not self.session.variables.get("imports"):
             return
-        bound = await probe(self.kernel, "frame_info_json", ["kt", "pd"])
+        bound = await self.calls.frame_info(["kt", "pd"])
         if not all(bound.get(name) for name in ("kt", "pd")):
             self.session.variables["imports"] = False
 
@@ -361,12 +357,12 @@ class Worker:
         var = step.result["var"]
         if ep.stage in ("pre_split", "post_split", "split", "model") and step.code is None:
             try:
-                report = await probe(self.kernel, "report_json", var)
+                report = await self.calls.report(var)
                 step.result["report"] = _trim(report)
                 step.result["transformer"] = report.get("transformer")
             except ProbeError:
                 step.result["report"] = None
-        info = await probe(self.kernel, "frame_info_json", [self.session.frame, "train", "test"])
+        info = await self.calls.frame_info([self.session.frame, "train", "test"])
         frame = info.get(self.session.frame) or {}
         self.session.variables["frame_library"] = frame.get("library")
         self.session.variables["columns"] = frame.get("columns") or []
@@ -385,8 +381,8 @@ class Worker:
         """What train and test share, for the verdict (empty when it could not be checked)."""
         groups = self.session.task.get("id") if self.grouping() else None
         try:
-            return await probe(self.kernel, "split_audit_json", "train", "test", groups=groups,
-                               same_source=not self.session.hints.get("test_path"))
+            return await self.calls.split_audit("train", "test", groups=groups,
+                                                same_source=not self.session.hints.get("test_path"))
         except ProbeError as exc:
             self.session.log("error", f"could not compare train and test: {exc}")
             return {}
@@ -412,8 +408,9 @@ class Worker:
         else:
             before = after = self.session.frame
             train_test = None
-        result = await probe(self.kernel, "validate_json", step.checkpoint_id, before, after,
-                             target=target, expect=expect, train_test=train_test)
+        assert step.checkpoint_id is not None  # taken before the step ran
+        result = await self.calls.validate(step.checkpoint_id, before, after,
+                                           target=target, expect=expect, train_test=train_test)
         step.result["rows_before"], step.result["rows_after"] = result["rows_before"], result["rows_after"]
         return result["failures"]
 

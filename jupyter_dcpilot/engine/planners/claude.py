@@ -25,9 +25,9 @@ from jupyter_dcpilot.probe import ProbeError
 
 from ..episodes import STAGES, Episode, library
 from ..hosts import KernelProbe
+from ..kernel_calls import KernelCalls
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
 from ..session import Session, Step
-from ..worker import probe
 from . import PlanUpdate
 from .rules import RulePlanner
 
@@ -201,8 +201,9 @@ class ClaudePlanner:
             return None
         if self._samples is None or self._samples[0] != session.data_version:
             try:
-                profile = await probe(self.kernel, "profile_json", session.frame)
-                rows = await probe(self.kernel, "sample_rows_json", session.frame, SAMPLE_ROWS)
+                calls = KernelCalls(self.kernel)
+                profile = await calls.profile(session.frame)
+                rows = await calls.sample_rows(session.frame, SAMPLE_ROWS)
             except ProbeError as exc:
                 session.log("planner", f"no samples for the LLM: {exc}")
                 return None
