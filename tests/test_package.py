@@ -4,6 +4,7 @@ the server without jupyter-ai."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -61,8 +62,14 @@ def imported(package: Path) -> set[str]:
     return found - set(sys.stdlib_module_names) - {"__future__", "kernel_tools", "jupyter_dcpilot"}
 
 
+@functools.cache
+def distributions() -> dict[str, list[str]]:
+    """Which distribution provides each top-level module (one scan of the environment: a few s)."""
+    return importlib.metadata.packages_distributions()
+
+
 def distribution_of(module: str) -> str:
-    return importlib.metadata.packages_distributions()[module][0].lower().replace("_", "-")
+    return distributions()[module][0].lower().replace("_", "-")
 
 
 def test_versions_agree() -> None:
