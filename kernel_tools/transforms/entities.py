@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from kernel_tools.lazy import lazy_aware
@@ -20,15 +21,44 @@ AGGS = ROW_AGGS + NUMERIC_AGGS + ("count", "any")
 OUTCOME_AGGS = ("final", "last", "first", "baseline", "max", "min", "any", "sum")
 
 
+# columns aggregated at once: each batch is copied in record order before grouping, so the
+# transient memory is a batch, not the frame
+_BATCH = 8
+
+
+def _take(X: pd.DataFrame, cols: list[str], rows: np.ndarray) -> pd.DataFrame:
+    """``X[cols]`` at the positions ``rows``, column by column: ``X.take`` or ``X[cols]`` would
+    first consolidate or copy the whole frame."""
+    # copy=False: the taken arrays are new already, and consolidating them would copy them again
+    return pd.DataFrame({c: X[c].array.take(rows) for c in cols}, index=X.index.take(rows), copy=False)
+
+
+def _aggregate_rows(X: pd.DataFrame, cols: list[str], rows: np.ndarray, codes: np.ndarray,
+                    ids: pd.Index, agg: str) -> pd.DataFrame:
+    """``agg`` of ``cols`` over the records at ``rows`` (positions), grouped by entity
+    ``codes``; indexed by the entities (``ids``) that have records."""
+    if agg in ("baseline", "final"):  # a whole record: pick its position, no grouping
+        ends = codes if agg == "baseline" else codes[::-1]
+        present, at = np.unique(ends, return_index=True)
+        if agg == "final":
+            at = len(codes) - 1 - at
+        picked = _take(X, cols, rows[at])
+        picked.index = ids.take(present)
+        return picked
+    parts = []
+    for start in range(0, len(cols), _BATCH):
+        grouped = _take(X, cols[start:start + _BATCH], rows).groupby(codes, sort=False)
+        part = _aggregate(grouped, agg)
+        part.index = ids.take(part.index.to_numpy())
+        parts.append(part)
+    return pd.concat(parts, axis=1)
+
+
 def _aggregate(grouped: Any, agg: str) -> pd.DataFrame:
     if agg == "last":
         return grouped.last()
     if agg == "first":
         return grouped.first()
-    if agg == "baseline":
-        return grouped.nth(0).set_index(grouped.keys)
-    if agg == "final":
-        return grouped.nth(-1).set_index(grouped.keys)
     if agg == "any":
         return grouped.max().astype(bool)
     return getattr(grouped, agg)()
@@ -112,23 +142,19 @@ class EntityAggregator(FrameTransformer):
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         X = self._check_transform_input(X, required=[self.id] + ([self.time] if self.time else []))
-        X = X[X[self.id].notna()]
-        if self.time is not None:
-            X = X.sort_values([self.id, self.time], kind="stable", na_position="first")
-        ids = pd.Index(X[self.id].drop_duplicates(), name=self.id)
-        history = X
+        rows, codes, ids = self._records(X)
+        history_rows, history_codes = rows, codes
         if self.landmark is not None:
-            history = X[X[self.time] <= self.landmark]
-        parts = []
+            seen = (X[self.time].take(rows) <= self.landmark).to_numpy()
+            history_rows, history_codes = rows[seen], codes[seen]
         by_agg: dict[tuple[str, bool], list[str]] = {}
         for col, agg in self.spec_.items():
             if col in X.columns:
                 by_agg.setdefault((agg, col in self.outcome_), []).append(col)
-        for (agg, is_outcome), cols in by_agg.items():
-            source = X if is_outcome else history
-            parts.append(_aggregate(source[[self.id] + cols].groupby(self.id, sort=False), agg))
+        parts = [_aggregate_rows(X, cols, *((rows, codes) if is_outcome else (history_rows, history_codes)), ids, agg)
+                 for (agg, is_outcome), cols in by_agg.items()]
         if self.landmark is not None:
-            ids = ids[ids.isin(history[self.id])]
+            ids = ids.take(np.unique(history_codes))
         out = pd.concat(parts, axis=1).reindex(ids) if parts else pd.DataFrame(index=ids)
         if self.duration is not None and self.duration in out.columns:
             # survival counted from the landmark: only entities still followed at it are at risk
@@ -136,6 +162,18 @@ class EntityAggregator(FrameTransformer):
             out[self.duration] = out[self.duration] - self.landmark
         order = [c for c in self.feature_names_out_ if c in out.columns]
         return out[order].reset_index()
+
+    def _records(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+        """Positions of the records with an id, in (id, time) order; each one's entity as a
+        code into the entities (in order of first appearance). Only the id and time columns
+        are sorted: the frame itself is never copied whole (a 1M-row frame would need ~2
+        copies at once), its columns are taken a few at a time by ``_aggregate_rows``."""
+        keys = X[[self.id] + ([self.time] if self.time else [])].reset_index(drop=True)
+        keys = keys[keys[self.id].notna()]
+        if self.time is not None:
+            keys = keys.sort_values([self.id, self.time], kind="stable", na_position="first")
+        ids = pd.Index(keys[self.id].drop_duplicates(), name=self.id)
+        return keys.index.to_numpy(), ids.get_indexer(keys[self.id]), ids
 
 
 @lazy_aware()
