@@ -26,6 +26,11 @@ class Episode:
     ``gates`` (restricts ``functions`` matches to findings with one of these gates),
     ``always`` (once per session), ``min_frames`` (needs that many input frames).
     ``per_finding`` makes one step (and one decision) per finding instead of one step for all.
+    ``runs`` says how a step of it is carried out: ``"cell"`` (the worker writes and runs its
+    cell), ``"task"`` (no code: the answer to its decision sets the session's task) or
+    ``"report"`` (a markdown cell with the report). ``source`` is the cell of an episode that
+    calls no kernel_tools function. ``planner_keeps``: a planner's revision never drops a
+    pending step of it; only the expert does.
     """
 
     id: str
@@ -43,6 +48,9 @@ class Episode:
     report_var: str = "report"
     coordinator: str = ""
     worker: str = ""
+    runs: str = "cell"
+    source: str = ""
+    planner_keeps: bool = False
 
     def matches_kind(self, finding: dict[str, Any]) -> bool:
         return finding.get("kind") in self.when.get("finding_kinds", ())
@@ -63,7 +71,7 @@ def recommended_action(finding: dict[str, Any]) -> dict[str, Any] | None:
 EPISODES: tuple[Episode, ...] = (
     Episode(
         id="confirm_task", name="Confirm task and target", stage="setup", order=0,
-        when={"always": True}, gate="task", changes=(),
+        when={"always": True}, gate="task", changes=(), runs="task",
         coordinator="First make sure the task kind, the target (and for survival the duration "
         "column) and the entity id are right: every later step depends on them.",
         worker="No code: the answer updates the session's task.",
@@ -211,12 +219,13 @@ EPISODES: tuple[Episode, ...] = (
     ),
     Episode(
         id="explain", name="Explain", stage="final", order=21, when={"always": True},
-        changes=(), report_var="importance",
+        changes=(), report_var="importance", source="pd.DataFrame(model.importance).head(15)",
         coordinator="Show which features drive the model so the expert can spot a leak.",
         worker="pd.DataFrame(model.importance).head(15).",
     ),
     Episode(
         id="report", name="Report", stage="final", order=22, when={"always": True}, changes=(),
+        runs="report",
         coordinator="Summarise what was done, what was decided and by whom, and the score.",
         worker="A markdown cell.",
     ),
@@ -224,7 +233,7 @@ EPISODES: tuple[Episode, ...] = (
 
 CUSTOM = Episode(
     id="custom", name="Custom step", stage="pre_split", order=9, when={}, gate="custom_code",
-    changes=("df",), coordinator="Free-text instruction turned into code: shown and gated.",
+    changes=("df",), planner_keeps=True, coordinator="Free-text instruction turned into code: shown and gated.",
     worker="The code as written, after the expert approved it.",
 )
 
@@ -241,6 +250,12 @@ def library(extra: tuple[Episode, ...] = ()) -> dict[str, Episode]:
     episodes = {e.id: e for e in EPISODES + (CUSTOM,)}
     episodes.update({e.id: e for e in extra})
     return episodes
+
+
+def stage_of(episodes: dict[str, Episode], episode_id: str) -> str | None:
+    """The stage of an episode by id; None for an episode the library does not hold."""
+    ep = episodes.get(episode_id)
+    return ep.stage if ep is not None else None
 
 
 def episode_for(finding: dict[str, Any], episodes: dict[str, Episode]) -> Episode | None:

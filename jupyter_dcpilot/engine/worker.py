@@ -73,7 +73,8 @@ class Worker:
         """The kernel_tools call: the decided option's action, else the step's own call; the
         parameters the expert set on the step over either (see :func:`.plan_edits.call_params`)."""
         episode = self.episodes.get(step.episode)
-        if step.decision_id and step.code is None and step.episode != "confirm_task":
+        answers_task = episode is not None and episode.runs == "task"  # its answer is no call
+        if step.decision_id and step.code is None and not answers_task:
             action = (self.session.decision(step.decision_id).option() or {}).get("action")
             if not action:
                 return None, {}
@@ -139,8 +140,8 @@ class Worker:
             body = self._split_code(var, params)
         elif ep.stage == "model":
             body = self._model_code(params, self.budgets.of(step.episode))
-        elif ep.id == "explain":
-            body = ["pd.DataFrame(model.importance).head(15)"]
+        elif ep.source:
+            body = [ep.source]
         elif function is None:
             return None
         elif function == "join_frames":
