@@ -20,9 +20,10 @@ from typing import Any
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, minutes
-from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
+from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
+from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports

@@ -22,7 +22,8 @@ from kernel_tools.vocabulary import TASK_KINDS
 from .config import DCPilot
 from .engine import decisions_file, impact, plan_edits
 from .engine.budgets import Budgets
-from .engine.coordinator import ApprovalPolicy, Coordinator
+from .engine.coordinator import Coordinator
+from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, KernelRun, KernelWatch, died_while
