@@ -22,7 +22,7 @@ def renamed(episodes, old, new, **changes):
 
 
 def test_a_planner_revision_keeps_ids_decisions_and_what_only_the_expert_drops():
-    episodes = renamed(library(), "custom", "free_code")  # planner_keeps travels with the entry
+    episodes = renamed(library(), "custom", "free_code")  # only_expert_drops travels with the entry
     s = Session(task={"kind": "classification", "target": "y"})
     kept = Step(id="s1", episode="free_code", title="my code", code="df = df", gate="custom_code")
     impute = Step(id="s2", episode="impute", title="Impute", finding_ids=["missing:a"], decision_id="d1")
@@ -90,3 +90,19 @@ def test_an_episode_without_a_call_runs_its_own_cell_whatever_its_id():
     step = Step(id="s1", episode="importance", title="Importance")
     source = Worker(s, None, None, episodes).code(step, None, {})  # type: ignore[arg-type]
     assert source is not None and source.splitlines()[-1] == "model.importance[:3]"
+
+
+def test_the_rules_planner_joins_several_files_with_the_episode_that_combines_frames():
+    from jupyter_dcpilot.engine.planners import RulePlanner
+
+    episodes = renamed(library(), "join_files", "merge_inputs")
+    s = Session(task={"kind": "regression", "target": "y"}, hints={"frames": ["a", "b"]})
+    s.findings = [{"id": "join_keys:pid", "kind": "join_keys", "columns": ["pid"], "severity": "info",
+                   "summary": "pid joins a and b", "evidence": {}, "gate": None,
+                   "options": [{"id": "join", "recommended": True,
+                                "action": {"function": "join_frames", "params": {"on": "pid"}}}]}]
+    steps = RulePlanner(episodes).propose(s)
+    join = [st for st in steps if st.episode == "merge_inputs"]
+    assert len(join) == 1 and join[0].finding_ids == ["join_keys:pid"] and join[0].params["on"] == "pid"
+    s.plan = [replace(join[0], id="s1", status="done")]
+    assert not [st for st in RulePlanner(episodes).propose(s) if st.episode == "merge_inputs"]

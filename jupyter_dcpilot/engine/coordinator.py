@@ -377,7 +377,7 @@ class Coordinator:
         s = self.session
         checks = self.judge()
         source = nb.report_markdown(s, self.model_report() or None, checks, s.warnings)
-        cell = await self.notebook.insert_markdown(source, {"dcpilot": {"step": step.id, "episode": "report"}})
+        cell = await self.notebook.insert_markdown(source, {"dcpilot": {"step": step.id, "episode": step.episode}})
         s.cells.append({"id": cell, "step": step.id, "kind": "report"})
         step.cell_ids.append(cell)
 

@@ -1,6 +1,6 @@
 """The episode library, as data: what a step of data work is, when it applies, what it calls.
 
-An episode is one entry in :data:`EPISODES`; planners and the worker read these fields and
+An episode is one entry in :data:`EPISODES`; planners, the coordinator and the worker read these fields and
 never branch on episode ids for behaviour they could read here. Adding an episode means adding
 one entry (and, for a new kind of finding, listing that kind in its ``when``).
 
@@ -29,8 +29,9 @@ class Episode:
     ``runs`` says how a step of it is carried out: ``"cell"`` (the worker writes and runs its
     cell), ``"task"`` (no code: the answer to its decision sets the session's task) or
     ``"report"`` (a markdown cell with the report). ``source`` is the cell of an episode that
-    calls no kernel_tools function. ``planner_keeps``: a planner's revision never drops a
-    pending step of it; only the expert does.
+    calls no kernel_tools function. ``only_expert_drops``: a planner's revision never drops a
+    pending step of it; only the expert does. ``valid_model_needs``: a planner may not leave it
+    out of the plan (the Claude planner keeps it whatever it proposes).
     """
 
     id: str
@@ -50,7 +51,13 @@ class Episode:
     worker: str = ""
     runs: str = "cell"
     source: str = ""
-    planner_keeps: bool = False
+    only_expert_drops: bool = False
+    valid_model_needs: bool = False
+
+    @property
+    def combines_frames(self) -> bool:
+        """Whether it needs several input frames: it makes one of them (a join)."""
+        return self.when.get("min_frames", 1) > 1
 
     def matches_kind(self, finding: dict[str, Any]) -> bool:
         return finding.get("kind") in self.when.get("finding_kinds", ())
@@ -126,7 +133,7 @@ EPISODES: tuple[Episode, ...] = (
                                 "free_text_identifier"),
               "functions": ("drop_columns",)},
         gate="identifiers", function="drop_columns", params={"reason": "identifier (no signal)"},
-        report_var="identifier_drop", expect={"rows": "same"}, per_finding=False,
+        report_var="identifier_drop", expect={"rows": "same"}, per_finding=False, valid_model_needs=True,
         coordinator="Row numbers, record keys and names carry no signal but let a model memorise "
         "rows; the expert confirms, then they go (the entity id is kept for grouping).",
         worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
@@ -233,7 +240,8 @@ EPISODES: tuple[Episode, ...] = (
 
 CUSTOM = Episode(
     id="custom", name="Custom step", stage="pre_split", order=9, when={}, gate="custom_code",
-    changes=("df",), planner_keeps=True, coordinator="Free-text instruction turned into code: shown and gated.",
+    changes=("df",), only_expert_drops=True,
+    coordinator="Free-text instruction turned into code: shown and gated.",
     worker="The code as written, after the expert approved it.",
 )
 

@@ -38,8 +38,7 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
         return
     findings = list(diagnosis.get("findings", []))
     frames = s.hints.get("frames", [])
-    # an episode that needs several frames joins them: once done, there is one frame
-    if len(frames) > 1 and not _done(s, episodes, lambda ep: ep.when.get("min_frames", 1) > 1):
+    if len(frames) > 1 and not _done(s, episodes, lambda ep: ep.combines_frames):  # joined: one frame
         try:
             joined = await calls.diagnose_join(frames, **hints)
             findings += joined.get("findings", [])

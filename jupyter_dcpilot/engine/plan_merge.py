@@ -34,7 +34,7 @@ def merge(session: Session, update: PlanUpdate, episodes: dict[str, Episode], st
             st.id = s.new_id("s")
             new.append(st)
     # only the expert drops these: custom code, and the steps they added
-    kept = [st for st in old.values() if _planner_keeps(episodes, st) or "added" in st.by_user]
+    kept = [st for st in old.values() if _only_expert_drops(episodes, st) or "added" in st.by_user]
     new = kept + new
     for st in kept:
         old.pop(key(st))
@@ -52,6 +52,6 @@ def key(step: Step) -> tuple[Any, ...]:
     return (step.episode, tuple(step.finding_ids), step.code)
 
 
-def _planner_keeps(episodes: dict[str, Episode], step: Step) -> bool:
+def _only_expert_drops(episodes: dict[str, Episode], step: Step) -> bool:
     ep = episodes.get(step.episode)
-    return ep is not None and ep.planner_keeps
+    return ep is not None and ep.only_expert_drops
