@@ -1,8 +1,8 @@
 """The episode library, as data: what a step of data work is, when it applies, what it calls.
 
-An episode is one entry in :data:`EPISODES`; planners, the coordinator and the worker read these fields and
-never branch on episode ids for behaviour they could read here. Adding an episode means adding
-one entry (and, for a new kind of finding, listing that kind in its ``when``).
+An episode is one entry in :data:`EPISODES`; planners, the coordinator and the worker read
+these fields and never branch on episode ids for behaviour they could read here. Adding an
+episode means adding one entry (and, for a new kind of finding, listing that kind in its ``when``).
 
 Stages order the work: ``setup`` → ``pre_split`` (changes ``df``: applied before splitting,
 replayed on new data through each step's report) → ``split`` → ``post_split`` (learned on
