@@ -20,16 +20,17 @@ from typing import Any
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, minutes
-from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator, stdin_prompt
+from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
+from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
 from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.engine.kernel_calls import KernelCalls
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header
-from jupyter_dcpilot.probe import probe_expression
 from jupyter_dcpilot.terminal import TerminalStream, printable
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
@@ -164,7 +165,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                                      {"dcpilot": {"step": "load"}})
         if loaded.error:
             raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
-        frames = await host.evaluate(probe_expression("frame_info_json", names))
+        frames = await KernelCalls(host).frame_info(names)
         session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
         session.variables["imports"] = True
         coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,

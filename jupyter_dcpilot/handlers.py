@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 import tornado
@@ -46,9 +47,10 @@ class BaseHandler(APIHandler):
             raise tornado.web.HTTPError(400, f"query argument {name!r} is longer than {MAX_PATH} characters")
         return value
 
-    async def probe(self, path: str, function: str, *args: Any) -> Any:
+    async def probe(self, answer: Awaitable[Any]) -> Any:
+        """A probe's answer (``self.bridge.calls(path).<probe>(...)``), its failures as HTTP errors."""
         try:
-            return await self.bridge.evaluate(path, function, *args)
+            return await answer
         except NoKernelError as error:
             raise tornado.web.HTTPError(404, str(error)) from error
         except (KernelBusyError, KernelDiedError) as error:  # try again once it answers (or restarts)
@@ -85,7 +87,7 @@ class FramesHandler(BaseHandler):
     @tornado.web.authenticated
     async def get(self) -> None:
         path = self.required_argument("path")
-        self.finish(json.dumps(await self.probe(path, "frames_json")))
+        self.finish(json.dumps(await self.probe(self.bridge.calls(path).frames())))
 
 
 class ProfileHandler(BaseHandler):
@@ -97,7 +99,7 @@ class ProfileHandler(BaseHandler):
         name = self.required_argument("name")
         if not name.isidentifier():
             raise tornado.web.HTTPError(400, f"{name!r} is not a Python variable name")
-        self.finish(json.dumps(await self.probe(path, "profile_json", name)))
+        self.finish(json.dumps(await self.probe(self.bridge.calls(path).profile(name))))
 
 
 class SessionsBase(BaseHandler):

@@ -16,7 +16,8 @@ from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
 from .engine.hosts import KernelDiedError
-from .probe import ProbeError, execute_request_content, parse_reply, probe_expression
+from .engine.kernel_calls import KernelCalls
+from .probe import ProbeError, execute_request_content, parse_reply
 
 
 class NoKernelError(LookupError):
@@ -105,9 +106,9 @@ class KernelBridge:
         client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
         return client
 
-    async def evaluate(self, path: str, function: str, *args: Any, **kwargs: Any) -> Any:
-        """Evaluate ``kernel_tools.probes.<function>(*args, **kwargs)`` in the notebook's kernel."""
-        return await self.evaluate_expression(path, probe_expression(function, *args, **kwargs))
+    def calls(self, path: str) -> KernelCalls:
+        """The probes of the notebook's kernel, typed (:class:`~.engine.kernel_calls.KernelCalls`)."""
+        return KernelCalls(NotebookKernelProbe(self, path))
 
     async def evaluate_expression(self, path: str, expression: str) -> Any:
         """Evaluate a ready-made probe expression (see :mod:`jupyter_dcpilot.probe`) silently."""
@@ -188,3 +189,15 @@ def died_while(how: str, step: str) -> KernelDiedError:
 
 __all__ = ["KernelBridge", "KernelBusyError", "KernelDiedError", "KernelRun", "KernelWatch",
            "NoKernelError", "ProbeError", "died_while"]
+
+
+class NotebookKernelProbe:
+    """The :class:`~jupyter_dcpilot.engine.KernelProbe` of one notebook's kernel, found by path
+    at every probe (so a restarted or changed kernel is picked up)."""
+
+    def __init__(self, bridge: KernelBridge, path: str) -> None:
+        self.bridge = bridge
+        self.path = path
+
+    async def evaluate(self, expression: str) -> Any:
+        return await self.bridge.evaluate_expression(self.path, expression)

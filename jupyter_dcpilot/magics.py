@@ -40,7 +40,8 @@ from IPython.display import Markdown, display
 from jupyter_dcpilot.probe import ProbeError
 
 from .engine.budgets import Budgets, minutes
-from .engine.coordinator import ApprovalPolicy, Coordinator
+from .engine.coordinator import Coordinator
+from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
 from .engine.plan_edits import EditRefused, parse_pairs

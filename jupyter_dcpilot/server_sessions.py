@@ -22,10 +22,19 @@ from kernel_tools.vocabulary import TASK_KINDS
 from .config import DCPilot
 from .engine import decisions_file, impact, plan_edits
 from .engine.budgets import Budgets
-from .engine.coordinator import ApprovalPolicy, Coordinator
+from .engine.coordinator import Coordinator
+from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
-from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, KernelRun, KernelWatch, died_while
+from .kernel_bridge import (
+    KernelBridge,
+    KernelBusyError,
+    KernelDiedError,
+    KernelRun,
+    KernelWatch,
+    NotebookKernelProbe,
+    died_while,
+)
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
@@ -206,18 +215,6 @@ class BrowserNotebookHost:
 
     async def delete_cells(self, cell_ids: list[str]) -> None:
         await self.request("delete_cells", cell_ids=list(cell_ids))
-
-
-class NotebookKernelProbe:
-    """The :class:`~jupyter_dcpilot.engine.KernelProbe` of one notebook's kernel, found by path
-    at every probe (so a restarted or changed kernel is picked up)."""
-
-    def __init__(self, bridge: KernelBridge, path: str) -> None:
-        self.bridge = bridge
-        self.path = path
-
-    async def evaluate(self, expression: str) -> Any:
-        return await self.bridge.evaluate_expression(self.path, expression)
 
 
 def policy_from(approve: Any) -> ApprovalPolicy:
@@ -518,11 +515,11 @@ class SessionRegistry:
     async def frames(self, path: str) -> list[dict[str, Any]]:
         """The DataFrames in the notebook's kernel (``name``, ``rows``, ``columns``, ...), as the
         panel lists them. NoKernelError, KernelBusyError and KernelDiedError as the bridge's."""
-        return await self.bridge.evaluate(path.lstrip("/"), "frames_json")
+        return await self.bridge.calls(path.lstrip("/")).frames()
 
     async def columns(self, path: str, frame: str) -> list[str]:
         """The column names of one DataFrame in the notebook's kernel ([] if it has none)."""
-        info = await self.bridge.evaluate(path.lstrip("/"), "frame_info_json", [frame])
+        info = await self.bridge.calls(path.lstrip("/")).frame_info([frame])
         return list((info.get(frame) or {}).get("columns") or [])
 
     async def _check_frame(self, path: str, frame: str, wait: float = 5.0) -> None:
@@ -530,7 +527,7 @@ class SessionRegistry:
         with the user's cell for longer than ``wait`` is not waited for: the session's own
         diagnosis then says what is wrong, as before."""
         try:
-            info = await asyncio.wait_for(self.bridge.evaluate(path, "frame_info_json", [frame]), wait)
+            info = await asyncio.wait_for(self.bridge.calls(path).frame_info([frame]), wait)
         except (asyncio.TimeoutError, KernelBusyError):
             return
         found = (info or {}).get(frame)

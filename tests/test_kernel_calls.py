@@ -15,7 +15,7 @@ from kernel_tools import probes
 
 # one plausible call per method: what the engine passes
 CALLS = {
-    "frame_info": (["df", "train"],), "profile": ("df",), "sample_rows": ("df", 5),
+    "frames": (), "frame_info": (["df", "train"],), "profile": ("df",), "sample_rows": ("df", 5),
     "diagnose": ("df",), "diagnose_join": (["a", "b"],), "report": ("report",),
     "warm": (["impute"],), "parameters": ("fit_evaluate",),
     "validate": ("c1", "df", "train"), "split_audit": ("train", "test"),
@@ -65,14 +65,16 @@ def test_each_call_binds_to_the_probe_it_names(method):
 def test_a_real_kernel_answers_through_the_client(tmp_path):
     from jupyter_dcpilot.engine.hosts import HeadlessHost
 
-    async def ask() -> tuple[dict, dict, dict]:
+    async def ask() -> tuple[list, dict, dict, dict]:
         async with HeadlessHost(tmp_path / "nb.ipynb") as host:
             ran = await host.run_cell("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})", {})
             assert ran.error is None, ran.error
             calls = KernelCalls(host)
+            frames = await calls.frames()
             info = await calls.frame_info(["df"])
             saved = await calls.checkpoint_save(["df"], "before a test")
-            return info, saved, await calls.checkpoint_problem(saved["id"])
+            return frames, info, saved, await calls.checkpoint_problem(saved["id"])
 
-    info, saved, problem = asyncio.run(ask())
+    frames, info, saved, problem = asyncio.run(ask())
+    assert [(f["name"], f["rows"]) for f in frames] == [("df", 3)]
     assert info["df"]["rows"] == 3 and saved["id"] and problem.get("problem") is None

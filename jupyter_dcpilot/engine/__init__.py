@@ -4,8 +4,9 @@ It talks to a kernel and a notebook only through :class:`KernelProbe` and :class
 (see :mod:`.hosts`), so the server extension, the command line and the tests host the same engine.
 """
 
-from .coordinator import ApprovalPolicy, Coordinator
+from .coordinator import Coordinator
 from .episodes import EPISODES, Episode, library
+from .gatekeeping import ApprovalPolicy
 from .hosts import CellResult, ClientProbe, HeadlessHost, KernelProbe, NotebookHost
 from .llm import LLMClient, LLMConfig, LLMError
 from .planners import ClaudePlanner, PlanUpdate, RulePlanner

@@ -1,8 +1,8 @@
 """The episode library, as data: what a step of data work is, when it applies, what it calls.
 
-An episode is one entry in :data:`EPISODES`; planners and the worker read these fields and
-never branch on episode ids for behaviour they could read here. Adding an episode means adding
-one entry (and, for a new kind of finding, listing that kind in its ``when``).
+An episode is one entry in :data:`EPISODES`; planners, the coordinator and the worker read
+these fields and never branch on episode ids for behaviour they could read here. Adding an
+episode means adding one entry (and, for a new kind of finding, listing that kind in its ``when``).
 
 Stages order the work: ``setup`` → ``pre_split`` (changes ``df``: applied before splitting,
 replayed on new data through each step's report) → ``split`` → ``post_split`` (learned on
@@ -26,6 +26,12 @@ class Episode:
     ``gates`` (restricts ``functions`` matches to findings with one of these gates),
     ``always`` (once per session), ``min_frames`` (needs that many input frames).
     ``per_finding`` makes one step (and one decision) per finding instead of one step for all.
+    ``runs`` says how a step of it is carried out: ``"cell"`` (the worker writes and runs its
+    cell), ``"task"`` (no code: the answer to its decision sets the session's task) or
+    ``"report"`` (a markdown cell with the report). ``source`` is the cell of an episode that
+    calls no kernel_tools function. ``only_expert_drops``: a planner's revision never drops a
+    pending step of it; only the expert does. ``valid_model_needs``: a planner may not leave it
+    out of the plan (the Claude planner keeps it whatever it proposes).
     """
 
     id: str
@@ -43,6 +49,15 @@ class Episode:
     report_var: str = "report"
     coordinator: str = ""
     worker: str = ""
+    runs: str = "cell"
+    source: str = ""
+    only_expert_drops: bool = False
+    valid_model_needs: bool = False
+
+    @property
+    def combines_frames(self) -> bool:
+        """Whether it needs several input frames: it makes one of them (a join)."""
+        return self.when.get("min_frames", 1) > 1
 
     def matches_kind(self, finding: dict[str, Any]) -> bool:
         return finding.get("kind") in self.when.get("finding_kinds", ())
@@ -63,7 +78,7 @@ def recommended_action(finding: dict[str, Any]) -> dict[str, Any] | None:
 EPISODES: tuple[Episode, ...] = (
     Episode(
         id="confirm_task", name="Confirm task and target", stage="setup", order=0,
-        when={"always": True}, gate="task", changes=(),
+        when={"always": True}, gate="task", changes=(), runs="task",
         coordinator="First make sure the task kind, the target (and for survival the duration "
         "column) and the entity id are right: every later step depends on them.",
         worker="No code: the answer updates the session's task.",
@@ -118,7 +133,7 @@ EPISODES: tuple[Episode, ...] = (
                                 "free_text_identifier"),
               "functions": ("drop_columns",)},
         gate="identifiers", function="drop_columns", params={"reason": "identifier (no signal)"},
-        report_var="identifier_drop", expect={"rows": "same"}, per_finding=False,
+        report_var="identifier_drop", expect={"rows": "same"}, per_finding=False, valid_model_needs=True,
         coordinator="Row numbers, record keys and names carry no signal but let a model memorise "
         "rows; the expert confirms, then they go (the entity id is kept for grouping).",
         worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
@@ -211,12 +226,13 @@ EPISODES: tuple[Episode, ...] = (
     ),
     Episode(
         id="explain", name="Explain", stage="final", order=21, when={"always": True},
-        changes=(), report_var="importance",
+        changes=(), report_var="importance", source="pd.DataFrame(model.importance).head(15)",
         coordinator="Show which features drive the model so the expert can spot a leak.",
         worker="pd.DataFrame(model.importance).head(15).",
     ),
     Episode(
         id="report", name="Report", stage="final", order=22, when={"always": True}, changes=(),
+        runs="report",
         coordinator="Summarise what was done, what was decided and by whom, and the score.",
         worker="A markdown cell.",
     ),
@@ -224,7 +240,8 @@ EPISODES: tuple[Episode, ...] = (
 
 CUSTOM = Episode(
     id="custom", name="Custom step", stage="pre_split", order=9, when={}, gate="custom_code",
-    changes=("df",), coordinator="Free-text instruction turned into code: shown and gated.",
+    changes=("df",), only_expert_drops=True,
+    coordinator="Free-text instruction turned into code: shown and gated.",
     worker="The code as written, after the expert approved it.",
 )
 
@@ -241,6 +258,12 @@ def library(extra: tuple[Episode, ...] = ()) -> dict[str, Episode]:
     episodes = {e.id: e for e in EPISODES + (CUSTOM,)}
     episodes.update({e.id: e for e in extra})
     return episodes
+
+
+def stage_of(episodes: dict[str, Episode], episode_id: str) -> str | None:
+    """The stage of an episode by id; None for an episode the library does not hold."""
+    ep = episodes.get(episode_id)
+    return ep.stage if ep is not None else None
 
 
 def episode_for(finding: dict[str, Any], episodes: dict[str, Episode]) -> Episode | None:

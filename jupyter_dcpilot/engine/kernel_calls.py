@@ -28,6 +28,9 @@ class KernelCalls:
         return await self.kernel.evaluate(probe_expression(function, *args, **kwargs))
 
     # -- frames and diagnosis -----------------------------------------------------------------
+    async def frames(self) -> list[Json]:
+        return await self._call("frames_json")
+
     async def frame_info(self, names: list[str]) -> Json:
         return await self._call("frame_info_json", names)
 

@@ -73,7 +73,8 @@ class Worker:
         """The kernel_tools call: the decided option's action, else the step's own call; the
         parameters the expert set on the step over either (see :func:`.plan_edits.call_params`)."""
         episode = self.episodes.get(step.episode)
-        if step.decision_id and step.code is None and step.episode != "confirm_task":
+        answers_task = episode is not None and episode.runs == "task"  # its answer is no call
+        if step.decision_id and step.code is None and not answers_task:
             action = (self.session.decision(step.decision_id).option() or {}).get("action")
             if not action:
                 return None, {}
@@ -139,8 +140,8 @@ class Worker:
             body = self._split_code(var, params)
         elif ep.stage == "model":
             body = self._model_code(params, self.budgets.of(step.episode))
-        elif ep.id == "explain":
-            body = ["pd.DataFrame(model.importance).head(15)"]
+        elif ep.source:
+            body = [ep.source]
         elif function is None:
             return None
         elif function == "join_frames":
@@ -255,17 +256,7 @@ class Worker:
             return "kept"
         step.status, step.started = "running", now()
         step.budget_s = self.budgets.of(step.episode)
-        checkpoint_id = await self.checkpoint(step)
-        if checkpoint_id is not None:
-            snapshot = self.session.snapshot()
-            for s in snapshot["plan"]:
-                if s["id"] == step.id:
-                    s["status"] = "proposed"
-            self.session.checkpoints.append(Checkpoint(
-                id=checkpoint_id, step_id=step.id, label=step.title,
-                names=self.changes(step), cell_count=cell_mark,
-                snapshot=snapshot))
-            step.checkpoint_id = checkpoint_id
+        checkpoint_id = await self._record_checkpoint(step, cell_mark)
         self.session.changed("step", step=step.id, status="running")
         if before_cell is not None:
             await before_cell()
@@ -278,24 +269,10 @@ class Worker:
             # ends): the step they stopped is rolled back all the same, never carried on from
             stopped = self.interrupted() or (result.error or {}).get("ename") == "KeyboardInterrupt"
             if result.error is None and not stopped:
-                step.cell_ids.append(result.cell_id)
-                step.result.update({"var": self.report_var(step), "function": function,
-                                    "params": params, "outputs": result.text()[-2000:]})
-                if function == "to_intervals":  # the model fits these intervals (see intervals())
-                    self.session.task.update(start=params.get("time"), stop=params.get("duration"))
-                self.session.variables["imports"] = True  # the first cell imported them
-                await self._read_results(step, function)
-                step.error = None
+                await self._keep(step, result, function, params)
                 return "done"
             last_error = result.error
-            if result.error is not None:
-                self.session.log("error", f"{step.id} ({step.title}) attempt {attempt} failed: "
-                                 f"{cell_error(result.error['ename'], result.error['evalue'])}",
-                                 step_id=step.id)
-            await self.notebook.delete_cells([result.cell_id])
-            self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
-            if checkpoint_id is not None:
-                await self.calls.checkpoint_restore(checkpoint_id)
+            await self._roll_back(step, result, attempt, checkpoint_id)
             if over_budget:  # stopped by its budget, not by the user: the run goes on without it
                 step.error = (f"stopped after {minutes(step.elapsed_s or 0)}, far past its time budget "
                               f"of {minutes(step.budget_s or 0)}; its variables are as before it. "
@@ -307,24 +284,72 @@ class Worker:
                 return "interrupted"
             if attempt == self.max_attempts or step.code is not None:
                 break
-            new_params = None
-            if self.repair is not None:
-                assert result.error is not None  # a success or a stop returned above
-                repaired = await self.repair(step, source, result.error)
-                if repaired is not None:
-                    new_params = {**params, **repaired}
-                    self.session.log("repair", f"{step.id}: the LLM proposed new parameters "
-                                     f"{json.dumps(new_params, default=str)}", step_id=step.id)
-            if new_params is None and fallbacks:
-                new_params = {**params, **fallbacks.pop(0)}
-                self.session.log("fallback", f"{step.id}: retrying with safer parameters "
-                                 f"{json.dumps(new_params, default=str)}", step_id=step.id)
+            assert result.error is not None  # a success or a stop returned above
+            new_params = await self._retry_params(step, source, params, result.error, fallbacks)
             if new_params is None:
                 break
             params = new_params
             source = self.code(step, function, params) or source
         step.error = cell_error(last_error["ename"], last_error["evalue"]) if last_error else "failed"
         return "failed"
+
+    async def _record_checkpoint(self, step: Step, cell_mark: int) -> str | None:
+        """Checkpoint the step's variables and record it with the session as it was before the
+        step (the step itself proposed again), so an undo puts both back; None when the step
+        changes no variables."""
+        checkpoint_id = await self.checkpoint(step)
+        if checkpoint_id is None:
+            return None
+        snapshot = self.session.snapshot()
+        for s in snapshot["plan"]:
+            if s["id"] == step.id:
+                s["status"] = "proposed"
+        self.session.checkpoints.append(Checkpoint(
+            id=checkpoint_id, step_id=step.id, label=step.title,
+            names=self.changes(step), cell_count=cell_mark,
+            snapshot=snapshot))
+        step.checkpoint_id = checkpoint_id
+        return checkpoint_id
+
+    async def _keep(self, step: Step, result: CellResult, function: str | None, params: dict[str, Any]) -> None:
+        """A cell that ran: record what it called and printed, then read its results."""
+        step.cell_ids.append(result.cell_id)
+        step.result.update({"var": self.report_var(step), "function": function,
+                            "params": params, "outputs": result.text()[-2000:]})
+        if function == "to_intervals":  # the model fits these intervals (see intervals())
+            self.session.task.update(start=params.get("time"), stop=params.get("duration"))
+        self.session.variables["imports"] = True  # the first cell imported them
+        await self._read_results(step, function)
+        step.error = None
+
+    async def _roll_back(self, step: Step, result: CellResult, attempt: int, checkpoint_id: str | None) -> None:
+        """A failed or stopped attempt leaves no trace: its error logged, its cell removed, the
+        variables restored from the checkpoint."""
+        if result.error is not None:
+            self.session.log("error", f"{step.id} ({step.title}) attempt {attempt} failed: "
+                             f"{cell_error(result.error['ename'], result.error['evalue'])}",
+                             step_id=step.id)
+        await self.notebook.delete_cells([result.cell_id])
+        self.session.cells = [c for c in self.session.cells if c["id"] != result.cell_id]
+        if checkpoint_id is not None:
+            await self.calls.checkpoint_restore(checkpoint_id)
+
+    async def _retry_params(self, step: Step, source: str, params: dict[str, Any], error: dict[str, Any],
+                            fallbacks: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The parameters of the next attempt: the LLM's repair of the error, else the episode's
+        next safer fallback (taken off ``fallbacks``); None when there is neither."""
+        new_params = None
+        if self.repair is not None:
+            repaired = await self.repair(step, source, error)
+            if repaired is not None:
+                new_params = {**params, **repaired}
+                self.session.log("repair", f"{step.id}: the LLM proposed new parameters "
+                                 f"{json.dumps(new_params, default=str)}", step_id=step.id)
+        if new_params is None and fallbacks:
+            new_params = {**params, **fallbacks.pop(0)}
+            self.session.log("fallback", f"{step.id}: retrying with safer parameters "
+                             f"{json.dumps(new_params, default=str)}", step_id=step.id)
+        return new_params
 
     async def _check_imports(self) -> None:
         """Import kernel_tools again in the next cell if the kernel lost the names (a kernel

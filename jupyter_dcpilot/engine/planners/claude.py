@@ -27,6 +27,7 @@ from ..episodes import STAGES, Episode, library
 from ..hosts import KernelProbe
 from ..kernel_calls import KernelCalls
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
+from ..model_audit import model_report
 from ..session import Session, Step
 from . import PlanUpdate
 from .rules import RulePlanner
@@ -126,8 +127,7 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
     decisions = {d.id: d for d in session.decisions}
-    model = next((s.result.get("report") for s in reversed(session.plan)
-                  if s.episode == "train_evaluate" and s.status == "done"), None) or {}
+    model = model_report(session, episodes) or {}
     columns = [str(c) for c in session.variables.get("columns", [])[:200]]
     names = set(columns) | {str(c) for f in session.findings for c in f.get("columns") or []}
 
@@ -305,7 +305,7 @@ class ClaudePlanner:
 
     def _required(self, session: Session, step: Step) -> bool:
         ep = self.episodes[step.episode]
-        if ep.when.get("always") or ep.id == "drop_identifiers" or step.gate in ("leakage", "aggregation", "task"):
+        if ep.when.get("always") or ep.valid_model_needs or step.gate in ("leakage", "aggregation", "task"):
             return True
         return any((session.finding(f) or {}).get("severity") == "critical" for f in step.finding_ids)
 

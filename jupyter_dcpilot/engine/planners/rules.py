@@ -54,24 +54,24 @@ class RulePlanner:
         for episode in self.episodes.values():
             if episode.when.get("always") and episode.id not in finished:
                 add(episode, reason=episode.coordinator.split(". ")[0])
-        join_ep = self.episodes.get("join_files")
-        if (join_ep is not None and "join_files" not in finished
-                and len(session.hints.get("frames", [])) >= join_ep.when.get("min_frames", 2)):
-            add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
+        for join_ep in self.episodes.values():
+            if (join_ep.combines_frames and join_ep.id not in finished
+                    and len(session.hints.get("frames", [])) >= join_ep.when["min_frames"]):
+                add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
 
         groups: dict[str, list[dict[str, Any]]] = {}
         for finding in sorted(session.findings, key=lambda f: severity_rank(f.get("severity"))):
             if finding.get("id") in session.handled:
                 continue
             ep = episode_for(finding, self.episodes)
-            if ep is None or ep.id == "join_files" and "join_files" in finished:
+            if ep is None or ep.combines_frames and ep.id in finished:
                 continue
             if ep.stage == "pre_split" and "split" in stage_done:
                 continue  # the data is split: a pre-split fix would need a backtrack
             if not [o for o in finding.get("options", [])
                     if o.get("id") not in session.exclusions.get(finding.get("id", ""), [])]:
                 continue
-            if not (finding.get("gate") or ep.gate or ep.id == "join_files") and not recommended_action(finding):
+            if not (finding.get("gate") or ep.gate or ep.combines_frames) and not recommended_action(finding):
                 continue  # no decision to make and nothing recommended to run: it is information
             if finding.get("severity") == "info" and not finding.get("gate") and not recommended_action(finding):
                 continue  # diagnose found it harmless (e.g. rows equal by chance): nothing to ask
@@ -80,7 +80,7 @@ class RulePlanner:
         for ep_id, found in groups.items():
             ep = self.episodes[ep_id]
             join = next((s for s in steps if s.episode == ep_id), None)
-            if ep_id == "join_files" and join is not None:
+            if ep.combines_frames and join is not None:
                 join.finding_ids = [f["id"] for f in found]
                 join.params = _merged_params(ep, found)
             elif ep.per_finding or any(f.get("gate") for f in found):

@@ -1,0 +1,244 @@
+"""Gatekeeping: the question a gated step asks, and who answers it.
+
+A gated step gets a :class:`~.session.Decision` (its options from the step's finding, the task
+card, or custom code to read); :func:`answer` has an :class:`ApprovalPolicy` or an interactive
+prompt answer it, or leaves it open for the expert. The coordinator runs a step only once its
+decision is answered; these functions never run one.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernel_tools.vocabulary import TASK_KINDS
+
+from . import decisions_file
+from .charts import chart_for
+from .episodes import Episode
+from .session import Decision, Session, Step
+from .validation import did_you_mean
+
+# the other moments a prediction can be made, offered on the task card
+INDEX_CHOICES = {
+    "index:first": ("Predict at each entity's first record",
+                    "Predictions are made at enrolment (the first record of each entity): later "
+                    "records are not known then.", "later measurements cannot be used as they are"),
+    "index:row": ("Predict at every record",
+                  "Each record is a prediction at its own time; the outcome and any duration are "
+                  "counted from that record.", "wrong when the outcome or duration counts from the "
+                  "first record: later records would know the future"),
+}
+Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
+
+
+@dataclass
+class ApprovalPolicy:
+    """Who answers gates when no one is asked: ``ask``, ``recommended``, ``none`` or a file.
+
+    A decisions file (:mod:`.decisions_file`, checked against its JSON Schema) maps gates and
+    columns to option ids, ``"recommended"`` or ``"ask"``, e.g.
+    ``{"leakage": "drop", "outliers": {"age": "keep", "*": "clip"}, "columns": {"bmi": "keep"}}``;
+    ``"*": "recommended"`` takes the recommended option for every gate the file does not name.
+    LLM-written custom code (gate ``custom_code``) is never approved by a policy.
+    ``prompt`` (an async callable) asks a human interactively; without it ``ask`` blocks.
+    """
+
+    mode: str = "ask"
+    choices: dict[str, Any] = field(default_factory=dict)
+    prompt: Prompt | None = None
+
+    @classmethod
+    def from_spec(cls, spec: str, prompt: Prompt | None = None) -> ApprovalPolicy:
+        if spec in ("ask", "recommended", "none"):
+            return cls(mode=spec, prompt=prompt)
+        if not Path(spec).is_file():
+            if spec.lower().endswith(".json"):
+                raise ValueError(f"decisions file not found: {spec}")
+            raise ValueError(f"--approve must be ask, recommended, none or a JSON file; {spec!r} is none of "
+                             f"these{did_you_mean(spec, ['ask', 'recommended', 'none'])}")
+        return cls(mode="file", choices=decisions_file.read(spec), prompt=prompt)
+
+    @property
+    def plan_edits(self) -> Any:
+        """The plan edits a decisions file makes (its ``plan`` entry), None without a file."""
+        return self.choices.get("plan") if self.mode == "file" else None
+
+    def choose(self, decision: Decision) -> tuple[str, str] | None:
+        """``(choice, rationale)`` decided by policy, or None when a human must answer."""
+        if decision.gate == "custom_code":
+            return ("skip", "custom code is skipped without expert steps") if self.mode == "none" else None
+        if self.mode == "recommended" and decision.recommended:
+            return decision.recommended, "recommended option (--approve recommended)"
+        if self.mode == "none":
+            return "skip", "no expert steps (--approve none)"
+        if self.mode == "file":
+            choice = self._from_file(decision)
+            if choice == "recommended":
+                return (decision.recommended, "recommended option (decisions file)") if decision.recommended else None
+            if choice is not None and choice != "ask":
+                if decision.option(choice) is None:
+                    ids = [o["id"] for o in decision.options]
+                    raise ValueError(f"decisions file: {choice!r} is not an option of the "
+                                     f"{decision.gate} decision on {decision.columns} (options: {ids})")
+                return choice, "from the decisions file"
+        return None
+
+    def _from_file(self, decision: Decision) -> str | None:
+        by_column = self.choices.get("columns", {})
+        for column in decision.columns:
+            if column in by_column:
+                return by_column[column]
+        entry = self.choices.get(decision.gate)
+        if isinstance(entry, dict):
+            for column in decision.columns:
+                if column in entry:
+                    return entry[column]
+            entry = entry.get("*")
+        if entry is None and self.choices.get("*") == "recommended":
+            return decision.recommended
+        return entry
+
+
+async def answer(session: Session, step: Step, decision: Decision, policy: ApprovalPolicy) -> bool:
+    """Have the policy (else its prompt) answer an open decision; False when it stays open for
+    the expert (the step then awaits it). A decision the user undid is theirs to answer again,
+    never the policy's."""
+    picked = None if decision.reopened else policy.choose(decision)
+    by = "policy"
+    if picked is None and policy.prompt is not None:
+        picked, by = await policy.prompt(decision, step), "user"
+    if picked is None:
+        step.status = "awaiting_decision"
+        session.changed("awaiting_decision", step=step.id, decision=asdict(decision))
+        return False
+    choice, rationale = picked
+    if choice == "skip" and decision.option("skip") is None:
+        decision.options.append({"id": "skip", "label": "Skip", "description":
+                                 "Do not run this step.", "risk": "", "recommended": False,
+                                 "action": None})
+    session.decide(decision.id, choice, rationale, by=by)
+    return True
+
+
+def new_decision(session: Session, step: Step, episode: Episode | None) -> Decision:
+    """The question a gated step asks, added to the session: the task card for an episode whose
+    answer is the task, the code itself for custom code, else its finding's options less those a
+    backtrack excluded."""
+    s = session
+    if episode is not None and episode.runs == "task":
+        options, question, evidence = task_options(s.task)
+    elif step.code is not None:
+        options = [{"id": "run", "label": "Run this code", "description": step.code,
+                    "risk": "custom code: read it before running", "recommended": True, "action": None},
+                   {"id": "skip", "label": "Skip", "description": "Do not run it.", "risk": "",
+                    "recommended": False, "action": None}]
+        question, evidence = f"Run this custom step? {step.reason}", {}
+    else:
+        options, question, evidence = finding_options(s, step)
+    recommended = next((o["id"] for o in options if o.get("recommended")), None)
+    if recommended is None:  # the recommended option was excluded: the next one that acts
+        recommended = next((o["id"] for o in options if o.get("action")), options[0]["id"])
+    finding = s.finding(step.finding_ids[0]) if step.finding_ids and step.code is None else None
+    # a random suffix: a decision id of another notebook's session never matches one here
+    decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "",
+                        question=question, evidence=evidence, options=options, recommended=recommended,
+                        columns=list(step.columns), chart=chart_for(finding))
+    s.decisions.append(decision)
+    step.decision_id = decision.id
+    s.changed("decision", decision=asdict(decision))
+    return decision
+
+
+def finding_options(session: Session, step: Step) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """``(options, question, evidence)`` of a step's first finding, without the options a
+    backtrack excluded; one "run" option when none is left."""
+    finding = session.finding(step.finding_ids[0]) if step.finding_ids else None
+    excluded: set[str] = set()
+    for fid in step.finding_ids:
+        excluded |= set(session.exclusions.get(fid, []))
+    options = [dict(o) for o in (finding or {}).get("options", []) if o.get("id") not in excluded]
+    if not options:
+        options = [{"id": "run", "label": step.title, "description": step.reason, "risk": "",
+                    "recommended": True, "action": {"function": step.function, "params": step.params}}]
+    return options, (finding or {}).get("summary", step.reason), (finding or {}).get("evidence", {})
+
+
+def task_options(task: dict[str, Any]) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """``(options, question, evidence)`` of the task card: confirm, another task kind, another
+    moment of prediction."""
+    t = task
+    index = t.get("index") or {}
+    desc = (f"{t.get('kind')}: predict '{t.get('target')}'"
+            + (f" with duration '{t.get('time')}'" if t.get("time") else "")
+            + (f", one entity = '{t.get('id')}'" if t.get("id") else "")
+            + (f", at {index['label']}" if index.get("label") else ""))
+    options = [{"id": "confirm", "label": "Confirm", "description": desc,
+                "risk": "", "recommended": True, "action": None}]
+    for kind in TASK_KINDS:
+        if kind != t.get("kind") and (kind != "survival" or t.get("time")):
+            options.append({"id": kind, "label": f"It is {kind}",
+                            "description": f"Treat '{t.get('target')}' as a {kind} target.",
+                            "risk": "a wrong task means a wrong metric", "recommended": False,
+                            "action": None})
+    for choice, (label, description, risk) in INDEX_CHOICES.items():
+        kind = {"index:first": "entity_start", "index:row": "row"}[choice]
+        if index.get("kind") != kind and (choice != "index:first" or t.get("id")):
+            options.append({"id": choice, "label": label, "description": description,
+                            "risk": risk, "recommended": False, "action": None})
+    evidence = {k: t.get(k) for k in ("kind", "target", "time", "event", "id", "visit") if t.get(k)}
+    if index:
+        evidence["prediction_time"] = index.get("label")
+        evidence["prediction_time_reason"] = index.get("reason")
+    return options, f"Is this the task? {desc}. ({t.get('reason', '')})", evidence
+
+
+def apply_task_answer(session: Session, choice: str | None) -> None:
+    """The task card's answer into the session: another task kind, or another moment of
+    prediction (the data is then diagnosed again, as the options follow it); confirmed."""
+    s = session
+    if choice in TASK_KINDS:
+        s.task["kind"] = choice
+    if choice in INDEX_CHOICES:
+        s.hints["index"] = choice.split(":")[1]
+        s.diagnosed_version = -1  # diagnosed again: the options follow the prediction time
+    s.task["confirmed"] = True
+
+
+def warm_functions(decision: Decision | None, step: Step) -> list[str]:
+    """The kernel_tools functions an answer to the decision may call, to import ahead."""
+    functions = {o["action"]["function"] for o in (decision.options if decision else [])
+                 if (o.get("action") or {}).get("function")}
+    return sorted(functions | ({step.function} if step.function else set()))
+
+
+def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
+    """An interactive prompt for ``--approve ask`` on a terminal."""
+    stream_in = stream_in or sys.stdin
+    stream_out = stream_out or sys.stderr
+
+    async def ask(decision: Decision, step: Step) -> tuple[str, str] | None:
+        stream_out.write(f"\n[{decision.gate}] {step.title}\n  {decision.question}\n")
+        for i, o in enumerate(decision.options, 1):
+            mark = " (recommended)" if o["id"] == decision.recommended else ""
+            stream_out.write(f"  {i}. {o['id']}{mark}: {o.get('label', '')} — risk: {o.get('risk', '')}\n")
+        while True:
+            stream_out.write("choose a number or an option id [Enter = recommended]: ")
+            stream_out.flush()
+            line = stream_in.readline()
+            if not line:
+                return None
+            answer = line.strip()
+            if not answer:
+                return decision.recommended or decision.options[0]["id"], "accepted at the prompt"
+            if answer.isdigit() and 1 <= int(answer) <= len(decision.options):
+                return decision.options[int(answer) - 1]["id"], "chosen at the prompt"
+            if decision.option(answer) is not None:
+                return answer, "chosen at the prompt"
+            stream_out.write(f"  not an option: {answer!r}\n")
+
+    return ask

@@ -1,0 +1,108 @@
+"""The coordinator's parts on their own (plan_merge, gatekeeping, history, model_audit, the
+worker's cell): they read what an episode does from its entry, never from its id, so an
+episode under another name behaves the same."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from jupyter_dcpilot.engine import gatekeeping, history, model_audit, plan_merge
+from jupyter_dcpilot.engine.episodes import library
+from jupyter_dcpilot.engine.planners import PlanUpdate
+from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.engine.worker import Worker
+
+
+def renamed(episodes, old, new, **changes):
+    """The library with one episode under another id (and other fields changed)."""
+    out = {k: v for k, v in episodes.items() if k != old}
+    out[new] = replace(episodes[old], id=new, **changes)
+    return out
+
+
+def test_a_planner_revision_keeps_ids_decisions_and_what_only_the_expert_drops():
+    episodes = renamed(library(), "custom", "free_code")  # only_expert_drops travels with the entry
+    s = Session(task={"kind": "classification", "target": "y"})
+    kept = Step(id="s1", episode="free_code", title="my code", code="df = df", gate="custom_code")
+    impute = Step(id="s2", episode="impute", title="Impute", finding_ids=["missing:a"], decision_id="d1")
+    stale = Step(id="s3", episode="outliers", title="Outliers", finding_ids=["outliers:b"])
+    s.plan, s.counter = [kept, impute, stale], 3
+    again = Step(id="", episode="impute", title="Impute (reworded)", finding_ids=["missing:a"])
+    split = Step(id="", episode="split", title="Split")
+    plan_merge.merge(s, PlanUpdate(steps=[again, split], observation="two steps"), episodes)
+    assert [st.id for st in s.plan][:2] == ["s1", "s2"]  # kept first, the same impute step
+    assert s.plan[1] is impute and impute.title == "Impute"  # decided: its wording stays
+    assert "s3" not in [st.id for st in s.plan] and split.id == "s4"
+    assert s.variables["observation"] == "two steps"
+
+
+def test_the_task_card_is_asked_by_an_episode_whose_answer_is_the_task_whatever_its_id():
+    episodes = renamed(library(), "confirm_task", "check_task")
+    s = Session(task={"kind": "regression", "target": "y", "time": "t", "id": "pid"})
+    step = Step(id="s1", episode="check_task", title="Task", gate="task")
+    decision = gatekeeping.new_decision(s, step, episodes["check_task"])
+    ids = [o["id"] for o in decision.options]
+    assert ids[0] == "confirm" and {"classification", "survival", "index:first", "index:row"} <= set(ids)
+    assert step.decision_id == decision.id and s.decisions == [decision]
+    gatekeeping.apply_task_answer(s, "index:row")
+    assert s.hints["index"] == "row" and s.diagnosed_version == -1 and s.task["confirmed"]
+
+
+def test_a_policy_answers_and_a_reopened_decision_waits_for_the_expert():
+    s = Session(findings=[{"id": "missing:a", "summary": "a is missing", "evidence": {}, "options": [
+        {"id": "impute", "recommended": True, "action": {"function": "impute", "params": {}}},
+        {"id": "keep", "recommended": False, "action": None}]}])
+    step = Step(id="s1", episode="impute", title="Impute", gate="imputation", finding_ids=["missing:a"])
+    decision = gatekeeping.new_decision(s, step, library()["impute"])
+    policy = gatekeeping.ApprovalPolicy(mode="recommended")
+    assert asyncio.run(gatekeeping.answer(s, step, decision, policy)) and decision.choice == "impute"
+    decision.reopen("undone by the user")
+    assert not asyncio.run(gatekeeping.answer(s, step, decision, policy))
+    assert step.status == "awaiting_decision" and not decision.decided
+
+
+def test_the_model_report_is_the_last_done_step_of_the_model_stage():
+    episodes = renamed(library(), "train_evaluate", "fit_model")
+    s = Session()
+    s.plan = [Step(id="s1", episode="fit_model", title="m", status="done", result={"report": {"metric": "a"}}),
+              Step(id="s2", episode="fit_model", title="m", status="failed", result={"report": {"metric": "b"}}),
+              Step(id="s3", episode="fit_model", title="m", status="done", result={"report": {"metric": "c"}}),
+              Step(id="s4", episode="explain", title="e", status="done", result={"report": {"metric": "d"}})]
+    assert model_audit.model_report(s, episodes) == {"metric": "c"}
+    assert model_audit.model_report(s, library()) is None  # no episode of that id in the model stage
+
+
+def test_a_backtrack_request_takes_the_experts_rejection_first():
+    s = Session()
+    done = Step(id="s1", episode="impute", title="Impute", status="done", checkpoint_id="c1")
+    s.plan = [done]
+    s.rejections = [{"step_id": "s1", "reason": "wrong method"}]
+    update = PlanUpdate(steps=[], backtrack={"step_id": "s1", "reason": "planner"})
+    assert history.backtrack_request(s, update, 3) == (done, "the expert rejected the result: wrong method")
+    assert history.backtrack_request(s, update, 3) == (done, "rules planner: planner")
+    assert history.backtrack_request(s, update, 0) is None  # no backtracks left
+
+
+def test_an_episode_without_a_call_runs_its_own_cell_whatever_its_id():
+    episodes = renamed(library(), "explain", "importance", source="model.importance[:3]")
+    s = Session(task={"kind": "classification", "target": "y"}, variables={"imports": True})
+    step = Step(id="s1", episode="importance", title="Importance")
+    source = Worker(s, None, None, episodes).code(step, None, {})  # type: ignore[arg-type]
+    assert source is not None and source.splitlines()[-1] == "model.importance[:3]"
+
+
+def test_the_rules_planner_joins_several_files_with_the_episode_that_combines_frames():
+    from jupyter_dcpilot.engine.planners import RulePlanner
+
+    episodes = renamed(library(), "join_files", "merge_inputs")
+    s = Session(task={"kind": "regression", "target": "y"}, hints={"frames": ["a", "b"]})
+    s.findings = [{"id": "join_keys:pid", "kind": "join_keys", "columns": ["pid"], "severity": "info",
+                   "summary": "pid joins a and b", "evidence": {}, "gate": None,
+                   "options": [{"id": "join", "recommended": True,
+                                "action": {"function": "join_frames", "params": {"on": "pid"}}}]}]
+    steps = RulePlanner(episodes).propose(s)
+    join = [st for st in steps if st.episode == "merge_inputs"]
+    assert len(join) == 1 and join[0].finding_ids == ["join_keys:pid"] and join[0].params["on"] == "pid"
+    s.plan = [replace(join[0], id="s1", status="done")]
+    assert not [st for st in RulePlanner(episodes).propose(s) if st.episode == "merge_inputs"]
