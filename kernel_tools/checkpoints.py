@@ -1,7 +1,9 @@
 """Checkpoints of kernel variables, so any co-pilot step can be undone.
 
 Transforms never mutate their inputs, so most snapshots can keep a *reference* instead of a
-copy. How ``save(..., copy="auto")`` (the default) holds each variable:
+copy. Some return frames that share their unchanged columns with the input (``fix_dtypes``
+replaces only the columns it converts): a write *into* such a column of the new frame is then
+a write into the earlier checkpoint's array too, and is caught at restore like any other. How ``save(..., copy="auto")`` (the default) holds each variable:
 
 - below ``copy_below`` bytes (default 64 MiB; copying that takes ~30 ms): a copy, so every
   in-place change is undone.

@@ -173,3 +173,19 @@ def test_object_columns_of_booleans_and_mixed_values():
     assert str(out["flag"].dtype) == "boolean" and out["flag"].tolist()[:2] == [True, False]
     assert out["mixed"].tolist()[:3] == [1.0, 2.0, 3.5] and np.isnan(out["mixed"].iloc[3])
     assert report.details["kinds"]["empty"] == "text" and out["empty"].isna().all()
+
+
+def test_unconverted_columns_are_shared_not_copied_and_the_input_is_untouched():
+    """A wide frame with one date stored as text: only that column is new; the others are the
+    input's arrays (no second copy of the frame), and the input keeps its values and types."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"x{i}": rng.normal(size=1000) for i in range(20)})
+    df["when"] = pd.date_range("2020-01-01", periods=1000).strftime("%Y-%m-%d")
+    df["code"] = ["?" if i % 7 == 0 else str(i) for i in range(1000)]
+    before = df.copy()
+    out, report = fix_dtypes(df, columns=["when", "code"], na_tokens=["?"])
+    assert report.details["kinds"] == {"when": "datetime", "code": "numeric"}
+    pd.testing.assert_frame_equal(df, before)
+    assert all(np.shares_memory(out[c].to_numpy(), df[c].to_numpy()) for c in before.columns[:20])
+    assert not np.shares_memory(out["code"].to_numpy(), df["code"].to_numpy())
+    assert out["code"].isna().sum() == 143 and str(out["when"].dtype).startswith("datetime64")
