@@ -237,6 +237,12 @@ def test_scale_tables_and_step_times():
         ("diagnosing df", "done", 3.0, 3), ("s2 Fix dtypes and N/A tokens: admitted", "done", 0.5, 0),
         ("s8 Train and evaluate", "FAILED", 5.0, 5)]
     assert abs(scale.growth_exponent([1000, 10000, 100000], [10.0, 100.0, 1000.0]) - 1.0) < 1e-9
+    runs = [{"task": "classification", "state": "finished", "rows": 1000, "frame_mb": 1.0, "peak_kernel_mb": 451},
+            {"task": "classification", "state": "finished", "rows": 1000000, "frame_mb": 750.0, "peak_kernel_mb": 2700},
+            {"task": "survival", "state": "finished", "rows": 1000000, "frame_mb": 750.0, "peak_kernel_mb": 2700}]
+    scale.add_data_ratios(runs)
+    assert runs[1]["libraries_mb"] == 450 and runs[1]["data_peak_ratio"] == 3.0
+    assert "data_peak_ratio" not in runs[2]  # no small run of that task to measure its libraries
 
 
 def test_before_and_after_records_render_their_quiet_counts_and_splice_into_the_report(tmp_path):
