@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import kernel_tools as kt
+from kernel_tools import vocabulary
 from kernel_tools.diagnosis import registry
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import (
@@ -31,8 +32,11 @@ def frame(n: int = 300, seed: int = 1) -> pd.DataFrame:
 
 @pytest.fixture
 def temporary_detector():
-    """Register detectors for one test and forget them afterwards."""
+    """Register detectors for one test and forget them afterwards, with the kinds they declared
+    (the generated panel types and schema list every declared kind)."""
     names: list[str] = []
+    registry.load_detectors()  # the real detectors declare their kinds first: those stay
+    declared = dict(vocabulary._DECLARED)
 
     def add(name, find, **kw):
         registry.detector(name, **kw)(find)
@@ -41,6 +45,8 @@ def temporary_detector():
     yield add
     for name in names:
         registry.DETECTORS.pop(name, None)
+    vocabulary._DECLARED.clear()
+    vocabulary._DECLARED.update(declared)
 
 
 def test_a_detector_registered_in_its_own_module_runs_with_the_context(temporary_detector):

@@ -21,6 +21,13 @@ export const GATES = [
 
 export type Gate = (typeof GATES)[number];
 
+export const STEP_GATES = [
+  'task',
+  'custom_code',
+] as const;
+
+export type StepGate = (typeof STEP_GATES)[number];
+
 export const TASK_KINDS = [
   'classification',
   'regression',
@@ -48,6 +55,7 @@ export const FINDING_KINDS = [
   'constant_column',
   'free_text',
   'join_keys',
+  'date_out_of_range',
 ] as const;
 
 export type FindingKind = (typeof FINDING_KINDS)[number];
