@@ -3,6 +3,10 @@
 A :class:`Finding` is one data-centric problem (its kind is a name of the issue taxonomy), the
 numbers behind it and what could be done about it. Each :class:`Option` carries the exact
 ``kernel_tools`` call it stands for, so the co-pilot never has to invent code for a decision.
+
+Their fields are the JSON Schema the panel's types are generated from
+(``jupyter_dcpilot/engine/schema.py``): ``Annotated[str, Gate]`` says the string is one of that
+vocabulary's, and ``wire_properties`` names the properties ``to_dict`` writes besides the fields.
 """
 
 from __future__ import annotations
@@ -11,11 +15,11 @@ import html
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from kernel_tools.vocabulary import GATES, SEVERITIES, finding_kinds
+from kernel_tools.vocabulary import GATES, SEVERITIES, FindingKind, Gate, Severity, finding_kinds
 
 
 def to_json_safe(value: Any) -> Any:
@@ -79,13 +83,15 @@ class Option:
 class Finding:
     """One problem in the data, the evidence for it and the options (one recommended)."""
 
-    kind: str
+    kind: Annotated[str, FindingKind]
     columns: list[str]
-    severity: str
+    severity: Annotated[str, Severity]
     summary: str
     evidence: dict = field(default_factory=dict)
     options: list[Option] = field(default_factory=list)
-    gate: str | None = None
+    gate: Annotated[str | None, Gate] = None
+
+    wire_properties: ClassVar[tuple[str, ...]] = ("id",)
 
     def __post_init__(self) -> None:
         kinds = finding_kinds()

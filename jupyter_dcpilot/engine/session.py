@@ -19,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from kernel_tools.vocabulary import PENDING, EventType
+from kernel_tools.vocabulary import PENDING, EventType, Gate, StepGate
 
 from . import signatures
+from .wire import Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
 
 
 def now() -> str:
@@ -74,22 +75,25 @@ class Step:
 class Decision:
     """A question only a domain expert can answer, and the answer once given."""
 
+    # the Annotated parts say what the dicts hold (.wire): the JSON Schema and the panel's types read them
     id: str
     step_id: str
-    gate: str
+    gate: Annotated[str, Gate, StepGate]
     question: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    options: list[dict[str, Any]] = field(default_factory=list)
+    options: Annotated[list[dict[str, Any]], Wire(list[DecisionOption])] = field(default_factory=list)
     recommended: str | None = None
     columns: list[str] = field(default_factory=list)
     choice: str | None = None
-    by: str | None = None  # "user" | "policy"
+    by: Annotated[str | None, Wire(Literal["user", "policy"] | None)] = None
     at: str | None = None
     rationale: str = ""
-    chart: dict[str, Any] | None = None  # the evidence as a small bar chart (see .charts)
-    history: list[dict[str, Any]] = field(default_factory=list)  # earlier answers, undone
-    # how much the choice matters (engine/impact.py): status, spread, note; per option in options[].impact
-    impact: dict[str, Any] | None = None
+    # the evidence as a small bar chart (see .charts)
+    chart: Annotated[dict[str, Any] | None, Wire(Chart | None)] = None
+    # earlier answers, undone
+    history: Annotated[list[dict[str, Any]], Wire(list[PastAnswer])] = field(default_factory=list)
+    # how much the choice matters (engine/impact.py); per option in options[].impact
+    impact: Annotated[dict[str, Any] | None, Wire(ImpactSummary | None)] = None
 
     @property
     def decided(self) -> bool:

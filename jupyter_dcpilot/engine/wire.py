@@ -1,0 +1,96 @@
+"""The shapes of a decision's parts as the engine saves and sends them (the sidecar, the panel).
+
+:class:`~jupyter_dcpilot.engine.session.Decision` keeps these as plain dicts; the types here say
+what the dicts hold, and :mod:`.schema` exports them (with ``Finding`` and ``Option``) as the
+JSON Schema the panel's TypeScript types are generated from. A field typed ``dict`` in Python
+and meant to hold one of these is annotated ``Annotated[dict[str, Any], Wire(Chart)]``: mypy
+sees the dict, the schema sees the shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from kernel_tools.findings import Option
+
+
+@dataclass(frozen=True)
+class Wire:
+    """Marker in ``Annotated[python_type, Wire(shape)]``: on the wire the field has ``shape``."""
+
+    shape: Any
+
+
+class ChartBar(TypedDict):
+    """One bar of a decision's chart."""
+
+    label: str
+    value: float
+
+
+class Chart(TypedDict):
+    """A decision's evidence as a small bar chart (engine/charts.py)."""
+
+    title: str
+    unit: str
+    bars: list[ChartBar]
+    threshold: float | None
+
+
+class _ImpactExtras(TypedDict, total=False):
+    scores: list[float | None]  # the score of each perturbed refit
+    error: str  # why this option could not be estimated
+    elapsed_s: float
+
+
+class Impact(_ImpactExtras):
+    """What one option would do to a refit model, estimated on a sample (engine/impact.py)."""
+
+    metric: str
+    mean: float | None
+    sd: float | None
+    rows: int | None
+    columns: int | None
+    top_features: list[str]
+    flags: list[str]
+
+
+class _ImpactSummaryExtras(TypedDict, total=False):
+    best: str | None  # the option with the best mean score
+    spread: float | None  # best minus worst mean score
+    barely_differ: bool
+    note: str
+    sample_rows: int | None
+    perturbations: int
+    elapsed_s: float | None
+    options: list[str]  # the options being estimated (while running)
+    error: str
+
+
+class ImpactSummary(_ImpactSummaryExtras):
+    """How the options of a decision compare, while and after they are estimated."""
+
+    status: Literal["running", "done", "cancelled", "failed"]
+
+
+class PastAnswer(TypedDict):
+    """An answer to a decision that was undone (the decision was asked again)."""
+
+    choice: str | None
+    by: str | None
+    at: str | None
+    rationale: str
+    undone: str  # why
+    undone_at: str
+
+
+@dataclass
+class DecisionOption(Option):
+    """One answer a decision offers: a finding's option (or one the engine adds: confirm the task,
+    run or skip custom code), with its estimated impact once computed."""
+
+    impact: Impact | None = field(default=None, metadata={"may_be_absent": True})
+
+
+__all__ = ["Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "Wire"]
