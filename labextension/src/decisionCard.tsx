@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { BarChart } from './chart';
 import { ImpactChart } from './impactChart';
-import { IDecision, IOption } from './sessionApi';
+import { IDecision, IDecisionOption } from './sessionApi';
 
 /** Longest evidence value shown in full (row lists can be long). */
 const MAX_EVIDENCE_CHARS = 80;
@@ -24,7 +24,7 @@ export function recommendedOption(decision: IDecision): string | null {
  * The option that declines the step: "skip" when offered, else the option that changes
  * nothing (no kernel_tools action) and is not the recommended one. Null when there is none.
  */
-export function rejectOption(decision: IDecision): IOption | null {
+export function rejectOption(decision: IDecision): IDecisionOption | null {
   const recommended = recommendedOption(decision);
   return (
     decision.options.find(o => o.id === 'skip') ??

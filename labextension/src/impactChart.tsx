@@ -1,7 +1,7 @@
 import * as React from 'react';
 
 import { formatValue } from './chart';
-import { IDecision, IImpact, IOption } from './sessionApi';
+import { IDecision, IImpact, IDecisionOption } from './sessionApi';
 
 /** Height of one option's row, in pixels. */
 const ROW = 20;
@@ -17,14 +17,14 @@ const METRIC_NAMES: { [metric: string]: string } = {
   c_index: 'C-index'
 };
 
-function scored(option: IOption): IImpact | null {
+function scored(option: IDecisionOption): IImpact | null {
   const impact = option.impact;
   return impact && typeof impact.mean === 'number' && Number.isFinite(impact.mean) ? impact : null;
 }
 
 /** Options ordered by their estimated mean score, best first (unestimated ones last). */
-export function rankedOptions(decision: IDecision): IOption[] {
-  const value = (o: IOption) => scored(o)?.mean ?? -Infinity;
+export function rankedOptions(decision: IDecision): IDecisionOption[] {
+  const value = (o: IDecisionOption) => scored(o)?.mean ?? -Infinity;
   return [...decision.options].sort((a, b) => value(b) - value(a));
 }
 

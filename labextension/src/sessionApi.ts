@@ -2,6 +2,20 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IStatus, requestAPI } from './api';
+import { IDecision } from './findingTypes';
+
+// findings, options and decisions: generated from the Python types (see findingTypes.ts)
+export type {
+  IChart,
+  IChartBar,
+  IDecision,
+  IDecisionOption,
+  IFinding,
+  IImpact,
+  IImpactSummary,
+  IOption,
+  IPastAnswer
+} from './findingTypes';
 
 /** One step of the co-pilot's plan. */
 export interface IStep {
@@ -27,30 +41,6 @@ export interface IStep {
   user_params?: { [key: string]: unknown };
   /** What the expert did to it: added, moved, params, skipped. */
   by_user?: string[];
-}
-
-/** What one option would do to a refit model (estimated on a sample, in the background). */
-export interface IImpact {
-  metric: string;
-  mean: number | null;
-  sd: number | null;
-  rows: number | null;
-  columns: number | null;
-  top_features: string[];
-  flags: string[];
-  error?: string;
-}
-
-/** How far the estimate of a decision's options has got, and what it says. */
-export interface IImpactSummary {
-  status: 'running' | 'done' | 'cancelled' | 'failed';
-  best?: string | null;
-  spread?: number | null;
-  barely_differ?: boolean;
-  note?: string;
-  sample_rows?: number;
-  perturbations?: number;
-  error?: string;
 }
 
 /** One parameter an edit may set on a step of an episode. */
@@ -85,51 +75,6 @@ export interface IPlanEdit {
   before?: string;
   after?: string;
   reason?: string;
-}
-
-/** One answer a decision offers. */
-export interface IOption {
-  id: string;
-  label?: string;
-  description?: string;
-  risk?: string;
-  recommended?: boolean;
-  /** The kernel_tools call the option means; null for "keep as is". */
-  action?: { [key: string]: unknown } | null;
-  /** Its estimated effect on the model, once computed. */
-  impact?: IImpact | null;
-}
-
-/** One bar of a decision's chart. */
-export interface IChartBar {
-  label: string;
-  value: number;
-}
-
-/** The evidence of a decision as a small bar chart (e.g. single-feature score per column). */
-export interface IChart {
-  title: string;
-  unit: string;
-  bars: IChartBar[];
-  threshold: number | null;
-}
-
-/** A question only the domain expert can answer. */
-export interface IDecision {
-  id: string;
-  step_id: string;
-  gate: string;
-  question: string;
-  evidence: { [key: string]: unknown };
-  options: IOption[];
-  recommended: string | null;
-  columns: string[];
-  choice: string | null;
-  by: string | null;
-  rationale: string;
-  chart?: IChart | null;
-  /** How the options compare, while and after they are estimated. */
-  impact?: IImpactSummary | null;
 }
 
 /** A kernel snapshot taken before a step. */

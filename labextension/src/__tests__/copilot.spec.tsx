@@ -14,14 +14,18 @@ const leakage: IDecision = {
   question: 'leak predicts y almost perfectly. Is it known before the outcome?',
   evidence: { auc: 0.987, column: 'leak' },
   options: [
-    { id: 'drop', label: 'Drop leak', recommended: true },
-    { id: 'keep', label: 'Keep it' }
+    { id: 'drop', label: 'Drop leak', description: '', risk: '', recommended: true, action: null },
+    { id: 'keep', label: 'Keep it', description: '', risk: '', recommended: false, action: null }
   ],
   recommended: 'drop',
   columns: ['leak'],
   choice: null,
   by: null,
-  rationale: ''
+  at: null,
+  rationale: '',
+  chart: null,
+  history: [],
+  impact: null
 };
 
 function session(overrides: Partial<ISession> = {}): ISession {

@@ -6,7 +6,16 @@ import { UseSignal } from '@jupyterlab/ui-components';
 import { ImpactChart, rankedOptions } from '../impactChart';
 import { parseParam } from '../planEditor';
 import { IEventSocket, SessionModel } from '../session';
-import { IDecision, IEpisode, IImpact, IPlanEdit, ISession, ISessionSource, IStep } from '../sessionApi';
+import {
+  IDecision,
+  IDecisionOption,
+  IEpisode,
+  IImpact,
+  IPlanEdit,
+  ISession,
+  ISessionSource,
+  IStep
+} from '../sessionApi';
 import { SessionView } from '../sessionView';
 
 const ID = 'a'.repeat(32);
@@ -33,6 +42,10 @@ function impact(mean: number, sd: number, extra: Partial<IImpact> = {}): IImpact
   return { metric: 'roc_auc', mean, sd, rows: 400, columns: 5, top_features: ['age'], flags: [], ...extra };
 }
 
+function option(id: string, label: string, action: IDecisionOption['action']): IDecisionOption {
+  return { id, label, description: '', risk: '', recommended: id === 'clip', action };
+}
+
 function outliers(extra: Partial<IDecision> = {}): IDecision {
   return {
     id: 'd1',
@@ -41,16 +54,20 @@ function outliers(extra: Partial<IDecision> = {}): IDecision {
     question: 'bp has 8 extreme values. Errors or real?',
     evidence: {},
     options: [
-      { id: 'clip', label: 'Clip them', action: { function: 'handle_outliers' } },
-      { id: 'remove', label: 'Remove the rows', action: { function: 'handle_outliers' } },
-      { id: 'keep', label: 'Keep them', action: null },
-      { id: 'skip', label: 'Skip', action: null }
+      option('clip', 'Clip them', { function: 'handle_outliers' }),
+      option('remove', 'Remove the rows', { function: 'handle_outliers' }),
+      option('keep', 'Keep them', null),
+      option('skip', 'Skip', null)
     ],
     recommended: 'clip',
     columns: ['bp'],
     choice: null,
     by: null,
+    at: null,
     rationale: '',
+    chart: null,
+    history: [],
+    impact: null,
     ...extra
   };
 }

@@ -46,13 +46,16 @@ const leakage: IDecision = {
       description: 'Remove the column before modelling.',
       risk: 'loses a real predictor if it is not leakage'
     },
-    { id: 'keep', label: 'Keep it', action: null }
+    { id: 'keep', label: 'Keep it', description: '', risk: '', recommended: false, action: null }
   ],
   recommended: 'drop',
   columns: ['leak'],
   choice: null,
   by: null,
+  at: null,
   rationale: '',
+  history: [],
+  impact: null,
   chart: {
     title: 'AUROC of each column alone',
     unit: '',
@@ -491,10 +494,13 @@ describe('DecisionCard with chart and reject', () => {
   });
 
   it('prefers an explicit skip option, and offers no reject when nothing declines', () => {
-    const skip = { id: 'skip', label: 'Skip', action: null };
+    const skip = { id: 'skip', label: 'Skip', description: '', risk: '', recommended: false, action: null };
     expect(rejectOption({ ...leakage, options: [...leakage.options, skip] })?.id).toBe('skip');
     expect(
-      rejectOption({ ...leakage, options: [leakage.options[0], { id: 'clip', label: 'Clip', action: {} }] })
+      rejectOption({
+        ...leakage,
+        options: [leakage.options[0], { ...skip, id: 'clip', label: 'Clip', action: {} }]
+      })
     ).toBeNull();
     render(
       <DecisionCard
