@@ -14,7 +14,7 @@ TORCH  ?= torch==2.13.0
 TEST_WORKERS ?= 2
 export TEST_WORKERS
 
-.PHONY: install demo test test-fast test-python test-js test-ui bench clean
+.PHONY: install demo test test-fast test-python test-js test-ui bench generated clean
 
 install: $(VENV)/.installed
 
@@ -67,6 +67,13 @@ bench: install
 	test -x /tmp/ydata-venv/bin/python || ($(PYTHON) -m venv /tmp/ydata-venv && \
 		/tmp/ydata-venv/bin/pip install --quiet ydata-profiling pandas pyarrow) || true
 	$(BIN)/python benchmarks/run_all.py --out docs/benchmarks.md $(BENCH_ARGS)
+
+# the files generated from Python declarations (tests fail until they are regenerated): the panel's
+# vocabulary and finding/decision types, and the JSON Schema of findings and decisions
+generated: install
+	$(BIN)/python -m kernel_tools.vocabulary --typescript > labextension/src/vocabulary.ts
+	$(BIN)/python -m jupyter_dcpilot.engine.schema --json > jupyter_dcpilot/engine/findings.schema.json
+	$(BIN)/python -m jupyter_dcpilot.engine.schema --typescript > labextension/src/findingTypes.ts
 
 clean:
 	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results
