@@ -8,9 +8,9 @@ import kernel_tools
 from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_for, library
 from jupyter_dcpilot.engine.planners import RulePlanner
 from jupyter_dcpilot.engine.session import Session, Step
-from kernel_tools.findings import GATES as FINDING_GATES
+from kernel_tools.vocabulary import Gate, StepGate
 
-GATES = {None, "task", "custom_code", *FINDING_GATES}
+GATES = {None, *Gate, *StepGate}  # an episode's gate is a finding's or one no finding raises
 REQUIRED = {"confirm_task", "join_files", "aggregate", "remove_leakage", "drop_identifiers",
             "fix_dtypes", "normalize_categories", "convert_units", "deduplicate", "impute",
             "outliers", "label_issues", "split", "train_evaluate", "explain", "report"}
