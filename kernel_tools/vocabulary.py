@@ -86,6 +86,8 @@ class FindingKind(StrEnum):
 
     DIAGNOSIS_INCOMPLETE = "diagnosis_incomplete"
     TARGET_LEAKAGE = "target_leakage"
+    # raised by the model audit, not a detector: a near-perfect score carried by one feature
+    SUSPECTED_LEAKAGE = "suspected_leakage"
     REPEATED_MEASUREMENTS = "repeated_measurements"
     SURVIVAL_SETUP = "survival_setup"
     ID_COLUMN = "id_column"

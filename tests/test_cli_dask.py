@@ -45,7 +45,7 @@ def test_run_with_the_dask_engine_on_a_parquet_folder(tmp_path, capsys):
     assert any(str(w).startswith("fitted on an in-memory sample") for w in report["warnings"])
     # every finding of the last diagnosis says whether it counted every row or the sample
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
-    bases = [f["evidence"].get("basis") for f in session["findings"] if not f.get("synthetic")]
+    bases = [f["evidence"].get("basis") for f in session["findings"] if f["kind"] != "suspected_leakage"]
     assert bases and set(bases) <= {"whole data", "sample"}
 
 

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from jupyter_dcpilot.engine import impact
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.engine.model_audit import leak_finding
 from jupyter_dcpilot.engine.schema import json_schema, json_text, typescript
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from kernel_tools import diagnose
@@ -94,6 +95,15 @@ def test_findings_of_a_real_diagnosis_conform():
         assert errors("Finding", f.to_dict()) == [], f.kind
         for option in f.to_dict()["options"]:
             assert errors("Option", option) == []
+
+
+def test_the_model_audits_suspected_leak_is_a_finding_like_any_other():
+    """The finding the engine raises itself (a near-perfect score carried by one feature) is
+    built from the same types, so it validates and the panel reads it like a detector's."""
+    finding = leak_finding("complained", {"metric": "roc_auc", "cv_score": 0.999, "holdout_score": 0.998}, 0.999)
+    assert finding["kind"] == "suspected_leakage" and finding["id"] == "suspected_leakage:complained"
+    assert errors("Finding", finding) == []
+    assert [o["id"] for o in finding["options"] if o["recommended"]] == ["drop"]
 
 
 def test_the_schema_refuses_what_the_panel_would_misread():

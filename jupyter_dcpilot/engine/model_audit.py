@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_tools.vocabulary import RANKING_METRICS
+from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import RANKING_METRICS, FindingKind
 
 from .episodes import Episode, stage_of
 from .session import Session, Step
@@ -73,22 +74,20 @@ def suspected_leak(session: Session, step: Step, episodes: dict[str, Episode], *
 
 def leak_finding(top: str, model: dict[str, Any], score: float) -> dict[str, Any]:
     """The finding put to the expert: drop the top feature before the split, or keep it."""
-    return {
-        "id": f"suspected_leakage:{top}", "kind": "suspected_leakage", "columns": [top],
-        "severity": "critical", "gate": "leakage", "synthetic": True,
-        "summary": f"The model scores {score:.3f} ({model.get('metric')}), too good to be true; "
-                   f"its most important feature '{top}' may give the outcome away.",
-        "evidence": {"metric": model.get("metric"), "cv_score": model.get("cv_score"),
-                     "holdout_score": model.get("holdout_score")},
-        "options": [
-            {"id": "drop", "label": f"Drop {top}", "description": f"Remove {top} before the split.",
-             "risk": "loses a real predictor if it is known at prediction time", "recommended": True,
-             "action": {"function": "drop_columns",
-                        "params": {"columns": [top], "reason": "suspected target leakage"}}},
-            {"id": "keep", "label": "Keep it", "description": "It is known before the outcome.",
-             "risk": "a leaked column makes the score meaningless", "recommended": False,
-             "action": None}],
-    }
+    return Finding(
+        kind=FindingKind.SUSPECTED_LEAKAGE, columns=[top], severity="critical", gate="leakage",
+        summary=f"The model scores {score:.3f} ({model.get('metric')}), too good to be true; "
+                f"its most important feature '{top}' may give the outcome away.",
+        evidence={"metric": model.get("metric"), "cv_score": model.get("cv_score"),
+                  "holdout_score": model.get("holdout_score")},
+        options=[
+            Option(id="drop", label=f"Drop {top}", description=f"Remove {top} before the split.",
+                   risk="loses a real predictor if it is known at prediction time", recommended=True,
+                   action={"function": "drop_columns",
+                           "params": {"columns": [top], "reason": "suspected target leakage"}}),
+            Option(id="keep", label="Keep it", description="It is known before the outcome.",
+                   risk="a leaked column makes the score meaningless")],
+    ).to_dict()
 
 
 def cleared_by_diagnosis(diagnosis: dict[str, Any], top: str | None, metric: str | None) -> float | None:

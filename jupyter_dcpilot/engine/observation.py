@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.vocabulary import FindingKind
 
 from .budgets import Budgets
 from .episodes import Episode
@@ -45,7 +46,7 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
         except ProbeError as exc:
             s.log("error", f"diagnose_join failed: {exc}")
     s.findings = findings + timing_kept(s, findings) + [
-        f for f in s.findings if f.get("synthetic") and f.get("id") not in {g.get("id") for g in findings}]
+        f for f in s.findings if f.get("kind") == FindingKind.SUSPECTED_LEAKAGE and f.get("id") not in {g.get("id") for g in findings}]
     s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}
     stats = diagnosis.get("column_stats") or {}
     # what the diagnosis measured per feature, so a model's too-good score can be read against it
@@ -96,7 +97,7 @@ def timing_kept(session: Session, findings: list[dict[str, Any]]) -> list[dict[s
     s = session
     columns = set(s.variables.get("columns") or [])
     seen = {f.get("id") for f in findings}
-    return [f for f in s.findings if f.get("kind") == "target_leakage" and not f.get("synthetic")
+    return [f for f in s.findings if f.get("kind") == "target_leakage"
             and (f.get("evidence") or {}).get("timing") in ("follow_up", "outcome_derived")
             and f.get("id") not in seen and f.get("id") not in s.handled
             and columns and all(c in columns for c in f.get("columns", []))]

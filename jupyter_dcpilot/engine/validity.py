@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernel_tools.vocabulary import METRIC
+from kernel_tools.vocabulary import METRIC, FindingKind
 
 from .session import Session
 
@@ -63,7 +63,7 @@ def all_findings(session: Session) -> list[dict[str, Any]]:
 def _columns(findings: list[dict[str, Any]], test) -> list[str]:
     out: list[str] = []
     for f in findings:
-        if not f.get("synthetic") and test(f):
+        if f.get("kind") != FindingKind.SUSPECTED_LEAKAGE and test(f):
             out += [c for c in f.get("columns", []) if c not in out]
     return out
 

@@ -39,6 +39,7 @@ export type TaskKind = (typeof TASK_KINDS)[number];
 export const FINDING_KINDS = [
   'diagnosis_incomplete',
   'target_leakage',
+  'suspected_leakage',
   'repeated_measurements',
   'survival_setup',
   'id_column',
