@@ -133,86 +133,29 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     train = _usable_rows(df, target, time, "df", warnings)
     y, classes = _target(train, target, time, task)
     if task == "survival":
-        codes = sorted(map(str, pd.unique(train[target])))
-        if len(codes) == 2 and codes != ["0", "1"] and codes != ["False", "True"]:
-            warnings.append(f"event column {target!r} coded {codes}: {codes[1]} read as the event, "
-                            f"{codes[0]} as censored")
-        elif len(codes) > 2:
-            warnings.append(f"event column {target!r} has {len(codes)} codes {codes}: 0 read as censored "
-                            "and every other code as the event (competing events merged; model them "
-                            "apart if they differ in kind)")
-    flags = _cleaning_flags(train.columns, [target, time, groups])
-    if flags:
-        warnings.append(
-            f"flag columns {flags} added by cleaning steps are not features: they describe the "
-            "cleaning, not the data, and were left out (test data need not have them)"
-        )
-    numeric, categorical = _select_features(train, [target, time, groups, *flags], warnings)
+        warnings += _event_coding_warnings(train[target], target)
+    numeric, categorical = _features(train, target, time, groups, warnings)
     features = [*numeric, *categorical]
     warnings += _sanity_warnings(train, y, task, classes, numeric, categorical, time)
 
-    class_weight = None
-    if task == "classification":
-        counts = pd.Series(y).value_counts()
-        if counts.min() / counts.max() < 0.5:
-            class_weight = "balanced"
-    pool = candidates(task, numeric, categorical, class_weight=class_weight, random_state=random_state)
-
-    with clock.phase("cross-validation"):
-        sample = _cv_sample(train, groups, max_cv_rows, random_state)
-        X_cv, y_cv, folds, fold_warnings, sample = _cv_data(
-            train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
-        warnings += fold_warnings
-        grid = evaluation_times(y_cv) if task == "survival" else None
-        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state)
-    scored = {n: r for n, r in results.items() if "cv_mean" in r}
-    if not scored:
-        detail = "; ".join(f"{n}: {r.get('error') or r.get('skipped')}" for n, r in results.items())
-        raise RuntimeError(f"every candidate model failed to fit: {detail}")
+    pool = candidates(task, numeric, categorical, class_weight=_class_weight(task, y), random_state=random_state)
+    X_cv, y_cv, folds, sample, grid, results = _cv_candidates(
+        pool, train, features, y, groups, task, classes, cv, max_cv_rows, random_state, clock, warnings)
     metric = PRIMARY_METRIC[task]
-    best, selection = _choose(scored, {c.name: c for c in pool}, metric)
-    chosen = scored[best]
+    best, selection = _choose(_scored(results), {c.name: c for c in pool}, metric)
+    chosen = results[best]
 
     with clock.phase("refit"), _quiet():
         model = clone(chosen["pipeline"]).fit(train[features], y)
 
-    metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
-    metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
-    metrics["cv_folds"] = float(len(folds))
-    if len(sample) < len(train):
-        metrics["cv_sample_size"] = float(len(sample))
-        if len(train) > max_cv_rows:  # else the budget sampled, and ``degraded`` says so
-            warnings.append(f"cross-validation ran on a random sample of {len(sample)} of {len(train)} rows")
+    metrics = _cv_metrics(chosen, len(folds), len(sample), len(train), max_cv_rows, warnings)
 
-    holdout_score = None
-    holdout_ci = None
-    n_test = 0
-    holdout = None
+    holdout = y_test = pred = holdout_ci = holdout_score = None
     if test is not None:
-        holdout = _usable_rows(test, target, time, "test", warnings)
-        missing = [c for c in features if c not in holdout.columns]
-        if missing:
-            raise KeyError(f"test is missing feature columns the model uses: {missing}")
-        test_groups = None
-        if groups is not None and groups in holdout.columns:
-            test_groups = holdout[groups].to_numpy()
-            shared = np.intersect1d(train[groups].unique(), holdout[groups].unique())
-            if len(shared):
-                warnings.append(
-                    f"{len(shared)} {groups!r} entities are in both df and test: the holdout "
-                    "score is not independent (split by entity)"
-                )
-        y_test, _ = _target(holdout, target, time, task, classes=classes)
-        pred = _predict(model, holdout[features], task, classes)
-        for k, v in _metrics(task, y_test, pred, classes).items():
-            metrics[f"holdout_{k}"] = v
+        holdout, y_test, pred, holdout_ci = _score_holdout(
+            model, test, train, features, target, task, time, groups, classes, metrics, warnings, clock,
+            random_state)
         holdout_score = metrics[f"holdout_{metric}"]
-        n_test = len(holdout)
-        with clock.phase("uncertainty"):
-            holdout_ci = _holdout_interval(task, y_test, pred, classes, test_groups, clock, random_state)
-        if holdout_ci is not None:
-            metrics[f"holdout_{metric}_ci_low"], metrics[f"holdout_{metric}_ci_high"] = holdout_ci
-            warnings += _interval_warnings(metric, holdout_score, holdout_ci, n_test, test_groups)
         held_out = [(model, holdout[features], y_test)]
     else:
         held_out = [(m, X_cv.iloc[val], y_cv[val]) for m, val in chosen["fold_models"]]
@@ -222,25 +165,16 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
 
     with clock.phase("calibration"):
         calibration, calibration_warning = _calibration(
-            task, model, holdout, features, y, classes, pred if holdout is not None else None,
-            y_test if holdout is not None else None, chosen, y_cv, grid)
+            task, model, holdout, features, y, classes, pred, y_test, chosen, y_cv, grid)
     if calibration_warning:
         warnings.append(calibration_warning)
 
-    risk_groups = None
-    if task == "survival":
-        if holdout is not None:
-            risk_groups = risk_group_curves(y_test, pred)
-        else:
-            risk_groups = risk_group_curves(y_cv, chosen["oof"])
+    risk_groups = _risk_groups(y_test, pred, y_cv, chosen) if task == "survival" else None
 
     pipeline = Pipeline([*pre_steps, *model.steps])
     if pre_steps:
         warnings += _smoke_test(pipeline, df.head(5), target)
-    if clock.limited and clock.remaining() < 0:
-        clock.degrade(f"the work took {clock.elapsed():.0f} s, over the {clock.budget:.0f} s budget: "
-                      "the parts that cannot be shortened (the refit, one fold of the simplest "
-                      "model) cost more than the budget on this table")
+    _note_overrun(clock)
 
     return ModelReport(
         task=task,
@@ -258,7 +192,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         pipeline=pipeline,
         grouped=groups is not None,
         n_train=len(train),
-        n_test=n_test,
+        n_test=0 if holdout is None else len(holdout),
         time=time,
         groups=groups,
         risk_groups=risk_groups,
@@ -271,6 +205,127 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         budget=clock.budget,
         timings={**clock.timings, "total": round(clock.elapsed(), 3)},
     )
+
+
+def _scored(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The candidates cross-validation scored; a RuntimeError naming why each failed when none was."""
+    scored = {n: r for n, r in results.items() if "cv_mean" in r}
+    if not scored:
+        detail = "; ".join(f"{n}: {r.get('error') or r.get('skipped')}" for n, r in results.items())
+        raise RuntimeError(f"every candidate model failed to fit: {detail}")
+    return scored
+
+
+def _cv_metrics(chosen, n_folds, n_sample, n_train, max_cv_rows, warnings) -> dict[str, float]:
+    """The chosen candidate's cross-validated means and standard deviations, the number of folds
+    and, when cross-validation ran on a sample, its size."""
+    metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
+    metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
+    metrics["cv_folds"] = float(n_folds)
+    if n_sample < n_train:
+        metrics["cv_sample_size"] = float(n_sample)
+        if n_train > max_cv_rows:  # else the budget sampled, and ``degraded`` says so
+            warnings.append(f"cross-validation ran on a random sample of {n_sample} of {n_train} rows")
+    return metrics
+
+
+def _risk_groups(y_test, pred, y_cv, chosen):
+    """Kaplan-Meier curves by predicted-risk tertile: on the holdout when there is one, else on
+    the chosen candidate's out-of-fold predictions."""
+    if pred is not None:
+        return risk_group_curves(y_test, pred)
+    return risk_group_curves(y_cv, chosen["oof"])
+
+
+def _note_overrun(clock: Clock) -> None:
+    """Say in ``degraded`` when even the work that cannot be shortened overran the budget."""
+    if clock.limited and clock.remaining() < 0:
+        clock.degrade(f"the work took {clock.elapsed():.0f} s, over the {clock.budget:.0f} s budget: "
+                      "the parts that cannot be shortened (the refit, one fold of the simplest "
+                      "model) cost more than the budget on this table")
+
+
+def _event_coding_warnings(events: pd.Series, target: str) -> list[str]:
+    """How an event column not coded 0/1 (or False/True) was read: the reader should know which
+    code became the event and which censoring."""
+    codes = sorted(map(str, pd.unique(events)))
+    if len(codes) == 2 and codes != ["0", "1"] and codes != ["False", "True"]:
+        return [f"event column {target!r} coded {codes}: {codes[1]} read as the event, "
+                f"{codes[0]} as censored"]
+    if len(codes) > 2:
+        return [f"event column {target!r} has {len(codes)} codes {codes}: 0 read as censored "
+                "and every other code as the event (competing events merged; model them "
+                "apart if they differ in kind)"]
+    return []
+
+
+def _features(train, target, time, groups, warnings) -> tuple[list[str], list[str]]:
+    """The numeric and categorical feature columns: every column but the roles (target, time,
+    entity id) and the flag columns cleaning steps added, which describe the cleaning."""
+    flags = _cleaning_flags(train.columns, [target, time, groups])
+    if flags:
+        warnings.append(
+            f"flag columns {flags} added by cleaning steps are not features: they describe the "
+            "cleaning, not the data, and were left out (test data need not have them)"
+        )
+    return _select_features(train, [target, time, groups, *flags], warnings)
+
+
+def _class_weight(task, y) -> str | None:
+    """Balanced class weights when the rarest class has under half the rows of the commonest."""
+    if task == "classification":
+        counts = pd.Series(y).value_counts()
+        if counts.min() / counts.max() < 0.5:
+            return "balanced"
+    return None
+
+
+def _cv_candidates(pool, train, features, y, groups, task, classes, cv, max_cv_rows, random_state, clock,
+                   warnings):
+    """Cross-validate every candidate on the same folds (of a sample of whole entities above
+    ``max_cv_rows`` or when the budget asks); returns the CV rows, folds, sample, the survival
+    evaluation grid and each candidate's result."""
+    with clock.phase("cross-validation"):
+        sample = _cv_sample(train, groups, max_cv_rows, random_state)
+        X_cv, y_cv, folds, fold_warnings, sample = _cv_data(
+            train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
+        warnings += fold_warnings
+        grid = evaluation_times(y_cv) if task == "survival" else None
+        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state)
+    return X_cv, y_cv, folds, sample, grid, results
+
+
+def _score_holdout(model, test, train, features, target, task, time, groups, classes, metrics, warnings,
+                   clock, random_state):
+    """Score the refit model once on ``test``: adds the ``holdout_*`` metrics (with a bootstrap
+    interval over whole entities when ``groups`` is in ``test``) and the warnings about entities
+    shared with ``df`` or a wide interval; returns the usable test rows, their target, the
+    predictions and the interval."""
+    holdout = _usable_rows(test, target, time, "test", warnings)
+    missing = [c for c in features if c not in holdout.columns]
+    if missing:
+        raise KeyError(f"test is missing feature columns the model uses: {missing}")
+    test_groups = None
+    if groups is not None and groups in holdout.columns:
+        test_groups = holdout[groups].to_numpy()
+        shared = np.intersect1d(train[groups].unique(), holdout[groups].unique())
+        if len(shared):
+            warnings.append(
+                f"{len(shared)} {groups!r} entities are in both df and test: the holdout "
+                "score is not independent (split by entity)"
+            )
+    y_test, _ = _target(holdout, target, time, task, classes=classes)
+    pred = _predict(model, holdout[features], task, classes)
+    for k, v in _metrics(task, y_test, pred, classes).items():
+        metrics[f"holdout_{k}"] = v
+    metric = PRIMARY_METRIC[task]
+    with clock.phase("uncertainty"):
+        holdout_ci = _holdout_interval(task, y_test, pred, classes, test_groups, clock, random_state)
+    if holdout_ci is not None:
+        metrics[f"holdout_{metric}_ci_low"], metrics[f"holdout_{metric}_ci_high"] = holdout_ci
+        warnings += _interval_warnings(metric, metrics[f"holdout_{metric}"], holdout_ci, len(holdout),
+                                       test_groups)
+    return holdout, y_test, pred, holdout_ci
 
 
 # --- candidates within a budget ------------------------------------------------------------------
