@@ -50,8 +50,37 @@ def split(
     earliest rows (with groups: the entities whose first record is earliest). Otherwise a
     stratified split for class targets, a shuffled one for numbers.
     """
-    from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
+    _check_arguments(df, target, groups, time, test_size)
+    y = df[target]
+    classes = is_classification(y)
+    strata = y.astype(object).where(y.notna(), "<missing>").astype(str)
+    warnings: list[str] = []
+    if time is not None:
+        kind = "time, grouped" if groups is not None else "time"
+        test_mask = _time_split(df, time, groups, test_size)
+    elif groups is not None:
+        kind, test_mask = _grouped_split(df, groups, strata, classes and stratify, test_size, random_state)
+    else:
+        kind, test_mask = _row_split(df, strata, classes, stratify, test_size, random_state, warnings)
+    train, test = df.loc[~test_mask], df.loc[test_mask]
+    if train.empty or test.empty:
+        raise ValueError(f"the split left an empty {'train' if train.empty else 'test'} set; check test_size and the data")
+    if y.isna().any():
+        warnings.append(f"{int(y.isna().sum())} rows have no {target!r} value")
+    report = StepReport(
+        operation="split",
+        rows_in=int(len(df)),
+        rows_out=int(len(train) + len(test)),
+        columns_in=int(df.shape[1]),
+        columns_out=int(df.shape[1]),
+        details=json_safe(_details(df, train, test, target, groups, time, classes, kind, random_state)),
+        warnings=warnings,
+    )
+    return train, test, report
 
+
+def _check_arguments(df: pd.DataFrame, target: str, groups: str | None, time: str | None, test_size: float) -> None:
+    """One clear error for a missing column, missing entity ids or times, or a bad ``test_size``."""
     check_frame(df)
     check_columns(df, [target], "target column")
     if groups is not None:
@@ -66,53 +95,67 @@ def split(
         raise ValueError(f"test_size must be a fraction between 0 and 1; got {test_size!r}")
     if len(df) < 2:
         raise ValueError("need at least two rows to split")
-    y = df[target]
-    classes = is_classification(y)
-    strata = y.astype(object).where(y.notna(), "<missing>").astype(str)
-    warnings: list[str] = []
-    if time is not None:
-        kind = "time, grouped" if groups is not None else "time"
-        test_mask = _time_split(df, time, groups, test_size)
-    elif groups is not None:
-        n_groups = df[groups].nunique()
-        if n_groups < 2:
-            raise ValueError(f"groups column {groups!r} has a single entity: nothing to split by")
-        n_splits = max(2, int(round(1 / test_size)))
-        # StratifiedGroupKFold needs every class in at least n_splits entities
-        groups_per_class = df[groups].groupby(strata).nunique().min()
-        if classes and stratify and groups_per_class >= n_splits:
-            kind = "grouped, stratified"
-            if n_groups <= STRATIFIED_GROUP_KFOLD_MAX_GROUPS:
-                cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
-                _, test_idx = next(cv.split(df, strata, df[groups]))
-            else:  # its greedy search is slow on many entities: stratify entities by their usual class
-                label = pd.crosstab(df[groups], strata).idxmax(axis=1)
-                _, test_groups = train_test_split(
-                    label.index, test_size=test_size, random_state=random_state, stratify=label.to_numpy()
-                )
-                test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
-        else:
-            kind = "grouped"
-            cv = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
-            _, test_idx = next(cv.split(df, groups=df[groups]))
-        test_mask = np.zeros(len(df), dtype=bool)
-        test_mask[test_idx] = True
+
+
+def _grouped_split(
+    df: pd.DataFrame, groups: str, strata: pd.Series, stratify: bool, test_size: float, random_state: int
+) -> tuple[str, np.ndarray]:
+    """(kind, test mask) keeping each entity on one side, class-stratified when ``stratify`` and
+    every class spans enough entities."""
+    from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
+
+    n_groups = df[groups].nunique()
+    if n_groups < 2:
+        raise ValueError(f"groups column {groups!r} has a single entity: nothing to split by")
+    n_splits = max(2, int(round(1 / test_size)))
+    # StratifiedGroupKFold needs every class in at least n_splits entities
+    groups_per_class = df[groups].groupby(strata).nunique().min()
+    if stratify and groups_per_class >= n_splits:
+        kind = "grouped, stratified"
+        if n_groups <= STRATIFIED_GROUP_KFOLD_MAX_GROUPS:
+            cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+            _, test_idx = next(cv.split(df, strata, df[groups]))
+        else:  # its greedy search is slow on many entities: stratify entities by their usual class
+            label = pd.crosstab(df[groups], strata).idxmax(axis=1)
+            _, test_groups = train_test_split(
+                label.index, test_size=test_size, random_state=random_state, stratify=label.to_numpy()
+            )
+            test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
     else:
-        can_stratify = classes and stratify and strata.value_counts().min() >= 2
-        kind = "stratified" if can_stratify else "random"
-        if classes and stratify and not can_stratify:
-            warnings.append("a class has a single row: split without stratification")
-        positions = np.arange(len(df))
-        _, test_idx = train_test_split(
-            positions, test_size=test_size, random_state=random_state, stratify=strata if can_stratify else None
-        )
-        test_mask = np.zeros(len(df), dtype=bool)
-        test_mask[test_idx] = True
-    train, test = df.loc[~test_mask], df.loc[test_mask]
-    if train.empty or test.empty:
-        raise ValueError(f"the split left an empty {'train' if train.empty else 'test'} set; check test_size and the data")
-    if y.isna().any():
-        warnings.append(f"{int(y.isna().sum())} rows have no {target!r} value")
+        kind = "grouped"
+        shuffle = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
+        _, test_idx = next(shuffle.split(df, groups=df[groups]))
+    test_mask = np.zeros(len(df), dtype=bool)
+    test_mask[test_idx] = True
+    return kind, test_mask
+
+
+def _row_split(
+    df: pd.DataFrame, strata: pd.Series, classes: bool, stratify: bool, test_size: float, random_state: int,
+    warnings: list[str],
+) -> tuple[str, np.ndarray]:
+    """(kind, test mask) over independent rows: stratified for class targets when every class has
+    two rows, else shuffled."""
+    from sklearn.model_selection import train_test_split
+
+    can_stratify = classes and stratify and strata.value_counts().min() >= 2
+    kind = "stratified" if can_stratify else "random"
+    if classes and stratify and not can_stratify:
+        warnings.append("a class has a single row: split without stratification")
+    positions = np.arange(len(df))
+    _, test_idx = train_test_split(
+        positions, test_size=test_size, random_state=random_state, stratify=strata if can_stratify else None
+    )
+    test_mask = np.zeros(len(df), dtype=bool)
+    test_mask[test_idx] = True
+    return kind, test_mask
+
+
+def _details(
+    df: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame, target: str, groups: str | None,
+    time: str | None, classes: bool, kind: str, random_state: int,
+) -> dict[str, Any]:
+    """The report's details: sizes, entities on each side (and on both), the time cut, class shares."""
     details: dict[str, Any] = {
         "kind": kind,
         "train_rows": int(len(train)),
@@ -132,13 +175,4 @@ def split(
             "train": {str(k): float(v) for k, v in train[target].value_counts(normalize=True).items()},
             "test": {str(k): float(v) for k, v in test[target].value_counts(normalize=True).items()},
         }
-    report = StepReport(
-        operation="split",
-        rows_in=int(len(df)),
-        rows_out=int(len(train) + len(test)),
-        columns_in=int(df.shape[1]),
-        columns_out=int(df.shape[1]),
-        details=json_safe(details),
-        warnings=warnings,
-    )
-    return train, test, report
+    return details
