@@ -86,40 +86,10 @@ def handle_label_issues(
     from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
 
-    check_frame(df)
-    check_choice(action, "action", ACTIONS)
-    check_columns(df, [target], "target column")
-    if groups is not None:
-        check_columns(df, [groups], "groups column")
-    features = check_columns(df, features) if features is not None else [c for c in df.columns if c not in (target, groups)]
-    if target in features:
-        raise ValueError(f"the target {target!r} cannot also be a feature")
-    if not features:
-        raise ValueError("no feature columns to predict the labels from")
-    named = [c for c in features if not isinstance(c, str)]
-    if named:  # the cross-validated model (scikit-learn) needs string feature names
-        raise TypeError(f"feature column names must be strings, got {named[:10]}; "
-                        "rename them, e.g. df.columns = df.columns.astype(str)")
-    if "label_issue" in df.columns and action == "flag":
-        raise ValueError("the frame already has a 'label_issue' column")
+    features = _check_arguments(df, target, action, features, groups)
     y_all = df[target]
-    if not is_classification(y_all):
-        raise ValueError(f"label issues need class labels; {target!r} looks continuous ({y_all.nunique()} distinct numbers)")
-    known = y_all.notna()
-    counts = y_all[known].value_counts()
-    if len(counts) < 2:
-        raise ValueError(f"target {target!r} has fewer than two classes")
-    usable = known & y_all.isin(counts.index[counts >= 2])
-    classes = sorted(counts.index[counts >= 2].tolist(), key=str)
-    if len(classes) < 2:
-        raise ValueError(f"target {target!r} needs two classes with at least two rows each, "
-                         f"got counts {counts.to_dict()}")
+    usable, classes, n_splits = _checkable_labels(df, y_all, target, groups)
     y = pd.Categorical(y_all[usable], categories=classes).codes
-    n_splits = int(min(5, counts[counts >= 2].min()))
-    if groups is not None:  # every fold needs each class, so each class needs n_splits entities
-        n_splits = int(min(n_splits, df.loc[usable, groups].groupby(y_all[usable]).nunique().min()))
-        if n_splits < 2:
-            raise ValueError(f"a class of {target!r} occurs in a single {groups!r} entity: cannot cross-validate by entity")
     X, skipped = _model_frame(df.loc[usable], features)
     if X.shape[1] == 0:
         raise ValueError(f"no usable feature to predict {target!r} from (skipped: {skipped})")
@@ -135,18 +105,7 @@ def handle_label_issues(
     quality = get_label_quality_scores(labels=y, pred_probs=pred_probs)
     suggested = np.asarray(classes, dtype=object)[pred_probs.argmax(axis=1)]
     rows = np.flatnonzero(usable.to_numpy())[issue]  # positions, safe with a repeated index
-    flagged = np.zeros(len(df), dtype=bool)
-    flagged[rows] = True
-    if action == "flag":
-        out = df.copy()
-        out["label_issue"] = flagged.astype(int)
-    elif action == "remove":
-        out = df.loc[~flagged]
-    else:
-        out = df.copy()
-        labels = out[target].astype(object).to_numpy(copy=True)
-        labels[rows] = suggested[issue]
-        out[target] = pd.Series(labels, index=out.index).infer_objects()
+    out = _apply_action(df, target, action, rows, suggested[issue])
     order = np.argsort(quality[issue])[:10]
     examples = [
         {"index": str(df.index[r]), "given": y_all.iloc[r], "suggested": s, "quality": float(q)}
@@ -171,3 +130,68 @@ def handle_label_issues(
     if len(issue) and issue.mean() > 0.2:
         warnings.append(f"{issue.mean():.0%} of labels look wrong: the features may not predict the target well")
     return out, StepReport.between("handle_label_issues", df, out, details=details, warnings=warnings)
+
+
+def _check_arguments(
+    df: pd.DataFrame, target: str, action: str, features: Sequence[str] | None, groups: str | None
+) -> list:
+    """The feature columns (all but the target and entity id when not given), after one clear
+    error for a missing column, a bad action, or feature names scikit-learn cannot take."""
+    check_frame(df)
+    check_choice(action, "action", ACTIONS)
+    check_columns(df, [target], "target column")
+    if groups is not None:
+        check_columns(df, [groups], "groups column")
+    features = check_columns(df, features) if features is not None else [c for c in df.columns if c not in (target, groups)]
+    if target in features:
+        raise ValueError(f"the target {target!r} cannot also be a feature")
+    if not features:
+        raise ValueError("no feature columns to predict the labels from")
+    named = [c for c in features if not isinstance(c, str)]
+    if named:  # the cross-validated model (scikit-learn) needs string feature names
+        raise TypeError(f"feature column names must be strings, got {named[:10]}; "
+                        "rename them, e.g. df.columns = df.columns.astype(str)")
+    if "label_issue" in df.columns and action == "flag":
+        raise ValueError("the frame already has a 'label_issue' column")
+    return features
+
+
+def _checkable_labels(
+    df: pd.DataFrame, y_all: pd.Series, target: str, groups: str | None
+) -> tuple[pd.Series, list, int]:
+    """(usable rows, classes, folds): rows with a class of at least two rows can be checked, and
+    the folds are as many as the rarest class (in rows, or entities with ``groups``) allows, up to 5."""
+    if not is_classification(y_all):
+        raise ValueError(f"label issues need class labels; {target!r} looks continuous ({y_all.nunique()} distinct numbers)")
+    known = y_all.notna()
+    counts = y_all[known].value_counts()
+    if len(counts) < 2:
+        raise ValueError(f"target {target!r} has fewer than two classes")
+    usable = known & y_all.isin(counts.index[counts >= 2])
+    classes = sorted(counts.index[counts >= 2].tolist(), key=str)
+    if len(classes) < 2:
+        raise ValueError(f"target {target!r} needs two classes with at least two rows each, "
+                         f"got counts {counts.to_dict()}")
+    n_splits = int(min(5, counts[counts >= 2].min()))
+    if groups is not None:  # every fold needs each class, so each class needs n_splits entities
+        n_splits = int(min(n_splits, df.loc[usable, groups].groupby(y_all[usable]).nunique().min()))
+        if n_splits < 2:
+            raise ValueError(f"a class of {target!r} occurs in a single {groups!r} entity: cannot cross-validate by entity")
+    return usable, classes, n_splits
+
+
+def _apply_action(df: pd.DataFrame, target: str, action: str, rows: np.ndarray, suggested: np.ndarray) -> pd.DataFrame:
+    """A new frame with the issue rows (positions) flagged, removed, or given the suggested label."""
+    flagged = np.zeros(len(df), dtype=bool)
+    flagged[rows] = True
+    if action == "flag":
+        out = df.copy()
+        out["label_issue"] = flagged.astype(int)
+    elif action == "remove":
+        out = df.loc[~flagged]
+    else:
+        out = df.copy()
+        labels = out[target].astype(object).to_numpy(copy=True)
+        labels[rows] = suggested
+        out[target] = pd.Series(labels, index=out.index).infer_objects()
+    return out
