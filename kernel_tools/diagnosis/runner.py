@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time as _time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,15 +101,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
 
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
-    valid_pos = np.flatnonzero(valid)
-    # a target always has its values (y)
-    strata = (outcome.y[valid_pos] if outcome.kind in ("classification", "survival") and target
-              and outcome.y is not None else None)
-    pos = valid_pos[stratified_sample(len(valid_pos), sample, strata, random_state)]
-    frame = df.iloc[pos]
-    sub = outcome.take(pos) if target else Outcome(outcome.kind, None)
-    sub_strata = sub.y if strata is not None else None
-    folds = fold_ids(len(frame), sub_strata, random_state)
+    frame, sub, folds = _model_sample(df, outcome, valid, target, sample, random_state)
 
     def score_of(column: str) -> float | None:
         if target is None:
@@ -164,7 +157,33 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     findings += run.run_registered(ctx)
     findings += run.failed
 
-    task_info = {
+    task_info = _task_info(outcome, target, duration, entity, id, visit_given, when, int(n - valid.sum()))
+    column_stats = _column_stats(profiles, scores, outcome, target, ctx, leak_cols, timings, entity, when)
+    return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
+                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
+
+
+def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target: str | None, sample: int | None,
+                  random_state: int) -> tuple[pd.DataFrame, Outcome, np.ndarray]:
+    """(rows, their outcome, fold ids) the model-based checks use: a sample of the rows with a
+    target, stratified by class (or event) when there is one."""
+    valid_pos = np.flatnonzero(valid)
+    # a target always has its values (y)
+    strata = (outcome.y[valid_pos] if outcome.kind in ("classification", "survival") and target
+              and outcome.y is not None else None)
+    pos = valid_pos[stratified_sample(len(valid_pos), sample, strata, random_state)]
+    frame = df.iloc[pos]
+    sub = outcome.take(pos) if target else Outcome(outcome.kind, None)
+    sub_strata = sub.y if strata is not None else None
+    folds = fold_ids(len(frame), sub_strata, random_state)
+    return frame, sub, folds
+
+
+def _task_info(outcome: Outcome, target: str | None, duration: str | None, entity: entities.Entity,
+               id: str | None, visit_given: str | None, when: timing.PredictionIndex,
+               target_missing: int) -> dict[str, Any]:
+    """The diagnosis's ``task``: the task kind and the role of each column, as inferred."""
+    task_info: dict[str, Any] = {
         "kind": outcome.kind, "target": target,
         "time": duration, "event": target if outcome.kind == "survival" else None,
         "id": entity.id or id, "visit": entity.visit or visit_given, "reason": outcome.reason,
@@ -172,8 +191,16 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     }
     if target is not None:
         task_info["metric"] = metric_name(outcome.kind)
-        task_info["target_missing"] = int(n - valid.sum())
-    column_stats = {
+        task_info["target_missing"] = target_missing
+    return task_info
+
+
+def _column_stats(profiles: dict[str, ColumnProfile], scores: dict[str, float], outcome: Outcome,
+                  target: str | None, ctx: Context, leak_cols: list[str], timings: dict,
+                  entity: entities.Entity, when: timing.PredictionIndex) -> dict[str, Any]:
+    """Per-column numbers the panel charts: missing and outlier rates, single-feature scores,
+    leakage, timing and time-varying columns."""
+    return {
         "missing_rate": {c: round(p.missing_rate, 4) for c, p in profiles.items() if p.n_missing},
         "feature_scores": {c: round(s, 4) for c, s in sorted(
             scores.items(), key=lambda kv: -np.nan_to_num(kv[1]))},
@@ -183,5 +210,3 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         "timing": {c: to_json_safe(tm.to_dict()) for c, tm in timings.items()},
         "time_varying": list(entity.varying) if when.kind == "entity_start" else [],
     }
-    return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
-                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
