@@ -340,28 +340,8 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                + (f", ordered by '{visit}'" if visit else "")
                + "): rows of one entity are not independent, so validation must keep them together."
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
-    after_index = ("uses measurements taken after the prediction time (the first record): the "
-                   "model learns from the entity's future")
     per_row = index is not None and index.kind == "row"
-    options: list[Option] = []
-    if visit:
-        options.append(Option(
-            "aggregate_first", "One row per entity (first record)",
-            f"Keep each '{key}' as it was at its first '{visit}' (the baseline record), as a "
-            "prediction at enrolment would see it.",
-            "ignores everything measured after the first record", at_start,
-            call("aggregate_per_entity", id=key, time=visit, how="baseline"),
-        ))
-        if landmark is not None and task_kind == "survival" and duration:
-            options.append(Option(
-                "aggregate_landmark", f"One row per entity at a landmark ({visit} = {landmark:g})",
-                f"Use what is known by {visit} = {landmark:g} (each column's latest value by then); "
-                f"entities whose follow-up ended by then are left out, and '{duration}' is counted "
-                "from the landmark.",
-                "fewer entities; predictions are for those still at risk at the landmark", False,
-                call("aggregate_per_entity", id=key, time=visit, how="last", landmark=landmark,
-                     outcome=[c for c in (event, duration) if c], duration=duration),
-            ))
+    options = _baseline_options(key, visit, task_kind, duration, event, landmark, at_start) if visit else []
     if visit and intervals and at_start and task_kind == "survival" and duration and event:
         options.append(Option(
             "time_varying", "Keep every record as (start, stop] intervals: time-varying Cox",
@@ -373,26 +353,7 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
             False,
             call("to_intervals", id=key, time=visit, duration=duration, event=event),
         ))
-    how_last = "last" if visit else "mean"
-    options.append(Option(
-        f"aggregate_{how_last}",
-        "One row per entity (" + ("latest record" if visit else "mean of numbers") + ")",
-        f"Collapse each '{key}' to one row"
-        + (f" using its latest '{visit}'" if visit else " (numbers averaged, first value otherwise)")
-        + ", then model one row per entity.",
-        after_index if at_start and visit else
-        "loses the history of earlier records; time-varying information is summarised",
-        not visit and not per_row,
-        call("aggregate_per_entity", id=key, time=visit, how=how_last),
-    ))
-    if visit:
-        options.append(Option(
-            "aggregate_mean", "One row per entity (mean over records)",
-            f"Average numeric columns over the records of each '{key}'.",
-            after_index if at_start else "averages mix measurements taken at different times",
-            False,
-            call("aggregate_per_entity", id=key, time=visit, how="mean"),
-        ))
+    options += _collapse_options(key, visit, at_start, per_row)
     keep_risk = ("every later record already knows the entity was event-free until then: not valid "
                  "for a time counted from the first record" if at_start and task_kind == "survival"
                  else "entities with many rows weigh more in the model; needs a grouped split everywhere")
@@ -405,3 +366,54 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
     ))
     return Finding("repeated_measurements", [c for c in (key, visit) if c], "critical",
                    summary, ev, options, "aggregation")
+
+
+def _baseline_options(key: str, visit: str, task_kind: str, duration: str | None, event: str | None,
+                      landmark: float | None, at_start: bool) -> list[Option]:
+    """One row per entity as known at a fixed time: its first record, or (survival) a landmark."""
+    options = [Option(
+        "aggregate_first", "One row per entity (first record)",
+        f"Keep each '{key}' as it was at its first '{visit}' (the baseline record), as a "
+        "prediction at enrolment would see it.",
+        "ignores everything measured after the first record", at_start,
+        call("aggregate_per_entity", id=key, time=visit, how="baseline"),
+    )]
+    if landmark is not None and task_kind == "survival" and duration:
+        options.append(Option(
+            "aggregate_landmark", f"One row per entity at a landmark ({visit} = {landmark:g})",
+            f"Use what is known by {visit} = {landmark:g} (each column's latest value by then); "
+            f"entities whose follow-up ended by then are left out, and '{duration}' is counted "
+            "from the landmark.",
+            "fewer entities; predictions are for those still at risk at the landmark", False,
+            call("aggregate_per_entity", id=key, time=visit, how="last", landmark=landmark,
+                 outcome=[c for c in (event, duration) if c], duration=duration),
+        ))
+    return options
+
+
+def _collapse_options(key: str, visit: str | None, at_start: bool, per_row: bool) -> list[Option]:
+    """One row per entity summarising all its records (the latest, or a mean): with predictions
+    at the first record, these use the entity's future."""
+    after_index = ("uses measurements taken after the prediction time (the first record): the "
+                   "model learns from the entity's future")
+    how_last = "last" if visit else "mean"
+    options = [Option(
+        f"aggregate_{how_last}",
+        "One row per entity (" + ("latest record" if visit else "mean of numbers") + ")",
+        f"Collapse each '{key}' to one row"
+        + (f" using its latest '{visit}'" if visit else " (numbers averaged, first value otherwise)")
+        + ", then model one row per entity.",
+        after_index if at_start and visit else
+        "loses the history of earlier records; time-varying information is summarised",
+        not visit and not per_row,
+        call("aggregate_per_entity", id=key, time=visit, how=how_last),
+    )]
+    if visit:
+        options.append(Option(
+            "aggregate_mean", "One row per entity (mean over records)",
+            f"Average numeric columns over the records of each '{key}'.",
+            after_index if at_start else "averages mix measurements taken at different times",
+            False,
+            call("aggregate_per_entity", id=key, time=visit, how="mean"),
+        ))
+    return options
