@@ -239,20 +239,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     n = len(frame)
     strengths = {c: strength(s, kind) for c, s in scores.items()}
     ranked = sorted(strengths, key=lambda c: strengths[c], reverse=True)
-    flagged: dict[str, dict] = {}
-    for c in ranked:
-        g = strengths[c]
-        rest = [strengths[o] for o in ranked if o != c and strengths[o] < ABSOLUTE]
-        second = max(rest) if rest else 0.0
-        if g >= ABSOLUTE and not _easy_outcome(c, frame, profiles, outcome):
-            flagged[c] = {"reason": f"on its own it predicts the outcome almost perfectly "
-                                    f"({metric} {scores[c]:.3f})"}
-        elif g >= RELATIVE_FLOOR and g >= RELATIVE_FACTOR * second and len(rest) >= 3:
-            flagged[c] = {"reason": f"on its own it predicts the outcome far better than any other "
-                                    f"feature ({metric} {scores[c]:.3f})"}
-        elif g >= 0.6 and OUTCOME_NAME.search(c) and g >= 1.3 * second:
-            flagged[c] = {"reason": f"it is named like an outcome and predicts it strongly "
-                                    f"({metric} {scores[c]:.3f})"}
+    flagged = _strong_single_features(frame, profiles, outcome, scores, strengths, ranked, metric)
     for c, s in _missingness_scores(frame, profiles, features, outcome, folds).items():
         if strength(s, kind) >= 0.8 and c not in flagged:
             flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric} of "
@@ -287,27 +274,53 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
                                   # the verdict reads these: several codes next to a follow-up
                                   # time are event types and censoring (competing risks)
                                   "follow_up_time": True, "classes": int(outcome.n_classes)}
-    findings = []
     rank = {c: i + 1 for i, c in enumerate(ranked)}
-    for c, ev in flagged.items():
-        g = strengths.get(c, 0.0)
-        severity = "critical" if g >= 0.96 or "timing" in ev or "formula_r2" in ev else "warning"
-        evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
-                    "rank": rank.get(c), "features_scored": len(scores), "sample_size": n,
-                    "next_best_score": _next_best(scores, strengths, c), **ev}
-        timed = ev.get("timing") in ("follow_up", "outcome_derived")
-        summary = (f"'{c}' is not known when a prediction is made: {ev['reason']}." if timed
-                   else f"'{c}' may give the outcome away: {ev['reason']}.")
-        findings.append(Finding(
-            "target_leakage", [c], severity, summary, evidence,
-            [drop([c], "recorded after the prediction time" if timed else "suspected target leakage",
-                  "if it is truly known at prediction time, the model loses a real predictor"),
-             keep("Keep it: it is known before the outcome, at the time a prediction is made.",
-                  "if it is recorded after (or because of) the outcome, every score is inflated "
-                  "and the model fails in use")],
-            "leakage",
-        ))
-    return findings
+    return [_leakage_finding(c, ev, scores, strengths, metric, rank.get(c), n) for c, ev in flagged.items()]
+
+
+def _strong_single_features(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], outcome,
+                            scores: dict[str, float], strengths: dict[str, float], ranked: list[str],
+                            metric: str) -> dict[str, dict]:
+    """Features that alone predict the outcome too well: almost perfectly (unless the outcome is
+    easy), far better than every other feature, or strongly while named like an outcome."""
+    flagged: dict[str, dict] = {}
+    for c in ranked:
+        g = strengths[c]
+        rest = [strengths[o] for o in ranked if o != c and strengths[o] < ABSOLUTE]
+        second = max(rest) if rest else 0.0
+        if g >= ABSOLUTE and not _easy_outcome(c, frame, profiles, outcome):
+            flagged[c] = {"reason": f"on its own it predicts the outcome almost perfectly "
+                                    f"({metric} {scores[c]:.3f})"}
+        elif g >= RELATIVE_FLOOR and g >= RELATIVE_FACTOR * second and len(rest) >= 3:
+            flagged[c] = {"reason": f"on its own it predicts the outcome far better than any other "
+                                    f"feature ({metric} {scores[c]:.3f})"}
+        elif g >= 0.6 and OUTCOME_NAME.search(c) and g >= 1.3 * second:
+            flagged[c] = {"reason": f"it is named like an outcome and predicts it strongly "
+                                    f"({metric} {scores[c]:.3f})"}
+    return flagged
+
+
+def _leakage_finding(c: str, ev: dict, scores: dict[str, float], strengths: dict[str, float], metric: str,
+                     rank: int | None, n: int) -> Finding:
+    """The target_leakage finding of one flagged column: critical when it is near perfect, recorded
+    after the prediction time or a formula of other columns; drop it, or keep it."""
+    g = strengths.get(c, 0.0)
+    severity = "critical" if g >= 0.96 or "timing" in ev or "formula_r2" in ev else "warning"
+    evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
+                "rank": rank, "features_scored": len(scores), "sample_size": n,
+                "next_best_score": _next_best(scores, strengths, c), **ev}
+    timed = ev.get("timing") in ("follow_up", "outcome_derived")
+    summary = (f"'{c}' is not known when a prediction is made: {ev['reason']}." if timed
+               else f"'{c}' may give the outcome away: {ev['reason']}.")
+    return Finding(
+        "target_leakage", [c], severity, summary, evidence,
+        [drop([c], "recorded after the prediction time" if timed else "suspected target leakage",
+              "if it is truly known at prediction time, the model loses a real predictor"),
+         keep("Keep it: it is known before the outcome, at the time a prediction is made.",
+              "if it is recorded after (or because of) the outcome, every score is inflated "
+              "and the model fails in use")],
+        "leakage",
+    )
 
 
 def _next_best(scores, strengths, c) -> float | None:
