@@ -131,14 +131,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     sizes = engine.group_sizes(df[key]) if key else None
     per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if sizes is not None else ()
     picked = engine.entity_sample(df, sample_rows, n_guess, key, random_state)
-    # the train/test shift check compares the sample with a sample of the test frame (a quarter
-    # of its size, whole entities too), read in the same pass
-    test_picked = test
-    if test is not None and engine.is_lazy(test):
-        test_head = engine.first_partition(test)
-        test_picked = engine.entity_sample(test, max(1, sample_rows // 4),
-                                           len(test_head) * engine.partitions(test),
-                                           key if key in test.columns else None, random_state)
+    test_picked = _test_sample(test, sample_rows, key, random_state)
     (n, stats_row, distinct, repeats, counts, duplicates, patterns, per_entity, frame,
      test_frame) = engine.compute(lazy_n, stats, distinct, repeats, counts, duplicates, patterns,
                                   per_entity, picked, test_picked)
@@ -157,10 +150,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
 
     profiles = whole_profiles(frame, n, nulls, distinct, counts, stat)
     if target is not None:
-        if nulls[target] == n:
-            raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
-        if profiles[target].nunique < 2:
-            raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
+        _check_target(target, profiles[target], nulls[target], n)
     run = Detectors()
     if test_frame is not None:
         test_frame = to_pandas(test_frame, "test").reset_index(drop=True)
@@ -168,15 +158,8 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
                               random_state, index, started)
 
     # pass 2: recount over every row what the sample decided
-    recount: dict[str, Any] = {}
-    for finding in diagnosis.findings:
-        if finding.kind == "outliers":
-            for c, ev in finding.evidence["columns"].items():
-                if "upper_fence" in ev:
-                    x = df[c]
-                    beyond = x > ev["upper_fence"] if ev.get("log_scale") else (x < ev["lower_fence"]) | (x > ev["upper_fence"])
-                    recount[f"outliers|{c}"] = beyond.sum()
-    recounted = dict(zip(recount, engine.compute(*recount.values()))) if recount else {}
+    recounted = _recount_outliers(df, diagnosis.findings)
+    passes = 2 if recounted else 1
     for finding in diagnosis.findings:  # from pass 1's missing-value patterns
         if finding.kind == "missing_values" and "columns" in finding.evidence:
             recounted[f"rows_any|{finding.id}"] = engine.rows_missing_any(patterns, columns, list(finding.columns))
@@ -192,11 +175,43 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     diagnosis.column_stats["missing_rate"] = {c: round(nulls[c] / n, 4) for c in columns if nulls[c]}
     diagnosis.column_stats["lazy"] = {
         "engine": engine.library_of(df), "partitions": engine.partitions(df), "rows": n,
-        "sample_rows": len(frame), "sample_entity": key, "passes": 2 if recount else 1,
+        "sample_rows": len(frame), "sample_entity": key, "passes": passes,
         "approximate_distinct": sorted(c for c in columns if c not in exact and c not in repeats),
     }
     diagnosis.elapsed_s = round(_time.perf_counter() - started, 3)
     return diagnosis
+
+
+def _test_sample(test: Any, sample_rows: int, key: str | None, random_state: int) -> Any:
+    """What of ``test`` the train/test shift check compares with the sample: a lazy test frame
+    gives a sample a quarter of its size (whole entities too), read in the same pass."""
+    if test is None or not engine.is_lazy(test):
+        return test
+    test_head = engine.first_partition(test)
+    return engine.entity_sample(test, max(1, sample_rows // 4), len(test_head) * engine.partitions(test),
+                                key if key in test.columns else None, random_state)
+
+
+def _check_target(target: str, profile: ColumnProfile, missing: int, n: int) -> None:
+    """A target with no value, or a single one over the whole data, leaves nothing to predict."""
+    if missing == n:
+        raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
+    if profile.nunique < 2:
+        raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
+
+
+def _recount_outliers(df: Any, findings: list[Finding]) -> dict[str, Any]:
+    """Pass 2: the values beyond the fences the sample gave, counted over every row of ``df``
+    (keyed ``"outliers|<column>"``; empty, and no pass, when no finding has fences)."""
+    recount: dict[str, Any] = {}
+    for finding in findings:
+        if finding.kind == "outliers":
+            for c, ev in finding.evidence["columns"].items():
+                if "upper_fence" in ev:
+                    x = df[c]
+                    beyond = x > ev["upper_fence"] if ev.get("log_scale") else (x < ev["lower_fence"]) | (x > ev["upper_fence"])
+                    recount[f"outliers|{c}"] = beyond.sum()
+    return dict(zip(recount, engine.compute(*recount.values()))) if recount else {}
 
 
 def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, per_entity: tuple,
