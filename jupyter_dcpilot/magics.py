@@ -41,6 +41,7 @@ from jupyter_dcpilot.probe import ProbeError
 
 from .engine.budgets import Budgets, minutes
 from .engine.coordinator import Coordinator
+from .engine.episodes import Episode
 from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
@@ -556,7 +557,7 @@ class DCPilotMagics(Magics):
         if columns:
             edit["columns"] = columns
         if pairs:
-            edit["params"] = parse_params("%dcadd", args.episode, pairs)
+            edit["params"] = parse_params("%dcadd", args.episode, pairs, pilot.coordinator.episodes)
         self._edit("%dcadd", edit)
 
     @magic_arguments()
@@ -572,7 +573,8 @@ class DCPilotMagics(Magics):
         except KeyError as error:
             raise UsageError(f"%dcparams: {error.args[0]}") from None
         self._edit("%dcparams", {"op": "params", "step": args.step,
-                                 "params": parse_params("%dcparams", episode, args.params)})
+                                 "params": parse_params("%dcparams", episode, args.params,
+                                                        pilot.coordinator.episodes)})
 
     @magic_arguments()
     @argument("step", help="step id, e.g. s4")
@@ -622,10 +624,10 @@ class DCPilotMagics(Magics):
         return self.pilot
 
 
-def parse_params(magic: str, episode: str, pairs: list[str]) -> dict[str, Any]:
+def parse_params(magic: str, episode: str, pairs: list[str], episodes: dict[str, Episode]) -> dict[str, Any]:
     """``key=value`` words as a params edit (:func:`.plan_edits.parse_pairs`), or a UsageError."""
     try:
-        return parse_pairs(episode, pairs)
+        return parse_pairs(episode, pairs, episodes)
     except ValueError as error:
         raise UsageError(f"{magic}: {error}") from None
 
