@@ -365,8 +365,10 @@ def checkpoints_markdown(session: Session) -> str:
     return "\n".join(lines)
 
 
-def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str:
-    """What was decided, by whom, on what evidence: ready to adapt for a methods section."""
+def decision_log_markdown(session: Session, model: dict[str, Any] | None,
+                          episodes: dict[str, Episode] | None = None) -> str:
+    """What was decided, by whom, on what evidence: ready to adapt for a methods section
+    (``episodes``: the library the steps come from, default the built-in one)."""
     task = session.task
     lines = ["## Data preparation decisions", "",
              f"Task: {task.get('kind')} — outcome `{task.get('target')}`"
@@ -396,7 +398,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str
     if model:
         lines += ["", f"Model: {model.get('model_name') or model.get('name')}, {score_text(model)}"
                   + (" (grouped by entity)." if model.get("grouped") else "."),
-                  "", validity_markdown(audit(session, model))]
+                  "", validity_markdown(audit(session, model, episodes))]
     return "\n".join(lines)
 
 
@@ -616,7 +618,7 @@ class DCPilotMagics(Magics):
         """The decision log as Markdown (what was decided, by whom, on what evidence)."""
         pilot = self._pilot()
         model = pilot.coordinator.report().get("model")
-        display(Markdown(decision_log_markdown(pilot.session, model)))
+        display(Markdown(decision_log_markdown(pilot.session, model, pilot.coordinator.episodes)))
 
     def _pilot(self) -> Pilot:
         if self.pilot is None:

@@ -371,7 +371,7 @@ class Coordinator:
     # -- report --------------------------------------------------------------------------
     def judge(self) -> list[Check]:
         """The verdict's checks for the current model, kept in the session (panel, report)."""
-        return model_audit.judge(self.session)
+        return model_audit.judge(self.session, self.episodes)
 
     async def write_report_cell(self, step: Step) -> None:
         s = self.session
@@ -387,4 +387,4 @@ class Coordinator:
 
     def report(self) -> dict[str, Any]:
         """The report.json content for the session as it stands."""
-        return build_report(self.session, self.model_report())
+        return build_report(self.session, self.model_report(), self.episodes)
