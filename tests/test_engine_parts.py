@@ -158,6 +158,7 @@ def test_plan_edits_read_required_addable_and_params_from_the_entry_whatever_its
     listed = {e["id"]: e for e in plan_edits.library(s, renamed(episodes, "report", "summary"))}
     assert listed["extremes"]["params"]["threshold"]["kind"] == "number"
     assert listed["summary"]["why_not"] == "the report is always the last step"
+    assert listed["hold_out"]["required"] and not listed["extremes"]["required"]  # the panel reads it
     with pytest.raises(ValueError, match="cannot be skipped"):
         plan_edits.check_standing([{"op": "skip", "episode": "hold_out"}], episodes, "plan.json")
 

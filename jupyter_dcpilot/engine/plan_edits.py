@@ -52,13 +52,14 @@ class EditRefused(Exception):
 # -- what the panel lists ------------------------------------------------------------------
 def library(session: Session, episodes: dict[str, Episode]) -> list[dict[str, Any]]:
     """Every episode with one line on what it does, whether it can be added now (and why not),
-    and the parameters an edit may set."""
+    whether its steps may be skipped (``required``: never), and the parameters an edit may set."""
     out = []
     for ep in sorted(episodes.values(), key=lambda e: e.order):
         why = _why_not_addable(session, ep, episodes)
         out.append({"id": ep.id, "name": ep.name, "stage": ep.stage, "gate": ep.gate,
                     "line": ep.coordinator.split(". ")[0].rstrip(".") + ".",
-                    "addable": why is None, "why_not": why, "params": ep.edit_params})
+                    "addable": why is None, "why_not": why, "required": ep.required,
+                    "params": ep.edit_params})
     return out
 
 
