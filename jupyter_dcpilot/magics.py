@@ -41,6 +41,7 @@ from jupyter_dcpilot.probe import ProbeError
 
 from .engine.budgets import Budgets, minutes
 from .engine.coordinator import Coordinator
+from .engine.episodes import Episode
 from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
@@ -364,8 +365,10 @@ def checkpoints_markdown(session: Session) -> str:
     return "\n".join(lines)
 
 
-def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str:
-    """What was decided, by whom, on what evidence: ready to adapt for a methods section."""
+def decision_log_markdown(session: Session, model: dict[str, Any] | None,
+                          episodes: dict[str, Episode] | None = None) -> str:
+    """What was decided, by whom, on what evidence: ready to adapt for a methods section
+    (``episodes``: the library the steps come from, default the built-in one)."""
     task = session.task
     lines = ["## Data preparation decisions", "",
              f"Task: {task.get('kind')} — outcome `{task.get('target')}`"
@@ -395,7 +398,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None) -> str
     if model:
         lines += ["", f"Model: {model.get('model_name') or model.get('name')}, {score_text(model)}"
                   + (" (grouped by entity)." if model.get("grouped") else "."),
-                  "", validity_markdown(audit(session, model))]
+                  "", validity_markdown(audit(session, model, episodes))]
     return "\n".join(lines)
 
 
@@ -556,7 +559,7 @@ class DCPilotMagics(Magics):
         if columns:
             edit["columns"] = columns
         if pairs:
-            edit["params"] = parse_params("%dcadd", args.episode, pairs)
+            edit["params"] = parse_params("%dcadd", args.episode, pairs, pilot.coordinator.episodes)
         self._edit("%dcadd", edit)
 
     @magic_arguments()
@@ -572,7 +575,8 @@ class DCPilotMagics(Magics):
         except KeyError as error:
             raise UsageError(f"%dcparams: {error.args[0]}") from None
         self._edit("%dcparams", {"op": "params", "step": args.step,
-                                 "params": parse_params("%dcparams", episode, args.params)})
+                                 "params": parse_params("%dcparams", episode, args.params,
+                                                        pilot.coordinator.episodes)})
 
     @magic_arguments()
     @argument("step", help="step id, e.g. s4")
@@ -614,7 +618,7 @@ class DCPilotMagics(Magics):
         """The decision log as Markdown (what was decided, by whom, on what evidence)."""
         pilot = self._pilot()
         model = pilot.coordinator.report().get("model")
-        display(Markdown(decision_log_markdown(pilot.session, model)))
+        display(Markdown(decision_log_markdown(pilot.session, model, pilot.coordinator.episodes)))
 
     def _pilot(self) -> Pilot:
         if self.pilot is None:
@@ -622,10 +626,10 @@ class DCPilotMagics(Magics):
         return self.pilot
 
 
-def parse_params(magic: str, episode: str, pairs: list[str]) -> dict[str, Any]:
+def parse_params(magic: str, episode: str, pairs: list[str], episodes: dict[str, Episode]) -> dict[str, Any]:
     """``key=value`` words as a params edit (:func:`.plan_edits.parse_pairs`), or a UsageError."""
     try:
-        return parse_pairs(episode, pairs)
+        return parse_pairs(episode, pairs, episodes)
     except ValueError as error:
         raise UsageError(f"{magic}: {error}") from None
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+import pytest
+
 from jupyter_dcpilot.engine import gatekeeping, history, model_audit, plan_merge
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.planners import PlanUpdate
@@ -106,3 +108,68 @@ def test_the_rules_planner_joins_several_files_with_the_episode_that_combines_fr
     assert len(join) == 1 and join[0].finding_ids == ["join_keys:pid"] and join[0].params["on"] == "pid"
     s.plan = [replace(join[0], id="s1", status="done")]
     assert not [st for st in RulePlanner(episodes).propose(s) if st.episode == "merge_inputs"]
+
+
+def _done(id_, episode, function=None, **result):
+    return Step(id=id_, episode=episode, title=episode, status="done", result={"function": function, **result})
+
+
+def test_the_verdict_finds_the_aggregation_split_model_and_custom_steps_whatever_their_ids():
+    from jupyter_dcpilot.engine.validity import audit, verdict
+
+    episodes = renamed(renamed(renamed(renamed(library(), "aggregate", "one_row_each"), "split", "hold_out"),
+                               "train_evaluate", "fit_model"), "custom", "free_code")
+    model = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
+             "features": ["age"], "grouped": True, "warnings": [], "importance": []}
+    s = Session(task={"kind": "survival", "target": "status", "time": "futime", "id": "id",
+                      "index": {"kind": "entity_start", "label": "each entity's first record"}},
+                diagnosis={"shape": [312, 18]})
+    s.findings = [{"id": "repeated_measurements:id", "kind": "repeated_measurements", "columns": ["id", "day"],
+                   "evidence": {"time_varying_columns": ["age"]}, "options": [], "gate": None}]
+    s.plan = [_done("s1", "one_row_each", "aggregate_per_entity", params={"how": "baseline"}),
+              _done("s2", "hold_out", "split", report={"details": {"kind": "grouped", "test_rows": 62}}),
+              _done("s3", "fit_model", "fit_evaluate", report=model,
+                    split_audit={"train_rows": 250, "test_rows": 62, "shared_rows": 0, "shared_entities": 0})]
+    checks = audit(s, episodes=episodes)
+    assert verdict(checks), [c for c in checks if not c.passed]
+    assert not verdict(audit(s))  # the built-in library knows none of these ids: no model, no split
+    s.plan.insert(2, Step(id="s4", episode="free_code", title="my code", status="done", code="df = df"))
+    untouched = {c.check: c for c in audit(s, episodes=episodes)}["test_untouched"]
+    assert not untouched.passed and "custom code ran after the split" in untouched.detail
+
+
+def test_plan_edits_read_required_addable_and_params_from_the_entry_whatever_its_id():
+    from jupyter_dcpilot.engine import plan_edits
+
+    episodes = renamed(renamed(renamed(library(), "split", "hold_out"), "outliers", "extremes"),
+                       "remove_leakage", "drop_leaks")
+    s = Session(task={"kind": "classification", "target": "y"}, variables={"columns": ["a", "y"]})
+    s.plan = [Step(id="s1", episode="hold_out", title="Split"), Step(id="s2", episode="extremes", title="Out")]
+    with pytest.raises(plan_edits.EditRefused, match="a valid model needs it"):
+        plan_edits.check(s, {"op": "skip", "step": "s1"}, episodes)
+    plan_edits.check(s, {"op": "params", "step": "s1", "params": {"test_size": 0.3}}, episodes)
+    plan_edits.check(s, {"op": "params", "step": "s2", "params": {"method": "mad", "threshold": 3}}, episodes)
+    assert plan_edits.parse_pairs("extremes", ["threshold=3", "columns=a"], episodes) == {
+        "threshold": 3, "columns": ["a"]}
+    with pytest.raises(ValueError, match="needs 'columns'"):
+        plan_edits.check(s, {"op": "add", "episode": "drop_leaks"}, episodes)
+    with pytest.raises(ValueError, match="is the target"):
+        plan_edits.check(s, {"op": "add", "episode": "drop_leaks", "columns": ["y"]}, episodes)
+    listed = {e["id"]: e for e in plan_edits.library(s, renamed(episodes, "report", "summary"))}
+    assert listed["extremes"]["params"]["threshold"]["kind"] == "number"
+    assert listed["summary"]["why_not"] == "the report is always the last step"
+    assert listed["hold_out"]["required"] and not listed["extremes"]["required"]  # the panel reads it
+    with pytest.raises(ValueError, match="cannot be skipped"):
+        plan_edits.check_standing([{"op": "skip", "episode": "hold_out"}], episodes, "plan.json")
+
+
+def test_default_budgets_are_the_episodes_own_whatever_their_ids():
+    from jupyter_dcpilot.engine.budgets import Budgets
+
+    episodes = renamed(library(), "train_evaluate", "fit_model")
+    budgets = Budgets.from_spec(None, episodes=episodes)
+    assert budgets.of("fit_model") == library()["train_evaluate"].budget == 300.0
+    assert budgets.of("split") == budgets.of("*") == 60.0  # an episode without its own budget
+    assert Budgets.from_spec({"fit_model": 900}, episodes=episodes).of("fit_model") == 900
+    with pytest.raises(ValueError, match="not a kind of step"):
+        Budgets.from_spec({"train_evaluate": 900}, episodes=episodes)

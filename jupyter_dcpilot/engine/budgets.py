@@ -9,7 +9,8 @@ time. Nothing is ever cut short by how long a reply took to travel.
 Kinds are episode ids (``impute``, ``train_evaluate``, ...), ``diagnose`` for the diagnosis,
 and ``*`` for every kind not named. Budgets come from, in order of precedence: the command
 line (``--budget train_evaluate=900``), the panel's settings or the server's start request
-(``{"budget": {"impute": 300}}``), ``%dcplan --budget``, then :data:`DEFAULTS`.
+(``{"budget": {"impute": 300}}``), ``%dcplan --budget``, then the defaults: an episode's own
+``budget`` (see :mod:`.episodes`), else :data:`BASE`.
 """
 
 from __future__ import annotations
@@ -19,26 +20,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# seconds on a 2-core machine: a 100k x 50 table fits in these (see docs/benchmarks.md)
-DEFAULTS: dict[str, float] = {
-    "*": 60.0,
-    "diagnose": 120.0,
-    "impute": 180.0,
-    "label_issues": 180.0,
-    "aggregate": 120.0,
-    "train_evaluate": 300.0,
-}
+from .episodes import Episode, library
+
+# seconds on a 2-core machine: a 100k x 50 table fits in these (see docs/benchmarks.md); the
+# episodes that need longer say so in their entry's ``budget``
+BASE: dict[str, float] = {"*": 60.0, "diagnose": 120.0}
 # a step still running at this multiple of its budget is stopped (interrupted and rolled back)
 STOP_FACTOR = 4.0
 # and never before this many seconds: short budgets must not stop a step on a busy machine
 MIN_STOP_S = 60.0
 
 
-def kinds() -> set[str]:
-    """The names a budget may be given for: every episode, the diagnosis, and ``*``."""
-    from .episodes import CUSTOM, library
+def defaults(episodes: Mapping[str, Episode] | None = None) -> dict[str, float]:
+    """The default budgets: :data:`BASE` and each episode's own (default: the built-in library)."""
+    episodes = episodes if episodes is not None else library()
+    return {**BASE, **{ep.id: ep.budget for ep in episodes.values() if ep.budget is not None}}
 
-    return {*library(), CUSTOM.id, "diagnose", "*"}
+
+DEFAULTS = defaults()  # those of the built-in library
+
+
+def kinds(episodes: Mapping[str, Episode] | None = None) -> set[str]:
+    """The names a budget may be given for: every episode, the diagnosis, and ``*``."""
+    return {*(episodes if episodes is not None else library()), *BASE}
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class Budgets:
 
     def of(self, kind: str) -> float:
         """The budget of one kind of step, in seconds."""
-        return float(self.seconds.get(kind, self.seconds.get("*", DEFAULTS["*"])))
+        return float(self.seconds.get(kind, self.seconds.get("*", BASE["*"])))
 
     def stop_after(self, kind: str) -> float:
         """Seconds after which a step of this kind is stopped and rolled back."""
@@ -61,17 +65,20 @@ class Budgets:
         return dict(self.seconds)
 
     @classmethod
-    def from_spec(cls, spec: Any = None, base: Budgets | None = None, **options: float) -> Budgets:
-        """Budgets from a user's spec layered over ``base`` (default :data:`DEFAULTS`).
+    def from_spec(cls, spec: Any = None, base: Budgets | None = None,
+                  episodes: Mapping[str, Episode] | None = None, **options: float) -> Budgets:
+        """Budgets from a user's spec layered over ``base`` (default :func:`defaults` of
+        ``episodes``, the library whose episodes are the kinds; default the built-in one).
 
         ``spec``: None; a number (every kind); a mapping ``{kind: seconds}``; or command-line
         strings ``["600", "impute=300"]``. ValueError names the bad part in words. ``options``:
         ``stop_factor``, ``min_stop_s``."""
-        seconds = dict(base.seconds if base is not None else DEFAULTS)
+        seconds = dict(base.seconds if base is not None else defaults(episodes))
+        known_kinds = kinds(episodes)
         # a bare number first, whatever its place: the kinds named explicitly win over it
         for kind, value in sorted(_pairs(spec), key=lambda pair: pair[0] != "*"):
-            if kind not in kinds():
-                known = ", ".join(sorted(kinds()))
+            if kind not in known_kinds:
+                known = ", ".join(sorted(known_kinds))
                 raise ValueError(f"budget: {kind!r} is not a kind of step; use one of {known}")
             seconds_value = _seconds(value, kind)
             if kind == "*":  # a bare number: every kind, including the defaults' own

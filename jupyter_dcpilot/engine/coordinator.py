@@ -48,12 +48,13 @@ class Coordinator:
                  max_backtracks: int = 3, suspicious_score: float = LEAKAGE_SCORE,
                  max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
                  tick: float | None = None) -> None:
-        """``budgets``: seconds per kind of step (default: the session's settings, else
-        :data:`~.budgets.DEFAULTS`); ``stop``: interrupts the kernel, so a step far past its
-        budget is stopped and rolled back (without it, it only reports being over budget);
-        ``tick``: seconds between progress events."""
+        """``budgets``: seconds per kind of step (default: the session's settings, else the
+        episodes' defaults, :func:`~.budgets.defaults`); ``stop``: interrupts the kernel, so a
+        step far past its budget is stopped and rolled back (without it, it only reports being
+        over budget); ``tick``: seconds between progress events."""
+        self.episodes = episodes if episodes is not None else library()
         if budgets is None:
-            budgets = Budgets.from_spec(session.settings.get("budgets"))
+            budgets = Budgets.from_spec(session.settings.get("budgets"), episodes=self.episodes)
         session.settings["budgets"] = budgets.to_dict()
         self.budgets = budgets
         self.tick = tick
@@ -61,7 +62,6 @@ class Coordinator:
         self.kernel = kernel
         self.calls = KernelCalls(kernel)
         self.notebook = notebook
-        self.episodes = episodes if episodes is not None else library()
         self.rules = RulePlanner(self.episodes)
         self.planner = planner if planner is not None else self.rules
         self.policy = policy if policy is not None else ApprovalPolicy()
@@ -371,7 +371,7 @@ class Coordinator:
     # -- report --------------------------------------------------------------------------
     def judge(self) -> list[Check]:
         """The verdict's checks for the current model, kept in the session (panel, report)."""
-        return model_audit.judge(self.session)
+        return model_audit.judge(self.session, self.episodes)
 
     async def write_report_cell(self, step: Step) -> None:
         s = self.session
@@ -387,4 +387,4 @@ class Coordinator:
 
     def report(self) -> dict[str, Any]:
         """The report.json content for the session as it stands."""
-        return build_report(self.session, self.model_report())
+        return build_report(self.session, self.model_report(), self.episodes)

@@ -35,8 +35,8 @@ from typing import Any
 
 from kernel_tools.findings import GATES
 
-from .episodes import library
-from .plan_edits import PARAMS, check_standing
+from .episodes import EPISODES, library
+from .plan_edits import check_standing
 from .validation import depth, problem
 
 ANSWERABLE_GATES = ("task", *GATES)
@@ -56,10 +56,11 @@ _PLAN_EDIT = {
     "properties": {
         "op": {"enum": ["skip", "add", "params"], "description": "skip, add or params (moves and reopens "
                                                                  "need the steps, which a file cannot name)"},
-        "episode": {"enum": sorted(e for e in library() if e != "custom"), "description": "an episode id"},
+        # the library's planned episodes (custom steps come from free-text instructions, not files)
+        "episode": {"enum": sorted(e.id for e in EPISODES), "description": "an episode id"},
         "columns": _COLUMNS,
         "params": {"type": "object", "minProperties": 1,
-                   "propertyNames": {"enum": sorted({k for spec in PARAMS.values() for k in spec})},
+                   "propertyNames": {"enum": sorted({k for e in library().values() for k in e.edit_params})},
                    "additionalProperties": {"anyOf": [{"type": ["number", "string", "null"]}, _COLUMNS]},
                    "description": "parameter -> value (see the parameters each episode takes)"},
         "reason": {"type": "string", "maxLength": 4000},

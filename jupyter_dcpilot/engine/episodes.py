@@ -32,6 +32,11 @@ class Episode:
     calls no kernel_tools function. ``only_expert_drops``: a planner's revision never drops a
     pending step of it; only the expert does. ``valid_model_needs``: a planner may not leave it
     out of the plan (the Claude planner keeps it whatever it proposes).
+
+    What the expert may do to its steps in a plan edit: ``required`` (a valid model needs it:
+    never skipped), ``not_addable`` (why a step of it is never added by hand; empty: it can be),
+    ``edit_params`` (the parameters an edit may set: name → spec, see :mod:`.plan_edits`).
+    ``budget``: the seconds a step of it should take (None: the default of every step).
     """
 
     id: str
@@ -53,11 +58,21 @@ class Episode:
     source: str = ""
     only_expert_drops: bool = False
     valid_model_needs: bool = False
+    required: bool = False
+    not_addable: str = ""
+    edit_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    budget: float | None = None
 
     @property
     def combines_frames(self) -> bool:
         """Whether it needs several input frames: it makes one of them (a join)."""
         return self.when.get("min_frames", 1) > 1
+
+    @property
+    def free_code(self) -> bool:
+        """Whether its cell is code written for the session (no library call, no cell of its
+        own): nothing but reading it tells what it touched."""
+        return self.runs == "cell" and self.function is None and not self.source
 
     def matches_kind(self, finding: dict[str, Any]) -> bool:
         return finding.get("kind") in self.when.get("finding_kinds", ())
@@ -75,10 +90,22 @@ def recommended_action(finding: dict[str, Any]) -> dict[str, Any] | None:
     return option.get("action") if option else None
 
 
+# the choices of kernel_tools' transforms (kernel_tools.transforms.outliers.METHODS, ...; kept
+# here so the server need not import the transforms; tests/test_plan_edits.py compares them)
+OUTLIER_METHODS = ("iqr", "mad", "isolation_forest")
+IMPUTE_METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
+AGGREGATIONS = ("last", "first", "baseline", "final", "mean", "median", "min", "max", "sum", "count", "any")
+
+# the specs of ``edit_params``: "kind" is columns, choice, number or names; "param" names the
+# call's keyword when it differs; "doc" says what it sets
+_COLUMNS = {"kind": "columns", "doc": "the columns the step works on"}
+_DROPPED = {"columns": {**_COLUMNS, "doc": "the columns to drop"}}
+
 EPISODES: tuple[Episode, ...] = (
     Episode(
         id="confirm_task", name="Confirm task and target", stage="setup", order=0,
         when={"always": True}, gate="task", changes=(), runs="task",
+        required=True, not_addable="the task is confirmed once, at the start",
         coordinator="First make sure the task kind, the target (and for survival the duration "
         "column) and the entity id are right: every later step depends on them.",
         worker="No code: the answer updates the session's task.",
@@ -88,6 +115,7 @@ EPISODES: tuple[Episode, ...] = (
         when={"min_frames": 2, "finding_kinds": ("join_keys", "join", "join_key")},
         function="join_frames", params={"how": "left"}, report_var="joined",
         expect={"rows": "same"}, per_finding=False,
+        not_addable="joining files needs them at the start (jupyter dcpilot run A.csv B.csv)",
         coordinator="Several files: join them on the key diagnose_join found before anything "
         "else; a join that multiplies rows means the other file needs aggregating first.",
         worker="df, joined = kt.join_frames(df, other, on=key, how='left').",
@@ -99,7 +127,7 @@ EPISODES: tuple[Episode, ...] = (
                                 "dates_as_text", "disguised_missing"),
               "functions": ("fix_dtypes",)},
         function="fix_dtypes", report_var="dtypes", per_finding=False,
-        expect={"rows": "same", "new_missing": True},
+        expect={"rows": "same", "new_missing": True}, edit_params={"columns": _COLUMNS},
         coordinator="Cheap and safe: parse numbers/booleans/dates stored as text and turn N/A "
         "tokens into missing values before other checks read the columns.",
         worker="df, dtypes = kt.fix_dtypes(df).",
@@ -110,7 +138,7 @@ EPISODES: tuple[Episode, ...] = (
                                 "leak", "suspected_leakage"),
               "functions": ("drop_columns",), "gates": ("leakage",)},
         gate="leakage", function="drop_columns", params={"reason": "target proxy (leakage)"},
-        report_var="leakage_drop", expect={"rows": "same"},
+        report_var="leakage_drop", expect={"rows": "same"}, edit_params=_DROPPED,
         coordinator="A column that is known only after the outcome (or copies it) makes any "
         "metric meaningless: the expert confirms, then it goes before any split.",
         worker="df, leakage_drop = kt.drop_columns(df, [cols], reason=...).",
@@ -122,7 +150,11 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("aggregate_per_entity",)},
         gate="aggregation", function="aggregate_per_entity", params={"how": "last"},
         report_var="aggregation", expect={"rows": "one_per_entity"},
-        fallback_params=({"how": "last"},),
+        fallback_params=({"how": "last"},), budget=120.0,
+        edit_params={"how": {"kind": "choice", "choices": list(AGGREGATIONS),
+                             "doc": "which value of each entity's records (baseline: the first record as is)"},
+                     "landmark": {"kind": "number", "min": 0, "optional": True,
+                                  "doc": "only records up to this time feed the features"}},
         coordinator="Several rows per entity: either one row per entity (which visit?) or keep "
         "the rows and split/cross-validate grouped by the entity id. The expert decides.",
         worker="df, aggregation = kt.aggregate_per_entity(df, id=..., time=..., how=...).",
@@ -134,6 +166,7 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("drop_columns",)},
         gate="identifiers", function="drop_columns", params={"reason": "identifier (no signal)"},
         report_var="identifier_drop", expect={"rows": "same"}, per_finding=False, valid_model_needs=True,
+        edit_params=_DROPPED,
         coordinator="Row numbers, record keys and names carry no signal but let a model memorise "
         "rows; the expert confirms, then they go (the entity id is kept for grouping).",
         worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
@@ -144,7 +177,7 @@ EPISODES: tuple[Episode, ...] = (
         when={"finding_kinds": ("constant_column", "constant", "near_constant", "empty_column",
                                 "free_text")},
         function="drop_columns", params={"reason": "constant (no information)"},
-        report_var="uninformative_drop", expect={"rows": "same"}, per_finding=False,
+        report_var="uninformative_drop", expect={"rows": "same"}, per_finding=False, edit_params=_DROPPED,
         coordinator="Columns with a single value tell a model nothing; free text needs features "
         "extracted first.",
         worker="df, uninformative_drop = kt.drop_columns(df, [cols], reason=...).",
@@ -155,6 +188,8 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("deduplicate",)},
         gate="row_removal", function="deduplicate", report_var="dedup",
         expect={"rows": "fewer"},
+        edit_params={"columns": {**_COLUMNS, "param": "subset",
+                                 "doc": "rows equal on these columns are duplicates"}},
         coordinator="Exact duplicates inflate scores when copies land on both sides of a split.",
         worker="df, dedup = kt.deduplicate(df).",
     ),
@@ -162,7 +197,9 @@ EPISODES: tuple[Episode, ...] = (
         id="split", name="Split train/test", stage="split", order=10, when={"always": True},
         function="split", params={"test_size": 0.2, "random_state": 0}, report_var="split_report",
         changes=("df", "train", "test"),
-        fallback_params=({"test_size": 0.25, "random_state": 0},),
+        fallback_params=({"test_size": 0.25, "random_state": 0},), required=True,
+        edit_params={"test_size": {"kind": "number", "min": 0.05, "max": 0.5,
+                                   "doc": "share of rows (or entities) held out"}},
         coordinator="Split before learning anything from the data; grouped by the entity id "
         "when one exists, stratified for classification.",
         worker="train, test, split_report = kt.split(df, target=..., groups=id, ...).",
@@ -173,7 +210,7 @@ EPISODES: tuple[Episode, ...] = (
                                 "rare_categories", "typos"),
               "functions": ("normalize_categories",)},
         function="normalize_categories", report_var="categories", changes=("train", "test"),
-        expect={"rows": "same"}, per_finding=False,
+        expect={"rows": "same"}, per_finding=False, edit_params={"columns": _COLUMNS},
         coordinator="Spelling/case variants of one category split its signal.",
         worker="train, categories = kt.normalize_categories(train, ...); test = categories.apply(test).",
     ),
@@ -192,7 +229,10 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("impute",)},
         gate="imputation", function="impute", params={"method": "auto"}, report_var="imputation",
         changes=("train", "test"), expect={"rows": "same", "new_missing": False},
-        fallback_params=({"method": "median"}, {"method": "mean"}),
+        fallback_params=({"method": "median"}, {"method": "mean"}), budget=180.0,
+        edit_params={"columns": _COLUMNS,
+                     "method": {"kind": "choice", "choices": list(IMPUTE_METHODS),
+                                "doc": "how missing values are filled"}},
         coordinator="Impute on train only and replay on test; dropping rows is the expert's call.",
         worker="train, imputation = kt.impute(train, ...); test = imputation.apply(test).",
     ),
@@ -203,6 +243,12 @@ EPISODES: tuple[Episode, ...] = (
         gate="outliers", function="handle_outliers", params={"action": "clip"},
         report_var="outliers", changes=("train", "test"),
         fallback_params=({"action": "clip"},),
+        edit_params={"columns": _COLUMNS,
+                     "method": {"kind": "choice", "choices": list(OUTLIER_METHODS),
+                                "doc": "how outliers are found"},
+                     "threshold": {"kind": "number", "min": 0, "exclusive_min": True, "max": 100,
+                                   "doc": "IQR multiple (iqr, 1.5), MAD multiple (mad, 3.5) or share "
+                                          "(isolation_forest, < 0.5)"}},
         coordinator="Extreme values may be errors or real patients: the expert decides.",
         worker="train, outliers = kt.handle_outliers(train, ...); test = outliers.apply(test).",
     ),
@@ -211,7 +257,7 @@ EPISODES: tuple[Episode, ...] = (
         when={"finding_kinds": ("label_issues", "label_noise", "mislabeled"),
               "functions": ("handle_label_issues",)},
         gate="label_issues", function="handle_label_issues", report_var="label_fix",
-        changes=("train",), expect={"target_changes": True},
+        changes=("train",), expect={"target_changes": True}, budget=180.0,
         coordinator="Suspected label errors are fixed on train only; the test labels stay as "
         "they are so the score stays honest.",
         worker="train, label_fix = kt.handle_label_issues(train, ...).",
@@ -219,7 +265,9 @@ EPISODES: tuple[Episode, ...] = (
     Episode(
         id="train_evaluate", name="Train and evaluate", stage="model", order=20,
         when={"always": True}, function="fit_evaluate", report_var="model", changes=("model",),
-        fallback_params=({"cv": 3},),
+        fallback_params=({"cv": 3},), required=True, budget=300.0,
+        edit_params={"candidates": {"kind": "names", "max_items": 10,
+                                    "doc": "the model candidates to cross-validate"}},
         coordinator="Fit on train with the task's metric (AUROC, R², C-index), grouped CV when "
         "an entity id exists, then score once on test.",
         worker="model = kt.fit_evaluate(train, target=..., task=..., test=test, preprocess=[...]).",
@@ -232,7 +280,7 @@ EPISODES: tuple[Episode, ...] = (
     ),
     Episode(
         id="report", name="Report", stage="final", order=22, when={"always": True}, changes=(),
-        runs="report",
+        runs="report", required=True, not_addable="the report is always the last step",
         coordinator="Summarise what was done, what was decided and by whom, and the score.",
         worker="A markdown cell.",
     ),
@@ -241,6 +289,7 @@ EPISODES: tuple[Episode, ...] = (
 CUSTOM = Episode(
     id="custom", name="Custom step", stage="pre_split", order=9, when={}, gate="custom_code",
     changes=("df",), only_expert_drops=True,
+    not_addable="custom code comes from a free-text instruction to the Claude planner",
     coordinator="Free-text instruction turned into code: shown and gated.",
     worker="The code as written, after the expert approved it.",
 )

@@ -103,9 +103,9 @@ def cleared_by_diagnosis(diagnosis: dict[str, Any], top: str | None, metric: str
     return float(single) if single >= (1 + ABSOLUTE) / 2 else None  # AUROC / C of that strength
 
 
-def judge(session: Session) -> list[Check]:
+def judge(session: Session, episodes: dict[str, Episode]) -> list[Check]:
     """The verdict's checks for the current model, kept in the session (panel, report)."""
-    checks = audit(session)
+    checks = audit(session, episodes=episodes)
     session.validity = [c.to_dict() for c in checks]
     session.changed("validity", checks=session.validity, valid=verdict(checks))
     return checks

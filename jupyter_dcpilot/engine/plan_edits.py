@@ -6,9 +6,9 @@ An edit is a small JSON object, ``{"op": ..., "step": ..., ...}``:
 - ``skip``: a proposed step will not run (its findings count as handled);
 - ``move``: a proposed step goes ``before`` or ``after`` another of the same stage;
 - ``add``: a step of an ``episode`` from the library, on ``columns``, with ``params``;
-- ``params``: the parameters of a proposed step (only those :data:`PARAMS` lists for its
-  episode: columns in scope, outlier method and threshold, imputation method, aggregation rule
-  and landmark, test size, model candidates);
+- ``params``: the parameters of a proposed step (only those its episode lists in
+  ``edit_params``: columns in scope, outlier method and threshold, imputation method,
+  aggregation rule and landmark, test size, model candidates);
 - ``reopen``: a done step is undone to its checkpoint and the plan is made again (the
   coordinator does the undo; a skipped step simply becomes proposed again).
 
@@ -32,47 +32,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from .episodes import STAGES, Episode
+from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
+from .episodes import library as episode_library
 from .session import Decision, Session, Step, now
 from .validation import did_you_mean
 
 OPS = ("skip", "move", "add", "params", "reopen")
-# a valid model needs these: they are never skipped, and always in the plan (never added)
-REQUIRED = ("confirm_task", "split", "train_evaluate", "report")
-NOT_ADDABLE = {"confirm_task": "the task is confirmed once, at the start",
-               "report": "the report is always the last step",
-               "custom": "custom code comes from a free-text instruction to the Claude planner",
-               "join_files": "joining files needs them at the start (jupyter dcpilot run A.csv B.csv)"}
 
-# the choices of kernel_tools' transforms (kernel_tools.transforms.outliers.METHODS, ...; kept
-# here so the server need not import the transforms; tests/test_plan_edits.py compares them)
-OUTLIER_METHODS = ("iqr", "mad", "isolation_forest")
-IMPUTE_METHODS = ("auto", "median", "mean", "most_frequent", "iterative", "knn", "hyperimpute", "missforest", "ice")
-AGGREGATIONS = ("last", "first", "baseline", "final", "mean", "median", "min", "max", "sum", "count", "any")
-
-_COLUMNS = {"kind": "columns", "doc": "the columns the step works on"}
-# episode -> parameter -> what it takes; "param" names the call's keyword when it differs
-PARAMS: dict[str, dict[str, dict[str, Any]]] = {
-    "remove_leakage": {"columns": {**_COLUMNS, "doc": "the columns to drop"}},
-    "drop_identifiers": {"columns": {**_COLUMNS, "doc": "the columns to drop"}},
-    "drop_uninformative": {"columns": {**_COLUMNS, "doc": "the columns to drop"}},
-    "deduplicate": {"columns": {**_COLUMNS, "param": "subset", "doc": "rows equal on these columns are duplicates"}},
-    "fix_dtypes": {"columns": _COLUMNS},
-    "normalize_categories": {"columns": _COLUMNS},
-    "aggregate": {"how": {"kind": "choice", "choices": list(AGGREGATIONS),
-                          "doc": "which value of each entity's records (baseline: the first record as is)"},
-                  "landmark": {"kind": "number", "min": 0, "optional": True,
-                               "doc": "only records up to this time feed the features"}},
-    "impute": {"columns": _COLUMNS,
-               "method": {"kind": "choice", "choices": list(IMPUTE_METHODS), "doc": "how missing values are filled"}},
-    "outliers": {"columns": _COLUMNS,
-                 "method": {"kind": "choice", "choices": list(OUTLIER_METHODS), "doc": "how outliers are found"},
-                 "threshold": {"kind": "number", "min": 0, "exclusive_min": True, "max": 100,
-                               "doc": "IQR multiple (iqr, 1.5), MAD multiple (mad, 3.5) or share (isolation_forest, < 0.5)"}},
-    "split": {"test_size": {"kind": "number", "min": 0.05, "max": 0.5, "doc": "share of rows (or entities) held out"}},
-    "train_evaluate": {"candidates": {"kind": "names", "max_items": 10,
-                                      "doc": "the model candidates to cross-validate"}},
-}
 # keywords the step's call needs from the task when a step is added by hand
 _CONTEXT = {"impute": ("target",), "handle_outliers": ("target",), "handle_label_issues": ("target",),
             "aggregate_per_entity": ("id", "time")}
@@ -86,19 +52,20 @@ class EditRefused(Exception):
 # -- what the panel lists ------------------------------------------------------------------
 def library(session: Session, episodes: dict[str, Episode]) -> list[dict[str, Any]]:
     """Every episode with one line on what it does, whether it can be added now (and why not),
-    and the parameters an edit may set."""
+    whether its steps may be skipped (``required``: never), and the parameters an edit may set."""
     out = []
     for ep in sorted(episodes.values(), key=lambda e: e.order):
         why = _why_not_addable(session, ep, episodes)
         out.append({"id": ep.id, "name": ep.name, "stage": ep.stage, "gate": ep.gate,
                     "line": ep.coordinator.split(". ")[0].rstrip(".") + ".",
-                    "addable": why is None, "why_not": why, "params": PARAMS.get(ep.id, {})})
+                    "addable": why is None, "why_not": why, "required": ep.required,
+                    "params": ep.edit_params})
     return out
 
 
 def _why_not_addable(session: Session, ep: Episode, episodes: dict[str, Episode]) -> str | None:
-    if ep.id in NOT_ADDABLE:
-        return NOT_ADDABLE[ep.id]
+    if ep.not_addable:
+        return ep.not_addable
     if ep.when.get("always") and any(st.episode == ep.id and (st.pending or st.status == "done")
                                      for st in session.plan):
         return "it is in the plan already"
@@ -113,6 +80,18 @@ def _later_stage_done(session: Session, stage: str, episodes: dict[str, Episode]
     rank = STAGES.index(stage)
     return next((st for st in session.plan if st.status == "done"
                  and STAGES.index(_stage(st, episodes)) > rank and _stage(st, episodes) != "final"), None)
+
+
+def _required(episode: str, episodes: dict[str, Episode]) -> bool:
+    """Whether a valid model needs steps of this episode (they are never skipped)."""
+    ep = episodes.get(episode)
+    return ep is not None and ep.required
+
+
+def _specs(episode: str, episodes: dict[str, Episode]) -> dict[str, dict[str, Any]]:
+    """The parameters an edit may set on steps of this episode."""
+    ep = episodes.get(episode)
+    return ep.edit_params if ep is not None else {}
 
 
 def _stage(step: Step, episodes: dict[str, Episode]) -> str:
@@ -138,7 +117,7 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
         if not step.pending:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: only a proposed step can be "
                               "skipped" + ("; reopen it to change it" if step.status == "done" else ""))
-        if step.episode in REQUIRED:
+        if _required(step.episode, episodes):
             raise EditRefused(f"{step.id} ({step.title}) cannot be skipped: a valid model needs it")
     elif op == "move":
         _check_move(session, step, edit, episodes)
@@ -246,7 +225,7 @@ def _check_add(session: Session, edit: dict[str, Any], episodes: dict[str, Episo
     columns = edit.get("columns")
     if columns is not None:
         _check_columns(session, ep, columns)
-    elif ep.id in ("remove_leakage", "drop_identifiers", "drop_uninformative"):
+    elif ep.function == "drop_columns":
         raise ValueError(f"adding {ep.id} needs 'columns': which columns to drop")
     if ep.function == "aggregate_per_entity" and not session.task.get("id"):
         raise EditRefused("aggregating needs the entity id: none is known for this task")
@@ -270,13 +249,13 @@ def _check_columns(session: Session, ep: Episode, columns: Any) -> None:
             if column not in known:
                 raise ValueError(f"{column!r} is not a column of the data{did_you_mean(column, known)}")
     target = session.task.get("target")
-    if target in columns and ep.id in ("remove_leakage", "drop_identifiers", "drop_uninformative"):
+    if target in columns and ep.function == "drop_columns":
         raise ValueError(f"{target!r} is the target: it cannot be dropped")
 
 
 def _check_params(session: Session, episode: str, params: Any, episodes: dict[str, Episode],
                   parameters: list[str] | None) -> None:
-    specs = PARAMS.get(episode, {})
+    specs = _specs(episode, episodes)
     if not isinstance(params, dict) or not params:
         raise ValueError("a params edit needs 'params': an object of parameter names and values")
     if not specs:
@@ -389,7 +368,7 @@ def _add(session: Session, edit: dict[str, Any], episodes: dict[str, Episode]) -
         if value:
             params[key] = value
     if columns and ep.function:
-        keyword = PARAMS.get(ep.id, {}).get("columns", {}).get("param", "columns")
+        keyword = ep.edit_params.get("columns", {}).get("param", "columns")
         params[keyword] = columns
     if ep.function == "drop_columns":
         params.setdefault("reason", "chosen by the user")
@@ -444,7 +423,7 @@ def call_params(step: Step, function: str, params: dict[str, Any], episode: Epis
     if not step.user_params or episode is None or function != episode.function:
         return dict(params)
     out = dict(params)
-    specs = PARAMS.get(step.episode, {})
+    specs = episode.edit_params
     for key, value in step.user_params.items():
         keyword = specs.get(key, {}).get("param", key)
         if value is None:
@@ -496,7 +475,7 @@ def _standing(session: Session, edit: dict[str, Any], episodes: dict[str, Episod
             apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, source="decisions file")
         return
     for st in [st for st in session.plan if matches(st)]:
-        if op == "skip" and st.episode not in REQUIRED:
+        if op == "skip" and not _required(st.episode, episodes):
             apply(session, {"op": "skip", "step": st.id}, episodes, source="decisions file")
         elif op == "params" and any(st.user_params.get(k) != v for k, v in (edit.get("params") or {}).items()):
             apply(session, {"op": "params", "step": st.id, "params": edit["params"]}, episodes,
@@ -511,21 +490,22 @@ def check_standing(edits: Any, episodes: dict[str, Episode], source: str) -> lis
         if name not in episodes:
             raise ValueError(f"{source}: plan[{i}]: unknown episode {name!r}{did_you_mean(str(name), list(episodes))}")
         if edit.get("op") == "params":
-            specs = PARAMS.get(name, {})
+            specs = episodes[name].edit_params
             for key in edit.get("params") or {}:
                 if key not in specs:
                     raise ValueError(f"{source}: plan[{i}]: {name} steps take no parameter {key!r}"
                                      f"{did_you_mean(key, list(specs))}")
-        if edit.get("op") == "skip" and name in REQUIRED:
+        if edit.get("op") == "skip" and episodes[name].required:
             raise ValueError(f"{source}: plan[{i}]: {name} cannot be skipped: a valid model needs it")
     return list(edits or [])
 
 
 # -- in words ----------------------------------------------------------------------------------
-def parse_pairs(episode: str, pairs: list[str]) -> dict[str, Any]:
+def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | None = None) -> dict[str, Any]:
     """``key=value`` words (a magic's, a chat message's) as the ``params`` of an edit: numbers as
-    numbers, lists of names comma-separated, ``none`` for no value; ValueError in one line."""
-    specs = PARAMS.get(episode, {})
+    numbers, lists of names comma-separated, ``none`` for no value; ValueError in one line.
+    ``episodes``: the library the step's episode is in (default: the built-in one)."""
+    specs = _specs(episode, episodes if episodes is not None else episode_library())
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -552,5 +532,5 @@ def edit_markdown(record: dict[str, Any]) -> str:
     return f"### Plan edited by {who}\n\n{record['text'][0].upper()}{record['text'][1:]}, at {record['at']}."
 
 
-__all__ = ["EditRefused", "OPS", "PARAMS", "REQUIRED", "after_merge", "apply", "call_params", "check",
+__all__ = ["AGGREGATIONS", "EditRefused", "IMPUTE_METHODS", "OPS", "OUTLIER_METHODS", "after_merge", "apply", "call_params", "check",
            "check_standing", "edit_markdown", "library", "note", "parse_pairs"]

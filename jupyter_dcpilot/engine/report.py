@@ -7,14 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .episodes import Episode
 from .report_html import render_html
 from .session import Decision, Session
 from .validity import all_findings, audit, verdict
 
 
-def model_validity(session: Session, model: dict[str, Any] | None) -> tuple[bool, list[str]]:
-    """The verdict and the details of the checks that failed (see :mod:`.validity`)."""
-    checks = audit(session, model)
+def model_validity(session: Session, model: dict[str, Any] | None,
+                   episodes: dict[str, Episode] | None = None) -> tuple[bool, list[str]]:
+    """The verdict and the details of the checks that failed (see :mod:`.validity`; ``episodes``:
+    the library the steps come from, default the built-in one)."""
+    checks = audit(session, model, episodes)
     return verdict(checks), [f"{c.check}: {c.detail}" for c in checks if not c.passed]
 
 
@@ -32,8 +35,10 @@ def model_card(session: Session, model: dict[str, Any]) -> dict[str, Any]:
     return card
 
 
-def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, Any]:
-    """The report.json content (key names are a public contract)."""
+def build_report(session: Session, model: dict[str, Any] | None,
+                 episodes: dict[str, Episode] | None = None) -> dict[str, Any]:
+    """The report.json content (key names are a public contract); ``episodes``: the library the
+    steps come from (default: the built-in one)."""
     v = session.variables
     rows_in, cols_in = (v.get("initial_shape") or [None, None])[:2]
     rows_out, cols_out = (v.get("shape") or [None, None])[:2]
@@ -51,7 +56,7 @@ def build_report(session: Session, model: dict[str, Any] | None) -> dict[str, An
                       "decision": {"choice": d.choice, "by": d.by} if d is not None else None,
                       "title": s.title, "note": s.note, "by_user": list(s.by_user),
                       "user_params": dict(s.user_params)})
-    checks = audit(session, model)
+    checks = audit(session, model, episodes)
     problems = [f"{c.check}: {c.detail}" for c in checks if not c.passed]
     task = session.task
     return {

@@ -19,16 +19,23 @@ whether it is known at prediction time, and of the model whether it was judged h
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
   from the test set, no custom code after the split);
 - ``no_suspect_score``: no unexplained too-good-to-be-true score.
+
+The checks find the steps they judge by what their episode declares, never by its id: the
+aggregation is the step of the ``aggregation`` gate, the split the step of the ``split`` stage,
+the model the step of the ``model`` stage, custom code a step of an episode whose cell is
+``free_code``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from kernel_tools.vocabulary import METRIC, FindingKind
 
-from .session import Session
+from .episodes import Episode, library, stage_of
+from .session import Session, Step
 
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
@@ -86,8 +93,22 @@ def _names(columns: list[str]) -> str:
     return shown + (f" and {len(columns) - 8} more" if len(columns) > 8 else "")
 
 
-def _done(session: Session, episode: str):
-    return next((st for st in reversed(session.plan) if st.episode == episode and st.status == "done"), None)
+def _done(session: Session, episodes: dict[str, Episode], role: Callable[[Episode], bool]) -> Step | None:
+    """The last done step of an episode ``role`` picks."""
+    return next((st for st in reversed(session.plan) if st.status == "done" and st.episode in episodes
+                 and role(episodes[st.episode])), None)
+
+
+def _aggregation(ep: Episode) -> bool:  # the step that decides how an entity's records become rows
+    return ep.gate == "aggregation"
+
+
+def _split(ep: Episode) -> bool:
+    return ep.stage == "split"
+
+
+def _model(ep: Episode) -> bool:
+    return ep.stage == "model"
 
 
 def _kept_by(session: Session, column: str) -> str:
@@ -124,15 +145,15 @@ def _diagnosis_complete(session: Session) -> Check:
     return Check("diagnosis_complete", True, "every detector of the last diagnosis ran")
 
 
-def _entities_together(session: Session, model: dict[str, Any]) -> Check:
+def _entities_together(session: Session, model: dict[str, Any], episodes: dict[str, Episode]) -> Check:
     repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
     if not repeated:
         return Check("entities_together", True, "no entity has several rows")
     entity = (repeated[-1].get("columns") or [session.task.get("id")])[0]
-    aggregate = _done(session, "aggregate")
+    aggregate = _done(session, episodes, _aggregation)
     if aggregate is not None and aggregate.result.get("function") == "aggregate_per_entity":
         return Check("entities_together", True, f"one row per '{entity}' (aggregated)")
-    split = _done(session, "split")
+    split = _done(session, episodes, _split)
     split_kind = str(((split.result.get("report") or {}).get("details") or {}).get("kind", "")) if split else ""
     grouped_split = "grouped" in split_kind or bool(session.hints.get("test_path"))
     if model.get("grouped") and grouped_split:
@@ -142,10 +163,10 @@ def _entities_together(session: Session, model: dict[str, Any]) -> Check:
                  "did not keep each entity on one side")
 
 
-def _intervals(session: Session) -> Check | None:
+def _intervals(session: Session, episodes: dict[str, Episode]) -> Check | None:
     """The verdict on (start, stop] interval rows, or None when the rows are not intervals."""
     task = session.task
-    aggregate = _done(session, "aggregate")
+    aggregate = _done(session, episodes, _aggregation)
     made = aggregate is not None and aggregate.result.get("function") == "to_intervals"
     given = (task.get("index") or {}).get("start") and (
         aggregate is None or aggregate.result.get("function") != "aggregate_per_entity")
@@ -153,7 +174,7 @@ def _intervals(session: Session) -> Check | None:
         return None
     start = task.get("start") or (task.get("index") or {}).get("start")
     stop = task.get("stop") or task.get("time")
-    model_step = _done(session, "train_evaluate")
+    model_step = _done(session, episodes, _model)
     if model_step is None or model_step.result.get("function") != "fit_evaluate_intervals":
         return Check("known_at_index", False, f"the rows are ('{start}', '{stop}'] intervals, but the model "
                      "did not fit them as intervals: counted from 0, a later interval knows its entity "
@@ -162,13 +183,13 @@ def _intervals(session: Session) -> Check | None:
                  "recorded by its start, and the time-varying model uses each only from then on")
 
 
-def _known_at_index(session: Session) -> Check:
+def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
     index = session.task.get("index") or {}
     kind = index.get("kind")
     if kind is None:
         return Check("known_at_index", False, "the prediction time (index) was never established")
     label = index.get("label") or kind
-    intervals = _intervals(session) if session.task.get("kind") == "survival" else None
+    intervals = _intervals(session, episodes) if session.task.get("kind") == "survival" else None
     if intervals is not None:
         return intervals
     repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
@@ -177,7 +198,7 @@ def _known_at_index(session: Session) -> Check:
     if kind != "entity_start" or not repeated:
         return Check("known_at_index", True, f"predictions at {label}; the timing of every column "
                      "was checked against it")
-    aggregate = _done(session, "aggregate")
+    aggregate = _done(session, episodes, _aggregation)
     params = (aggregate.result.get("params") or {}) if aggregate is not None else {}
     if aggregate is None or aggregate.result.get("function") != "aggregate_per_entity":
         if not varying and session.task.get("kind") != "survival":
@@ -214,12 +235,13 @@ def _holdout_confirms(model: dict[str, Any]) -> Check:
     return Check("holdout_confirms_cv", True, text)
 
 
-def _test_untouched(session: Session, model: dict[str, Any], train_step) -> Check:
-    split = _done(session, "split")
+def _test_untouched(session: Session, train_step: Step | None, episodes: dict[str, Episode]) -> Check:
+    split = _done(session, episodes, _split)
     if split is None:
         return Check("test_untouched", False, "there is no train/test split")
     split_at = session.plan.index(split)
-    custom = [st for st in session.plan[split_at + 1:] if st.episode == "custom" and st.status == "done"]
+    custom = [st for st in session.plan[split_at + 1:] if st.status == "done" and st.episode in episodes
+              and episodes[st.episode].free_code]
     if custom:
         return Check("test_untouched", False, f"custom code ran after the split ({custom[0].title}): it "
                      "may have used the test rows")
@@ -238,7 +260,7 @@ def _test_untouched(session: Session, model: dict[str, Any], train_step) -> Chec
     if problems:
         return Check("test_untouched", False, "; ".join(problems))
     fitted = [st.title for st in session.plan[split_at + 1:] if st.status == "done" and st.result.get("var")
-              and st.episode not in ("train_evaluate", "explain")]
+              and stage_of(episodes, st.episode) not in ("model", "final")]
     return Check("test_untouched", True, f"train {audit.get('train_rows')} and test {audit.get('test_rows')} "
                  "rows share no row" + (" or entity" if audit.get("groups") else "")
                  + (f"; {len(fitted)} step(s) fitted on train only and replayed on test" if fitted else ""))
@@ -255,9 +277,14 @@ def _suspect_score(session: Session, model: dict[str, Any]) -> Check:
     return Check("no_suspect_score", True, "no too-good-to-be-true score")
 
 
-def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
-    """The checks of the verdict for the session's model (its last trained one when None)."""
-    train_step = _done(session, "train_evaluate")
+def audit(session: Session, model: dict[str, Any] | None = None,
+          episodes: dict[str, Episode] | None = None) -> list[Check]:
+    """The checks of the verdict for the session's model (its last trained one when None).
+
+    ``episodes``: the library the session's steps come from (default: the built-in one); the
+    checks find the steps they judge by what these episodes declare."""
+    episodes = episodes if episodes is not None else library()
+    train_step = _done(session, episodes, _model)
     if model is None and train_step is not None:
         model = train_step.result.get("report")
     checks = [_diagnosis_complete(session)]
@@ -278,11 +305,11 @@ def audit(session: Session, model: dict[str, Any] | None = None) -> list[Check]:
                         "no column was found to be recorded after the prediction time", session),
         _features_check("no_leakage", features, flagged["leakage"], "columns flagged as giving the outcome away",
                         "no column was found to give the outcome away", session),
-        _entities_together(session, model),
-        _known_at_index(session),
+        _entities_together(session, model, episodes),
+        _known_at_index(session, episodes),
         _task_metric(session, model),
         _holdout_confirms(model),
-        _test_untouched(session, model, train_step),
+        _test_untouched(session, train_step, episodes),
         _suspect_score(session, model),
     ]
     return checks

@@ -23,7 +23,7 @@ from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
 
-from ..episodes import STAGES, Episode, library
+from ..episodes import CUSTOM, STAGES, Episode, library
 from ..hosts import KernelProbe
 from ..kernel_calls import KernelCalls
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
@@ -325,7 +325,7 @@ class ClaudePlanner:
                 notes.append(f"ignored custom code with a syntax error: {exc}")
                 continue
             session.instructions[index]["status"] = "planned"
-            steps.append(Step(id="", episode="custom", title=inp["title"], gate="custom_code",
+            steps.append(Step(id="", episode=CUSTOM.id, title=inp["title"], gate=CUSTOM.gate,
                               code=inp["code"], reason=inp["reason"],
                               params={"changes": [c for c in inp.get("changes", []) if c.isidentifier()]}))
         return steps
