@@ -4,9 +4,6 @@ import { SessionModel } from './session';
 import { IEpisode, IParamSpec, ISession, IStep } from './sessionApi';
 import { isPending } from './vocabulary';
 
-/** Steps a valid model needs: never skipped (the server refuses too). */
-const REQUIRED = ['confirm_task', 'split', 'train_evaluate', 'report'];
-
 /** The stage of each step, from the episode library the server sends. */
 function stageOf(session: ISession): (step: IStep) => string {
   const stages = new Map((session.library ?? []).map(e => [e.id, e.stage]));
@@ -131,7 +128,8 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
   const movable = (s: IStep) => isPending(s.status) && s.episode !== 'report' && stage(s) === stage(step);
   const peers = movable(step) ? session.plan.filter(movable) : [];
   const at = peers.findIndex(s => s.id === step.id);
-  const specs = session.library?.find(e => e.id === step.episode)?.params ?? {};
+  const episode = session.library?.find(e => e.id === step.episode);
+  const specs = episode?.params ?? {};
   const pending = isPending(step.status);
   const reopenable = (step.status === 'done' && !!step.checkpoint_id) || step.status === 'skipped';
   const button = (label: string, title: string, onClick: () => void, className = '') => (
@@ -168,7 +166,7 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
           Object.keys(specs).length > 0 &&
           button('edit', 'Edit its parameters before it runs', () => setEditing(!editing), 'jp-dcpilot-edit')}
         {pending &&
-          !REQUIRED.includes(step.episode) &&
+          !episode?.required && // a valid model needs it: never skipped (the server refuses too)
           button(
             'skip',
             'Skip this step (it will not run)',

@@ -62,6 +62,8 @@ export interface IEpisode {
   line: string;
   addable: boolean;
   why_not: string | null;
+  /** A valid model needs it: its steps are never skipped. */
+  required: boolean;
   params: { [key: string]: IParamSpec };
 }
 

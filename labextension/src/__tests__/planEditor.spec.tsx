@@ -81,6 +81,7 @@ const library: IEpisode[] = [
     line: 'Clip or remove extreme values.',
     addable: true,
     why_not: null,
+    required: false,
     params: {
       columns: { kind: 'columns' },
       method: { kind: 'choice', choices: ['iqr', 'mad'] },
@@ -95,6 +96,7 @@ const library: IEpisode[] = [
     line: 'Remove exact duplicate rows.',
     addable: true,
     why_not: null,
+    required: false,
     params: { columns: { kind: 'columns' } }
   },
   {
@@ -105,6 +107,7 @@ const library: IEpisode[] = [
     line: 'Write the report.',
     addable: false,
     why_not: 'the report is always the last step',
+    required: true,
     params: {}
   }
 ];
