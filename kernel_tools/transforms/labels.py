@@ -40,24 +40,33 @@ def _model_frame(df: pd.DataFrame, features: list) -> tuple[pd.DataFrame, dict]:
     return pd.DataFrame(X, index=df.index), skipped
 
 
-def out_of_fold_probabilities(
-    X: pd.DataFrame, y: np.ndarray, groups: Any = None, n_splits: int = 5, random_state: int = 0,
-    *, max_iter: int = 100, learning_rate: float = 0.1,
-) -> np.ndarray:
-    """Predicted class probabilities for each row from a model that never saw that row."""
+def label_model(y: np.ndarray, n_splits: int, random_state: int = 0, *, max_iter: int = 100,
+                learning_rate: float = 0.1) -> Any:
+    """The (unfitted) classifier whose predictions judge the labels ``y`` (codes), in
+    ``n_splits``-fold cross-validation — also what a lazy frame's rows outside the sample are
+    scored by (kernel_tools.lazy.labels)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_predict
-    from threadpoolctl import threadpool_limits
 
     # early stopping keeps the small-data model from memorising the very labels it checks; its
     # stratified 10% validation split needs a few rows of every class in each training fold,
     # so very small data gets fewer boosting rounds instead
     per_fold = np.bincount(np.asarray(y)).min() * (n_splits - 1) / n_splits
     early = bool(per_fold >= 20)
-    model = HistGradientBoostingClassifier(
+    return HistGradientBoostingClassifier(
         categorical_features="from_dtype", max_iter=max_iter if early else 30, early_stopping=early,
         learning_rate=learning_rate, random_state=random_state,
     )
+
+
+def out_of_fold_probabilities(
+    X: pd.DataFrame, y: np.ndarray, groups: Any = None, n_splits: int = 5, random_state: int = 0,
+    *, max_iter: int = 100, learning_rate: float = 0.1,
+) -> np.ndarray:
+    """Predicted class probabilities for each row from a model that never saw that row."""
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_predict
+    from threadpoolctl import threadpool_limits
+
+    model = label_model(y, n_splits, random_state, max_iter=max_iter, learning_rate=learning_rate)
     if groups is not None:
         cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     else:
