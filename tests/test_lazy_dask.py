@@ -204,7 +204,7 @@ def test_the_panel_lists_and_profiles_a_dask_frame_without_counting_its_rows(vis
 
 def test_lazy_steps_that_need_every_row_in_memory_say_so(visits):
     with pytest.raises(NotImplementedError, match="lazy frame"):
-        kt.handle_label_issues(lazy(visits), target="arrest")
+        kt.join_frames(lazy(visits), visits, on="subject")
     with pytest.raises(NotImplementedError, match="near"):
         kt.deduplicate(lazy(visits), near=True)
 

@@ -11,7 +11,9 @@ the input's, so the input stays valid (and a checkpoint of it costs nothing).
 - aggregation per entity: the rows are shuffled so each entity's rows share a partition
   (Dask's group-by shuffle), then the fitted :class:`EntityAggregator` runs per partition; the
   result is persisted in the cluster (spilling to disk), so later steps do not shuffle again;
-- split: by a hash of the entity id (whole entities on one side, the same side every run).
+- split: by a hash of the entity id (whole entities on one side, the same side every run);
+- label issues: the model and cleanlab's per-class thresholds learned on a sample of whole
+  entities, every partition's rows judged by them (:mod:`.labels`).
 
 Each report says it was built lazily (``details["lazy"]``) and on how many rows it was
 fitted; row counts the step did not need are left unknown (``None``).
@@ -156,7 +158,11 @@ def unsupported(name: str, why: str) -> Callable[..., Any]:
     return refuse
 
 
-handle_label_issues = unsupported(
-    "handle_label_issues", "each row is judged by a model that never saw it, which needs every row in "
-    "memory; run it on a sample (kt.lazy.transforms.fit_sample) if the finding matters")
+def handle_label_issues(df: Any, *args: Any, **kwargs: Any) -> tuple[Any, StepReport]:
+    """Label issues judged by a model fitted on a sample, every partition scored (:mod:`.labels`)."""
+    from kernel_tools.lazy.labels import handle_label_issues as lazy_label_issues
+
+    return lazy_label_issues(df, *args, **kwargs)
+
+
 join_frames = unsupported("join_frames", "join the files with dask.dataframe.merge before the co-pilot starts")
