@@ -49,6 +49,26 @@ def test_run_with_the_dask_engine_on_a_parquet_folder(tmp_path, capsys):
     assert bases and set(bases) <= {"whole data", "sample"}
 
 
+@pytest.mark.slow
+def test_a_dask_run_flags_noisy_labels(tmp_path, capsys):
+    from test_lazy_labels import visits
+
+    data = tmp_path / "visits"
+    data.mkdir()
+    for i, part in enumerate(np.array_split(visits(entities=700, flip=0.06)[0], 3)):
+        part.to_parquet(data / f"part-{i}.parquet", index=False)
+    out = tmp_path / "out"
+    code = main(["run", str(data), "--target", "label", "--id", "pid", "--engine", "dask",
+                 "--approve", "recommended", "--out", str(out)])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["state"] == "finished" and summary["valid"] is True
+    report = json.loads((out / "report.json").read_text())
+    step = next(s for s in report["steps"] if s["episode"] == "label_issues")
+    assert step["status"] == "done" and step["decision"]["choice"] == "flag"
+    cells = "\n".join(c.source for c in nbformat.read(out / "notebook.ipynb", 4).cells if c.cell_type == "code")
+    assert "kt.handle_label_issues(train, target='label', action='flag')" in cells
+
+
 def test_a_folder_is_checked_before_any_kernel_starts(tmp_path, capsys):
     data = parquet_folder(tmp_path)
     code = main(["run", str(data), "--target", "arest", "--engine", "dask"])
