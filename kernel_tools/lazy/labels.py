@@ -41,12 +41,11 @@ import pandas as pd
 
 from kernel_tools.lazy import engine
 from kernel_tools.lazy.transforms import FIT_ROWS, fit_sample, lazy_report
-from kernel_tools.transforms._base import check_choice, check_columns, check_frame
-from kernel_tools.transforms._targets import is_classification
 from kernel_tools.transforms.labels import (
-    ACTIONS,
     LARGE_ROWS,
     SINGLE_THREAD_CELLS,
+    _check_arguments,
+    _checkable_labels,
     _model_frame,
     label_model,
     out_of_fold_probabilities,
@@ -165,57 +164,6 @@ class PartitionScorer:
         return out
 
 
-def _check_arguments(meta: pd.DataFrame, target: str, action: str, features: Sequence[str] | None,
-                     groups: str | None) -> list:
-    """The feature columns, after the pandas step's argument checks, on the lazy frame's schema."""
-    check_frame(meta)
-    check_choice(action, "action", ACTIONS)
-    check_columns(meta, [target], "target column")
-    if groups is not None:
-        check_columns(meta, [groups], "groups column")
-    features = (check_columns(meta, features) if features is not None
-                else [c for c in meta.columns if c not in (target, groups)])
-    if target in features:
-        raise ValueError(f"the target {target!r} cannot also be a feature")
-    if not features:
-        raise ValueError("no feature columns to predict the labels from")
-    named = [c for c in features if not isinstance(c, str)]
-    if named:
-        raise TypeError(f"feature column names must be strings, got {named[:10]}; "
-                        "rename them, e.g. df.columns = df.columns.astype(str)")
-    if "label_issue" in meta.columns and action == "flag":
-        raise ValueError("the frame already has a 'label_issue' column")
-    taken = [c for c in (HASH, INDEX) if c in meta.columns]
-    if taken:
-        raise ValueError(f"the frame has a column named {taken[0]!r}, which this step uses for itself")
-    return features
-
-
-def _checkable(sample: pd.DataFrame, target: str, groups: str | None) -> tuple[pd.Series, list, int]:
-    """(rows whose label can be checked, classes, folds) of the sample, as the pandas step decides
-    them: classes with two rows or more, as many folds as the rarest class (in entities with
-    ``groups``) allows, up to 5."""
-    y_all = sample[target]
-    where = f"in the sample of {len(sample):,} rows"
-    if not is_classification(y_all):
-        raise ValueError(f"label issues need class labels; {target!r} looks continuous "
-                         f"({y_all.nunique()} distinct numbers {where})")
-    known = y_all.notna()
-    counts = y_all[known].value_counts()
-    classes = sorted(counts.index[counts >= 2].tolist(), key=str)
-    if len(classes) < 2:
-        raise ValueError(f"target {target!r} needs two classes with at least two rows each {where}, "
-                         f"got counts {counts.to_dict()}")
-    usable = known & y_all.isin(classes)
-    n_splits = int(min(5, counts[counts >= 2].min()))
-    if groups is not None:
-        n_splits = int(min(n_splits, sample.loc[usable, groups].groupby(y_all[usable]).nunique().min()))
-        if n_splits < 2:
-            raise ValueError(f"a class of {target!r} occurs in a single {groups!r} entity {where}: "
-                             "cannot cross-validate by entity")
-    return usable, classes, n_splits
-
-
 def handle_label_issues(df: Any, target: str, action: str = "flag", features: Sequence[str] | None = None,
                         groups: str | None = None, random_state: int = 0,
                         fit_rows: int = FIT_ROWS) -> tuple[Any, StepReport]:
@@ -227,9 +175,12 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     from threadpoolctl import threadpool_limits
 
     meta = df._meta
-    features = _check_arguments(meta, target, action, features, groups)
+    features = _check_arguments(meta, target, action, features, groups)  # the pandas step's checks
+    taken = [c for c in (HASH, INDEX) if c in meta.columns]
+    if taken:
+        raise ValueError(f"the frame has a column named {taken[0]!r}, which this step uses for itself")
     sample = fit_sample(engine.apply_fitted(RowKeys(), df, meta), fit_rows, groups, random_state)
-    usable, classes, n_splits = _checkable(sample, target, groups)
+    usable, classes, n_splits = _checkable_labels(sample, sample[target], target, groups)
     y = np.asarray(pd.Categorical(sample.loc[usable, target], categories=classes).codes)
     X, skipped = _model_frame(sample.loc[usable], features)
     if X.shape[1] == 0:
