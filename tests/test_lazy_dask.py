@@ -240,3 +240,23 @@ def test_the_lazy_target_check_sees_changed_values_without_row_labels(visits):
     shuffled = lazy(visits.sample(frac=1.0, random_state=0))  # same values, other order: fine
     assert validate_lazy(df, shuffled, target="arrest", expect={"rows": "same"})[0] == []
     assert validate_lazy(df, flipped, target="arrest", expect={"rows": "same", "target_changes": True})[0] == []
+
+
+@pytest.mark.parametrize("groups", [None, "pid"])
+def test_a_split_of_a_parquet_folder_keeps_every_row_once(tmp_path, groups):
+    """Read from Parquet, a frame and a projection of it (its id column) can be partitioned
+    differently (the reader fuses partitions by the columns read): the split decides each
+    partition's rows inside that partition, so no mask has to be aligned with the frame."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"pid": rng.integers(0, 300, 4000), "a": rng.normal(size=4000),
+                          "b": rng.normal(size=4000), "y": rng.integers(0, 2, 4000)})
+    dd.from_pandas(frame, npartitions=8).to_parquet(tmp_path / "p", write_index=False)
+    df = dd.read_parquet(tmp_path / "p")
+    train, test, report = kt.split(df, target="y", groups=groups)
+    got_train, got_test = train.compute(), test.compute()
+    assert len(got_train) + len(got_test) == len(frame) == report.details["train_rows"] + report.details["test_rows"]
+    both = pd.concat([got_train, got_test]).sort_values(["pid", "a"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(both, frame.sort_values(["pid", "a"]).reset_index(drop=True))
+    assert 0.1 < report.details["test_share"] < 0.3
+    if groups:
+        assert not set(got_train["pid"]) & set(got_test["pid"])

@@ -87,16 +87,16 @@ def row_hashes(df: Any, columns: list[str] | None = None) -> Any:
     return part.map_partitions(pd.util.hash_pandas_object, index=False, meta=("hash", "u8"))
 
 
+def buckets(values: pd.Series | pd.DataFrame, seed: int = 0) -> np.ndarray:
+    """``hash(value, seed) mod 10**6`` per row of an in-memory column (or of a frame's rows)."""
+    h = pd.util.hash_pandas_object(values, index=False, hash_key=f"{seed:016d}"[:16]).to_numpy()
+    return (h % np.uint64(_BUCKETS)).astype(np.int64)
+
+
 def hash_buckets(column: Any, seed: int = 0) -> Any:
     """``hash(value, seed) mod 10**6`` per row of a lazy column: equal values share a bucket,
     so a bucket range keeps or drops whole entities."""
-    key = f"{seed:016d}"[:16]
-
-    def bucket(s: pd.Series) -> pd.Series:
-        h = pd.util.hash_pandas_object(s, index=False, hash_key=key).to_numpy()
-        return pd.Series((h % np.uint64(_BUCKETS)).astype(np.int64), index=s.index)
-
-    return column.map_partitions(bucket, meta=(column.name, "i8"))
+    return column.map_partitions(lambda s: pd.Series(buckets(s, seed), index=s.index), meta=(column.name, "i8"))
 
 
 def bucket_share(fraction: float) -> int:

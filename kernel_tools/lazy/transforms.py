@@ -135,10 +135,12 @@ def split(df: Any, target: str, groups: str | None = None, time: str | None = No
                                   "(groups=) or compute a sample first")
     if not isinstance(test_size, float) or not 0 < test_size < 1:
         raise ValueError(f"test_size must be a fraction between 0 and 1; got {test_size!r}")
-    key = engine.hash_buckets(df[groups], random_state + 1) if groups else engine.hash_buckets(
-        engine.row_hashes(df), random_state + 1)
-    in_test = key < engine.bucket_share(test_size)
-    train, test = df[~in_test], df[in_test]
+    # each partition sorts its own rows: a mask built from a projection of the frame (its id
+    # column) can be partitioned differently from the frame itself (the Parquet reader fuses
+    # partitions by the columns read), and then cannot be aligned with it
+    share = engine.bucket_share(test_size)
+    train = df.map_partitions(_side, groups, random_state + 1, share, False, meta=df._meta)
+    test = df.map_partitions(_side, groups, random_state + 1, share, True, meta=df._meta)
     n_train, n_test = (int(v) for v in engine.compute(train.shape[0], test.shape[0]))
     if not n_train or not n_test:
         raise ValueError(f"the split left an empty {'train' if not n_train else 'test'} set; check test_size and the data")
@@ -149,6 +151,14 @@ def split(df: Any, target: str, groups: str | None = None, time: str | None = No
     report = lazy_report("split", df, train, details=details, warnings=warnings,
                          rows=(n_train + n_test, n_train + n_test))
     return train, test, report
+
+
+def _side(part: pd.DataFrame, groups: str | None, seed: int, share: int, test: bool) -> pd.DataFrame:
+    """The rows of one partition on the test (or train) side of a hash split: by the bucket of
+    the entity id, else of the row's values (``engine.row_hashes`` hashes them alike)."""
+    values = part[groups] if groups else pd.Series(pd.util.hash_pandas_object(part, index=False).to_numpy())
+    in_test = engine.buckets(values, seed) < share
+    return part[in_test == test]
 
 
 def unsupported(name: str, why: str) -> Callable[..., Any]:
