@@ -133,8 +133,14 @@ test.describe('Data co-pilot session', () => {
     await page.notebook.selectCells(0);
     const link = panel.locator(`.jp-dcpilot-step[data-step="${step}"] .jp-dcpilot-link`);
     await expect(link).toBeVisible({ timeout: 30000 });
-    await link.click();
-    await expect(page.locator('.jp-Notebook .jp-Cell.jp-mod-active')).toContainText('kt.drop_columns');
+    // the plan re-renders as the step's events arrive: a click on a link being replaced is lost,
+    // and the user would click again
+    await expect(async () => {
+      await link.click();
+      await expect(page.locator('.jp-Notebook .jp-Cell.jp-mod-active')).toContainText('kt.drop_columns', {
+        timeout: 2000
+      });
+    }).toPass({ timeout: 30000 });
     await expect(dropCell).toBeInViewport();
 
     // undo to the checkpoint taken before the leakage step
