@@ -277,3 +277,27 @@ def test_impact_latency_times_every_card_and_renders_its_table():
     assert rows["leakage"]["means"]["keep"] > rows["leakage"]["means"]["drop"]  # the leak scores
     text = bench.markdown(result)
     assert "| 600 | leakage | 2 | 600 |" in text and "Target: ≤ 5 s at 10k rows" in text
+
+
+def test_parquet_reads_counts_the_bytes_dask_asks_for(tmp_path):
+    """The Dask benchmark's read count: a whole read is 1, one column of two is its share, two
+    computations are two reads, and nothing is counted outside the ``with`` block."""
+    dd = pytest.importorskip("dask.dataframe")
+    reads_module = _load("parquet_reads")
+    rng = __import__("numpy").random.default_rng(0)
+    for i in range(2):
+        pd.DataFrame({"a": rng.normal(size=5000), "b": rng.integers(0, 9, 5000)}).to_parquet(
+            tmp_path / f"part-{i}.parquet", index=False)
+    df = dd.read_parquet(str(tmp_path))
+    with reads_module.ParquetReads() as reads:
+        df.sum().compute(scheduler="sync")
+    assert reads.times(tmp_path) == pytest.approx(1.0)
+    assert reads.most_per_file() == 1
+    with reads_module.ParquetReads() as reads:
+        df["a"].sum().compute(scheduler="sync")
+        df["a"].max().compute(scheduler="sync")
+    sizes = reads.column_bytes(str(tmp_path / "part-0.parquet"))
+    assert 1.5 < reads.times(tmp_path) < 2.0
+    assert reads.times(tmp_path) == pytest.approx(2 * sizes["a"] / sum(sizes.values()), rel=0.05)
+    df.sum().compute(scheduler="sync")  # outside: not counted
+    assert reads.most_per_file() == 2

@@ -122,10 +122,10 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     # pass 1: every count that needs no decision of the detectors, and the sample
     lazy_n = df.shape[0]
     stats = frames.column_stats(df, columns, numeric)
-    distinct = {c: (df[c].nunique(dropna=True) if c in exact else engine.approx_distinct(df[c]))
+    distinct = {c: (engine.exact_distinct(df[c]) if c in exact else engine.approx_distinct(df[c]))
                 for c in columns}
     repeats = {c: engine.duplicated_count(df[c].dropna()) for c in unique_looking}
-    counts = {c: df[c].value_counts(dropna=True) for c in few}
+    counts = {c: engine.few_value_counts(df[c]) for c in few}
     duplicates = engine.duplicated_count(engine.row_hashes(df))
     patterns = engine.missing_patterns(df)
     sizes = engine.group_sizes(df[key]) if key else None

@@ -121,6 +121,18 @@ def approx_distinct(column: Any) -> Any:
     return column.nunique_approx()
 
 
+def exact_distinct(column: Any) -> Any:
+    """Distinct values counted exactly by a tree reduction (each partition's distinct values,
+    combined): for columns with few values, where a shuffle to disk would cost far more than
+    the values it moves."""
+    return column.nunique(dropna=True, split_out=1)
+
+
+def few_value_counts(column: Any) -> Any:
+    """Value counts (missing values left out) by a tree reduction, for a column with few values."""
+    return column.value_counts(dropna=True, split_out=1)
+
+
 def duplicated_count(values: Any, split_out: int = 8) -> Any:
     """How many values repeat an earlier one (as ``Series.duplicated().sum()``), counted by a
     group-by spread over ``split_out`` partitions so no single task holds every value."""
