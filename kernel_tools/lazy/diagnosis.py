@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import time as _time
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -32,7 +33,7 @@ from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
 from kernel_tools.findings import Diagnosis, Finding
 from kernel_tools.frames import to_pandas
-from kernel_tools.lazy import engine, frames
+from kernel_tools.lazy import engine, summary
 
 SAMPLE_ROWS = 200_000  # rows of the in-memory sample the detectors run on
 EXACT_BELOW = 1_000_000  # rows under which every distinct count is exact
@@ -120,30 +121,9 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     columns = [str(c) for c in df.columns]
 
     # pass 1: every count that needs no decision of the detectors, and the sample
-    lazy_n = df.shape[0]
-    stats = frames.column_stats(df, columns, numeric)
-    distinct = {c: (engine.exact_distinct(df[c]) if c in exact else engine.approx_distinct(df[c]))
-                for c in columns}
-    repeats = {c: engine.duplicated_count(df[c].dropna()) for c in unique_looking}
-    counts = {c: engine.few_value_counts(df[c]) for c in few}
-    duplicates = engine.duplicated_count(engine.row_hashes(df))
-    patterns = engine.missing_patterns(df)
-    sizes = engine.group_sizes(df[key]) if key else None
-    per_entity = (sizes.size, sizes.max(), (sizes > 1).sum(), sizes.sum()) if sizes is not None else ()
-    picked = engine.entity_sample(df, sample_rows, n_guess, key, random_state)
-    test_picked = _test_sample(test, sample_rows, key, random_state)
-    (n, stats_row, distinct, repeats, counts, duplicates, patterns, per_entity, frame,
-     test_frame) = engine.compute(lazy_n, stats, distinct, repeats, counts, duplicates, patterns,
-                                  per_entity, picked, test_picked)
-    n = int(n)
-    stat = frames.unpack_stats(stats_row)
+    n, stat, distinct, counts, duplicates, patterns, per_entity, frame, test_frame = _pass_one(
+        df, numeric, few, exact, unique_looking, key, sample_rows, n_guess, random_state, test)
     nulls = {c: int(stat["null"][c]) for c in columns}
-    distinct = {c: int(v) for c, v in distinct.items()}
-    for c, dup in repeats.items():  # unique-looking columns: exactly how many distinct values
-        distinct[c] = n - nulls[c] - int(dup)
-    # as pandas counts an object column: numpy counts (Arrow-backed ones index to Python ints)
-    counts = {c: pd.Series(s.to_numpy(dtype="int64"), index=pd.Index(s.index, dtype=object), name=s.name)
-              .sort_values(ascending=False, kind="stable") for c, s in counts.items()}
     frame = frame.reset_index(drop=True)
     if len(frame) == 0:
         raise ValueError("the sample of the lazy frame is empty: is the frame empty?")
@@ -176,10 +156,42 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     diagnosis.column_stats["lazy"] = {
         "engine": engine.library_of(df), "partitions": engine.partitions(df), "rows": n,
         "sample_rows": len(frame), "sample_entity": key, "passes": passes,
-        "approximate_distinct": sorted(c for c in columns if c not in exact and c not in repeats),
+        "approximate_distinct": sorted(c for c in columns if c not in exact and c not in unique_looking),
     }
     diagnosis.elapsed_s = round(_time.perf_counter() - started, 3)
     return diagnosis
+
+
+def _pass_one(df: Any, numeric: list[str], few: list[str], exact: list[str], unique_looking: list[str],
+              key: str | None, sample_rows: int, n_guess: int, random_state: int, test: Any) -> tuple:
+    """Pass 1 (:mod:`kernel_tools.lazy.summary`): (rows, column statistics, distinct counts,
+    value counts, exact duplicate rows, missing-value patterns, (entities, most rows of one,
+    entities with several, rows) or (), the sample, the test's sample)."""
+    columns = [str(c) for c in df.columns]
+    fraction = 1.0 if n_guess <= sample_rows else sample_rows / n_guess
+    plan = summary.Plan(columns=columns, numeric=numeric, exact=exact, few=few, unique_looking=unique_looking,
+                        key=key, keep=engine.bucket_share(fraction) if fraction < 1.0 else None,
+                        fraction=fraction, seed=random_state)
+    merged, shards = engine.summarise(df, partial(summary.summarise, plan=plan), summary.merge,
+                                      summary.count_shard, summary.SHARDS)
+    test_frame = _test_sample(test, sample_rows, key, random_state)
+    if engine.is_lazy(test_frame):
+        test_frame = engine.delayed_frame(test_frame)
+    merged, test_frame, *shards = engine.compute(merged, test_frame, *shards)
+    hashed = summary.add_shards(shards)
+    n = int(merged["rows"])
+    distinct = {c: int(len(v)) for c, v in merged["values"].items()}
+    distinct.update({c: engine.hll_estimate(state) for c, state in merged["hll"].items()})
+    for c in unique_looking:  # unique-looking columns: exactly how many distinct values
+        distinct[c] = hashed[f"column|{c}"]["distinct"]
+    # as pandas counts an object column: numpy counts (Arrow-backed ones index to Python ints)
+    counts = {c: pd.Series(s.to_numpy(dtype="int64"), index=pd.Index(s.index, dtype=object), name=c)
+              .sort_values(ascending=False, kind="stable") for c, s in merged["counts"].items()}
+    rows = hashed["rows"]
+    ids = hashed.get("ids")
+    per_entity = (ids["distinct"], ids["largest"], ids["several"], ids["total"]) if ids else ()
+    return (n, merged["stats"], distinct, counts, rows["total"] - rows["distinct"], merged["patterns"], per_entity,
+            merged["sample"], test_frame)
 
 
 def _test_sample(test: Any, sample_rows: int, key: str | None, random_state: int) -> Any:

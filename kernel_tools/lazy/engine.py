@@ -116,43 +116,57 @@ def entity_sample(df: Any, rows: int, n_rows: int, id: str | None, seed: int = 0
     return df[hash_buckets(df[id], seed) < bucket_share(fraction)]
 
 
-def approx_distinct(column: Any) -> Any:
-    """Distinct values by HyperLogLog (about 1% off): one pass, bounded memory."""
-    return column.nunique_approx()
+HLL_BITS = 16  # HyperLogLog registers: 2**16, about 0.4% error (as Dask's nunique_approx)
 
 
-def exact_distinct(column: Any) -> Any:
-    """Distinct values counted exactly by a tree reduction (each partition's distinct values,
-    combined): for columns with few values, where a shuffle to disk would cost far more than
-    the values it moves."""
-    return column.nunique(dropna=True, split_out=1)
+def hll_state(values: pd.Series) -> np.ndarray:
+    """The HyperLogLog registers of an in-memory column's values (Dask's implementation)."""
+    from dask.dataframe.hyperloglog import compute_hll_array
+
+    return compute_hll_array(values, HLL_BITS)
 
 
-def few_value_counts(column: Any) -> Any:
-    """Value counts (missing values left out) by a tree reduction, for a column with few values."""
-    return column.value_counts(dropna=True, split_out=1)
+def hll_merge(states: list[np.ndarray]) -> np.ndarray:
+    """Registers of several states as one (the distinct values of them all)."""
+    return np.max(np.stack(states), axis=0)
 
 
-def duplicated_count(values: Any, split_out: int = 8) -> Any:
-    """How many values repeat an earlier one (as ``Series.duplicated().sum()``), counted by a
-    group-by spread over ``split_out`` partitions so no single task holds every value."""
-    counts = values.value_counts(split_out=split_out)
-    return (counts - 1).sum()
+def hll_estimate(state: np.ndarray) -> int:
+    """Distinct values estimated from HyperLogLog registers."""
+    from dask.dataframe.hyperloglog import estimate_count
+
+    return int(round(float(estimate_count(state, HLL_BITS))))
 
 
-def missing_patterns(df: Any) -> Any:
-    """How many rows have each pattern of missing values (one bit per column, packed to bytes):
-    enough to count, for any set of columns decided later, the rows missing one of them
-    (:func:`rows_missing_any`) without reading the data again."""
-    def pack(part: pd.DataFrame) -> pd.Series:
-        bits = np.packbits(part.isna().to_numpy(), axis=1)
-        return pd.Series([row.tobytes() for row in bits], index=part.index, dtype=object)
+def summarise(df: Any, chunk: Any, merge: Any, count: Any, shards: int, split_every: int = 8) -> tuple[Any, list]:
+    """Lazy (merged summary, per-shard counts) of ``df``: ``chunk(partition, i)`` gives each
+    partition's (summary, shards) in one task run right after the partition is read — so the
+    partition is released at once —; summaries are merged by ``merge(list)`` in a tree of
+    ``split_every``; shard ``k`` of every partition is counted by ``count(list)``. Compute them
+    together with :func:`compute`."""
+    from dask import delayed
 
-    return df.map_partitions(pack, meta=("pattern", object)).value_counts()
+    leaves = [delayed(chunk, nout=2, pure=True)(part, i) for i, part in enumerate(df.to_delayed())]
+    level = [leaf[0] for leaf in leaves]
+    while len(level) > 1:
+        level = [delayed(merge, pure=True)(level[i:i + split_every]) for i in range(0, len(level), split_every)]
+    if len(leaves) == 1:  # a single partition's summary still goes through merge: one shape out
+        level = [delayed(merge, pure=True)(level)]
+    counted = [delayed(count, pure=True)([leaf[1][k] for leaf in leaves]) for k in range(shards)]
+    return level[0], counted
+
+
+def delayed_frame(df: Any) -> Any:
+    """A lazy frame as one delayed pandas frame, to compute beside :func:`summarise`'s results
+    (Dask computes delayed values and frames apart, and out of order, when mixed)."""
+    from dask import delayed
+
+    return delayed(pd.concat, pure=True)(df.to_delayed())
 
 
 def rows_missing_any(patterns: pd.Series, columns: list[str], wanted: list[str]) -> int:
-    """Rows missing at least one of ``wanted``, from :func:`missing_patterns` over ``columns``."""
+    """Rows missing at least one of ``wanted``, from the counts of each pattern of missing values
+    over ``columns`` (one bit per column, packed to bytes; :mod:`kernel_tools.lazy.summary`)."""
     if patterns.empty:
         return 0
     mask = np.packbits(np.isin(columns, wanted))
@@ -161,9 +175,11 @@ def rows_missing_any(patterns: pd.Series, columns: list[str], wanted: list[str])
     return int(patterns.to_numpy()[hit].sum())
 
 
-def group_sizes(column: Any, split_out: int = 8) -> Any:
-    """Rows per value (entity), spread over ``split_out`` partitions; summarise before computing."""
-    return column.value_counts(split_out=split_out)
+def duplicated_count(values: Any, split_out: int = 8) -> Any:
+    """How many values repeat an earlier one (as ``Series.duplicated().sum()``), counted by a
+    group-by spread over ``split_out`` partitions so no single task holds every value."""
+    counts = values.value_counts(split_out=split_out)
+    return (counts - 1).sum()
 
 
 def conform(out: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
