@@ -66,7 +66,13 @@ def test_a_dask_run_flags_noisy_labels(tmp_path, capsys):
     step = next(s for s in report["steps"] if s["episode"] == "label_issues")
     assert step["status"] == "done" and step["decision"]["choice"] == "flag"
     cells = "\n".join(c.source for c in nbformat.read(out / "notebook.ipynb", 4).cells if c.cell_type == "code")
-    assert "kt.handle_label_issues(train, target='label', action='flag')" in cells
+    # an entity's rows judged together: folds and the sample by patient
+    assert "kt.handle_label_issues(train, target='label', action='flag', groups='pid')" in cells
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    done = next(s["result"]["report"] for s in session["plan"] if s["episode"] == "label_issues")
+    details = done["details"]
+    assert details["fitted_on_entities"] and 0 < details["issues"] <= details["whole_data"]["issues"]
+    assert details["summary"].startswith(f"{details['whole_data']['issues']:,} of all {done['rows_in']:,} rows")
 
 
 def test_a_folder_is_checked_before_any_kernel_starts(tmp_path, capsys):

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
+from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis, finding, option
 
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.report import model_validity
@@ -324,3 +324,37 @@ async def test_the_model_step_gets_its_budget_when_the_kernels_fit_evaluate_take
     fit = next(c for c in notebook.sources() if "kt.fit_evaluate(" in c)
     assert ("budget=90" in fit) is takes_budget
     assert kernel.names("parameters_json") == ["parameters_json"]  # asked once
+
+
+def visits_with_label_issues(entity):
+    """Several rows per patient (``pid``), kept per record, and labels that look wrong."""
+    diagnosis = churn_diagnosis()
+    diagnosis["findings"] = [finding("label_issues", ["y"], "label_issues",
+                                     [option("flag", True, "handle_label_issues", target="y", action="flag"),
+                                      option("keep")])]
+    diagnosis["task"]["id"] = entity
+    return diagnosis
+
+
+@pytest.mark.parametrize("entity", ["pid", None])
+async def test_the_label_issues_cell_judges_an_entitys_rows_together(tmp_path, entity):
+    coord, kernel, notebook, session = make(tmp_path, diagnosis=visits_with_label_issues(entity))
+    kernel.columns = ["pid", "age", "income", "plan", "y"]
+    assert await coord.run_until_blocked() == "finished"
+    label = [c for c in notebook.sources() if "kt.handle_label_issues(" in c]
+    by_entity = ", groups='pid'" if entity else ""
+    assert len(label) == 1 and f"kt.handle_label_issues(train, target='y', action='flag'{by_entity})" in label[0]
+    split = next(c for c in notebook.sources() if "kt.split(" in c)
+    assert ("groups='pid'" in split) is bool(entity)  # one entity concept for the split and the labels
+
+
+async def test_the_label_issues_cell_leaves_out_an_entity_id_no_longer_in_the_frame(tmp_path):
+    diagnosis = visits_with_label_issues("pid")
+    diagnosis["findings"].append(finding("id_column", ["pid"], "identifiers",
+                                         [option("drop", True, "drop_columns", columns=["pid"], reason="identifier"),
+                                          option("keep")]))
+    coord, kernel, notebook, session = make(tmp_path, diagnosis=diagnosis)
+    kernel.columns = ["pid", "age", "income", "plan", "y"]
+    assert await coord.run_until_blocked() == "finished"
+    label = next(c for c in notebook.sources() if "kt.handle_label_issues(" in c)
+    assert "kt.handle_label_issues(train, target='y', action='flag')" in label

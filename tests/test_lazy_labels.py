@@ -75,8 +75,36 @@ def test_planted_flips_are_found_about_as_well_as_by_the_pandas_step(data, flagg
     assert 800 < d["fitted_on_rows"] < len(df) and d["fitted_on_rows"] == 4 * d["fitted_on_entities"]
     assert d["fitted_on"] == f"a sample of {d['fitted_on_rows']:,} rows ({d['fitted_on_entities']:,} whole 'pid' entities)"
     assert "partition by partition" in d["scored"] and d["counts_above_are_of"] == "the sample"
-    assert 0 < d["issues"] < flags.sum() and report.rows_in is None and report.transformer is None
+    assert 0 < d["issues"] < flags.sum() and report.transformer is None
     assert set(d["thresholds"]) == {"no", "yes"} and all(t < 0.5 for t in d["thresholds"].values())
+
+
+def test_the_report_counts_the_whole_datas_issues_beside_the_samples(data, flagged):
+    df, _ = data
+    out, report, computed = flagged
+    d, flags = report.details, computed["label_issue"]
+    whole = d["whole_data"]
+    assert whole["issues"] == flags.sum() > d["issues"] and whole["rows"] == len(df) == report.rows_in == report.rows_out
+    assert whole["per_class"] == {str(k): int(n) for k, n in computed.loc[flags == 1, "label"].value_counts().items()}
+    assert whole["rows_not_checked"] == 0 and whole["share"] == pytest.approx(flags.mean())
+    assert d["counts_above_are_of"] == "the sample"  # the other counts stay the sample's, as named
+    assert d["summary"].startswith(f"{flags.sum():,} of all {len(df):,} rows") and "flagged in the 'label_issue'" in d["summary"]
+    assert f"had {d['issues']:,}" in d["summary"]
+
+
+def test_the_whole_datas_count_costs_one_more_pass(data):
+    df, _ = data
+    reads = []
+
+    def read(part: pd.DataFrame) -> pd.DataFrame:  # counts the partitions a computation reads
+        reads.append(len(part))
+        return part
+
+    ddf = dd.from_pandas(df, npartitions=4).map_partitions(read, meta=df.iloc[:0])
+    _, report = lazy_label_issues(ddf, "label", groups="pid", fit_rows=1200)
+    # a look at the first partition, the sample's pass, the count's pass
+    assert len(reads) == 1 + 4 + 4 and sum(reads) == reads[0] + 2 * len(df)
+    assert report.details["whole_data"]["rows"] == len(df)
 
 
 def test_a_frame_that_fits_in_the_sample_gets_the_pandas_steps_flags(data):
@@ -107,11 +135,14 @@ def test_remove_and_relabel_act_on_the_flagged_rows(data, flagged):
     removed, report = lazy_label_issues(ddf, "label", action="remove", groups="pid", fit_rows=1200)
     kept = removed.compute()
     assert len(kept) == len(df) - flags.sum() and report.columns_added == []
+    assert report.details["whole_data"]["issues"] == flags.sum() and report.rows_out == len(kept)
+    assert " removed." in report.details["summary"]
     pd.testing.assert_frame_equal(kept, df.loc[~flags], check_dtype=False)
-    relabeled, _ = lazy_label_issues(ddf, "label", action="relabel", groups="pid", fit_rows=1200)
+    relabeled, report = lazy_label_issues(ddf, "label", action="relabel", groups="pid", fit_rows=1200)
     new = relabeled.compute()["label"].to_numpy()
     changed = new != df["label"].to_numpy()
     np.testing.assert_array_equal(changed, flags)
+    assert report.details["whole_data"]["issues"] == changed.sum() and report.rows_out == len(df)
     truth = np.where(df["a"] + df["b"].fillna(0) > 0, "yes", "no")
     assert (new[changed] == truth[changed]).mean() > 0.7
 

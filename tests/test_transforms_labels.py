@@ -81,6 +81,25 @@ def test_groups_keep_entities_in_one_fold(noisy):
 
 
 @pytest.mark.slow
+def test_an_entitys_copies_hide_its_wrong_label_unless_the_folds_are_by_entity():
+    rng = np.random.default_rng(0)
+    pid = np.repeat(np.arange(150), 4)  # each patient's four rows repeat one record
+    a, b = rng.normal(size=150)[pid], rng.normal(size=150)[pid]
+    label = np.where(a + b > 0, "yes", "no").astype(object)
+    flipped = np.isin(pid, rng.choice(150, 12, replace=False))  # every row of 12 patients
+    label[flipped] = np.where(label[flipped] == "yes", "no", "yes")
+    df = pd.DataFrame({"pid": pid, "a": a, "b": b, "label": label})
+    by_entity, _ = handle_label_issues(df, "label", groups="pid")
+    by_row, _ = handle_label_issues(df.drop(columns="pid"), "label")
+    # row folds train on a copy of the very row they judge: the wrong label looks right
+    assert by_row["label_issue"][flipped].mean() < 0.2
+    assert by_entity["label_issue"][flipped].mean() > 0.8 and by_entity["label_issue"][~flipped].mean() < 0.2
+    # one row per entity: grouping changes nothing but keeps the id out of the features
+    first, report = handle_label_issues(df.drop_duplicates("pid"), "label", groups="pid")
+    assert report.details["folds"] == 5 and first["label_issue"].sum() == report.details["issues"] > 0
+
+
+@pytest.mark.slow
 def test_repeated_index_labels_are_handled_by_position(noisy):
     df, _, out, _ = noisy
     doubled = df.set_axis(np.arange(len(df)) // 2)  # every index label appears twice

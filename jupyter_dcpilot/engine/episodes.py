@@ -37,6 +37,9 @@ class Episode:
     never skipped), ``not_addable`` (why a step of it is never added by hand; empty: it can be),
     ``edit_params`` (the parameters an edit may set: name → spec, see :mod:`.plan_edits`).
     ``budget``: the seconds a step of it should take (None: the default of every step).
+    ``entity_param``: the keyword of its call that takes the entity id, which the worker passes
+    whenever splits and folds are grouped by the entity (:meth:`.worker.Worker.grouping`), so an
+    entity's rows are judged together.
     """
 
     id: str
@@ -62,6 +65,7 @@ class Episode:
     not_addable: str = ""
     edit_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     budget: float | None = None
+    entity_param: str | None = None
 
     @property
     def combines_frames(self) -> bool:
@@ -257,10 +261,10 @@ EPISODES: tuple[Episode, ...] = (
         when={"finding_kinds": ("label_issues", "label_noise", "mislabeled"),
               "functions": ("handle_label_issues",)},
         gate="label_issues", function="handle_label_issues", report_var="label_fix",
-        changes=("train",), expect={"target_changes": True}, budget=180.0,
+        changes=("train",), expect={"target_changes": True}, budget=180.0, entity_param="groups",
         coordinator="Suspected label errors are fixed on train only; the test labels stay as "
         "they are so the score stays honest.",
-        worker="train, label_fix = kt.handle_label_issues(train, ...).",
+        worker="train, label_fix = kt.handle_label_issues(train, ..., groups=id): out-of-fold by entity.",
     ),
     Episode(
         id="train_evaluate", name="Train and evaluate", stage="model", order=20,

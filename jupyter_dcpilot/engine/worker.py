@@ -78,10 +78,20 @@ class Worker:
             action = (self.session.decision(step.decision_id).option() or {}).get("action")
             if not action:
                 return None, {}
-            return action["function"], call_params(step, action["function"], action.get("params") or {}, episode)
+            function = action["function"]
+            return function, self._by_entity(episode, function, call_params(step, function, action.get("params") or {},
+                                                                            episode))
         if episode is not None and episode.stage == "model" and step.code is None and self.intervals():
             return "fit_evaluate_intervals", dict(step.params)
-        return step.function, call_params(step, step.function or "", step.params, episode)
+        return step.function, self._by_entity(episode, step.function,
+                                              call_params(step, step.function or "", step.params, episode))
+
+    def _by_entity(self, episode: Episode | None, function: str | None, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with the entity id under the episode's ``entity_param`` when its own call
+        runs and the work is grouped by entity (a value already there is kept)."""
+        if episode is None or not episode.entity_param or function != episode.function or not self.grouping():
+            return params
+        return {**params, episode.entity_param: params.get(episode.entity_param, self.session.task["id"])}
 
     def intervals(self) -> tuple[str, str] | None:
         """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.

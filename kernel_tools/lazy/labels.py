@@ -135,6 +135,21 @@ class PartitionScorer:
         return pd.DataFrame(X, index=part.index)
 
     def transform(self, part: pd.DataFrame) -> pd.DataFrame:
+        _, issue, suggested = self.verdicts(part)
+        return self.apply(part, issue, suggested)
+
+    def tally(self, part: pd.DataFrame) -> pd.DataFrame:
+        """One row: the partition's rows, its rows not checked, and its issues per class (in the
+        order of ``classes``); summed over the partitions, the whole data's counts."""
+        codes, issue, _ = self.verdicts(part)
+        per_class = np.bincount(codes[issue & (codes >= 0)], minlength=len(self.classes))
+        counts = [len(part), int((codes < 0).sum()), *per_class.tolist()]
+        return pd.DataFrame([counts], columns=["rows", "not_checked", *(f"issues_{k}" for k in range(len(self.classes)))],
+                            dtype=np.int64)
+
+    def verdicts(self, part: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's class number (-1: not checked), whether its label is an issue, and the
+        most probable class's number."""
         codes = self.codes(part[self.target])
         issue = np.zeros(len(part), dtype=bool)
         suggested = np.full(len(part), -1, dtype=np.int64)
@@ -150,7 +165,7 @@ class PartitionScorer:
                 probs = self.model.predict_proba(self.model_frame(part.iloc[score]))
             issue[score] = _quality(codes[score], probs) <= self.thresholds[codes[score]]
             suggested[score] = probs.argmax(axis=1)
-        return self.apply(part, issue, suggested)
+        return codes, issue, suggested
 
     def apply(self, part: pd.DataFrame, issue: np.ndarray, suggested: np.ndarray) -> pd.DataFrame:
         if self.action == "flag":
@@ -170,7 +185,9 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     """:func:`kernel_tools.transforms.handle_label_issues` on a lazy frame: the model and the
     per-class thresholds are learned on a sample of about ``fit_rows`` rows (whole ``groups``
     entities), then every partition's rows are judged (see the module's docstring). Returns a
-    lazy frame and a StepReport whose counts are the sample's."""
+    lazy frame and a StepReport: its ``summary`` and ``whole_data`` count every row's verdict
+    (one pass over the data, which scores each partition), its other counts are the sample's
+    (``counts_above_are_of``), as in the pandas step's report."""
     from cleanlab.filter import find_label_issues
     from threadpoolctl import threadpool_limits
 
@@ -203,8 +220,11 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     scorer = PartitionScorer(model, classes, thresholds, list(X.columns), categorical, target, action,
                              meta[target].dtype, SampleVerdicts.of(sample[HASH].to_numpy(), issue, suggested))
     out = engine.apply_fitted(scorer, df, meta)
+    whole = _whole_data_counts(scorer, df, meta)
 
-    details = {**_sample_details(sample, usable, classes, y, pred_probs, checked, groups),
+    details = {"summary": _summary(whole, int(checked.sum()), len(sample), action),
+               **_sample_details(sample, usable, classes, y, pred_probs, checked, groups),
+               "whole_data": whole,
                "model": "HistGradientBoostingClassifier: out-of-fold on the sample; fitted on the whole "
                         "sample for the other rows",
                "rule": "cleanlab's find_label_issues on the sample; elsewhere a label quality (normalised "
@@ -219,7 +239,31 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     if len(checked) and checked.mean() > 0.2:
         warnings.append(f"{checked.mean():.0%} of the sample's labels look wrong: the features may not predict "
                         "the target well")
-    return out, lazy_report("handle_label_issues", df, out, details=details, warnings=warnings)
+    rows_out = whole["rows"] - whole["issues"] if action == "remove" else whole["rows"]
+    return out, lazy_report("handle_label_issues", df, out, details=details, warnings=warnings,
+                            rows=(whole["rows"], rows_out))
+
+
+def _whole_data_counts(scorer: PartitionScorer, df: Any, meta: pd.DataFrame) -> dict[str, Any]:
+    """The label issues among every row (the report's counts otherwise being the sample's), in
+    one pass that judges each partition as the step's output does: as many rows flagged,
+    removed or relabelled as counted here."""
+    tallies = df.map_partitions(scorer.tally, meta=scorer.tally(meta).iloc[:0])
+    (totals,) = engine.compute(tallies.sum())
+    per_class = {str(c): int(totals[f"issues_{k}"]) for k, c in enumerate(scorer.classes)}
+    rows, not_checked, issues = int(totals["rows"]), int(totals["not_checked"]), sum(per_class.values())
+    return {"rows": rows, "issues": issues, "share": issues / (rows - not_checked) if rows > not_checked else 0.0,
+            "per_class": {c: n for c, n in per_class.items() if n}, "rows_not_checked": not_checked}
+
+
+def _summary(whole: dict[str, Any], sample_issues: int, sample_rows: int, action: str) -> str:
+    """One sentence on what the step did to the whole data, then what the sample showed."""
+    done = {"flag": "flagged in the 'label_issue' column", "remove": "removed",
+            "relabel": "relabelled to the most probable class"}[action]
+    return (f"{whole['issues']:,} of all {whole['rows']:,} rows ({whole['share']:.1%} of those checked) have a label "
+            f"the model confidently contradicts: {done}. The sample of {sample_rows:,} rows, judged out-of-fold as "
+            f"the pandas step judges every row, had {sample_issues:,}; the other rows were scored by the model "
+            "fitted on the sample.")
 
 
 def _sample_details(sample: pd.DataFrame, usable: pd.Series, classes: list, y: np.ndarray,
