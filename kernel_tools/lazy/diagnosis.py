@@ -1,6 +1,7 @@
 """``diagnose`` on a lazy (Dask) frame: whole-data counts in two passes, models on a sample.
 
-Pass 1 computes, together (the files are read once): the row count, per column the missing
+Pass 1 (:mod:`kernel_tools.lazy.summary`: each partition boiled down in the task that read
+it, the files read once) computes the row count, per column the missing
 count and a HyperLogLog distinct count (exact where the frame is small or the values few),
 numeric ranges, infinite and non-integer values, the value counts of text columns with few
 values, exact duplicate rows by row hash, the patterns of missing values, rows per entity —
