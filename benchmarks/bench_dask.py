@@ -129,17 +129,24 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measured(cmd: list[str], timeout: float, cwd: str | None = None) -> dict[str, Any]:
-    """Run ``cmd`` (niced), sampling the peak memory of it and its children; its stdout's last line."""
+def measured(cmd: list[str], timeout: float, cwd: str | None = None, log: Path | None = None) -> dict[str, Any]:
+    """Run ``cmd`` (niced), sampling the peak memory of it and its children; its stdout's last line.
+    With ``log``, its stderr (a CLI run's progress lines) goes there as it comes and the peak so
+    far to ``<log>.peak`` every few seconds: a run stopped before its end still shows how far it got."""
     started = time.perf_counter()
-    proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=cwd)
+    err_to = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, stderr=err_to, text=True, cwd=cwd)
     peak = [0]
     done = threading.Event()
 
     def sample() -> None:
+        ticks = 0
         while not done.is_set():
             peak[0] = max(peak[0], _tree_rss(proc.pid))
+            ticks += 1
+            if log and ticks % 25 == 0:
+                Path(f"{log}.peak").write_text(json.dumps({"seconds": round(time.perf_counter() - started),
+                                                           "peak_bytes": peak[0]}))
             time.sleep(0.2)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -151,8 +158,13 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None) -> dict[str
         out, err = proc.communicate()
         done.set()
         return {"error": f"timed out after {timeout:.0f} s", "peak_bytes": peak[0]}
+    finally:
+        if log:
+            err_to.close()
     done.set()
     thread.join()
+    if log:
+        err = Path(log).read_text()
     last = (out.strip().splitlines() or [""])[-1]
     result: dict[str, Any] = {"seconds": time.perf_counter() - started, "peak_bytes": peak[0],
                               "returncode": proc.returncode}
@@ -163,10 +175,13 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None) -> dict[str
     return result
 
 
-def e2e(data: Path, engine: str, timeout: float) -> dict[str, Any]:
+def e2e(data: Path, engine: str, timeout: float, log: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"dcpilot-dask-{engine}-") as out:
         result = measured([sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(data), "--target", TARGET,
-                           "--engine", engine, "--approve", "recommended", "--out", out], timeout)
+                           "--engine", engine, "--approve", "recommended", "--out", out,
+                           # the default budgets are set for in-memory tables (a step at 4x its
+                           # budget is stopped): at this size every step gets the whole timeout
+                           "--budget", str(int(timeout / 4))], timeout, log=log)
         report = Path(out) / "report.json"
         if report.is_file():
             r = json.loads(report.read_text())
@@ -188,8 +203,8 @@ def compare(small: list[dict[str, Any]], full: list[dict[str, Any]]) -> dict[str
 
 def render(r: dict[str, Any]) -> str:
     gib = lambda b: f"{b / 2**30:.1f} GiB" if b else "n/a"  # noqa: E731
-    sec = lambda s: f"{s:,.0f} s" if isinstance(s, (int, float)) and s >= 10 else (  # noqa: E731
-        f"{s:.2f} s" if isinstance(s, (int, float)) else "n/a")
+    sec = lambda s: "n/a" if not isinstance(s, (int, float)) else (  # noqa: E731
+        f"{s:,.0f} s" if s >= 10 else f"{s:.2f} s" if s >= 0.01 else f"{s * 1000:.2f} ms")
     p, d = r.get("pandas") or {}, r.get("dask") or {}
     data = r["data"]
     lines = [START, "## Beyond one machine's memory: Dask", "",
@@ -232,6 +247,8 @@ def render(r: dict[str, Any]) -> str:
         ed = r["e2e_data"]
         lines += ["", f"The end-to-end runs used a smaller set of the same kind: {ed['rows']:,} visits in "
                   f"{ed['files']} files (Dask) and its first tenth (pandas)."]
+    if r.get("e2e_load"):
+        lines += ["", f"The end-to-end runs started at load average {r['e2e_load'][0]:.1f}."]
     e = r.get("e2e_dask") or {}
     if e.get("model_note"):
         lines += ["", f"The model: {e['model_note']}."]
@@ -258,6 +275,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE.parent / "docs" / "benchmarks.md")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--no-e2e", dest="e2e", action="store_false")
+    ap.add_argument("--only-e2e", choices=["dask", "pandas", "both"],
+                    help="run only these end-to-end runs, adding them to the results already in --json")
     ap.add_argument("--e2e-rows", type=int, default=0,
                     help="run the end-to-end runs on a generated set of this many rows instead (0: the same data)")
     ap.add_argument("--timeout", type=float, default=4 * 3600)
@@ -271,23 +290,32 @@ def main() -> None:
     import psutil
 
     full, small = args.data / "full", args.data / "small"
-    results: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": list(os.getloadavg()),
-                               "machine_bytes": psutil.virtual_memory().total}
-    results["data"] = dask_data.write(args.rows, full, args.chunk_rows, small)
-    me = [sys.executable, str(Path(__file__).resolve())]
-    results["pandas"] = measured([*me, "--child", "pandas", "--data", str(small)], args.timeout)
-    results["pandas_equivalent_bytes"] = 10 * results["pandas"].get("deep_bytes", 0)
-    results["pandas_equivalent_rss"] = 10 * results["pandas"].get("rss_bytes", 0)
-    results["dask"] = measured([*me, "--child", "dask", "--data", str(full)], args.timeout)
-    results["comparison"] = compare(results["pandas"].get("findings", []), results["dask"].get("findings", []))
-    if args.e2e:
+    if args.only_e2e:
+        if not (args.json and args.json.is_file()):
+            ap.error("--only-e2e adds to the results of an earlier run: give its --json")
+        results = json.loads(args.json.read_text())
+    else:
+        results = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": list(os.getloadavg()),
+                   "machine_bytes": psutil.virtual_memory().total}
+        results["data"] = dask_data.write(args.rows, full, args.chunk_rows, small)
+        me = [sys.executable, str(Path(__file__).resolve())]
+        results["pandas"] = measured([*me, "--child", "pandas", "--data", str(small)], args.timeout)
+        results["pandas_equivalent_bytes"] = 10 * results["pandas"].get("deep_bytes", 0)
+        results["pandas_equivalent_rss"] = 10 * results["pandas"].get("rss_bytes", 0)
+        results["dask"] = measured([*me, "--child", "dask", "--data", str(full)], args.timeout)
+        results["comparison"] = compare(results["pandas"].get("findings", []), results["dask"].get("findings", []))
+    if args.e2e or args.only_e2e:
+        logs = (args.json or args.out).parent
         e2e_full, e2e_small = full, small
         if args.e2e_rows:  # a smaller data set of the same kind for the end-to-end runs
             chunk = min(args.chunk_rows, max(1000, args.e2e_rows // 10))
             e2e_full, e2e_small = args.data / "e2e-full", args.data / "e2e-small"
             results["e2e_data"] = dask_data.write(args.e2e_rows, e2e_full, chunk, e2e_small)
-        results["e2e_pandas"] = e2e(e2e_small, "pandas", args.timeout)
-        results["e2e_dask"] = e2e(e2e_full, "dask", args.timeout)
+        results["e2e_load"] = list(os.getloadavg())
+        if args.only_e2e in (None, "both", "pandas"):
+            results["e2e_pandas"] = e2e(e2e_small, "pandas", args.timeout, logs / "e2e-pandas.log")
+        if args.only_e2e in (None, "both", "dask"):
+            results["e2e_dask"] = e2e(e2e_full, "dask", args.timeout, logs / "e2e-dask.log")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
     write_section(args.out, render(results))
