@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from jupyter_dcpilot.engine.budgets import DEFAULTS, Budgets
+from jupyter_dcpilot.engine.budgets import DEFAULTS, LAZY_ROWS, Budgets, data_scale
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.errors import in_words
 from jupyter_dcpilot.engine.hosts import HeadlessHost, KernelDiedError
@@ -102,6 +102,26 @@ async def test_a_cell_longer_than_the_probe_timeout_runs_to_its_end_with_progres
     assert progress[0]["title"] == "s1 Slow custom step" and progress[0]["elapsed_s"] == 0
     assert progress[0]["budget_s"] == 30 and len(progress) >= 5
     assert progress[-1]["elapsed_s"] >= 2.0
+
+
+def test_a_lazy_frames_steps_are_stopped_later_the_more_rows_it_has():
+    budgets = Budgets.from_spec({"impute": 120})
+    assert budgets.stop_after("impute") == 480
+    assert data_scale(80_000_000, lazy=True) == 80 and budgets.stop_after("impute", 80) == 480 * 80
+    assert data_scale(80_000_000, lazy=False) == data_scale(50_000, lazy=True) == data_scale(None, lazy=True) == 1
+
+
+@pytest.mark.slow
+async def test_a_lazy_frames_step_runs_past_the_in_memory_stop_limit(tmp_path):
+    host = await _host(tmp_path)
+    try:
+        worker, session = _worker(tmp_path, host, Budgets.from_spec({"custom": 0.5}, min_stop_s=1.0), [])
+        # a Dask frame of 3 M rows: stopped at 3 x 2 s, not at 2 s
+        session.variables.update(frame_library="dask", initial_shape=[3 * LAZY_ROWS, 2])
+        outcome = await asyncio.wait_for(worker.execute(_slow_step(3), 0), 30)
+    finally:
+        await host.stop()
+    assert outcome == "done", worker.session.steps
 
 
 @pytest.mark.slow

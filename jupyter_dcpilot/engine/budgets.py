@@ -29,6 +29,16 @@ BASE: dict[str, float] = {"*": 60.0, "diagnose": 120.0}
 STOP_FACTOR = 4.0
 # and never before this many seconds: short budgets must not stop a step on a busy machine
 MIN_STOP_S = 60.0
+# the budgets were measured on in-memory tables of up to this many rows; a lazy (Dask) frame's
+# steps are passes over all of its rows, so their stop limit grows with the rows beyond it
+LAZY_ROWS = 1_000_000
+
+
+def data_scale(rows: int | None, lazy: bool) -> float:
+    """How many times its stop limit a step may run on this data before it is stopped: 1 for an
+    in-memory frame (whose budgets hold up to a million rows, docs/benchmarks.md), ``rows /``
+    :data:`LAZY_ROWS` (at least 1) for a lazy frame, which is read from disk at every step."""
+    return max(1.0, (rows or 0) / LAZY_ROWS) if lazy else 1.0
 
 
 def defaults(episodes: Mapping[str, Episode] | None = None) -> dict[str, float]:
@@ -57,9 +67,10 @@ class Budgets:
         """The budget of one kind of step, in seconds."""
         return float(self.seconds.get(kind, self.seconds.get("*", BASE["*"])))
 
-    def stop_after(self, kind: str) -> float:
-        """Seconds after which a step of this kind is stopped and rolled back."""
-        return max(self.stop_factor * self.of(kind), self.min_stop_s)
+    def stop_after(self, kind: str, scale: float = 1.0) -> float:
+        """Seconds after which a step of this kind is stopped and rolled back; ``scale``: the
+        data's :func:`data_scale`."""
+        return max(self.stop_factor * self.of(kind) * scale, self.min_stop_s)
 
     def to_dict(self) -> dict[str, float]:
         return dict(self.seconds)

@@ -16,7 +16,7 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
 
-from .budgets import Budgets, minutes
+from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
 from .hosts import CellResult, KernelProbe, NotebookHost
@@ -376,8 +376,10 @@ class Worker:
         meta = {"dcpilot": {"step": step.id, "checkpoint": step.checkpoint_id,
                             "episode": step.episode}}
         budget = step.budget_s or self.budgets.of(step.episode)
+        rows = (self.session.variables.get("initial_shape") or [None])[0]
+        scale = data_scale(rows, lazy=self.session.variables.get("frame_library") == "dask")
         progress = Progress(self.session, f"{step.id} {step.title}", step=step.id, budget=budget,
-                            stop_after=self.budgets.stop_after(step.episode), stop=self.stop,
+                            stop_after=self.budgets.stop_after(step.episode, scale), stop=self.stop,
                             **({"tick": self.tick} if self.tick else {}))
         result = await progress.run(self.notebook.run_cell(source, meta))
         step.elapsed_s = round(progress.elapsed, 2)
