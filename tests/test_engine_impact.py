@@ -121,3 +121,15 @@ def test_the_request_follows_the_step_stage_and_the_experts_parameters():
     assert args["flagged"]["timed"] == ["leak"]
     s.decisions[0].choice = "clip"
     assert not impact.wanted(s, d)  # answered: nothing to estimate
+
+
+def test_label_issue_options_are_estimated_with_an_entitys_rows_together():
+    s, d = session_with([option("flag", True, "handle_label_issues", action="flag"), option("keep")],
+                        gate="label_issues", episode="label_issues", columns=("y",))
+    s.variables["train_columns"] = ["pid", "x", "y"]
+    s.task["id"] = "pid"
+    args = impact.request(s, d, library())
+    assert args["groups"] == "pid"
+    assert args["options"][0]["action"]["params"] == {"action": "flag", "groups": "pid"}
+    s.variables["train_columns"] = ["x", "y"]  # the id dropped since: nothing to group by
+    assert "groups" not in impact.request(s, d, library())["options"][0]["action"]["params"]

@@ -78,6 +78,14 @@ class Episode:
         own): nothing but reading it tells what it touched."""
         return self.runs == "cell" and self.function is None and not self.source
 
+    def with_entity(self, function: str | None, params: dict[str, Any], entity: str | None) -> dict[str, Any]:
+        """``params`` of a call with the entity id under :attr:`entity_param` when the call is the
+        episode's own function and there is an entity (a value already given is kept): the cell
+        and the what-if estimate of its options judge an entity's rows together alike."""
+        if not self.entity_param or function != self.function or not entity:
+            return params
+        return {**params, self.entity_param: params.get(self.entity_param, entity)}
+
     def matches_kind(self, finding: dict[str, Any]) -> bool:
         return finding.get("kind") in self.when.get("finding_kinds", ())
 

@@ -48,6 +48,10 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
     step = session.step(decision.step_id)
     ep = episodes.get(step.episode)
     post = ep is not None and ep.stage == "post_split"
+    task = session.task
+    columns = session.variables.get("train_columns" if post else "columns") or []
+    entity = task.get("id")
+    groups = entity if entity and (not columns or entity in columns) else None
     options, unchanged = [], False
     for o in decision.options:
         action = o.get("action")
@@ -56,12 +60,10 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
                 continue
             unchanged = True
         else:
+            params = call_params(step, action["function"], action.get("params") or {}, ep)
             action = {"function": action["function"],
-                      "params": call_params(step, action["function"], action.get("params") or {}, ep)}
+                      "params": ep.with_entity(action["function"], params, groups) if ep else params}
         options.append({"id": o["id"], "action": action})
-    task = session.task
-    columns = session.variables.get("train_columns" if post else "columns") or []
-    entity = task.get("id")
     flagged = flagged_columns(session)
     varying: list[str] = []
     for f in all_findings(session):
@@ -69,7 +71,7 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
             varying = list((f.get("evidence") or {}).get("time_varying_columns") or varying)
     return {"name": "train" if post else session.frame, "options": options, "target": task.get("target"),
             "task": task.get("kind"), "time": task.get("time") if task.get("kind") == "survival" else None,
-            "groups": entity if entity and (not columns or entity in columns) else None,
+            "groups": groups,
             "stage": "post_split" if post else "pre_split",
             "flagged": {**flagged, "time_varying": varying},
             "index": (task.get("index") or {}).get("kind")}

@@ -89,9 +89,9 @@ class Worker:
     def _by_entity(self, episode: Episode | None, function: str | None, params: dict[str, Any]) -> dict[str, Any]:
         """``params`` with the entity id under the episode's ``entity_param`` when its own call
         runs and the work is grouped by entity (a value already there is kept)."""
-        if episode is None or not episode.entity_param or function != episode.function or not self.grouping():
+        if episode is None or not self.grouping():
             return params
-        return {**params, episode.entity_param: params.get(episode.entity_param, self.session.task["id"])}
+        return episode.with_entity(function, params, self.session.task["id"])
 
     def intervals(self) -> tuple[str, str] | None:
         """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.
