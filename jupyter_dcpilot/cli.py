@@ -19,18 +19,18 @@ from typing import Any
 
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
-from jupyter_dcpilot.engine.budgets import Budgets, minutes
+from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
 from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
-from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
 from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.inputs import check_run_inputs, header
+from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, printable
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
@@ -158,7 +158,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
             session.warnings.append(message)
             stream.write(f"warning: {message}\n")
     session.notify("activity", text="starting a Python kernel")
-    async with HeadlessHost(notebook_path, cwd=out_dir) as host:
+    # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
+    probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
+    async with HeadlessHost(notebook_path, cwd=out_dir, timeout=probe_s) as host:
         files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
         session.notify("activity", text=f"loading {files}")
         loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine),

@@ -51,6 +51,17 @@ def header(path: Path) -> list[str]:
         raise InputError(f"cannot read {path.name} as {kind}: {_first_line(exc)}") from None
 
 
+def parquet_rows(paths: list[Path]) -> int | None:
+    """Rows of Parquet files and folders, from their footers (no data read); None when any
+    input is not Parquet."""
+    import pyarrow.parquet as pq
+
+    files = [f for p in paths for f in (_folder_files(p) if p.is_dir() else [p])]
+    if not files or not all(_is_parquet(f) for f in files):
+        return None
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+
+
 def read_columns(path: Path, names: list[str]) -> Any:
     """Only the named columns of a file, as a pyarrow Table. CSV columns are read as text:
     pandas (which loads the data in the kernel) never fails on a value that does not fit the

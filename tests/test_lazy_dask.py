@@ -222,6 +222,31 @@ def test_the_kernels_own_cluster_is_used_when_there_is_one():
         started.cluster.close()
 
 
+def test_an_aggregation_is_in_the_cluster_when_its_step_ends(visits):
+    """The shuffle runs in the step's own cell (its progress, its time budget), not in the
+    next probe that reads the frame (which gives up after its timeout)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        out, _ = kt.aggregate_per_entity(lazy(visits), id="subject", time="checkin", how="last",
+                                         outcome=["arrest", "week"])
+        futures = distributed.futures_of(out)
+        assert futures and all(f.status == "finished" for f in futures)
+        assert len(out.compute()) == visits["subject"].nunique()
+
+
+def test_parquet_inputs_count_their_rows_from_the_footers(tmp_path):
+    from jupyter_dcpilot.inputs import parquet_rows
+
+    (tmp_path / "folder").mkdir()
+    for i, n in enumerate((5, 7)):
+        pd.DataFrame({"a": range(n)}).to_parquet(tmp_path / "folder" / f"part-{i}.parquet")
+    pd.DataFrame({"a": range(3)}).to_parquet(tmp_path / "one.parquet")
+    pd.DataFrame({"a": range(3)}).to_csv(tmp_path / "one.csv")
+    assert parquet_rows([tmp_path / "folder", tmp_path / "one.parquet"]) == 15
+    assert parquet_rows([tmp_path / "one.csv"]) is None
+
+
 def test_a_lazy_test_frame_gets_the_train_test_shift_check_on_samples(visits):
     shifted = visits.assign(age=visits["age"] + 25)  # every test patient 25 years older
     eager = kt.diagnose(visits, target="arrest", time="week", test=shifted)

@@ -21,6 +21,9 @@ from jupyter_dcpilot.probe import execute_request_content, parse_reply
 
 from .budgets import minutes
 
+# seconds a probe (a silent request to the kernel) may take before it is given up
+PROBE_TIMEOUT_S = 600.0
+
 
 @dataclass
 class CellResult:
@@ -77,7 +80,7 @@ class ClientProbe:
     skipped, so it can share a kernel with the user. ``alive`` (async, optional) is asked while
     waiting, so a dead kernel fails the probe at once instead of after ``timeout``."""
 
-    def __init__(self, client: Any, timeout: float = 600.0, lock: asyncio.Lock | None = None,
+    def __init__(self, client: Any, timeout: float = PROBE_TIMEOUT_S, lock: asyncio.Lock | None = None,
                  alive: Alive | None = None) -> None:
         self.client = client
         self.timeout = timeout
@@ -189,7 +192,7 @@ class HeadlessHost:
         *,
         kernel_name: str = "python3",
         cwd: str | os.PathLike[str] | None = None,
-        timeout: float = 600.0,
+        timeout: float = PROBE_TIMEOUT_S,
     ) -> None:
         self.path = Path(notebook_path)
         self.kernel_name = kernel_name

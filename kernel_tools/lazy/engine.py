@@ -207,14 +207,18 @@ def keep_in_cluster(df: Any) -> tuple[Any, bool]:
     """``df`` persisted in the kernel's ``distributed`` cluster (which spills partitions to disk
     above its memory limit), so the steps after an expensive one (a shuffle) do not redo it;
     without a cluster ``df`` as it is — persisting would load it into the kernel. Returns
-    (frame, whether it was persisted)."""
+    (frame, whether it was persisted) once every partition is in the cluster: the work runs in
+    the step that asked for it (its cell, with its progress and time budget), not in whatever
+    computes the frame next."""
     try:
-        from distributed import Client
+        from distributed import Client, wait
 
         Client.current()
     except (ImportError, ValueError):
         return df, False
-    return df.persist(), True
+    out = df.persist()
+    wait(out)
+    return out, True
 
 
 def to_memory(df: Any) -> pd.DataFrame:
