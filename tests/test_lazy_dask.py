@@ -217,6 +217,10 @@ def test_the_kernels_own_cluster_is_used_when_there_is_one():
     started = kt.dask_client(memory_limit=2**30, threads=1)  # none left: a LocalCluster of its own
     try:
         assert started.cluster is not None and started.cluster.scheduler_address != cluster.scheduler_address
+        # in the kernel's process the monitor sees the kernel's memory too: spill, never pause
+        (worker,) = started.cluster.workers.values()
+        assert worker.memory_manager.memory_pause_fraction is False
+        assert worker.memory_manager.memory_spill_fraction
     finally:
         started.close()
         started.cluster.close()

@@ -29,9 +29,10 @@ def dask_client(memory_limit: str | int | None = None, threads: int | None = Non
     """The ``distributed.Client`` this kernel already uses; else a new ``LocalCluster`` on this
     machine, in the kernel's process (one worker, a thread per core: nothing outlives the
     kernel), its memory capped at ``memory_limit`` (default: a quarter of the machine's memory,
-    at most 6 GiB) — above 60% of it, partitions spill to disk."""
+    at most 6 GiB) — above 60% of it, partitions spill to disk; it never pauses."""
     import os
 
+    import dask
     from distributed import Client, LocalCluster
 
     try:
@@ -42,8 +43,12 @@ def dask_client(memory_limit: str | int | None = None, threads: int | None = Non
         import psutil
 
         memory_limit = int(min(psutil.virtual_memory().total / 4, 6 * 2**30))
-    cluster = LocalCluster(n_workers=1, threads_per_worker=threads or os.cpu_count() or 1, processes=False,
-                           memory_limit=memory_limit, dashboard_address=None)
+    # the worker lives in the kernel's process, so its memory monitor sees the kernel's own
+    # memory too; pausing at 80% of the limit would wait forever on memory no task can free
+    # (it stalled an 80M-row aggregation): spill, but never pause
+    with dask.config.set({"distributed.worker.memory.pause": False}):
+        cluster = LocalCluster(n_workers=1, threads_per_worker=threads or os.cpu_count() or 1, processes=False,
+                               memory_limit=memory_limit, dashboard_address=None)
     return Client(cluster)
 
 
