@@ -18,6 +18,8 @@ each in its own process while this one samples the memory of that process and it
 
 The findings (kind and columns) of 1 and 2 are compared. The numbers go into a section of
 ``--out`` between ``<!-- dask:start -->`` and ``<!-- dask:end -->`` (replaced when present).
+``--only PART ...`` runs some of these again on the data already written, into the results of
+an earlier ``--json``.
 """
 
 from __future__ import annotations
@@ -267,6 +269,9 @@ def write_section(out: Path, text: str) -> None:
     out.write_text(new)
 
 
+PARTS = ["diagnose-pandas", "diagnose-dask", "e2e-pandas", "e2e-dask"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=80_000_000)
@@ -275,8 +280,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE.parent / "docs" / "benchmarks.md")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--no-e2e", dest="e2e", action="store_false")
-    ap.add_argument("--only-e2e", choices=["dask", "pandas", "both"],
-                    help="run only these end-to-end runs, adding them to the results already in --json")
+    ap.add_argument("--only", nargs="+", choices=PARTS,
+                    help="run only these parts, replacing them in the results already in --json")
     ap.add_argument("--e2e-rows", type=int, default=0,
                     help="run the end-to-end runs on a generated set of this many rows instead (0: the same data)")
     ap.add_argument("--timeout", type=float, default=4 * 3600)
@@ -290,21 +295,25 @@ def main() -> None:
     import psutil
 
     full, small = args.data / "full", args.data / "small"
-    if args.only_e2e:
+    parts = set(args.only or (PARTS if args.e2e else PARTS[:2]))
+    if args.only:
         if not (args.json and args.json.is_file()):
-            ap.error("--only-e2e adds to the results of an earlier run: give its --json")
+            ap.error("--only adds to the results of an earlier run: give its --json")
         results = json.loads(args.json.read_text())
     else:
         results = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": list(os.getloadavg()),
                    "machine_bytes": psutil.virtual_memory().total}
         results["data"] = dask_data.write(args.rows, full, args.chunk_rows, small)
-        me = [sys.executable, str(Path(__file__).resolve())]
+    me = [sys.executable, str(Path(__file__).resolve())]
+    if "diagnose-pandas" in parts:
         results["pandas"] = measured([*me, "--child", "pandas", "--data", str(small)], args.timeout)
         results["pandas_equivalent_bytes"] = 10 * results["pandas"].get("deep_bytes", 0)
         results["pandas_equivalent_rss"] = 10 * results["pandas"].get("rss_bytes", 0)
+    if "diagnose-dask" in parts:
         results["dask"] = measured([*me, "--child", "dask", "--data", str(full)], args.timeout)
+    if "pandas" in results and "dask" in results:
         results["comparison"] = compare(results["pandas"].get("findings", []), results["dask"].get("findings", []))
-    if args.e2e or args.only_e2e:
+    if parts & {"e2e-pandas", "e2e-dask"}:
         logs = (args.json or args.out).parent
         e2e_full, e2e_small = full, small
         if args.e2e_rows:  # a smaller data set of the same kind for the end-to-end runs
@@ -312,9 +321,9 @@ def main() -> None:
             e2e_full, e2e_small = args.data / "e2e-full", args.data / "e2e-small"
             results["e2e_data"] = dask_data.write(args.e2e_rows, e2e_full, chunk, e2e_small)
         results["e2e_load"] = list(os.getloadavg())
-        if args.only_e2e in (None, "both", "pandas"):
+        if "e2e-pandas" in parts:
             results["e2e_pandas"] = e2e(e2e_small, "pandas", args.timeout, logs / "e2e-pandas.log")
-        if args.only_e2e in (None, "both", "dask"):
+        if "e2e-dask" in parts:
             results["e2e_dask"] = e2e(e2e_full, "dask", args.timeout, logs / "e2e-dask.log")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))

@@ -301,3 +301,23 @@ def test_parquet_reads_counts_the_bytes_dask_asks_for(tmp_path):
     assert reads.times(tmp_path) == pytest.approx(2 * sizes["a"] / sum(sizes.values()), rel=0.05)
     df.sum().compute(scheduler="sync")  # outside: not counted
     assert reads.most_per_file() == 2
+
+
+def test_bench_dask_tiny_and_one_part_again(tmp_path):
+    """The Dask benchmark on 20,000 generated rows (both diagnoses, no end-to-end run): the
+    findings compared and the section written; ``--only diagnose-pandas`` then measures that
+    part again and keeps the rest of the earlier results."""
+    pytest.importorskip("dask.dataframe")
+    out, raw = tmp_path / "b.md", tmp_path / "b.json"
+    cmd = [sys.executable, str(BENCH / "bench_dask.py"), "--rows", "20000", "--chunk-rows", "2000",
+           "--data", str(tmp_path / "data"), "--out", str(out), "--json", str(raw)]
+    subprocess.run([*cmd, "--no-e2e"], check=True, capture_output=True, timeout=600)
+    first = json.loads(raw.read_text())
+    assert first["pandas"]["rows"] * 10 == pytest.approx(first["data"]["rows"], rel=0.01)
+    assert first["dask"]["returncode"] == 0 and first["comparison"]["match"], first["comparison"]
+    assert "<!-- dask:start -->" in out.read_text()
+    subprocess.run([*cmd, "--only", "diagnose-pandas"], check=True, capture_output=True, timeout=600)
+    again = json.loads(raw.read_text())
+    assert again["dask"] == first["dask"] and again["when"] == first["when"]
+    assert again["pandas"]["seconds"] != first["pandas"]["seconds"]
+    assert "e2e_pandas" not in again and again["comparison"]["match"]

@@ -185,3 +185,21 @@ def test_sample_size_is_stated_and_stratified():
     (f,) = d.by_kind("target_leakage")
     assert f.evidence["sample_size"] == 1000 and f.evidence["metric"] == "roc_auc"
     assert f.evidence["rank"] == 1
+
+
+@pytest.mark.parametrize("rows", [20_000, 4_000_000])
+def test_a_smooth_tail_is_not_outliers_at_any_size(rows):
+    """The largest value of a tail grows with the rows; the decision must not."""
+    from kernel_tools.diagnosis.outliers import column_outliers
+
+    rng = np.random.default_rng(rows)
+    counts = rng.poisson(3, rows).astype(float)  # its maximum is 3 IQRs past the fence at 4M rows
+    assert column_outliers(counts) is None
+    sbp = np.round(rng.normal(130, 15, rows))
+    typo = rng.choice(rows, max(3, rows // 2000), replace=False)
+    sbp[typo] *= 10  # typed ten times too large: far from every ordinary value
+    found = column_outliers(sbp)
+    assert found is not None and typo.size <= found["count"] <= 1.01 * typo.size  # + the normal tail's few
+    counts[typo[:3]] = 60.0  # three values well apart from the counts' tail
+    found = column_outliers(counts)
+    assert found is not None and found["most_extreme"][:3] == [60.0] * 3

@@ -45,11 +45,11 @@ def column_outliers(v: np.ndarray, seed: int = 0) -> dict | None:
     # on log scale only the right tail counts: values near zero are not extreme
     out = (x > hi) if log else (x < lo) | (x > hi)
     count = int(out.sum())
+    if count == 0 or count / finite.size > MAX_RATE:
+        return None
     # a value just past the fence is a tail, not an outlier: one must lie well beyond it
     margin = max(iqr, 0.5 * (hi - (np.log1p(q[2]) if log else q[2])))
-    if count and max(x.max() - hi, lo - x.min() if not log else 0.0) < margin:
-        return None
-    if count == 0 or count / finite.size > MAX_RATE:
+    if not (_cut_off(x, hi, margin) or (not log and _cut_off(-x, -lo, margin))):
         return None
     lo_v, hi_v = (np.expm1(lo), np.expm1(hi)) if log else (lo, hi)
     extreme = finite[out]
@@ -57,6 +57,22 @@ def column_outliers(v: np.ndarray, seed: int = 0) -> dict | None:
     return {"count": count, "rate": round(count / finite.size, 5), "lower_fence": float(lo_v),
             "upper_fence": float(hi_v), "median": float(q[2]), "log_scale": log,
             "most_extreme": [float(e) for e in extreme[order]]}
+
+
+def _cut_off(x: np.ndarray, fence: float, margin: float) -> bool:
+    """Whether the values above ``fence`` reach ``margin`` past it *and* are set apart from the
+    values inside it by a gap wider than ``margin / 2``.
+
+    The largest value of a smooth tail (a Poisson count, a normal measurement) keeps growing
+    with the number of rows, so distance alone would call a tail outliers at millions of rows;
+    a tail runs on past the fence in small steps, values typed ten times too large do not.
+    """
+    above = x[x > fence]
+    if above.size == 0 or above.max() - fence < margin:
+        return False
+    inside = x[x <= fence]
+    steps = np.diff(np.unique(np.concatenate([[inside.max()] if inside.size else [fence], above])))
+    return bool(steps.size and steps.max() > margin / 2)
 
 
 def multivariate_share(frame: pd.DataFrame, profiles, columns: list[str], seed: int = 0) -> float | None:
