@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .csv_format import sniff
 from .engine.validation import did_you_mean
 
 PARQUET = (".parquet", ".pq")
@@ -45,7 +46,8 @@ def header(path: Path) -> list[str]:
             return [str(n) for n in pq.read_schema(path).names]
         import pyarrow.csv as pcsv
 
-        return _csv(path, lambda parse: [str(n) for n in pcsv.open_csv(path, parse_options=parse).schema.names])
+        return _csv(path, lambda parse, read: [str(n) for n in pcsv.open_csv(
+            path, parse_options=parse, read_options=read).schema.names])
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         kind = "Parquet" if _is_parquet(path) else "CSV"
         raise InputError(f"cannot read {path.name} as {kind}: {_first_line(exc)}") from None
@@ -72,7 +74,13 @@ def read_columns(path: Path, names: list[str]) -> Any:
         import pyarrow.dataset as ds
 
         files = _folder_files(path)
-        fmt = "parquet" if _is_parquet(files[0]) else "csv"
+        if _is_parquet(files[0]):
+            return ds.dataset([str(f) for f in files], format="parquet").to_table(columns=names)
+        import pyarrow.csv as pcsv
+
+        form = sniff(files[0])
+        fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=form.sep),
+                               read_options=pcsv.ReadOptions(encoding=form.encoding))
         return ds.dataset([str(f) for f in files], format=fmt).to_table(columns=names)
     if _is_parquet(path):
         import pyarrow.parquet as pq
@@ -82,19 +90,35 @@ def read_columns(path: Path, names: list[str]) -> Any:
 
     text = {name: pa.string() for name in names}
     options = pcsv.ConvertOptions(include_columns=names, column_types=text, strings_can_be_null=True)
-    return _csv(path, lambda parse: pcsv.read_csv(path, parse_options=parse, convert_options=options))
+    table = _csv(path, lambda parse, read: pcsv.read_csv(path, parse_options=parse, read_options=read,
+                                                         convert_options=options))
+    marks = sniff(path)
+    if marks.decimal == ".":
+        return table
+    import pyarrow.compute as pc
+
+    # as pandas reads them: "1.234,5" is 1234.5 (the checks test numbers written with a point)
+    def pointed(column: Any) -> Any:
+        if marks.thousands:
+            column = pc.replace_substring(column, marks.thousands, "")
+        return pc.replace_substring(column, ",", ".")
+
+    return pa.table({n: pointed(table.column(n)) for n in table.column_names})
 
 
 def _csv(path: Path, read: Any) -> Any:
-    """``read(parse_options)`` with pyarrow's fast parser, again allowing line breaks inside
-    quoted values (pandas accepts them; pyarrow only when told, at some speed) if it fails."""
+    """``read(parse_options, read_options)`` with pyarrow's fast parser, in the file's delimiter
+    and encoding (:func:`sniff`), again allowing line breaks inside quoted values (pandas accepts
+    them; pyarrow only when told, at some speed) if it fails."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    form = sniff(path)
+    options = pcsv.ReadOptions(encoding=form.encoding)
     try:
-        return read(pcsv.ParseOptions())
+        return read(pcsv.ParseOptions(delimiter=form.sep), options)
     except pa.ArrowInvalid:
-        return read(pcsv.ParseOptions(newlines_in_values=True))
+        return read(pcsv.ParseOptions(delimiter=form.sep, newlines_in_values=True), options)
 
 
 def _first_line(error: BaseException) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import kernel_tools
+from jupyter_dcpilot.csv_format import sniff
 
 from .session import Decision, Session, Step
 
@@ -31,8 +32,8 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str
     for path, name in zip(paths, names):
         absolute = str(Path(path).resolve())
         parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
-        reader = "read_parquet" if parquet else "read_csv"
-        lines.append(f"{name} = pd.{reader}({absolute!r})")
+        how = "" if parquet else sniff(absolute).call_args()  # sep=";", decimal="," as written
+        lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how})")
     lines.append(f"{names[0]}.shape")
     return "\n".join(lines)
 
@@ -48,7 +49,8 @@ def _dask_load_cell(paths: list[str], names: list[str]) -> str:
         csv = source.suffix.lower() == ".csv" or (source.is_dir() and not any(source.glob("*.parquet"))
                                                  and any(source.glob("*.csv")))
         where = str(source / "*.csv") if csv and source.is_dir() else str(source)
-        lines.append(f"{name} = dd.{'read_csv' if csv else 'read_parquet'}({where!r})")
+        how = sniff(min(source.glob("*.csv")) if source.is_dir() else source).call_args() if csv else ""
+        lines.append(f"{name} = dd.{'read_csv' if csv else 'read_parquet'}({where!r}{how})")
     lines.append(f"{names[0]}.npartitions, list({names[0]}.columns)[:8]")
     return "\n".join(lines)
 
