@@ -95,3 +95,16 @@ def test_no_partition_outlives_the_task_that_read_it(frame):
         diagnosis = diagnose_lazy(ddf, id="id", sample_rows=5000)
     assert diagnosis.shape == [len(frame), frame.shape[1]]
     assert most[0] <= 4, f"{most[0]} of {ddf.npartitions} partitions were held at once"
+
+
+@pytest.mark.parametrize("columns", [3, 46, 70])  # packed into one number up to 64 columns, else bytes
+def test_missing_value_patterns_are_counted_row_by_row(columns):
+    rng = np.random.default_rng(columns)
+    df = pd.DataFrame(rng.normal(size=(5000, columns))).add_prefix("c")
+    df = df.mask(rng.random(df.shape) < rng.random(columns) * 0.3)
+    counted = summary._pattern_counts(df)
+    bits = np.packbits(df.isna().to_numpy(), axis=1)
+    expected = pd.Series([row.tobytes() for row in bits]).value_counts()
+    assert counted.sum() == len(df) and counted.sort_index().to_dict() == expected.sort_index().to_dict()
+    wanted = ["c1", f"c{columns - 1}"]
+    assert engine.rows_missing_any(counted, list(df.columns), wanted) == int(df[wanted].isna().any(axis=1).sum())

@@ -64,8 +64,20 @@ def _by_shard(hashes: np.ndarray, counts: np.ndarray | None = None) -> list[tupl
 
 
 def _pattern_counts(part: pd.DataFrame) -> pd.Series:
-    bits = np.packbits(part.isna().to_numpy(), axis=1)
-    return pd.Series([row.tobytes() for row in bits], dtype=object).value_counts()
+    """Rows per pattern of missing values, keyed by the pattern's packed bits (bytes)."""
+    bits = np.packbits(part.isna().to_numpy(dtype=bool), axis=1)
+    width = bits.shape[1]
+    # each row's bits as one number (up to 64 columns) or one fixed-width value, so numpy
+    # counts them without a bytes object a row
+    if width <= 8:
+        wide = np.zeros((len(bits), 8), dtype=np.uint8)
+        wide[:, :width] = bits
+        rows = wide.view(np.uint64).ravel()
+    else:
+        rows = np.ascontiguousarray(bits).view(np.dtype((np.void, width))).ravel()
+    patterns, counts = np.unique(rows, return_counts=True)
+    keys = [p.tobytes()[:width] for p in patterns]
+    return pd.Series(counts.astype(np.int64), index=pd.Index(keys, dtype=object))
 
 
 def _sample(part: pd.DataFrame, plan: Plan, index: int) -> pd.DataFrame:
