@@ -19,9 +19,7 @@ from pathlib import Path
 SAMPLE_BYTES = 256 * 1024  # enough lines to judge, read in well under a millisecond
 DELIMITERS = (",", ";", "\t", "|")
 CONSISTENT = 0.9  # share of lines with the most common field count
-COMMA_DECIMAL = re.compile(r"^[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+$")
 DOT_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
-POINT_DECIMAL = re.compile(r"^[-+]?\d*\.\d+$")
 
 
 @dataclass(frozen=True)
@@ -78,15 +76,17 @@ def _delimiter(text: str) -> str:
 
 
 def _marks(rows: list[list[str]]) -> tuple[str, str | None]:
-    """(decimal, thousands) from the values of the columns: a decimal comma when some column's
-    numbers are written so ("72,5", "1.234,5") and none with a decimal point."""
-    values = [v.strip() for row in rows[1:] for v in row if v.strip()]
-    comma = sum(bool(COMMA_DECIMAL.match(v)) for v in values)
-    point = sum(bool(POINT_DECIMAL.match(v)) for v in values if not DOT_THOUSANDS.match(v))
-    if comma == 0 or point > 0:
+    """(decimal, thousands) from the values (the rules of :mod:`kernel_tools.number_text`): a
+    decimal comma when some value can only be read with one ("72,5", "1.234,5") and none only
+    with a point."""
+    import pandas as pd  # only for files not separated by commas: the CLI's checks start fast
+
+    from kernel_tools.number_text import number_format
+
+    values = pd.Index([v.strip() for row in rows[1:] for v in row if v.strip()], dtype=object)
+    if number_format(values).decimal == ".":
         return ".", None
-    thousands = "." if any(DOT_THOUSANDS.match(v) for v in values) else None
-    return ",", thousands
+    return ",", "." if any(DOT_THOUSANDS.match(v) for v in values) else None
 
 
 def sniff(path: Path | str) -> CsvFormat:

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from kernel_tools.number_text import number_format, read_values, to_numbers
+
 NA_TOKENS = frozenset(
     {"", "?", "-", "--", "---", "n/a", "na", "nan", "null", "none", "missing", "unknown",
      ".", "#n/a", "nil", "not available", "undefined", "n.a.", "#value!", "nat", "(blank)"}
 )
 BOOL_TOKENS = {"true": True, "false": False, "t": True, "f": False}
-_NUMBER = re.compile(r"^\s*[-+]?(\d+[.,]?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _DATE_FORMATS = ("%Y-%m-%d", "%d-%m-%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y",
                  "%m/%d/%y", "%d/%m/%y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
                  "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M", "%d %b %Y", "%b %d, %Y",
@@ -53,10 +54,6 @@ class ColumnProfile:
     @property
     def n_present(self) -> int:
         return self.n - self.n_missing
-
-
-def _is_numeric_token(values: pd.Index) -> np.ndarray:
-    return np.array([bool(_NUMBER.match(v)) for v in values], dtype=bool)
 
 
 def parse_dates(values: pd.Series) -> pd.Series:
@@ -112,7 +109,8 @@ def profile_counts(name: str, counts: pd.Series, n: int) -> ColumnProfile:
     real = ~np.asarray(is_na)
     total = weights[real].sum()
     if total > 0:
-        numeric = _is_numeric_token(keys) & real
+        # numbers as people write them: "$1,200", "45%", "72,5", "75 kg" (one unit)
+        numeric = ~np.isnan(read_values(keys, number_format(keys[real], weights[real]))) & real
         booleans = np.asarray(stripped.isin(list(BOOL_TOKENS))) & real
         shares = {"numeric": weights[numeric].sum() / total, "bool": weights[booleans].sum() / total}
         date_like = np.array([bool(_DATE_SHAPE.match(k)) for k in keys]) & real
@@ -129,6 +127,16 @@ def profile_counts(name: str, counts: pd.Series, n: int) -> ColumnProfile:
         if prof.parsed_as is None and prof.mean_words >= 4 and prof.mean_length >= 25:
             prof.kind = "text"
     return prof
+
+
+def zero_padded(prof: ColumnProfile) -> bool:
+    """Text numbers written with leading zeros ("00123", a zip code) are codes: as numbers
+    they would lose the zeros (``fix_dtypes`` keeps them as text too)."""
+    keys = prof.counts.index[:1000] if prof.counts is not None else []
+    return any(_ZERO_PADDED.match(str(k)) for k in keys)
+
+
+_ZERO_PADDED = re.compile(r"^\s*[-+]?0\d")
 
 
 def profile_column(name: str, s: pd.Series) -> ColumnProfile:
@@ -178,8 +186,7 @@ def numeric_values(s: pd.Series, prof: ColumnProfile) -> np.ndarray:
     if prof.kind == "datetime":
         return datetime_days(s)
     if prof.parsed_as == "numeric":
-        text = s.astype(str).str.strip().str.replace(",", ".", regex=False)
-        return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+        return to_numbers(s.where(s.notna(), None).astype(object)).to_numpy(dtype=float)
     if prof.parsed_as == "bool":
         mapped = s.astype(str).str.strip().str.lower().map(BOOL_TOKENS)
         return mapped.astype(float).to_numpy(dtype=float)

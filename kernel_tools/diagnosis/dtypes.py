@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.number_text import count_signs, number_format, to_numbers
 
 SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
 
@@ -43,15 +44,17 @@ def find_sentinels(v: np.ndarray) -> list[float]:
 def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[Finding]:
     findings = []
     for c, prof in profiles.items():
-        if prof.parsed_as is not None and prof.kind == "categorical":
-            bad = []
+        if prof.parsed_as is not None and prof.kind == "categorical" and not (
+                prof.parsed_as == "numeric" and zero_padded(prof)):
+            bad, written = [], ""
             if prof.counts is not None and prof.parsed_as == "numeric":
                 keys = pd.Series(prof.counts.index[:2000].map(str))
-                numeric = pd.to_numeric(keys.str.strip().str.replace(",", ".", regex=False), errors="coerce")
+                numeric = to_numbers(keys.astype(object))
                 bad = [k for k in keys[numeric.isna()].tolist() if k not in prof.na_tokens][:5]
+                written = _written_as(keys[numeric.notna()])
             what = {"numeric": "numbers", "bool": "true/false values", "datetime": "dates"}[prof.parsed_as]
             tokens = ", ".join(repr(t) for t in prof.na_tokens[:5])
-            summary = (f"'{c}' stores {what} as text"
+            summary = (f"'{c}' stores {what} as text" + (f" ({written})" if written else "")
                        + (f", with missing values written as {tokens}" if prof.na_tokens else "") + ".")
             findings.append(Finding(
                 "numeric_as_text", [c], "warning",
@@ -118,6 +121,17 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
     return findings
+
+
+def _written_as(keys: pd.Series) -> str:
+    """How text numbers are written, in words ("a decimal comma, the unit 'kg'"), or ""."""
+    fmt = number_format(keys.unique())
+    signs = count_signs(keys)
+    said = [w for w, yes in (("a decimal comma", fmt.decimal == ","),
+                             (f"the unit {fmt.unit!r}", fmt.unit is not None),
+                             ("percent signs", signs["percent_signs_stripped"] > 0),
+                             ("currency signs", signs["currency_signs_stripped"] > 0)) if yes]
+    return ", ".join(said)
 
 
 @detector("dtypes", order=60)

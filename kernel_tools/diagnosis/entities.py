@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.findings import Finding, Option
 
@@ -122,8 +122,11 @@ def find_id_columns(
         unique = prof.nunique >= 0.95 * prof.n_present and prof.n_present >= 0.95 * n
         hint = looks_like_id_name(name)
         reason = None
-        if unique and prof.kind == "numeric":
-            reason = _unique_integer_reason(name, numeric_values(df[name], prof), prof.nunique, hint)
+        numbers = unique and (prof.kind == "numeric" or (prof.parsed_as == "numeric" and not zero_padded(prof)))
+        if numbers:  # numbers, or numbers written as text ("$52,341", "75.3 kg"): codes only if whole
+            v = numeric_values(df[name], prof)
+            whole = bool(np.all(v[~np.isnan(v)] == np.round(v[~np.isnan(v)])))
+            reason = _unique_integer_reason(name, v, prof.nunique, hint) if whole else None
             if reason == "row number (rows re-sorted)" and _ranks_something(df, profiles, name):
                 reason = None
         elif unique:

@@ -69,6 +69,7 @@ def _pattern_counts(part: pd.DataFrame) -> pd.Series:
     width = bits.shape[1]
     # each row's bits as one number (up to 64 columns) or one fixed-width value, so numpy
     # counts them without a bytes object a row
+    rows: np.ndarray
     if width <= 8:
         wide = np.zeros((len(bits), 8), dtype=np.uint8)
         wide[:, :width] = bits

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from kernel_tools.lazy import lazy_aware
+from kernel_tools.number_text import NumberFormat, count_signs, number_format, to_numbers
 
 from ._base import FrameTransformer, check_columns, check_frame
 from .report import StepReport
@@ -17,9 +18,7 @@ from .report import StepReport
 NA_TOKENS = ("", "?", "-", "--", ".", "n/a", "na", "nan", "null", "none", "nil", "#n/a", "missing")
 TRUE_TOKENS = frozenset({"true", "yes", "y", "t"})
 FALSE_TOKENS = frozenset({"false", "no", "n", "f"})
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _LEADING_ZERO = re.compile(r"^[-+]?0\d")
-_CURRENCY = re.compile(r"^[$€£¥]\s*|\s*[$€£¥]$")
 _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{1,2}\s+[A-Za-z]{3,}|^[A-Za-z]{3,}\s+\d{1,2}")
 
 
@@ -48,33 +47,6 @@ def _na_mask(series: pd.Series, tokens: frozenset) -> pd.Series:
     if strings is None:
         return series.isna()
     return series.isna() | strings.str.strip().str.casefold().isin(tokens)
-
-
-def _clean_number(v: Any) -> Any:
-    if not isinstance(v, str):
-        return v
-    v = _CURRENCY.sub("", v.strip())
-    if v.endswith("%"):
-        v = v[:-1].strip()
-    if _THOUSANDS.match(v):
-        v = v.replace(",", "")
-    return v
-
-
-def _to_number(series: pd.Series) -> tuple[pd.Series, int]:
-    """Parse text numbers, allowing thousands separators, currency signs and a trailing %.
-
-    Plain numbers take pandas' fast parser; only what it rejects is cleaned value by value.
-    """
-    numbers = pd.to_numeric(series, errors="coerce")
-    todo = numbers.isna() & series.notna()
-    percent = 0
-    if todo.any():
-        rest = series[todo]
-        percent = int(rest.map(lambda v: isinstance(v, str) and v.strip().endswith("%")).sum())
-        numbers = numbers.astype(float)
-        numbers[todo] = pd.to_numeric(rest.map(_clean_number), errors="coerce")
-    return numbers, percent
 
 
 def _to_datetime(series: pd.Series, fmt: str | None) -> pd.Series:
@@ -107,7 +79,7 @@ def _infer_kind(values: pd.Series, min_rate: float) -> tuple[str, str | None]:
     words = set(values.astype(str).str.strip().str.casefold().unique())
     if words <= TRUE_TOKENS | FALSE_TOKENS | {"1", "0", "1.0", "0.0"} and words & (TRUE_TOKENS | FALSE_TOKENS):
         return "boolean", None
-    numbers, _ = _to_number(values)
+    numbers = to_numbers(values.astype(object))
     if numbers.notna().mean() >= min_rate:
         # "00123" is a code (zip, identifier): as a number it would lose its leading zeros
         if values.astype(str).str.strip().str.match(_LEADING_ZERO).any():
@@ -151,6 +123,7 @@ class DtypeFixer(FrameTransformer):
             columns = check_columns(X, self.columns)
         self.kinds_: dict[str, str] = {}
         self.date_formats_: dict[str, str | None] = {}
+        self.number_formats_: dict[str, NumberFormat] = {}
         for col in columns:
             s = X[col]
             if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
@@ -161,6 +134,8 @@ class DtypeFixer(FrameTransformer):
             self.kinds_[col] = kind
             if kind == "datetime":
                 self.date_formats_[col] = fmt
+            elif kind == "numeric":  # decimal mark and unit as the training rows write them
+                self.number_formats_[col] = number_format(values.dropna().astype(str).unique())
         if isinstance(self.sentinels, Mapping):
             self.sentinels_ = {c: list(v) for c, v in self.sentinels.items()}
             check_columns(X, list(self.sentinels_), "column in sentinels")
@@ -189,7 +164,8 @@ class DtypeFixer(FrameTransformer):
                 col_stats["na_tokens"] = int((na & s.notna()).sum())
                 s = _text(s.mask(na))
             if kind == "numeric":
-                converted, col_stats["percent_signs_stripped"] = _to_number(s)
+                converted = to_numbers(s.astype(object), self.number_formats_.get(col))
+                col_stats.update({k: v for k, v in count_signs(s).items() if v})
             elif kind == "boolean":
                 folded = s.astype(str).str.strip().str.casefold().where(s.notna())
                 mapping = {**{t: True for t in TRUE_TOKENS | {"1", "1.0"}}, **{t: False for t in FALSE_TOKENS | {"0", "0.0"}}}
