@@ -289,3 +289,42 @@ def test_a_landmark_keeps_what_is_known_by_then_and_counts_survival_from_it():
     assert np.allclose(out.set_index("id")["futime"].sort_index(), expected.sort_index())
     with pytest.raises(ValueError, match="pass landmark= too"):
         kt.aggregate_per_entity(df, id="id", time="day", duration="futime")
+
+
+# -- summaries of an entity's records ------------------------------------------------------------
+def test_summaries_of_all_records_are_known_only_at_the_last():
+    """pbcseq (R's survival package): 312 patients' visits. Added the way exports carry them —
+    the number of visits and the day of the last visit, the same on every record of a patient:
+    a model at the first visit would see how long the patient stayed in the study."""
+    df = r_table("survival", "pbcseq")
+    per = df.groupby("id")["day"]
+    df["n_visits"] = per.transform("size")
+    df["last_visit_day"] = per.transform("max")
+    d = kt.diagnose(df, target="status", time="futime")
+    assert d.task["index"]["kind"] == "entity_start"
+    assert timing_of(d, "n_visits") == "follow_up" and decisive_tests(d, "n_visits") == {"counts_records"}
+    assert timing_of(d, "last_visit_day") == "follow_up" and "spans_records" in decisive_tests(d, "last_visit_day")
+    assert {"n_visits", "last_visit_day"} <= set(leaks(d))
+    # what pbcseq records at enrolment stays baseline
+    assert not {"age", "sex", "trt"} & set(leaks(d))
+
+
+def test_an_icu_stay_length_next_to_its_hourly_rows_is_follow_up():
+    rng = np.random.default_rng(4)
+    rows = []
+    for stay in range(400):
+        hours = int(rng.integers(8, 200))
+        for h in range(0, hours, 4):
+            rows.append({"stay_id": 5000 + stay, "hour": h, "age": 40 + stay % 50,
+                         "weight_at_admission": 60 + stay % 37, "heart_rate": rng.normal(85, 10),
+                         "los_hours": hours, "died": int(stay % 7 == 0)})
+    d = kt.diagnose(pd.DataFrame(rows), target="died")
+    assert decisive_tests(d, "los_hours") == {"spans_records"}
+    assert set(leaks(d)) == {"los_hours"}  # age and admission weight are baseline
+
+
+def test_a_fixed_visit_schedule_is_not_a_summary():
+    """Ohio children (geepack): four yearly visits each; a column saying '4' is the protocol."""
+    df = r_table("geepack", "ohio").assign(planned_visits=4)
+    d = kt.diagnose(df, target="resp")
+    assert "planned_visits" not in leaks(d)

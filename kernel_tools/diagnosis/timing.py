@@ -50,6 +50,8 @@ STRICTLY_AFTER = 0.5  # ...and strictly after it on at least this share
 DURATION_MATCH = 0.9  # end date - index date == duration (± 1 day) on this share of rows
 TRACK_STRONG = 0.9  # rank correlation with a follow-up column that makes a column one
 TRACK_NAMED = 0.6  # ...enough when its name also says follow-up
+RECORDS_COUNTED = 0.95  # equal to the entity's number of records on this share of entities
+SPAN_TRACK = 0.9  # rank correlation with the time an entity's records span
 ONLY_WHERE = 0.98  # share of a column's values on rows where a follow-up column is filled
 YEARS_BEFORE = 365.25 * 18  # a date this far before every other is a birth date
 MAX_LEVELS = 10  # a number with at most this many values is tested value by value
@@ -381,7 +383,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                f"{implied['share_of_events']:.0%} of all events): it is recorded "
                                "because of the outcome", **implied)
     _date_tests(frame, profiles, outcome, index, features, timings)
-    _entity_tests(df, entity, index, features, timings)
+    _entity_tests(df, profiles, entity, index, features, timings)
     _propagate(frame, profiles, features, timings, t)
     return timings
 
@@ -438,15 +440,17 @@ def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timi
             timings[c].add("baseline", "before_index", f"dated before the index date '{start}'")
 
 
-def _entity_tests(df, entity, index: PredictionIndex, features, timings) -> None:
+def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timings) -> None:
     if entity is None or entity.id is None:
         return
-    for c in entity.evidence.get("baseline_columns", []):
-        if c in timings:
-            timings[c].add("baseline", "constant_within_entity",
-                           f"the same on every record of a '{entity.id}'")
+    constant = [c for c in entity.evidence.get("baseline_columns", []) if c in timings]
+    for c in constant:
+        timings[c].add("baseline", "constant_within_entity",
+                       f"the same on every record of a '{entity.id}'")
     if index.kind != "entity_start":
         return
+    for c, (test, reason, numbers) in _summaries_of_records(df, profiles, entity, constant).items():
+        timings[c].add("follow_up", test, reason, **numbers)
     for c in entity.varying:
         if c in timings and c != index.column:
             # a measurement repeated at each visit: known at the index only as its first value;
@@ -454,6 +458,51 @@ def _entity_tests(df, entity, index: PredictionIndex, features, timings) -> None
             timings[c].evidence.append({"timing": "time_varying", "test": "changes_within_entity",
                                         "reason": f"changes between the records of a '{entity.id}': "
                                                   "only its first value is known at the index"})
+
+
+def _summaries_of_records(df, profiles, entity, constant: list[str]) -> dict[str, tuple[str, str, dict]]:
+    """Columns the same on every record of an entity that are known only once its last record
+    is: the number of its records, or a length that rises with the time its records span (a
+    length of stay next to hourly vitals, a total dose). Constant within the entity, they look
+    like baseline attributes; a model at the first record would see the end of the stay."""
+    visit = entity.visit
+    if visit is None or visit not in profiles or not constant:
+        return {}
+    frame = pd.DataFrame({"id": df[entity.id].to_numpy(),
+                          "t": numeric_values(df[visit], profiles[visit])})
+    numbers = {c: numeric_values(df[c], profiles[c]) for c in constant
+               if _is_number(profiles[c]) and not _is_date(profiles[c]) and c != visit}
+    if not numbers:
+        return {}
+    for c, x in numbers.items():
+        frame[c] = x
+    per = frame.groupby("id", sort=False).agg(n=("t", "size"), first=("t", "min"), last=("t", "max"),
+                                              **{c: (c, "first") for c in numbers})
+    per = per[per["n"] >= 2]
+    if len(per) < MIN_ROWS:
+        return {}
+    span = (per["last"] - per["first"]).to_numpy(dtype=float)
+    out: dict[str, tuple[str, str, dict]] = {}
+    for c in numbers:
+        x = per[c].to_numpy(dtype=float)
+        ok = np.isfinite(x)
+        if ok.sum() < MIN_ROWS:
+            continue
+        counted = float(np.mean(x[ok] == per["n"].to_numpy()[ok]))
+        if counted >= RECORDS_COUNTED and np.ptp(per["n"].to_numpy()[ok]) > 0:  # not a fixed schedule
+            out[c] = ("counts_records", f"equals the number of records of its '{entity.id}' on "
+                      f"{counted:.0%} of them: known only once the last is",
+                      {"share_equal_to_records": round(counted, 4)})
+            continue
+        both = ok & np.isfinite(span)
+        if both.sum() < MIN_ROWS or np.unique(x[both]).size < max(20, 0.1 * both.sum()) or np.ptp(span[both]) == 0:
+            continue
+        rho = float(spearmanr(x[both], span[both]).statistic)
+        if rho >= SPAN_TRACK:
+            out[c] = ("spans_records", f"rises with the time the records of its '{entity.id}' span "
+                      f"('{visit}', Spearman {rho:.2f}): a length or total known only at the last record",
+                      {"spearman_with_record_span": round(rho, 4)})
+    return out
 
 
 def _event_flag(frame, profiles, follow: str, other: str, duration: np.ndarray | None) -> str | None:
