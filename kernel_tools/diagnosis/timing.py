@@ -18,7 +18,9 @@ data set's column names:
   whether it happened or whether a follow-up time ended before the follow-up did), or tracking
   one closely (charges that rise with the length of stay);
 - changes within an entity after its first record (time-varying: only its value at the index
-  is known at prediction time).
+  is known at prediction time);
+- the same on every record of an entity but a summary of them all: the number of its records,
+  or a length or total that rises with the time they span (a length of stay next to hourly rows).
 A name only ever supports a weak statistical signal; it is never evidence on its own.
 """
 
