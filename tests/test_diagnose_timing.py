@@ -323,6 +323,24 @@ def test_an_icu_stay_length_next_to_its_hourly_rows_is_follow_up():
     assert set(leaks(d)) == {"los_hours"}  # age and admission weight are baseline
 
 
+def test_a_stay_length_is_follow_up_for_a_label_on_every_hour_too():
+    """A label per hourly row (sepsis onset, as in PhysioNet's challenge): each row is its own
+    prediction, and at none of them is the stay's length known."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for stay in range(300):
+        hours = int(rng.integers(10, 120))
+        onset = hours - 6 if stay % 4 == 0 else None
+        for h in range(hours):
+            rows.append({"patient": 900 + stay, "iculos": h + 1, "age": 30 + stay % 60,
+                         "hr": rng.normal(90, 12), "stay_hours": hours,
+                         "sepsis": int(onset is not None and h >= onset)})
+    d = kt.diagnose(pd.DataFrame(rows), target="sepsis", index="row")
+    # one row an hour: the stay's length is also its number of records
+    assert timing_of(d, "stay_hours") == "follow_up" and "age" not in leaks(d)
+    assert decisive_tests(d, "stay_hours") == {"counts_records"}
+
+
 def test_a_fixed_visit_schedule_is_not_a_summary():
     """Ohio children (geepack): four yearly visits each; a column saying '4' is the protocol."""
     df = r_table("geepack", "ohio").assign(planned_visits=4)

@@ -449,10 +449,13 @@ def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timing
     for c in constant:
         timings[c].add("baseline", "constant_within_entity",
                        f"the same on every record of a '{entity.id}'")
-    if index.kind != "entity_start":
+    if index.kind not in ("entity_start", "row"):
         return
+    # at the first record, or at each record's own time, a summary of them all is not known yet
     for c, (test, reason, numbers) in _summaries_of_records(df, profiles, entity, constant).items():
         timings[c].add("follow_up", test, reason, **numbers)
+    if index.kind != "entity_start":
+        return
     for c in entity.varying:
         if c in timings and c != index.column:
             # a measurement repeated at each visit: known at the index only as its first value;
