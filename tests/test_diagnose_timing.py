@@ -346,3 +346,29 @@ def test_a_fixed_visit_schedule_is_not_a_summary():
     df = r_table("geepack", "ohio").assign(planned_visits=4)
     d = kt.diagnose(df, target="resp")
     assert "planned_visits" not in leaks(d)
+
+
+def test_a_discharge_value_that_only_the_dead_have_is_outcome_derived_for_a_classification():
+    """One-year mortality from an admissions table: 'DIED' as the discharge location covers the
+    deaths in hospital (a share of all deaths), so no single-column score gives it away."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    age, sev = rng.integers(18, 95, n), rng.normal(0, 1, n)
+    died = (rng.random(n) < 1 / (1 + np.exp(-(sev * 1.2 + (age - 60) / 25 - 1.8)))).astype(int)
+    in_hospital = (died == 1) & (rng.random(n) < 0.4)
+    df = pd.DataFrame({"age": age, "hr": 80 + 8 * sev + rng.normal(0, 8, n),
+                       "discharge_location": np.where(in_hospital, "DIED", rng.choice(
+                           ["HOME", "SNF", "REHAB", "HOSPICE"], n, p=[.6, .2, .15, .05])),
+                       "insurance": rng.choice(["Medicare", "Private", "Medicaid"], n),
+                       "one_year_mortality": died})
+    d = kt.diagnose(df, target="one_year_mortality")
+    assert decisive_tests(d, "discharge_location") == {"implies_event"}
+    assert set(leaks(d)) == {"discharge_location"}
+
+
+def test_an_extreme_score_of_a_strong_predictor_is_not_outcome_derived():
+    """MASS::biopsy: a cytology score of 10 comes only with malignant tumours; it is measured
+    before the diagnosis, so no value of a classification's predictor implies the outcome on
+    statistics alone."""
+    d = kt.diagnose(r_table("MASS", "biopsy"), target="class")
+    assert not any(t["timing"] == "outcome_derived" for t in d.column_stats["timing"].values())

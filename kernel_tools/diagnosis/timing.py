@@ -12,6 +12,8 @@ data set's column names:
 - equal to the duration on most rows (the follow-up time recorded twice);
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
   tail) — covering >= 5% of the events (in-hospital death, "died before the 2-month interview");
+  for a yes/no classification, the rarer class, when the name or the value also says so (a
+  discharge location 'DIED' next to one-year mortality);
 - dated after the index date (discharge, transplant, last contact), or the end of follow-up
   (a date whose distance from the index is the duration);
 - recorded together with a follow-up column (filled exactly where it is, or a yes/no saying
@@ -65,6 +67,7 @@ FOLLOW_UP_WORDS = re.compile(
     r"after|outcome|dead|death|died)([_\W]|$)|length.?of.?stay|hosp.?days|\d+\s?(mo|month|months)$",
     re.IGNORECASE,
 )
+OUTCOME_VALUE = re.compile(r"died|dead|death|deceas|expired|mort", re.IGNORECASE)
 OUTCOME_DATE_NAME = re.compile(r"death|died|dead|deceas|exit|discharg|end|censor|recur|relaps|last|fu\b|"
                                r"follow", re.IGNORECASE)
 
@@ -355,7 +358,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     timings = {c: Timing() for c in features}
     survival = outcome.kind == "survival" and outcome.duration is not None
     t = outcome.duration if survival else None
-    event = outcome.y.astype(bool) if survival else None
+    event, happened = (outcome.y.astype(bool), "the event") if survival else _rarer_class(outcome)
     calendar = (numeric_values(frame[index.column], profiles[index.column])
                 if index.kind == "date" and index.column in profiles else None)
     for c in features:
@@ -375,19 +378,37 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                    f"never exceeds the duration '{outcome.time}' and reaches it on "
                                    f"{bound['share_reaching_duration']:.0%} of rows: it is measured "
                                    "during follow-up", **bound)
-        if survival:
-            assert event is not None
+        if event is not None:
             implied = _implied_event(frame[c], prof, event, calendar)
+            # a classification has no follow-up to place a value in: an extreme value of a
+            # strong predictor (a cytology score of 10) also comes only with the rare class, so
+            # the name or the value must also say it records the outcome (discharge: 'DIED')
+            if implied is not None and not survival and not (
+                    FOLLOW_UP_WORDS.search(c) or OUTCOME_VALUE.search(str(implied["value"]))):
+                implied = None
             if implied is not None:
                 timings[c].add("outcome_derived", "implies_event",
-                               f"every row with {c}={implied['value']!s} had the event "
+                               f"every row with {c}={implied['value']!s} had {happened} "
                                f"({implied['events_among_them']} of {implied['rows_with_value']}, "
-                               f"{implied['share_of_events']:.0%} of all events): it is recorded "
+                               f"{implied['share_of_events']:.0%} of all of them): it is recorded "
                                "because of the outcome", **implied)
     _date_tests(frame, profiles, outcome, index, features, timings)
     _entity_tests(df, profiles, entity, index, features, timings)
     _propagate(frame, profiles, features, timings, t)
     return timings
+
+
+def _rarer_class(outcome) -> tuple[np.ndarray | None, str]:
+    """The rows of a yes/no outcome's rarer class (the event of a classification: death, churn),
+    and its words; (None, "") for other targets. Only the rarer class: a value that nearly always
+    comes with the common one (survivors of the youngest age group) is a strong predictor, one
+    that always comes with the rare one at this significance is recorded because of it."""
+    if outcome.kind != "classification" or outcome.n_classes != 2 or outcome.y is None:
+        return None, ""
+    y = np.asarray(outcome.y)
+    counts = [int((y == k).sum()) for k in (0, 1)]
+    rare = int(np.argmin(counts))
+    return y == rare, f"'{outcome.target}' = {outcome.classes[rare]!s}"
 
 
 def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timings) -> None:
