@@ -249,6 +249,9 @@ def render(r: dict[str, Any]) -> str:
         ed = r["e2e_data"]
         lines += ["", f"The end-to-end runs used a smaller set of the same kind: {ed['rows']:,} visits in "
                   f"{ed['files']} files (Dask) and its first tenth (pandas)."]
+    if r.get("measured_again"):
+        lines += ["", "Measured again later: " + "; ".join(f"{part} on {when}" for part, when
+                                                          in sorted(r["measured_again"].items())) + "."]
     if r.get("e2e_load"):
         lines += ["", f"The end-to-end runs started at load average {r['e2e_load'][0]:.1f}."]
     e = r.get("e2e_dask") or {}
@@ -300,6 +303,9 @@ def main() -> None:
         if not (args.json and args.json.is_file()):
             ap.error("--only adds to the results of an earlier run: give its --json")
         results = json.loads(args.json.read_text())
+        when = time.strftime("%Y-%m-%d %H:%M")
+        results["measured_again"] = {**results.get("measured_again", {}),
+                                     **{part: f"{when}, load {os.getloadavg()[0]:.1f}" for part in args.only}}
     else:
         results = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": list(os.getloadavg()),
                    "machine_bytes": psutil.virtual_memory().total}

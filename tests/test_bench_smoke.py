@@ -321,3 +321,4 @@ def test_bench_dask_tiny_and_one_part_again(tmp_path):
     assert again["dask"] == first["dask"] and again["when"] == first["when"]
     assert again["pandas"]["seconds"] != first["pandas"]["seconds"]
     assert "e2e_pandas" not in again and again["comparison"]["match"]
+    assert list(again["measured_again"]) == ["diagnose-pandas"] and "Measured again later" in out.read_text()
