@@ -138,17 +138,19 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None, log: Path |
     started = time.perf_counter()
     err_to = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, stderr=err_to, text=True, cwd=cwd)
-    peak = [0]
+    peak = [0, 0.0]  # bytes, and when (seconds from the start: which step, by the log's clock)
     done = threading.Event()
 
     def sample() -> None:
         ticks = 0
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            now = _tree_rss(proc.pid)
+            if now > peak[0]:
+                peak[0], peak[1] = now, round(time.perf_counter() - started, 1)
             ticks += 1
             if log and ticks % 25 == 0:
                 Path(f"{log}.peak").write_text(json.dumps({"seconds": round(time.perf_counter() - started),
-                                                           "peak_bytes": peak[0]}))
+                                                           "peak_bytes": peak[0], "peak_at_s": peak[1]}))
             time.sleep(0.2)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -159,7 +161,7 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None, log: Path |
         proc.kill()
         out, err = proc.communicate()
         done.set()
-        return {"error": f"timed out after {timeout:.0f} s", "peak_bytes": peak[0]}
+        return {"error": f"timed out after {timeout:.0f} s", "peak_bytes": peak[0], "peak_at_s": peak[1]}
     finally:
         if log:
             err_to.close()
@@ -169,7 +171,7 @@ def measured(cmd: list[str], timeout: float, cwd: str | None = None, log: Path |
         err = Path(log).read_text()
     last = (out.strip().splitlines() or [""])[-1]
     result: dict[str, Any] = {"seconds": time.perf_counter() - started, "peak_bytes": peak[0],
-                              "returncode": proc.returncode}
+                              "peak_at_s": peak[1], "returncode": proc.returncode}
     try:
         result.update(json.loads(last))
     except ValueError:
@@ -232,11 +234,12 @@ def render(r: dict[str, Any]) -> str:
         e = r.get(engine)
         if e:
             state = e.get("state") or e.get("error")
+            at = f" at {e['peak_at_s']:,.0f} s" if e.get("peak_at_s") else ""
             lines.append(f"| `jupyter dcpilot run --approve recommended` ({label}) | {sec(e.get('seconds'))}, "
-                         f"peak {gib(e.get('peak_bytes'))}, {state}, valid: {e.get('valid')} | |"
+                         f"peak {gib(e.get('peak_bytes'))}{at}, {state}, valid: {e.get('valid')} | |"
                          if engine == "e2e_pandas" else
                          f"| `jupyter dcpilot run --engine dask --approve recommended` | | {sec(e.get('seconds'))}, "
-                         f"peak {gib(e.get('peak_bytes'))}, {state}, valid: {e.get('valid')} |")
+                         f"peak {gib(e.get('peak_bytes'))}{at}, {state}, valid: {e.get('valid')} |")
     c = r.get("comparison") or {}
     lines += ["", f"Findings, pandas on the tenth vs Dask on the whole (kind and columns): "
               f"{'**the same**' if c.get('match') else 'they differ'} — {len(c.get('same', []))} in common"

@@ -315,6 +315,7 @@ def test_bench_dask_tiny_and_one_part_again(tmp_path):
     first = json.loads(raw.read_text())
     assert first["pandas"]["rows"] * 10 == pytest.approx(first["data"]["rows"], rel=0.01)
     assert first["dask"]["returncode"] == 0 and first["comparison"]["match"], first["comparison"]
+    assert 0 < first["dask"]["peak_at_s"] <= first["dask"]["seconds"]
     assert "<!-- dask:start -->" in out.read_text()
     subprocess.run([*cmd, "--only", "diagnose-pandas"], check=True, capture_output=True, timeout=600)
     again = json.loads(raw.read_text())
