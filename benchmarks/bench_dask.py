@@ -247,7 +247,8 @@ def render(r: dict[str, Any]) -> str:
               + (f"; only Dask: {', '.join(c['only_dask'])}" if c.get("only_dask") else "") + ".",
               "Basis of each Dask finding: " + ", ".join(f"{f['kind']} ({f['basis']})" for f in d.get("findings", [])) + ".",
               "", "Goals: peak memory under 8 GB, `diagnose` reads the data at most three times, the findings "
-              "match the pandas run on the tenth."]
+              "match the pandas run on the tenth. The end-to-end runs step by step: "
+              "[scale.md](scale.md#measured-this-machine-2-cores-236-gib)."]
     if r.get("e2e_data"):
         ed = r["e2e_data"]
         lines += ["", f"The end-to-end runs used a smaller set of the same kind: {ed['rows']:,} visits in "
