@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .csv_format import sniff
+from .csv_format import CsvFormat, sniff
 from .engine.validation import did_you_mean
 
 PARQUET = (".parquet", ".pq")
@@ -90,9 +90,9 @@ def read_columns(path: Path, names: list[str]) -> Any:
 
     text = {name: pa.string() for name in names}
     options = pcsv.ConvertOptions(include_columns=names, column_types=text, strings_can_be_null=True)
-    table = _csv(path, lambda parse, read: pcsv.read_csv(path, parse_options=parse, read_options=read,
-                                                         convert_options=options))
     marks = sniff(path)
+    table = _csv(path, lambda parse, read: pcsv.read_csv(path, parse_options=parse, read_options=read,
+                                                         convert_options=options), marks)
     if marks.decimal == ".":
         return table
     import pyarrow.compute as pc
@@ -106,14 +106,14 @@ def read_columns(path: Path, names: list[str]) -> Any:
     return pa.table({n: pointed(table.column(n)) for n in table.column_names})
 
 
-def _csv(path: Path, read: Any) -> Any:
+def _csv(path: Path, read: Any, form: CsvFormat | None = None) -> Any:
     """``read(parse_options, read_options)`` with pyarrow's fast parser, in the file's delimiter
-    and encoding (:func:`sniff`), again allowing line breaks inside quoted values (pandas accepts
+    and encoding (``form``, else :func:`sniff`'s), again allowing line breaks inside quoted values (pandas accepts
     them; pyarrow only when told, at some speed) if it fails."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    form = sniff(path)
+    form = form or sniff(path)
     options = pcsv.ReadOptions(encoding=form.encoding)
     try:
         return read(pcsv.ParseOptions(delimiter=form.sep), options)

@@ -125,7 +125,8 @@ def find_id_columns(
         numbers = unique and (prof.kind == "numeric" or (prof.parsed_as == "numeric" and not zero_padded(prof)))
         if numbers:  # numbers, or numbers written as text ("$52,341", "75.3 kg"): codes only if whole
             v = numeric_values(df[name], prof)
-            whole = bool(np.all(v[~np.isnan(v)] == np.round(v[~np.isnan(v)])))
+            present = v[~np.isnan(v)]
+            whole = bool(np.all(present == np.round(present)))
             reason = _unique_integer_reason(name, v, prof.nunique, hint) if whole else None
             if reason == "row number (rows re-sorted)" and _ranks_something(df, profiles, name):
                 reason = None

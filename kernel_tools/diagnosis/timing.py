@@ -508,14 +508,15 @@ def _summaries_of_records(df, profiles, entity, constant: list[str]) -> dict[str
     if len(per) < MIN_ROWS:
         return {}
     span = (per["last"] - per["first"]).to_numpy(dtype=float)
+    records = per["n"].to_numpy()
     out: dict[str, tuple[str, str, dict]] = {}
     for c in numbers:
         x = per[c].to_numpy(dtype=float)
         ok = np.isfinite(x)
         if ok.sum() < MIN_ROWS:
             continue
-        counted = float(np.mean(x[ok] == per["n"].to_numpy()[ok]))
-        if counted >= RECORDS_COUNTED and np.ptp(per["n"].to_numpy()[ok]) > 0:  # not a fixed schedule
+        counted = float(np.mean(x[ok] == records[ok]))
+        if counted >= RECORDS_COUNTED and np.ptp(records[ok]) > 0:  # not a fixed schedule
             out[c] = ("counts_records", f"equals the number of records of its '{entity.id}' on "
                       f"{counted:.0%} of them: known only once the last is",
                       {"share_equal_to_records": round(counted, 4)})
