@@ -60,6 +60,9 @@ async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores
     monkeypatch.delenv("KERNEL_TOOLS_SPILL_DIR", raising=False)
     kernel_id = await start_notebook_kernel(jp_fetch, "dies.ipynb")
     client = kernel_client(jp_serverapp, kernel_id, "panel")
+    # the test looks into the kernel on a client of its own: two callers of execute_interactive
+    # on one client take each other's replies once the resumed run sends cells again
+    probe = kernel_client(jp_serverapp, kernel_id, "probe")
     await client.wait_for_ready(timeout=60)
     await client.execute_interactive(LEAKY_FRAME, timeout=60)
     created = await post(jp_fetch, *API, body={"path": "dies.ipynb", "frame": "df", "target": "churned",
@@ -107,9 +110,10 @@ async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores
         # the server restarts the dead kernel by itself: empty, but the checkpoint is on disk
         await wait_for(lambda: manager.is_alive(), "the kernel to restart", timeout=60)
         await client.wait_for_ready(timeout=60)
-        assert await kernel_json(client, "'df' in globals()") is False
+        await probe.wait_for_ready(timeout=60)
+        assert await kernel_json(probe, "'df' in globals()") is False
         await post(jp_fetch, *API, sid, "undo", body={"checkpoint": step["checkpoint_id"]})
-        assert await kernel_json(client, "[len(df), 'churned' in df.columns]") == [200, True]
+        assert await kernel_json(probe, "[len(df), 'churned' in df.columns]") == [200, True]
 
         async def ran_again():  # undo resumes: the step runs again in the new kernel (imports included)
             state = await get_session(jp_fetch, sid)
@@ -126,6 +130,7 @@ async def test_a_kernel_killed_mid_cell_fails_the_step_at_once_and_undo_restores
         ws.close()
         await registry.close()
         client.stop_channels()
+        probe.stop_channels()
 
 
 @pytest.mark.slow
