@@ -22,7 +22,9 @@ data set's column names:
 - changes within an entity after its first record (time-varying: only its value at the index
   is known at prediction time);
 - the same on every record of an entity but a summary of them all: the number of its records,
-  or a length or total that rises with the time they span (a length of stay next to hourly rows).
+  or a length or total that rises with the time they span (a length of stay next to hourly rows);
+- a later wave of the target itself in a wide table (``bdi.4m`` next to the target ``bdi.2m``):
+  the names give the order, the data that it is one measurement (see :mod:`.waves`).
 A name only ever supports a weak statistical signal; it is never evidence on its own.
 """
 
@@ -36,6 +38,7 @@ import pandas as pd
 from scipy.stats import binom, spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.waves import later_waves
 
 TIMINGS = ("baseline", "follow_up", "outcome_derived", "unknown")
 INDEX_KINDS = ("entity_start", "date", "row")
@@ -392,6 +395,12 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                f"({implied['events_among_them']} of {implied['rows_with_value']}, "
                                f"{implied['share_of_events']:.0%} of all of them): it is recorded "
                                "because of the outcome", **implied)
+    if outcome.target is not None:
+        for c, wave in later_waves(frame, profiles, outcome.target, features).items():
+            timings[c].add("follow_up", "later_wave",
+                           f"the target's own measurement taken later ('{wave['wave']}' after "
+                           f"'{wave['target_wave']}', Spearman {wave['spearman']:.2f} with it): it is "
+                           "measured after the outcome", **wave)
     _date_tests(frame, profiles, outcome, index, features, timings)
     _entity_tests(df, profiles, entity, index, features, timings)
     _propagate(frame, profiles, features, timings, t)

@@ -1,0 +1,119 @@
+"""Repeated measurements in wide format: one column per time point (``bdi.pre``, ``bdi.2m``,
+``bdi.4m``; ``wt71``, ``wt82``; ``hba1c_v1``, ``hba1c_v2``).
+
+A cohort exported one row per person keeps each follow-up wave as its own column. When the
+target is one of those waves, the waves after it are measured after the outcome: as features
+they leak. The name gives only the order; the data must show the columns are one measurement
+(same scale, moving together with the target) before a later wave counts as follow-up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+
+# days in one unit; ordinal units (a visit, a wave) compare only with themselves
+DAYS = {"h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.44, "y": 365.25}
+UNIT_WORDS = {
+    "h": "h|hr|hrs|hour|hours", "d": "d|day|days", "w": "w|wk|wks|week|weeks",
+    "m": "m|mo|mos|mon|month|months", "y": "y|yr|yrs|year|years",
+}
+_ANY_UNIT = "|".join(UNIT_WORDS.values())
+START = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<tok>pre|baseline|base|bl)$", re.IGNORECASE)
+AFTER = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<tok>post)$", re.IGNORECASE)
+AMOUNT = re.compile(rf"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>\d+)\s?(?P<unit>{_ANY_UNIT})$", re.IGNORECASE)
+UNIT_AMOUNT = re.compile(rf"^(?P<stem>.*?[A-Za-z])[._ -](?P<unit>{_ANY_UNIT})[._ -]?(?P<num>\d+)$", re.IGNORECASE)
+ORDINAL = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -](?P<unit>t|v|visit|wave|round|fu|followup)[._ -]?(?P<num>\d+)$",
+                     re.IGNORECASE)
+YEAR = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>(19|20)\d\d|\d\d)$")
+
+MAX_MONTHS = 120  # "800m" next to "200m" is a distance, not months
+SAME_MEASURE = 0.3  # |Spearman| with the target: the columns move together
+SCALE_RATIO = 5.0  # medians of |values| within this factor: one measurement, one scale
+MIN_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Wave:
+    """One column of a wide-format series: its ``stem`` and its time (``unit``, ``at``)."""
+
+    column: str
+    stem: str
+    unit: str  # "days", "year", or an ordinal unit ("visit", "t")
+    at: float
+    token: str
+
+    def comparable(self, other: Wave) -> bool:
+        # a baseline (at 0 days) comes before any later time, whatever that time's unit
+        return self.unit == other.unit or 0.0 in (self.at, other.at) and "days" in (self.unit, other.unit)
+
+
+def parse_wave(column: str) -> Wave | None:
+    """The series and time point a column name stands for, or None."""
+    name = column.strip()
+    if m := START.match(name):
+        return Wave(column, _stem(m["stem"]), "days", 0.0, m["tok"])
+    if m := AFTER.match(name):
+        return Wave(column, _stem(m["stem"]), "days", float("inf"), m["tok"])
+    for pattern in (AMOUNT, UNIT_AMOUNT):
+        if m := pattern.match(name):
+            unit = next(u for u, words in UNIT_WORDS.items() if re.fullmatch(words, m["unit"], re.IGNORECASE))
+            if unit == "m" and int(m["num"]) > MAX_MONTHS:
+                return None
+            return Wave(column, _stem(m["stem"]), "days", int(m["num"]) * DAYS[unit], _token(name, m))
+    if m := ORDINAL.match(name):
+        unit = m["unit"].lower()
+        return Wave(column, _stem(m["stem"]), "fu" if unit == "followup" else unit, float(m["num"]), _token(name, m))
+    if m := YEAR.match(name):
+        year = int(m["num"])
+        if year < 100:  # two digits: 71 and 82 are 1971 and 1982, 05 is 2005
+            year += 2000 if year < 30 else 1900
+        return Wave(column, _stem(m["stem"]), "year", float(year), m["num"])
+    return None
+
+
+def _token(name: str, m: re.Match) -> str:
+    return name[m.end("stem"):].lstrip("._ -")
+
+
+def _stem(text: str) -> str:
+    return re.sub(r"[._ -]+$", "", text).lower()
+
+
+def later_waves(frame, profiles: dict[str, ColumnProfile], target: str, features: list[str]) -> dict[str, dict]:
+    """The features that are the target's own measurement taken after it: for each, the
+    evidence (the two time points, the rank correlation, the scales)."""
+    own = parse_wave(target)
+    if own is None or target not in frame.columns or target not in profiles:
+        return {}
+    y = numeric_values(frame[target], profiles[target])
+    out = {}
+    for c in features:
+        wave = parse_wave(c)
+        if wave is None or wave.stem != own.stem or not wave.comparable(own) or wave.at <= own.at:
+            continue
+        if profiles[c].kind not in ("numeric", "boolean") and profiles[c].parsed_as != "numeric":
+            continue
+        x = numeric_values(frame[c], profiles[c])
+        support = _same_measurement(x, y)
+        if support is not None:
+            out[c] = {"target_wave": own.token, "wave": wave.token, **support}
+    return out
+
+
+def _same_measurement(x: np.ndarray, y: np.ndarray) -> dict | None:
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < MIN_ROWS or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+        return None
+    rho = float(spearmanr(x[ok], y[ok]).statistic)
+    scale_x, scale_y = float(np.median(np.abs(x[ok]))), float(np.median(np.abs(y[ok])))
+    low, high = sorted((scale_x, scale_y))
+    same_scale = high == 0 or (low > 0 and high / low <= SCALE_RATIO)
+    if abs(rho) < SAME_MEASURE or not same_scale:
+        return None
+    return {"spearman": round(rho, 4), "median_abs": round(scale_x, 4), "target_median_abs": round(scale_y, 4)}
