@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "join_frames": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
+    "drop_rows": "transforms",
     "fix_dtypes": "transforms",
     "normalize_categories": "transforms",
     "convert_units": "transforms",

@@ -85,6 +85,8 @@ class FindingKind(StrEnum):
     first: a diagnosis that could not run, leaks, repeated entities ...)."""
 
     DIAGNOSIS_INCOMPLETE = "diagnosis_incomplete"
+    # rows that are not data (a repeated header, a total): set aside before any other check
+    STRAY_ROWS = "stray_rows"
     TARGET_LEAKAGE = "target_leakage"
     # raised by the model audit, not a detector: a near-perfect score carried by one feature
     SUSPECTED_LEAKAGE = "suspected_leakage"

@@ -26,7 +26,7 @@ from kernel_tools.transforms import StepReport
 pytestmark = pytest.mark.timeout(180)
 
 DOCUMENTED = (ValueError, TypeError, KeyError)
-EXAMPLES = {"drop_columns": 40, "deduplicate": 40, "fix_dtypes": 40, "normalize_categories": 40,
+EXAMPLES = {"drop_columns": 40, "drop_rows": 40, "deduplicate": 40, "fix_dtypes": 40, "normalize_categories": 40,
             "convert_units": 40, "impute": 30, "handle_outliers": 30, "handle_label_issues": 15,
             "split": 40, "aggregate_per_entity": 40, "to_intervals": 40, "join_frames": 30, "diagnose": 40}
 
@@ -123,6 +123,16 @@ def property_settings(name: str):
 def test_drop_columns(df, data):
     columns = data.draw(st.lists(st.sampled_from(list(df.columns) + ["zz"]), max_size=3))
     check(kt.drop_columns, df, columns=columns, reason=data.draw(st.one_of(st.none(), st.text(max_size=5))))
+
+
+@property_settings("drop_rows")
+@given(frames(), st.data())
+def test_drop_rows(df, data):
+    columns = list(df.columns) + ["zz"]
+    where = data.draw(st.lists(st.dictionaries(st.sampled_from(columns), MIXED, max_size=2), max_size=2))
+    index = data.draw(st.one_of(st.none(), st.lists(st.one_of(st.sampled_from(list(df.index) or [0]),
+                                                              st.integers(-3, 50)), max_size=3)))
+    check(kt.drop_rows, df, where=where, index=index)
 
 
 @property_settings("deduplicate")

@@ -45,7 +45,7 @@ class Episode:
     id: str
     name: str
     stage: str
-    order: int
+    order: float
     when: dict[str, Any]
     gate: str | None = None
     function: str | None = None
@@ -131,6 +131,15 @@ EPISODES: tuple[Episode, ...] = (
         coordinator="Several files: join them on the key diagnose_join found before anything "
         "else; a join that multiplies rows means the other file needs aggregating first.",
         worker="df, joined = kt.join_frames(df, other, on=key, how='left').",
+    ),
+    Episode(
+        id="drop_stray_rows", name="Remove rows that are not data", stage="pre_split", order=1.5,
+        when={"finding_kinds": ("stray_rows",), "functions": ("drop_rows",)},
+        gate="row_removal", function="drop_rows", report_var="stray_rows",
+        expect={"rows": "fewer"}, per_finding=False,
+        coordinator="A header repeated inside the table or a 'Total' row describes no case: it goes "
+        "first, before dtypes are fixed and before it can become a class of the target.",
+        worker="df, stray_rows = kt.drop_rows(df, where=[{column: value}], index=[labels]).",
     ),
     Episode(
         id="fix_dtypes", name="Fix dtypes and N/A tokens", stage="pre_split", order=2,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import entities, leakage, timing
+from kernel_tools.diagnosis import entities, leakage, stray_rows, timing
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
@@ -81,11 +81,27 @@ def diagnose(
     test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
     run = Detectors()
-    profiles = {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),
-                                default=ColumnProfile(str(c), "empty", len(df), len(df), 0))
-                for c in df.columns}
-    return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
-                         started)
+    profiles = _profiles(df, run)
+    stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
+    if stray is None:
+        return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
+                             started)
+    # every other check reads the data as it will be once the rows that are not data are gone
+    # (a repeated header would make the target a text column with a class of its own)
+    finding, keep = stray
+    shape = [int(df.shape[0]), int(df.shape[1])]
+    clean = df.loc[keep]
+    diagnosis = run_detectors(clean, _profiles(clean, run), run, target, task, time, id, test, sample,
+                              random_state, index, started)
+    diagnosis.findings = _sort([finding, *diagnosis.findings])
+    diagnosis.shape = shape
+    return diagnosis
+
+
+def _profiles(df: pd.DataFrame, run: Detectors) -> dict[str, ColumnProfile]:
+    return {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),
+                            default=ColumnProfile(str(c), "empty", len(df), len(df), 0))
+            for c in df.columns}
 
 
 def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Detectors,

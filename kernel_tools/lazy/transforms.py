@@ -21,7 +21,7 @@ fitted; row counts the step did not need are left unknown (``None``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -75,6 +75,21 @@ def drop_columns(df: Any, columns: Sequence[str] | str, reason: str | None = Non
     out = frames.drop(df, columns)
     return out, lazy_report("drop_columns", df, out, details={"dropped": columns, "reason": reason},
                             transformer=dropper)
+
+
+def drop_rows(df: Any, where: Sequence[Mapping[str, Any]] = (), index: Sequence[Any] | None = None,
+              reason: str | None = None) -> tuple[Any, StepReport]:
+    from kernel_tools.transforms.columns import rows_matching
+
+    if index:
+        raise NotImplementedError("a lazy frame's row labels are not unique across partitions: name the rows "
+                                  "by their cells (where=[{column: value}]) instead of index=")
+    where = list(where)
+    if not where:
+        raise ValueError("name the rows to drop: where=[{column: value}]")
+    _columns(df, sorted({c for record in where for c in record}))
+    out = df[~rows_matching(df, where)]
+    return out, lazy_report("drop_rows", df, out, details={"where": where, "reason": reason})
 
 
 def deduplicate(df: Any, subset: Sequence[str] | None = None, keep: str | bool = "first",

@@ -7,7 +7,7 @@ fitted transformers can be chained in one ``sklearn.pipeline.Pipeline``.
 """
 
 from .categories import CategoryNormalizer, normalize_categories
-from .columns import ColumnDropper, deduplicate, drop_columns
+from .columns import ColumnDropper, deduplicate, drop_columns, drop_rows
 from .dtypes import DtypeFixer, fix_dtypes
 from .entities import EntityAggregator, aggregate_per_entity
 from .imputation import Imputer, impute
@@ -32,6 +32,7 @@ __all__ = [
     "aggregate_per_entity",
     "convert_units",
     "deduplicate",
+    "drop_rows",
     "drop_columns",
     "fix_dtypes",
     "handle_label_issues",

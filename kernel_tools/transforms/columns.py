@@ -1,8 +1,8 @@
-"""Column drops and duplicate rows."""
+"""Column drops, rows that are not data, and duplicate rows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -47,6 +47,53 @@ def drop_columns(
         "drop_columns", df, out, details={"dropped": columns, "reason": reason}, transformer=dropper
     )
     return out, report
+
+
+def rows_matching(df: Any, where: Sequence[Mapping[str, Any]]) -> Any:
+    """Rows whose cells, read as text, equal one record of ``where`` in every column it names
+    (a pandas or a Dask frame: the mask is built column-wise, the same way for both)."""
+    mask = None
+    for record in where:
+        if not record:
+            raise ValueError("an empty record in where would match every row")
+        match = None
+        for column, value in record.items():
+            cell = df[column].astype(str).str.strip() == str(value).strip()
+            match = cell if match is None else match & cell
+        mask = match if mask is None else mask | match
+    return mask
+
+
+@lazy_aware()
+def drop_rows(
+    df: pd.DataFrame,
+    where: Sequence[Mapping[str, Any]] = (),
+    index: Sequence[Any] | None = None,
+    reason: str | None = None,
+) -> tuple[pd.DataFrame, StepReport]:
+    """Remove rows that are not data: a header repeated inside the table, a total.
+
+    ``where`` lists records ``{column: value}``: a row goes when its cells, read as text, equal
+    every value of one record (``{"age": "age", "bp": "bp"}`` for a repeated header,
+    ``{"name": "Total"}`` for a labelled total); a rule, so it reads the same on new data.
+    ``index`` adds rows by their labels (an unlabelled total). Nothing is learned.
+    """
+    check_frame(df)
+    where = list(where)
+    check_columns(df, sorted({c for record in where for c in record}))
+    labels = list(index or [])
+    missing = [i for i in labels if i not in df.index]
+    if missing:
+        raise KeyError(f"no rows labelled {missing[:5]} in the frame (they may be gone already)")
+    if not where and not labels:
+        raise ValueError("name the rows to drop: where=[{column: value}] or index=[labels]")
+    drop = df.index.isin(labels)
+    if where:
+        drop |= rows_matching(df, where).to_numpy()
+    out = df.loc[~drop]
+    details = {"rows_removed": int(drop.sum()), "where": where, "index": [str(i) for i in labels],
+               "reason": reason, "example_index": [str(i) for i in df.index[drop][:10]]}
+    return out, StepReport.between("drop_rows", df, out, details=details)
 
 
 def _near_key(df: pd.DataFrame, decimals: int) -> pd.DataFrame:

@@ -38,6 +38,7 @@ export type TaskKind = (typeof TASK_KINDS)[number];
 
 export const FINDING_KINDS = [
   'diagnosis_incomplete',
+  'stray_rows',
   'target_leakage',
   'suspected_leakage',
   'repeated_measurements',
