@@ -80,7 +80,7 @@ def read_columns(path: Path, names: list[str]) -> Any:
 
         form = sniff(files[0])
         fmt = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=form.sep),
-                               read_options=pcsv.ReadOptions(encoding=form.encoding))
+                               read_options=pcsv.ReadOptions(encoding=form.encoding, skip_rows=form.skiprows))
         return ds.dataset([str(f) for f in files], format=fmt).to_table(columns=names)
     if _is_parquet(path):
         import pyarrow.parquet as pq
@@ -114,7 +114,7 @@ def _csv(path: Path, read: Any, form: CsvFormat | None = None) -> Any:
     import pyarrow.csv as pcsv
 
     form = form or sniff(path)
-    options = pcsv.ReadOptions(encoding=form.encoding)
+    options = pcsv.ReadOptions(encoding=form.encoding, skip_rows=form.skiprows)
     try:
         return read(pcsv.ParseOptions(delimiter=form.sep), options)
     except pa.ArrowInvalid:

@@ -84,3 +84,26 @@ def test_the_load_cell_reads_as_written_and_the_checks_see_the_columns(tmp_path)
         check_run_inputs([eu], target="outcomes")
     dask_cell = load_cell([str(eu)], ["df"], engine="dask")
     assert "dd.read_csv(" in dask_cell and "sep=';', decimal=','" in dask_cell
+
+
+@pytest.mark.parametrize("name,table", _tables()[:2], ids=lambda v: v if isinstance(v, str) else "")
+def test_lines_above_the_header_are_skipped_in_the_load_cell_and_the_checks(tmp_path, name, table):
+    path = tmp_path / "export.csv"
+    for args, preamble in [({}, "Kidney study export\nGenerated 2024-01-01 by LabSys\n\n"),
+                           ({"sep": ";", "decimal": ","}, "Title;\n")]:
+        with open(path, "w") as fh:
+            fh.write(preamble)
+            table.to_csv(fh, index=False, **args)
+        found = sniff(path)
+        assert found.skiprows == preamble.count("\n"), name
+        pd.testing.assert_frame_equal(pd.read_csv(path, **found.read_csv_args()), table, check_dtype=False)
+        assert header(path) == [str(c) for c in table.columns]
+        assert check_run_inputs([path], target=str(table.columns[-1])) == []
+        assert f"skiprows={found.skiprows}" in load_cell([str(path)], ["df"])
+        assert f"skiprows={found.skiprows}" in load_cell([str(path)], ["df"], engine="dask")
+
+
+def test_a_file_that_starts_with_its_header_skips_nothing(tmp_path):
+    ragged = tmp_path / "ragged.csv"  # a short first data line is not a preamble: it is below the header
+    ragged.write_text("a,b,c\n1,2\n" + "".join(f"{i},{i},{i}\n" for i in range(20)))
+    assert sniff(ragged).skiprows == 0
