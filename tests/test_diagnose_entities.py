@@ -97,3 +97,43 @@ def test_a_within_unit_design_names_its_conditions():
     (finding,) = d.by_kind("repeated_measurements")
     assert finding.evidence["design_columns"] == ["Dose", "Treatment"]
     assert "each measured under the same 'Dose' × 'Treatment'" in finding.summary
+
+
+def icu_table(seed: int = 0, patients: int = 300, hospitals: int = 0) -> pd.DataFrame:
+    """Hourly rows of ICU stays, MIMIC's ids: a patient (subject_id) has admissions (hadm_id),
+    an admission has stays (icustay_id); a frail patient dies more often in any admission."""
+    rng = np.random.default_rng(seed)
+    rows, hadm, stay = [], 0, 0
+    for subject in range(patients):
+        frail, age = rng.normal(), int(rng.integers(20, 90))
+        hospital = int(rng.integers(0, hospitals)) if hospitals else 0
+        for _ in range(rng.integers(1, 4)):
+            hadm += 1
+            died = int(rng.random() < 1 / (1 + np.exp(-(frail + (age - 60) / 20))))
+            for _ in range(rng.integers(1, 3)):
+                stay += 1
+                start = pd.Timestamp("2020-01-01") + pd.Timedelta(days=int(rng.integers(0, 700)))
+                for h in range(int(rng.integers(6, 20))):
+                    rows.append({"subject_id": 10_000 + subject, "hadm_id": 200_000 + hadm,
+                                 "icustay_id": 300_000 + stay, "hospital_id": hospital,
+                                 "charttime": start + pd.Timedelta(hours=h), "age": age,
+                                 "heart_rate": rng.normal(85 + 10 * died, 12), "hospital_expire_flag": died})
+    df = pd.DataFrame(rows)
+    return df if hospitals else df.drop(columns="hospital_id")
+
+
+def test_stays_of_one_patient_are_kept_together_by_the_patient():
+    df = icu_table()
+    d = diagnose(df, target="hospital_expire_flag")
+    assert d.task["id"] == "subject_id"  # not icustay_id: a patient's stays would straddle the split
+    (finding,) = d.by_kind("repeated_measurements")
+    assert finding.evidence["holds"]["column"] in ("hadm_id", "icustay_id")
+    assert 1 < finding.evidence["holds"]["per_entity_mean"] <= 5
+    assert f"each holding {finding.evidence['holds']['per_entity_mean']:.1f} '" in finding.summary
+    # told the stay is the entity, the co-pilot studies the stay as the user said
+    assert diagnose(df, target="hospital_expire_flag", id="icustay_id").task["id"] == "icustay_id"
+
+
+def test_a_hospital_holding_many_patients_is_not_the_entity():
+    d = diagnose(icu_table(hospitals=6), target="hospital_expire_flag")
+    assert d.task["id"] == "subject_id"

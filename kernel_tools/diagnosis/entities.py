@@ -318,7 +318,37 @@ def find_entity(
         changing = (nun > 1).mean()
         varying = [c for c in cols if changing[c] >= VARYING_SHARE and c not in (target, visit)]
         best, best_score = Entity(key, visit, evidence, varying), score
-    return best or Entity()
+    if best is None:
+        return Entity()
+    coarser = None if given_id is not None else _holder(df, profiles, best, exclude | {target} if target else exclude)
+    if coarser is None:
+        return best
+    # stays of one patient share the patient: grouping by the stay would put one patient's
+    # stays on both sides of a split, so the entity is the patient (the stay is its record)
+    held = find_entity(df, profiles, target, coarser, given_time, exclude)
+    held.evidence["holds"] = {"column": best.id, "per_entity_mean": round(
+        float(df.groupby(coarser, sort=False)[best.id].nunique().mean()), 3)}
+    return held
+
+
+HOLDS_AT_MOST = 5.0  # finer entities per coarser one: a patient's stays, not a hospital's patients
+
+
+def _holder(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity: Entity, exclude: set) -> str | None:
+    """An identifier named as such that holds several of ``entity``'s ids (a subject_id over
+    its hadm_id or icustay_id), a few each, and never splits one: the coarser entity, or None."""
+    key = entity.id
+    assert key is not None
+    names = [c for c in entity.evidence.get("baseline_columns", [])
+             if c not in exclude and _is_id_like_kind(profiles[c]) and STRONG_ID_NAME.search(c)
+             and profiles[c].nunique < profiles[key].nunique]
+    best = None
+    for c in names:
+        per = df.groupby(c, sort=False)[key].nunique()
+        if per.mean() <= HOLDS_AT_MOST and (per > 1).mean() >= 0.05 and (
+                best is None or profiles[c].nunique < profiles[best].nunique):
+            best = c
+    return best
 
 
 def _shared_time_grid(df: pd.DataFrame, key: str, visit: str, entities: pd.Index) -> bool:
@@ -407,6 +437,8 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                + (f", ordered by '{visit}'" if visit else "")
                + (", each measured under the same " + " × ".join(f"'{c}'" for c in ev["design_columns"])
                   if ev.get("design_columns") else "")
+               + (f", each holding {ev['holds']['per_entity_mean']:.1f} '{ev['holds']['column']}' on average"
+                  if ev.get("holds") else "")
                + "): rows of one entity are not independent, so validation must keep them together."
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
     per_row = index is not None and index.kind == "row"
