@@ -241,20 +241,7 @@ def find_entity(
     """Find the entity id (or study the given one) and the visit column that orders its rows."""
     n = len(df)
     others = [c for c in profiles if c not in exclude and c != target and profiles[c].kind != "empty"]
-    if given_id is not None:
-        candidates = [given_id]
-    else:
-        candidates = []
-        for name, prof in profiles.items():
-            if name in exclude or name == target or not _is_id_like_kind(prof):
-                continue
-            if prof.nunique < max(5, 0.002 * n) or prof.nunique > 0.9 * prof.n_present:
-                continue
-            if prof.n_present / prof.nunique > 100:
-                continue
-            candidates.append(name)
-        candidates.sort(key=lambda c: (not looks_like_id_name(c), -profiles[c].nunique))
-        candidates = candidates[:6]
+    candidates = [given_id] if given_id is not None else _candidates(profiles, n, exclude, target)
     best: Entity | None = None
     best_score = 0.0
     sample = df.iloc[: min(n, 200_000)] if n > 200_000 else df
@@ -265,59 +252,11 @@ def find_entity(
         nun, sizes = _group_stats(sample, key, cols)
         if len(nun) < 3:
             continue
-        constant = (nun <= 1).mean()
-        within_unique = nun.eq(sizes, axis=0).mean()
-        baseline = [c for c in cols if constant[c] >= 0.95 and profiles[c].nunique >= 2]
-        # only a diverse attribute (not a yes/no) shared within groups is evidence of an entity
-        diverse = [c for c in baseline if profiles[c].nunique >= 3 and _diversity(df[c]) <= 0.3]
-        # a visit orders rows: a date, a visit number, or a time named as such (any continuous
-        # measurement is also unique within an entity, so it does not count on its own)
-        visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and (
-            profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
-            or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
-        named = bool(ENTITY_NAME.search(key))
-        hint = named or looks_like_id_name(key)
-        mean_size = float(sizes.mean())
-        # an ordered column alone is weak evidence (integers are often unique within small
-        # groups by chance, e.g. rows sharing a surname): rows of one entity also share
-        # something — or they are a panel: the same time points (years, days) for every entity
-        panel = not TIME_NAME.search(key) and any(
-            _shared_time_grid(sample, key, v, sizes.index) for v in visits if TIME_NAME.search(v))
-        # a column named as the unit itself ("patient", "id") that repeats in most of its values
-        named_units = bool(named or STRONG_ID_NAME.search(key)) and float(
-            sample.groupby(key, sort=False).size().gt(1).mean()) >= 0.5
-        crossed = [] if TIME_NAME.search(key) or not (hint or _unit_codes(profiles[key])) else (
-            _crossed_design(sample, key, cols, profiles, nun))
-        accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
-            diverse and visits and mean_size <= 30) or panel or (STRONG_ID_NAME.search(key) and visits) or (
-            named_units) or bool(crossed)
-        if not accept:
+        judged = _judge(df, sample, profiles, key, cols, nun, sizes, target, given_id)
+        if judged is None or judged[0] <= best_score:
             continue
-        score = 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10
-        if score <= best_score:
-            continue
-        visit = given_time if given_time in profiles else _pick_visit(visits, profiles)
-        all_sizes = df.groupby(key, sort=False).size()
-        evidence = {
-            "entity_id": key,
-            "visit_column": visit,
-            "entities": int(len(all_sizes)),
-            "rows": n,
-            "rows_per_entity_mean": round(float(all_sizes.mean()), 3),
-            "rows_per_entity_max": int(all_sizes.max()),
-            "share_entities_with_several_rows": round(float((all_sizes > 1).mean()), 4),
-            "baseline_columns": baseline[:15],
-            "varying_columns": [c for c in cols if constant[c] < 0.5][:15],
-        }
-        if crossed:
-            evidence["design_columns"] = crossed
-        if target is not None:
-            t_nun = sample.groupby(key, sort=False)[target].nunique(dropna=True)
-            t_multi = t_nun[sizes.index.intersection(t_nun.index)]
-            evidence["target_constant_within_entity"] = round(float((t_multi <= 1).mean()), 4) if len(t_multi) else None
-        changing = (nun > 1).mean()
-        varying = [c for c in cols if changing[c] >= VARYING_SHARE and c not in (target, visit)]
-        best, best_score = Entity(key, visit, evidence, varying), score
+        best_score, visits, crossed = judged
+        best = _entity(df, sample, profiles, key, cols, nun, sizes, target, given_time, visits, crossed)
     if best is None:
         return Entity()
     coarser = None if given_id is not None else _holder(df, profiles, best, exclude | {target} if target else exclude)
@@ -329,6 +268,84 @@ def find_entity(
     held.evidence["holds"] = {"column": best.id, "per_entity_mean": round(
         float(df.groupby(coarser, sort=False)[best.id].nunique().mean()), 3)}
     return held
+
+
+def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], target: str | None) -> list[str]:
+    """Columns that could be an entity id: codes that repeat, but not a handful of levels."""
+    candidates = []
+    for name, prof in profiles.items():
+        if name in exclude or name == target or not _is_id_like_kind(prof):
+            continue
+        if prof.nunique < max(5, 0.002 * n) or prof.nunique > 0.9 * prof.n_present:
+            continue
+        if prof.n_present / prof.nunique > 100:
+            continue
+        candidates.append(name)
+    candidates.sort(key=lambda c: (not looks_like_id_name(c), -profiles[c].nunique))
+    return candidates[:6]
+
+
+def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], key: str, cols: list[str],
+           nun: pd.DataFrame, sizes: pd.Series, target: str | None,
+           given_id: str | None) -> tuple[float, list[str], list[str]] | None:
+    """Whether ``key`` is an entity: (its score, its visit columns, its design columns), or None."""
+    constant = (nun <= 1).mean()
+    within_unique = nun.eq(sizes, axis=0).mean()
+    baseline = [c for c in cols if constant[c] >= 0.95 and profiles[c].nunique >= 2]
+    # only a diverse attribute (not a yes/no) shared within groups is evidence of an entity
+    diverse = [c for c in baseline if profiles[c].nunique >= 3 and _diversity(df[c]) <= 0.3]
+    # a visit orders rows: a date, a visit number, or a time named as such (any continuous
+    # measurement is also unique within an entity, so it does not count on its own)
+    visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and (
+        profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
+        or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
+    named = bool(ENTITY_NAME.search(key))
+    hint = named or looks_like_id_name(key)
+    # an ordered column alone is weak evidence (integers are often unique within small
+    # groups by chance, e.g. rows sharing a surname): rows of one entity also share
+    # something — or they are a panel: the same time points (years, days) for every entity
+    panel = not TIME_NAME.search(key) and any(
+        _shared_time_grid(sample, key, v, sizes.index) for v in visits if TIME_NAME.search(v))
+    # a column named as the unit itself ("patient", "id") that repeats in most of its values
+    named_units = bool(named or STRONG_ID_NAME.search(key)) and float(
+        sample.groupby(key, sort=False).size().gt(1).mean()) >= 0.5
+    crossed = [] if TIME_NAME.search(key) or not (hint or _unit_codes(profiles[key])) else (
+        _crossed_design(sample, key, cols, profiles, nun))
+    accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
+        diverse and visits and float(sizes.mean()) <= 30) or panel or (STRONG_ID_NAME.search(key) and visits) or (
+        named_units) or bool(crossed)
+    if not accept:
+        return None
+    return 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10, visits, crossed
+
+
+def _entity(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], key: str, cols: list[str],
+            nun: pd.DataFrame, sizes: pd.Series, target: str | None, given_time: str | None,
+            visits: list[str], crossed: list[str]) -> Entity:
+    """The entity ``key``, its visit column and the evidence the finding shows."""
+    constant = (nun <= 1).mean()
+    visit = given_time if given_time in profiles else _pick_visit(visits, profiles)
+    all_sizes = df.groupby(key, sort=False).size()
+    evidence = {
+        "entity_id": key,
+        "visit_column": visit,
+        "entities": int(len(all_sizes)),
+        "rows": len(df),
+        "rows_per_entity_mean": round(float(all_sizes.mean()), 3),
+        "rows_per_entity_max": int(all_sizes.max()),
+        "share_entities_with_several_rows": round(float((all_sizes > 1).mean()), 4),
+        "baseline_columns": [c for c in cols if constant[c] >= 0.95 and profiles[c].nunique >= 2][:15],
+        "varying_columns": [c for c in cols if constant[c] < 0.5][:15],
+    }
+    if crossed:
+        evidence["design_columns"] = crossed
+    if target is not None:
+        t_nun = sample.groupby(key, sort=False)[target].nunique(dropna=True)
+        t_multi = t_nun[sizes.index.intersection(t_nun.index)]
+        evidence["target_constant_within_entity"] = round(float((t_multi <= 1).mean()), 4) if len(t_multi) else None
+    changing = (nun > 1).mean()
+    varying = [c for c in cols if changing[c] >= VARYING_SHARE and c not in (target, visit)]
+    return Entity(key, visit, evidence, varying)
 
 
 HOLDS_AT_MOST = 5.0  # finer entities per coarser one: a patient's stays, not a hospital's patients
