@@ -95,7 +95,14 @@ def diagnose_join_json(names: list[str], **hints: Any) -> str:
 
 
 def frame_info_json(names: list[str]) -> str:
-    """Shape and columns of each named frame (``None`` for a name that is not bound)."""
+    """Shape and columns of each named frame (``None`` for a name that is not bound); for a
+    pandas frame also its memory (``memory_bytes``, strings included) and the memory this
+    machine has left (``available_bytes``)."""
+    import pandas as pd
+    import psutil
+
+    from kernel_tools.frames import frame_bytes
+
     namespace = _user_namespace()
     out: dict[str, Any] = {}
     for name in names:
@@ -110,6 +117,8 @@ def frame_info_json(names: list[str]) -> str:
             "cols": int(shape[1]) if shape is not None and len(shape) > 1 else None,
             "columns": [str(c) for c in columns] if columns is not None else None,
         }
+        if isinstance(value, pd.DataFrame):
+            out[name].update(memory_bytes=frame_bytes(value), available_bytes=int(psutil.virtual_memory().available))
     return json.dumps(out)
 
 

@@ -53,8 +53,10 @@ class FakeKernel:
     """Answers probes; ``model`` is what report_json('model') returns."""
 
     def __init__(self, diagnosis: dict[str, Any], model: dict[str, Any] | None = None,
-                 retention: dict[str, float] | None = None, leak_scores: bool = False) -> None:
+                 retention: dict[str, float] | None = None, leak_scores: bool = False,
+                 memory: tuple[int, int] | None = None) -> None:
         self.leak_scores = leak_scores  # a model that sees 'complained' scores 0.999
+        self.memory = memory  # (the frame's bytes, the bytes the machine has left)
         self.diagnosis = diagnosis
         self.columns = ["customer_id", "age", "income", "complained", "plan", "y"]
         self.rows = 200
@@ -88,8 +90,9 @@ class FakeKernel:
         return d
 
     def frame_info_json(self, names):
+        memory = dict(zip(("memory_bytes", "available_bytes"), self.memory)) if self.memory else {}
         return {n: {"type": "DataFrame", "rows": self.rows, "cols": len(self.columns),
-                    "columns": list(self.columns)} for n in names}
+                    "columns": list(self.columns), **memory} for n in names}
 
     def parameters_json(self, function):
         return ["df", "target", "task", "time", "groups", "test", "preprocess", "budget"]

@@ -16,6 +16,7 @@ from kernel_tools.vocabulary import FindingKind
 from .budgets import Budgets
 from .episodes import Episode
 from .kernel_calls import KernelCalls
+from .memory import memory_warning
 from .progress import TICK_S, Progress
 from .session import Session
 
@@ -57,6 +58,10 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
         info = await calls.frame_info([s.frame])
         s.variables["columns"] = (info.get(s.frame) or {}).get("columns") or []
         s.variables["frame_library"] = (info.get(s.frame) or {}).get("library")
+        tight = memory_warning(s.frame, info.get(s.frame) or {})
+        if tight and tight not in s.warnings:
+            s.warnings.append(tight)
+            s.log("warning", tight)
     if not s.task.get("confirmed"):
         s.task = _task(s, diagnosis.get("task") or {})
     s.diagnosed_version = s.data_version
