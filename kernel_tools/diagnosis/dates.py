@@ -12,6 +12,7 @@ is a schedule, not an error).
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 
@@ -20,6 +21,10 @@ from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
 
+# numbers that count days: a spreadsheet's serial dates, SAS's and Stata's dates, Unix days
+DAY_ORIGINS = {"1899-12-30": "Excel's serial dates", "1960-01-01": "SAS's and Stata's dates",
+               "1970-01-01": "days since 1970"}
+DATE_NAME = re.compile(r"date|(^|[_\W])(dt|dob|doa|dod)([_\W]|$)", re.IGNORECASE)
 PLACEHOLDERS = ("1800-01-01", "1899-12-30", "1899-12-31", "1900-01-01", "1901-01-01", "1970-01-01",
                 "2099-12-31", "2999-12-31", "3000-01-01")
 EARLIEST = "1850-01-01"
@@ -34,6 +39,18 @@ def _days(iso: str) -> float:
 
 def _iso(days: float) -> str:
     return str(np.datetime64("1970-01-01", "D") + np.timedelta64(int(days), "D"))
+
+
+def day_number_origin(name: str, values: np.ndarray, today: float) -> str | None:
+    """The origin a column named as a date counts its days from, when exactly one origin puts
+    every value between 1900 and a year from ``today`` (days since 1970); else None."""
+    present = values[np.isfinite(values)]
+    if not DATE_NAME.search(name) or present.size < 5 or np.ptp(present) == 0:
+        return None
+    low, high = float(present.min()), float(present.max())
+    fits = [origin for origin in DAY_ORIGINS
+            if low + _days(origin) >= _days("1900-01-01") and high + _days(origin) <= today + 366]
+    return fits[0] if len(fits) == 1 else None
 
 
 def out_of_range_days(days: np.ndarray, today: float) -> dict[str, list[float]]:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
+from kernel_tools.diagnosis.dates import DAY_ORIGINS, day_number_origin
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
@@ -71,7 +72,12 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
         elif prof.kind == "numeric" and c not in exclude and prof.nunique > 5:
-            sentinels = find_sentinels(numeric_values(df[c], prof))
+            days = numeric_values(df[c], prof)
+            origin = day_number_origin(c, days, _today())
+            if origin is not None:
+                findings.append(_day_numbers(c, origin, days))
+                continue
+            sentinels = find_sentinels(days)
             if sentinels:
                 v = numeric_values(df[c], prof)
                 n_codes = int(np.isin(v, sentinels).sum())
@@ -121,6 +127,26 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
     return findings
+
+
+def _today() -> float:
+    return float((np.datetime64("today", "D") - np.datetime64("1970-01-01", "D")).astype(int))
+
+
+def _day_numbers(c: str, origin: str, days: np.ndarray) -> Finding:
+    present = days[np.isfinite(days)]
+    first, last = (str(np.datetime64(origin, "D") + np.timedelta64(int(v), "D")) for v in (present.min(), present.max()))
+    return Finding(
+        "numeric_as_text", [c], "warning",
+        f"'{c}' stores dates as day numbers ({DAY_ORIGINS[origin]}, counted from {origin}): read so, they "
+        f"run from {first} to {last}. As numbers a model cannot tell the timing of the column.",
+        {"stored_as": str(days.dtype), "holds": "datetime", "day_origin": origin, "first": first, "last": last},
+        [Option("fix_dtypes", "Convert to dates", f"Read '{c}' as days since {origin}.",
+                "if the numbers count from another day, every date is shifted", True,
+                call("fix_dtypes", columns=[c], na_tokens=[], sentinels={}, day_numbers={c: origin})),
+         keep("Keep the numbers.", "a date as a number: its meaning and its timing are lost")],
+        None,
+    )
 
 
 def _written_as(keys: pd.Series) -> str:

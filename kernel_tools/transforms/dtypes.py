@@ -104,11 +104,13 @@ class DtypeFixer(FrameTransformer):
         na_tokens: Iterable[str] = NA_TOKENS,
         sentinels: Sequence[Any] | Mapping[str, Sequence[Any]] | None = None,
         min_parse_rate: float = 0.95,
+        day_numbers: Mapping[str, str] | None = None,
     ) -> None:
         self.columns = columns
         self.na_tokens = na_tokens
         self.sentinels = sentinels
         self.min_parse_rate = min_parse_rate
+        self.day_numbers = day_numbers
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> DtypeFixer:
         X = self._remember_input(X)
@@ -145,6 +147,13 @@ class DtypeFixer(FrameTransformer):
             self.sentinels_ = {c: values for c in targets}
         else:
             self.sentinels_ = {}
+        self.day_numbers_ = dict(self.day_numbers or {})
+        check_columns(X, list(self.day_numbers_), "column in day_numbers")
+        for col, origin in self.day_numbers_.items():
+            try:
+                pd.Timestamp(origin)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"day_numbers[{col!r}] must be the date day 0 stands for; got {origin!r}") from exc
         self.feature_names_out_ = [str(c) for c in X.columns]
         return self
 
@@ -187,6 +196,11 @@ class DtypeFixer(FrameTransformer):
             if hit.any():
                 out[col] = out[col].mask(hit)
                 stats.setdefault(col, {})["sentinels"] = int(hit.sum())
+        for col, origin in self.day_numbers_.items():  # spreadsheet and SAS dates: days since an origin
+            if col in out.columns:
+                days = pd.to_numeric(out[col], errors="coerce")
+                out[col] = pd.to_datetime(days, unit="D", origin=pd.Timestamp(origin), errors="coerce")
+                stats.setdefault(col, {})["days_counted_from"] = str(origin)
         return out, stats
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
@@ -201,6 +215,7 @@ def fix_dtypes(
     na_tokens: Iterable[str] = NA_TOKENS,
     sentinels: Sequence[Any] | Mapping[str, Sequence[Any]] | None = None,
     min_parse_rate: float = 0.95,
+    day_numbers: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
     """Turn numbers, booleans and dates stored as text into real types.
 
@@ -211,9 +226,12 @@ def fix_dtypes(
     stay text.
     ``sentinels`` (e.g. [999, -1], or {"age": [999]}) become missing too; a plain list applies
     to ``columns`` (or every column when columns is None) — name columns to be safe.
+    ``day_numbers`` (e.g. {"admit_date": "1899-12-30"}) turns numbers that count days from an
+    origin into dates: Excel's serial dates count from 1899-12-30, SAS's and Stata's from 1960-01-01.
     """
     check_frame(df)
-    fixer = DtypeFixer(columns=columns, na_tokens=na_tokens, sentinels=sentinels, min_parse_rate=min_parse_rate)
+    fixer = DtypeFixer(columns=columns, na_tokens=na_tokens, sentinels=sentinels, min_parse_rate=min_parse_rate,
+                       day_numbers=day_numbers)
     fixer.fit(df)
     out, stats = fixer._convert(df)
     changed = {c: f"{df[c].dtype} -> {out[c].dtype}" for c in df.columns if out[c].dtype != df[c].dtype}
