@@ -24,7 +24,9 @@ data set's column names:
 - the same on every record of an entity but a summary of them all: the number of its records,
   or a length or total that rises with the time they span (a length of stay next to hourly rows);
 - a later wave of the target itself in a wide table (``bdi.4m`` next to the target ``bdi.2m``):
-  the names give the order, the data that it is one measurement (see :mod:`.waves`).
+  the names give the order, the data that it is one measurement (see :mod:`.waves`);
+- the value of the alternative chosen: equal, within each class of the outcome, to another
+  column that changes with the class (``price`` is ``pbeach`` on beach trips; :mod:`.choices`).
 A name only ever supports a weak statistical signal; it is never evidence on its own.
 """
 
@@ -37,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom, spearmanr
 
+from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
 
@@ -401,6 +404,11 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                            f"the target's own measurement taken later ('{wave['wave']}' after "
                            f"'{wave['target_wave']}', Spearman {wave['spearman']:.2f} with it): it is "
                            "measured after the outcome", **wave)
+    for c, chosen in chosen_alternative(frame, profiles, outcome, features).items():
+        pairs = ", ".join(f"'{col}' when {outcome.target}={k}" for k, col in list(chosen["equals_by_class"].items())[:4])
+        timings[c].add("outcome_derived", "chosen_alternative",
+                       f"equal to {pairs}: the value of the alternative chosen, known once the outcome is",
+                       **chosen)
     _date_tests(frame, profiles, outcome, index, features, timings)
     _entity_tests(df, profiles, entity, index, features, timings)
     _propagate(frame, profiles, features, timings, t)
