@@ -72,32 +72,14 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
         elif prof.kind == "numeric" and c not in exclude and prof.nunique > 5:
-            days = numeric_values(df[c], prof)
-            origin = day_number_origin(c, days, _today())
+            values = numeric_values(df[c], prof)
+            origin = day_number_origin(c, values, _today())
             if origin is not None:
-                findings.append(_day_numbers(c, origin, days))
+                findings.append(_day_numbers(c, origin, values))
                 continue
-            sentinels = find_sentinels(days)
+            sentinels = find_sentinels(values)
             if sentinels:
-                v = numeric_values(df[c], prof)
-                n_codes = int(np.isin(v, sentinels).sum())
-                codes = ", ".join(f"{s:g}" for s in sentinels)
-                findings.append(Finding(
-                    "numeric_as_text", [c], "warning",
-                    f"'{c}' uses the code(s) {codes} ({n_codes} rows) far outside its other values: "
-                    "most likely 'missing' or 'not applicable', not a measurement.",
-                    {"sentinels": sentinels, "rows_with_code": n_codes,
-                     "range_without_codes": [float(np.nanmin(v[~np.isin(v, sentinels)])),
-                                             float(np.nanmax(v[~np.isin(v, sentinels)]))]},
-                    [Option("fix_dtypes", "Read the codes as missing",
-                            f"Replace {codes} in '{c}' by missing values.",
-                            "if a code has a meaning (e.g. 'never'), that meaning is lost unless "
-                            "a missing indicator is kept", True,
-                            call("fix_dtypes", columns=[c], na_tokens=[], sentinels={c: sentinels})),
-                     keep("Keep the codes as numbers.", "the codes act as huge measurements and "
-                          "distort means, scaling and linear models")],
-                    None,
-                ))
+                findings.append(_sentinel_codes(c, values, sentinels))
         if c in exclude:
             continue
         if prof.nunique == 1:
@@ -127,6 +109,27 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
                 None,
             ))
     return findings
+
+
+def _sentinel_codes(c: str, v: np.ndarray, sentinels: list[float]) -> Finding:
+    n_codes = int(np.isin(v, sentinels).sum())
+    codes = ", ".join(f"{s:g}" for s in sentinels)
+    return Finding(
+        "numeric_as_text", [c], "warning",
+        f"'{c}' uses the code(s) {codes} ({n_codes} rows) far outside its other values: "
+        "most likely 'missing' or 'not applicable', not a measurement.",
+        {"sentinels": sentinels, "rows_with_code": n_codes,
+         "range_without_codes": [float(np.nanmin(v[~np.isin(v, sentinels)])),
+                                 float(np.nanmax(v[~np.isin(v, sentinels)]))]},
+        [Option("fix_dtypes", "Read the codes as missing",
+                f"Replace {codes} in '{c}' by missing values.",
+                "if a code has a meaning (e.g. 'never'), that meaning is lost unless "
+                "a missing indicator is kept", True,
+                call("fix_dtypes", columns=[c], na_tokens=[], sentinels={c: sentinels})),
+         keep("Keep the codes as numbers.", "the codes act as huge measurements and "
+              "distort means, scaling and linear models")],
+        None,
+    )
 
 
 def _today() -> float:
