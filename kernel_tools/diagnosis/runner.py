@@ -88,9 +88,9 @@ def diagnose(
                              started)
     # every other check reads the data as it will be once the rows that are not data are gone
     # (a repeated header would make the target a text column with a class of its own)
-    finding, keep = stray
+    finding, is_data = stray
     shape = [int(df.shape[0]), int(df.shape[1])]
-    clean = df.loc[keep]
+    clean = df.loc[is_data]
     diagnosis = run_detectors(clean, _profiles(clean, run), run, target, task, time, id, test, sample,
                               random_state, index, started)
     diagnosis.findings = _sort([finding, *diagnosis.findings])
