@@ -130,8 +130,12 @@ def test_stays_of_one_patient_are_kept_together_by_the_patient():
     assert finding.evidence["holds"]["column"] in ("hadm_id", "icustay_id")
     assert 1 < finding.evidence["holds"]["per_entity_mean"] <= 5
     assert f"each holding {finding.evidence['holds']['per_entity_mean']:.1f} '" in finding.summary
-    # told the stay is the entity, the co-pilot studies the stay as the user said
-    assert diagnose(df, target="hospital_expire_flag", id="icustay_id").task["id"] == "icustay_id"
+    # told the stay is the entity, the co-pilot studies the stay as the user said, and says what holds it
+    given = diagnose(df, target="hospital_expire_flag", id="icustay_id")
+    assert given.task["id"] == "icustay_id"
+    (stays,) = given.by_kind("repeated_measurements")
+    assert stays.evidence["held_by"]["column"] == "subject_id"
+    assert "grouping by 'subject_id' keeps them together" in stays.summary
 
 
 def test_a_hospital_holding_many_patients_is_not_the_entity():

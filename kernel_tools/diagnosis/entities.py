@@ -259,14 +259,18 @@ def find_entity(
         best = _entity(df, sample, profiles, key, cols, nun, sizes, target, given_time, visits, crossed)
     if best is None:
         return Entity()
-    coarser = None if given_id is not None else _holder(df, profiles, best, exclude | {target} if target else exclude)
+    coarser = _holder(df, profiles, best, exclude | {target} if target else exclude)
     if coarser is None:
+        return best
+    assert best.id is not None
+    per = round(float(df.groupby(coarser, sort=False)[best.id].nunique().mean()), 3)
+    if given_id is not None:  # the user's entity stands; the finding says what holds it
+        best.evidence["held_by"] = {"column": coarser, "per_entity_mean": per}
         return best
     # stays of one patient share the patient: grouping by the stay would put one patient's
     # stays on both sides of a split, so the entity is the patient (the stay is its record)
     held = find_entity(df, profiles, target, coarser, given_time, exclude)
-    held.evidence["holds"] = {"column": best.id, "per_entity_mean": round(
-        float(df.groupby(coarser, sort=False)[best.id].nunique().mean()), 3)}
+    held.evidence["holds"] = {"column": best.id, "per_entity_mean": per}
     return held
 
 
@@ -457,6 +461,10 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                + (f", each holding {ev['holds']['per_entity_mean']:.1f} '{ev['holds']['column']}' on average"
                   if ev.get("holds") else "")
                + "): rows of one entity are not independent, so validation must keep them together."
+               + (f" Each '{ev['held_by']['column']}' holds {ev['held_by']['per_entity_mean']:.1f} '{key}' on "
+                  f"average: grouped by '{key}', the rows of one '{ev['held_by']['column']}' can fall on both "
+                  f"sides of the split; grouping by '{ev['held_by']['column']}' keeps them together."
+                  if ev.get("held_by") else "")
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
     per_row = index is not None and index.kind == "row"
     options = _baseline_options(key, visit, task_kind, duration, event, landmark, at_start) if visit else []
