@@ -34,8 +34,7 @@ def chosen_alternative(frame, profiles: dict[str, ColumnProfile], outcome, featu
     in each class of the outcome (``{"beach": "pbeach", "boat": "pboat", ...}``)."""
     if outcome.kind != "classification" or outcome.y is None or not 2 <= outcome.n_classes <= MAX_CLASSES:
         return {}
-    numeric = [c for c in features if (profiles[c].kind == "numeric" or profiles[c].parsed_as == "numeric")
-               and profiles[c].nunique >= 10]
+    numeric = [c for c in features if profiles[c].holds_numbers and profiles[c].nunique >= 10]
     if not 3 <= len(numeric) <= MAX_COLUMNS:
         return {}
     values = np.column_stack([numeric_values(frame[c], profiles[c]) for c in numeric])

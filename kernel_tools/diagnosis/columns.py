@@ -55,6 +55,11 @@ class ColumnProfile:
     def n_present(self) -> int:
         return self.n - self.n_missing
 
+    @property
+    def holds_numbers(self) -> bool:
+        """Numbers, stored as such or written as text ("$52,341", "72,5")."""
+        return self.kind == "numeric" or self.parsed_as == "numeric"
+
 
 def parse_dates(values: pd.Series) -> pd.Series:
     """Datetimes for date-like strings, NaT where they do not parse (tries common formats)."""

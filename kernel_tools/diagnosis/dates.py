@@ -41,6 +41,11 @@ def _iso(days: float) -> str:
     return str(np.datetime64("1970-01-01", "D") + np.timedelta64(int(days), "D"))
 
 
+def today_days() -> float:
+    """Today, in days since 1970 (the unit these checks compare dates in)."""
+    return float((np.datetime64(dt.date.today(), "D") - np.datetime64("1970-01-01", "D")).astype(int))
+
+
 def day_number_origin(name: str, values: np.ndarray, today: float) -> str | None:
     """The origin a column named as a date counts its days from, when exactly one origin puts
     every value between 1900 and a year from ``today`` (days since 1970); else None."""
@@ -77,7 +82,7 @@ def out_of_range_days(days: np.ndarray, today: float) -> dict[str, list[float]]:
 
 @detector("dates out of range", order=65, kinds=("date_out_of_range",))
 def find_dates_out_of_range(ctx: Context) -> list[Finding]:
-    today = float((np.datetime64(dt.date.today(), "D") - np.datetime64("1970-01-01", "D")).astype(int))
+    today = today_days()
     findings = []
     for c, prof in ctx.profiles.items():
         if c in ctx.structural or not (prof.kind == "datetime" or prof.parsed_as == "datetime"):

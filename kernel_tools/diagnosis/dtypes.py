@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
-from kernel_tools.diagnosis.dates import DAY_ORIGINS, day_number_origin
+from kernel_tools.diagnosis.dates import DAY_ORIGINS, day_number_origin, today_days
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
@@ -73,7 +73,7 @@ def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], excl
             ))
         elif prof.kind == "numeric" and c not in exclude and prof.nunique > 5:
             values = numeric_values(df[c], prof)
-            origin = day_number_origin(c, values, _today())
+            origin = day_number_origin(c, values, today_days())
             if origin is not None:
                 findings.append(_day_numbers(c, origin, values))
                 continue
@@ -130,10 +130,6 @@ def _sentinel_codes(c: str, v: np.ndarray, sentinels: list[float]) -> Finding:
               "distort means, scaling and linear models")],
         None,
     )
-
-
-def _today() -> float:
-    return float((np.datetime64("today", "D") - np.datetime64("1970-01-01", "D")).astype(int))
 
 
 def _day_numbers(c: str, origin: str, days: np.ndarray) -> Finding:

@@ -180,8 +180,7 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
                    threshold: float = 0.98) -> list[Finding]:
     """Pairs of near-identical columns: |Pearson r| >= threshold, or categories that map (nearly)
     one to one — the rows breaking a near mapping are likely entry errors in one of the two."""
-    numeric = [c for c in columns if profiles[c].nunique > 2 and (
-        profiles[c].kind == "numeric" or profiles[c].parsed_as == "numeric")]
+    numeric = [c for c in columns if profiles[c].nunique > 2 and profiles[c].holds_numbers]
     pairs: list[tuple[str, str, dict]] = []
     if len(numeric) >= 2:
         X = pd.DataFrame({c: numeric_values(frame[c], profiles[c]) for c in numeric})

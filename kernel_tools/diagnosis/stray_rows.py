@@ -48,8 +48,7 @@ def summary_rows(df: pd.DataFrame, profiles: dict[str, ColumnProfile]) -> list[d
     n = len(df)
     if n < 3 * EDGE_ROWS:
         return []
-    numbers = {c: numeric_values(df[c], p) for c, p in profiles.items()
-               if p.kind == "numeric" or p.parsed_as == "numeric"}
+    numbers = {c: numeric_values(df[c], p) for c, p in profiles.items() if p.holds_numbers}
     texts = [c for c, p in profiles.items() if p.kind == "categorical"]
     # one pass per column: the sum, count and spread; each edge row then takes itself out
     stats = {}

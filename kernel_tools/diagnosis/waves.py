@@ -97,7 +97,7 @@ def later_waves(frame, profiles: dict[str, ColumnProfile], target: str, features
         wave = parse_wave(c)
         if wave is None or wave.stem != own.stem or not wave.comparable(own) or wave.at <= own.at:
             continue
-        if profiles[c].kind not in ("numeric", "boolean") and profiles[c].parsed_as != "numeric":
+        if not (profiles[c].holds_numbers or profiles[c].kind == "bool"):
             continue
         x = numeric_values(frame[c], profiles[c])
         support = _same_measurement(x, y)
