@@ -45,7 +45,7 @@ SUSPECT_SCORE = 0.98  # an AUROC / C-index this high is more often leakage than 
 # perturbation and option must take a fraction of a second at 10k rows on one core
 MODEL_SETTINGS = {"max_iter": 40, "learning_rate": 0.15, "max_leaf_nodes": 15, "early_stopping": False}
 # calls an option may make: each returns (frame, StepReport) and never mutates its input
-TRANSFORMS = ("drop_columns", "aggregate_per_entity", "deduplicate", "fix_dtypes", "normalize_categories",
+TRANSFORMS = ("drop_columns", "drop_rows", "aggregate_per_entity", "deduplicate", "fix_dtypes", "normalize_categories",
               "convert_units", "impute", "handle_outliers", "handle_label_issues")
 CLEANING_FLAGS = ("label_issue", "outlier")  # columns cleaning steps add: notes, never features
 BASELINE_HOWS = ("baseline", "first")

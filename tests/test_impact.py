@@ -160,3 +160,15 @@ def test_a_job_cancelled_before_its_start_arrives_never_starts(user_ns):
     started = json.loads(eval(probe_expression("impact_start_json", "df", [KEEP], job="early1", target="y",
                                                task="classification")))
     assert started["status"] == "cancelled" and "early1" not in probes._IMPACT_JOBS
+
+
+def test_removing_a_pasted_header_is_estimated_like_any_row_removal():
+    import io
+
+    clean = churn()
+    half = len(clean) // 2
+    pasted = pd.read_csv(io.StringIO(clean.iloc[:half].to_csv(index=False) + clean.iloc[half:].to_csv(index=False)))
+    drop_header = {"id": "drop_rows", "action": {"function": "drop_rows",
+                                                 "params": {"where": [{c: c for c in clean.columns}]}}}
+    impact = option_impacts(pasted, [drop_header], target="y", task="classification")["drop_rows"]
+    assert impact.get("error") is None and impact["rows"] == len(clean) and impact["mean"] is not None
