@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE
 
-from . import gatekeeping, history, model_audit, plan_edits
+from . import fingerprint, gatekeeping, history, model_audit, plan_edits
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -120,6 +120,7 @@ class Coordinator:
                 return self._finish("idle")
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
+            await fingerprint.record(s, self.calls)  # which data this sidecar speaks of
             update = await self.planner.revise(s)
             back = history.backtrack_request(s, update, self.max_backtracks)
             if back is not None:
