@@ -31,7 +31,7 @@ from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
-from jupyter_dcpilot.terminal import TerminalStream, printable
+from jupyter_dcpilot.terminal import TerminalStream, one_line
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -95,19 +95,20 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
         elif kind == "decision" and event["decision"].get("choice"):
             d = event["decision"]
             line = f"decision {d['gate']} on {d['columns'] or '-'}: {d['choice']} (by {d['by']})"
-        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error", "budget"):
+        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error", "budget",
+                                                                 "edit"):
             e = event["entry"]
             line = f"{e['kind']}: {e['text']}"
         elif kind == "awaiting_decision":
             d = event["decision"]
             line = f"waiting for a decision ({d['gate']}): {d['question']}"
-        elif kind == "plan":
+        elif kind == "plan" and "planner" in event:  # a plan edit's event names steps by id: its transcript line says it
             titles = ", ".join(s["title"] for s in event["steps"][:6])
             line = f"plan ({event['planner']}): {titles}{' ...' if len(event['steps']) > 6 else ''}"
         elif kind == "activity":
             line = event["text"]
-        if line is not None:
-            stream.write(f"{t} {line}\n")
+        if line is not None:  # one line each, whatever the names in it hold
+            stream.write(f"{t} {one_line(line)}\n")
             stream.flush()
 
     return show
@@ -131,7 +132,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
     for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                     test=test_path, folders=True):
-        stream.write(f"warning: {warning}\n")
+        stream.write(f"warning: {one_line(warning)}\n")
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook_path = out_dir / "notebook.ipynb"
@@ -156,7 +157,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         else:
             message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
             session.warnings.append(message)
-            stream.write(f"warning: {message}\n")
+            stream.write(f"warning: {one_line(message)}\n")
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
@@ -185,7 +186,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     if state == "blocked":
         waiting = session.open_decisions()
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
-        stream.write(f"stopped: {what} needs a domain expert. Rerun with --approve recommended, "
+        stream.write(f"stopped: {one_line(what)} needs a domain expert. Rerun with --approve recommended, "
                      "--approve FILE (a JSON map of gates to choices), or on a terminal with --approve ask.\n")
     session.notify("activity", text=f"{state} in {minutes(report['elapsed_s'])}")
     session.notify("activity", text=f"notebook: {notebook_path}")
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
                 approve=args.approve, planner=args.planner, out=args.out, budget=args.budget))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1
     model = report.get("model") or {}
     print(json.dumps({"state": state, "valid": report["valid"], "metric": model.get("metric"),

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from kernel_tools.vocabulary import PENDING, EventType, Gate, StepGate
 
 from . import sidecar_io, signatures
+from .edit_checks import check_strings
 from .wire import Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
 
 
@@ -239,6 +240,7 @@ class Session:
     ) -> Decision:
         """Record the answer to a decision; the coordinator acts on it when run again."""
         decision = self.decision(decision_id)
+        check_strings({"choice": choice, "rationale": rationale}, f"decision {decision_id}")
         if decision.option(choice) is None:
             ids = [o.get("id") for o in decision.options]
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
