@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jupyter_dcpilot import __version__
+from jupyter_dcpilot import __version__, outputs
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
 from jupyter_dcpilot.engine.coordinator import Coordinator
@@ -119,9 +119,10 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None) -> tuple[str, dict[str, Any]]:
+                  budget: Any = None, force: bool = False) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
-    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets)."""
+    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
+    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`)."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
     budgets = Budgets.from_spec(budget)
@@ -133,8 +134,8 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                     test=test_path, folders=True):
         stream.write(f"warning: {one_line(warning)}\n")
-    out_dir = Path(out).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    approve_file = Path(approve) if approve not in ("ask", "recommended", "none") else None
+    out_dir = outputs.claim(Path(out), [*paths, test_path, approve_file], force)  # nothing of the user's replaced
     notebook_path = out_dir / "notebook.ipynb"
     sidecar = sidecar_path(notebook_path)
     if sidecar.exists():
@@ -183,6 +184,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["state"] = state
     write_reports(report, out_dir, details)
+    outputs.record(out_dir, outputs.OUTPUTS)
     if state == "blocked":
         waiting = session.open_decisions()
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
@@ -275,11 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rules: deterministic, offline; claude: an LLM (needs ANTHROPIC_API_KEY), "
                           "sees only the schema and statistics (default: %(default)s)")
     run.add_argument("--out", default="dcpilot-out", metavar="DIR",
-                     help="output folder for notebook.ipynb, report.json, report.html (default: %(default)s)")
+                     help="output folder for notebook.ipynb, report.json, report.html: a new or empty folder, "
+                          "or one an earlier run wrote (default: %(default)s)")
+    run.add_argument("--force", action="store_true",
+                     help="replace the outputs of an earlier run in --out (never a file the co-pilot did not write)")
     run.add_argument("--budget", action="append", metavar="[STEP=]SECONDS",
                      help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
                           "number sets every step not named); a step past 4x its budget is stopped and "
-                          "rolled back, the run goes on without it")
+                          "rolled back; the run goes on without it, unless the step was approved (then it stops there)")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -289,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--planner", default="rules", choices=["rules", "claude"],
                       help="rules or claude (default: %(default)s)")
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
+    demo.add_argument("--force", action="store_true", help="replace the outputs of an earlier demo in --out")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
     migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
                              "jupyter_server_config.json and its API key into the system keyring",
@@ -322,17 +328,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate-config":
             return migrate_config(args.file)
         if args.command == "demo":
-            from jupyter_dcpilot.engine.demo import TARGET, TIME, write_demo
+            from jupyter_dcpilot.engine.demo import DEMO_FILE, TARGET, TIME, write_demo
 
-            data = [str(write_demo(args.out))]
+            out = outputs.claim(Path(args.out), force=args.force, names=(*outputs.OUTPUTS, DEMO_FILE))
+            data = [str(write_demo(out))]
+            outputs.record(out, [DEMO_FILE])
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
                                                 approve=args.approve, planner=args.planner, out=args.out,
-                                                budget=args.budget))
+                                                budget=args.budget, force=True))  # claimed just now
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1
