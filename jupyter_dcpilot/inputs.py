@@ -175,7 +175,6 @@ def _examples(column: Any, limit: int = 3) -> str:
 
 def check_column(path: Path, option: str, name: str, column: Any) -> None:
     """The content checks of one named column (``option`` is ``--target`` or ``--time``)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     rows, missing = len(column), column.null_count
@@ -190,16 +189,29 @@ def check_column(path: Path, option: str, name: str, column: Any) -> None:
             raise InputError(f"{option} {name!r} has the single value {value!r} in all {rows - missing} "
                              f"rows where it is known ({path.name}): there is nothing to predict")
     if option == "--time":
-        kind = column.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
-            return
-        text = column.drop_null().cast(pa.string())
-        odd = text.filter(pc.invert(pc.match_substring_regex(text, NUMBER, ignore_case=True)))
-        if len(odd) == 0:  # numbers written as text: pandas reads them as numbers
-            return
-        what = "dates" if pa.types.is_temporal(kind) or _parses(odd, pa.timestamp("s")) else "text"
-        raise InputError(f"{option} {name!r} holds {what} ({_examples(odd)}), not numbers: give the "
-                         "duration until the event or censoring (e.g. days from the start)")
+        durations = _durations(path, option, name, column)
+        if not pc.any(pc.greater(durations, 0)).as_py():
+            raise InputError(f"{option} {name!r} has no positive value in {path.name} (all {len(durations)} known "
+                             "durations are 0 or negative): a survival time counts from the start and must be "
+                             "positive")
+
+
+def _durations(path: Path, option: str, name: str, column: Any) -> Any:
+    """A ``--time`` column's known values as numbers (numbers written as text, as pandas reads
+    them); InputError when it holds text or dates."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return column.drop_null().cast(pa.float64())
+    text = column.drop_null().cast(pa.string())
+    odd = text.filter(pc.invert(pc.match_substring_regex(text, NUMBER, ignore_case=True)))
+    if len(odd) == 0:  # numbers written as text: pandas reads them as numbers
+        return pc.cast(pc.utf8_trim_whitespace(text), pa.float64())
+    what = "dates" if pa.types.is_temporal(kind) or _parses(odd, pa.timestamp("s")) else "text"
+    raise InputError(f"{option} {name!r} holds {what} ({_examples(odd)}), not numbers: give the "
+                     "duration until the event or censoring (e.g. days from the start)")
 
 
 # what pandas reads as a number (and "inf" / "nan", which it reads as floats)

@@ -333,6 +333,13 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
                      "survival (c_index) with the event of interest chosen; a classifier ignores how long each "
                      "row was followed")
     metric = model.get("metric")
+    setup = next((f for f in session.findings if f.get("kind") == "survival_setup"), None)
+    evidence = (setup or {}).get("evidence") or {}
+    bad = int(evidence.get("negative_durations") or 0) + int(evidence.get("zero_durations") or 0)
+    if kind == "survival" and bad:  # the last diagnosis, of the rows the model learned from
+        return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
+                     f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
+                     "a survival time must be, so the survival model and its C-index are not valid")
     return Check("task_metric", metric == expected and expected is not None,
                  f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})"))
 
