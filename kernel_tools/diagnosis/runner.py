@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import entities, leakage, stray_rows, timing
+from kernel_tools.diagnosis import entities, leakage, stray_rows, timing, wide
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
@@ -48,6 +48,8 @@ def diagnose(
     sample: int | None = DEFAULT_SAMPLE,
     random_state: int = 0,
     index: str | None = None,
+    budget: float | None = None,
+    max_columns: int | None = wide.MAX_COLUMNS,
 ) -> Diagnosis:
     """Find the data-centric issues that stand between ``df`` and a valid model.
 
@@ -63,6 +65,10 @@ def diagnose(
     random_state : seed of the sample and the folds.
     index : when a prediction is made: "first" (each entity's first record), "row" (each row's
         own time) or a column of dates/times; inferred when None (``task["index"]`` says how).
+    budget : seconds the diagnosis may take; checks not started by then are skipped and named
+        in a ``diagnosis_incomplete`` finding (None: no limit).
+    max_columns : above this many columns, the columns named and a random sample of the others
+        are checked, and a ``diagnosis_incomplete`` finding names the rest (None: every column).
 
     A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
     finding, and the diagnosis is partial.
@@ -80,7 +86,23 @@ def diagnose(
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
-    run = Detectors()
+    run = Detectors(deadline=started + wide.BUDGET_SHARE * budget if budget else None)
+    full_shape = [int(df.shape[0]), int(df.shape[1])]
+    df, unchecked = wide.sample_columns(df, max_columns, (target, time, id, index), random_state)
+    if test is not None and unchecked:
+        test = test[[c for c in test.columns if str(c) not in set(unchecked)]]
+    diagnosis = _diagnose_rows(df, run, target, task, time, id, test, sample, random_state, index, started)
+    gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget)
+    if gap is not None:
+        diagnosis.findings = _sort([*diagnosis.findings, gap])
+    diagnosis.shape = full_shape
+    return diagnosis
+
+
+def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: str | None, time: str | None,
+                   id: str | None, test: pd.DataFrame | None, sample: int | None, random_state: int,
+                   index: str | None, started: float) -> Diagnosis:
+    """The detectors on ``df``, without the rows that are not data (a repeated header, a total)."""
     profiles = _profiles(df, run)
     stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
     if stray is None:
@@ -169,7 +191,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         findings += leaks
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
-                  features, leak_cols, timings, test, random_state)
+                  features, leak_cols, timings, test, random_state, deadline=run.deadline)
     findings += run.run_registered(ctx)
     findings += run.failed
 
