@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.dictionary import LABELLED, Dictionary, labelled_reader, labels_of, stata_labels
+from kernel_tools.privacy import mark_private, private_fields
 
 
 def read_file(path: str | Path, **kwargs: Any) -> tuple[pd.DataFrame, Dictionary | None]:
@@ -57,9 +58,6 @@ def read_labelled(path: str | Path, *, labels: bool = True, **kwargs: Any) -> tu
         dictionary = labels_of(meta, path)
     if labels:
         df = apply_value_labels(df, dictionary)
-    from kernel_tools.diagnosis.codebook import private_fields
-    from kernel_tools.privacy import mark_private
-
     mark_private(private_fields(dictionary, list(map(str, df.columns))))
     return df, dictionary
 

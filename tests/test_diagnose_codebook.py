@@ -163,6 +163,9 @@ def test_the_codebook_timing_is_exposed_with_its_confidence(project) -> None:
     ("Hospitalised in the 12 months before enrolment", "baseline"),
     ("History of myocardial infarction", "baseline"),
     ("Prior stroke", "baseline"),
+    ("Measure of depressive symptoms post-treatment.", "follow_up"),
+    ("days from MGUS until diagnosis of a plasma cell malignancy", "follow_up"),
+    ("Job-search self-efficacy. The mediator variable.", "follow_up"),
     ("Body mass index", None),
     ("Treatment arm", None),
 ])
@@ -200,3 +203,20 @@ def test_redcap_baseline_replays_on_new_records(project) -> None:
         "record_id == 5 and redcap_event_name == 'month_12_arm_1'")["death"].iloc[0]
     with pytest.raises(ValueError, match="no row of the baseline event"):
         kt.redcap_baseline(df, "death", baseline_event="screening_arm_1")
+
+
+def test_what_labels_say_relative_to_the_target(tmp_path: Path) -> None:
+    """The target's own measure, a year after the target's, a recoding of a later column."""
+    (tmp_path / "codebook.md").write_text(
+        "| variable | description |\n|---|---|\n"
+        "| low | indicator of birth weight less than 2.5 kg, births of 1986 |\n"
+        "| bwt | birth weight in grams |\n| lwt | mother's weight in pounds at last menstrual period |\n"
+        "| wt87 | mother's weight at the 1987 visit |\n| income | family income, in 1986 dollars |\n"
+        "| seek | job-search self-efficacy: the mediator variable |\n| seek2 | seek recoded into two categories |\n")
+    df = pd.DataFrame({c: range(30) for c in ("low", "bwt", "lwt", "wt87", "income", "seek", "seek2")})
+    said = read_codebook(df, kt.read_dictionary(tmp_path / "codebook.md"), "low").timing_evidence()
+    assert said["bwt"]["timing"] == "outcome_derived" and "('birth weight')" in said["bwt"]["reason"]
+    assert said["wt87"]["timing"] == "follow_up" and "1987, after the target's 1986" in said["wt87"]["reason"]
+    assert said["seek"]["timing"] == "follow_up" and said["seek2"]["timing"] == "follow_up"
+    assert "recoded from 'seek'" in said["seek2"]["reason"]
+    assert "lwt" not in said and "income" not in said

@@ -38,14 +38,17 @@ from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.dictionary import Dictionary, Field
 from kernel_tools.findings import Finding, Option
-from kernel_tools.privacy import mark_private
+from kernel_tools.privacy import mark_private, personal_data
 from kernel_tools.redcap import Layout, blank_by_design, find_layout, is_system_column
 
 if TYPE_CHECKING:
     from kernel_tools.diagnosis.timing import Timing
 
 ORDER = {"baseline": 1, "follow_up": 2, "outcome_derived": 3}
-CONFIDENCE = {"event": 0.9, "event_rows": 0.8, "target_form": 0.8, "form": 0.75, "label": 0.7, "label_baseline": 0.6}
+CONFIDENCE = {"event": 0.9, "event_rows": 0.8, "target_form": 0.8, "form": 0.75, "label": 0.7, "label_baseline": 0.6,
+              "label_year": 0.6}
+YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b(?! dollars)")
+DERIVED = re.compile(r"\b(recoded|derived|computed|calculated|categori[sz]ed|based on)\b", re.I)
 MIN_CONFIDENCE = 0.6  # below this a codebook's timing is a hint, not evidence
 
 _N = r"(?:[1-9]\d*|one|two|three|four|five|six|nine|twelve|eighteen|twenty[- ]four|thirty|sixty|ninety)"
@@ -63,6 +66,8 @@ FOLLOW_WORDS = re.compile(
     r"days? (in|of) hospital|hospital days|\bduring (the )?(study|follow|hospital|admission|stay|treatment|trial|"
     r"observation)|readmi\w+|re-?admission|\bat discharge|discharge (status|destination|disposition|date)|"
     r"\blast (contact|visit|follow|known|seen)|\btime (to|until) |\bsubsequent|recurren\w+|relapse|progression|"
+    r"\b(days|weeks|months|years)\b[^.;]{0,40}\b(until|to) (the )?(diagnosis|death|event|progression|recurrence|"
+    r"relapse|transplant|discharge|failure|censoring|last)|\bmediator\b|"
     r"complication|adverse event|end of (treatment|study)|final (visit|assessment|status)", re.I)
 BEFORE_WORDS = re.compile(r"\b(prior|before|previous(ly)?|preceding|history|past|pre[- ]existing|ever)\b", re.I)
 BASELINE_WORDS = re.compile(
@@ -77,20 +82,6 @@ FORM_FOLLOW = re.compile(r"(^|_)(follow\w*|fu|f_u|visit_?([2-9]|\d{2,})|month_?[
                          r"readmission|adverse\w*|ae|complications?|hospitali[sz]ation)(_|$)", re.I)
 FORM_BASELINE = re.compile(r"(^|_)(baseline|enrol\w*|screening|eligibility|demograph\w*|consent|registration|"
                            r"randomi[sz]ation|medical_history|history|intake|inclusion|admission|pre\w*)(_|$)", re.I)
-
-PHI_LABEL = re.compile(
-    r"\b(first|last|given|family|middle|full|maiden|patient'?s?|participant'?s?|subject'?s?|mother'?s?|"
-    r"father'?s?|contact|parent'?s?|guardian'?s?)\s+name\b|\bsurname\b|\bforename\b|\binitials\b|date of birth|"
-    r"\bbirth ?date\b|\bd\.?o\.?b\b|medical record (number|no)|\bmrn\b|hospital (number|no\b)|health record number|"
-    r"social security|\bssn\b|national (insurance|id)|\bnhs (number|no\b)|passport|driver'?s? licen[cs]e|"
-    r"(street|home|postal|mailing|e-?mail) address|\baddress\b|\bzip ?code\b|\bpost ?code\b|\bpostal code\b|"
-    r"\b(tele)?phone\b|\bmobile (number|phone)\b|\bfax\b|\be-?mail\b|\bip address\b|licen[cs]e plate|"
-    r"account number|health plan (number|id)|beneficiary (number|id)", re.I)
-PHI_NAME = re.compile(r"^(dob|date_?of_?birth|birth_?date|b_?date|surname|last_?name|first_?name|full_?name|"
-                      r"given_?name|family_?name|initials|mrn|ssn|nhs_?(no|num|number)|phone\w*|telephone|mobile|"
-                      r"e_?mail|address\w*|street|zip|zip_?code|post_?code)$", re.I)
-PHI_VALIDATION = re.compile(r"^(email|phone\w*|zipcode|postalcode\w*|ssn|vmrn|mrn\w*)$", re.I)
-
 
 @dataclass
 class TimingSaid:
@@ -175,7 +166,7 @@ class Codebook:
             codebook = self.columns[c].described
             extra = {"confidence": evidence["confidence"], "source": "codebook" if codebook else "redcap_layout",
                      "citation": evidence["citation"]}
-            if data_class != "unknown" and ORDER.get(data_class, 0) != ORDER[evidence["timing"]]:
+            if data_class != "unknown" and (data_class == "baseline") != (evidence["timing"] == "baseline"):
                 extra["disagrees_with_data"] = {"timing": data_class, "tests": decided_by_data}
             said = f"the codebook says so: {evidence['reason']} — {evidence['citation']}" if codebook else (
                 f"the REDCap export's layout says so: {evidence['reason']}")
@@ -217,7 +208,7 @@ def read_codebook(df: pd.DataFrame, dictionary: Dictionary | None, target: str |
     for c in columns:
         f = book.field(c)
         if f is not None:
-            said[c] = ColumnSaid(c, f, book.cite(c), private=_private(c, f),
+            said[c] = ColumnSaid(c, f, book.cite(c), private=personal_data(c, f),
                                  group=f.name if f.multi and c != f.name else None)
         elif layout is not None and c in layout.held:  # the export's rows say when it is recorded
             said[c] = ColumnSaid(c, Field(c), f"'{c}' has values on the rows of {', '.join(layout.held[c][:3])}",
@@ -227,6 +218,7 @@ def read_codebook(df: pd.DataFrame, dictionary: Dictionary | None, target: str |
     for c, s in said.items():
         if c != target:
             s.timings = _timings(s, layout, outcome_event, target_said)
+    _derived({c: s for c, s in said.items() if c != target})
     present = set(columns)
     absent = [f.name for f in book if not any(col in present for col in f.columns)]
     undescribed = [c for c in columns if book.field(c) is None and not is_system_column(c)]
@@ -240,28 +232,6 @@ def bookkeeping(codebook: Codebook | None, df: pd.DataFrame) -> set[str]:
     if codebook is None or codebook.layout is None:
         return set()
     return {str(c) for c in df.columns if is_system_column(str(c))}
-
-
-def private_fields(dictionary: Dictionary, columns: list[str]) -> dict[str, str]:
-    """Columns (of ``columns``) the codebook says identify a person, with why."""
-    out = {}
-    for c in columns:
-        f = dictionary.field(c)
-        why = _private(c, f) if f is not None else None
-        if why:
-            out[c] = why
-    return out
-
-
-def _private(column: str, f: Field) -> str | None:
-    if f.identifier:
-        return "flagged as an identifier in the codebook"
-    if f.validation and PHI_VALIDATION.match(f.validation):
-        return f"validated as {f.validation}: personal data"
-    match = PHI_LABEL.search(f.label or "") or PHI_NAME.match(column)
-    if match:
-        return f"its {'label' if PHI_LABEL.search(f.label or '') else 'name'} names personal data ('{match.group(0)}')"
-    return None
 
 
 def _outcome_event(df: pd.DataFrame, layout: Layout | None, target: str | None) -> str | None:
@@ -293,7 +263,51 @@ def _timings(said: ColumnSaid, layout: Layout | None, outcome_event: str | None,
     label = _label_timing(" ".join(x for x in (f.label, f.section or "") if x))
     if label is not None:
         out.append(label)
+    if target is not None and target.field.label and f.label:
+        out += [t for t in (_same_measure(f.label, target.field.label), _later_year(f.label, target.field.label))
+                if t is not None]
     return out
+
+
+def _words(label: str) -> str:
+    """A label's words, without units, codes and punctuation: the measure it names."""
+    text = re.sub(r"\([^)]*\)|\[[^]]*\]|\b(in|of|the|a|an)\b|[^a-z ]", " ", label.lower())
+    return re.sub(r"\s+", " ", re.sub(r"\b(grams?|kg|cm|mm|days?|years?|months?|numeric|variable|measured)\b", " ",
+                                       text)).strip()
+
+
+def _same_measure(label: str, target_label: str) -> TimingSaid | None:
+    """A column whose label is the measure the target's label is made from ("birth weight in
+    grams" next to the target "indicator of birth weight less than 2.5 kg")."""
+    measure = _words(label)
+    if len(measure.split()) < 2 or f" {measure} " not in f" {_words(target_label)} ":
+        return None
+    return TimingSaid("outcome_derived", CONFIDENCE["label"], "target_label",
+                      f"its label names the measure the target is made of ('{measure}')")
+
+
+def _later_year(label: str, target_label: str) -> TimingSaid | None:
+    """A column whose label dates it after the year the target's label names ("wage reported at
+    the 1976 interview" next to the target "work in 1975")."""
+    years = [int(y) for y in YEAR.findall(label)]
+    target_years = [int(y) for y in YEAR.findall(target_label)]
+    if not years or not target_years or max(years) <= max(target_years):
+        return None
+    return TimingSaid("follow_up", CONFIDENCE["label_year"], "label",
+                      f"its label dates it {max(years)}, after the target's {max(target_years)}")
+
+
+def _derived(said: dict[str, ColumnSaid]) -> None:
+    """A column the codebook says is recoded from another column takes that column's timing."""
+    for c, s in said.items():
+        if not DERIVED.search(s.field.label or ""):
+            continue
+        for other, o in said.items():
+            if other != c and re.search(rf"\b{re.escape(other)}\b", s.field.label) and o.timing is not None:
+                t = o.timing
+                s.timings.append(TimingSaid(t.timing, round(t.confidence * 0.9, 2), "derived",
+                                            f"recoded from '{other}', which {t.reason.removeprefix('its ')}"))
+                break
 
 
 def _later(target: ColumnSaid | None, layout: Layout | None, outcome_event: str | None) -> bool:
@@ -577,4 +591,4 @@ def real_profiles(ctx: Context) -> dict:
 
 
 __all__ = ["Codebook", "ColumnSaid", "TimingSaid", "codebook_findings", "identifier_findings", "label_timing",
-           "private_fields", "read_codebook", "real_profiles", "redcap_finding"]
+           "read_codebook", "real_profiles", "redcap_finding"]
