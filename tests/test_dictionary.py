@@ -193,3 +193,15 @@ def _csv(tmp_path: Path) -> Path:
     path = tmp_path / "plain.csv"
     pd.DataFrame({"a": [1, 2]}).to_csv(path, index=False)
     return path
+
+
+def test_the_load_cell_reads_a_labelled_file_with_its_codebook(tmp_path: Path) -> None:
+    from jupyter_dcpilot.engine.notebook import load_cell
+
+    path = labelled_stata(tmp_path / "cohort.dta", n=40)
+    cell = load_cell([str(path)], ["df"])
+    assert f"df, df_codebook = kt.read_file({str(path)!r})" in cell
+    namespace: dict = {}
+    exec(cell, namespace)  # the cell as the notebook runs it
+    assert list(namespace["df"]["v2"].cat.categories) == ["Male", "Female"]
+    assert namespace["df_codebook"].field("v7").label == "Quality of life score at 12 months"
