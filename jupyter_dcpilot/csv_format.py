@@ -63,15 +63,17 @@ def _decode(raw: bytes, name: str = "the file") -> tuple[str, str]:
     one when every other byte is NUL, else UTF-8, else Windows-1252, else Latin-1. ValueError
     for other NUL bytes: not a text file. A character cut at the sample's end is left out."""
     bom = next((enc for mark, enc in _BOMS if raw.startswith(mark)), None)
-    if bom is None and raw.count(b"\x00") * 3 > len(raw):
+    guessed = bom is None and raw.count(b"\x00") * 3 > len(raw)
+    if guessed:
         odd = raw[1::2].count(b"\x00") > raw[0::2].count(b"\x00")
         bom = "utf-16-le" if odd else "utf-16-be"
     if bom is not None:
         try:
             text = codecs.getincrementaldecoder(bom)().decode(raw, final=False)
+            return text.removeprefix("\ufeff"), bom.replace("utf-8-sig", "utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"{name} starts like {bom.upper()} text but is not: {error.reason}") from None
-        return text.removeprefix("\ufeff"), bom.replace("utf-8-sig", "utf-8")
+            if not guessed:
+                raise ValueError(f"{name} starts like {bom.upper()} text but is not: {error.reason}") from None
     if b"\x00" in raw:
         raise ValueError(f"{name} holds NUL bytes: it is not a text (CSV) file; is it a spreadsheet "
                          "or a compressed file?")
