@@ -16,16 +16,18 @@ validates every answer against the same schema the panel's types come from.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, cast
 
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 
 from .engine.session import Decision, Session
 from .engine.sharing import check_share, names_a_value, numbers_only, redact
+from .engine.wire import Wire
 
 Json = dict[str, Any]
 SessionState = Literal["idle", "running", "blocked", "finished", "failed"]
+Share = Literal["schema", "samples"]
 
 
 class FrameInfo(TypedDict, total=False):
@@ -83,11 +85,11 @@ class DiagnosisAnswer(TypedDict):
 
     notebook: str
     frame: str
-    share: Literal["schema", "samples"]
+    share: Share
     shape: list[int]
     elapsed_s: float | None
     task: TaskView
-    findings: list[Finding]
+    findings: Annotated[list[Json], Wire(list[Finding])]
 
 
 class CheckView(TypedDict):
@@ -137,10 +139,10 @@ class SessionStatus(TypedDict):
     notebook: str
     frame: str
     state: SessionState
-    share: Literal["schema", "samples"]
+    share: Share
     task: TaskView
     plan: list[StepView]
-    decisions: list[Decision]
+    decisions: Annotated[list[Json], Wire(list[Decision])]
     waiting_for: list[str]
     agent_may_decide: list[str]
     checkpoints: list[CheckpointView]
@@ -156,7 +158,7 @@ class AnswerResult(TypedDict):
     chat) or ``decided`` (a gate the user lets agents decide)."""
 
     outcome: Literal["proposed", "decided"]
-    decision: Decision
+    decision: Annotated[Json, Wire(Decision)]
     state: SessionState
     next: str
 
@@ -314,7 +316,7 @@ class View:
                 "history": history, "impact": self.impact(d.impact) if d.impact else None,
                 "proposal": self.proposal(d.proposal)}
 
-    def check(self, check: Json) -> Json:
+    def check(self, check: Json) -> CheckView:
         return {"check": str(check.get("check")), "passed": bool(check.get("passed")),
                 "detail": self.text(check.get("detail") or check.get("message"))}
 
@@ -347,9 +349,9 @@ def diagnosis_answer(notebook: str, frame: str, diagnosis: Json, share: str) -> 
     names |= {str(task.get(k)) for k in ("target", "time", "id", "event") if task.get(k)}
     names |= set((diagnosis.get("column_stats") or {}).get("feature_scores") or {})
     view = View(share, names)
-    return {"notebook": notebook, "frame": frame, "share": view.share,  # type: ignore[typeddict-item]
+    return {"notebook": notebook, "frame": frame, "share": cast(Share, view.share),
             "shape": [int(n) for n in diagnosis.get("shape") or []], "elapsed_s": diagnosis.get("elapsed_s"),
-            "task": task_view(view, task), "findings": [view.finding(f) for f in findings]}  # type: ignore[misc]
+            "task": task_view(view, task), "findings": [view.finding(f) for f in findings]}
 
 
 def step_view(view: View, step: Any) -> StepView:
@@ -367,10 +369,10 @@ def session_status(session_id: str, notebook: str, session: Session, share: str,
     view = View(share, column_names(s))
     waiting = [d.id for d in s.open_decisions() if any(st.id == d.step_id and st.status == "awaiting_decision"
                                                       for st in s.plan)]
-    return {"session_id": session_id, "notebook": notebook, "frame": s.frame, "state": s.state,  # type: ignore[typeddict-item]
-            "share": view.share, "task": task_view(view, s.task),  # type: ignore[typeddict-item]
+    return {"session_id": session_id, "notebook": notebook, "frame": s.frame, "state": cast(SessionState, s.state),
+            "share": cast(Share, view.share), "task": task_view(view, s.task),
             "plan": [step_view(view, st) for st in s.plan],
-            "decisions": [view.decision(d) for d in s.decisions],  # type: ignore[misc]
+            "decisions": [view.decision(d) for d in s.decisions],
             "waiting_for": waiting, "agent_may_decide": sorted(agent_may_decide),
             "checkpoints": [{"id": c.id, "step_id": c.step_id, "label": view.text(c.label), "created": c.created}
                             for c in s.checkpoints],
@@ -408,7 +410,7 @@ def report_answer(session_id: str, session: Session, report: Json, share: str) -
     """``report.json`` (:func:`.engine.report.build_report`) as an agent may see it."""
     view = View(share, column_names(session) | set(report.get("dropped_columns") or []))
     model = report.get("model")
-    return {"session_id": session_id, "state": session.state,  # type: ignore[typeddict-item]
+    return {"session_id": session_id, "state": cast(SessionState, session.state),
             "valid": bool(report.get("valid")) if model else None,
             "validity": [view.check(c) for c in report.get("validity") or []],
             "model": None if not model else {

@@ -17,7 +17,7 @@ the data (:mod:`.agent_view`).
 import asyncio
 from collections.abc import Awaitable, Callable
 from functools import wraps
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import Field, WithJsonSchema
 
@@ -32,6 +32,7 @@ from .request_limits import MAX_ID, MAX_NAME, MAX_PATH, MAX_TEXT, PLAN_BODY
 from .server_sessions import HostedSession, SessionExists, SessionRegistry
 
 T = TypeVar("T")
+Json = dict[str, Any]
 MAX_WAIT_S = 120.0  # the longest dcpilot_status waits for a run to stop
 
 
@@ -47,11 +48,12 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def answer(shape: type) -> Any:
-    """The return annotation of a tool answering ``shape`` (a TypedDict of :mod:`.agent_view`):
-    its JSON Schema from the co-pilot's generator, which MCP clients validate answers against."""
+def shaped(shape: type) -> WithJsonSchema:
+    """The output schema of a tool answering ``shape`` (a TypedDict of :mod:`.agent_view`), from the
+    co-pilot's schema generator; MCP clients validate the answers against it. A tool returns
+    ``Annotated[Json, shaped(...)]``."""
     schema = schema_of(shape)
-    return Annotated[dict[str, Any], WithJsonSchema(_inline(schema, schema["$defs"]))]
+    return WithJsonSchema(_inline(schema, schema["$defs"]))
 
 
 Notebook = Annotated[str, Field(min_length=1, max_length=MAX_PATH,
@@ -61,8 +63,10 @@ SessionId = Annotated[str, Field(pattern="^[0-9a-f]{32}$", description="A co-pil
                                                                         "dcpilot_notebooks or dcpilot_list_frames).")]
 Column = Annotated[str | None, Field(max_length=MAX_NAME)]
 # annotations are read at run time (FastMCP builds the tools' input schemas from them): no
-# ``from __future__ import annotations`` here; a tuple subscript is the same as its items
-Task = Annotated[Literal[("auto", *TASK_KINDS)] | None, Field(description="The kind of prediction; auto infers it.")]  # type: ignore[valid-type]
+# ``from __future__ import annotations`` here. Choices listed in the schema are checked by the
+# engine, as for the panel's requests (one place each)
+Task = Annotated[str | None, Field(json_schema_extra={"enum": ["auto", *TASK_KINDS, None]},
+                                   description="The kind of prediction; auto infers it.")]
 
 
 class ToolFailure(Exception):
@@ -142,13 +146,14 @@ def _live(path: str) -> agent_view.LiveSession | None:
     if not found:
         return None
     hosted = found[0]
-    return {"session_id": hosted.id, "frame": hosted.session.frame, "state": hosted.session.state}  # type: ignore[typeddict-item]
+    return {"session_id": hosted.id, "frame": hosted.session.frame,
+            "state": cast(agent_view.SessionState, hosted.session.state)}
 
 
 # -- the tools --------------------------------------------------------------------------------------
 
 @tool
-async def dcpilot_notebooks() -> answer(agent_view.NotebooksAnswer):  # type: ignore[valid-type]
+async def dcpilot_notebooks() -> Annotated[Json, shaped(agent_view.NotebooksAnswer)]:
     """List the notebooks with a running kernel, each with its live data co-pilot session if any.
     Start here: the co-pilot works on a DataFrame in a notebook's kernel."""
     paths = await registry().notebooks()
@@ -156,7 +161,7 @@ async def dcpilot_notebooks() -> answer(agent_view.NotebooksAnswer):  # type: ig
 
 
 @tool
-async def dcpilot_list_frames(notebook: Notebook) -> answer(agent_view.FramesAnswer):  # type: ignore[valid-type]
+async def dcpilot_list_frames(notebook: Notebook) -> Annotated[Json, shaped(agent_view.FramesAnswer)]:
     """List the DataFrames in a notebook's kernel (name, rows, columns, memory), and the notebook's
     live co-pilot session if any."""
     path = notebook.lstrip("/")
@@ -166,7 +171,7 @@ async def dcpilot_list_frames(notebook: Notebook) -> answer(agent_view.FramesAns
 
 @tool
 async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column = None, time: Column = None,
-                           task: Task = None) -> answer(agent_view.DiagnosisAnswer):  # type: ignore[valid-type]
+                           task: Task = None) -> Annotated[Json, shaped(agent_view.DiagnosisAnswer)]:
     """Diagnose a DataFrame without changing anything: what keeps it from a valid model (leaked
     columns, repeated entities, identifiers, outliers, label issues, missing values, dtypes...),
     each finding with its evidence and options. Name the target (and the duration column for
@@ -175,6 +180,8 @@ async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column 
     path = notebook.lstrip("/")
     if not frame.isidentifier():
         raise ToolFailure(f"frame must be a Python variable name, not {frame!r}")
+    if task not in (None, "auto", *TASK_KINDS):
+        raise ToolFailure(f"task must be auto or one of {list(TASK_KINDS)}, not {task!r}")
     hints = {"target": target, "time": time, "task": None if task in (None, "auto") else task}
     diagnosis = await registry().bridge.calls(path).diagnose(frame, **hints)
     return dict(agent_view.diagnosis_answer(path, frame, diagnosis, _share()))
@@ -184,7 +191,7 @@ async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column 
 async def dcpilot_start_session(
         notebook: Notebook, frame: FrameName, target: Column = None, time: Column = None, task: Task = None,
         goal: Annotated[str | None, Field(max_length=MAX_TEXT, description="What the model is for, in words.")] = None,
-) -> answer(agent_view.SessionStatus):  # type: ignore[valid-type]
+) -> Annotated[Json, shaped(agent_view.SessionStatus)]:
     """Start the data co-pilot on a DataFrame of a notebook: it diagnoses, plans, asks the person
     at each expert gate, writes and runs readable cells in the notebook (shown in its Data
     co-pilot panel), checkpoints before each change and ends with a verdict. A notebook has one
@@ -204,7 +211,7 @@ async def dcpilot_status(
         session_id: SessionId,
         wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S, description="Seconds to wait while the co-pilot "
                                                                          "runs (0: answer at once).")] = 0,
-) -> answer(agent_view.SessionStatus):  # type: ignore[valid-type]
+) -> Annotated[Json, shaped(agent_view.SessionStatus)]:
     """A session's state, task, plan, decisions (with any agent's proposal), checkpoints, verdict
     and recent log, and what to do next. With wait_s, waits until the run stops (it waits for a
     decision, finished or failed) or wait_s passes."""
@@ -225,7 +232,7 @@ async def dcpilot_answer_decision(
         choice: Annotated[str, Field(min_length=1, max_length=MAX_ID, description="One of its options' ids, or "
                                                                                   "'skip' (not the task's).")],
         rationale: Annotated[str, Field(max_length=MAX_TEXT, description="Why, in a sentence the person reads.")] = "",
-) -> answer(agent_view.AnswerResult):  # type: ignore[valid-type]
+) -> Annotated[Json, shaped(agent_view.AnswerResult)]:
     """Answer a decision the co-pilot waits for. The gates are the person's: your answer is shown
     to them in the panel and the chat as a proposal to accept (outcome 'proposed'), unless the
     user lets agents decide this gate (agent_may_decide; outcome 'decided', logged by agent)."""
@@ -240,7 +247,7 @@ async def dcpilot_answer_decision(
 @tool
 async def dcpilot_edit_plan(
         session_id: SessionId,
-        op: Annotated[Literal[OPS], Field(description="skip, move, add, params or reopen.")],  # type: ignore[valid-type]
+        op: Annotated[str, Field(json_schema_extra={"enum": list(OPS)}, description="skip, move, add, params or reopen.")],
         step: Annotated[str | None, Field(max_length=MAX_ID, description="The step edited, e.g. 's4'.")] = None,
         episode: Annotated[str | None, Field(max_length=MAX_ID, description="For add: an episode id, e.g. 'outliers'.")] = None,
         columns: Annotated[list[str] | None, Field(description="For add: the columns the new step works on.")] = None,
@@ -248,7 +255,7 @@ async def dcpilot_edit_plan(
         before: Annotated[str | None, Field(max_length=MAX_ID, description="For move: the step to go before.")] = None,
         after: Annotated[str | None, Field(max_length=MAX_ID, description="For move: the step to go after.")] = None,
         reason: Annotated[str | None, Field(max_length=MAX_TEXT, description="Why, for the decision log.")] = None,
-) -> answer(agent_view.EditResult):  # type: ignore[valid-type]
+) -> Annotated[Json, shaped(agent_view.EditResult)]:
     """Edit the plan as the person can in the panel: skip a step, move it, add one from the
     library, set a step's parameters, or reopen a done or skipped step (undoing it). Logged as
     yours. A step behind a gate you may not decide cannot be skipped: answer its decision 'skip'
@@ -270,7 +277,7 @@ async def dcpilot_edit_plan(
 async def dcpilot_undo(
         session_id: SessionId,
         checkpoint_id: Annotated[str, Field(min_length=1, max_length=MAX_ID, description="A checkpoint id from 'checkpoints'.")],
-) -> answer(agent_view.SessionStatus):  # type: ignore[valid-type]
+) -> Annotated[Json, shaped(agent_view.SessionStatus)]:
     """Undo the work back to a checkpoint: the notebook's variables, the co-pilot's cells after it
     and the plan return to before that step; its decisions are asked again. Logged as yours."""
     hosted, agent = registry().get(session_id), agent_name()
@@ -279,7 +286,7 @@ async def dcpilot_undo(
 
 
 @tool
-async def dcpilot_report(session_id: SessionId) -> answer(agent_view.ReportAnswer):  # type: ignore[valid-type]
+async def dcpilot_report(session_id: SessionId) -> Annotated[Json, shaped(agent_view.ReportAnswer)]:
     """The session's verdict (valid only when every named check passed: known at prediction time,
     entities kept together, the task's metric, the holdout untouched...), the model's scores, the
     decision log (who decided what: the user, the policy or an agent) and the plan edits."""
