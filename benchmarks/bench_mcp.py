@@ -156,9 +156,9 @@ async def one_run(agent: Agent, client: Any, path: str, i: int) -> dict[str, flo
     inside = float(found["elapsed_s"])
     print(f"mcp: run {i + 1}: in the kernel {kernel:.2f} s; through MCP {over_mcp:.2f} s, of which the diagnosis "
           f"{inside:.2f} s: overhead {(over_mcp - inside) * 1000:.0f} ms ({len(found['findings'])} findings, "
-          f"{len(agent.answers[-1]) / 1024:.0f} KiB answer)", file=sys.stderr, flush=True)
+          f"{len(json.dumps(found)) / 1024:.0f} KiB answer)", file=sys.stderr, flush=True)
     return {"kernel": kernel, "mcp": over_mcp, "diagnosis_in_call": inside, "overhead": over_mcp - inside,
-            "findings": len(found["findings"]), "bytes": len(agent.answers[-1])}
+            "findings": len(found["findings"]), "bytes": len(json.dumps(found))}
 
 
 async def breakdown(agent: Agent, path: str, repeats: int = 10) -> dict[str, float]:
@@ -233,8 +233,9 @@ def markdown(result: dict[str, Any]) -> str:
               f"Where it goes: an MCP round trip with a tiny answer (`dcpilot_notebooks`) "
               f"{parts['round_trip_s'] * 1000:.0f} ms; the client's `jsonschema` check of the "
               f"{parts['answer_bytes'] / 1024:.0f} KiB answer against the tool's output schema "
-              f"{parts['schema_check_s'] * 1000:.0f} ms (the `mcp` SDK checks every structured answer, the schema "
-              "itself first); the rest is the probe and the JSON out of the kernel.", "",
+              f"{parts['schema_check_s'] * 1000:.0f} ms, made twice (the `mcp` SDK checks every structured answer "
+              "on the server before sending it and again in the client, the schema itself first each time); the "
+              "rest is the probe into the kernel and the JSON out of it.", "",
               f"Privacy audit of the same run: **{len(result['leaked'])} of {result['sentinels']}** planted values in "
               f"the {result['answers']} answers (`dcpilot_notebooks`, `dcpilot_list_frames`, `dcpilot_diagnose`) "
               "under the default `c.DCPilot.agent_share = \"schema\"`, while the kernel's own diagnosis JSON, "

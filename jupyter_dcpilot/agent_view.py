@@ -363,8 +363,10 @@ def step_view(view: View, step: Any) -> StepView:
 
 
 def session_status(session_id: str, notebook: str, session: Session, share: str,
-                   agent_may_decide: frozenset[str] | set[str], log_tail: int = 20) -> SessionStatus:
-    """The session as its panel shows it, under ``share``; the last ``log_tail`` log entries."""
+                   agent_may_decide: frozenset[str] | set[str], log_tail: int = 20,
+                   panel: bool = True) -> SessionStatus:
+    """The session as its panel shows it, under ``share``; the last ``log_tail`` log entries;
+    ``panel``: whether the notebook's panel is connected (it writes and runs the cells)."""
     s = session
     view = View(share, column_names(s))
     waiting = [d.id for d in s.open_decisions() if any(st.id == d.step_id and st.status == "awaiting_decision"
@@ -380,12 +382,16 @@ def session_status(session_id: str, notebook: str, session: Session, share: str,
             "validity": [view.check(c) for c in s.validity], "warnings": view.texts(s.warnings),
             "log": [{"at": str(e.get("at")), "kind": str(e.get("kind")), "text": view.text(e.get("text"))}
                     for e in s.transcript[-log_tail:]],
-            "next": next_move(s, waiting, agent_may_decide)}
+            "next": next_move(s, waiting, agent_may_decide, panel)}
 
 
-def next_move(session: Session, waiting: list[str], agent_may_decide: frozenset[str] | set[str]) -> str:
+def next_move(session: Session, waiting: list[str], agent_may_decide: frozenset[str] | set[str],
+              panel: bool = True) -> str:
     """What an agent can do now, in one or two sentences."""
     s = session
+    if s.state == "running" and not panel:
+        return ("The co-pilot waits for the notebook to be open in JupyterLab: its Data co-pilot panel writes "
+                "and runs the cells. Ask the person to open the notebook; then call dcpilot_status again.")
     if s.state == "running":
         running = next((st for st in s.plan if st.status == "running"), None)
         return ((f"The co-pilot is running {running.id} ({running.episode}). " if running else "The co-pilot is running. ")

@@ -138,7 +138,8 @@ def _share() -> str:
 
 
 def _status(hosted: HostedSession) -> dict[str, Any]:
-    return dict(agent_view.session_status(hosted.id, hosted.path, hosted.session, _share(), hosted.agent_may_decide))
+    return dict(agent_view.session_status(hosted.id, hosted.path, hosted.session, _share(), hosted.agent_may_decide,
+                                          panel=hosted.host.connected))
 
 
 def _live(path: str) -> agent_view.LiveSession | None:

@@ -104,6 +104,11 @@ class BrowserNotebookHost:
 
         return detach
 
+    @property
+    def connected(self) -> bool:
+        """Whether a panel is connected to run the co-pilot's cells."""
+        return bool(self._senders)
+
     def answer(self, message: dict[str, Any]) -> bool:
         """Resolve the request ``message["request_id"]`` answers; False if none is waiting."""
         future = self._pending.get(str(message.get("request_id", "")))

@@ -58,6 +58,9 @@ def test_schema_share_shows_no_value_and_samples_shows_them() -> None:
     assert status["plan"][0]["failed_checks"] == [{"check": "retention", "passed": False, "detail": "value '…' lost"}]
     assert status["log"][0]["text"] == "saw '…' in 'city'"
     assert status["waiting_for"] == ["d1-abc"] and "dcpilot_answer_decision" in status["next"]
+    s.state = "running"
+    assert "open the notebook" in session_status("f" * 32, "nb.ipynb", s, "schema", frozenset(), panel=False)["next"]
+    s.state = "blocked"
     assert "old_col" in column_names(s)  # a column only an earlier checkpoint saw may be named
     shown = json.dumps(session_status("f" * 32, "nb.ipynb", s, "samples", frozenset()))
     assert SECRET in shown and "987654" in shown
