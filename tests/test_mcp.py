@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -65,9 +66,9 @@ async def start_mcp(serverapp) -> str:
 
 
 @asynccontextmanager
-async def agent(serverapp, name: str = AGENT):
+async def agent(serverapp, name: str = AGENT, headers: dict[str, str] | None = None):
     url = await start_mcp(serverapp)
-    async with streamablehttp_client(url) as (read, write, _):
+    async with streamablehttp_client(url, headers=headers) as (read, write, _):
         async with ClientSession(read, write, client_info=Implementation(name=name, version="1")) as session:
             await session.initialize()
             yield Agent(session)
@@ -212,14 +213,25 @@ async def test_an_agent_drives_a_session_to_its_verdict_with_the_person_at_every
         client.stop_channels()
 
 
+def persona_calling(serverapp, name: str) -> dict[str, str]:
+    """The identity headers Jupyter AI's persona manager adds to its agents' MCP requests, and
+    the persona they name in its registry (as jupyter-ai keeps it in the server's settings)."""
+    chat_id, persona_id = "chat-1", "jupyter-ai-personas::some_package::SomePersona"
+    managers = serverapp.web_app.settings.setdefault("jupyter-ai", {}).setdefault("persona-managers", {})
+    managers[chat_id] = SimpleNamespace(personas={persona_id: SimpleNamespace(name=name, processing_message=None)})
+    return {"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": persona_id}
+
+
 @pytest.mark.slow
 async def test_a_gate_the_user_lets_agents_decide_is_decided_and_logged_by_the_agent(
         jp_fetch, jp_ws_fetch, jp_serverapp, registry) -> None:
+    """Called by a Jupyter AI persona: it is named by the persona's name."""
     registry.settings.agent_may_decide = ["leakage"]
     client = await notebook_with(jp_fetch, jp_serverapp, "churn.ipynb", tss.LEAKY_FRAME)
     serving = None
+    persona = "Claude Code"
     try:
-        async with agent(jp_serverapp) as a:
+        async with agent(jp_serverapp, headers=persona_calling(jp_serverapp, persona)) as a:
             status = await a.call("dcpilot_start_session", notebook="churn.ipynb", frame="df", target="churned")
             sid = status["session_id"]
             assert status["agent_may_decide"] == ["leakage"]
@@ -242,7 +254,7 @@ async def test_a_gate_the_user_lets_agents_decide_is_decided_and_logged_by_the_a
             edited = await a.call("dcpilot_edit_plan", session_id=sid, op="params",
                                   step=next(s["id"] for s in status["plan"] if s["episode"] == "split"),
                                   params={"test_size": 0.25}, reason="a larger holdout")
-            assert (edited["edit"]["by"], edited["edit"]["source"]) == ("agent", f"agent {AGENT}")
+            assert (edited["edit"]["by"], edited["edit"]["source"]) == ("agent", f"agent {persona}")
             answered = await a.call("dcpilot_answer_decision", session_id=sid, decision_id=leak["id"], choice="drop",
                                     rationale="filed after the churn")
             assert answered["outcome"] == "decided"
@@ -255,17 +267,17 @@ async def test_a_gate_the_user_lets_agents_decide_is_decided_and_logged_by_the_a
 
             status = await tss.wait_for(leak_step_done, "the leakage step to run")
             notes = [m["source"] for m in frontend.requests("insert_markdown")]
-            assert any(f"decided by agent {AGENT}" in n for n in notes), notes
-            assert any(f"Plan edited by agent {AGENT}" in n for n in notes), notes
+            assert any(f"decided by agent {persona}" in n for n in notes), notes
+            assert any(f"Plan edited by agent {persona}" in n for n in notes), notes
             checkpoint = next(c["id"] for c in status["checkpoints"] if c["step_id"] == answered["decision"]["step_id"])
             undone = await a.call("dcpilot_undo", session_id=sid, checkpoint_id=checkpoint)
             again = next(d for d in undone["decisions"] if d["id"] == leak["id"])
             assert again["choice"] is None and again["proposal"] is None
-            assert again["history"][-1]["by"] == "agent" and again["history"][-1]["proposal"]["agent"] == AGENT
+            assert again["history"][-1]["by"] == "agent" and again["history"][-1]["proposal"]["agent"] == persona
             texts = [e["text"] for e in registry.get(sid).session.transcript]
-            assert any(t.startswith(f"agent {AGENT} decided 'drop' for decision {leak['id']}") for t in texts)
-            assert any(t.startswith(f"agent {AGENT} set test_size=0.25") for t in texts), texts
-            assert f"agent {AGENT} undid the work back to checkpoint {checkpoint}" in texts
+            assert any(t.startswith(f"agent {persona} decided 'drop' for decision {leak['id']}") for t in texts)
+            assert any(t.startswith(f"agent {persona} set test_size=0.25") for t in texts), texts
+            assert f"agent {persona} undid the work back to checkpoint {checkpoint}" in texts
             with pytest.raises(ToolFailed, match="no co-pilot session"):
                 await a.call("dcpilot_status", session_id="0" * 32)
     finally:
