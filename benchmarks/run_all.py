@@ -261,6 +261,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     elif bench_dask.START in previous and bench_dask.END in previous:  # keep the last measured one
         kept = previous[previous.index(bench_dask.START): previous.index(bench_dask.END) + len(bench_dask.END)]
         bench_dask.write_section(out, kept)
+    import bench_codebook  # its own section too (bench_codebook.py, codebook_real.py): kept as last measured
+
+    for start, end in ((bench_codebook.START, bench_codebook.END), (bench_codebook.REAL_START, bench_codebook.REAL_END)):
+        if start in previous and end in previous:
+            bench_codebook.write_section(out, previous[previous.index(start): previous.index(end) + len(end)],
+                                         start, end)
     log(f"wrote {args.out}")
     return results
 

@@ -22,7 +22,7 @@ from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 
 from .engine.session import Decision, Session
-from .engine.sharing import check_share, names_a_value, numbers_only, redact
+from .engine.sharing import check_share, names_a_value, numbers_only, private_columns, redact
 from .engine.wire import Wire
 
 Json = dict[str, Any]
@@ -220,24 +220,36 @@ class ReportAnswer(TypedDict):
 class View:
     """The share setting applied to one session's (or one diagnosis') texts, evidence and params.
 
-    ``names``: what may be quoted under ``share="schema"`` (the column names)."""
+    ``names``: what may be quoted under ``share="schema"`` (the column names); ``private``: columns a
+    codebook says identify a person, whose values are never shown, whatever the share setting."""
 
-    def __init__(self, share: str, names: set[str]) -> None:
+    def __init__(self, share: str, names: set[str], private: set[str] | None = None) -> None:
         self.share = check_share(share)
         self.names = {str(n) for n in names}
+        self.private = set(private or ())
 
     @property
     def open(self) -> bool:
         return self.share == "samples"
 
-    def text(self, value: Any) -> str:
-        return "" if value is None else str(value) if self.open else redact(str(value), self.names)
+    def shows(self, columns: Any = None, text: str = "") -> bool:
+        """Whether values about ``columns`` (or in ``text``) may be shown as they are. A text about no
+        column in particular (``columns`` None: a log line, a warning) may quote any column's values:
+        with private columns, it is redacted."""
+        if not self.open or (columns is None and self.private):
+            return False
+        return not self.private & set(columns or ()) and not any(p in text for p in self.private)
+
+    def text(self, value: Any, columns: Any = None) -> str:
+        if value is None:
+            return ""
+        return str(value) if self.shows(columns, str(value)) else redact(str(value), self.names)
 
     def texts(self, values: list[Any]) -> list[str]:
         return [self.text(v) for v in values]
 
-    def evidence(self, evidence: Json | None) -> Json:
-        return dict(evidence or {}) if self.open else numbers_only(evidence or {})
+    def evidence(self, evidence: Json | None, columns: Any = None) -> Json:
+        return dict(evidence or {}) if self.shows(columns) else numbers_only(evidence or {})
 
     def columns(self, values: Any) -> list[str]:
         """Column names only (a model's features include one-hot category values)."""
@@ -245,7 +257,7 @@ class View:
 
     def value(self, key: str, value: Any) -> Any:
         """A parameter's value, or '…' where it could be a value of the data."""
-        if self.open or value is None or isinstance(value, bool):
+        if value is None or isinstance(value, bool):
             return value
         if isinstance(value, (int, float)):
             return "…" if names_a_value(key) else value
@@ -257,18 +269,21 @@ class View:
             return {str(k): self.value(key, v) for k, v in value.items()}
         return "…"
 
-    def params(self, params: Json | None) -> Json:
+    def params(self, params: Json | None, columns: Any = None) -> Json:
+        if self.shows(columns, str(params)):
+            return dict(params or {})
         return {str(k): self.value(str(k), v) for k, v in (params or {}).items()}
 
-    def action(self, action: Json | None) -> Json | None:
+    def action(self, action: Json | None, columns: Any = None) -> Json | None:
         if not action:
             return None
-        return {"function": action.get("function"), "params": self.params(action.get("params"))}
+        return {"function": action.get("function"), "params": self.params(action.get("params"), columns)}
 
-    def option(self, option: Json) -> Json:
-        out = {"id": str(option.get("id")), "label": self.text(option.get("label")),
-               "description": self.text(option.get("description")), "risk": self.text(option.get("risk")),
-               "recommended": bool(option.get("recommended")), "action": self.action(option.get("action"))}
+    def option(self, option: Json, columns: Any = None) -> Json:
+        out = {"id": str(option.get("id")), "label": self.text(option.get("label"), columns),
+               "description": self.text(option.get("description"), columns),
+               "risk": self.text(option.get("risk"), columns),
+               "recommended": bool(option.get("recommended")), "action": self.action(option.get("action"), columns)}
         if option.get("impact"):
             out["impact"] = self.impact(option["impact"])
         return out
@@ -288,9 +303,9 @@ class View:
 
     def finding(self, finding: Json) -> Json:
         return {"id": str(finding.get("id")), "kind": finding.get("kind"), "columns": list(finding.get("columns") or []),
-                "severity": finding.get("severity"), "summary": self.text(finding.get("summary")),
-                "evidence": self.evidence(finding.get("evidence")),
-                "options": [{k: v for k, v in self.option(o).items() if k != "impact"}
+                "severity": finding.get("severity"), "summary": self.text(finding.get("summary"), finding.get("columns")),
+                "evidence": self.evidence(finding.get("evidence"), finding.get("columns")),
+                "options": [{k: v for k, v in self.option(o, finding.get("columns")).items() if k != "impact"}
                             for o in finding.get("options") or []],
                 "gate": finding.get("gate")}
 
@@ -309,16 +324,16 @@ class View:
             if old.get("proposal"):
                 entry["proposal"] = self.proposal(old["proposal"])
             history.append(entry)
-        return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": self.text(d.question),
-                "evidence": self.evidence(d.evidence), "options": [self.option(o) for o in d.options],
+        return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": self.text(d.question, d.columns),
+                "evidence": self.evidence(d.evidence, d.columns), "options": [self.option(o, d.columns) for o in d.options],
                 "recommended": d.recommended, "columns": list(d.columns), "choice": d.choice, "by": d.by,
-                "at": d.at, "rationale": self.text(d.rationale), "chart": d.chart if self.open else None,
+                "at": d.at, "rationale": self.text(d.rationale, d.columns), "chart": d.chart if self.shows(d.columns) else None,
                 "history": history, "impact": self.impact(d.impact) if d.impact else None,
                 "proposal": self.proposal(d.proposal)}
 
-    def check(self, check: Json) -> CheckView:
+    def check(self, check: Json, columns: Any = None) -> CheckView:
         return {"check": str(check.get("check")), "passed": bool(check.get("passed")),
-                "detail": self.text(check.get("detail") or check.get("message"))}
+                "detail": self.text(check.get("detail") or check.get("message"), columns)}
 
 
 def column_names(session: Session) -> set[str]:
@@ -332,6 +347,11 @@ def column_names(session: Session) -> set[str]:
     names |= {c for st in session.plan for c in st.columns}
     names |= {str(session.task.get(k)) for k in ("target", "time", "id", "event") if session.task.get(k)}
     return {str(n) for n in names}
+
+
+def session_view(session: Session, share: str, names: set[str] | None = None) -> View:
+    """The share setting applied to one session: its columns may be named, its private ones never shown."""
+    return View(share, column_names(session) | set(names or ()), private_columns(session.diagnosis, session.findings))
 
 
 def task_view(view: View, task: Json, confirmed: bool = False) -> TaskView:
@@ -348,18 +368,19 @@ def diagnosis_answer(notebook: str, frame: str, diagnosis: Json, share: str) -> 
     names = {c for f in findings for c in f.get("columns") or []}
     names |= {str(task.get(k)) for k in ("target", "time", "id", "event") if task.get(k)}
     names |= set((diagnosis.get("column_stats") or {}).get("feature_scores") or {})
-    view = View(share, names)
+    view = View(share, names, private_columns(diagnosis, findings))
     return {"notebook": notebook, "frame": frame, "share": cast(Share, view.share),
             "shape": [int(n) for n in diagnosis.get("shape") or []], "elapsed_s": diagnosis.get("elapsed_s"),
             "task": task_view(view, task), "findings": [view.finding(f) for f in findings]}
 
 
 def step_view(view: View, step: Any) -> StepView:
-    return {"id": step.id, "episode": step.episode, "title": view.text(step.title), "status": step.status,
-            "gate": step.gate, "columns": list(step.columns), "params": view.params({**step.params, **step.user_params}),
+    return {"id": step.id, "episode": step.episode, "title": view.text(step.title, step.columns), "status": step.status,
+            "gate": step.gate, "columns": list(step.columns),
+            "params": view.params({**step.params, **step.user_params}, step.columns),
             "decision_id": step.decision_id, "checkpoint_id": step.checkpoint_id, "by_user": list(step.by_user),
-            "note": view.text(step.note), "error": view.text(step.error) if step.error else None,
-            "failed_checks": [view.check({**c, "passed": False}) for c in step.checks]}
+            "note": view.text(step.note, step.columns), "error": view.text(step.error, step.columns) if step.error else None,
+            "failed_checks": [view.check({**c, "passed": False}, step.columns) for c in step.checks]}
 
 
 def session_status(session_id: str, notebook: str, session: Session, share: str,
@@ -368,7 +389,7 @@ def session_status(session_id: str, notebook: str, session: Session, share: str,
     """The session as its panel shows it, under ``share``; the last ``log_tail`` log entries;
     ``panel``: whether the notebook's panel is connected (it writes and runs the cells)."""
     s = session
-    view = View(share, column_names(s))
+    view = session_view(s, share)
     waiting = [d.id for d in s.open_decisions() if any(st.id == d.step_id and st.status == "awaiting_decision"
                                                       for st in s.plan)]
     return {"session_id": session_id, "notebook": notebook, "frame": s.frame, "state": cast(SessionState, s.state),
@@ -414,7 +435,7 @@ def next_move(session: Session, waiting: list[str], agent_may_decide: frozenset[
 
 def report_answer(session_id: str, session: Session, report: Json, share: str) -> ReportAnswer:
     """``report.json`` (:func:`.engine.report.build_report`) as an agent may see it."""
-    view = View(share, column_names(session) | set(report.get("dropped_columns") or []))
+    view = session_view(session, share, set(report.get("dropped_columns") or []))
     model = report.get("model")
     return {"session_id": session_id, "state": cast(SessionState, session.state),
             "valid": bool(report.get("valid")) if model else None,
@@ -423,8 +444,9 @@ def report_answer(session_id: str, session: Session, report: Json, share: str) -
                 "name": model.get("name"), "metric": model.get("metric"), "cv_score": model.get("cv_score"),
                 "cv_sd": model.get("cv_sd"), "holdout_score": model.get("holdout_score"),
                 "features": view.columns(model.get("features"))},
-            "decisions": [{"id": d.id, "gate": d.gate, "columns": list(d.columns), "question": view.text(d.question),
-                           "choice": d.choice, "by": d.decided_by, "at": d.at, "rationale": view.text(d.rationale)}
+            "decisions": [{"id": d.id, "gate": d.gate, "columns": list(d.columns), "question": view.text(d.question, d.columns),
+                           "choice": d.choice, "by": d.decided_by, "at": d.at,
+                           "rationale": view.text(d.rationale, d.columns)}
                           for d in session.decisions],
             "plan_edits": [edit_record(view, e) for e in session.plan_edits],
             "dropped_columns": view.columns(report.get("dropped_columns")),

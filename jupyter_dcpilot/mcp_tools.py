@@ -268,7 +268,7 @@ async def dcpilot_edit_plan(
     if found is not None:
         raise ToolFailure(found)
     record = await hosted.edit(edit, source=f"agent {agent}")
-    view = agent_view.View(_share(), agent_view.column_names(hosted.session))
+    view = agent_view.session_view(hosted.session, _share())
     status = _status(hosted)
     return {"edit": dict(agent_view.edit_record(view, record)), "state": status["state"], "plan": status["plan"],
             "next": status["next"]}

@@ -68,6 +68,19 @@ def test_schema_share_shows_no_value_and_samples_shows_them() -> None:
         View("rows", set())
 
 
+def test_a_codebooks_private_columns_stay_hidden_even_when_samples_are_shared() -> None:
+    s = session_with_a_question()
+    s.diagnosis = {"column_stats": {"private": {"income": "flagged as personal data in the codebook"}}}
+    shown = json.dumps(session_status("f" * 32, "nb.ipynb", s, "samples", frozenset()))
+    assert SECRET not in shown and "987654" not in shown
+    s.diagnosis = {}
+    assert SECRET in json.dumps(session_status("f" * 32, "nb.ipynb", s, "samples", frozenset()))
+    diagnosis = {"shape": [3, 2], "task": {}, "findings": [
+        {"id": "id_column:mrn", "kind": "id_column", "columns": ["mrn"], "severity": "warning", "gate": "identifiers",
+         "summary": f"'mrn' holds '{SECRET}'", "evidence": {"private": True, "example": SECRET}, "options": []}]}
+    assert SECRET not in json.dumps(diagnosis_answer("nb.ipynb", "df", diagnosis, "samples"))
+
+
 def test_diagnosis_and_report_answers_keep_columns_not_values() -> None:
     diagnosis = {"shape": [10, 3], "elapsed_s": 0.1, "task": {"kind": "regression", "target": "y"},
                  "findings": [{"id": "x", "kind": "outliers", "columns": ["income"], "severity": "warning",

@@ -9,6 +9,7 @@ the MCP tools answer an agent (:mod:`jupyter_dcpilot.agent_view`) go through the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 SHARE_MODES = ("schema", "samples")
@@ -34,6 +35,15 @@ def redact(text: str, allowed: set[str]) -> str:
     Messages written by kernel_tools and Python quote the values they talk about, so this keeps
     an error or a check readable while no cell value leaves the machine."""
     return _QUOTED.sub(lambda m: m.group(0) if m.group(0)[1:-1] in allowed else "'…'", str(text))
+
+
+def private_columns(diagnosis: dict[str, Any] | None, findings: Iterable[dict[str, Any]] = ()) -> set[str]:
+    """Columns a codebook says identify a person: the diagnosis lists them (``column_stats["private"]``)
+    and marks its findings on them (``evidence["private"]``). Nothing written from their values is
+    shared, whatever the share setting."""
+    listed = set(((diagnosis or {}).get("column_stats") or {}).get("private") or {})
+    marked = {str(c) for f in findings if (f.get("evidence") or {}).get("private") for c in f.get("columns") or []}
+    return {str(c) for c in listed} | marked
 
 
 def check_share(share: str) -> str:

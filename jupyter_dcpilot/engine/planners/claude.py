@@ -28,7 +28,7 @@ from ..kernel_calls import KernelCalls
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
 from ..model_audit import model_report
 from ..session import Session, Step
-from ..sharing import SHARE_MODES, numbers_only, redact
+from ..sharing import SHARE_MODES, numbers_only, private_columns, redact
 from . import PlanUpdate
 from .rules import RulePlanner
 
@@ -105,7 +105,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     With ``share="schema"`` every quoted value in a text written from the data (a finding's
     summary, a check's message, a model warning) is replaced by '…' unless it names a column;
     ``samples`` ({"examples": values per column, "rows": a few whole rows}) is included only
-    with ``share="samples"``."""
+    with ``share="samples"``. Columns the diagnosis lists as private (a codebook says they identify
+    a person: ``column_stats["private"]``) are redacted and left out of the samples either way."""
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
     decisions = {d.id: d for d in session.decisions}
@@ -113,16 +114,25 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     columns = [str(c) for c in session.variables.get("columns", [])[:200]]
     names = set(columns) | {str(c) for f in session.findings for c in f.get("columns") or []}
 
-    def text(value: Any) -> Any:
-        return value if share == "samples" or value is None else redact(value, names)
+    # columns a codebook says identify a person (the kernel's diagnosis lists them): nothing
+    # written from their values is sent, whatever the share setting
+    private = private_columns(session.diagnosis, session.findings)
+
+    def text(value: Any, columns: Any = ()) -> Any:
+        shared = share == "samples" and not private & set(columns or ())
+        return value if shared or value is None else redact(value, names)
+
+    def evidence(f: dict[str, Any]) -> dict[str, Any]:
+        shared = share == "samples" and not private & set(f.get("columns") or ())
+        return f.get("evidence", {}) if shared else numbers_only(f.get("evidence", {}))
 
     state = {
         "task": {k: session.task.get(k) for k in ("kind", "target", "time", "id", "visit", "confirmed")},
         "shape": session.variables.get("shape") or session.diagnosis.get("shape"),
         "columns": columns,
         "findings": [{"id": f.get("id"), "kind": f.get("kind"), "columns": f.get("columns"),
-                      "severity": f.get("severity"), "gate": f.get("gate"), "summary": text(f.get("summary")),
-                      "evidence": f.get("evidence", {}) if share == "samples" else numbers_only(f.get("evidence", {})),
+                      "severity": f.get("severity"), "gate": f.get("gate"),
+                      "summary": text(f.get("summary"), f.get("columns")), "evidence": evidence(f),
                       "options": [o.get("id") for o in f.get("options", [])],
                       "handled": f.get("id") in session.handled} for f in session.findings],
         "history": [{"id": s.id, "episode": s.episode, "status": s.status, "title": text(s.title),
@@ -145,8 +155,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
         "share": share,
     }
     if share == "samples" and samples is not None:
-        state["samples"] = samples.get("examples", {})
-        state["sample_rows"] = samples.get("rows", [])
+        state["samples"] = {c: v for c, v in samples.get("examples", {}).items() if c not in private}
+        state["sample_rows"] = [{c: v for c, v in row.items() if c not in private} for row in samples.get("rows", [])]
     return state
 
 
