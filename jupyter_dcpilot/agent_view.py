@@ -252,8 +252,10 @@ class View:
         return dict(evidence or {}) if self.shows(columns) else numbers_only(evidence or {})
 
     def columns(self, values: Any) -> list[str]:
-        """Column names only (a model's features include one-hot category values)."""
-        return [str(v) for v in values or [] if self.open or str(v) in self.names]
+        """Column names only (a model's features include one-hot category values), but for samples:
+        then all, less those made from a private column."""
+        return [str(v) for v in values or []
+                if str(v) in self.names or (self.open and not any(p in str(v) for p in self.private))]
 
     def value(self, key: str, value: Any) -> Any:
         """A parameter's value, or '…' where it could be a value of the data."""

@@ -79,6 +79,8 @@ def test_a_codebooks_private_columns_stay_hidden_even_when_samples_are_shared() 
         {"id": "id_column:mrn", "kind": "id_column", "columns": ["mrn"], "severity": "warning", "gate": "identifiers",
          "summary": f"'mrn' holds '{SECRET}'", "evidence": {"private": True, "example": SECRET}, "options": []}]}
     assert SECRET not in json.dumps(diagnosis_answer("nb.ipynb", "df", diagnosis, "samples"))
+    view = View("samples", {"mrn", "age"}, {"mrn"})
+    assert view.columns(["age", f"city_{SECRET}", f"mrn_{SECRET}"]) == ["age", f"city_{SECRET}"]
 
 
 def test_diagnosis_and_report_answers_keep_columns_not_values() -> None:
