@@ -349,7 +349,8 @@ def approved_by(session: Session, step: Step) -> str | None:
     with no gate and not touched by the user, may be left out when it fails)."""
     decision = next((d for d in session.decisions if d.id == step.decision_id and d.decided), None)
     if decision is not None and decision.choice != "skip":
-        return "approved by the user" if decision.by == "user" else "approved by the approval policy"
+        who = {"user": "the user", "agent": "an agent", "policy": "the approval policy"}.get(decision.by or "", "the policy")
+        return f"approved by {who}"
     if {"added", "params"} & set(step.by_user):
         return "added by the user" if "added" in step.by_user else "its parameters set by the user"
     return None
