@@ -218,8 +218,9 @@ class DCPilotPersona(BasePersona):
         frame = pick_frame(frames, wanted["frame"])
         if frame is None:
             return which_frame(path, frames, wanted["frame"])
-        ending = None if confirmed or path in self.attached_notebooks(message) else would_end(
-            registry, path, frame, live[0] if live else None)
+        # off the event loop: it may read a saved session file
+        ending = None if confirmed or path in self.attached_notebooks(message) else await asyncio.to_thread(
+            would_end, registry, path, frame, live[0] if live else None)
         if ending is not None:
             self._confirmations()[message.sender] = (match.string, time.monotonic())
             return (f"`{path}` is not attached to your message, and starting there would end {ending}. "
