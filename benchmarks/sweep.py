@@ -385,7 +385,11 @@ def _wrong_join(ds: Dataset, result: dict[str, Any]) -> bool:
     if "join_key" in result:
         return result["join_key"] != ds.join
     audit = result.get("audit") or {}
-    return any(p.startswith("joined on") for p in (audit.get("problems") or {}).get("joins", []))
+    if any(p.startswith("joined on") for p in (audit.get("problems") or {}).get("joins", [])):
+        return True
+    # the key the run proposed, whether or not its join step ran
+    proposed = next((f.get("columns") or [None] for f in result.get("findings", []) if f.get("kind") == "join_keys"), [])
+    return bool(proposed) and proposed[0] != ds.join
 
 
 def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:

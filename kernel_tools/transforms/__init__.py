@@ -15,6 +15,7 @@ from .intervals import IntervalBuilder, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
+from .records import RecordSummarizer, summarize_records
 from .report import StepReport
 from .splitting import split
 from .units import UnitConverter, convert_units
@@ -27,6 +28,7 @@ __all__ = [
     "Imputer",
     "IntervalBuilder",
     "OutlierHandler",
+    "RecordSummarizer",
     "StepReport",
     "UnitConverter",
     "aggregate_per_entity",
@@ -41,5 +43,6 @@ __all__ = [
     "join_frames",
     "normalize_categories",
     "split",
+    "summarize_records",
     "to_intervals",
 ]
