@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import fresh  # noqa: E402
-from audit import audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+from audit import JOIN_SUFFIX, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
 from dataset import Dataset  # noqa: E402
 from halves import HALVES, half  # noqa: E402
 from quality import copilot_env, run_cli  # noqa: E402
@@ -403,12 +403,17 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     ids = set(found.get("id_column", []))
     entity = result.get("task_id")
     absent = set(result.get("absent", []))  # documented columns of another file: diagnose sees the main one
+    # a column both files hold comes in from the joined one as name_right: judged as its name
+    def base(c: str) -> str:
+        return c[: -len(JOIN_SUFFIX)] if ds.extra and c.endswith(JOIN_SUFFIX) else c
+
     return {
         "crash": bool(result.get("steps_failed")) or result.get("state") == "failed",
         "wrong_task": result["task"] != ds.task,
-        "false_leaks": sorted(leaks - set(ds.leaks) - set(ds.follow_up) - {ds.time} - set(ds.ids)),
+        "false_leaks": sorted(c for c in leaks if base(c) not in {*ds.leaks, *ds.follow_up, ds.time, *ds.ids}
+                              and not (ds.extra and base(c) == ds.target)),
         "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", [])) - absent),
-        "false_ids": sorted(ids - set(ds.ids) - {ds.id} - {None}),
+        "false_ids": sorted(c for c in ids if base(c) not in {*ds.ids, ds.id}),
         "missed_ids": sorted(set(ds.ids) - ids - set(found.get("target_leakage", []))
                              - set(found.get("constant_column", [])) - absent),
         "missed_entity": bool(ds.id) and entity != ds.id,
