@@ -174,17 +174,27 @@ def timeline_source(name: str) -> Callable[[Source], Source]:
     return register
 
 
+# what else adds to the timings of timing.py: a study's codebook (kernel_tools.diagnosis.codebook)
+# and a REDCap export's layout are the dictionary's word
+TIMING_SOURCES = {"codebook": EvidenceSource.DICTIONARY, "redcap_layout": EvidenceSource.DICTIONARY,
+                  "structure": EvidenceSource.STRUCTURE}
+
+
 @timeline_source(EvidenceSource.VALUES)
 def value_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
-    """The tests on the data, as :func:`kernel_tools.diagnosis.timing.classify_columns` ran them."""
+    """The timings of :func:`kernel_tools.diagnosis.timing.classify_columns`: the tests on the
+    data, and what a codebook added to them (its own source; weak when it said so with low
+    confidence)."""
     out: dict[str, list[Placement]] = {}
     for c, tm in ctx.timings.items():
         for e in tm.evidence:
             if e["timing"] not in GROUP_OF:
                 continue  # time-varying: a note on a baseline column, not a placement
             numbers = {k: v for k, v in e.items() if k not in ("timing", "test", "reason")}
-            out.setdefault(c, []).append(Placement(GROUP_OF[e["timing"]], EvidenceSource.VALUES, e["test"],
-                                                   e["reason"], True, numbers))
+            source = TIMING_SOURCES.get(str(e.get("source")), EvidenceSource.VALUES)
+            strong = e.get("confidence") != "low"
+            out.setdefault(c, []).append(Placement(GROUP_OF[e["timing"]], source, e["test"], e["reason"], strong,
+                                                   numbers))
     return out
 
 

@@ -16,6 +16,7 @@ from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
 from .records import RecordSummarizer, summarize_records
+from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
 from .units import UnitConverter, convert_units
@@ -29,6 +30,7 @@ __all__ = [
     "IntervalBuilder",
     "OutlierHandler",
     "RecordSummarizer",
+    "RedcapBaseline",
     "StepReport",
     "UnitConverter",
     "aggregate_per_entity",
@@ -42,6 +44,7 @@ __all__ = [
     "impute",
     "join_frames",
     "normalize_categories",
+    "redcap_baseline",
     "split",
     "summarize_records",
     "to_intervals",
