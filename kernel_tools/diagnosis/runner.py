@@ -148,18 +148,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
-    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
-        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
-    else:
-        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
-                       default=timing.PredictionIndex("row", None, "could not be inferred"))
-    landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
-    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
-                        default=False) if outcome.kind == "survival" else False
-    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
-                 when, duration, target if outcome.kind == "survival" else None, landmark, intervals)
-    if rm is not None:
-        findings.append(rm)
+    when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target)
+    findings += [rm] if rm is not None else []
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
@@ -205,6 +195,24 @@ def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.Predicti
     """Every structural choice of the diagnosis, with its confidence."""
     table = [i for i in (outcome.inference, outcome.duration_inference, entity.inference, when.inference) if i]
     return table + (timeline.inferences() if timeline is not None else [])
+
+
+def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                       outcome: Outcome, sub: Outcome, entity: entities.Entity, run: Detectors, index: str | None,
+                       duration: str | None, target: str | None) -> tuple[timing.PredictionIndex, Finding | None]:
+    """The prediction index, and the repeated_measurements finding its entity's records raise."""
+    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
+        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
+    else:
+        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       default=timing.PredictionIndex("row", None, "could not be inferred"))
+    survival = outcome.kind == "survival"
+    landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
+    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
+                        default=False) if survival else False
+    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
+                 when, duration, target if survival else None, landmark, intervals)
+    return when, rm
 
 
 def _structure_leaks(timings: dict[str, timing.Timing], leak_cols: list[str], scores: dict[str, float],
