@@ -19,11 +19,13 @@ from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
+from kernel_tools.diagnosis.structure import strong_after
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
+from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy.engine import is_lazy
-from kernel_tools.vocabulary import kind_rank, severity_rank
+from kernel_tools.vocabulary import EvidenceSource, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
 
@@ -169,18 +171,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
-    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
-        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
-    else:
-        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
-                       default=timing.PredictionIndex("row", None, "could not be inferred"))
-    landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
-    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
-                        default=False) if outcome.kind == "survival" else False
-    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
-                 when, duration, target if outcome.kind == "survival" else None, landmark, intervals)
-    if rm is not None:
-        findings.append(rm)
+    when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target)
+    findings += [rm] if rm is not None else []
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
@@ -201,6 +193,12 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                         follow_up, timing.timing_leaks(timings), default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
+    timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
+                       set(leak_cols)) if target is not None else None
+    if timeline is not None:  # what the table's structure adds: the partner of a leak is one
+        found = _structure_leaks(timings, leak_cols, scores, sub, len(frame))
+        leak_cols += [f.columns[0] for f in found]
+        findings += found
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
                   features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline)
@@ -211,7 +209,54 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     column_stats = _column_stats(profiles, scores, outcome, target, ctx, leak_cols, timings, entity, when)
     codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
-                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
+                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats,
+                     _inferences(outcome, entity, when, timeline), timeline)
+
+
+def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.PredictionIndex,
+                timeline: ColumnTimeline | None) -> list:
+    """Every structural choice of the diagnosis, with its confidence."""
+    table = [i for i in (outcome.inference, outcome.duration_inference, entity.inference, when.inference) if i]
+    return table + (timeline.inferences() if timeline is not None else [])
+
+
+def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                       outcome: Outcome, sub: Outcome, entity: entities.Entity, run: Detectors, index: str | None,
+                       duration: str | None, target: str | None) -> tuple[timing.PredictionIndex, Finding | None]:
+    """The prediction index, and the repeated_measurements finding its entity's records raise."""
+    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
+        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
+    else:
+        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       default=timing.PredictionIndex("row", None, "could not be inferred"))
+    survival = outcome.kind == "survival"
+    landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
+    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
+                        default=False) if survival else False
+    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
+                 when, duration, target if survival else None, landmark, intervals)
+    return when, rm
+
+
+def _structure_leaks(timings: dict[str, timing.Timing], leak_cols: list[str], scores: dict[str, float],
+                     sub: Outcome, n: int) -> list[Finding]:
+    """Leakage findings for the columns the timeline placed after the index once the leakage
+    check had run (the partner of a leaked column, a later time of its series)."""
+    placed = {c: ev for c, ev in timing.timing_leaks(timings).items() if c not in leak_cols}
+    return leakage.timed_leaks(placed, scores, sub, n)
+
+
+def _timeline(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], sub: Outcome, features: list[str],
+              timings: dict[str, timing.Timing], when: timing.PredictionIndex, leaks: set[str]) -> ColumnTimeline:
+    """The column timeline; what the table's structure places after the index joins the value
+    tests' timings (``timings`` is updated), so it is flagged as a leak too."""
+    built = build_timeline(TimelineContext(frame, profiles, sub, features, timings, when, leaks))
+    for c, entry in built.columns.items():
+        decisive = strong_after([p for p in entry.evidence if p.source != EvidenceSource.VALUES])
+        if decisive is not None and c in timings:
+            timings[c].add(TIMING_OF[decisive.group], decisive.test, decisive.reason, source=decisive.source,
+                           **decisive.numbers)
+    return built
 
 
 def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target: str | None, sample: int | None,
