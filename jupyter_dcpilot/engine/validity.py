@@ -336,7 +336,8 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
     setup = next((f for f in session.findings if f.get("kind") == "survival_setup"), None)
     evidence = (setup or {}).get("evidence") or {}
     bad = int(evidence.get("negative_durations") or 0) + int(evidence.get("zero_durations") or 0)
-    if kind == "survival" and bad:  # the last diagnosis, of the rows the model learned from
+    # the last diagnosis, of the rows the model learned from
+    if kind == "survival" and evidence.get("impossible_durations"):
         return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")
