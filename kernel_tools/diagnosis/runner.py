@@ -150,20 +150,19 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
     else:
         when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       personal=frozenset(said.private) if said is not None else frozenset(),
                        default=timing.PredictionIndex("row", None, "could not be inferred"))
     landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
     intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
                         default=False) if outcome.kind == "survival" else False
     rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
                  when, duration, target if outcome.kind == "survival" else None, landmark, intervals)
-    if rm is not None:
+    if rm is not None and not codebook.longitudinal(said):  # a REDCap export: its redcap_events finding says it
         findings.append(rm)
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
-    timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
-                      features, default={}) if target is not None else {}
-    codebook.add_timing(said, timings)
+    timings = _column_timings(run, df, frame, profiles, sub, when, entity, features, target, said)
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
@@ -189,6 +188,21 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
                      round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
+
+
+def _column_timings(run: Detectors, df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                    sub: Outcome, when: timing.PredictionIndex, entity: entities.Entity, features: list[str],
+                    target: str | None, said: Any) -> dict[str, timing.Timing]:
+    """Each feature's timing from the data's tests and the codebook's word; without a target the
+    data cannot time a column, but the codebook still can (only the columns it times are kept)."""
+    if target is None:
+        timings = {c: timing.Timing() for c in features}
+        codebook.add_timing(said, timings)
+        return {c: t for c, t in timings.items() if t.evidence}
+    timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
+                      features, default={})
+    codebook.add_timing(said, timings)
+    return timings
 
 
 def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target: str | None, sample: int | None,
