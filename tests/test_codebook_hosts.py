@@ -268,3 +268,46 @@ def test_read_columns_of_a_labelled_file_are_its_codes(tmp_path) -> None:
     table = read_columns(dta, ["v2", "died"])
     expected = pd.read_stata(dta, convert_categoricals=False)
     assert table.column("v2").to_pylist() == expected["v2"].tolist()
+
+
+# -- a real server: the start request's codebook reaches the kernel's diagnosis ---------------------
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_the_panel_starts_a_session_with_the_codebook_next_to_the_notebook(
+        jp_fetch, jp_serverapp, jp_root_dir, registry, tmp_path) -> None:
+    import json
+
+    from test_server_sessions import get_session, kernel_client, post, start_notebook_kernel, wait_for
+    from tornado.httpclient import HTTPClientError
+
+    files = redcap_project(jp_root_dir / "study", n=120)
+    (tmp_path / "secret.csv").write_bytes(files["dictionary"].read_bytes())
+    kernel_id = await start_notebook_kernel(jp_fetch, "study/nb.ipynb")
+    client = kernel_client(jp_serverapp, kernel_id, "panel")
+    try:
+        await client.wait_for_ready(timeout=60)
+        await client.execute_interactive(f"import pandas as pd\ndf = pd.read_csv({str(files['export'])!r})",
+                                         timeout=60)
+        body = {"path": "study/nb.ipynb", "frame": "df", "target": "death"}
+        for given, message in (({"dictionary": f"../../{tmp_path.name}/secret.csv"}, "not a file under the server root"),
+                               ({"dictionary": "export.csv"}, "cannot be read as a codebook"),
+                               ({"events": "mapping.csv"}, "needs a dictionary")):
+            with pytest.raises(HTTPClientError) as refused:
+                await post(jp_fetch, "dcpilot", "api", "sessions", body={**body, **given})
+            assert refused.value.code == 400 and message in json.loads(refused.value.response.body)["message"]
+        created = await post(jp_fetch, "dcpilot", "api", "sessions",
+                             body={**body, "dictionary": "dictionary.csv", "events": "mapping.csv"})
+
+        async def asks():
+            state = await get_session(jp_fetch, created["id"])
+            return state if state["state"] == "blocked" else None
+
+        state = await wait_for(asks, "the task question")
+        found = {f["columns"][0]: f for f in state["findings"] if f["kind"] == "id_column"}
+        # only the dictionary says 'hosp_ref' identifies a person
+        assert found["hosp_ref"]["evidence"]["citation"].endswith("(dictionary.csv, line 8)")
+        assert any(f["kind"] == "redcap_events" and f["evidence"]["order_from"] == "the event mapping"
+                   for f in state["findings"])
+    finally:
+        await registry.close()
+        client.stop_channels()
