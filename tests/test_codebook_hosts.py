@@ -311,3 +311,14 @@ async def test_the_panel_starts_a_session_with_the_codebook_next_to_the_notebook
     finally:
         await registry.close()
         client.stop_channels()
+
+
+def test_a_labelled_test_file_is_read_with_its_labels_like_the_data(tmp_path) -> None:
+    from jupyter_dcpilot.engine.worker import Worker
+
+    s = Session(task={"kind": "classification", "target": "died"}, frame="df",
+                hints={"test_path": str(tmp_path / "test.dta")})
+    worker = Worker(s, None, None, library())  # type: ignore[arg-type]
+    assert f"test, _ = kt.read_file({str(tmp_path / 'test.dta')!r})" in worker._split_code("split_report", {})
+    s.hints["test_path"] = str(tmp_path / "test.csv")
+    assert f"test = pd.read_csv({str(tmp_path / 'test.csv')!r})" in worker._split_code("split_report", {})

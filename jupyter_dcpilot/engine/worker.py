@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.dictionary import LABELLED
 
 from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
@@ -179,7 +181,9 @@ class Worker:
                       and s.result.get("transformer") and s.result.get("var")]
             reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
             library = "dd" if self.session.hints.get("engine") == "dask" else "pd"  # lazy like the data
-            lines = [f"train = {frame}", f"test = {library}.{reader}({py(test_path)})"]
+            read = (f"test, _ = kt.read_file({py(test_path)})" if Path(test_path).suffix.lower() in LABELLED
+                    else f"test = {library}.{reader}({py(test_path)})")  # a labelled file: its labels as the data's
+            lines = [f"train = {frame}", read]
             if replay:
                 lines += [f"for step_report in [{', '.join(replay)}]:  # replay the fitted pre-split steps",
                           "    test = step_report.apply(test)"]
