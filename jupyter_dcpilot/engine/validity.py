@@ -199,7 +199,7 @@ def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
     intervals = _intervals(session, episodes) if session.task.get("kind") == "survival" else None
     if intervals is not None:
         return intervals
-    redcap = _redcap_events(session, episodes)
+    redcap = _redcap_events(session, episodes) if kind == "entity_start" else None
     if redcap is not None:
         return redcap
     repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
