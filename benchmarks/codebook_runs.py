@@ -115,7 +115,7 @@ def cell(run: dict, late: list[str], ids: list[str]) -> str:
     kept = [c for c in late if c in run["features"]]
     kept_ids = [c for c in ids if c in run["features"]]
     score = f"{run['metric']} {run['holdout']:.3f}" if isinstance(run.get("holdout"), (int, float)) else "no model"
-    return (f"{verdict}; late kept: {', '.join(kept) or '—'}" + (f"; ids kept: {', '.join(kept_ids)}" if ids else "")
+    return (f"{verdict}; late kept: {', '.join(kept) or '—'}" + (f"; ids kept: {', '.join(kept_ids) or '—'}" if ids else "")
             + f"; {score}; {run['rested']} decisions on the codebook; {run['seconds']:.0f} s")
 
 
