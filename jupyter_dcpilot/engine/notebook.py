@@ -89,8 +89,7 @@ def decision_markdown(decision: Decision, step: Step) -> str:
         name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
         lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
                      f"| {md_text(o.get('risk', ''))} |")
-    who = {"policy": "the approval policy", "user": "the user"}.get(decision.by or "", decision.by)
-    lines += ["", f"**Choice: `{decision.choice}`**, decided by {who} at {decision.at}"
+    lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)
 

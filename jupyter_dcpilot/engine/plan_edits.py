@@ -147,7 +147,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
     then adds the record (``record["checkpoint"]``) with :func:`note`."""
     check(session, edit, episodes, parameters)
     op = edit["op"]
-    record: dict[str, Any] = {"op": op, "by": "user", "source": source, "at": now()}
+    by = "agent" if source.startswith("agent ") else "user"
+    record: dict[str, Any] = {"op": op, "by": by, "source": source, "at": now()}
     if edit.get("reason"):
         record["reason"] = str(edit["reason"])
     if op == "add":
@@ -159,7 +160,7 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
         step = session.step(edit["step"])
         record.update(step=step.id, episode=step.episode, title=step.title)
         if op == "skip":
-            _skip(session, step, f"skipped by the user ({source})")
+            _skip(session, step, "skipped by " + (source if by == "agent" else f"the user ({source})"))
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
             anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
@@ -187,7 +188,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
 def note(session: Session, record: dict[str, Any]) -> None:
     """Add an edit's record to the decision log and the transcript."""
     session.plan_edits.append(record)
-    session.log("edit", f"the user {record['text']}", step_id=record.get("step"), op=record["op"])
+    who = record["source"] if record.get("by") == "agent" else "the user"
+    session.log("edit", f"{who} {record['text']}", step_id=record.get("step"), op=record["op"])
 
 
 def _text(edit: dict[str, Any], key: str) -> str:
@@ -528,7 +530,10 @@ def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | N
 
 def edit_markdown(record: dict[str, Any]) -> str:
     """The notebook's note of one edit."""
-    who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
+    if record.get("by") == "agent":  # its source names it: "agent <name>"
+        who = str(record["source"])
+    else:
+        who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
     return f"### Plan edited by {who}\n\n{record['text'][0].upper()}{record['text'][1:]}, at {record['at']}."
 
 

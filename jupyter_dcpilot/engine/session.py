@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from kernel_tools.vocabulary import PENDING, EventType, Gate, StepGate
 
 from . import signatures
-from .wire import Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
+from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
 
 
 def now() -> str:
@@ -85,7 +85,8 @@ class Decision:
     recommended: str | None = None
     columns: list[str] = field(default_factory=list)
     choice: str | None = None
-    by: Annotated[str | None, Wire(Literal["user", "policy"] | None)] = None
+    # "agent": an agent the user allowed to decide this gate (its name is in ``proposal``)
+    by: Annotated[str | None, Wire(Literal["user", "policy", "agent"] | None)] = None
     at: str | None = None
     rationale: str = ""
     # the evidence as a small bar chart (see .charts)
@@ -94,6 +95,8 @@ class Decision:
     history: Annotated[list[dict[str, Any]], Wire(list[PastAnswer])] = field(default_factory=list)
     # how much the choice matters (engine/impact.py); per option in options[].impact
     impact: Annotated[dict[str, Any] | None, Wire(ImpactSummary | None)] = None
+    # an agent's answer through the MCP tools, for the person to accept (see Session.propose)
+    proposal: Annotated[dict[str, Any] | None, Wire(AgentProposal | None)] = None
 
     @property
     def decided(self) -> bool:
@@ -104,12 +107,21 @@ class Decision:
         """Undone by the user, who must answer it again (an approval policy may not)."""
         return bool(self.history)
 
+    @property
+    def decided_by(self) -> str:
+        """Who answered, in words: the user, the approval policy or the agent named."""
+        if self.by == "agent":
+            return f"agent {(self.proposal or {}).get('agent', '?')}"
+        return {"user": "the user", "policy": "the approval policy"}.get(self.by or "", "nobody yet")
+
     def reopen(self, reason: str) -> None:
-        """Clear the answer (kept in :attr:`history` for the decision log) so it is asked again."""
-        if self.choice is not None:
+        """Clear the answer and any agent's proposal (kept in :attr:`history` for the decision
+        log) so it is asked again."""
+        if self.choice is not None or self.proposal is not None:
             self.history.append({"choice": self.choice, "by": self.by, "at": self.at,
-                                 "rationale": self.rationale, "undone": reason, "undone_at": now()})
-        self.choice = self.by = self.at = None
+                                 "rationale": self.rationale, "undone": reason, "undone_at": now(),
+                                 **({"proposal": self.proposal} if self.proposal else {})})
+        self.choice = self.by = self.at = self.proposal = None
         self.rationale = ""
 
     def option(self, option_id: str | None = None) -> dict[str, Any] | None:
@@ -238,15 +250,30 @@ class Session:
     def decide(
         self, decision_id: str, choice: str, rationale: str = "", by: str = "user"
     ) -> Decision:
-        """Record the answer to a decision; the coordinator acts on it when run again."""
+        """Record the answer to a decision; the coordinator acts on it when run again. An agent
+        (``by="agent"``) answers only with the choice it proposed (:meth:`propose`)."""
         decision = self.decision(decision_id)
         if decision.option(choice) is None:
             ids = [o.get("id") for o in decision.options]
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
-        if by not in ("user", "policy"):
-            raise ValueError(f"decision {decision_id}: by must be 'user' or 'policy', not {by!r}")
+        if by not in ("user", "policy", "agent"):
+            raise ValueError(f"decision {decision_id}: by must be 'user', 'policy' or 'agent', not {by!r}")
+        if by == "agent" and (decision.proposal or {}).get("choice") != choice:
+            raise ValueError(f"decision {decision_id}: an agent decides only what it proposed")
         decision.choice, decision.by, decision.at = choice, by, now()
         decision.rationale = rationale
+        self.changed("decision", decision=asdict(decision))
+        return decision
+
+    def propose(self, decision_id: str, choice: str, rationale: str, agent: str) -> Decision:
+        """Record an agent's answer to an open decision as a proposal beside the question (the
+        person accepts it by choosing it); a later proposal replaces it. ValueError for an
+        option the decision does not offer."""
+        decision = self.decision(decision_id)
+        if decision.option(choice) is None:
+            ids = [o.get("id") for o in decision.options]
+            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        decision.proposal = {"agent": agent, "choice": choice, "rationale": rationale, "at": now()}
         self.changed("decision", decision=asdict(decision))
         return decision
 
