@@ -155,7 +155,7 @@ function CopilotView(props: {
   const { copilot, frames, listFolder } = props;
   const session = copilot.session;
   const path = (frames.path ?? '').replace(/^\//, '');
-  const codebooks = useCodebooks(listFolder, path);
+  const codebooks = useCodebooks(listFolder, path, frames.frames);
   const mine = !!session && session.path.replace(/^\//, '') === path;
   const frame = frames.selected;
   const profile = frames.profile;
@@ -212,10 +212,11 @@ function CopilotView(props: {
 }
 
 /**
- * The files next to the notebook that may be its codebook, listed again when the notebook
- * changes ([] while loading, without a lister, or when the folder cannot be read).
+ * The files next to the notebook that may be its codebook ([] while loading, without a lister,
+ * or when the folder cannot be read), listed again when the notebook changes and whenever
+ * `again` does (the kernel's frames were read again: a cell ran, and may have written one).
  */
-function useCodebooks(listFolder: ListFolder | undefined, path: string): string[] {
+function useCodebooks(listFolder: ListFolder | undefined, path: string, again: unknown): string[] {
   const [found, setFound] = React.useState<{ path: string; names: string[] }>({ path: '', names: [] });
   React.useEffect(() => {
     if (!listFolder || !path) {
@@ -228,7 +229,7 @@ function useCodebooks(listFolder: ListFolder | undefined, path: string): string[
     return () => {
       current = false;
     };
-  }, [listFolder, path]);
+  }, [listFolder, path, again]);
   return found.path === path ? found.names : [];
 }
 
