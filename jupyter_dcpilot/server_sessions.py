@@ -20,7 +20,7 @@ from jupyter_core.utils import ensure_async
 from kernel_tools.vocabulary import TASK_KINDS
 
 from .config import DCPilot
-from .engine import decisions_file, impact, plan_edits
+from .engine import decisions_file, fingerprint, impact, plan_edits, sidecar_io
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.gatekeeping import ApprovalPolicy
@@ -532,7 +532,7 @@ class SessionRegistry:
         budgets = Budgets.from_spec(budget, base=self.budgets)
         llm = planner_config(self.settings, model) if planner == "claude" else None
         notebook = self.os_path(path)
-        codebook = self.codebook(notebook, dictionary, events)
+        codebook = await asyncio.to_thread(self.codebook, notebook, dictionary, events)  # read off the event loop
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
@@ -543,9 +543,11 @@ class SessionRegistry:
             sidecar_path(notebook).unlink(missing_ok=True)
         hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
                  "share": share, **codebook}
-        session = Session.for_notebook(notebook, frame=frame, hints=hints)
+        # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
+        session = await asyncio.to_thread(Session.for_notebook, notebook, frame=frame, hints=hints)
         if session.frame != frame:  # a sidecar about another frame: start afresh
             session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        await fingerprint.check_resumed(session, self.bridge.calls(path))  # the data it ran on?
         if not session.trusted:  # history only: this request says what to do now
             session.hints = hints
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
@@ -631,11 +633,8 @@ class SessionRegistry:
         for hosted, new in moves:  # before any await: a panel asking next finds the new path
             self._move(hosted, new, source)
         if not moves and (self.root / path).suffix == ".ipynb" and (self.root / path).is_file():
-            old_sidecar, new_sidecar = sidecar_path(self.root / source), sidecar_path(self.root / path)
-            if old_sidecar.exists():
-                old_sidecar.replace(new_sidecar)
-            else:  # left by a deleted notebook of the new name
-                new_sidecar.unlink(missing_ok=True)
+            # signed again for its new name (a copy elsewhere is not); off the loop: it reads the file
+            await asyncio.to_thread(sidecar_io.move, self.root / source, self.root / path)
         for hosted in stale:
             await self.discard(hosted.id, reason="the notebook was deleted")
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})
