@@ -30,8 +30,9 @@ from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
+from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, one_line
+from kernel_tools.dictionary import LABELLED
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -119,10 +120,13 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None, force: bool = False) -> tuple[str, dict[str, Any]]:
+                  budget: Any = None, force: bool = False, dictionary: str | None = None,
+                  events: str | None = None) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
     kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
-    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`)."""
+    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`).
+    ``dictionary``: the study's codebook (``events``: REDCap's instrument–event mapping); a
+    Stata / SPSS / SAS file's own labels are its codebook when none is given."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
     budgets = Budgets.from_spec(budget)
@@ -131,11 +135,14 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
     policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
-    for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
-                                    test=test_path, folders=True):
+    warnings = check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
+                                test=test_path, folders=True)
+    codebook, said = checked_codebook(paths, dictionary, events, engine)
+    for warning in warnings + said:
         stream.write(f"warning: {one_line(warning)}\n")
     approve_file = Path(approve) if approve not in ("ask", "recommended", "none") else None
-    out_dir = outputs.claim(Path(out), [*paths, test_path, approve_file], force)  # nothing of the user's replaced
+    inputs = [*paths, test_path, approve_file, *(Path(p) for p in codebook.values())]
+    out_dir = outputs.claim(Path(out), inputs, force)  # nothing of the user's replaced
     notebook_path = out_dir / "notebook.ipynb"
     sidecar = sidecar_path(notebook_path)
     if sidecar.exists():
@@ -143,29 +150,19 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
     hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
                              "index": index, "frames": names, "data": [str(p) for p in paths],
-                             "engine": engine}
+                             "engine": engine, **codebook}
     if test_path is not None and (not target or target in header(test_path)):
         hints["test_path"] = str(test_path)
     session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
     session.subscribe(progress_printer(stream, started, session))
-    plan_with: Any = RulePlanner()
-    if planner == "claude":
-        from jupyter_dcpilot.config import load_llm_config
-
-        config = load_llm_config()
-        if config.available:
-            plan_with = ClaudePlanner(config)
-        else:
-            message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
-            session.warnings.append(message)
-            stream.write(f"warning: {one_line(message)}\n")
+    plan_with = _planner(planner, session, stream)
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
     async with HeadlessHost(notebook_path, cwd=out_dir, timeout=probe_s) as host:
         files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
         session.notify("activity", text=f"loading {files}")
-        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine),
+        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine, **codebook),
                                      {"dcpilot": {"step": "load"}})
         if loaded.error:
             raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
@@ -194,6 +191,43 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     session.notify("activity", text=f"notebook: {notebook_path}")
     session.notify("activity", text=f"report: {out_dir / 'report.html'} (and report.json)")
     return state, report
+
+
+def _planner(planner: str, session: Session, stream: Any) -> Any:
+    """The planner asked for; the rules, with a warning, when Claude has no API key."""
+    if planner == "claude":
+        from jupyter_dcpilot.config import load_llm_config
+
+        config = load_llm_config()
+        if config.available:
+            return ClaudePlanner(config)
+        message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
+        session.warnings.append(message)
+        stream.write(f"warning: {one_line(message)}\n")
+    return RulePlanner()
+
+
+def checked_codebook(paths: list[Path], dictionary: str | None, events: str | None,
+                     engine: str = "pandas") -> tuple[dict[str, str], list[str]]:
+    """The codebook a run reads, as absolute paths (``dictionary`` and ``events``, else the labels
+    of a Stata / SPSS / SAS data file, its own codebook; {} for neither), checked before any
+    kernel starts, and the warnings of the check (InputError for a codebook it cannot use)."""
+    if events is not None and dictionary is None:
+        raise InputError("--events (REDCap's instrument-event mapping) needs --dictionary (the data dictionary)")
+    found: dict[str, str] = {}
+    if dictionary is None:
+        labelled = next((p for p in paths if p.suffix.lower() in LABELLED), None)
+        found = {"dictionary": str(labelled)} if labelled is not None else {}
+    else:
+        found = {"dictionary": str(Path(dictionary).resolve())}
+        if events is not None:
+            found["events"] = str(Path(events).resolve())
+    if found and engine == "dask":
+        raise InputError("a codebook (--dictionary, or a Stata/SPSS/SAS file's labels) is not read for Dask "
+                         "frames yet: run with --engine pandas")
+    if dictionary is None:
+        return found, []
+    return found, check_dictionary(Path(found["dictionary"]), paths, Path(events).resolve() if events else None)
 
 
 DESCRIPTION = """\
@@ -226,6 +260,8 @@ examples:
   jupyter dcpilot run visits.csv --target event --time follow_up --approve recommended --out out/
   jupyter dcpilot run train.csv labels.csv --target y --test test.csv --approve decisions.json
   jupyter dcpilot run data/ --target y --engine dask --approve recommended   a folder of Parquet files
+  jupyter dcpilot run export.csv --target death --dictionary dictionary.csv --events mapping.csv
+                                                                a REDCap export with its codebook
   jupyter dcpilot demo                                          the shipped demo, no data needed"""
 
 
@@ -248,8 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
                          description=DESCRIPTION, formatter_class=raw,
                          epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
-    run.add_argument("data", nargs="+", metavar="DATA", help="CSV or Parquet file(s), or a folder of Parquet "
-                     "files (with --engine dask also of CSV files); several when they must be joined")
+    run.add_argument("data", nargs="+", metavar="DATA", help="CSV, Parquet, Stata (.dta), SPSS (.sav, .zsav) "
+                     "or SAS (.sas7bdat, .xpt) file(s), or a folder of Parquet files (with --engine dask also "
+                     "of CSV files); several when they must be joined")
     run.add_argument("--target", required=True, metavar="COLUMN",
                      help="the outcome column to predict (for survival data: the event indicator)")
     run.add_argument("--time", dest="time_col", metavar="COLUMN",
@@ -263,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--index", metavar="WHEN",
                      help="when a prediction is made: 'first' (each entity's first record), 'row' (each "
                           "row's own time) or a date column; inferred when not given")
+    run.add_argument("--dictionary", metavar="FILE",
+                     help="the study's codebook: a REDCap data dictionary, a Frictionless Table Schema, a CSV or "
+                          "Markdown table of names and descriptions, or a labelled Stata/SPSS/SAS file; what it "
+                          "says of each column's timing and identity is weighed with the data (docs/codebooks.md). "
+                          "A Stata, SPSS or SAS data file's own labels are read without it")
+    run.add_argument("--events", metavar="FILE",
+                     help="with a REDCap --dictionary: the instrument-event mapping CSV (the events in order, "
+                          "the forms each holds)")
     run.add_argument("--test", metavar="FILE", help="a separate test file with the same columns: the fitted "
                                     "pipeline is scored on it")
     run.add_argument("--engine", default="pandas", choices=["pandas", "dask"],
@@ -340,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force,
+                dictionary=args.dictionary, events=args.events))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1

@@ -478,17 +478,45 @@ class SessionRegistry:
             raise ValueError(f"{path!r} is not a notebook path under the server root")
         return full
 
+    def codebook(self, notebook: Path, dictionary: str | None, events: str | None = None) -> dict[str, str]:
+        """The codebook of a request as absolute paths ({} for none): each path relative to the
+        notebook's folder (or to the server root when it starts with '/'), a file under the server
+        root, and read once here, so a wrong file is one clear error (ValueError) before anything runs."""
+        from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+        if dictionary is None:
+            if events is not None:
+                raise ValueError("events (REDCap's instrument-event mapping) needs a dictionary")
+            return {}
+        found: dict[str, str] = {}
+        for key, given in (("dictionary", dictionary), ("events", events)):
+            if given is None:
+                continue
+            full = ((self.root / given.lstrip("/")) if given.startswith("/") else (notebook.parent / given)).resolve()
+            if self.root not in full.parents:
+                raise ValueError(f"{key} {given!r} is not a file under the server root")
+            if not full.is_file():
+                raise ValueError(f"{key} {given!r}: no such file next to {notebook.name}")
+            found[key] = str(full)
+        try:
+            read_dictionary(found["dictionary"], events=found.get("events"))
+        except (DictionaryError, ImportError, OSError, ValueError) as exc:
+            raise ValueError(f"dictionary {dictionary!r} cannot be read as a codebook: {exc}") from None
+        return found
+
     async def open(self, path: str, *, frame: str, target: str | None = None, task: str | None = None,
                    time: str | None = None, goal: str | None = None, approve: Any = None,
                    planner: str | None = None, model: str | None = None, share: str | None = None,
-                   budget: Any = None, replace: bool = False) -> HostedSession:
+                   budget: Any = None, replace: bool = False, dictionary: str | None = None,
+                   events: str | None = None) -> HostedSession:
         """The notebook's session (new, or loaded from its sidecar after a restart), running.
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
         the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
         ``model`` (default: ``c.DCPilot.model``); ``share`` says what Claude may see; ``approve``
         defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
-        server's (see :mod:`.engine.budgets`)."""
+        server's (see :mod:`.engine.budgets`); ``dictionary``: the study's codebook (``events``:
+        REDCap's event mapping), see :meth:`codebook`."""
         path = path.lstrip("/")
         if not frame.isidentifier():
             raise ValueError(f"frame must be a Python variable name, not {frame!r}")
@@ -504,6 +532,7 @@ class SessionRegistry:
         budgets = Budgets.from_spec(budget, base=self.budgets)
         llm = planner_config(self.settings, model) if planner == "claude" else None
         notebook = self.os_path(path)
+        codebook = await asyncio.to_thread(self.codebook, notebook, dictionary, events)  # read off the event loop
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
@@ -513,7 +542,7 @@ class SessionRegistry:
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
         hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
-                 "share": share}
+                 "share": share, **codebook}
         # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
         session = await asyncio.to_thread(Session.for_notebook, notebook, frame=frame, hints=hints)
         if session.frame != frame:  # a sidecar about another frame: start afresh

@@ -54,6 +54,9 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     # what the diagnosis measured per feature, so a model's too-good score can be read against it
     s.diagnosis.update({"metric": stats.get("metric"), "feature_scores": stats.get("feature_scores") or {},
                         "leakage": stats.get("leakage") or []})
+    book = stats.get("codebook") or {}
+    if book.get("format") not in (None, "none"):  # the codebook the diagnosis read (not a bare REDCap layout)
+        s.diagnosis["codebook"] = {"source": book.get("source"), "format": book.get("format")}
     s.variables.setdefault("initial_shape", diagnosis.get("shape"))
     if not s.variables.get("columns"):
         info = await calls.frame_info([s.frame])
@@ -81,6 +84,9 @@ def diagnosis_hints(session: Session) -> dict[str, Any]:
         hints["task"] = kind
     if s.hints.get("index"):
         hints["index"] = s.hints["index"]
+    if s.hints.get("dictionary"):  # the study's codebook, read in the kernel (and REDCap's event mapping)
+        hints["dictionary"] = s.hints["dictionary"]
+        hints["events"] = s.hints.get("events")
     return hints
 
 

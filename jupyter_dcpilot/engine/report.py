@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .codebook import codebook_citation, codebook_summary
 from .episodes import Episode
 from .report_html import render_html
 from .session import Decision, Session
@@ -68,6 +69,7 @@ def build_report(session: Session, model: dict[str, Any] | None,
                      for f in _unique(all_findings(session))],
         "steps": steps,
         "decisions": [decision_entry(d) for d in session.decisions],
+        "codebook": codebook_summary(session),
         "plan_edits": [dict(e) for e in session.plan_edits],
         "dropped_columns": dropped,
         "model": None if not model else {
@@ -93,7 +95,7 @@ def decision_entry(d: Decision) -> dict[str, Any]:
     keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags")
     return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": d.question, "columns": list(d.columns),
             "recommended": d.recommended, "choice": d.choice, "by": d.by, "at": d.at, "rationale": d.rationale,
-            "proposal": d.proposal,
+            "codebook": codebook_citation(d.evidence), "proposal": d.proposal,
             "options": [{"id": o.get("id"), "label": o.get("label"), "recommended": o.get("id") == d.recommended,
                          "impact": {k: o["impact"].get(k) for k in keys} if o.get("impact") else None}
                         for o in d.options],
