@@ -81,15 +81,38 @@ export class SessionModel {
       this._pending > 0 || (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
     );
   }
-  /** Decisions still waiting for the expert. */
+  /** Decisions still waiting for the expert, in the order of their steps in the plan. */
   get openDecisions(): IDecision[] {
     const s = this._session;
     if (!s) {
       return [];
     }
     // a decision whose step was undone or replaced asks nothing any more
-    const pending = new Set(s.plan.filter(st => isPending(st.status)).map(st => st.id));
-    return s.decisions.filter(d => d.choice === null && pending.has(d.step_id));
+    const order = new Map(s.plan.filter(st => isPending(st.status)).map((st, i) => [st.id, i]));
+    return s.decisions
+      .filter(d => d.choice === null && order.has(d.step_id))
+      .sort((a, b) => (order.get(a.step_id) as number) - (order.get(b.step_id) as number));
+  }
+
+  /**
+   * The one question the panel asks now: the open decision of the step the co-pilot waits at,
+   * else, while nothing runs, that of the next step to run. Null while a step before every open
+   * decision has still to run: after an undo, a reopened question waits for the steps it
+   * depends on (the split, say), and is asked when the co-pilot reaches its step.
+   */
+  get nextDecision(): IDecision | null {
+    const s = this._session;
+    if (!s) {
+      return null;
+    }
+    const open = new Map(this.openDecisions.map(d => [d.step_id, d]));
+    const pending = s.plan.filter(st => isPending(st.status));
+    const waiting = pending.find(st => st.status === 'awaiting_decision' && open.has(st.id));
+    if (waiting) {
+      return open.get(waiting.id) as IDecision;
+    }
+    const busy = s.state === 'running' || s.plan.some(st => st.status === 'running');
+    return busy || pending.length === 0 ? null : (open.get(pending[0].id) ?? null);
   }
   /** False once the event socket closed (the panel can reconnect). */
   get connected(): boolean {

@@ -2,7 +2,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IStatus, requestAPI } from './api';
-import { IDecision } from './findingTypes';
+import { IDecision, IFinding } from './findingTypes';
 
 // findings, options and decisions: generated from the Python types (see findingTypes.ts)
 export type {
@@ -41,6 +41,11 @@ export interface IStep {
   user_params?: { [key: string]: unknown };
   /** What the expert did to it: added, moved, params, skipped. */
   by_user?: string[];
+  /** The kernel_tools function it calls, and the call's parameters as planned. */
+  function?: string | null;
+  params?: { [key: string]: unknown };
+  /** The findings it answers. */
+  finding_ids?: string[];
 }
 
 /** One parameter an edit may set on a step of an episode. */
@@ -51,6 +56,8 @@ export interface IParamSpec {
   max?: number;
   optional?: boolean;
   doc?: string;
+  /** The call's keyword, when it differs from the parameter's name. */
+  param?: string;
 }
 
 /** One episode of the library, as the "add a step" list shows it. */
@@ -127,6 +134,8 @@ export interface ISession {
   state: string;
   plan: IStep[];
   decisions: IDecision[];
+  /** What the diagnosis found (each finding's options carry the calls the steps make). */
+  findings?: IFinding[];
   checkpoints: ICheckpoint[];
   transcript: ITranscriptEntry[];
   llm_usage?: ILLMUsage[];

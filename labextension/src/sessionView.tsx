@@ -230,6 +230,9 @@ export function SessionView(props: {
   const busy = model.running;
   const titles = new Map(session.plan.map(st => [st.id, st.title]));
   const last = session.transcript[session.transcript.length - 1];
+  // one card at a time, in plan order; the others are named (their steps show in the plan)
+  const next = model.nextDecision;
+  const later = model.openDecisions.filter(d => d !== next);
   return (
     <div className="jp-dcpilot-session" data-state={session.state}>
       <div className="jp-dcpilot-toolbar">
@@ -253,17 +256,23 @@ export function SessionView(props: {
         </button>
       )}
       <Progress model={model} />
-      {model.openDecisions.map(decision => (
+      {next && (
         <DecisionCard
-          key={decision.id}
-          decision={decision}
-          title={titles.get(decision.step_id)}
+          key={next.id}
+          decision={next}
+          title={titles.get(next.step_id)}
           disabled={model.running && session.state !== 'blocked'}
-          onDecide={(choice, rationale) => void model.decide(decision.id, choice, rationale)}
-          onEstimate={action => void model.estimate(decision.id, action)}
-          params={session.plan.find(st => st.id === decision.step_id)?.user_params}
+          onDecide={(choice, rationale) => void model.decide(next.id, choice, rationale)}
+          onEstimate={action => void model.estimate(next.id, action)}
+          params={session.plan.find(st => st.id === next.step_id)?.user_params}
         />
-      ))}
+      )}
+      {later.length > 0 && (
+        <div className="jp-dcpilot-later" data-count={later.length}>
+          {later.length === 1 ? '1 more question' : `${later.length} more questions`} later in the plan:{' '}
+          {later.map(d => titles.get(d.step_id) ?? d.step_id).join('; ')}
+        </div>
+      )}
       {session.plan.length > 0 && (
         <>
           <div className="jp-dcpilot-subtitle">Plan</div>

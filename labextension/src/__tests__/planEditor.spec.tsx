@@ -4,7 +4,7 @@ import { act, fireEvent, render } from '@testing-library/react';
 import { UseSignal } from '@jupyterlab/ui-components';
 
 import { bestOption, ImpactChart, metricWords, rankedOptions } from '../impactChart';
-import { parseParam } from '../planEditor';
+import { currentParam, parseParam, plannedParams } from '../planEditor';
 import { IEventSocket, SessionModel } from '../session';
 import {
   IDecision,
@@ -54,7 +54,10 @@ function outliers(extra: Partial<IDecision> = {}): IDecision {
     question: 'bp has 8 extreme values. Errors or real?',
     evidence: {},
     options: [
-      option('clip', 'Clip them', { function: 'handle_outliers' }),
+      option('clip', 'Clip them', {
+        function: 'handle_outliers',
+        params: { columns: ['bp'], action: 'clip' }
+      }),
       option('remove', 'Remove the rows', { function: 'handle_outliers' }),
       option('keep', 'Keep them', null),
       option('skip', 'Skip', null)
@@ -122,7 +125,11 @@ function session(): ISession {
     plan: [
       step('s1', 'impute', 'proposed'),
       step('s2', 'label_issues', 'proposed'),
-      step('s3', 'outliers', 'awaiting_decision', { decision_id: 'd1', gate: 'outliers' }),
+      step('s3', 'outliers', 'awaiting_decision', {
+        decision_id: 'd1',
+        gate: 'outliers',
+        function: 'handle_outliers'
+      }),
       step('s4', 'report', 'proposed')
     ],
     decisions: [outliers({ impact: { status: 'running' } })],
@@ -290,6 +297,54 @@ describe('parseParam', () => {
   });
 });
 
+describe('the values the parameters form shows', () => {
+  it("shows each parameter's value now: the expert's, else the planned call's, never '(as proposed)'", () => {
+    const specs = library[0].params;
+    const s = session();
+    const decision = s.decisions[0];
+    decision.options[0].action = { function: 'handle_outliers', params: { columns: ['bp'], method: 'iqr' } };
+    const edited = { ...s.plan[2], function: 'handle_outliers', user_params: { threshold: 4 } };
+    const planned = plannedParams(s, edited);
+    expect(currentParam(edited, 'threshold', specs.threshold, planned)).toBe(4);
+    expect(currentParam(edited, 'method', specs.method, planned)).toBe('iqr');
+    expect(currentParam(edited, 'columns', specs.columns, planned)).toEqual(['bp']);
+    // answered: the chosen option's call
+    decision.choice = 'remove';
+    decision.options[1].action = { function: 'handle_outliers', params: { columns: ['bp'], method: 'mad' } };
+    expect(currentParam(edited, 'method', specs.method, plannedParams(s, edited))).toBe('mad');
+    // no decision yet: its finding's recommended option
+    const fresh = { ...edited, decision_id: null, user_params: {}, finding_ids: ['f1'] };
+    const withFinding = {
+      ...s,
+      findings: [
+        {
+          id: 'f1',
+          kind: 'outliers' as const,
+          columns: ['bp'],
+          severity: 'warning' as const,
+          summary: '',
+          evidence: {},
+          gate: 'outliers' as const,
+          options: [
+            {
+              ...decision.options[0],
+              recommended: true,
+              action: { function: 'handle_outliers', params: { method: 'isolation_forest' } }
+            }
+          ]
+        }
+      ]
+    };
+    expect(currentParam(fresh, 'method', specs.method, plannedParams(withFinding, fresh))).toBe(
+      'isolation_forest'
+    );
+    // left to the function's default: unknown here, and said so
+    expect(
+      currentParam(fresh, 'threshold', specs.threshold, plannedParams(withFinding, fresh))
+    ).toBeUndefined();
+  });
+});
+
 describe('Plan editor in the session view', () => {
   async function mounted(): Promise<{
     model: SessionModel;
@@ -327,6 +382,9 @@ describe('Plan editor in the session view', () => {
       fireEvent.click(actions('s3').querySelector('.jp-dcpilot-edit')!);
     });
     const form = document.querySelector('.jp-dcpilot-params[data-step="s3"]')!;
+    // the value now, not "(as proposed)": the recommended option's columns; the rest at their default
+    expect((form.querySelector('input[name="columns"]') as HTMLInputElement).value).toBe('bp');
+    expect(form.textContent).not.toContain('as proposed');
     fireEvent.change(form.querySelector('input[name="threshold"]')!, { target: { value: '3' } });
     fireEvent.change(form.querySelector('select[name="method"]')!, { target: { value: 'mad' } });
     await act(async () => {
