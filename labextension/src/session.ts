@@ -16,7 +16,7 @@ import {
   openEvents,
   serverSessions
 } from './sessionApi';
-import { EventType, isPending } from './vocabulary';
+import { EventType, isPending, TimelineGroup } from './vocabulary';
 
 /** A notebook request from the server (run_cell, insert_markdown, delete_cells). */
 export interface IHostRequest {
@@ -338,6 +338,24 @@ export class SessionModel {
     const source = this.source;
     if (id && source.impact) {
       await this._call(() => source.impact!(id, decisionId, action));
+    }
+  }
+
+  /** Move a column to another group of the timeline (its own group confirms it). */
+  async moveColumn(column: string, group: TimelineGroup, rationale = ''): Promise<void> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (id && source.moveColumn) {
+      await this._call(() => source.moveColumn!(id, column, group, rationale));
+    }
+  }
+
+  /** Answer a structural question: the inferred value, or one of its alternatives. */
+  async answerInference(inferenceId: string, value: unknown, rationale = ''): Promise<void> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (id && source.answerInference) {
+      await this._call(() => source.answerInference!(id, inferenceId, value, rationale));
     }
   }
 

@@ -4,6 +4,7 @@ import { DecisionCard } from './decisionCard';
 import { EpisodeLibrary, StepActions } from './planEditor';
 import { formatCount } from './format';
 import { SessionModel } from './session';
+import { StructureQuestion, TimelineCard } from './structureCards';
 import { ISession, IStep, IValidityCheck, usageTotal } from './sessionApi';
 
 /** How often the progress line counts the seconds. */
@@ -233,6 +234,8 @@ export function SessionView(props: {
   // one card at a time, in plan order; the others are named (their steps show in the plan)
   const next = model.nextDecision;
   const later = model.openDecisions.filter(d => d !== next);
+  // a structural choice made on weak evidence is asked (the timings: on the timeline card)
+  const asked = (session.inferences ?? []).find(i => i.confidence === 'low' && i.what !== 'timing');
   return (
     <div className="jp-dcpilot-session" data-state={session.state}>
       <div className="jp-dcpilot-toolbar">
@@ -267,11 +270,30 @@ export function SessionView(props: {
           params={session.plan.find(st => st.id === next.step_id)?.user_params}
         />
       )}
+      {!next && asked && (
+        <StructureQuestion
+          key={asked.id}
+          inference={asked}
+          disabled={model.running && session.state !== 'blocked'}
+          onAnswer={
+            model.source.answerInference ? value => void model.answerInference(asked.id, value) : undefined
+          }
+        />
+      )}
       {later.length > 0 && (
         <div className="jp-dcpilot-later" data-count={later.length}>
           {later.length === 1 ? '1 more question' : `${later.length} more questions`} later in the plan:{' '}
           {later.map(d => titles.get(d.step_id) ?? d.step_id).join('; ')}
         </div>
+      )}
+      {session.timeline && Object.keys(session.timeline.columns).length > 0 && (
+        <TimelineCard
+          timeline={session.timeline}
+          disabled={model.running && session.state !== 'blocked'}
+          onMove={
+            model.source.moveColumn ? (column, group) => void model.moveColumn(column, group) : undefined
+          }
+        />
       )}
       {session.plan.length > 0 && (
         <>
