@@ -30,6 +30,7 @@ from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, printable
 
@@ -139,12 +140,11 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     if sidecar.exists():
         sidecar.unlink()  # a headless run starts from the data, not from an older run
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
-    hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
-                             "index": index, "frames": names, "data": [str(p) for p in paths],
-                             "engine": engine}
+    given = Given(target=target, time=time_col, id=entity, kind=task, index=index)
+    inputs = Inputs(frames=names, data=[str(p) for p in paths], engine=engine)
     if test_path is not None and (not target or target in header(test_path)):
-        hints["test_path"] = str(test_path)
-    session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
+        inputs.test_path = str(test_path)
+    session = Session(notebook=str(notebook_path), path=str(sidecar), task=Task(given=given), inputs=inputs)
     session.subscribe(progress_printer(stream, started, session))
     plan_with: Any = RulePlanner()
     if planner == "claude":

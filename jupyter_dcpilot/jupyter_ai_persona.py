@@ -38,6 +38,8 @@ from typing import Any
 from jupyter_ai_persona_manager import BasePersona, ModelConfiguration, ModelOption, PersonaDefaults
 from jupyterlab_chat.models import Message
 
+from kernel_tools.vocabulary import PENDING, SessionState, StepStatus
+
 from .config import DEFAULT_MODEL, load_llm_config
 from .engine.notebook import evidence_text, md_text, validity_markdown
 from .engine.session import Decision, Session
@@ -335,7 +337,7 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
         return card_markdown(hosted, decision)
     if kind == "decision" and event["decision"].get("choice") is None:
         asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
-    if kind == "state" and event.get("state") in ("finished", "failed"):
+    if kind == "state" and event.get("state") in (SessionState.FINISHED, SessionState.FAILED):
         return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
     if kind == "closed":
         return f"The co-pilot session on `{hosted.path}` closed: {event.get('reason')}."
@@ -352,9 +354,9 @@ def card_markdown(hosted: HostedSession, decision: Decision) -> str:
     if evidence:
         lines.append(f"Evidence: {evidence}.")
     for o in decision.options:
-        mark = " (recommended)" if o["id"] == decision.recommended else ""
-        about = f": {md_text(o['description'])}" if o.get("description") else ""
-        lines.append(f"- `{o['id']}` **{md_text(o.get('label') or o['id'])}**{mark}{about}")
+        mark = " (recommended)" if o.id == decision.recommended else ""
+        about = f": {md_text(o.description)}" if o.description else ""
+        lines.append(f"- `{o.id}` **{md_text(o.label or o.id)}**{mark}{about}")
     lines.append("Say `approve` (the recommended option), `choose <option>` or `reject` here, or answer "
                  "in the notebook's Data co-pilot panel.")
     return "\n".join(lines)
@@ -376,7 +378,7 @@ def respond(hosted: HostedSession, text: str) -> str:
             return answer(hosted, kind, match.groupdict(), text)
     session.instruct(text)
     if hosted.coordinator.planner.name == "claude":
-        if session.state in ("finished", "idle", "failed"):
+        if session.state in (SessionState.FINISHED, SessionState.IDLE, SessionState.FAILED):
             hosted.resume()
         return "Noted as an instruction: the planner turns it into a step you approve before it runs."
     return ("Noted as an instruction in the session's log. This session plans with the rule planner, "
@@ -451,13 +453,14 @@ def answer(hosted: HostedSession, kind: str, parts: dict[str, Any], text: str) -
     else:
         choice = option_id(decision, option or "")
         if choice is None:
-            ids = ", ".join(f"`{o['id']}`" for o in decision.options)
+            ids = ", ".join(f"`{o.id}`" for o in decision.options)
             return f"`{option}` is not an option of decision `{decision.id}`; its options are {ids}."
     try:
         hosted.decide(decision.id, choice, rationale=f"from the chat: {text}")
     except ValueError as error:
         return f"Could not record that: {error}."
-    label = (decision.option(choice) or {}).get("label") or choice
+    chosen = decision.option(choice)
+    label = (chosen.label if chosen is not None else None) or choice
     return f"Recorded **{md_text(label)}** (`{choice}`) for decision `{decision.id}` ({decision.gate}); the co-pilot carries on."
 
 
@@ -465,8 +468,8 @@ def option_id(decision: Decision, wanted: str) -> str | None:
     """The option id a word names (its id or its label, any case); "skip" always."""
     wanted = wanted.strip().lower()
     for o in decision.options:
-        if wanted in (str(o.get("id", "")).lower(), str(o.get("label", "")).lower()):
-            return o["id"]
+        if wanted in (o.id.lower(), o.label.lower()):
+            return o.id
     return "skip" if wanted in ("skip", "reject") else None
 
 
@@ -496,7 +499,7 @@ def find_decision(session: Session, rest: str, option: str | None = None) -> tup
     if option is not None:
         fitting = [d for d in open_ if option_id(d, option) is not None and option_id(d, option) != "skip"]
         open_ = fitting or open_
-    waiting = {st.decision_id for st in session.plan if st.status == "awaiting_decision"}
+    waiting = {st.decision_id for st in session.plan if st.status == StepStatus.AWAITING_DECISION}
     current = [d for d in open_ if d.id in waiting]
     if len(current) == 1 or len(open_) == 1:
         return (current or open_)[0], None
@@ -512,7 +515,7 @@ def known_columns(session: Session) -> set[str]:
     for st in session.plan:
         columns |= set(st.columns)
     for f in session.findings:
-        columns |= set(f.get("columns") or [])
+        columns |= set(f.columns)
     return columns
 
 
@@ -528,7 +531,7 @@ def why_markdown(session: Session, text: str) -> str:
         found = [decision_line(session, d) for d in session.decisions if column in d.columns]
         found += [f"- **{md_text(st.title)}** ({st.status}) needed no decision (no gate): {md_text(st.reason)}"
                   for st in session.plan if column in st.columns and not st.decision_id
-                  and st.status in ("done", "skipped", "failed")]
+                  and st.status in (StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED)]
         lines += found or [f"- Nothing has been decided about `{column}` yet."]
     return "\n".join(lines)
 
@@ -538,7 +541,7 @@ def decision_line(session: Session, d: Decision) -> str:
     evidence = evidence_text(d.evidence)
     basis = f" Evidence: {evidence}." if evidence else ""
     if d.decided:
-        label = (d.option() or {}).get("label") or d.choice
+        label = d.chosen_label
         why = f" Rationale: {md_text(d.rationale)}." if d.rationale else ""
         line = (f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — "
                 f"**{md_text(label)}** was chosen by {WHO.get(d.by, d.by)} at {d.at}"
@@ -557,13 +560,13 @@ def summary_markdown(session: Session) -> str:
     for st in session.plan:
         counts[st.status] = counts.get(st.status, 0) + 1
     lines = [f"**Plan** ({session.state}): " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "not made yet")]
-    upcoming = [st for st in session.plan if st.status in ("running", "awaiting_decision", "proposed")][:6]
+    upcoming = [st for st in session.plan if st.status in (StepStatus.RUNNING, *PENDING)][:6]
     lines += [f"- {st.id} {md_text(st.title)} — {st.status}" for st in upcoming]
     open_ = session.open_decisions()
     if open_:
         lines += ["", "**Waiting for you:**"]
         for d in open_:
-            options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
+            options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}{': ' + ', '.join(d.columns) if d.columns else ''}): "
                          f"{md_text(d.question)} Options: {options}.")

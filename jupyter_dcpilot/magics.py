@@ -38,6 +38,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.vocabulary import StepStatus
 
 from .engine.budgets import Budgets, minutes
 from .engine.coordinator import Coordinator
@@ -48,6 +49,7 @@ from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_
 from .engine.plan_edits import EditRefused, parse_pairs
 from .engine.plan_edits import library as plan_library
 from .engine.session import Decision, Session, sidecar_path
+from .engine.task import Given, Inputs, Task
 from .engine.validation import did_you_mean
 from .engine.validity import audit
 from .inputs import INDEX_WORDS
@@ -218,14 +220,14 @@ class DecisionCard:
                                 layout=w.Layout(width="60%"))
         self.buttons: dict[str, Any] = {}
         for o in decision.options:
-            recommended = o.get("id") == decision.recommended
-            label = o.get("label") or o["id"]
+            recommended = o.id == decision.recommended
+            label = o.label or o.id
             button = w.Button(description=f"★ {label} (recommended)" if recommended else label,
                               button_style="success" if recommended else "",
-                              tooltip=f"{o.get('description', '')} — risk: {o.get('risk', '')}",
+                              tooltip=f"{o.description} — risk: {o.risk}",
                               layout=w.Layout(width="auto"))
-            button.on_click(lambda _b, option=o["id"]: self.choose(option))
-            self.buttons[o["id"]] = button
+            button.on_click(lambda _b, option=o.id: self.choose(option))
+            self.buttons[o.id] = button
         evidence = evidence_text(decision.evidence)
         self.header = w.HTML(
             f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
@@ -320,7 +322,7 @@ class Pilot:
     def refresh(self) -> None:
         s = self.session
         self.status.value = (f"<b>dcpilot</b> on <code>{_esc(s.frame)}</code>: {_esc(s.state)} — "
-                             f"{sum(st.status == 'done' for st in s.plan)} steps done, "
+                             f"{sum(st.status == StepStatus.DONE for st in s.plan)} steps done, "
                              f"{len(s.open_decisions())} decisions open")
         self.cards = [DecisionCard(d, self._title(d), self._choose) for d in s.open_decisions()]
         self.cards_box.children = [c.widget for c in self.cards]
@@ -348,7 +350,7 @@ def status_markdown(session: Session) -> str:
     if open_:
         lines += ["", "**Waiting for a decision:**"]
         for d in open_:
-            options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
+            options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
     if session.warnings:
@@ -371,16 +373,15 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None,
     (``episodes``: the library the steps come from, default the built-in one)."""
     task = session.task
     lines = ["## Data preparation decisions", "",
-             f"Task: {task.get('kind')} — outcome `{task.get('target')}`"
-             + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             f"Task: {task.kind} — outcome `{task.target}`"
+             + (f", duration `{task.time}`" if task.time else "")
+             + (f", entity `{task.id}`" if task.id else "")
              + f". Data: `{session.frame}` {session.diagnosis.get('shape') or ''}.", ""]
     decided = [d for d in session.decisions if d.decided]
     if not decided:
         lines.append("No decisions have been made yet.")
     who = {"user": "the analyst", "policy": "the approval policy (recommended option)"}
     for i, d in enumerate(decided, 1):
-        option = d.option() or {}
         step = next((st for st in session.plan if st.id == d.step_id), None)
         title = step.title if step else d.step_id
         columns = f" on {', '.join(f'`{c}`' for c in d.columns)}" if d.columns else ""
@@ -388,7 +389,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None,
         evidence = evidence_text(d.evidence)
         if evidence:
             lines.append(f"   - Evidence: {evidence}")
-        lines.append(f"   - Decision: **{md_text(option.get('label') or d.choice)}** (`{d.choice}`"
+        lines.append(f"   - Decision: **{md_text(d.chosen_label)}** (`{d.choice}`"
                      + (", the recommended option" if d.choice == d.recommended else "")
                      + f"), decided by {who.get(d.by or '', d.by)} at {d.at}"
                      + (f". Rationale: {md_text(d.rationale)}" if d.rationale else "") + ".")
@@ -474,8 +475,8 @@ class DCPilotMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%dcplan: {exc}") from None
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
-        hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
-                 "index": args.index, "frames": [args.frame], "kernel": self.token}
+        given = Given(target=args.target, time=args.time, id=args.entity, kind=args.task, index=args.index)
+        inputs = Inputs(frames=[args.frame], kernel=self.token)
         try:
             budgets = Budgets.from_spec(args.budget) if args.budget else None
         except ValueError as exc:
@@ -483,16 +484,16 @@ class DCPilotMagics(Magics):
         pilot = self.pilot
         same = (pilot is not None and not args.new and pilot.session.frame == args.frame
                 and Path(pilot.session.notebook) == notebook
-                and {k: pilot.session.hints.get(k) for k in hints} == hints)
+                and pilot.session.task.given == given and pilot.session.inputs == inputs)
         if same:
             pilot.coordinator.policy = policy
             if budgets is not None:
                 pilot.set_budgets(budgets)
         else:
             sidecar = sidecar_path(notebook)
-            if sidecar.exists() and (args.new or Session.load(sidecar).hints != hints):
+            if sidecar.exists() and (args.new or _asked_otherwise(Session.load(sidecar), given, inputs)):
                 sidecar.unlink()  # another kernel's checkpoints cannot be restored here
-            session = Session.for_notebook(notebook, frame=args.frame, hints=hints)
+            session = Session.for_notebook(notebook, frame=args.frame, task=Task(given=given), inputs=inputs)
             pilot = self.pilot = Pilot(self.shell, session, policy, budgets)
         display(pilot.widget)
         pilot.run()
@@ -642,6 +643,11 @@ def library_markdown(session: Session, episodes: dict[str, Any]) -> str:
                      f"{', '.join(entry['params']) or ''} | "
                      + ("yes" if entry["addable"] else f"no: {md_text(entry['why_not'])}") + " |")
     return "\n".join(lines)
+
+
+def _asked_otherwise(session: Session, given: Given, inputs: Inputs) -> bool:
+    """Whether a saved session answers another request (another kernel's, other hints)."""
+    return session.task.given != given or session.inputs != inputs
 
 
 def check_columns(magic: str, name: str, frame: Any, **options: str | None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from kernel_tools.vocabulary import TASK_KINDS
+from kernel_tools.vocabulary import TASK_KINDS, StepStatus
 
 from .config import DCPilot
 from .engine import decisions_file, impact, plan_edits
@@ -26,6 +26,7 @@ from .engine.coordinator import Coordinator
 from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
+from .engine.task import Given, Inputs, Task
 from .kernel_bridge import (
     KernelBridge,
     KernelBusyError,
@@ -305,7 +306,7 @@ class HostedSession:
         self._stop_stale()
         for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
             if decision.impact is None and decision.step_id in {st.id for st in self.session.plan
-                                                                 if st.status == "awaiting_decision"}:
+                                                                 if st.status == StepStatus.AWAITING_DECISION}:
                 self.estimate(decision.id)
         if self.session.state != "blocked":  # else the waiting question's answer carries on
             self.resume()
@@ -315,7 +316,7 @@ class HostedSession:
         """What the panel needs to find a notebook's session again after a reload."""
         s = self.session
         return {"id": self.id, "path": self.path, "frame": s.frame,
-                "target": s.task.get("target") or s.hints.get("target"), "state": s.state,
+                "target": s.task.target or s.task.given.target, "state": s.state,
                 "created": s.created}
 
     def usage(self) -> dict[str, Any]:
@@ -332,16 +333,8 @@ class HostedSession:
         KeyError: no such decision; ValueError: already decided, or not one of its options.
         ``"skip"`` is accepted on every decision but the task's (it rejects the step)."""
         decision = self.session.decision(decision_id)
-        if decision.decided:
-            raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
-        if decision not in self.session.open_decisions():
-            raise ValueError(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
-        self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
-        if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
-            decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
-                                     "risk": "the issue stays in the data", "recommended": False,
-                                     "action": None})
         self.session.decide(decision_id, choice, rationale, by="user")
+        self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
         self.resume()
         return decision
 
@@ -415,8 +408,8 @@ class HostedSession:
                             len(stuck), wait)
         s = self.session
         for step in s.plan:  # a step cut off mid-run is retried when the session resumes
-            if step.status == "running":
-                step.status, step.note = "failed", reason
+            if step.status == StepStatus.RUNNING:
+                step.status, step.note = StepStatus.FAILED, reason
         if s.state == "running":
             s.state = "idle"
         try:
@@ -480,15 +473,15 @@ class SessionRegistry:
                 raise SessionExists(self._by_id[existing])
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
-        hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
-                 "share": share}
-        session = Session.for_notebook(notebook, frame=frame, hints=hints)
+        given, inputs = Given(target=target, time=time, kind=task), Inputs(goal=goal, share=share)
+        session = Session.for_notebook(notebook, frame=frame, task=Task(given=given), inputs=inputs)
         if session.frame != frame:  # a sidecar about another frame: start afresh
-            session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+            session = Session(notebook=str(notebook), path=session.path, frame=frame, task=Task(given=given),
+                              inputs=inputs)
         if not session.trusted:  # history only: this request says what to do now
-            session.hints = hints
+            session.task.given, session.inputs = given, inputs
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
-        session.hints["share"] = share
+        session.inputs.share = share
         session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
                             "approve": approve, "budgets": budgets.to_dict()}
         host = BrowserNotebookHost(self.host_timeout)

@@ -142,6 +142,18 @@ class StepStatus(StrEnum):
 
 
 PENDING = (StepStatus.PROPOSED, StepStatus.AWAITING_DECISION)
+# a step that ran to its end, one way or another: what an undo takes back
+RAN = (StepStatus.DONE, StepStatus.FAILED, StepStatus.RUNNING, StepStatus.SKIPPED)
+
+
+class SessionState(StrEnum):
+    """Where a co-pilot session is: ``BLOCKED`` waits for the expert's answer."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    BLOCKED = "blocked"
+    FINISHED = "finished"
+    FAILED = "failed"
 
 
 class EventType(StrEnum):
@@ -180,7 +192,7 @@ TASK_KINDS = values(TaskKind)
 
 VOCABULARIES: dict[str, type[StrEnum]] = {
     "Severity": Severity, "Gate": Gate, "StepGate": StepGate, "TaskKind": TaskKind, "FindingKind": FindingKind,
-    "StepStatus": StepStatus, "EventType": EventType,
+    "StepStatus": StepStatus, "SessionState": SessionState, "EventType": EventType,
 }
 
 
@@ -221,7 +233,8 @@ def typescript() -> str:
 
 
 _CONSTANT = {"Severity": "SEVERITIES", "Gate": "GATES", "StepGate": "STEP_GATES", "TaskKind": "TASK_KINDS",
-             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "EventType": "EVENT_TYPES"}
+             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "SessionState": "SESSION_STATES",
+             "EventType": "EVENT_TYPES"}
 
 
 if __name__ == "__main__":

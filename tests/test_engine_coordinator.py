@@ -11,13 +11,14 @@ from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis, finding, opt
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.report import model_validity
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 
 
 def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
     kernel_ = FakeKernel(diagnosis or churn_diagnosis(), **kernel)
     notebook = FakeNotebook(kernel_, fail_on=fail_on)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
     return Coordinator(session, kernel_, notebook, policy=pol), kernel_, notebook, session
@@ -71,7 +72,7 @@ async def test_recommended_policy_backtracks_when_too_few_rows_are_kept(tmp_path
     assert len(undone) == 1 and len(done) == 1
     assert session.decision(undone[0].decision_id).choice == "remove"
     assert session.decision(done[0].decision_id).choice == "clip"  # the excluded option is gone
-    assert "remove" not in [o["id"] for o in session.decision(done[0].decision_id).options]
+    assert "remove" not in [o.id for o in session.decision(done[0].decision_id).options]
     assert session.exclusions["outliers:income"] == ["remove"]
     assert undone[0].checkpoint_id in kernel.restored and kernel.rows == 200
     assert not any("action='remove'" in c for c in notebook.sources())  # its cell was deleted

@@ -16,6 +16,7 @@ from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.notebook import load_cell
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import probe_expression
 
 
@@ -165,7 +166,7 @@ async def test_rejected_step_backtracks_in_a_real_kernel(tmp_path):
     df.to_csv(tmp_path / "data.csv", index=False)
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)),
-                      hints={"target": "churned", "frames": ["df"]})
+                      task=Task(given=Given(target="churned")), inputs=Inputs(frames=["df"]))
     async with HeadlessHost(notebook) as host:
         await host.run_cell(load_cell([str(tmp_path / "data.csv")], ["df"]), {"dcpilot": {"step": "load"}})
         session.variables["imports"] = True

@@ -126,13 +126,14 @@ async def _blocked(jp_fetch, session_id: str):
 
 def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
     from jupyter_dcpilot.engine.session import Decision, Session, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
     from jupyter_dcpilot.jupyter_ai_persona import find_decision, option_id, summary_markdown
 
     session = Session(frame="df")
     session.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage: x", status="awaiting_decision",
                          gate="leakage", columns=["x"], decision_id="d1-0a1b2c3d")]
     session.decisions = [Decision(id="d1-0a1b2c3d", step_id="s1", gate="leakage", question="Does x leak?", columns=["x"],
-                                  options=[{"id": "drop", "label": "Drop x"}, {"id": "keep", "label": "Keep"}],
+                                  options=[DecisionOption("drop", "Drop x", "", ""), DecisionOption("keep", "Keep", "", "")],
                                   recommended="drop")]
     decision, problem = find_decision(session, "")
     assert decision.id == "d1-0a1b2c3d" and problem is None
@@ -160,6 +161,7 @@ def test_persona_uses_the_engine_model_configuration(chat, monkeypatch, tmp_path
 
 def test_why_answers_per_column_from_the_decision_log() -> None:
     from jupyter_dcpilot.engine.session import Decision, Session, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
     from jupyter_dcpilot.jupyter_ai_persona import why_markdown
 
     session = Session(frame="df")
@@ -169,7 +171,7 @@ def test_why_answers_per_column_from_the_decision_log() -> None:
                     Step(id="s2", episode="drop_identifiers", title="Drop identifiers: uid", status="done",
                          columns=["uid"], reason="'uid' is an identifier")]
     session.decisions = [Decision(id="d1-aa", step_id="s1", gate="leakage", question="Does x leak?", columns=["x"],
-                                  evidence={"score": 0.99}, options=[{"id": "drop", "label": "Drop x"}],
+                                  evidence={"score": 0.99}, options=[DecisionOption("drop", "Drop x", "", "")],
                                   recommended="drop", choice="drop", by="policy", at="t",
                                   history=[{"choice": "keep", "by": "user", "undone": "undone by the user"}])]
     text = why_markdown(session, "why did you drop x, uid and `z`?")
@@ -232,7 +234,7 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
                 "planning with the rule planner") in reply
         (hosted,) = registry.sessions("study.ipynb")
         s = hosted.session
-        assert (s.frame, s.hints["target"], s.hints["time"]) == ("visits", "death", "futime")
+        assert (s.frame, s.task.given.target, s.task.given.time) == ("visits", "death", "futime")
         assert s.settings["approve"] == "ask" and s.settings["planner"] == "rules"
         assert "A co-pilot session already runs on `study.ipynb`" in await say(
             chat, "check `visits` for `death`", attach="study.ipynb")

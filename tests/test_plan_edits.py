@@ -13,6 +13,7 @@ from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.plan_edits import EditRefused
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.engine.validity import audit
 
 
@@ -29,7 +30,7 @@ def make(tmp_path, policy="ask", diagnosis=None):
     kernel = Kernel(diagnosis or churn_diagnosis())
     notebook = FakeNotebook(kernel)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
     return Coordinator(session, kernel, notebook, policy=pol), kernel, notebook, session
@@ -120,7 +121,7 @@ async def test_add_from_the_library_asks_before_a_gated_step_runs(tmp_path):
     added = session.step(record["step"])
     assert added.gate == "row_removal" and "added" in added.by_user and added.params["subset"] == ["age", "plan"]
     question = session.decision(added.decision_id)
-    assert [o["id"] for o in question.options] == ["run", "skip"] and not question.decided
+    assert [o.id for o in question.options] == ["run", "skip"] and not question.decided
     seen = []
     state = await coord.run_until_blocked()
     while state == "blocked":
@@ -155,7 +156,7 @@ async def test_params_change_the_call_and_reopen_an_answer_already_given(tmp_pat
         await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"method": "zscore"}})
     await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 3, "method": "mad"}})
     assert not decision.decided and decision.history[-1]["choice"] == "clip"  # ...so asked again
-    assert decision.option("clip")["action"]["params"]["threshold"] == 3  # the card shows the new call
+    assert decision.option("clip").action["params"]["threshold"] == 3  # the card shows the new call
     assert await coord.run_until_blocked() == "blocked" and session.open_decisions()[0].id == decision.id
     assert not cells_of(notebook, outliers.id)
     session.decide(decision.id, "clip", "expert")

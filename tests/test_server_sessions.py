@@ -12,6 +12,7 @@ from nbformat.v4 import output_from_msg
 from tornado.httpclient import HTTPClientError
 
 from jupyter_dcpilot.engine.session import Decision
+from jupyter_dcpilot.engine.wire import DecisionOption
 from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError, policy_from
 
 pytestmark = pytest.mark.timeout(150)
@@ -364,7 +365,7 @@ async def test_browser_host_resolves_answers_by_request_id() -> None:
 def test_panel_policy_asks_or_recommends_per_gate() -> None:
     def decision(gate, columns=("x",)):
         return Decision(id="d1", step_id="s1", gate=gate, question="?", columns=list(columns), recommended="drop",
-                        options=[{"id": "drop"}, {"id": "keep"}])
+                        options=[DecisionOption("drop", "Drop", "", ""), DecisionOption("keep", "Keep", "", "")])
 
     policy = policy_from({"*": "recommended", "leakage": "ask", "columns": {"bmi": "keep"}})
     assert policy.choose(decision("leakage")) is None

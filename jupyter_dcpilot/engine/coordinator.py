@@ -18,7 +18,7 @@ import asyncio
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import LEAKAGE_SCORE
+from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
 from . import gatekeeping, history, model_audit, plan_edits
 from . import notebook as nb
@@ -87,22 +87,22 @@ class Coordinator:
             try:
                 return await self._run()
             except Exception as exc:  # recorded for the panel and the sidecar, then raised
-                running = [st for st in self.session.plan if st.status == "running"]
+                running = [st for st in self.session.plan if st.status == StepStatus.RUNNING]
                 doing = (f"running step {running[0].id} ({running[0].title})" if running
                          else "planning the next step")
                 message = in_words(exc, doing)
                 for step in running:  # e.g. the kernel died under it: never left "running"
-                    step.status, step.error = "failed", message
+                    step.status, step.error = StepStatus.FAILED, message
                     step.note = "cut short: the kernel or the notebook stopped answering"
-                    self.session.changed("step", step=step.id, status="failed", result=None)
+                    self.session.changed("step", step=step.id, status=StepStatus.FAILED, result=None)
                 self.session.log("error", f"the co-pilot stopped: {message}")
-                self._finish("failed")
+                self._finish(SessionState.FAILED)
                 raise
 
     async def _run(self) -> str:
         s = self.session
         self.interrupted = False
-        s.state = "running"
+        s.state = SessionState.RUNNING
         s.changed("state", state=s.state)
         try:
             return await self._turns()
@@ -117,7 +117,7 @@ class Coordinator:
             if self.interrupted:  # between turns: while planning, or waiting for the notebook
                 return await self._stop_interrupted()
             if self._pausing:  # an undo is waiting for this run
-                return self._finish("idle")
+                return self._finish(SessionState.IDLE)
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
             update = await self.planner.revise(s)
@@ -130,29 +130,29 @@ class Coordinator:
             step = next(iter(s.pending_steps()), None)
             self._charge_planning(step)
             if step is None:
-                return self._finish("finished")
+                return self._finish(SessionState.FINISHED)
             mark = len(s.cells)
             verdict = await self.gate(step)
             if verdict == "blocked":
                 await self._warm(step)
-                return self._finish("blocked")
+                return self._finish(SessionState.BLOCKED)
             if verdict == "skip":
                 await self._decision_cell(step)
-                self._close(step, "skipped", "skipped by the approval policy")
+                self._close(step, StepStatus.SKIPPED, "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
             if outcome == "failed":
-                return self._finish("failed")
+                return self._finish(SessionState.FAILED)
             if outcome == "interrupted":  # usable again: decide, undo or resume
                 self.interrupted = False
-                return self._finish("idle")
+                return self._finish(SessionState.IDLE)
         s.warnings.append(f"stopped after {self.max_turns} turns")
-        return self._finish("failed")
+        return self._finish(SessionState.FAILED)
 
     def _charge_planning(self, step: Step | None) -> None:
         """Planning cost is charged to the step it led to (else the last one done)."""
         s = self.session
-        charged = step or next((st for st in reversed(s.plan) if st.status == "done"), None)
+        charged = step or next((st for st in reversed(s.plan) if st.status == StepStatus.DONE), None)
         for usage in s.llm_usage:
             usage["step_id"] = usage.get("step_id") or (charged.id if charged else None)
 
@@ -160,8 +160,8 @@ class Coordinator:
         """Ask the run to stop (the host interrupts the kernel itself); what it stops, or None
         when nothing runs. A running step fails without retry; a diagnosis or planning turn
         stops, and the next run starts it again."""
-        step = next((st for st in self.session.plan if st.status == "running"), None)
-        if step is None and self.session.state != "running":
+        step = next((st for st in self.session.plan if st.status == StepStatus.RUNNING), None)
+        if step is None and self.session.state != SessionState.RUNNING:
             return None
         self.interrupted = True
         return f"{step.id} ({step.title})" if step is not None else "diagnosis and planning"
@@ -171,9 +171,9 @@ class Coordinator:
         await history.restore_interrupted(self.session, self.calls)
         self.session.log("interrupt", "the run was interrupted by the user")
         self.interrupted = False
-        return self._finish("idle")
+        return self._finish(SessionState.IDLE)
 
-    def _finish(self, state: str) -> str:
+    def _finish(self, state: SessionState) -> str:
         self.session.state = state
         self.session.changed("state", state=state)
         return state
@@ -194,7 +194,7 @@ class Coordinator:
         async with self._lock:
             self._pausing = False
             await history.go_back(self.session, self.calls, self.notebook, checkpoint_id, reason, reopen=True)
-            self._finish("idle")
+            self._finish(SessionState.IDLE)
 
     # -- the expert's plan edits -----------------------------------------------------------
     async def edit_plan(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
@@ -222,8 +222,8 @@ class Coordinator:
             # only ask the same question again, and refuse the expert's next edit while it does
             step = next(iter(s.pending_steps()), None)
             waiting = {d.step_id for d in s.open_decisions()}
-            self._finish("blocked" if step is not None and step.status == "awaiting_decision"
-                         and step.id in waiting else "idle")
+            self._finish(SessionState.BLOCKED if step is not None and step.status == StepStatus.AWAITING_DECISION
+                         and step.id in waiting else SessionState.IDLE)
             return record
 
     async def _note_edits(self) -> None:
@@ -241,7 +241,7 @@ class Coordinator:
         """``"go"``, ``"skip"`` or ``"blocked"``; a gated step never runs undecided."""
         s = self.session
         if step.code is not None:  # code is always read by the expert, whatever the step says
-            step.gate = "custom_code"
+            step.gate = StepGate.CUSTOM_CODE
         if not step.gate:
             return "go"
         decision = (s.decision(step.decision_id) if step.decision_id
@@ -295,12 +295,12 @@ class Coordinator:
         if ep.runs == "task":
             await self._decision_cell(step)
             gatekeeping.apply_task_answer(s, s.decision(step.decision_id).choice if step.decision_id else "confirm")
-            self._close(step, "done", f"task: {s.task.get('kind')}")
+            self._close(step, StepStatus.DONE, f"task: {s.task.kind}")
             return "done"
         if ep.runs == "report":
             await self._decision_cell(step)
             await self.write_report_cell(step)
-            self._close(step, "done")
+            self._close(step, StepStatus.DONE)
             return "done"
         try:
             outcome = await self.worker.execute(step, mark, before_cell=lambda: self._decision_cell(step))
@@ -309,16 +309,16 @@ class Coordinator:
             raise
         await self._decision_cell(step)  # a step that ran no cell still records its decision
         if outcome == "interrupted":  # not handled: the planner proposes it again
-            step.status, step.note = "failed", "interrupted by the user"
+            step.status, step.note = StepStatus.FAILED, "interrupted by the user"
             s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)
             s.changed("step", step=step.id, status=step.status, note=step.note)
             return "interrupted"
         if outcome == "kept":
-            self._close(step, "done", step.note)
+            self._close(step, StepStatus.DONE, step.note)
             return "done"
         if outcome == "failed":
             return self._failed(step, ep)
-        self._close(step, "done")
+        self._close(step, StepStatus.DONE)
         if ep.stage == "pre_split":
             s.data_version += 1
         await self._after_checks(step)
@@ -328,7 +328,7 @@ class Coordinator:
 
     def _failed(self, step: Step, ep: Episode) -> str:
         """A failed step is left out, unless the run cannot go on without it (split, model)."""
-        self._close(step, "failed", step.error or "")
+        self._close(step, StepStatus.FAILED, step.error or "")
         if ep.stage in ("split", "model"):
             self.session.warnings.append(f"{step.title} failed: {step.error}")
             return "failed"
@@ -347,7 +347,7 @@ class Coordinator:
         else:
             s.warnings.append(f"{step.title}: checks failed ({reason}); no backtracks left")
 
-    def _close(self, step: Step, status: str, note: str = "") -> None:
+    def _close(self, step: Step, status: StepStatus, note: str = "") -> None:
         s = self.session
         step.status = status
         if note:
@@ -365,7 +365,7 @@ class Coordinator:
         if suspicion is not None:
             await self.backtrack(suspicion.split, suspicion.reason)
             s.findings.append(suspicion.finding)
-            s.changed("finding", finding=suspicion.finding)
+            s.changed("finding", finding=suspicion.finding.to_dict())
         self.judge()
 
     # -- report --------------------------------------------------------------------------

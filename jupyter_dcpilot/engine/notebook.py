@@ -74,9 +74,8 @@ def decision_markdown(decision: Decision, step: Step) -> str:
         lines += [f"*Evidence:* {ev}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
     for o in decision.options:
-        name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
-        lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
-                     f"| {md_text(o.get('risk', ''))} |")
+        name = f"**{o.id}**" + (" (recommended)" if o.id == decision.recommended else "")
+        lines.append(f"| {name} | {md_text(o.label)}: {md_text(o.description)} | {md_text(o.risk)} |")
     who = {"policy": "the approval policy", "user": "the user"}.get(decision.by or "", decision.by)
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {who} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
@@ -92,11 +91,11 @@ def report_markdown(session: Session, model: dict[str, Any] | None, checks: list
                     warnings: list[str]) -> str:
     """The closing summary cell: task, steps, model, and the verdict as its list of checks."""
     task = session.task
-    index = (task.get("index") or {}).get("label")
+    index = task.index_label
     lines = ["## Summary", "",
-             f"*Task:* {task.get('kind')} — target `{task.get('target')}`"
-             + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             f"*Task:* {task.kind} — target `{task.target}`"
+             + (f", duration `{task.time}`" if task.time else "")
+             + (f", entity `{task.id}`" if task.id else "")
              + (f"; predictions at {md_text(index)}" if index else ""), ""]
     lines += ["| step | status | decision |", "|---|---|---|"]
     for s in session.plan:

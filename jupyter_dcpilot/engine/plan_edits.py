@@ -32,10 +32,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from kernel_tools.vocabulary import StepStatus
+
 from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
 from .episodes import library as episode_library
 from .session import Decision, Session, Step, now
 from .validation import did_you_mean
+from .wire import DecisionOption, skip_option
 
 OPS = ("skip", "move", "add", "params", "reopen")
 
@@ -66,7 +69,7 @@ def library(session: Session, episodes: dict[str, Episode]) -> list[dict[str, An
 def _why_not_addable(session: Session, ep: Episode, episodes: dict[str, Episode]) -> str | None:
     if ep.not_addable:
         return ep.not_addable
-    if ep.when.get("always") and any(st.episode == ep.id and (st.pending or st.status == "done")
+    if ep.when.get("always") and any(st.episode == ep.id and (st.pending or st.status == StepStatus.DONE)
                                      for st in session.plan):
         return "it is in the plan already"
     later = _later_stage_done(session, ep.stage, episodes)
@@ -78,7 +81,7 @@ def _why_not_addable(session: Session, ep: Episode, episodes: dict[str, Episode]
 def _later_stage_done(session: Session, stage: str, episodes: dict[str, Episode]) -> Step | None:
     """A done step of a later stage (the final explain and report steps do not count)."""
     rank = STAGES.index(stage)
-    return next((st for st in session.plan if st.status == "done"
+    return next((st for st in session.plan if st.status == StepStatus.DONE
                  and STAGES.index(_stage(st, episodes)) > rank and _stage(st, episodes) != "final"), None)
 
 
@@ -116,7 +119,7 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
     if op == "skip":
         if not step.pending:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: only a proposed step can be "
-                              "skipped" + ("; reopen it to change it" if step.status == "done" else ""))
+                              "skipped" + ("; reopen it to change it" if step.status == StepStatus.DONE else ""))
         if _required(step.episode, episodes):
             raise EditRefused(f"{step.id} ({step.title}) cannot be skipped: a valid model needs it")
     elif op == "move":
@@ -124,15 +127,15 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
     elif op == "params":
         if not step.pending:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: parameters change only before "
-                              "a step runs" + ("; reopen it first" if step.status == "done" else ""))
+                              "a step runs" + ("; reopen it first" if step.status == StepStatus.DONE else ""))
         _check_params(session, step.episode, edit.get("params"), episodes, parameters)
     elif op == "reopen":
-        if step.status == "skipped":
+        if step.status == StepStatus.SKIPPED:
             later = _later_stage_done(session, _stage(step, episodes), episodes)
             if later is not None:
                 raise EditRefused(f"{later.title} has run since {step.id} was skipped: reopen "
                                   f"{later.id} first")
-        elif step.status != "done":
+        elif step.status != StepStatus.DONE:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: only a done or skipped step "
                               "can be reopened")
         elif not step.checkpoint_id:
@@ -172,7 +175,7 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
             record["params"] = changed
             text = f"set {_params_text(changed)} on {step.id} ({step.title})"
         else:
-            if step.status == "skipped":
+            if step.status == StepStatus.SKIPPED:
                 _unskip(session, step)
                 text = f"reopened the skipped {step.id} ({step.title})"
             else:
@@ -227,7 +230,7 @@ def _check_add(session: Session, edit: dict[str, Any], episodes: dict[str, Episo
         _check_columns(session, ep, columns)
     elif ep.function == "drop_columns":
         raise ValueError(f"adding {ep.id} needs 'columns': which columns to drop")
-    if ep.function == "aggregate_per_entity" and not session.task.get("id"):
+    if ep.function == "aggregate_per_entity" and not session.task.id:
         raise EditRefused("aggregating needs the entity id: none is known for this task")
     if edit.get("params"):
         _check_params(session, ep.id, edit["params"], episodes, None)
@@ -248,7 +251,7 @@ def _check_columns(session: Session, ep: Episode, columns: Any) -> None:
         for column in columns:
             if column not in known:
                 raise ValueError(f"{column!r} is not a column of the data{did_you_mean(column, known)}")
-    target = session.task.get("target")
+    target = session.task.target
     if target in columns and ep.function == "drop_columns":
         raise ValueError(f"{target!r} is the target: it cannot be dropped")
 
@@ -306,14 +309,14 @@ def _mark(step: Step, what: str) -> None:
 
 
 def _skip(session: Session, step: Step, note: str) -> None:
-    step.status, step.note = "skipped", note
+    step.status, step.note = StepStatus.SKIPPED, note
     _mark(step, "skipped")
     session.handled += [f for f in step.finding_ids if f not in session.handled]
     session.changed("step", step=step.id, status=step.status, note=step.note)
 
 
 def _unskip(session: Session, step: Step) -> None:
-    step.status, step.note = "proposed", "reopened by the user"
+    step.status, step.note = StepStatus.PROPOSED, "reopened by the user"
     step.by_user = [b for b in step.by_user if b != "skipped"]
     session.handled = [f for f in session.handled if f not in step.finding_ids]
     if step.decision_id:
@@ -343,7 +346,7 @@ def _set_params(session: Session, step: Step, params: dict[str, Any],
         if decision.decided:
             decision.reopen(f"the user changed the parameters ({_params_text(params)})")
         _refresh_options(decision, step, episodes)
-        session.changed("decision", decision=_asdict(decision))
+        session.changed("decision", decision=decision.to_dict())
     session.changed("step", step=step.id, status=step.status, params=step.user_params)
     return params
 
@@ -351,11 +354,11 @@ def _set_params(session: Session, step: Step, params: dict[str, Any],
 def _refresh_options(decision: Decision, step: Step, episodes: dict[str, Episode]) -> None:
     """Show the user's parameters in the options' calls; their impact is estimated again."""
     for option in decision.options:
-        action = option.get("action")
+        action = option.action
         if action and action.get("function"):
             action["params"] = call_params(step, action["function"], action.get("params") or {},
                                            episodes.get(step.episode))
-        option.pop("impact", None)
+        option.impact = None
     decision.impact = None
 
 
@@ -364,7 +367,7 @@ def _add(session: Session, edit: dict[str, Any], episodes: dict[str, Episode]) -
     columns = list(edit.get("columns") or [])
     params = dict(ep.params)
     for key in _CONTEXT.get(ep.function or "", ()):
-        value = session.task.get(_TASK_KEY.get(key, key))
+        value = getattr(session.task, _TASK_KEY.get(key, key))
         if value:
             params[key] = value
     if columns and ep.function:
@@ -392,28 +395,20 @@ def _ask(session: Session, step: Step, ep: Episode) -> None:
     """The open decision of a gated step the user added: run it, or skip it after all."""
     action = {"function": ep.function, "params": call_params(step, ep.function or "", step.params, ep)}
     on = f" on {', '.join(step.columns)}" if step.columns else ""
-    options = [{"id": "run", "label": f"Run {ep.name.lower()}", "risk": "",
-                "description": f"kernel_tools.{ep.function}{on}, as you added it.",
-                "recommended": True, "action": action},
-               {"id": "skip", "label": "Skip", "description": "Do not run this step after all.",
-                "risk": "", "recommended": False, "action": None}]
+    options = [DecisionOption(id="run", label=f"Run {ep.name.lower()}", risk="",
+                              description=f"kernel_tools.{ep.function}{on}, as you added it.",
+                              recommended=True, action=action), skip_option()]
     decision = Decision(id=f"{session.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id,
                         gate=step.gate or "", question=f"Run the step you added: {step.title}?",
                         evidence={"added_by": "the user"}, options=options, recommended="run",
                         columns=list(step.columns))
     session.decisions.append(decision)
     step.decision_id = decision.id
-    session.changed("decision", decision=_asdict(decision))
+    session.changed("decision", decision=decision.to_dict())
 
 
 def _params_text(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
-
-
-def _asdict(decision: Decision) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(decision)
 
 
 # -- where the step's call takes them ----------------------------------------------------------

@@ -8,13 +8,12 @@ steps the expert added) stay; the expert's plan edits are kept on the merged pla
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from . import plan_edits
 from .episodes import Episode
 from .planners import PlanUpdate
-from .session import Session, Step
+from .session import Session, Step, encode
 
 
 def merge(session: Session, update: PlanUpdate, episodes: dict[str, Episode], standing: Any = None) -> None:
@@ -44,7 +43,7 @@ def merge(session: Session, update: PlanUpdate, episodes: dict[str, Episode], st
     plan_edits.after_merge(s, episodes, previous, standing)
     if update.observation:
         s.variables["observation"] = update.observation
-    s.changed("plan", steps=[asdict(st) for st in s.plan if st.pending], planner=update.planner)
+    s.changed("plan", steps=encode([st for st in s.plan if st.pending]), planner=update.planner)
 
 
 def key(step: Step) -> tuple[Any, ...]:

@@ -6,7 +6,7 @@ The Python types are the one declaration: ``Finding`` and ``Option`` (``kernel_t
 schema's properties, in order; every field is required, since ``to_dict`` / ``asdict`` always
 write it (a dataclass field with ``metadata={"may_be_absent": True}`` and a ``TypedDict``'s
 optional keys are the exceptions). ``Annotated[str, Gate]`` refers to a vocabulary of
-``kernel_tools/vocabulary.py``; ``Annotated[dict, Wire(Chart)]`` gives a dict its shape.
+``kernel_tools/vocabulary.py``; a ``TypedDict`` gives a dict its shape.
 
 Regenerate both files after changing one of those types (``tests/test_schema.py`` fails until then)::
 
@@ -29,7 +29,6 @@ from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import VOCABULARIES, vocabulary_values
 
 from .session import Decision
-from .wire import Wire
 
 ROOTS: tuple[type, ...] = (Finding, Option, Decision)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -62,9 +61,6 @@ def _schema_of(tp: Any, defs: dict[str, Schema]) -> Schema:
     origin = get_origin(tp)
     if origin is Annotated:
         base, *marks = get_args(tp)
-        wires = [m for m in marks if isinstance(m, Wire)]
-        if wires:
-            return _schema_of(wires[0].shape, defs)
         vocabularies = [m for m in marks if isinstance(m, type) and issubclass(m, Enum)]
         refs = [_vocabulary(v, defs) for v in vocabularies]
         return _replace_strings(_schema_of(base, defs), refs[0] if len(refs) == 1 else {"anyOf": refs})

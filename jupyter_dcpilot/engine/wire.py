@@ -1,10 +1,8 @@
-"""The shapes of a decision's parts as the engine saves and sends them (the sidecar, the panel).
+"""The types of a decision's parts (the sidecar and the panel carry them as JSON).
 
-:class:`~jupyter_dcpilot.engine.session.Decision` keeps these as plain dicts; the types here say
-what the dicts hold, and :mod:`.schema` exports them (with ``Finding`` and ``Option``) as the
-JSON Schema the panel's TypeScript types are generated from. A field typed ``dict`` in Python
-and meant to hold one of these is annotated ``Annotated[dict[str, Any], Wire(Chart)]``: mypy
-sees the dict, the schema sees the shape.
+:class:`~jupyter_dcpilot.engine.session.Decision` holds these; :mod:`.schema` exports them (with
+``Finding`` and ``Option``) as the JSON Schema the panel's TypeScript types are generated from.
+The small ones are ``TypedDict``s: JSON-shaped already, checked by mypy.
 """
 
 from __future__ import annotations
@@ -13,13 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from kernel_tools.findings import Option
-
-
-@dataclass(frozen=True)
-class Wire:
-    """Marker in ``Annotated[python_type, Wire(shape)]``: on the wire the field has ``shape``."""
-
-    shape: Any
 
 
 class ChartBar(TypedDict):
@@ -92,5 +83,28 @@ class DecisionOption(Option):
 
     impact: Impact | None = field(default=None, metadata={"may_be_absent": True})
 
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.impact is not None:
+            out["impact"] = self.impact
+        return out
 
-__all__ = ["Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "Wire"]
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DecisionOption:
+        option = cls(**vars(Option.from_dict(d)))
+        option.impact = d.get("impact")
+        return option
+
+    @classmethod
+    def of(cls, option: Option) -> DecisionOption:
+        """A finding's option, offered by a decision."""
+        return cls(**vars(option))
+
+
+def skip_option() -> DecisionOption:
+    """The answer that declines a step: it does not run, and what it would change stays as it is."""
+    return DecisionOption(id="skip", label="Skip", description="Do not run this step.",
+                          risk="what the step would change stays as it is", recommended=False, action=None)
+
+
+__all__ = ["Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]

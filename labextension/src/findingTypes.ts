@@ -34,6 +34,7 @@ export interface IDecision {
   chart: IChart | null;
   history: IPastAnswer[];
   impact: IImpactSummary | null;
+  via?: string | null;
 }
 
 /**

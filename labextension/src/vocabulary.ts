@@ -74,6 +74,16 @@ export const STEP_STATUSES = [
 
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
+export const SESSION_STATES = [
+  'idle',
+  'running',
+  'blocked',
+  'finished',
+  'failed',
+] as const;
+
+export type SessionState = (typeof SESSION_STATES)[number];
+
 export const EVENT_TYPES = [
   'state',
   'activity',
