@@ -20,19 +20,19 @@ from typing import Any
 from jupyter_dcpilot import __version__
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
-from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
-from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
+from jupyter_dcpilot.engine.factory import Request, build, open_session
+from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
-from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
-from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.engine.task import Given, Inputs, Task
+from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
 from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, printable
+from kernel_tools.vocabulary import StepStatus
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -87,7 +87,7 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
         line: str | None = None
         if kind == "progress":
             line = progress(event)
-        elif kind == "step" and event.get("status") in ("done", "failed", "skipped"):
+        elif kind == "step" and event.get("status") in (StepStatus.DONE, StepStatus.FAILED, StepStatus.SKIPPED):
             step = session.step(event["step"]) if session is not None else None
             took = f" in {minutes(step.elapsed_s)}" if step is not None and step.elapsed_s else ""
             line = {"done": f"{title(event['step'])}: done{took}",
@@ -119,44 +119,40 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None) -> tuple[str, dict[str, Any]]:
+                  budget: Any = None, impact: bool = False) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
-    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets)."""
+    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
+    ``impact``: estimate what each option of every gated decision does to the model before it
+    is answered (report.json's ``decisions[].options[].impact``)."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
-    budgets = Budgets.from_spec(budget)
+    Budgets.from_spec(budget)  # refused before anything starts
     started = time.perf_counter()
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
-    policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
+    names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
+    request = Request(frame="df", given=Given(target=target, time=time_col, id=entity, kind=task_kind(task),
+                                              index=index),
+                      inputs=Inputs(frames=names, data=[str(p) for p in paths], engine=engine),
+                      approve=approve, budget=budget, planner=planner, impact=impact)
+    policy = request.policy(prompt=stdin_prompt(stream_out=stream) if interactive else None, files=True)
     for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                     test=test_path, folders=True):
         stream.write(f"warning: {warning}\n")
     out_dir = Path(out).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     notebook_path = out_dir / "notebook.ipynb"
-    sidecar = sidecar_path(notebook_path)
-    if sidecar.exists():
-        sidecar.unlink()  # a headless run starts from the data, not from an older run
-    names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
-    given = Given(target=target, time=time_col, id=entity, kind=task, index=index)
-    inputs = Inputs(frames=names, data=[str(p) for p in paths], engine=engine)
     if test_path is not None and (not target or target in header(test_path)):
-        inputs.test_path = str(test_path)
-    session = Session(notebook=str(notebook_path), path=str(sidecar), task=Task(given=given), inputs=inputs)
+        request.inputs.test_path = str(test_path)
+    # a headless run starts from the data, not from an older run
+    session = open_session(request, notebook_path, fresh=True)
     session.subscribe(progress_printer(stream, started, session))
-    plan_with: Any = RulePlanner()
+    llm = None
     if planner == "claude":
         from jupyter_dcpilot.config import load_llm_config
 
-        config = load_llm_config()
-        if config.available:
-            plan_with = ClaudePlanner(config)
-        else:
-            message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
-            session.warnings.append(message)
-            stream.write(f"warning: {message}\n")
+        llm = load_llm_config()
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
@@ -170,8 +166,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         frames = await KernelCalls(host).frame_info(names)
         session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
         session.variables["imports"] = True
-        coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,
-                                  budgets=budgets, stop=host.interrupt)
+        coordinator = build(request, session, host, host, policy=policy, llm=llm, stop=host.interrupt)
+        for warning in session.warnings:  # e.g. no API key for the Claude planner
+            stream.write(f"warning: {warning}\n")
         try:
             state = await coordinator.run_until_blocked()
         except Exception as exc:  # recorded in the transcript; the notebook and report still get written
@@ -279,6 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
                           "number sets every step not named); a step past 4x its budget is stopped and "
                           "rolled back, the run goes on without it")
+    run.add_argument("--impact", action="store_true",
+                     help="before each expert gate is answered, estimate what each option would do to "
+                          "the model (refits on a sample; report.json and report.html show it). Off by "
+                          "default: it adds a few seconds per gate")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -289,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rules or claude (default: %(default)s)")
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
+    demo.add_argument("--impact", action="store_true", help="as for run")
     migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
                              "jupyter_server_config.json and its API key into the system keyring",
                              description="Earlier versions read ~/.jupyter/dcpilot.json; it is no longer "
@@ -326,12 +328,13 @@ def main(argv: list[str] | None = None) -> int:
             data = [str(write_demo(args.out))]
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
                                                 approve=args.approve, planner=args.planner, out=args.out,
-                                                budget=args.budget))
+                                                budget=args.budget, impact=args.impact))
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget,
+                impact=args.impact))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 1

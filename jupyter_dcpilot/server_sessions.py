@@ -17,16 +17,16 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from kernel_tools.vocabulary import TASK_KINDS, StepStatus
+from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .config import DCPilot
-from .engine import decisions_file, impact, plan_edits
+from .engine import impact, plan_edits
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
-from .engine.gatekeeping import ApprovalPolicy
+from .engine.factory import Request, build, open_session
 from .engine.hosts import CellResult
-from .engine.session import Decision, Session, sidecar_path
-from .engine.task import Given, Inputs, Task
+from .engine.session import Decision, EditRecord, Session, sidecar_path
+from .engine.task import Given, Inputs, task_kind
 from .kernel_bridge import (
     KernelBridge,
     KernelBusyError,
@@ -39,10 +39,6 @@ from .kernel_bridge import (
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
-
-
-PLANNERS = ("rules", "claude")
-SHARE_MODES = ("schema", "samples")  # what an LLM may see: aggregates only, or also example values
 
 
 class HostError(RuntimeError):
@@ -218,18 +214,6 @@ class BrowserNotebookHost:
         await self.request("delete_cells", cell_ids=list(cell_ids))
 
 
-def policy_from(approve: Any) -> ApprovalPolicy:
-    """``"ask"`` (default), ``"recommended"``, ``"none"`` or a decisions-file object (ValueError
-    naming what is wrong with it, see :mod:`jupyter_dcpilot.engine.decisions_file`)."""
-    if approve is None:
-        return ApprovalPolicy()
-    if isinstance(approve, str) and approve in ("ask", "recommended", "none"):
-        return ApprovalPolicy(mode=approve)
-    if isinstance(approve, dict):
-        return ApprovalPolicy(mode="file", choices=decisions_file.check(approve, "approve"))
-    raise ValueError(f"approve must be 'ask', 'recommended', 'none' or an object of choices, not {approve!r}")
-
-
 class HostedSession:
     """One notebook's engine session, its two hosts and the tasks driving its coordinator.
 
@@ -276,7 +260,7 @@ class HostedSession:
             if not restart:
                 return True
             running.cancel()
-        elif not restart and (decision.impact or {}).get("status") in ("running", "done"):
+        elif not restart and decision.impact is not None and decision.impact["status"] in ("running", "done"):
             return True
         decision.impact = {"status": "running"}  # at once: the answer to this request says so
         self._impacts[decision_id] = self._track(
@@ -297,18 +281,19 @@ class HostedSession:
         task.cancel()
         return True
 
-    async def edit(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
-        """Apply one plan edit (see engine.plan_edits), then carry on unless the next step still
-        waits for its answer; its record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's."""
+    async def edit(self, edit: dict[str, Any], via: str) -> EditRecord:
+        """Apply one plan edit (see engine.plan_edits) that came through ``via`` (the panel, the
+        chat, an agent), then carry on unless the next step still waits for its answer; its
+        record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's."""
         if self.closed:
             raise RuntimeError(f"the co-pilot session of {self.path} is closed")
-        record = await self._track(self.coordinator.edit_plan(edit, source))
+        record: EditRecord = await self._track(self.coordinator.edit_plan(edit, via))
         self._stop_stale()
         for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
             if decision.impact is None and decision.step_id in {st.id for st in self.session.plan
                                                                  if st.status == StepStatus.AWAITING_DECISION}:
                 self.estimate(decision.id)
-        if self.session.state != "blocked":  # else the waiting question's answer carries on
+        if self.session.state != SessionState.BLOCKED:  # else the waiting question's answer carries on
             self.resume()
         return record
 
@@ -327,13 +312,12 @@ class HostedSession:
                 "output_tokens": sum(int(u.get("output_tokens") or 0) for u in calls),
                 "cost_usd": round(sum(float(u.get("cost_usd") or 0.0) for u in calls), 6)}
 
-    def decide(self, decision_id: str, choice: str, rationale: str = "") -> Decision:
-        """Record the expert's answer and resume: the one path the panel and the chat share.
-
-        KeyError: no such decision; ValueError: already decided, or not one of its options.
-        ``"skip"`` is accepted on every decision but the task's (it rejects the step)."""
-        decision = self.session.decision(decision_id)
-        self.session.decide(decision_id, choice, rationale, by="user")
+    def decide(self, decision_id: str, choice: str, rationale: str = "", *, via: str) -> Decision:
+        """Record the expert's answer that came through ``via`` (the panel, the chat, an agent)
+        and resume, under the rules of :meth:`.engine.session.Session.decide`: KeyError for no
+        such decision, DecisionClosed (a ValueError) when it takes no answer now, ValueError for
+        an option it does not offer."""
+        decision = self.session.decide(decision_id, choice, rationale, by="user", via=via)
         self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
         self.resume()
         return decision
@@ -384,7 +368,7 @@ class HostedSession:
             if step is not None:
                 step.note = after_kernel_death(error)
                 s.changed("step", step=step.id, status=step.status, note=step.note)
-            s.state = "idle"
+            s.state = SessionState.IDLE
             s.changed("state", state=s.state)
             log.warning("dcpilot session %s: %s", self.id, error)
             return s.state
@@ -410,8 +394,8 @@ class HostedSession:
         for step in s.plan:  # a step cut off mid-run is retried when the session resumes
             if step.status == StepStatus.RUNNING:
                 step.status, step.note = StepStatus.FAILED, reason
-        if s.state == "running":
-            s.state = "idle"
+        if s.state == SessionState.RUNNING:
+            s.state = SessionState.IDLE
         try:
             s.changed("closed", reason=reason)  # saved, and the panel is told
         finally:
@@ -451,19 +435,13 @@ class SessionRegistry:
         defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
         server's (see :mod:`.engine.budgets`)."""
         path = path.lstrip("/")
-        if not frame.isidentifier():
-            raise ValueError(f"frame must be a Python variable name, not {frame!r}")
-        if task not in (None, "auto", *TASK_KINDS):
-            raise ValueError(f"task must be auto or one of {list(TASK_KINDS)}, not {task!r}")
-        planner, share = planner or "rules", share or "schema"
-        if planner not in PLANNERS:
-            raise ValueError(f"planner must be one of {list(PLANNERS)}, not {planner!r}")
-        if share not in SHARE_MODES:
-            raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
-        approve = approve if approve is not None else self.settings.default_approve
-        policy = policy_from(approve)
-        budgets = Budgets.from_spec(budget, base=self.budgets)
-        llm = planner_config(self.settings, model) if planner == "claude" else None
+        request = Request(frame=frame, given=Given(target=target, time=time, kind=task_kind(task)),
+                          inputs=Inputs(goal=goal, share=share or "schema"), planner=planner or "rules",
+                          approve=approve if approve is not None else self.settings.default_approve,
+                          budget=budget, model=model)
+        policy = request.policy()  # a bad approve (or budget, below) refused before anything starts
+        Budgets.from_spec(budget, base=self.budgets)
+        llm = planner_config(self.settings, model) if request.planner == "claude" else None
         notebook = self.os_path(path)
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
@@ -473,25 +451,10 @@ class SessionRegistry:
                 raise SessionExists(self._by_id[existing])
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
-        given, inputs = Given(target=target, time=time, kind=task), Inputs(goal=goal, share=share)
-        session = Session.for_notebook(notebook, frame=frame, task=Task(given=given), inputs=inputs)
-        if session.frame != frame:  # a sidecar about another frame: start afresh
-            session = Session(notebook=str(notebook), path=session.path, frame=frame, task=Task(given=given),
-                              inputs=inputs)
-        if not session.trusted:  # history only: this request says what to do now
-            session.task.given, session.inputs = given, inputs
-        session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
-        session.inputs.share = share
-        session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
-                            "approve": approve, "budgets": budgets.to_dict()}
+        session = open_session(request, notebook)
         host = BrowserNotebookHost(self.host_timeout)
-        probe = NotebookKernelProbe(self.bridge, path)
-        plan_with = None
-        if llm is not None:
-            from .engine.planners import ClaudePlanner
-
-            plan_with = ClaudePlanner(llm, share=share, kernel=probe)
-        coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with, budgets=budgets)
+        coordinator = build(request, session, NotebookKernelProbe(self.bridge, path), host, policy=policy,
+                            llm=llm, base=self.budgets)
         hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
         self._by_id[hosted.id] = hosted
         self._by_path[path] = hosted.id

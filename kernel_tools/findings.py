@@ -11,7 +11,6 @@ vocabulary's, and ``wire_properties`` names the properties ``to_dict`` writes be
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass, field
@@ -192,7 +191,3 @@ class Diagnosis:
 
         return diagnosis_html(self)
 
-
-def escape(text: Any) -> str:
-    """HTML-escape any value (used by the notebook display)."""
-    return html.escape(str(text))

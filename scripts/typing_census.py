@@ -17,8 +17,8 @@ unless said):
 - option dicts: dict literals with the keys of an ``Option`` (``id``, ``label``, ``risk``);
 - dict-typed fields of the session's state (``Session``, ``Step``, ``Decision``, ``Checkpoint``,
   ``Episode``): a field whose type holds ``dict[str, Any]`` or ``Any``;
-- places that assemble a session: modules outside the engine that construct a ``Coordinator``
-  (with its session, policy and planner), and the functions that parse an ``approve`` setting;
+- places that assemble a session: functions that construct a ``Coordinator`` (with its session,
+  policy and planner), and the functions that parse an ``approve`` setting;
 - import cycles among the packages' and the benchmarks' modules, with imports inside functions
   counted too (a lazy import is still a dependency);
 - mypy coverage: the lines of the files pyproject's ``[tool.mypy] files`` names, against all of
@@ -164,8 +164,8 @@ def dict_typed_fields() -> dict[str, list[str]]:
 
 
 def assemblies(paths: list[Path]) -> dict[str, list[str]]:
-    """Modules outside the engine that construct a Coordinator, and functions that parse an
-    approve setting (they compare it with the words "ask", "recommended" and "none")."""
+    """Functions that construct a Coordinator (with its session, policy and planner), and
+    functions that parse an approve setting (they compare it with "ask", "recommended", "none")."""
     coordinators: list[str] = []
     approve_parsers: set[str] = set()
     for path in paths:
@@ -178,11 +178,12 @@ def assemblies(paths: list[Path]) -> dict[str, list[str]]:
                 if not isinstance(node, ast.Call):
                     continue
                 name = ast.unparse(node.func)
-                if name.endswith("Coordinator") and "/engine/" not in rel:
+                if name.endswith("Coordinator") and not rel.endswith("engine/coordinator.py"):
                     coordinators.append(f"{rel}:{fn.name}")
             for node in ast.walk(fn):  # a parser checks the words "ask", "recommended", "none"
                 if isinstance(node, ast.Compare) and any(
-                        {"ask", "recommended", "none"} <= set(_literals(side)) for side in node.comparators):
+                        {"ask", "recommended", "none"} <= set(_literals(side))
+                        or ast.unparse(side).endswith("APPROVE_MODES") for side in node.comparators):
                     approve_parsers.add(f"{rel}:{fn.name}")
     return {"coordinator_built_in": sorted(set(coordinators)), "approve_parsers": sorted(approve_parsers)}
 
@@ -195,14 +196,16 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path, everywhere: bool) -> set[str]:
-    """Modules ``path`` imports (relative imports resolved); ``everywhere``: inside functions too."""
+def imports_of(path: Path, everywhere: bool, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Modules ``path`` imports (relative imports resolved); ``everywhere``: inside functions too.
+    Never what only a type checker reads (``if TYPE_CHECKING``) or only a script run runs (``if
+    __name__ == "__main__"``); ``from package import module`` is an import of that module (of
+    ``known`` ones), not of the package's own names."""
     tree = ast.parse(path.read_text())
     name = _module(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    nodes = ast.walk(tree) if everywhere else _import_time(tree.body)
     found: set[str] = set()
-    for node in nodes:
+    for node in _statements(tree.body, everywhere):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -210,29 +213,45 @@ def imports_of(path: Path, everywhere: bool) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
+            submodules = {f"{base}.{a.name}" for a in node.names} & set(known)
+            found.update(submodules)
+            if len(submodules) < len(node.names):
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)
     return found
 
 
-def _import_time(body: list[ast.stmt]) -> list[ast.stmt]:
+def _skipped(node: ast.stmt) -> bool:
+    test = ast.unparse(node.test) if isinstance(node, ast.If) else ""
+    return "TYPE_CHECKING" in test or "__main__" in test
+
+
+def _statements(body: list[ast.stmt], everywhere: bool) -> list[ast.stmt]:
+    """The import statements of ``body`` that run when the module is imported (``everywhere``: or
+    when its functions run)."""
     out: list[ast.stmt] = []
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append(node)
-        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
-            out += _import_time(node.body + node.orelse)
-        elif isinstance(node, ast.Try):
-            out += _import_time(node.body + [s for h in node.handlers for s in h.body] + node.orelse + node.finalbody)
+        elif isinstance(node, ast.If) and _skipped(node):
+            continue
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if everywhere or isinstance(node, ast.ClassDef):
+                out += _statements(node.body, everywhere)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                out += _statements(getattr(node, field, []) or [], everywhere)
+            for handler in getattr(node, "handlers", []) or []:
+                out += _statements(handler.body, everywhere)
     return out
 
 
-def import_cycles(everywhere: bool) -> list[list[str]]:
+def import_cycles(everywhere: bool, folders: tuple[str, ...] = (*PACKAGES, "benchmarks")) -> list[list[str]]:
     """Strongly connected groups of two or more modules (Tarjan), imports inside functions
     counted when ``everywhere``."""
-    modules = {_module(p): p for p in sources(*PACKAGES, "benchmarks")}
+    modules = {_module(p): p for p in sources(*folders)}
     # an import of one's own package (or a parent) is no edge: its __init__ ran before the module
-    graph = {name: sorted({m for m in imports_of(path, everywhere) if m in modules and m != name
+    graph = {name: sorted({m for m in imports_of(path, everywhere, set(modules)) if m in modules and m != name
                            and not (modules[m].name == "__init__.py" and name.startswith(m + "."))})
              for name, path in modules.items()}
     index: dict[str, int] = {}
@@ -332,7 +351,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     result = census()
-    print(json.dumps(result, indent=2) if parser.parse_args().json else text(result))
+    args = parser.parse_args()
+    print(json.dumps(result, indent=2) if args.json else text(result))
 
 
 if __name__ == "__main__":

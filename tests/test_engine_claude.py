@@ -34,7 +34,7 @@ def setup(tmp_path, url, policy="recommended", retries=2, timeout=5.0, fail_on=(
                        timeout=timeout, model="claude-sonnet-4-6")
     planner = ClaudePlanner(config)
     coordinator = Coordinator(session, kernel, notebook, planner=planner,
-                              policy=ApprovalPolicy.from_spec(policy))
+                              policy=ApprovalPolicy.from_spec(policy, files=True))
     return coordinator, kernel, notebook, session
 
 

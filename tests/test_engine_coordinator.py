@@ -20,7 +20,7 @@ def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
                       task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
-    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
+    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy, files=True)
     return Coordinator(session, kernel_, notebook, policy=pol), kernel_, notebook, session
 
 
@@ -125,7 +125,7 @@ async def test_decisions_file_with_an_unknown_choice_is_a_clear_error(tmp_path):
 
 def test_policy_spec_errors():
     with pytest.raises(ValueError, match="ask, recommended, none or a JSON file"):
-        ApprovalPolicy.from_spec("sometimes")
+        ApprovalPolicy.from_spec("sometimes", files=True)
 
 
 async def test_suspicious_score_backtracks_before_the_split_and_asks_about_the_top_feature(tmp_path):

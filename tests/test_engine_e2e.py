@@ -170,7 +170,7 @@ async def test_rejected_step_backtracks_in_a_real_kernel(tmp_path):
     async with HeadlessHost(notebook) as host:
         await host.run_cell(load_cell([str(tmp_path / "data.csv")], ["df"]), {"dcpilot": {"step": "load"}})
         session.variables["imports"] = True
-        coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec(fast_policy(tmp_path)))
+        coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec(fast_policy(tmp_path), files=True))
         assert await coord.run_until_blocked() == "finished"
         first = next(s for s in session.plan if s.episode == "impute" and s.status == "done")
         first_choice = session.decision(first.decision_id).choice

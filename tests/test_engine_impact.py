@@ -18,7 +18,7 @@ from jupyter_dcpilot.engine import impact
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.report_html import render_html, report_details
-from jupyter_dcpilot.engine.session import Decision, Session, Step
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.wire import DecisionOption
 from kernel_tools import probes
@@ -78,7 +78,7 @@ async def test_the_card_fills_in_option_by_option_and_says_how_much_the_choice_m
     assert set(drop) >= {"metric", "mean", "sd", "rows", "columns", "top_features", "flags"}
     assert keep["mean"] > drop["mean"] and keep["top_features"][0] == "leak"
     assert any("uses follow-up data: 'leak'" in f for f in keep["flags"])  # the finding's timing evidence
-    assert info["status"] == "done" and info["best"] == "keep" and "changes the roc_auc by up to" in info["note"]
+    assert info["status"] == "done" and info["best"] == "keep" and "changes the AUROC by up to" in info["note"]  # metric names in words
     assert events[0]["impact"]["status"] == "running" and events[-1]["impact"]["status"] == "done"
     assert Session.load(s.path).decisions[0].options[1].impact["mean"] == keep["mean"]  # in the sidecar
     report = build_report(s, None)
@@ -136,3 +136,17 @@ def test_label_issue_options_are_estimated_with_an_entitys_rows_together():
     assert args["options"][0]["action"]["params"] == {"action": "flag", "groups": "pid"}
     s.variables["train_columns"] = ["x", "y"]  # the id dropped since: nothing to group by
     assert "groups" not in impact.request(s, d, library())["options"][0]["action"]["params"]
+
+
+def test_after_an_aggregation_the_request_flags_no_time_varying_columns():
+    """The estimate is told which columns vary between an entity's records from the diagnosis of
+    the frame as it is now: the findings before an aggregation (in its checkpoint) no longer hold."""
+    s, d = session_with([option("clip", True, "handle_outliers", columns=["age"], action="clip"), option("keep")],
+                        gate="outliers", episode="outliers", columns=("age",))
+    repeated = Finding("repeated_measurements", ["pid"], "critical", "", {"time_varying_columns": ["age"]})
+    s.findings.append(repeated)
+    assert impact.request(s, d, library())["flagged"]["time_varying"] == ["age"]
+    s.findings.remove(repeated)  # aggregated: the new diagnosis finds no repeated records
+    s.checkpoints = [Checkpoint(id="k1", step_id="s1", label="before", names=["df"], cell_count=0,
+                                snapshot=Snapshot.from_dict({"findings": [repeated.to_dict()]}))]
+    assert impact.request(s, d, library())["flagged"]["time_varying"] == []

@@ -49,6 +49,7 @@ def test_the_task_card_is_asked_by_an_episode_whose_answer_is_the_task_whatever_
     ids = [o.id for o in decision.options]
     assert ids[0] == "confirm" and {"classification", "survival", "index:first", "index:row"} <= set(ids)
     assert step.decision_id == decision.id and s.decisions == [decision]
+    assert decision.rejects is None  # confirmed or corrected, never rejected ("Reject (It is classification)")
     gatekeeping.apply_task_answer(s, "index:row")
     assert s.task.given.index == "row" and s.diagnosed_version == -1 and s.task.confirmed
     assert s.task.diagnosis_args()["index"] == "row"  # the user's word, told to the next diagnosis
@@ -61,6 +62,7 @@ def test_a_policy_answers_and_a_reopened_decision_waits_for_the_expert():
     step = Step(id="s1", episode="impute", title="Impute", gate="imputation", finding_ids=["missing_values:a"])
     s.plan = [step]
     decision = gatekeeping.new_decision(s, step, library()["impute"])
+    assert decision.rejects == "keep"  # the option that changes nothing declines the step
     policy = gatekeeping.ApprovalPolicy(mode="recommended")
     assert asyncio.run(gatekeeping.answer(s, step, decision, policy)) and decision.choice == "impute"
     decision.reopen("undone by the user")

@@ -136,7 +136,7 @@ def test_decisions_files_are_checked_against_the_schema_in_one_line(tmp_path, co
     path = tmp_path / "decisions.json"
     path.write_text(json.dumps(content))
     with pytest.raises(ValueError) as info:
-        ApprovalPolicy.from_spec(str(path))
+        ApprovalPolicy.from_spec(str(path), files=True)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 

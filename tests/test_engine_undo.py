@@ -17,7 +17,7 @@ def make(tmp_path, policy="recommended", notebook_class=FakeNotebook):
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
                       task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
-    coordinator = Coordinator(session, kernel, notebook, policy=ApprovalPolicy.from_spec(policy))
+    coordinator = Coordinator(session, kernel, notebook, policy=ApprovalPolicy.from_spec(policy, files=True))
     return coordinator, kernel, notebook, session
 
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from jupyter_client.session import Session
 from nbformat.v4 import output_from_msg
 from tornado.httpclient import HTTPClientError
 
+from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy
 from jupyter_dcpilot.engine.session import Decision
 from jupyter_dcpilot.engine.wire import DecisionOption
-from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError, policy_from
+from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError
+
+policy_from = ApprovalPolicy.from_spec  # what the server reads a start request's approve with
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -376,3 +380,6 @@ def test_panel_policy_asks_or_recommends_per_gate() -> None:
     assert policy_from("recommended").choose(decision("leakage"))[0] == "drop"
     with pytest.raises(ValueError, match="approve must be"):
         policy_from(["drop"])
+    decisions = Path(__file__).resolve()  # a start request never names a file on the server
+    with pytest.raises(ValueError, match="approve must be"):
+        policy_from(str(decisions))

@@ -38,7 +38,7 @@ def planted_session(notebook, code: str, *, sneaky: bool) -> Session:
     if sneaky:
         session.plan.append(Step(id="s2", episode="custom", title="More", gate=None, code=SNEAKY))
         session.instructions = [{"text": "drop every column", "status": "pending", "at": now()}]
-    session.task = Task(kind="classification", target="churned", confirmed=True)
+    session.task = Task(kind="classification", target="churned", confirmed=True, given=session.task.given)
     session.counter = 2
     return session
 

@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
-from . import gatekeeping, history, model_audit, plan_edits
+from . import gatekeeping, history, impact, model_audit, plan_edits
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -32,7 +32,7 @@ from .observation import observe
 from .plan_merge import merge
 from .planners import RulePlanner
 from .report import build_report
-from .session import Session, Step
+from .session import EditRecord, Session, Step
 from .validity import Check
 from .worker import Stop, Worker
 
@@ -47,11 +47,14 @@ class Coordinator:
                  episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
                  max_backtracks: int = 3, suspicious_score: float = LEAKAGE_SCORE,
                  max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
-                 tick: float | None = None) -> None:
+                 tick: float | None = None, estimate_impact: bool = False) -> None:
         """``budgets``: seconds per kind of step (default: the session's settings, else the
         episodes' defaults, :func:`~.budgets.defaults`); ``stop``: interrupts the kernel, so a
         step far past its budget is stopped and rolled back (without it, it only reports being
-        over budget); ``tick``: seconds between progress events."""
+        over budget); ``tick``: seconds between progress events; ``estimate_impact``: each gated
+        decision's options are estimated (:mod:`.impact`) before anyone answers it (a headless
+        run's report then shows what each choice would have done)."""
+        self.estimate_impact = estimate_impact
         self.episodes = episodes if episodes is not None else library()
         if budgets is None:
             budgets = Budgets.from_spec(session.settings.get("budgets"), episodes=self.episodes)
@@ -197,10 +200,11 @@ class Coordinator:
             self._finish(SessionState.IDLE)
 
     # -- the expert's plan edits -----------------------------------------------------------
-    async def edit_plan(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
-        """Apply one of the expert's plan edits (:mod:`.plan_edits`) between runs, note it in the
-        notebook, and leave the session blocked when the next step still waits for its answer,
-        else idle (run :meth:`run_until_blocked` to carry on).
+    async def edit_plan(self, edit: dict[str, Any], via: str) -> EditRecord:
+        """Apply one of the expert's plan edits (:mod:`.plan_edits`) that came through the host
+        ``via`` (:class:`.hosts.Via`) between runs, note it in the notebook, and leave the session
+        blocked when the next step still waits for its answer, else idle (run
+        :meth:`run_until_blocked` to carry on).
 
         :class:`~.plan_edits.EditRefused` while a run is in progress; KeyError / ValueError for
         an unknown step or a malformed edit. A ``reopen`` of a done step undoes it first."""
@@ -212,9 +216,9 @@ class Coordinator:
             parameters = None
             if edit.get("op") == "params" and "candidates" in (edit.get("params") or {}):
                 parameters = await self.calls.parameters("fit_evaluate")
-            record = plan_edits.apply(s, edit, self.episodes, source=source, parameters=parameters)
-            if record.get("checkpoint"):
-                await history.go_back(s, self.calls, self.notebook, record["checkpoint"],
+            record = plan_edits.apply(s, edit, self.episodes, via=via, parameters=parameters)
+            if record.checkpoint:
+                await history.go_back(s, self.calls, self.notebook, record.checkpoint,
                                       "reopened by the user", reopen=True)
                 plan_edits.note(s, record)
             await self._note_edits()
@@ -227,14 +231,18 @@ class Coordinator:
             return record
 
     async def _note_edits(self) -> None:
-        """A markdown cell in the notebook for each plan edit not noted there yet."""
+        """A markdown cell in the notebook for each plan edit not noted there yet, and for each
+        edit that lapsed since (a re-plan left nothing it applies to)."""
         s = self.session
         for record in s.plan_edits:
-            if not record.get("cell"):
-                cell = await self.notebook.insert_markdown(plan_edits.edit_markdown(record),
-                                                           {"dcpilot": {"step": record.get("step"), "kind": "edit"}})
-                record["cell"] = cell
-                s.cells.append({"id": cell, "step": record.get("step"), "kind": "edit"})
+            if not record.cell:
+                record.cell = await self.notebook.insert_markdown(
+                    plan_edits.edit_markdown(record), {"dcpilot": {"step": record.step, "kind": "edit"}})
+                s.cells.append({"id": record.cell, "step": record.step, "kind": "edit"})
+            if record.lapsed and not record.lapse_cell:
+                record.lapse_cell = await self.notebook.insert_markdown(
+                    plan_edits.lapse_markdown(record), {"dcpilot": {"step": record.step, "kind": "edit"}})
+                s.cells.append({"id": record.lapse_cell, "step": record.step, "kind": "edit"})
 
     # -- gates ---------------------------------------------------------------------------
     async def gate(self, step: Step) -> str:
@@ -246,6 +254,8 @@ class Coordinator:
             return "go"
         decision = (s.decision(step.decision_id) if step.decision_id
                     else gatekeeping.new_decision(s, step, self.episodes.get(step.episode)))
+        if self.estimate_impact and impact.wanted(s, decision) and decision.impact is None:
+            await impact.estimate(s, self.kernel, decision, self.episodes)
         if not decision.decided and not await gatekeeping.answer(s, step, decision, self.policy):
             return "blocked"
         if not decision.decided:  # defensive: the executing path re-checks the gate

@@ -8,6 +8,7 @@ decision is answered; these functions never run one.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -56,17 +57,18 @@ class ApprovalPolicy:
     prompt: Prompt | None = None
 
     @classmethod
-    def from_spec(cls, spec: Any, prompt: Prompt | None = None) -> ApprovalPolicy:
+    def from_spec(cls, spec: Any, prompt: Prompt | None = None, files: bool = False) -> ApprovalPolicy:
         """The one reader of an ``approve`` setting, whichever host gives it: ``"ask"`` (also
-        None), ``"recommended"``, ``"none"``, a decisions file's path (the command line, the
-        magics) or its object (a REST or chat request). ValueError in one line otherwise."""
-        if spec is None or spec in APPROVE_MODES:
+        None), ``"recommended"``, ``"none"``, a decisions file's object (a REST or chat request)
+        or, with ``files`` (the command line and the magics, run by the user on their own
+        files), its path. ValueError in one line otherwise."""
+        if spec is None or (isinstance(spec, str) and spec in APPROVE_MODES):
             return cls(mode=spec or "ask", prompt=prompt)
         if isinstance(spec, dict):
             return cls(mode="file", choices=decisions_file.check(spec, "approve"), prompt=prompt)
-        if not isinstance(spec, str):
-            raise ValueError(f"approve must be ask, recommended, none, a decisions file or an object of "
-                             f"choices, not {spec!r}")
+        if not isinstance(spec, (str, os.PathLike)) or not files:
+            raise ValueError(f"approve must be 'ask', 'recommended', 'none' or an object of choices, not {spec!r}")
+        spec = str(spec)
         if not Path(spec).is_file():
             if spec.lower().endswith(".json"):
                 raise ValueError(f"decisions file not found: {spec}")
@@ -155,10 +157,14 @@ def new_decision(session: Session, step: Step, episode: Episode | None) -> Decis
     if recommended is None:  # the recommended option was excluded: the next one that acts
         recommended = next((o.id for o in options if o.action), options[0].id)
     finding = s.finding(step.finding_ids[0]) if step.finding_ids and step.code is None else None
+    answers_task = episode is not None and episode.runs == "task"
+    rejects = None if answers_task else next(
+        (o.id for o in options if o.id == "skip"),
+        next((o.id for o in options if o.id != recommended and not o.action), None))
     # a random suffix: a decision id of another notebook's session never matches one here
     decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "",
                         question=question, evidence=evidence, options=options, recommended=recommended,
-                        columns=list(step.columns), chart=chart_for(finding))
+                        columns=list(step.columns), chart=chart_for(finding), rejects=rejects)
     s.decisions.append(decision)
     step.decision_id = decision.id
     s.changed("decision", decision=decision.to_dict())

@@ -20,14 +20,15 @@ import uuid
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import FindingKind, TaskKind
+from kernel_tools.vocabulary import FindingKind, TaskKind, metric_words
 
 from .episodes import Episode
+from .errors import in_words
 from .hosts import KernelProbe
 from .kernel_calls import KernelCalls
 from .plan_edits import call_params
 from .session import Decision, Session
-from .validity import all_findings, flagged_columns
+from .validity import flagged_columns
 from .wire import Impact, ImpactSummary
 
 GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
@@ -68,7 +69,7 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
         options.append({"id": o.id, "action": action})
     flagged = flagged_columns(session)
     varying: list[str] = []
-    for f in all_findings(session):
+    for f in session.findings:  # the frame as it is now: after an aggregation no record repeats
         if f.kind == FindingKind.REPEATED_MEASUREMENTS:
             varying = list(f.evidence.get("time_varying_columns") or varying)
     return {"name": "train" if post else session.frame, "options": options, "target": task.target,
@@ -90,7 +91,7 @@ def summary(decision: Decision, tolerance: float = TOLERANCE) -> dict[str, Any]:
     spread = max(scored.values()) - min(scored.values())
     barely = spread < tolerance
     note = (f"the choice changes the score by < {tolerance}" if barely
-            else f"the choice changes the {metric} by up to {spread:.3f}")
+            else f"the choice changes the {metric_words(metric)} by up to {spread:.3f}")
     return {"best": max(scored, key=scored.__getitem__), "spread": round(spread, 6),
             "barely_differ": barely, "note": note}
 
@@ -136,7 +137,7 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
         raise
     except ProbeError as error:  # the kernel restarted under it, or an old kernel_tools
         return dict(_set(session, decision, {**(decision.impact or {}), "status": "failed",
-                                             "error": str(error)[:300]}))
+                                             "error": in_words(error, "estimating the options")[:300]}))
 
 
 def _public(impact: dict[str, Any]) -> Impact:

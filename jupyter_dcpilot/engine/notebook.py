@@ -116,7 +116,8 @@ def plan_edits_markdown(session: Session) -> list[str]:
     if not session.plan_edits:
         return []
     return ["", "*Plan edits (by the user):*",
-            *[f"- {md_text(e.get('text', ''))} ({e.get('source', 'api')}, {e.get('at')})" for e in session.plan_edits]]
+            *[f"- {md_text(e.text)} ({e.via}, {e.at})" + (f" — **no longer applies**: {md_text(e.lapsed)}"
+                                                          if e.lapsed else "") for e in session.plan_edits]]
 
 
 def validity_markdown(checks: list[Any]) -> str:

@@ -18,12 +18,14 @@ a malformed edit (a parameter an episode does not take, a column the frame lacks
 No edit lets a gated step run without its decision: a skipped step does not run at all, an added
 gated step gets its own open decision, changed parameters reopen a decision already answered,
 and the coordinator still refuses to execute an undecided gated step. Every edit is recorded,
-"by user", in :attr:`Session.plan_edits` (the decision log), in the transcript and, by the
+"by user" with the host it came through (``via``: panel, chat, magic, decisions file, agent
+<name>), in :attr:`Session.plan_edits` (the decision log), in the transcript and, by the
 coordinator, as a markdown cell in the notebook.
 
 What an edit changes lives on the steps themselves (``user_params``, ``by_user``, a status), so
 a checkpoint restores it with the plan; :func:`after_merge` keeps it when a planner proposes the
-pending steps again. A decisions file's ``"plan"`` list holds edits given ahead of time, matched
+pending steps again (:mod:`.plan_merge` carries an edited step over to the re-planned step of
+its episode, or records that the edit lapsed, and why). A decisions file's ``"plan"`` list holds edits given ahead of time, matched
 by episode and columns (step ids are not known then), applied whenever a matching step appears.
 """
 
@@ -36,7 +38,8 @@ from kernel_tools.vocabulary import StepStatus
 
 from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
 from .episodes import library as episode_library
-from .session import Decision, Session, Step, now
+from .hosts import Via, by_the_user
+from .session import Decision, EditRecord, Session, Step
 from .validation import did_you_mean
 from .wire import DecisionOption, skip_option
 
@@ -144,53 +147,60 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
 
 
 def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], *,
-          source: str = "api", parameters: list[str] | None = None) -> dict[str, Any]:
-    """Check and apply one edit; returns its record, added to :attr:`Session.plan_edits` — except
-    for the ``reopen`` of a done step, which is only checked: the coordinator undoes the step,
-    then adds the record (``record["checkpoint"]``) with :func:`note`."""
+          via: str, parameters: list[str] | None = None) -> EditRecord:
+    """Check and apply one edit that came through the host ``via``; returns its record, added to
+    :attr:`Session.plan_edits` — except for the ``reopen`` of a done step, which is only checked:
+    the coordinator undoes the step, then adds the record (``record.checkpoint``) with :func:`note`."""
     check(session, edit, episodes, parameters)
     op = edit["op"]
-    record: dict[str, Any] = {"op": op, "by": "user", "source": source, "at": now()}
-    if edit.get("reason"):
-        record["reason"] = str(edit["reason"])
+    record = EditRecord(op=op, via=via, text="", reason=str(edit["reason"]) if edit.get("reason") else None)
     if op == "add":
         step = _add(session, edit, episodes)
-        record.update(step=step.id, episode=step.episode, columns=list(step.columns),
-                      params=dict(step.user_params))
+        record.step, record.episode, record.columns = step.id, step.episode, list(step.columns)
+        record.params = dict(step.user_params)
         text = f"added {step.id} ({step.title})"
     else:
         step = session.step(edit["step"])
-        record.update(step=step.id, episode=step.episode, title=step.title)
+        record.step, record.episode, record.title = step.id, step.episode, step.title
         if op == "skip":
-            _skip(session, step, f"skipped by the user ({source})")
+            _skip(session, step, f"skipped {by_the_user(via)}")
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
             anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
             where = "before" if edit.get("before") else "after"
             _move(session, step, anchor, where)
-            record[where] = anchor.id
+            setattr(record, where, anchor.id)
             text = f"moved {step.id} ({step.title}) {where} {anchor.id} ({anchor.title})"
         elif op == "params":
-            changed = _set_params(session, step, dict(edit["params"]), episodes)
-            record["params"] = changed
-            text = f"set {_params_text(changed)} on {step.id} ({step.title})"
+            record.params = _set_params(session, step, dict(edit["params"]), episodes)
+            text = f"set {_params_text(record.params)} on {step.id} ({step.title})"
+        elif step.status == StepStatus.SKIPPED:
+            _unskip(session, step)
+            text = f"reopened the skipped {step.id} ({step.title})"
         else:
-            if step.status == StepStatus.SKIPPED:
-                _unskip(session, step)
-                text = f"reopened the skipped {step.id} ({step.title})"
-            else:
-                record["checkpoint"] = step.checkpoint_id
-                text = f"reopened {step.id} ({step.title}): undone to its checkpoint, then planned again"
-    record["text"] = text + (f" — {record['reason']}" if record.get("reason") else "")
-    if "checkpoint" not in record:
+            record.checkpoint = step.checkpoint_id
+            text = f"reopened {step.id} ({step.title}): undone to its checkpoint, then planned again"
+    record.text = text + (f" — {record.reason}" if record.reason else "")
+    if record.checkpoint is None:
         note(session, record)
     return record
 
 
-def note(session: Session, record: dict[str, Any]) -> None:
+def note(session: Session, record: EditRecord) -> None:
     """Add an edit's record to the decision log and the transcript."""
     session.plan_edits.append(record)
-    session.log("edit", f"the user {record['text']}", step_id=record.get("step"), op=record["op"])
+    session.log("edit", f"the user {record.text}", step_id=record.step, op=record.op, via=record.via)
+
+
+def lapse(session: Session, step: Step, why: str) -> list[EditRecord]:
+    """The expert's edits of ``step`` no longer apply (a re-plan left no step of its kind): each
+    record says why, and so does the transcript; the coordinator notes them in the notebook."""
+    lapsed = [r for r in session.plan_edits if r.step == step.id and r.lapsed is None and r.op != "skip"]
+    for record in lapsed:
+        record.lapsed = why
+        session.log("edit", f"the user's edit no longer applies: {record.text} — {why}",
+                    step_id=step.id, op=record.op, lapsed=True)
+    return lapsed
 
 
 def _text(edit: dict[str, Any], key: str) -> str:
@@ -449,8 +459,7 @@ def after_merge(session: Session, episodes: dict[str, Episode], previous: list[s
         ordered = sorted((planned[i] for i in slots), key=lambda st: rank[st.id])
         for i, st in zip(slots, ordered):
             planned[i] = st
-    done = [st for st in session.plan if not st.pending]
-    session.plan = done + planned
+    session.plan = keep_places(session.plan, planned)
     for edit in standing or []:
         _standing(session, edit, episodes)
 
@@ -464,17 +473,17 @@ def _standing(session: Session, edit: dict[str, Any], episodes: dict[str, Episod
         return st.pending and st.episode == name and (not columns or bool(columns & set(st.columns)))
 
     if op == "add":
-        done = any(r.get("source") == "decisions file" and r.get("op") == "add" and r.get("episode") == name
-                   and set(r.get("columns") or []) == columns for r in session.plan_edits)
+        done = any(r.via == Via.DECISIONS_FILE and r.op == "add" and r.episode == name
+                   and set(r.columns or []) == columns for r in session.plan_edits)
         if not done and _why_not_addable(session, episodes[edit["episode"]], episodes) is None:
-            apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, source="decisions file")
+            apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, via=Via.DECISIONS_FILE)
         return
     for st in [st for st in session.plan if matches(st)]:
         if op == "skip" and not _required(st.episode, episodes):
-            apply(session, {"op": "skip", "step": st.id}, episodes, source="decisions file")
+            apply(session, {"op": "skip", "step": st.id}, episodes, via=Via.DECISIONS_FILE)
         elif op == "params" and any(st.user_params.get(k) != v for k, v in (edit.get("params") or {}).items()):
             apply(session, {"op": "params", "step": st.id, "params": edit["params"]}, episodes,
-                  source="decisions file")
+                  via=Via.DECISIONS_FILE)
 
 
 def check_standing(edits: Any, episodes: dict[str, Episode], source: str) -> list[dict[str, Any]]:
@@ -521,11 +530,31 @@ def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | N
     return out
 
 
-def edit_markdown(record: dict[str, Any]) -> str:
+def edit_markdown(record: EditRecord) -> str:
     """The notebook's note of one edit."""
-    who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
-    return f"### Plan edited by {who}\n\n{record['text'][0].upper()}{record['text'][1:]}, at {record['at']}."
+    return f"### Plan edited {by_the_user(record.via)}\n\n{record.text[0].upper()}{record.text[1:]}, at {record.at}."
 
 
-__all__ = ["AGGREGATIONS", "EditRefused", "IMPUTE_METHODS", "OPS", "OUTLIER_METHODS", "after_merge", "apply", "call_params", "check",
+def lapse_markdown(record: EditRecord) -> str:
+    """The notebook's note that an edit no longer applies, and why."""
+    return (f"### A plan edit no longer applies\n\nThe edit made {by_the_user(record.via)} at {record.at} — "
+            f"{record.text} — no longer applies: {record.lapsed}.")
+
+
+def keep_places(plan: list[Step], pending: list[Step]) -> list[Step]:
+    """``plan`` with its pending steps replaced by ``pending``, in order, while every step that
+    is not pending (done, skipped, undone ...) keeps its place among them: a skipped step stays
+    where the expert skipped it rather than jumping to the top."""
+    queue = list(pending)
+    out: list[Step] = []
+    for st in plan:
+        if not st.pending:
+            out.append(st)
+        elif queue:
+            out.append(queue.pop(0))
+    return out + queue
+
+
+__all__ = ["AGGREGATIONS", "EditRefused", "IMPUTE_METHODS", "OPS", "OUTLIER_METHODS", "after_merge", "apply",
+           "call_params", "check", "keep_places", "lapse", "lapse_markdown",
            "check_standing", "edit_markdown", "library", "note", "parse_pairs"]

@@ -119,10 +119,17 @@ def _vocabulary(vocabulary: type[Enum], defs: dict[str, Schema]) -> Schema:
         raise TypeError(f"{name} is not one of kernel_tools.vocabulary.VOCABULARIES")
     defs[name] = {
         "type": "string",
-        "enum": list(vocabulary_values(name)),
+        "enum": list(vocabulary_values(name, _every_finding_kind() if name == "FindingKind" else None)),
         "description": " ".join(inspect.cleandoc(vocabulary.__doc__ or name).split()),
     }
     return {"$ref": f"#/$defs/{name}"}
+
+
+def _every_finding_kind() -> tuple[str, ...]:
+    # the detectors' own kinds too: imported only here (pandas and the detectors), for the schema
+    from kernel_tools.diagnosis.registry import every_finding_kind
+
+    return every_finding_kind()
 
 
 def _replace_strings(schema: Schema, by: Schema) -> Schema:

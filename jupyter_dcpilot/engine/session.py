@@ -40,6 +40,10 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+# the sidecars and the temporary files a save writes them through (see Session.save)
+SIDECAR_GLOBS = ("*.dcpilot.json", ".dcpilot-*.tmp")
+
+
 def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
     """``dir/.name.ipynb.dcpilot.json`` for ``dir/name.ipynb`` (git-ignored by ``*.dcpilot.json``)."""
     path = Path(notebook)
@@ -113,6 +117,9 @@ class Decision:
     impact: ImpactSummary | None = None
     # where it was answered, in words: panel, chat, magic, terminal, decisions file, agent <name>
     via: str | None = field(default=None, metadata={"may_be_absent": True})
+    # the option that declines the step ("skip", a finding's "keep"); None when nothing declines
+    # (the task card is confirmed or corrected, never rejected)
+    rejects: str | None = field(default=None, metadata={"may_be_absent": True})
 
     @property
     def decided(self) -> bool:
@@ -151,6 +158,42 @@ class Decision:
         decision = cls(**{k: v for k, v in data.items() if k in known})
         decision.options = [DecisionOption.from_dict(o) for o in data.get("options") or []]
         return decision
+
+
+@dataclass
+class EditRecord:
+    """One of the expert's plan edits, as the decision log keeps it (:mod:`.plan_edits`).
+
+    ``via`` names the host it came through, in words (:class:`.hosts.Via`: panel, chat, magic,
+    decisions file, agent <name>); ``lapsed`` says why it no longer applies, once a re-plan
+    left nothing it could apply to (the notebook and the transcript say so too)."""
+
+    op: str
+    via: str
+    text: str
+    at: str = field(default_factory=now)
+    by: str = "user"
+    step: str | None = None
+    episode: str | None = None
+    title: str | None = None
+    reason: str | None = None
+    columns: list[str] | None = None
+    params: dict[str, Any] | None = None
+    before: str | None = None
+    after: str | None = None
+    checkpoint: str | None = None  # a reopen of a done step: the checkpoint it goes back to
+    cell: str | None = None  # the notebook's note of it
+    lapsed: str | None = None
+    lapse_cell: str | None = None  # the notebook's note that it lapsed
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EditRecord:
+        known = {f.name for f in fields(cls)}
+        data = dict(data)
+        if "via" not in data:  # a sidecar of before the hosts were named: the REST API was the panel's
+            source = data.pop("source", None)
+            data["via"] = "panel" if source in (None, "api") else source
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -221,7 +264,7 @@ class Session:
     handled: list[str] = field(default_factory=list)  # finding ids a step has dealt with
     rejections: list[dict[str, Any]] = field(default_factory=list)  # expert rejections to act on
     instructions: list[dict[str, Any]] = field(default_factory=list)  # free-text, with status
-    plan_edits: list[dict[str, Any]] = field(default_factory=list)  # the expert's edits (plan_edits.py)
+    plan_edits: list[EditRecord] = field(default_factory=list)  # the expert's edits (plan_edits.py)
     variables: dict[str, Any] = field(default_factory=dict)  # what the kernel holds now
     warnings: list[str] = field(default_factory=list)
     validity: list[dict[str, Any]] = field(default_factory=list)  # the verdict's checks (validity.py)
@@ -381,6 +424,7 @@ class Session:
         data["plan"] = [Step.from_dict(s) for s in data.get("plan", [])]
         data["decisions"] = [Decision.from_dict(d) for d in data.get("decisions", [])]
         data["checkpoints"] = [Checkpoint.from_dict(c) for c in data.get("checkpoints", [])]
+        data["plan_edits"] = [EditRecord.from_dict(e) for e in data.get("plan_edits", [])]
         data["state"] = SessionState(data.get("state", SessionState.IDLE))
         return cls(**data, path=path)
 

@@ -22,7 +22,6 @@ from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, sin
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
-from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.vocabulary import kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
@@ -71,11 +70,6 @@ def diagnose(
     counts over every row in a few passes, model-based checks on a sample of whole entities;
     each finding's ``evidence["basis"]`` says which.
     """
-    if is_lazy(df):
-        from kernel_tools.lazy.diagnosis import diagnose_lazy
-
-        return diagnose_lazy(df, target=target, task=task, time=time, id=id, test=test, sample=sample,
-                             random_state=random_state, index=index)
     started = _time.perf_counter()
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None

@@ -35,6 +35,7 @@ export interface IDecision {
   history: IPastAnswer[];
   impact: IImpactSummary | null;
   via?: string | null;
+  rejects?: string | null;
 }
 
 /**

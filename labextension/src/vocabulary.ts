@@ -124,3 +124,10 @@ export const METRIC: { [kind in TaskKind]: string } = {
   regression: 'r2',
   survival: 'c_index',
 };
+
+/** The metrics as a reader names them. */
+export const METRIC_WORDS: { [metric: string]: string } = {
+  roc_auc: 'AUROC',
+  r2: 'R²',
+  c_index: 'C-index',
+};
