@@ -256,6 +256,12 @@ def impact_section(impact: dict[str, Any] | None) -> list[str]:
     return bench_impact.markdown(impact or {"error": "not requested"}).rstrip("\n").split("\n")
 
 
+def mcp_section(mcp: dict[str, Any] | None) -> list[str]:
+    import bench_mcp
+
+    return bench_mcp.markdown(mcp or {"error": "not requested"}).rstrip("\n").split("\n")
+
+
 def checkpoint_section(cp: dict[str, Any]) -> list[str]:
     lines = ["## Checkpoints: save / restore vs a deep copy (`benchmarks/bench_checkpoints.py`)", ""]
     if cp.get("error"):
@@ -431,6 +437,7 @@ def render(results: dict[str, Any]) -> str:
     out += scale_section(results.get("scale")) + [""]
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
     out += impact_section(results.get("impact")) + [""]
+    out += mcp_section(results.get("mcp")) + [""]
     out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),
                        results.get("e2e_growth", (None, 0))) + [""]

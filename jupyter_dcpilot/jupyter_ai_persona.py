@@ -50,6 +50,11 @@ from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick
 log = logging.getLogger(__name__)
 AVATAR = Path(__file__).with_name("jupyter_ai_persona.svg")
 WHO = {"user": "the analyst", "policy": "the approval policy", None: "nobody yet"}
+
+
+def who(d: Decision) -> str:
+    """Who answered a decision, in the chat's words (an agent by its name)."""
+    return d.decided_by if d.by == "agent" else WHO.get(d.by, str(d.by))
 LOOKUP_TIMEOUT = 30.0  # seconds to list a kernel's DataFrames before saying it is busy
 
 APPROVE = re.compile(r"^(?:approve|accept|go ahead|confirm)\b[\s,:]*(?P<rest>.*)$", re.I | re.S)
@@ -409,12 +414,30 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
         asked.add(decision.id)
         return card_markdown(hosted, decision)
     if kind == "decision" and event["decision"].get("choice") is None:
+        proposal = event["decision"].get("proposal")
+        if proposal:  # an agent answered: the person accepts it (or not) here or in the panel
+            key = f"{event['decision']['id']}@{proposal['at']}"
+            if key not in asked:
+                asked.add(key)
+                return f"`{hosted.path}`, decision `{event['decision']['id']}`:" + proposal_text(
+                    session.decision(event["decision"]["id"]))
+            return None
         asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
     if kind == "state" and event.get("state") in (SessionState.FINISHED, SessionState.FAILED):
         return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
     if kind == "closed":
         return f"The co-pilot session on `{hosted.path}` closed: {event.get('reason')}."
     return None
+
+
+def proposal_text(d: Decision) -> str:
+    """An agent's proposal for an open decision, and how to accept it ("" when there is none)."""
+    p = d.proposal
+    if not p or d.decided:
+        return ""
+    why = f" ({md_text(p['rationale'])})" if p.get("rationale") else ""
+    return (f" Agent {md_text(p['agent'])} proposes `{p['choice']}`{why}: say `choose {p['choice']} for {d.id}` "
+            "to accept it.")
 
 
 def card_markdown(hosted: HostedSession, decision: Decision) -> str:
@@ -566,7 +589,7 @@ def find_decision(session: Session, rest: str, option: str | None = None) -> tup
     answered = [d for d in session.decisions if d.decided and names_of(d) & words]
     if answered:
         d = answered[0]
-        return None, f"Decision `{d.id}` was already answered: `{d.choice}` by {WHO.get(d.by, d.by)}."
+        return None, f"Decision `{d.id}` was already answered: `{d.choice}` by {who(d)}."
     open_ = session.open_decisions()
     if not open_:
         return None, "No decision is waiting for an answer."
@@ -626,7 +649,7 @@ def decision_line(session: Session, d: Decision) -> str:
         label = d.chosen_label
         why = f" Rationale: {md_text(d.rationale)}." if d.rationale else ""
         line = (f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — "
-                f"**{md_text(label)}** was chosen by {WHO.get(d.by, d.by)} at {d.at}"
+                f"**{md_text(label)}** was chosen by {who(d)} at {d.at}"
                 + (" (the recommended option)" if d.choice == d.recommended else "") + f".{why}{basis}")
     else:
         line = f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — still open.{basis}"
@@ -651,7 +674,7 @@ def summary_markdown(session: Session) -> str:
             options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}{': ' + ', '.join(d.columns) if d.columns else ''}): "
-                         f"{md_text(d.question)} Options: {options}.")
+                         f"{md_text(d.question)} Options: {options}." + proposal_text(d))
         lines.append("Say `approve` (the recommended option), `choose <option>` or `reject`.")
     if session.validity:  # a model was trained: the verdict, check by check
         lines += ["", validity_markdown(session.validity)]

@@ -24,7 +24,7 @@ from .engine import impact, plan_edits
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.factory import Request, build, open_session
-from .engine.hosts import CellResult
+from .engine.hosts import CellResult, agent_name
 from .engine.session import Decision, EditRecord, Session, sidecar_path
 from .engine.task import Given, Inputs, task_kind
 from .kernel_bridge import (
@@ -100,6 +100,11 @@ class BrowserNotebookHost:
                 self._connected.clear()
 
         return detach
+
+    @property
+    def connected(self) -> bool:
+        """Whether a panel is connected to run the co-pilot's cells."""
+        return bool(self._senders)
 
     def answer(self, message: dict[str, Any]) -> bool:
         """Resolve the request ``message["request_id"]`` answers; False if none is waiting."""
@@ -231,6 +236,7 @@ class HostedSession:
         self.bridge = bridge  # to interrupt the notebook's kernel
         self.task: asyncio.Task[str] | None = None  # the latest run
         self.closed = False
+        self.agent_may_decide: frozenset[str] = frozenset()  # gates an agent's answer decides
         self._work: set[asyncio.Task[Any]] = set()
         self._impacts: dict[str, asyncio.Task[Any]] = {}  # decision id -> its impact estimate
         if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
@@ -283,10 +289,18 @@ class HostedSession:
 
     async def edit(self, edit: dict[str, Any], via: str) -> EditRecord:
         """Apply one plan edit (see engine.plan_edits) that came through ``via`` (the panel, the
-        chat, an agent), then carry on unless the next step still waits for its answer; its
-        record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's."""
+        chat, ``agent <name>``), then carry on unless the next step still waits for its answer; its
+        record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's. An agent
+        cannot skip a step behind a gate it may not decide: it proposes "skip" on the step's
+        decision instead."""
         if self.closed:
             raise RuntimeError(f"the co-pilot session of {self.path} is closed")
+        if agent_name(via) is not None and edit.get("op") == "skip":
+            gate = self.session.step(str(edit.get("step"))).gate
+            if gate and gate not in self.agent_may_decide:
+                raise plan_edits.EditRefused(
+                    f"step {edit.get('step')} is behind the {gate} gate: only the person skips it; "
+                    "answer its decision with 'skip' to propose that")
         record: EditRecord = await self._track(self.coordinator.edit_plan(edit, via))
         self._stop_stale()
         for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
@@ -313,18 +327,37 @@ class HostedSession:
                 "cost_usd": round(sum(float(u.get("cost_usd") or 0.0) for u in calls), 6)}
 
     def decide(self, decision_id: str, choice: str, rationale: str = "", *, via: str) -> Decision:
-        """Record the expert's answer that came through ``via`` (the panel, the chat, an agent)
-        and resume, under the rules of :meth:`.engine.session.Session.decide`: KeyError for no
-        such decision, DecisionClosed (a ValueError) when it takes no answer now, ValueError for
-        an option it does not offer."""
-        decision = self.session.decide(decision_id, choice, rationale, by="user", via=via)
+        """Record an answer that came through ``via`` (the panel, the chat, ``agent <name>``) and
+        resume, under the rules of :meth:`.engine.session.Session.decide`: KeyError for no such
+        decision, DecisionClosed (a ValueError) when it takes no answer now, ValueError for an
+        option it does not offer. The person's answer decides. An agent's is a proposal shown
+        beside the question for the person to accept, unless the user lets agents decide the
+        decision's gate (:attr:`agent_may_decide`): then it decides, by "agent"."""
+        agent = agent_name(via)
+        decision = self.session.decision(decision_id)
+        if agent is not None:
+            self.session.propose(decision_id, choice, rationale, agent)
+            if decision.gate not in self.agent_may_decide:
+                self.note_agent(agent, f"proposed {choice!r} for decision {decision_id} ({decision.gate}); "
+                                       "it waits for the person to accept it")
+                return decision
+        self.session.decide(decision_id, choice, rationale, by="user" if agent is None else "agent", via=via)
         self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
+        if agent is not None:
+            self.note_agent(agent, f"decided {choice!r} for decision {decision_id} ({decision.gate}), "
+                                   "a gate the user lets agents decide")
         self.resume()
         return decision
 
-    async def undo(self, checkpoint_id: str) -> None:
+    def note_agent(self, agent: str, text: str) -> None:
+        """One line of the transcript (the decision log) for what an agent did."""
+        self.session.log("agent", f"agent {agent} {text}", agent=agent)
+
+    async def undo(self, checkpoint_id: str, agent: str | None = None) -> None:
         """Go back to before a checkpoint, then carry on (undone decisions are asked again)."""
         self.session.checkpoint(checkpoint_id)  # KeyError naming it
+        if agent is not None:
+            self.note_agent(agent, f"undid the work back to checkpoint {checkpoint_id}")
         await self._track(self.coordinator.undo(checkpoint_id))
         self._stop_stale()
         self.resume()
@@ -456,6 +489,7 @@ class SessionRegistry:
         coordinator = build(request, session, NotebookKernelProbe(self.bridge, path), host, policy=policy,
                             llm=llm, base=self.budgets)
         hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
+        hosted.agent_may_decide = frozenset(self.settings.agent_may_decide)
         self._by_id[hosted.id] = hosted
         self._by_path[path] = hosted.id
         session.save()

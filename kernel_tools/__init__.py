@@ -21,6 +21,10 @@ _EXPORTS: dict[str, str] = {
     "list_frames": "frames",
     "profile": "frames",
     "to_pandas": "frames",
+    # dictionary.py / readers.py — a study's codebook, and files that carry one (Stata, SPSS, SAS)
+    "read_dictionary": "dictionary",
+    "Dictionary": "dictionary",
+    "read_file": "readers",
     # findings.py — the typed results of diagnose
     "Finding": "findings",
     "Option": "findings",
@@ -43,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "handle_outliers": "transforms",
     "handle_label_issues": "transforms",
     "split": "transforms",
+    "redcap_baseline": "transforms",
     "StepReport": "transforms",
     # models.py — valid models
     "fit_evaluate": "models",

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.lazy.engine import is_lazy
+from kernel_tools.privacy import WITHHELD, is_private
 
 # IPython's own bookkeeping names that may hold frames but are not the user's variables
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython"}
@@ -198,7 +199,8 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
 
     What an LLM sees when the user chose to share sample rows: whole rows, so it can read how
     columns relate (a date next to an outcome, units next to numbers). Missing values become
-    None and long texts are cut to ``max_chars``. ``df`` is not modified; of a lazy frame, the
+    None and long texts are cut to ``max_chars``; a column a codebook marked private
+    (:mod:`kernel_tools.privacy`) shows ``"<private>"``. ``df`` is not modified; of a lazy frame, the
     rows come from its first partition.
     """
     if is_lazy(df):
@@ -213,7 +215,7 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
     for _, row in picked.iterrows():
         record = {}
         for name, value in zip(map(str, picked.columns), row.tolist()):
-            value = None if _is_missing(value) else _json_scalar(value)
+            value = WITHHELD if is_private(name) else None if _is_missing(value) else _json_scalar(value)
             record[name] = value[:max_chars] if isinstance(value, str) else value
         records.append(record)
     return records
@@ -261,6 +263,8 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
             values = column.dropna().unique()[:examples]
         except TypeError:  # unhashable cells (lists, dicts): still describe the column
             unique, values = None, column.dropna().head(examples).tolist()
+        if is_private(name):  # a codebook says it identifies a person: no value leaves the kernel
+            values = [WITHHELD] if len(values) else []
         detail.append(
             {
                 "name": str(name),

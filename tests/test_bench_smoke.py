@@ -41,7 +41,7 @@ def smoke(tmp_path_factory):
     env = {**os.environ, "DCPILOT_DATA": str(out / "no-shared-data")}
     proc = subprocess.run(
         [sys.executable, str(BENCH / "run_all.py"), "--quick", "--sizes", "1000,3000", "--out", str(md),
-         "--json", str(raw)], capture_output=True, text=True, timeout=360, cwd=REPO, env=env)
+         "--json", str(raw)], capture_output=True, text=True, timeout=480, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return md.read_text(), json.loads(raw.read_text())
 
@@ -53,11 +53,24 @@ def test_report_has_every_section_and_header(smoke):
     for heading in ("## Method", "## Quality: co-pilot vs naive pipeline vs oracle", "### Summary",
                     "## Speed:", "## Checkpoints:", "## End-to-end co-pilot run time per case",
                     "## Models: the co-pilot's model vs an external reference",
-                    "## Model fitting on a wide table", "## Decision impact latency"):
+                    "## Model fitting on a wide table", "## Decision impact latency",
+                    "## MCP tools: latency and privacy"):
         assert heading in text, heading
     for column in ("valid?", "issues P / R", "holdout metric", "run time s", "gap recovered"):
         assert column in text, column
     assert "Load average at start" in text and "git commit" in text and "scikit-learn" in text
+
+
+@pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)
+def test_mcp_tool_call_is_timed_within_the_call_and_leaks_nothing(smoke):
+    text, results = smoke
+    mcp = results["mcp"]
+    assert "error" not in mcp, mcp
+    (run,) = mcp["runs"]
+    assert 0 < run["diagnosis_in_call"] < run["mcp"] and run["overhead"] == pytest.approx(run["mcp"] - run["diagnosis_in_call"])
+    assert mcp["leaked"] == [] and mcp["in_kernel_diagnosis"] >= 2  # the values were there to leak
+    assert 0 < mcp["breakdown"]["round_trip_s"] < 5 and mcp["breakdown"]["answer_bytes"] > 1000
+    assert "**0 of 4** planted values" in text
 
 
 @pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)

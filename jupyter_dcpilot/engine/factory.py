@@ -23,11 +23,11 @@ from .gatekeeping import ApprovalPolicy, Prompt
 from .hosts import KernelProbe, NotebookHost
 from .llm import LLMConfig
 from .session import Session, sidecar_path
+from .sharing import SHARE_MODES
 from .task import Given, Inputs, Task
 from .worker import Stop
 
 PLANNERS = ("rules", "claude")
-SHARE_MODES = ("schema", "samples")  # what an LLM may see: aggregates only, or also example values
 
 
 @dataclass

@@ -46,6 +46,17 @@ def agent(name: str) -> str:
     return f"agent {name}"
 
 
+def agent_name(via: str | None) -> str | None:
+    """The agent's name when ``via`` is an agent's (``agent <name>``), else None."""
+    return via[len("agent "):] if via and via.startswith("agent ") else None
+
+
+def by_whom(via: str | None) -> str:
+    """"by agent X" for an agent's action, else :func:`by_the_user`."""
+    name = agent_name(via)
+    return f"by agent {name}" if name is not None else by_the_user(via)
+
+
 def by_the_user(via: str | None) -> str:
     """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"."""
     where = {Via.PANEL: "in the panel", Via.CHAT: "in the chat", Via.MAGIC: "with a magic",

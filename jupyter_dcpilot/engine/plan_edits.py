@@ -38,7 +38,7 @@ from kernel_tools.vocabulary import StepStatus
 
 from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
 from .episodes import library as episode_library
-from .hosts import Via, by_the_user
+from .hosts import Via, agent_name, by_whom
 from .session import Decision, EditRecord, Session, Step
 from .validation import did_you_mean
 from .wire import DecisionOption, skip_option
@@ -153,7 +153,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
     the coordinator undoes the step, then adds the record (``record.checkpoint``) with :func:`note`."""
     check(session, edit, episodes, parameters)
     op = edit["op"]
-    record = EditRecord(op=op, via=via, text="", reason=str(edit["reason"]) if edit.get("reason") else None)
+    record = EditRecord(op=op, via=via, text="", by="agent" if agent_name(via) else "user",
+                        reason=str(edit["reason"]) if edit.get("reason") else None)
     if op == "add":
         step = _add(session, edit, episodes)
         record.step, record.episode, record.columns = step.id, step.episode, list(step.columns)
@@ -163,7 +164,7 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
         step = session.step(edit["step"])
         record.step, record.episode, record.title = step.id, step.episode, step.title
         if op == "skip":
-            _skip(session, step, f"skipped {by_the_user(via)}")
+            _skip(session, step, f"skipped {by_whom(via)}")
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
             anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
@@ -189,7 +190,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
 def note(session: Session, record: EditRecord) -> None:
     """Add an edit's record to the decision log and the transcript."""
     session.plan_edits.append(record)
-    session.log("edit", f"the user {record.text}", step_id=record.step, op=record.op, via=record.via)
+    session.log("edit", f"{by_whom(record.via).removeprefix('by ')} {record.text}", step_id=record.step,
+                op=record.op, via=record.via)
 
 
 def lapse(session: Session, step: Step, why: str) -> list[EditRecord]:
@@ -198,7 +200,7 @@ def lapse(session: Session, step: Step, why: str) -> list[EditRecord]:
     lapsed = [r for r in session.plan_edits if r.step == step.id and r.lapsed is None and r.op != "skip"]
     for record in lapsed:
         record.lapsed = why
-        session.log("edit", f"the user's edit no longer applies: {record.text} — {why}",
+        session.log("edit", f"an edit no longer applies: {record.text} — {why}",
                     step_id=step.id, op=record.op, lapsed=True)
     return lapsed
 
@@ -532,12 +534,12 @@ def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | N
 
 def edit_markdown(record: EditRecord) -> str:
     """The notebook's note of one edit."""
-    return f"### Plan edited {by_the_user(record.via)}\n\n{record.text[0].upper()}{record.text[1:]}, at {record.at}."
+    return f"### Plan edited {by_whom(record.via)}\n\n{record.text[0].upper()}{record.text[1:]}, at {record.at}."
 
 
 def lapse_markdown(record: EditRecord) -> str:
     """The notebook's note that an edit no longer applies, and why."""
-    return (f"### A plan edit no longer applies\n\nThe edit made {by_the_user(record.via)} at {record.at} — "
+    return (f"### A plan edit no longer applies\n\nThe edit made {by_whom(record.via)} at {record.at} — "
             f"{record.text} — no longer applies: {record.lapsed}.")
 
 

@@ -6,7 +6,8 @@ The Python types are the one declaration: ``Finding`` and ``Option`` (``kernel_t
 schema's properties, in order; every field is required, since ``to_dict`` / ``asdict`` always
 write it (a dataclass field with ``metadata={"may_be_absent": True}`` and a ``TypedDict``'s
 optional keys are the exceptions). ``Annotated[str, Gate]`` refers to a vocabulary of
-``kernel_tools/vocabulary.py``; a ``TypedDict`` gives a dict its shape.
+``kernel_tools/vocabulary.py``; a ``TypedDict`` gives a dict its shape, and
+``Annotated[dict, Wire(Decision)]`` a JSON value built to one of these types.
 
 Regenerate both files after changing one of those types (``tests/test_schema.py`` fails until then)::
 
@@ -29,6 +30,7 @@ from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import VOCABULARIES, vocabulary_values
 
 from .session import Decision
+from .wire import Wire
 
 ROOTS: tuple[type, ...] = (Finding, Option, Decision)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -51,6 +53,14 @@ def json_schema() -> Schema:
     }
 
 
+def schema_of(tp: Any) -> Schema:
+    """The JSON Schema of another type built from these (a TypedDict of findings and decisions,
+    such as the MCP tools' answers in ``jupyter_dcpilot/agent_view.py``), with its ``$defs``."""
+    defs: dict[str, Schema] = {}
+    root = _schema_of(tp, defs)
+    return {**root, "$defs": dict(sorted(defs.items()))}
+
+
 def json_text() -> str:
     """The schema as the committed file holds it (``findings.schema.json``)."""
     return json.dumps(json_schema(), indent=2) + "\n"
@@ -61,6 +71,9 @@ def _schema_of(tp: Any, defs: dict[str, Schema]) -> Schema:
     origin = get_origin(tp)
     if origin is Annotated:
         base, *marks = get_args(tp)
+        wires = [m for m in marks if isinstance(m, Wire)]
+        if wires:
+            return _schema_of(wires[0].shape, defs)
         vocabularies = [m for m in marks if isinstance(m, type) and issubclass(m, Enum)]
         refs = [_vocabulary(v, defs) for v in vocabularies]
         return _replace_strings(_schema_of(base, defs), refs[0] if len(refs) == 1 else {"anyOf": refs})

@@ -25,10 +25,12 @@ from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import PENDING, EventType, Gate, SessionState, StepGate, StepStatus
 
 from . import signatures
+from .hosts import by_the_user
 from .task import Inputs, Task, from_old_sidecar
-from .wire import Chart, DecisionOption, ImpactSummary, PastAnswer, skip_option
+from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, skip_option
 
-Answerer = Literal["user", "policy"]
+# "agent": an agent the user allowed to decide a gate (its name in the decision's proposal)
+Answerer = Literal["user", "policy", "agent"]
 
 
 class DecisionClosed(ValueError):
@@ -115,6 +117,8 @@ class Decision:
     history: list[PastAnswer] = field(default_factory=list)
     # how much the choice matters (engine/impact.py); per option in options[].impact
     impact: ImpactSummary | None = None
+    # an agent's answer through the MCP tools, for the person to accept (see Session.propose)
+    proposal: AgentProposal | None = None
     # where it was answered, in words: panel, chat, magic, terminal, decisions file, agent <name>
     via: str | None = field(default=None, metadata={"may_be_absent": True})
     # the option that declines the step ("skip", a finding's "keep"); None when nothing declines
@@ -130,13 +134,25 @@ class Decision:
         """Undone by the user, who must answer it again (an approval policy may not)."""
         return bool(self.history)
 
+    @property
+    def decided_by(self) -> str:
+        """Who answered, in words: the user (and where), the approval policy or the agent named."""
+        if self.by == "agent":
+            return f"agent {self.proposal['agent'] if self.proposal else '?'}"
+        if self.by == "user":
+            return by_the_user(self.via).removeprefix("by ")
+        return {"policy": "the approval policy"}.get(self.by or "", "nobody yet")
+
     def reopen(self, reason: str) -> None:
-        """Clear the answer (kept in :attr:`history` for the decision log) so it is asked again:
-        the one way a decided question takes a new answer."""
-        if self.choice is not None:
-            self.history.append(PastAnswer(choice=self.choice, by=self.by, at=self.at, rationale=self.rationale,
-                                           undone=reason, undone_at=now()))
-        self.choice = self.by = self.at = self.via = None
+        """Clear the answer and any agent's proposal (kept in :attr:`history` for the decision
+        log) so it is asked again: the one way a decided question takes a new answer."""
+        if self.choice is not None or self.proposal is not None:
+            past = PastAnswer(choice=self.choice, by=self.by, at=self.at, rationale=self.rationale,
+                              undone=reason, undone_at=now())
+            if self.proposal is not None:
+                past["proposal"] = self.proposal
+            self.history.append(past)
+        self.choice = self.by = self.at = self.via = self.proposal = None
         self.rationale = ""
 
     def option(self, option_id: str | None = None) -> DecisionOption | None:
@@ -357,15 +373,14 @@ class Session:
         answer never rewrites the decision log; :meth:`Decision.reopen`, through an undo or a
         plan edit, is how a question is asked again); ``"skip"`` declines any step (the task
         card only by a policy: the user answers it with a task); ValueError for an option the
-        decision does not offer. ``via``: the host it came through, in words."""
+        decision does not offer. ``via``: the host it came through, in words. An agent
+        (``by="agent"``) answers only with the choice it proposed (:meth:`propose`)."""
         decision = self.decision(decision_id)
-        if decision.decided:
-            raise DecisionClosed(f"decision {decision_id} was already answered ({decision.choice}, by "
-                                 f"{decision.by}); reopen its step to answer it again")
-        if decision not in self.open_decisions():
-            raise DecisionClosed(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
-        if by not in ("user", "policy"):
-            raise ValueError(f"decision {decision_id}: by must be 'user' or 'policy', not {by!r}")
+        self.check_open(decision)
+        if by not in ("user", "policy", "agent"):
+            raise ValueError(f"decision {decision_id}: by must be 'user', 'policy' or 'agent', not {by!r}")
+        if by == "agent" and (decision.proposal is None or decision.proposal["choice"] != choice):
+            raise ValueError(f"decision {decision_id}: an agent decides only what it proposed")
         if choice == "skip" and decision.option("skip") is None and (decision.gate != StepGate.TASK or by == "policy"):
             decision.options.append(skip_option())
         if decision.option(choice) is None:
@@ -373,6 +388,30 @@ class Session:
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
         decision.choice, decision.by, decision.at, decision.via = choice, by, now(), via
         decision.rationale = rationale
+        self.changed("decision", decision=decision.to_dict())
+        return decision
+
+    def check_open(self, decision: Decision) -> None:
+        """:class:`DecisionClosed` unless ``decision`` takes an answer now: not answered yet (a new
+        answer comes only after :meth:`Decision.reopen`) and its step waiting to run."""
+        if decision.decided:
+            raise DecisionClosed(f"decision {decision.id} was already answered ({decision.choice}, by "
+                                 f"{decision.decided_by}); reopen its step to answer it again")
+        if decision not in self.open_decisions():
+            raise DecisionClosed(f"decision {decision.id} asks nothing any more: its step is not waiting to run")
+
+    def propose(self, decision_id: str, choice: str, rationale: str, agent: str) -> Decision:
+        """Record an agent's answer to an open decision as a proposal beside the question (the
+        person accepts it by choosing it); a later proposal replaces it. DecisionClosed as
+        :meth:`decide`; ValueError for an option the decision does not offer."""
+        decision = self.decision(decision_id)
+        self.check_open(decision)
+        if choice == "skip" and decision.option("skip") is None and decision.gate != StepGate.TASK:
+            decision.options.append(skip_option())
+        if decision.option(choice) is None:
+            ids = [o.id for o in decision.options]
+            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        decision.proposal = AgentProposal(agent=agent, choice=choice, rationale=rationale, at=now())
         self.changed("decision", decision=decision.to_dict())
         return decision
 

@@ -2,7 +2,9 @@
 
 :class:`~jupyter_dcpilot.engine.session.Decision` holds these; :mod:`.schema` exports them (with
 ``Finding`` and ``Option``) as the JSON Schema the panel's TypeScript types are generated from.
-The small ones are ``TypedDict``s: JSON-shaped already, checked by mypy.
+The small ones are ``TypedDict``s: JSON-shaped already, checked by mypy. A JSON value built to one
+of these shapes (the MCP tools' answers) is annotated ``Annotated[dict[str, Any], Wire(Decision)]``:
+mypy sees the dict, the schema sees the shape.
 """
 
 from __future__ import annotations
@@ -11,6 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from kernel_tools.findings import Option
+
+
+@dataclass(frozen=True)
+class Wire:
+    """Marker in ``Annotated[python_type, Wire(shape)]``: on the wire the value has ``shape``."""
+
+    shape: Any
 
 
 class ChartBar(TypedDict):
@@ -65,7 +74,22 @@ class ImpactSummary(_ImpactSummaryExtras):
     status: Literal["running", "done", "cancelled", "failed"]
 
 
-class PastAnswer(TypedDict):
+class AgentProposal(TypedDict):
+    """An agent's answer to a decision (through the MCP tools): shown beside the question for the
+    person to accept, or the answer itself when the user lets agents decide its gate
+    (``c.DCPilot.agent_may_decide``; the decision's ``by`` is then "agent")."""
+
+    agent: str  # the agent's name, as its MCP client or jupyter-ai persona gives it
+    choice: str
+    rationale: str
+    at: str
+
+
+class _PastAnswerExtras(TypedDict, total=False):
+    proposal: AgentProposal  # an agent's proposal standing when the answer was undone
+
+
+class PastAnswer(_PastAnswerExtras):
     """An answer to a decision that was undone (the decision was asked again)."""
 
     choice: str | None
@@ -107,4 +131,4 @@ def skip_option() -> DecisionOption:
                           risk="what the step would change stays as it is", recommended=False, action=None)
 
 
-__all__ = ["Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]
+__all__ = ["Wire", "AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]

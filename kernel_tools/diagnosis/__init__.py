@@ -14,6 +14,8 @@ def diagnose(df: Any, *args: Any, **kwargs: Any) -> Diagnosis:
     # a Dask frame goes to the lazy diagnosis, which runs the same detectors on what it counts
     # (dispatched here, so the detectors' runner never imports the lazy diagnosis built on it)
     if is_lazy(df):
+        if kwargs.pop("dictionary", None) is not None or len(args) > 8:
+            raise NotImplementedError("a codebook is not read for lazy (Dask) frames yet: diagnose a pandas frame")
         from kernel_tools.lazy.diagnosis import diagnose_lazy
 
         return diagnose_lazy(df, *args, **kwargs)

@@ -52,6 +52,9 @@ class Context:
     test: pd.DataFrame | None
     random_state: int
     column_stats: dict[str, Any] = field(default_factory=dict)
+    # what a codebook given to diagnose says (codebook.Codebook): per-column timing evidence with
+    # a confidence (``codebook.timing_evidence()``), private columns, a REDCap export's layout
+    codebook: Any = None
 
     @property
     def entity_cols(self) -> set[str]:

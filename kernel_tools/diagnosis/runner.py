@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import entities, leakage, stray_rows, timing
+from kernel_tools.diagnosis import codebook, entities, leakage, stray_rows, timing
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
@@ -47,6 +47,7 @@ def diagnose(
     sample: int | None = DEFAULT_SAMPLE,
     random_state: int = 0,
     index: str | None = None,
+    dictionary: Any = None,
 ) -> Diagnosis:
     """Find the data-centric issues that stand between ``df`` and a valid model.
 
@@ -62,6 +63,9 @@ def diagnose(
     random_state : seed of the sample and the folds.
     index : when a prediction is made: "first" (each entity's first record), "row" (each row's
         own time) or a column of dates/times; inferred when None (``task["index"]`` says how).
+    dictionary : the study's codebook (a :class:`~kernel_tools.dictionary.Dictionary` or a path
+        :func:`~kernel_tools.read_dictionary` reads): its timing, identifiers, choices and ranges
+        become evidence (:mod:`kernel_tools.diagnosis.codebook`), and a REDCap export's layout is read.
 
     A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
     finding, and the diagnosis is partial.
@@ -74,19 +78,20 @@ def diagnose(
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
+    dictionary = codebook.as_dictionary(dictionary)
     run = Detectors()
     profiles = _profiles(df, run)
     stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
     if stray is None:
         return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
-                             started)
+                             started, dictionary)
     # every other check reads the data as it will be once the rows that are not data are gone
     # (a repeated header would make the target a text column with a class of its own)
     finding, is_data = stray
     shape = [int(df.shape[0]), int(df.shape[1])]
     clean = df.loc[is_data]
     diagnosis = run_detectors(clean, _profiles(clean, run), run, target, task, time, id, test, sample,
-                              random_state, index, started)
+                              random_state, index, started, dictionary)
     diagnosis.findings = _sort([finding, *diagnosis.findings])
     diagnosis.shape = shape
     return diagnosis
@@ -101,13 +106,15 @@ def _profiles(df: pd.DataFrame, run: Detectors) -> dict[str, ColumnProfile]:
 def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Detectors,
                   target: str | None, task: str | None, time: str | None, id: str | None,
                   test: pd.DataFrame | None, sample: int | None, random_state: int,
-                  index: str | None, started: float) -> Diagnosis:
+                  index: str | None, started: float, dictionary: Any = None) -> Diagnosis:
     """Every detector on ``df`` given its column ``profiles`` (computed over ``df``, or over a
     larger frame ``df`` is a sample of, whose counts they then carry)."""
+    said = run.run("codebook", codebook.read_codebook, df, dictionary, target)
+    id = codebook.entity_id(said, id)  # a REDCap export's records are its entities
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == "survival" else None
     visit_given = time if outcome.kind != "survival" else None
-    structural = {c for c in (target, duration, id) if c is not None}
+    structural = {c for c in (target, duration, id) if c is not None} | codebook.bookkeeping(said, df)
 
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
@@ -127,6 +134,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     entity = run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
                      structural | unique_ids, default=entities.Entity())
     id_findings = [f for f in id_findings if f.columns[0] != entity.id]
+    id_findings = codebook.identifier_findings(said, id_findings, structural | {entity.id, entity.visit})
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
@@ -147,6 +155,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
     timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
                       features, default={}) if target is not None else {}
+    codebook.add_timing(said, timings)
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
@@ -163,12 +172,13 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         findings += leaks
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
-                  features, leak_cols, timings, test, random_state)
+                  features, leak_cols, timings, test, random_state, codebook=said)
     findings += run.run_registered(ctx)
     findings += run.failed
 
     task_info = _task_info(outcome, target, duration, entity, id, visit_given, when, int(n - valid.sum()))
     column_stats = _column_stats(profiles, scores, outcome, target, ctx, leak_cols, timings, entity, when)
+    codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
                      round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
 

@@ -15,6 +15,7 @@ from .intervals import IntervalBuilder, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
+from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
 from .units import UnitConverter, convert_units
@@ -27,6 +28,7 @@ __all__ = [
     "Imputer",
     "IntervalBuilder",
     "OutlierHandler",
+    "RedcapBaseline",
     "StepReport",
     "UnitConverter",
     "aggregate_per_entity",
@@ -40,6 +42,7 @@ __all__ = [
     "impute",
     "join_frames",
     "normalize_categories",
+    "redcap_baseline",
     "split",
     "to_intervals",
 ]

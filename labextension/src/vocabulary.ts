@@ -57,6 +57,9 @@ export const FINDING_KINDS = [
   'constant_column',
   'free_text',
   'join_keys',
+  'redcap_events',
+  'dictionary_mismatch',
+  'value_out_of_range',
   'date_out_of_range',
 ] as const;
 
