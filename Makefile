@@ -35,7 +35,7 @@ $(VENV)/.installed: pyproject.toml kernel_tools/pyproject.toml package.json yarn
 	touch $@
 
 demo: install
-	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo
+	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo --force
 
 # the frontend is rebuilt every time (seconds, incremental): the browser tests load the built bundle
 test: install

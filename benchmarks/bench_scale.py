@@ -123,7 +123,7 @@ OBSERVED = re.compile(r"^\[\s*[\d.]+s\] observe: diagnosed")
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
             budget: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
-           "--approve", "recommended", "--out", str(out)]
+           "--approve", "recommended", "--out", str(out), "--force"]
     if time_col:
         cmd += ["--time", time_col, "--task", "survival"]
     for b in budget:

@@ -2,7 +2,8 @@
 
 A chat message can start the co-pilot: ``check `visits` for `death` with time `futime```
 (``start``, ``analyse``, ``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces
-a live session) starts a session on that DataFrame in the notebook's kernel, through the same
+a live session; on a notebook not attached to the message, a start that would end a session asks
+for a ``yes`` first, naming it) starts a session on that DataFrame in the notebook's kernel, through the same
 gates as the panel's start. The notebook is the one attached to the message, the one named
 (``in `study.ipynb```), else the only notebook with a running kernel; the DataFrame is the one
 named, else the only one in that kernel; when either is ambiguous the persona asks. Every
@@ -32,6 +33,7 @@ import asyncio
 import difflib
 import logging
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,7 @@ from kernel_tools.vocabulary import PENDING, SessionState, StepGate, StepStatus
 from .config import DEFAULT_MODEL, load_llm_config
 from .engine.hosts import Via
 from .engine.notebook import evidence_text, md_text, validity_markdown
-from .engine.session import Decision, Session
+from .engine.session import Decision, Session, sidecar_path
 from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick_frame
 
@@ -84,6 +86,9 @@ PARAMS_SET = re.compile(r"^(?:set|params?)\s+(?:(?:for|on|of)\s+)?" + STEP_ID + 
                         r"^(?:set|params?)\s+(?P<pairs2>.+?)\s+(?:for|on|of)\s+" + STEP_ID.replace("step>", "step2>") + r"\W*$",
                         re.I | re.S)
 PAIR = re.compile(r"(?P<key>[a-z_]+)\s*(?:=|\bto\b)\s*(?P<value>`[^`]*`|[^\s,]+(?:\s*,\s*[^\s,=]+)*)", re.I)
+# a start that would end a session waits for this, from the same sender, within CONFIRM_S
+CONFIRM = re.compile(r"^(?:yes|y|confirm|yes,?\s+(?:replace|start over|end it)(?:\s+it)?)\W*$", re.I)
+CONFIRM_S = 300.0
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
 
 
@@ -193,6 +198,10 @@ class DCPilotPersona(BasePersona):
     async def reply_to(self, message: Message) -> str:
         """The reply to one chat message (acting on the session as it says)."""
         text = MENTION.sub("", message.body or "").strip()
+        pending = self._confirmations().pop(message.sender, None)  # asked once: any other answer drops it
+        if pending is not None and CONFIRM.match(text) and time.monotonic() - pending[1] < CONFIRM_S:
+            text = pending[0]
+            return await self.start(message, START.match(text), confirmed=True) or "Nothing to start."
         start = START.match(text)
         if start:
             reply = await self.start(message, start)
@@ -245,9 +254,19 @@ class DCPilotPersona(BasePersona):
         return None, passed_over
 
     # -- starting a session ---------------------------------------------------------------------
-    async def start(self, message: Message, match: re.Match[str]) -> str | None:
+    def _confirmations(self) -> dict[str, tuple[str, float]]:
+        """Starts waiting for the sender's "yes": sender -> (the start message, when asked)."""
+        if not hasattr(self, "_pending_starts"):
+            self._pending_starts: dict[str, tuple[str, float]] = {}
+        return self._pending_starts
+
+    async def start(self, message: Message, match: re.Match[str] | None, confirmed: bool = False) -> str | None:
         """Start the co-pilot as the message asks; its reply, or None when the words are an
-        instruction for the notebook's live session after all (they name no DataFrame)."""
+        instruction for the notebook's live session after all (they name no DataFrame). On a
+        notebook not attached to the message, a start that would end a session (live, or saved
+        for another DataFrame) asks first, naming it (unless ``confirmed``)."""
+        if match is None:
+            return None
         wanted = parse_start(match)
         instruction = not wanted["replace"] and match.group("rest").strip()
         if instruction and wanted["frame"] is None and self.session_for(message)[0] is not None:
@@ -273,6 +292,13 @@ class DCPilotPersona(BasePersona):
         frame = pick_frame(frames, wanted["frame"])
         if frame is None:
             return which_frame(path, frames, wanted["frame"])
+        # off the event loop: it may read a saved session file
+        ending = None if confirmed or path in self.attached_notebooks(message) else await asyncio.to_thread(
+            would_end, registry, path, frame, live[0] if live else None)
+        if ending is not None:
+            self._confirmations()[message.sender] = (match.string, time.monotonic())
+            return (f"`{path}` is not attached to your message, and starting there would end {ending}. "
+                    f"Say `yes` to end it and start afresh on **{frame}**; anything else keeps it.")
         columns = await registry.columns(path, frame)
         for role in ("target", "time"):
             name = wanted[role]
@@ -379,6 +405,29 @@ def claude_id(model: str) -> str | None:
 def _token(pattern: re.Pattern[str], text: str) -> str | None:
     match = pattern.search(text)
     return next((g for g in match.group("a", "b", "c", "d") if g), None) if match else None
+
+
+def would_end(registry: SessionRegistry, path: str, frame: str, live: HostedSession | None) -> str | None:
+    """The session a start on ``path`` would end, in words: the live one (replaced), or one saved
+    beside the notebook for another DataFrame (started afresh over it); None when none would."""
+    if live is not None:
+        return f"its live co-pilot session `{live.id[:8]}` ({session_words(live.session)})"
+    try:
+        saved = Session.load(sidecar_path(registry.os_path(path)))
+    except (OSError, ValueError):
+        return None
+    if saved.frame == frame:
+        return None  # it resumes
+    return f"the session saved beside it ({session_words(saved)})"
+
+
+def session_words(session: Session) -> str:
+    """``on visits, predicting death: blocked, 2 decisions answered, 3 steps done``."""
+    target = session.task.target or session.task.given.target
+    answered = sum(1 for d in session.decisions if d.decided)
+    done = sum(1 for st in session.plan if st.status == StepStatus.DONE)
+    return (f"on {session.frame}" + (f", predicting {target}" if target else "")
+            + f": {session.state}, {answered} decision(s) answered, {done} step(s) done")
 
 
 def parse_start(match: re.Match[str]) -> dict[str, Any]:

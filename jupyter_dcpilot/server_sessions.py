@@ -20,12 +20,12 @@ from jupyter_core.utils import ensure_async
 from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .config import DCPilot
-from .engine import impact, plan_edits
+from .engine import fingerprint, impact, plan_edits
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.factory import Request, build, open_session
 from .engine.hosts import CellResult, agent_name
-from .engine.session import Decision, EditRecord, Session, sidecar_path
+from .engine.session import Decision, EditRecord, Session, move_sidecar, sidecar_path
 from .engine.task import Given, Inputs, task_kind
 from .kernel_bridge import (
     KernelBridge,
@@ -484,7 +484,9 @@ class SessionRegistry:
                 raise SessionExists(self._by_id[existing])
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
-        session = open_session(request, notebook)
+        # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
+        session = await asyncio.to_thread(open_session, request, notebook)
+        await fingerprint.check_resumed(session, self.bridge.calls(path))  # the data it ran on?
         host = BrowserNotebookHost(self.host_timeout)
         coordinator = build(request, session, NotebookKernelProbe(self.bridge, path), host, policy=policy,
                             llm=llm, base=self.budgets)
@@ -559,11 +561,8 @@ class SessionRegistry:
         for hosted, new in moves:  # before any await: a panel asking next finds the new path
             self._move(hosted, new, source)
         if not moves and (self.root / path).suffix == ".ipynb" and (self.root / path).is_file():
-            old_sidecar, new_sidecar = sidecar_path(self.root / source), sidecar_path(self.root / path)
-            if old_sidecar.exists():
-                old_sidecar.replace(new_sidecar)
-            else:  # left by a deleted notebook of the new name
-                new_sidecar.unlink(missing_ok=True)
+            # signed again for its new name (a copy elsewhere is not); off the loop: it reads the file
+            await asyncio.to_thread(move_sidecar, self.root / source, self.root / path)
         for hosted in stale:
             await self.discard(hosted.id, reason="the notebook was deleted")
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})

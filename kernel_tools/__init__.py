@@ -29,6 +29,9 @@ _EXPORTS: dict[str, str] = {
     "Finding": "findings",
     "Option": "findings",
     "Diagnosis": "findings",
+    # inferences.py — structural choices with their confidence; the column timeline
+    "Inference": "inferences",
+    "ColumnTimeline": "diagnosis.timeline",
     # diagnosis/ — the issue taxonomy (the package is not named "diagnose": a submodule of
     # that name would shadow the function of the same name on this package)
     "diagnose": "diagnosis",
@@ -37,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "aggregate_per_entity": "transforms",
     "to_intervals": "transforms",
     "join_frames": "transforms",
+    "summarize_records": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
     "drop_rows": "transforms",

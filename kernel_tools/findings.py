@@ -12,37 +12,11 @@ vocabulary's, and ``wire_properties`` names the properties ``to_dict`` writes be
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-import numpy as np
-
+from kernel_tools.json_safe import to_json_safe
 from kernel_tools.vocabulary import GATES, SEVERITIES, FindingKind, Gate, Severity, finding_kinds
-
-
-def to_json_safe(value: Any) -> Any:
-    """Plain Python (str, int, float, bool, None, list, dict) for numpy/pandas values.
-
-    Evidence is built from numpy results; JSON has no int64, NaN or Timestamp, so everything
-    goes through here once instead of every detector remembering to convert.
-    """
-    if isinstance(value, dict):
-        return {str(k): to_json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, np.ndarray)):
-        return [to_json_safe(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
 
 
 @dataclass
@@ -146,7 +120,10 @@ class Finding:
 
 @dataclass
 class Diagnosis:
-    """All findings for one frame, the inferred task and per-column numbers for the plots."""
+    """All findings for one frame, the inferred task and per-column numbers for the plots, the
+    structural inferences (:class:`kernel_tools.inferences.Inference`: task, entity, index ...
+    each with its confidence) and the column timeline
+    (:class:`kernel_tools.diagnosis.timeline.ColumnTimeline`)."""
 
     findings: list[Finding]
     task: dict
@@ -154,9 +131,15 @@ class Diagnosis:
     elapsed_s: float = 0.0
     sample_size: int = 0
     column_stats: dict = field(default_factory=dict)
+    inferences: list[Any] = field(default_factory=list)
+    timeline: Any = None
 
     def by_kind(self, kind: str) -> list[Finding]:
         return [f for f in self.findings if f.kind == kind]
+
+    def inference(self, what: str, subject: str | None = None) -> Any:
+        """The inference of this kind (about ``subject``), or None."""
+        return next((i for i in self.inferences if i.what == what and i.subject == subject), None)
 
     def to_dict(self) -> dict:
         return {
@@ -166,6 +149,8 @@ class Diagnosis:
             "elapsed_s": float(self.elapsed_s),
             "sample_size": int(self.sample_size),
             "column_stats": to_json_safe(self.column_stats),
+            "inferences": [i.to_dict() for i in self.inferences],
+            "timeline": self.timeline.to_dict() if self.timeline is not None else None,
         }
 
     def to_json(self) -> str:
@@ -173,6 +158,10 @@ class Diagnosis:
 
     @classmethod
     def from_dict(cls, d: dict) -> Diagnosis:
+        # both modules build on this one: imported here, not at the top
+        from kernel_tools.diagnosis.timeline import ColumnTimeline
+        from kernel_tools.inferences import Inference
+
         return cls(
             findings=[Finding.from_dict(f) for f in d.get("findings", [])],
             task=dict(d.get("task") or {}),
@@ -180,6 +169,8 @@ class Diagnosis:
             elapsed_s=float(d.get("elapsed_s", 0.0)),
             sample_size=int(d.get("sample_size", 0)),
             column_stats=dict(d.get("column_stats") or {}),
+            inferences=[Inference.from_dict(i) for i in d.get("inferences") or []],
+            timeline=ColumnTimeline.from_dict(d["timeline"]) if d.get("timeline") else None,
         )
 
     def __repr__(self) -> str:

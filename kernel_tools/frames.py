@@ -283,3 +283,32 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
         "missing_share": float(missing.sum() / cells) if cells else 0.0,
         "columns_detail": detail,
     }
+
+
+FINGERPRINT_ROWS = 256  # rows hashed: spread over the whole frame, so an edit anywhere is likely seen
+
+
+def fingerprint(value: Any, name: str = "df") -> dict[str, Any] | None:
+    """What identifies a frame's data without sending any of it: its name, shape, column names
+    and types, and a SHA-256 over :data:`FINGERPRINT_ROWS` rows spread evenly over it (a lazy
+    frame: its first rows, its rows not counted). A co-pilot session records it as it goes, so
+    a session file resumed over other data is recognised. None when ``value`` is no frame."""
+    import hashlib
+
+    lazy = is_lazy(value)
+    if not (lazy or isinstance(value, pd.DataFrame) or is_arrow_frame(value)):
+        return None
+    if lazy:
+        rows, sample = None, value.head(FINGERPRINT_ROWS, npartitions=1)
+    else:
+        frame = to_pandas(value, name)
+        rows = len(frame)
+        positions = np.unique(np.linspace(0, max(rows - 1, 0), min(rows, FINGERPRINT_ROWS)).astype(int))
+        sample = frame.iloc[positions]
+    digest = hashlib.sha256()
+    try:
+        digest.update(pd.util.hash_pandas_object(sample, index=True).to_numpy().tobytes())
+    except TypeError:  # unhashable cells (lists, dicts): their text
+        digest.update(pd.util.hash_pandas_object(sample.astype(str), index=True).to_numpy().tobytes())
+    return {"name": name, "rows": rows, "columns": [str(c) for c in value.columns],
+            "dtypes": [str(t) for t in value.dtypes], "sample_sha256": digest.hexdigest()}

@@ -175,6 +175,43 @@ def test_audit_reads_only_cells_that_ran(tmp_path):
     assert audit.audit_run(folder, truth).quietly_invalid
 
 
+JOIN = "df, joined = kt.join_frames(df, df_2, on={key!r}, how='left', allow_duplicates=True)"
+WINDOW = "df_2, records = kt.summarize_records(df_2, id='id', time='day', until={until})"
+
+
+def test_audit_catches_a_join_on_another_key_and_records_after_the_index(tmp_path):
+    """A table of two files: joined on R's row numbers, or its later lab records as features."""
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime", join="id", records="day",
+                        extra_columns=("rownames", "id", "day", "alb"), identifiers=("rownames",))
+    key = audit.audit_run(_run(tmp_path / "key", valid=True, features=["bili", "alb"],
+                               cells=[JOIN.format(key="rownames"), MODEL]), truth)
+    assert key.quietly_invalid and "joined on 'rownames'" in key.problems["joins"][0]
+    # the right key, but every lab record joined in: later ones too
+    later = audit.audit_run(_run(tmp_path / "later", valid=True, features=["bili", "alb"],
+                                 cells=[JOIN.format(key="id"), MODEL]), truth)
+    assert later.quietly_invalid and "after the index" in later.problems["joins"][0]
+    # records up to the index only, summarised per entity: passes
+    window = audit.audit_run(_run(tmp_path / "window", valid=True, features=["bili", "alb_last"],
+                                  cells=[WINDOW.format(until=0), JOIN.format(key="id"), MODEL]), truth)
+    assert not window.problems["joins"], window.problems
+    ahead = audit.audit_run(_run(tmp_path / "ahead", valid=True, features=["bili", "alb_last"],
+                                 cells=[WINDOW.format(until=180), JOIN.format(key="id"), MODEL]), truth)
+    assert ahead.problems["joins"]
+
+
+def test_audit_catches_rows_of_different_entities_merged(tmp_path):
+    """Each row its own patient: an aggregation by a column that repeats merges patients."""
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime")
+    merged = audit.audit_run(_run(tmp_path / "merged", valid=True, features=["bili"],
+                                  cells=[FIRST.replace("id='id'", "id='arm'"), MODEL]), truth)
+    assert merged.quietly_invalid and "merged by 'arm'" in merged.problems["entities"][0]
+    unique = audit.audit_run(_run(tmp_path / "unique", valid=True, features=["bili"],
+                                  cells=[FIRST.replace("id='id'", "id='rownames'"), MODEL]), truth)
+    assert not unique.problems["entities"]
+
+
 @pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)
 def test_copilot_model_against_the_reference_on_its_prepared_data(smoke):
     text, results = smoke

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
@@ -24,7 +23,8 @@ from typing import Annotated, Any, Literal
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import PENDING, EventType, Gate, SessionState, StepGate, StepStatus
 
-from . import signatures
+from . import sidecar_io, signatures
+from .edit_checks import check_strings
 from .hosts import by_the_user
 from .task import Inputs, Task, from_old_sidecar
 from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, skip_option
@@ -376,6 +376,7 @@ class Session:
         decision does not offer. ``via``: the host it came through, in words. An agent
         (``by="agent"``) answers only with the choice it proposed (:meth:`propose`)."""
         decision = self.decision(decision_id)
+        check_strings({"choice": choice, "rationale": rationale}, f"decision {decision_id}")
         self.check_open(decision)
         if by not in ("user", "policy", "agent"):
             raise ValueError(f"decision {decision_id}: by must be 'user', 'policy' or 'agent', not {by!r}")
@@ -468,51 +469,55 @@ class Session:
         return cls(**data, path=path)
 
     def save(self) -> None:
-        """Write the sidecar, signed, atomically (no half-written file after a crash)."""
+        """Write the sidecar, small (:func:`.sidecar_io.compact`), signed, atomically."""
         if not self.path:
             return
-        target = Path(self.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = signatures.signed(self.to_json())
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)  # no stray temporary file beside the notebook
-            raise
+        state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        state["checkpoints"] = encode(self.checkpoints)  # plain JSON: their snapshots are pooled
+        text = json.dumps(sidecar_io.compact(state), separators=(",", ":"), default=_encode)
+        sidecar_io.write_atomic(self.path, signatures.signed(text))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Session:
         """The session saved at ``path``; as history only (:meth:`as_history`) unless this
-        user's co-pilot signed it. ValueError when the file is not a session at all."""
+        user's co-pilot signed it for the notebook it lies beside. ValueError when the file is
+        not a session at all (:class:`.sidecar_io.SidecarRefused` when it is not even read:
+        a link, a FIFO, a device, too large)."""
+        raw = sidecar_io.read_regular(path)
         try:
-            with open(path) as fh:
-                data = json.load(fh)
+            data = json.loads(raw)
         except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path} is not a co-pilot session file: not a JSON object")
         distrust = signatures.verify(data)
         try:
-            session = cls.from_dict(data, path=str(path))
+            session = cls.from_dict(sidecar_io.expand(data), path=str(path))
         except (TypeError, ValueError, AttributeError, KeyError) as exc:  # hand-made or damaged
             raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
+        name = Path(path).name
         if distrust is not None:
-            session.as_history(f"The co-pilot file {Path(path).name} was not written by this "
-                               f"user's co-pilot ({distrust}). It is shown as history only: none "
-                               "of its decisions or code is approved, every question is asked again.")
+            session.as_history(f"The co-pilot file {name} was not written by this user's co-pilot "
+                               f"({distrust}). It is shown as history only: none of its decisions or "
+                               "code is approved, every question is asked again.")
+        elif (elsewhere := sidecar_io.placed_elsewhere(session.notebook, path)) is not None:
+            session.as_history(f"The co-pilot file {name} does not belong to this notebook ({elsewhere}). "
+                               "It is shown as history only: none of its decisions or code is approved, "
+                               "every question is asked again.")
         return session
 
     @classmethod
     def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> Session:
         """Load the notebook's sidecar if it exists, else start a new session saved there. A
-        sidecar that is not a session file is replaced (the new session says so)."""
+        sidecar that is not a session file, or is not read at all (a link, a FIFO, too large), is
+        replaced by the new session's file (the new session says so; a link's target is never
+        touched)."""
         path = sidecar_path(notebook)
-        if path.exists():
+        if os.path.lexists(path):
             try:
                 return cls.load(path)
+            except FileNotFoundError:
+                pass
             except ValueError as exc:
                 session = cls(notebook=str(notebook), path=str(path), **kwargs)
                 session.warnings.append(f"started afresh: {exc}")
@@ -544,6 +549,27 @@ class Session:
         self.state = SessionState.IDLE
         self.warnings.append(reason)
         self.transcript.append({"at": now(), "kind": "untrusted", "text": reason})
+
+
+def move_sidecar(old_notebook: str | os.PathLike[str], new_notebook: str | os.PathLike[str]) -> None:
+    """Move a notebook's sidecar with it (a rename with no live session): a sidecar this user's
+    co-pilot signed for the old name is signed again for the new one; any other file moves as it
+    is (and stays untrusted). Nothing to move: a stale sidecar at the new name is removed."""
+    old, new = sidecar_path(old_notebook), sidecar_path(new_notebook)
+    try:
+        session = Session.load(old)
+    except FileNotFoundError:
+        new.unlink(missing_ok=True)  # left by a deleted notebook of the new name
+        return
+    except ValueError:  # not a session file (refused or damaged): it goes with its notebook as it is
+        old.replace(new)
+        return
+    if not session.trusted:
+        old.replace(new)
+        return
+    session.notebook, session.path = str(new_notebook), str(new)
+    session.save()
+    old.unlink(missing_ok=True)
 
 
 SNAPSHOT_KEYS = ("task", "findings", "diagnosis", "plan", "handled", "variables", "data_version",

@@ -15,6 +15,7 @@ from .intervals import IntervalBuilder, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
+from .records import RecordSummarizer, summarize_records
 from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
@@ -28,6 +29,7 @@ __all__ = [
     "Imputer",
     "IntervalBuilder",
     "OutlierHandler",
+    "RecordSummarizer",
     "RedcapBaseline",
     "StepReport",
     "UnitConverter",
@@ -44,5 +46,6 @@ __all__ = [
     "normalize_categories",
     "redcap_baseline",
     "split",
+    "summarize_records",
     "to_intervals",
 ]

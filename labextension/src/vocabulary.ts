@@ -111,6 +111,44 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+export const CONFIDENCES = [
+  'given',
+  'high',
+  'low',
+] as const;
+
+export type Confidence = (typeof CONFIDENCES)[number];
+
+export const INFERENCE_KINDS = [
+  'task',
+  'duration',
+  'entity',
+  'index',
+  'join_key',
+  'timing',
+] as const;
+
+export type InferenceKind = (typeof INFERENCE_KINDS)[number];
+
+export const TIMELINE_GROUPS = [
+  'baseline',
+  'during_follow_up',
+  'at_or_after_outcome',
+  'unknown',
+] as const;
+
+export type TimelineGroup = (typeof TIMELINE_GROUPS)[number];
+
+export const EVIDENCE_SOURCES = [
+  'values',
+  'structure',
+  'names',
+  'dictionary',
+  'proposal',
+] as const;
+
+export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
+
 export const PENDING = [
   'proposed',
   'awaiting_decision',
