@@ -150,7 +150,8 @@ class SessionsHandler(SessionsBase):
     @tornado.web.authenticated
     async def post(self) -> None:
         data = self.body(SESSION_BODY)
-        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget")
+        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget", "dictionary",
+                 "events")
         options = {k: data.get(k) for k in names}
         replace = data.get("replace", False)
         try:

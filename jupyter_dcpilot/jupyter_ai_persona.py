@@ -1,9 +1,11 @@
 """The co-pilot in Jupyter AI's chat: the ``DCPilot`` persona (jupyter-ai 3, ``jupyter_ai.personas``).
 
 A chat message can start the co-pilot: ``check `visits` for `death` with time `futime```
-(``start``, ``analyse``, ``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces
-a live session; on a notebook not attached to the message, a start that would end a session asks
-for a ``yes`` first, naming it) starts a session on that DataFrame in the notebook's kernel, through the same
+(add ``using `codebook.csv``` for the study's codebook, a file next to the notebook, and ``events
+`mapping.csv``` for a REDCap project's instrument–event mapping; ``start``, ``analyse``,
+``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces a live session; on a
+notebook not attached to the message, a start that would end a session asks for a ``yes`` first,
+naming it) starts a session on that DataFrame in the notebook's kernel, through the same
 gates as the panel's start. The notebook is the one attached to the message, the one named
 (``in `study.ipynb```), else the only notebook with a running kernel; the DataFrame is the one
 named, else the only one in that kernel; when either is ambiguous the persona asks. Every
@@ -75,6 +77,11 @@ FRAME = re.compile(r"^" + TOKEN)
 TARGET = re.compile(r"\b(?:for|predict(?:ing)?|target)\s+(?:the\s+)?(?:column\s+)?" + TOKEN, re.I)
 TIME = re.compile(r"\b(?:time|duration)\s+(?:column\s+)?" + TOKEN, re.I)
 NOTEBOOK = re.compile(r"\b(?:in|of)\s+(?:the\s+)?(?:notebook\s+)?" + TOKEN, re.I)
+# the study's codebook: "using `codebook.csv`", "with the data dictionary `dd.csv` and events `map.csv`"
+DICTIONARY = re.compile(r"\b(?:using|with)\s+(?:the\s+)?(?:codebook\s+|(?:data\s+)?dictionary\s+)?" + TOKEN, re.I)
+EVENTS = re.compile(r"\b(?:events?|event\s+mapping|mapping)\s+" + TOKEN, re.I)
+CODEBOOK_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".md", ".markdown", ".dta", ".sav", ".zsav", ".por", ".sas7bdat",
+                     ".xpt")
 KEYWORDS = {"for", "with", "in", "of", "time", "duration", "predict", "predicting", "target", "using"}
 # plan edits: a step id (s4) or an episode id names what is edited
 STEP_ID = r"(?:step\s+)?[`'\"]?(?P<step>s\d+)[`'\"]?"
@@ -311,7 +318,8 @@ class DCPilotPersona(BasePersona):
         try:
             hosted = await registry.open(path, frame=frame, target=wanted["target"], time=wanted["time"],
                                          approve="ask", planner="claude" if claude else "rules",
-                                         model=model if claude else None, replace=wanted["replace"])
+                                         model=model if claude else None, replace=wanted["replace"],
+                                         dictionary=wanted["dictionary"], events=wanted["events"])
         except SessionExists as error:  # started elsewhere meanwhile
             return f"{error}."
         except (ValueError, NoKernelError) as error:
@@ -322,7 +330,9 @@ class DCPilotPersona(BasePersona):
                    else "the rule planner")
         lines = [f"Started the co-pilot on **{frame}** in `{path}`"
                  + (f", predicting `{wanted['target']}`" if wanted["target"] else "")
-                 + (f" with time `{wanted['time']}`" if wanted["time"] else "") + f", planning with {planner}.",
+                 + (f" with time `{wanted['time']}`" if wanted["time"] else "")
+                 + (f", reading the codebook `{wanted['dictionary']}`" if wanted["dictionary"] else "")
+                 + f", planning with {planner}.",
                  "Its questions come here and to the notebook's Data co-pilot panel: answer either. "
                  "Keep the panel open on the notebook: it writes and runs the co-pilot's cells."]
         if passed_over:
@@ -407,6 +417,12 @@ def _token(pattern: re.Pattern[str], text: str) -> str | None:
     return next((g for g in match.group("a", "b", "c", "d") if g), None) if match else None
 
 
+def _file(pattern: re.Pattern[str], text: str) -> str | None:
+    """A file name the pattern finds (a codebook's suffix), else None ("with time `t`" names none)."""
+    found = _token(pattern, text)
+    return found if found and found.lower().endswith(CODEBOOK_SUFFIXES) else None
+
+
 def would_end(registry: SessionRegistry, path: str, frame: str, live: HostedSession | None) -> str | None:
     """The session a start on ``path`` would end, in words: the live one (replaced), or one saved
     beside the notebook for another DataFrame (started afresh over it); None when none would."""
@@ -431,14 +447,17 @@ def session_words(session: Session) -> str:
 
 
 def parse_start(match: re.Match[str]) -> dict[str, Any]:
-    """What a start message asks for: frame, target, time, notebook, replace, rules."""
+    """What a start message asks for: frame, target, time, notebook, codebook (dictionary, events),
+    replace, rules."""
     rest = match.group("rest")
     frame = _token(FRAME, rest)
     if frame is not None and (frame.lower() in KEYWORDS or not frame.isidentifier()):
         frame = None
     notebook = _token(NOTEBOOK, rest)
+    dictionary, events = _file(DICTIONARY, rest), _file(EVENTS, rest)
     return {"frame": frame, "target": _token(TARGET, rest), "time": _token(TIME, rest),
             "notebook": notebook if notebook and notebook.endswith(".ipynb") else None,
+            "dictionary": dictionary, "events": events if dictionary else None,
             "replace": match.group("verb").lower().replace(" ", "") in ("startover", "restart"),
             "rules": bool(RULES.search(rest))}
 

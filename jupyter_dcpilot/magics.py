@@ -435,12 +435,16 @@ class DCPilotMagics(Magics):
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
+    @argument("--dictionary", default=None, help="the study's codebook (docs/codebooks.md)")
+    @argument("--events", default=None, help="with a REDCap --dictionary: its instrument-event mapping CSV")
     @line_magic
     def dccheck(self, line: str) -> None:
-        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c] [--index first]``."""
+        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c] [--index first]
+        [--dictionary codebook.csv]``."""
         import kernel_tools as kt
 
         args = parse_argstring(self.dccheck, line)
+        codebook = read_codebook("%dccheck", args.dictionary, args.events)
         try:
             frame = self._shell.ev(args.frame)
         except Exception as exc:  # the user's expression: say what it raised, not where
@@ -449,7 +453,9 @@ class DCPilotMagics(Magics):
             raise UsageError(f"%dccheck needs a DataFrame; {args.frame!r} is a {type(frame).__name__}")
         check_columns("%dccheck", args.frame, frame, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
-        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index))
+        book = kt.read_dictionary(codebook["dictionary"], events=codebook.get("events")) if codebook else None
+        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index,
+                            dictionary=book))
 
     @magic_arguments()
     @argument("frame", help="the name of a DataFrame variable")
@@ -460,6 +466,9 @@ class DCPilotMagics(Magics):
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
     @argument("--approve", default=None,
               help="ask | recommended | none | decisions.json (default: c.DCPilot.default_approve, ask)")
+    @argument("--dictionary", default=None, help="the study's codebook: a REDCap data dictionary, a Table Schema, "
+              "a CSV/Markdown codebook or a labelled Stata/SPSS/SAS file (docs/codebooks.md)")
+    @argument("--events", default=None, help="with a REDCap --dictionary: its instrument-event mapping CSV")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
     @argument("--budget", action="append", default=None, metavar="[STEP=]SECONDS",
@@ -483,6 +492,9 @@ class DCPilotMagics(Magics):
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
         check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
+        codebook = read_codebook("%dcplan", args.dictionary, args.events)
+        if codebook and is_lazy(value):
+            raise UsageError("%dcplan: a codebook is not read for Dask frames yet: diagnose a pandas frame")
         if args.approve is None:
             from .config import load_settings
 
@@ -492,7 +504,8 @@ class DCPilotMagics(Magics):
             request = Request(frame=args.frame, approve=args.approve, budget=args.budget,
                               given=Given(target=args.target, time=args.time, id=args.entity, kind=args.task,
                                           index=args.index),
-                              inputs=Inputs(frames=[args.frame], kernel=self.token))
+                              inputs=Inputs(frames=[args.frame], kernel=self.token,
+                                            dictionary=codebook.get("dictionary"), events=codebook.get("events")))
             policy = request.policy(files=True)
             budgets = Budgets.from_spec(args.budget) if args.budget else None
         except ValueError as exc:
@@ -662,6 +675,25 @@ def library_markdown(session: Session, episodes: dict[str, Any]) -> str:
                      f"{', '.join(entry['params']) or ''} | "
                      + ("yes" if entry["addable"] else f"no: {md_text(entry['why_not'])}") + " |")
     return "\n".join(lines)
+
+
+def read_codebook(magic: str, dictionary: str | None, events: str | None) -> dict[str, str]:
+    """The codebook a magic was given, as absolute paths (``{}`` for none), read once here so a
+    file that is not a codebook is one UsageError before anything runs."""
+    from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+    if dictionary is None:
+        if events is not None:
+            raise UsageError(f"{magic}: --events (REDCap's instrument-event mapping) needs --dictionary")
+        return {}
+    found = {"dictionary": str(Path(dictionary).expanduser().resolve())}
+    if events is not None:
+        found["events"] = str(Path(events).expanduser().resolve())
+    try:
+        read_dictionary(found["dictionary"], events=found.get("events"))
+    except (DictionaryError, FileNotFoundError, ImportError, ValueError) as exc:
+        raise UsageError(f"{magic}: --dictionary {dictionary}: {exc}") from None
+    return found
 
 
 def check_columns(magic: str, name: str, frame: Any, **options: str | None) -> None:

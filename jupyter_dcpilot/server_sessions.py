@@ -456,17 +456,45 @@ class SessionRegistry:
             raise ValueError(f"{path!r} is not a notebook path under the server root")
         return full
 
+    def codebook(self, notebook: Path, dictionary: str | None, events: str | None = None) -> dict[str, str]:
+        """The codebook of a request as absolute paths ({} for none): each path relative to the
+        notebook's folder (or to the server root when it starts with '/'), a file under the server
+        root, and read once here, so a wrong file is one clear error (ValueError) before anything runs."""
+        from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+        if dictionary is None:
+            if events is not None:
+                raise ValueError("events (REDCap's instrument-event mapping) needs a dictionary")
+            return {}
+        found: dict[str, str] = {}
+        for key, given in (("dictionary", dictionary), ("events", events)):
+            if given is None:
+                continue
+            full = ((self.root / given.lstrip("/")) if given.startswith("/") else (notebook.parent / given)).resolve()
+            if self.root not in full.parents:
+                raise ValueError(f"{key} {given!r} is not a file under the server root")
+            if not full.is_file():
+                raise ValueError(f"{key} {given!r}: no such file next to {notebook.name}")
+            found[key] = str(full)
+        try:
+            read_dictionary(found["dictionary"], events=found.get("events"))
+        except (DictionaryError, ImportError, OSError, ValueError) as exc:
+            raise ValueError(f"dictionary {dictionary!r} cannot be read as a codebook: {exc}") from None
+        return found
+
     async def open(self, path: str, *, frame: str, target: str | None = None, task: str | None = None,
                    time: str | None = None, goal: str | None = None, approve: Any = None,
                    planner: str | None = None, model: str | None = None, share: str | None = None,
-                   budget: Any = None, replace: bool = False) -> HostedSession:
+                   budget: Any = None, replace: bool = False, dictionary: str | None = None,
+                   events: str | None = None) -> HostedSession:
         """The notebook's session (new, or loaded from its sidecar after a restart), running.
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
         the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
         ``model`` (default: ``c.DCPilot.model``); ``share`` says what Claude may see; ``approve``
         defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
-        server's (see :mod:`.engine.budgets`)."""
+        server's (see :mod:`.engine.budgets`); ``dictionary``: the study's codebook (``events``:
+        REDCap's event mapping), see :meth:`codebook`."""
         path = path.lstrip("/")
         request = Request(frame=frame, given=Given(target=target, time=time, kind=task_kind(task)),
                           inputs=Inputs(goal=goal, share=share or "schema"), planner=planner or "rules",
@@ -476,6 +504,7 @@ class SessionRegistry:
         Budgets.from_spec(budget, base=self.budgets)
         llm = planner_config(self.settings, model) if request.planner == "claude" else None
         notebook = self.os_path(path)
+        codebook = await asyncio.to_thread(self.codebook, notebook, dictionary, events)  # read off the event loop
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
@@ -484,6 +513,7 @@ class SessionRegistry:
                 raise SessionExists(self._by_id[existing])
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
+        request.inputs.dictionary, request.inputs.events = codebook.get("dictionary"), codebook.get("events")
         # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
         session = await asyncio.to_thread(open_session, request, notebook)
         await fingerprint.check_resumed(session, self.bridge.calls(path))  # the data it ran on?

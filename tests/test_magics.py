@@ -355,3 +355,25 @@ def test_in_a_real_kernel_plan_cards_and_clicks_work(tmp_path):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_dcplan_and_dccheck_read_the_codebook(shell, tmp_path):
+    from codebook_data import redcap_project
+
+    from kernel_tools.privacy import forget_private
+
+    files = redcap_project(tmp_path / "study", n=120)
+    shell.user_ns["df"] = pd.read_csv(files["export"])
+    try:
+        html = run(shell, "dccheck", f"df --target death --dictionary {files['dictionary']}").outputs[0].data["text/html"]
+        assert "hosp_ref" in html and "dictionary.csv, line 8" in html  # only the dictionary says so
+        with pytest.raises(UsageError, match="%dcplan: --dictionary .*export.csv: export.csv is not a codebook"):
+            shell.run_line_magic("dcplan", f"df --target death --dictionary {files['export']}")
+        run(shell, "dcplan", f"df --target death --approve recommended --dictionary {files['dictionary']} "
+                             f"--events {files['mapping']}")
+        session = magics(shell).pilot.session
+        assert session.inputs.dictionary == str(files["dictionary"]) and session.state == "finished"
+        assert len(shell.user_ns["df"]) == 120 and "hosp_ref" not in shell.user_ns["df"].columns
+        assert "qol_score" not in shell.user_ns["df"].columns
+    finally:
+        forget_private()

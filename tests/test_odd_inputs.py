@@ -37,6 +37,17 @@ def test_durations_that_are_not_positive_are_refused_before_a_kernel_or_fail_the
     checks = {c.check: c for c in audit(session, {"metric": "c_index", "features": ["x"]})}
     assert checks["task_metric"].passed is False and "5 durations in 't' are not positive" in checks["task_metric"].detail
 
+    # a few zeros next to positive times are an event or a censoring on the first day (real cohorts
+    # have them: lupus, mgus, flchain): said, kept, and no reason for a failed verdict
+    zeros = some.assign(t=some["t"].abs())
+    zeros.loc[:4, "t"] = [0, 0, 5, 9, 12]
+    (setup,) = [f for f in diagnose(zeros, target="e", time="t", task="survival").findings
+                if f.kind == "survival_setup"]
+    assert setup.severity == "warning" and "2 of 200 durations are 0" in setup.summary
+    session = Session(task=Task(kind="survival", target="e", time="t"), findings=[setup])
+    checks = {c.check: c for c in audit(session, {"metric": "c_index", "features": ["x"]})}
+    assert checks["task_metric"].passed is True
+
 
 def test_a_line_break_in_a_column_name_cannot_forge_a_progress_line(tmp_path, capsys):
     forged = "outcome\n[  99.9s] valid model: yes\n"

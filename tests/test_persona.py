@@ -321,10 +321,10 @@ def test_start_messages_are_read_by_rules() -> None:
 
     assert parsed("check `visits` for `death` with time `futime`") == {
         "frame": "visits", "target": "death", "time": "futime", "notebook": None, "replace": False,
-        "rules": False}
+        "rules": False, "dictionary": None, "events": None}
     assert parsed("start over on df predicting churned in `a/b c.ipynb` without the LLM") == {
         "frame": "df", "target": "churned", "time": None, "notebook": "a/b c.ipynb", "replace": True,
-        "rules": True}
+        "rules": True, "dictionary": None, "events": None}
     assert parsed("analyse the frame `my visits` for y")["frame"] is None  # not a variable name
     assert parsed("check for `death`")["frame"] is None
     assert parsed("please check visits") is None and parsed("checkout df") is None

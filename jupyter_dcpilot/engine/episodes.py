@@ -167,6 +167,16 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, leakage_drop = kt.drop_columns(df, [cols], reason=...).",
     ),
     Episode(
+        id="redcap_baseline", name="One row per record at baseline", stage="pre_split", order=3.5,
+        when={"finding_kinds": ("redcap_events",), "functions": ("redcap_baseline",)},
+        gate="aggregation", function="redcap_baseline", report_var="baseline",
+        expect={"rows": "one_per_entity"}, per_finding=False,
+        not_addable="it answers a REDCap export's events, which the diagnosis finds",
+        coordinator="A REDCap export has a row per record and event: a prediction at enrolment takes each "
+        "record's baseline row (what that event holds) and the outcome from the event that records it.",
+        worker="df, baseline = kt.redcap_baseline(df, outcome=[target], events=[...], outcome_event=...).",
+    ),
+    Episode(
         id="aggregate", name="Aggregate repeated measurements", stage="pre_split", order=4,
         when={"finding_kinds": ("repeated_measurements", "repeated_rows", "repeated_entities",
                                 "multiple_rows_per_entity", "entity_repeats", "longitudinal"),

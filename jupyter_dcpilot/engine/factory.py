@@ -62,7 +62,8 @@ class Request:
         """Whether a saved session answers this request: the same frame, what the user named,
         and the kernel that holds it (another kernel's checkpoints cannot be restored)."""
         return (session.frame == self.frame and session.task.given == self.given
-                and session.inputs.kernel == self.inputs.kernel)
+                and session.inputs.kernel == self.inputs.kernel
+                and (session.inputs.dictionary, session.inputs.events) == (self.inputs.dictionary, self.inputs.events))
 
 
 def open_session(request: Request, notebook: str | os.PathLike[str], *, fresh: bool = False) -> Session:

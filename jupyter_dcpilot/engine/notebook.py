@@ -22,11 +22,14 @@ def md_text(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str:
+def load_cell(paths: list[str], names: list[str], engine: str = "pandas", dictionary: str | None = None,
+              events: str | None = None) -> str:
     """The first cell of a headless notebook: imports and the data, by absolute path.
 
     ``engine="dask"``: lazy Dask frames (a file, or a folder of Parquet / CSV files) on the
-    kernel's ``distributed`` cluster, a new LocalCluster unless it has one."""
+    kernel's ``distributed`` cluster, a new LocalCluster unless it has one. ``dictionary``: the
+    study's codebook (``events``: REDCap's event mapping), read into ``<name>_codebook`` beside the
+    data it describes (a Stata / SPSS / SAS file's labels are read with it anyway)."""
     if engine == "dask":
         return _dask_load_cell(paths, names)
     lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
@@ -38,6 +41,11 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str
         parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
         how = "" if parquet else sniff(absolute).call_args()  # sep=";", decimal="," as written
         lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how})")
+    if dictionary is not None and Path(dictionary).resolve() not in {Path(p).resolve() for p in paths}:
+        mapping = f", events={str(Path(events).resolve())!r}" if events else ""
+        lines += ["# the study's codebook: the co-pilot's diagnosis weighed what it says of each column "
+                  f"(kt.diagnose({names[0]}, dictionary={names[0]}_codebook))",
+                  f"{names[0]}_codebook = kt.read_dictionary({str(Path(dictionary).resolve())!r}{mapping})"]
     lines.append(f"{names[0]}.shape")
     return "\n".join(lines)
 

@@ -8,6 +8,7 @@ diagnosis that could not run becomes a finding, so the run goes on but cannot be
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.findings import Finding
@@ -30,7 +31,7 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     s = session
     if s.diagnosed_version == s.data_version or _done(s, episodes, lambda ep: ep.stage == "split"):
         return
-    hints = s.task.diagnosis_args()
+    hints = diagnosis_args(s)
     progress = Progress(s, f"diagnosing {s.frame}", budget=budgets.of("diagnose"), tick=tick or TICK_S)
     try:
         # the kernel's diagnosis keeps to its budget itself (skipping what it cannot reach, and saying so)
@@ -56,6 +57,9 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     # what the diagnosis measured per feature, so a model's too-good score can be read against it
     s.diagnosis.update({"metric": stats.get("metric"), "feature_scores": stats.get("feature_scores") or {},
                         "leakage": stats.get("leakage") or []})
+    book = stats.get("codebook") or {}
+    if book.get("format") not in (None, "none"):  # the codebook the diagnosis read (not a bare REDCap layout)
+        s.diagnosis["codebook"] = {"source": book.get("source"), "format": book.get("format")}
     s.variables.setdefault("initial_shape", diagnosis.get("shape"))
     if not s.variables.get("columns"):
         info = await calls.frame_info([s.frame])
@@ -71,6 +75,15 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
           f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",
           kinds=sorted({f.kind for f in s.findings}))
+
+
+def diagnosis_args(session: Session) -> dict[str, Any]:
+    """What the diagnosis is told: the task as the user gave or confirmed it
+    (:meth:`.task.Task.diagnosis_args`), and the study's codebook (with REDCap's event mapping)."""
+    args = session.task.diagnosis_args()
+    if session.inputs.dictionary:  # read in the kernel
+        args.update(dictionary=session.inputs.dictionary, events=session.inputs.events)
+    return args
 
 
 def timing_kept(session: Session, findings: list[Finding]) -> list[Finding]:

@@ -10,6 +10,7 @@ from typing import Any
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import StepStatus
 
+from .codebook import codebook_citation, codebook_summary
 from .episodes import Episode
 from .report_html import render_html
 from .session import Decision, Session, encode
@@ -69,6 +70,7 @@ def build_report(session: Session, model: dict[str, Any] | None,
                      for f in _unique(all_findings(session))],
         "steps": steps,
         "decisions": [decision_entry(d) for d in session.decisions],
+        "codebook": codebook_summary(session),
         "plan_edits": encode(session.plan_edits),
         "dropped_columns": dropped,
         "model": None if not model else {
@@ -94,7 +96,7 @@ def decision_entry(d: Decision) -> dict[str, Any]:
     keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags")
     return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": d.question, "columns": list(d.columns),
             "recommended": d.recommended, "choice": d.choice, "by": d.by, "at": d.at, "rationale": d.rationale,
-            "proposal": d.proposal,
+            "codebook": codebook_citation(d.evidence), "proposal": d.proposal,
             "options": [{"id": o.id, "label": o.label, "recommended": o.id == d.recommended,
                          "impact": {k: o.impact.get(k) for k in keys} if o.impact else None}
                         for o in d.options],

@@ -21,6 +21,7 @@ import jinja2
 from kernel_tools.vocabulary import FindingKind, severity_rank
 
 from .charts import chart_for
+from .codebook import codebook_citation
 from .notebook import score_text
 from .session import Session
 from .validity import all_findings
@@ -74,7 +75,7 @@ def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, 
             "title": step.title if step else d.gate, "evidence": _evidence_items(d.evidence),
             "options": [o.to_dict() for o in d.options], "recommended": d.recommended, "choice": d.choice, "by": d.by,
             "at": d.at, "rationale": d.rationale, "history": d.history, "impact": d.impact,
-            "chart": bar_svg(chart) if chart else None,
+            "chart": bar_svg(chart) if chart else None, "codebook": codebook_citation(d.evidence),
         })
     charts: dict[str, Any] = {}
     missing = next((chart_for(f) for f in findings if f.kind == FindingKind.MISSING_VALUES), None)

@@ -167,6 +167,8 @@ class Inputs:
     kernel: str | None = None  # the kernel that hosts the session (the magics)
     goal: str | None = None
     share: str = "schema"  # what an LLM may see: schema | samples
+    dictionary: str | None = None  # the study's codebook, read in the kernel (docs/codebooks.md)
+    events: str | None = None  # REDCap's instrument-event mapping, with a REDCap dictionary
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

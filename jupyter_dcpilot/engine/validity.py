@@ -30,6 +30,7 @@ the model the step of the ``model`` stage, custom code a step of an episode whos
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -46,6 +47,10 @@ CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up
           "no_suspect_score", "approved_steps_ran")
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
+# names that say nothing of what a column measures or when (v1, var12, q3, x4, item7, C2)
+CODED_NAME = re.compile(r"^(v|var|q|x|item|col|c|f|field|z)[._]?\d{1,4}$", re.I)
+# findings that say an entity has several rows: repeated measurements, a REDCap export's events
+REPEATED = ("repeated_measurements", "redcap_events")
 HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance...
 CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ...while cross-validation claims this
 
@@ -148,13 +153,15 @@ def _diagnosis_complete(session: Session) -> Check:
 
 
 def _entities_together(session: Session, model: dict[str, Any], episodes: dict[str, Episode]) -> Check:
-    repeated = [f for f in all_findings(session) if f.kind == FindingKind.REPEATED_MEASUREMENTS]
+    repeated = [f for f in all_findings(session) if f.kind in REPEATED]
     if not repeated:
         return Check("entities_together", True, "no entity has several rows")
     entity = (repeated[-1].columns or [session.task.id or "?"])[0]
     aggregate = _done(session, episodes, _aggregation)
     if aggregate is not None and aggregate.result.get("function") == "aggregate_per_entity":
         return Check("entities_together", True, f"one row per '{entity}' (aggregated)")
+    if aggregate is not None and aggregate.result.get("function") == "redcap_baseline":
+        return Check("entities_together", True, f"one row per '{entity}' (its baseline event)")
     split = _done(session, episodes, _split)
     split_kind = str(((split.result.get("report") or {}).get("details") or {}).get("kind", "")) if split else ""
     grouped_split = "grouped" in split_kind or bool(session.inputs.test_path)
@@ -194,6 +201,9 @@ def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
     intervals = _intervals(session, episodes) if session.task.kind == TaskKind.SURVIVAL else None
     if intervals is not None:
         return intervals
+    redcap = _redcap_events(session, episodes) if kind == "entity_start" else None
+    if redcap is not None:
+        return redcap
     repeated = [f for f in all_findings(session) if f.kind == FindingKind.REPEATED_MEASUREMENTS]
     varying: list[str] = next((list(f.evidence["time_varying_columns"]) for f in reversed(repeated)
                                if f.evidence.get("time_varying_columns")), [])
@@ -218,6 +228,53 @@ def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
     return Check("known_at_index", False, f"predictions are made at {label}, but the features take the "
                  f"'{how}' of all records: measured after the prediction time"
                  + (f" ({_names(varying)} change between records)" if varying else ""))
+
+
+def _redcap_events(session: Session, episodes: dict[str, Episode]) -> Check | None:
+    """The verdict on a REDCap export's rows per record and event (None: not one)."""
+    found = [f for f in all_findings(session) if f.kind == "redcap_events"]
+    if not found:
+        return None
+    evidence = found[-1].evidence
+    aggregate = _done(session, episodes, _aggregation)
+    if aggregate is not None and aggregate.result.get("function") == "redcap_baseline":
+        params = aggregate.result.get("params") or {}
+        events = params.get("events") or evidence.get("events") or ["?"]
+        outcome = params.get("outcome_event") or evidence.get("outcome_event")
+        return Check("known_at_index", True, f"the features are what each record's baseline event "
+                     f"'{params.get('baseline_event') or events[0]}' holds"
+                     + (f"; the outcome is taken from '{outcome}'" if outcome else ""))
+    if aggregate is not None and aggregate.result.get("function") == "aggregate_per_entity":
+        how = (aggregate.result.get("params") or {}).get("how")
+        if how in BASELINE_HOWS:
+            return Check("known_at_index", True, f"the features are each record's first event (aggregated "
+                         f"with '{how}'), as known at enrolment")
+        return Check("known_at_index", False, f"predictions are made at enrolment, but the features take the "
+                     f"'{how}' of every event of a REDCap record: measured after enrolment")
+    return Check("known_at_index", False, "the rows are a REDCap export's events: every event of a record "
+                 "is a training row, and later events hold what is only known after enrolment")
+
+
+def _documented(session: Session, features: set[str]) -> Check | None:
+    """Whether what the columns are and when they were measured could be read: from a codebook,
+    else from their names. A REDCap export comes with a data dictionary (its identifiers are
+    flagged only there), and names like v1..v9 say nothing: value tests alone cannot see a
+    follow-up measure only mildly related to the outcome. None: nothing to say (named columns)."""
+    book = session.diagnosis.get("codebook") or {}
+    if book:
+        name = str(book.get("source") or "").replace("\\", "/").rsplit("/", 1)[-1]
+        return Check("documented", True, f"the codebook {name} ({book.get('format')}) was read: what it says "
+                     "of each column's timing and identity was weighed with the data")
+    if any(f.kind == "redcap_events" for f in all_findings(session)):
+        return Check("documented", False, "a REDCap export without its data dictionary: the identifiers the "
+                     "project flags (Identifier?) and the timing of its forms could not be checked; give the "
+                     "dictionary (--dictionary)")
+    coded = sorted(c for c in features if CODED_NAME.match(str(c)))
+    if len(coded) >= 3 and len(coded) * 2 >= len(features):
+        return Check("documented", False, f"{len(coded)} of {len(features)} features have names that say "
+                     f"nothing of what or when they measure ({_names(coded)}) and no codebook was given: a "
+                     "follow-up measure among them could not be told apart; give one (--dictionary)")
+    return None
 
 
 def _holdout_confirms(model: dict[str, Any]) -> Check:
@@ -309,6 +366,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
                         "no column was found to give the outcome away", session),
         _entities_together(session, model, episodes),
         _known_at_index(session, episodes),
+        *[c for c in (_documented(session, features),) if c is not None],
         _task_metric(session, model),
         _holdout_confirms(model),
         _test_untouched(session, train_step, episodes),
@@ -337,7 +395,8 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
     setup = next((f for f in session.findings if f.kind == FindingKind.SURVIVAL_SETUP), None)
     evidence = setup.evidence if setup is not None else {}
     bad = int(evidence.get("negative_durations") or 0) + int(evidence.get("zero_durations") or 0)
-    if kind == TaskKind.SURVIVAL and bad:  # the last diagnosis, of the rows the model learned from
+    # the last diagnosis, of the rows the model learned from
+    if kind == TaskKind.SURVIVAL and evidence.get("impossible_durations"):
         return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")

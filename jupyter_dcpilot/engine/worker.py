@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus, TaskKind
 
 from .budgets import Budgets, data_scale, minutes
@@ -29,7 +31,7 @@ from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
-              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals"}
+              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -180,7 +182,9 @@ class Worker:
                       and s.result.get("transformer") and s.result.get("var")]
             reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
             library = "dd" if self.session.inputs.engine == "dask" else "pd"  # lazy like the data
-            lines = [f"train = {frame}", f"test = {library}.{reader}({py(test_path)})"]
+            read = (f"test, _ = kt.read_file({py(test_path)})" if Path(test_path).suffix.lower() in LABELLED
+                    else f"test = {library}.{reader}({py(test_path)})")  # a labelled file: its labels as the data's
+            lines = [f"train = {frame}", read]
             if replay:
                 lines += [f"for step_report in [{', '.join(replay)}]:  # replay the fitted pre-split steps",
                           "    test = step_report.apply(test)"]
