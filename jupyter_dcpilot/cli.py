@@ -20,19 +20,20 @@ from typing import Any
 from jupyter_dcpilot import __version__, outputs
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
-from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
-from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
+from jupyter_dcpilot.engine.factory import Request, build, open_session
+from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
-from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
-from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
 from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, one_line
 from kernel_tools.dictionary import LABELLED
+from kernel_tools.vocabulary import StepStatus
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -87,7 +88,7 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
         line: str | None = None
         if kind == "progress":
             line = progress(event)
-        elif kind == "step" and event.get("status") in ("done", "failed", "skipped"):
+        elif kind == "step" and event.get("status") in (StepStatus.DONE, StepStatus.FAILED, StepStatus.SKIPPED):
             step = session.step(event["step"]) if session is not None else None
             took = f" in {minutes(step.elapsed_s)}" if step is not None and step.elapsed_s else ""
             line = {"done": f"{title(event['step'])}: done{took}",
@@ -120,42 +121,43 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None, force: bool = False, dictionary: str | None = None,
+                  budget: Any = None, impact: bool = False, force: bool = False, dictionary: str | None = None,
                   events: str | None = None) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
     kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
-    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`).
-    ``dictionary``: the study's codebook (``events``: REDCap's instrument–event mapping); a
-    Stata / SPSS / SAS file's own labels are its codebook when none is given."""
+    ``impact``: estimate what each option of every gated decision does to the model before it
+    is answered (report.json's ``decisions[].options[].impact``); ``force``: replace the outputs
+    of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`). ``dictionary``: the study's
+    codebook (``events``: REDCap's instrument–event mapping); a Stata / SPSS / SAS file's own labels
+    are its codebook when none is given."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
-    budgets = Budgets.from_spec(budget)
+    Budgets.from_spec(budget)  # refused before anything starts
     started = time.perf_counter()
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
-    policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
+    names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
     warnings = check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                 test=test_path, folders=True)
     codebook, said = checked_codebook(paths, dictionary, events, engine)
+    given = Given(target=target, time=time_col, id=entity, kind=task_kind(task), index=index)
+    request = Request(frame="df", given=given, approve=approve, budget=budget, planner=planner, impact=impact,
+                      inputs=Inputs(frames=names, data=[str(p) for p in paths], engine=engine,
+                                    dictionary=codebook.get("dictionary"), events=codebook.get("events")))
+    policy = request.policy(prompt=stdin_prompt(stream_out=stream) if interactive else None, files=True)
     for warning in warnings + said:
         stream.write(f"warning: {one_line(warning)}\n")
-    approve_file = Path(approve) if approve not in ("ask", "recommended", "none") else None
+    approve_file = Path(approve) if policy.mode == "file" else None
     inputs = [*paths, test_path, approve_file, *(Path(p) for p in codebook.values())]
     out_dir = outputs.claim(Path(out), inputs, force)  # nothing of the user's replaced
     notebook_path = out_dir / "notebook.ipynb"
-    sidecar = sidecar_path(notebook_path)
-    if sidecar.exists():
-        sidecar.unlink()  # a headless run starts from the data, not from an older run
-    names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
-    hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
-                             "index": index, "frames": names, "data": [str(p) for p in paths],
-                             "engine": engine, **codebook}
     if test_path is not None and (not target or target in header(test_path)):
-        hints["test_path"] = str(test_path)
-    session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
+        request.inputs.test_path = str(test_path)
+    # a headless run starts from the data, not from an older run
+    session = open_session(request, notebook_path, fresh=True)
     session.subscribe(progress_printer(stream, started, session))
-    plan_with = _planner(planner, session, stream)
+    llm = _claude_config() if planner == "claude" else None
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
@@ -169,8 +171,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         frames = await KernelCalls(host).frame_info(names)
         session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
         session.variables["imports"] = True
-        coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,
-                                  budgets=budgets, stop=host.interrupt)
+        coordinator = build(request, session, host, host, policy=policy, llm=llm, stop=host.interrupt)
+        for warning in session.warnings:  # e.g. no API key for the Claude planner
+            stream.write(f"warning: {one_line(warning)}\n")
         try:
             state = await coordinator.run_until_blocked()
         except Exception as exc:  # recorded in the transcript; the notebook and report still get written
@@ -193,18 +196,11 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     return state, report
 
 
-def _planner(planner: str, session: Session, stream: Any) -> Any:
-    """The planner asked for; the rules, with a warning, when Claude has no API key."""
-    if planner == "claude":
-        from jupyter_dcpilot.config import load_llm_config
+def _claude_config() -> Any:
+    """The Claude planner's configuration (the factory falls back to the rules without a key)."""
+    from jupyter_dcpilot.config import load_llm_config
 
-        config = load_llm_config()
-        if config.available:
-            return ClaudePlanner(config)
-        message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
-        session.warnings.append(message)
-        stream.write(f"warning: {one_line(message)}\n")
-    return RulePlanner()
+    return load_llm_config()
 
 
 def checked_codebook(paths: list[Path], dictionary: str | None, events: str | None,
@@ -330,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
                           "number sets every step not named); a step past 4x its budget is stopped and "
                           "rolled back; the run goes on without it, unless the step was approved (then it stops there)")
+    run.add_argument("--impact", action="store_true", help="estimate what each option of a gate does to the model "
+                     "before it is answered (report.json/html show it; a few seconds per gate)")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -341,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
     demo.add_argument("--force", action="store_true", help="replace the outputs of an earlier demo in --out")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
+    demo.add_argument("--impact", action="store_true", help="as for run")
     migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
                              "jupyter_server_config.json and its API key into the system keyring",
                              description="Earlier versions read ~/.jupyter/dcpilot.json; it is no longer "
@@ -380,13 +379,14 @@ def main(argv: list[str] | None = None) -> int:
             outputs.record(out, [DEMO_FILE])
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
                                                 approve=args.approve, planner=args.planner, out=args.out,
-                                                budget=args.budget, force=True))  # claimed just now
+                                                budget=args.budget, impact=args.impact,
+                                                force=True))  # claimed just now
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force,
-                dictionary=args.dictionary, events=args.events))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget,
+                impact=args.impact, force=args.force, dictionary=args.dictionary, events=args.events))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1

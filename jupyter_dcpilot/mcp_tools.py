@@ -24,6 +24,7 @@ from pydantic import Field, WithJsonSchema
 from kernel_tools.vocabulary import TASK_KINDS
 
 from . import agent_view
+from .engine import hosts
 from .engine.plan_edits import OPS, EditRefused
 from .engine.schema import schema_of
 from .engine.validation import problem
@@ -250,7 +251,7 @@ async def dcpilot_answer_decision(
     to them in the panel and the chat as a proposal to accept (outcome 'proposed'), unless the
     user lets agents decide this gate (agent_may_decide; outcome 'decided', logged by agent)."""
     hosted, agent = registry().get(session_id), agent_name()
-    decision = hosted.decide(decision_id, choice, rationale, agent=agent)
+    decision = hosted.decide(decision_id, choice, rationale, via=hosts.agent(agent))
     status = _status(hosted)
     return {"outcome": "decided" if decision.decided else "proposed",
             "decision": next(d for d in status["decisions"] if d["id"] == decision.id),
@@ -279,7 +280,7 @@ async def dcpilot_edit_plan(
     found = problem(edit, PLAN_BODY, what="the edit")
     if found is not None:
         raise ToolFailure(found)
-    record = await hosted.edit(edit, source=f"agent {agent}")
+    record = await hosted.edit(edit, via=hosts.agent(agent))
     view = agent_view.session_view(hosted.session, _share())
     status = _status(hosted)
     return {"edit": dict(agent_view.edit_record(view, record)), "state": status["state"], "plan": status["plan"],

@@ -20,13 +20,16 @@ from jupyter_dcpilot.engine.notebook import load_cell
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.report_html import render_html, report_details
 from jupyter_dcpilot.engine.session import Decision, Session, Step
+from jupyter_dcpilot.engine.task import Inputs, Task
 from jupyter_dcpilot.engine.validation import problem
 from jupyter_dcpilot.engine.validity import audit
+from jupyter_dcpilot.engine.wire import DecisionOption
 from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, read_columns
 from jupyter_dcpilot.jupyter_ai_persona import START, parse_start
 from jupyter_dcpilot.magics import read_codebook
 from jupyter_dcpilot.request_limits import SESSION_BODY
 from jupyter_dcpilot.server_sessions import SessionRegistry
+from kernel_tools.findings import Finding
 from kernel_tools.privacy import forget_private
 
 pytest.importorskip("pyreadstat")
@@ -176,15 +179,15 @@ def redcap_finding(dictionary: str | None = "dictionary.csv") -> dict:
             "evidence": {"events": ["baseline_arm_1", "month_6_arm_1"], "order_from": "the event mapping",
                          "forms_from": "the event mapping", "outcome_event": "month_6_arm_1",
                          "dictionary": dictionary},
-            "options": [{"id": "baseline", "recommended": True,
+            "options": [{"id": "baseline", "label": "Baseline", "description": "", "risk": "", "recommended": True,
                          "action": {"function": "redcap_baseline", "params": {"outcome": ["death"]}}},
-                        {"id": "keep", "recommended": False, "action": None}]}
+                        {"id": "keep", "label": "Keep", "description": "", "risk": "", "recommended": False,
+                         "action": None}]}
 
 
 def run_session(findings: list[dict], plan: list[Step], codebook: bool = True, features=("age", "sbp")) -> Session:
-    s = Session(task={"kind": "classification", "target": "death", "id": "record_id",
-                      "index": {"kind": "entity_start", "label": "each entity's first record"}},
-                findings=findings, diagnosis={"shape": [400, 12]})
+    s = Session(task=Task(kind="classification", target="death", id="record_id", index={"kind": "entity_start", "label": "each entity's first record"}),
+                findings=[Finding.from_dict(f) for f in findings], diagnosis={"shape": [400, 12]})  # as the kernel sends them
     if codebook:
         s.diagnosis["codebook"] = {"source": "/data/dictionary.csv", "format": "redcap"}
     model = {"model_name": "LR", "metric": "roc_auc", "cv_score": 0.7, "holdout_score": 0.7,
@@ -209,7 +212,7 @@ def checks(s: Session) -> dict[str, tuple[bool, str]]:
 
 
 def test_a_redcap_export_is_one_step_of_its_own_episode() -> None:
-    episode = episode_for(redcap_finding(), library())
+    episode = episode_for(Finding.from_dict(redcap_finding()), library())
     assert episode is not None and episode.id == "redcap_baseline" and episode.gate == "aggregation"
     assert episode.stage == "pre_split" and episode.expect["rows"] == "one_per_entity"
 
@@ -249,7 +252,8 @@ def test_report_json_and_html_list_the_decisions_that_rested_on_the_codebook() -
                     finding_ids=[f["id"]])
         s.plan.insert(0, step)
         s.decisions.append(Decision(id=f"d{i}", step_id=step.id, gate=f["gate"], question="?", columns=f["columns"],
-                                    evidence=f["evidence"], options=[{"id": "drop"}], recommended="drop",
+                                    evidence=f["evidence"], options=[DecisionOption("drop", "Drop", "", "")],
+                                    recommended="drop",
                                     choice="drop", by="policy"))
     report = build_report(s, None)
     rested = report["codebook"]["decisions"]
@@ -316,9 +320,9 @@ async def test_the_panel_starts_a_session_with_the_codebook_next_to_the_notebook
 def test_a_labelled_test_file_is_read_with_its_labels_like_the_data(tmp_path) -> None:
     from jupyter_dcpilot.engine.worker import Worker
 
-    s = Session(task={"kind": "classification", "target": "died"}, frame="df",
-                hints={"test_path": str(tmp_path / "test.dta")})
+    s = Session(task=Task(kind="classification", target="died"), frame="df",
+                inputs=Inputs(test_path=str(tmp_path / "test.dta")))
     worker = Worker(s, None, None, library())  # type: ignore[arg-type]
     assert f"test, _ = kt.read_file({str(tmp_path / 'test.dta')!r})" in worker._split_code("split_report", {})
-    s.hints["test_path"] = str(tmp_path / "test.csv")
+    s.inputs.test_path = str(tmp_path / "test.csv")
     assert f"test = pd.read_csv({str(tmp_path / 'test.csv')!r})" in worker._split_code("split_report", {})

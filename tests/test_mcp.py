@@ -200,7 +200,7 @@ async def test_an_agent_drives_a_session_to_its_verdict_with_the_person_at_every
             report = await a.call("dcpilot_report", session_id=sid)
             assert report["valid"] is True, report["validity"]
             assert report["model"]["metric"] == "roc_auc" and report["model"]["holdout_score"] is not None
-            assert {d["by"] for d in report["decisions"] if d["choice"]} == {"the user"}
+            assert {d["by"] for d in report["decisions"] if d["choice"]} == {"the user in the panel"}  # where, in words
             assert "member_code" in report["dropped_columns"]
             texts = [e["text"] for e in registry.get(sid).session.transcript]
             assert f"agent {AGENT} started the co-pilot on df for churned" in texts
@@ -306,7 +306,7 @@ async def test_an_agent_gives_the_codebook_next_to_the_notebook(jp_fetch, jp_ser
                              dictionary="../../../etc/passwd")
             status = await a.call("dcpilot_start_session", notebook="study/nb.ipynb", frame="df", target="death",
                                   dictionary="dictionary.csv")
-            assert registry.get(status["session_id"]).session.hints["dictionary"] == str(files["dictionary"])
+            assert registry.get(status["session_id"]).session.inputs.dictionary == str(files["dictionary"])
     finally:
         await registry.close()
         client.stop_channels()

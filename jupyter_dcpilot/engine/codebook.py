@@ -38,7 +38,7 @@ def codebook_summary(session: Session) -> dict[str, Any] | None:
     """report.json's ``codebook``: the codebook the diagnosis read and the decisions that rested
     on it (None when no codebook was read)."""
     book = session.diagnosis.get("codebook") or {}
-    given = session.hints.get("dictionary")
+    given = session.inputs.dictionary
     if not book and not given:
         return None
     rested = []
@@ -48,7 +48,7 @@ def codebook_summary(session: Session) -> dict[str, Any] | None:
             rested.append({"decision": d.id, "step_id": d.step_id, "gate": d.gate, "columns": list(d.columns),
                            "choice": d.choice, "by": d.by, "citation": citation})
     return {"source": book.get("source") or given, "format": book.get("format"),
-            "events": session.hints.get("events"), "decisions": rested}
+            "events": session.inputs.events, "decisions": rested}
 
 
 __all__ = ["codebook_citation", "codebook_summary"]

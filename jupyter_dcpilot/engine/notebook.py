@@ -86,9 +86,8 @@ def decision_markdown(decision: Decision, step: Step) -> str:
         lines += [f"*Evidence:* {ev}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
     for o in decision.options:
-        name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
-        lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
-                     f"| {md_text(o.get('risk', ''))} |")
+        name = f"**{o.id}**" + (" (recommended)" if o.id == decision.recommended else "")
+        lines.append(f"| {name} | {md_text(o.label)}: {md_text(o.description)} | {md_text(o.risk)} |")
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)
@@ -103,11 +102,11 @@ def report_markdown(session: Session, model: dict[str, Any] | None, checks: list
                     warnings: list[str]) -> str:
     """The closing summary cell: task, steps, model, and the verdict as its list of checks."""
     task = session.task
-    index = (task.get("index") or {}).get("label")
+    index = task.index_label
     lines = ["## Summary", "",
-             f"*Task:* {task.get('kind')} — target `{task.get('target')}`"
-             + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             f"*Task:* {task.kind} — target `{task.target}`"
+             + (f", duration `{task.time}`" if task.time else "")
+             + (f", entity `{task.id}`" if task.id else "")
              + (f"; predictions at {md_text(index)}" if index else ""), ""]
     lines += ["| step | status | decision |", "|---|---|---|"]
     for s in session.plan:
@@ -128,7 +127,8 @@ def plan_edits_markdown(session: Session) -> list[str]:
     if not session.plan_edits:
         return []
     return ["", "*Plan edits (by the user):*",
-            *[f"- {md_text(e.get('text', ''))} ({e.get('source', 'api')}, {e.get('at')})" for e in session.plan_edits]]
+            *[f"- {md_text(e.text)} ({e.via}, {e.at})" + (f" — **no longer applies**: {md_text(e.lapsed)}"
+                                                          if e.lapsed else "") for e in session.plan_edits]]
 
 
 def validity_markdown(checks: list[Any]) -> str:

@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import codebook, entities, leakage, stray_rows, timing, wide
+from kernel_tools.diagnosis import (
+    codebook,
+    entities,
+    leakage,
+    stray_rows,
+    structure,  # noqa: F401  (registers the timeline's structure and names sources)
+    timing,
+    wide,
+)
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
@@ -24,7 +32,6 @@ from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_durat
 from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
-from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.vocabulary import EvidenceSource, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
@@ -83,13 +90,6 @@ def diagnose(
     counts over every row in a few passes, model-based checks on a sample of whole entities;
     each finding's ``evidence["basis"]`` says which.
     """
-    if is_lazy(df):
-        if dictionary is not None:
-            raise NotImplementedError("a codebook is not read for lazy (Dask) frames yet: diagnose a pandas frame")
-        from kernel_tools.lazy.diagnosis import diagnose_lazy
-
-        return diagnose_lazy(df, target=target, task=task, time=time, id=id, test=test, sample=sample,
-                             random_state=random_state, index=index)
     started = _time.perf_counter()
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
