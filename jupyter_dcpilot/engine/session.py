@@ -155,6 +155,13 @@ class Decision:
         self.choice = self.by = self.at = self.via = self.proposal = None
         self.rationale = ""
 
+    def clear_impact(self) -> None:
+        """Forget the options' impact estimates: they were made on the data as it was (an undo
+        or new parameters change it), so the card asks with a fresh estimate, not an old chart."""
+        self.impact = None
+        for option in self.options:
+            option.impact = None
+
     def option(self, option_id: str | None = None) -> DecisionOption | None:
         wanted = self.choice if option_id is None else option_id
         return next((o for o in self.options if o.id == wanted), None)

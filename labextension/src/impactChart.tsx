@@ -2,13 +2,7 @@ import * as React from 'react';
 
 import { formatValue } from './chart';
 import { IDecision, IImpact, IDecisionOption } from './sessionApi';
-
-/** What the metric is called on the card (the server's notes say it so too). */
-const METRIC_WORDS: { [metric: string]: string } = {
-  roc_auc: 'AUROC',
-  r2: 'R²',
-  c_index: 'C-index'
-};
+import { METRIC_WORDS } from './vocabulary';
 
 /** A metric as a reader names it: "c_index" → "C-index"; an unknown one without underscores. */
 export function metricWords(metric: string): string {
@@ -17,7 +11,7 @@ export function metricWords(metric: string): string {
 
 /** A note of an older server that names the metric by its id ("changes the c_index"): in words. */
 function inWords(note: string): string {
-  return note.replace(/\b(roc_auc|r2|c_index)\b/g, id => metricWords(id));
+  return note.replace(/\b[a-z_0-9]+\b/g, word => METRIC_WORDS[word] ?? word);
 }
 
 function scored(option: IDecisionOption): IImpact | null {

@@ -268,6 +268,7 @@ export function SessionView(props: {
           onDecide={(choice, rationale) => void model.decide(next.id, choice, rationale)}
           onEstimate={action => void model.estimate(next.id, action)}
           params={session.plan.find(st => st.id === next.step_id)?.user_params}
+          onRestart={() => model.setRestarting(true)}
         />
       )}
       {!next && asked && (
