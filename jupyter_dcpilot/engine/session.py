@@ -366,6 +366,17 @@ class Session:
         pending = {s.id for s in self.plan if s.pending}
         return [d for d in self.decisions if not d.decided and d.step_id in pending]
 
+    def next_decision(self) -> Decision | None:
+        """The one question to ask now, in plan order: the open decision of the step the run waits
+        at, else that of the next step to run; None when the next step has none (it runs first:
+        after an undo, a reopened question waits for the steps it depends on)."""
+        open_ = {d.step_id: d for d in self.open_decisions()}
+        pending = [st for st in self.plan if st.pending]
+        waiting = next((st for st in pending if st.status == StepStatus.AWAITING_DECISION and st.id in open_), None)
+        if waiting is not None:
+            return open_[waiting.id]
+        return open_.get(pending[0].id) if pending else None
+
     def cells_after(self, checkpoint_id: str) -> list[str]:
         """Ids of the co-pilot cells added after a checkpoint (never user cells)."""
         return [c["id"] for c in self.cells[self.checkpoint(checkpoint_id).cell_count :]]
