@@ -346,7 +346,10 @@ export class SessionModel {
     const id = this._session?.id;
     const source = this.source;
     if (id && source.moveColumn) {
-      await this._call(() => source.moveColumn!(id, column, group, rationale));
+      await this._call(
+        () => source.moveColumn!(id, column, group, rationale),
+        this._unsupported(`move '${column}' on the timeline`)
+      );
     }
   }
 
@@ -355,8 +358,24 @@ export class SessionModel {
     const id = this._session?.id;
     const source = this.source;
     if (id && source.answerInference) {
-      await this._call(() => source.answerInference!(id, inferenceId, value, rationale));
+      await this._call(
+        () => source.answerInference!(id, inferenceId, value, rationale),
+        this._unsupported('record answers to structural questions')
+      );
     }
+  }
+
+  /** A server without the endpoint (an older co-pilot, 404 page): said in words, nothing changed. */
+  private _unsupported(what: string): (reason: unknown) => boolean {
+    return reason => {
+      if (reason instanceof APIError && !reason.routed) {
+        this._error =
+          `This server's co-pilot cannot ${what} yet (it has no such endpoint: 404 Not Found). ` +
+          'Nothing was changed; update jupyter-dcpilot on the server to answer it here.';
+        return true;
+      }
+      return false;
+    };
   }
 
   /** Restore the state before a checkpoint's step. */

@@ -1,6 +1,8 @@
 import * as React from 'react';
+import { ServerConnection } from '@jupyterlab/services';
 import { act, fireEvent, render } from '@testing-library/react';
 
+import { APIError, requestAPI } from '../api';
 import { IEventSocket, SessionModel } from '../session';
 import { IColumnTimeline, IInference, ISession, ISessionSource } from '../sessionApi';
 import { SessionView } from '../sessionView';
@@ -263,5 +265,140 @@ describe('the structure in the session view', () => {
     expect(calls).toEqual(['move:futime2:unknown', 'answer:duration:futime2']);
     view.unmount();
     model.dispose();
+  });
+});
+
+describe('a server without the structure endpoints', () => {
+  const bare = (): ISession => ({
+    id: 'b'.repeat(32),
+    path: 'nb.ipynb',
+    frame: 'df',
+    state: 'blocked',
+    plan: [],
+    decisions: [],
+    checkpoints: [],
+    transcript: []
+  });
+  const withStructure = (): ISession => ({ ...bare(), timeline, inferences: [duration] });
+  const socket: IEventSocket = {
+    onmessage: null,
+    onclose: null,
+    send: () => undefined,
+    close: () => undefined
+  };
+
+  async function view(
+    get: () => ISession,
+    failure: APIError
+  ): Promise<{ model: SessionModel; unmount: () => void; redraw: () => void }> {
+    const source: ISessionSource = {
+      start: async () => get(),
+      get: async () => get(),
+      decide: async () => get(),
+      undo: async () => get(),
+      list: async path => [
+        { id: get().id, path, frame: 'df', target: 'death', state: 'blocked', created: '' }
+      ],
+      interrupt: async () => null,
+      status: async () => ({ version: '0', planners: ['rules'], llm_configured: false, model: null }),
+      moveColumn: async () => {
+        throw failure;
+      },
+      answerInference: async () => {
+        throw failure;
+      }
+    };
+    const model = new SessionModel(source, null, () => socket);
+    await model.follow('nb.ipynb');
+    const { unmount, rerender } = render(<SessionView model={model} />);
+    // the panel redraws the view on the model's changed signal
+    return { model, unmount, redraw: () => rerender(<SessionView model={model} />) };
+  }
+
+  it('shows no timeline card and no structural question when the session carries neither key', async () => {
+    const { model, unmount } = await view(bare, new APIError('Not Found', 404, false));
+    expect(document.querySelector('.jp-dcpilot-session')).not.toBeNull();
+    expect(document.querySelector('.jp-dcpilot-timeline')).toBeNull();
+    expect(document.querySelector('.jp-dcpilot-structure')).toBeNull();
+    unmount();
+    model.dispose();
+  });
+
+  it('says in words that the server lacks the endpoint (its 404 page), and keeps the cards as they were', async () => {
+    const { model, unmount, redraw } = await view(withStructure, new APIError('Not Found', 404, false));
+    await act(async () => {
+      fireEvent.change(document.querySelector('.jp-dcpilot-timeline-column[data-column="futime2"] select')!, {
+        target: { value: 'unknown' }
+      });
+    });
+    const error = () => {
+      redraw();
+      return document.querySelector('.jp-dcpilot-error')?.textContent ?? '';
+    };
+    expect(error()).toBe(
+      "This server's co-pilot cannot move 'futime2' on the timeline yet (it has no such endpoint: " +
+        '404 Not Found). Nothing was changed; update jupyter-dcpilot on the server to answer it here.'
+    );
+    expect(model.session?.timeline?.columns.futime2.group).toBe('at_or_after_outcome');
+    await act(async () => {
+      fireEvent.click(document.querySelectorAll('.jp-dcpilot-structure-choice button')[1]);
+    });
+    expect(error()).toContain('cannot record answers to structural questions yet');
+    expect(document.querySelector('.jp-dcpilot-timeline')).not.toBeNull();
+    unmount();
+    model.dispose();
+  });
+
+  it("shows a handler's own 404 (an unknown column) as the server says it", async () => {
+    const { model, unmount, redraw } = await view(
+      withStructure,
+      new APIError("no column 'futime2' on the timeline", 404)
+    );
+    await act(async () => {
+      fireEvent.change(document.querySelector('.jp-dcpilot-timeline-column[data-column="futime2"] select')!, {
+        target: { value: 'baseline' }
+      });
+    });
+    redraw();
+    expect(document.querySelector('.jp-dcpilot-error')?.textContent).toBe(
+      "no column 'futime2' on the timeline"
+    );
+    unmount();
+    model.dispose();
+  });
+
+  it("tells the server's 404 page from a handler's JSON 404", async () => {
+    class FakeRequest {
+      headers = new Headers();
+      constructor(
+        readonly url: string,
+        readonly init: RequestInit
+      ) {}
+    }
+    const answer = (body: string) =>
+      ({ ok: false, status: 404, statusText: 'Not Found', text: async () => body }) as unknown as Response;
+    const settings = (body: string) =>
+      ServerConnection.makeSettings({
+        baseUrl: 'http://localhost:8888/',
+        Request: FakeRequest as unknown as typeof Request,
+        fetch: async () => answer(body)
+      });
+    const failure = async (body: string) =>
+      requestAPI(`sessions/${'b'.repeat(32)}/timeline`, { method: 'POST' }, settings(body)).catch(
+        (e: APIError) => e
+      ) as Promise<APIError>;
+    const page = await failure('<!DOCTYPE HTML><html><title>Jupyter Server</title></html>');
+    expect([page instanceof APIError, (page as APIError).status, page.routed, page.message]).toEqual([
+      true,
+      404,
+      false,
+      'Not Found'
+    ]);
+    const handler = await failure(JSON.stringify({ message: "no co-pilot session 'bbb'", reason: null }));
+    expect([handler.status, handler.routed, handler.message]).toEqual([
+      404,
+      true,
+      "no co-pilot session 'bbb'"
+    ]);
   });
 });
