@@ -154,8 +154,11 @@ def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(
     recommended = card.buttons[card.decision.recommended]
     assert "recommended" in recommended.description and recommended.button_style == "success"
 
+    progress: list[str] = []
+    pilot.progress.observe(lambda change: progress.append(change["new"]), "value")
     with capture_output():
         recommended.click()  # what the frontend does; the run resumes until the next gate
+    assert any(p.startswith("Estimating what each option does to the model · ") for p in progress)
     card = next(c for c in pilot.cards if c.decision.gate == "leakage")
     assert "leak" in card.decision.columns and card.decision.evidence
     assert len(pilot.cards) == 1  # one question at a time (issue 29)
