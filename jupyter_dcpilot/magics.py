@@ -303,6 +303,8 @@ class Pilot:
                              f"{sum(st.status == StepStatus.DONE for st in s.plan)} steps done, "
                              f"{len(s.open_decisions())} decisions open")
         # one question at a time, in plan order (as the panel asks)
+        for card in kept:  # its estimate may have changed meanwhile (new parameters, estimated again)
+            card.show_impact()
         self.cards = kept or [DecisionCard(d, self._title(d), self._choose) for d in [asked] if d is not None]
         self.cards_box.children = [c.widget for c in self.cards]
 
