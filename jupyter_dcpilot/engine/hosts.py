@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import shutil
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -209,13 +211,19 @@ class HeadlessHost:
         self.notebook.metadata["language_info"] = {"name": "python"}
         self._km: Any = None
         self._kc: Any = None
+        self._sockets: str | None = None
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
         from jupyter_client.manager import AsyncKernelManager
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._km = AsyncKernelManager(kernel_name=self.kernel_name)
+        # Unix sockets in a folder only this user can open, not TCP ports on localhost: no other
+        # user can connect, and ipykernel has no plain-text warning to print into the CLI's output.
+        # An absolute path: the kernel runs in another working directory than this process.
+        self._sockets = tempfile.mkdtemp(prefix="dcpilot-kernel-")
+        self._km = AsyncKernelManager(kernel_name=self.kernel_name, transport="ipc",
+                                      ip=os.path.join(self._sockets, "kernel"))
         await self._km.start_kernel(cwd=self.cwd, env=_kernel_env([_kernel_tools_root()]))
         self._kc = self._km.client()
         self._kc.session.session = uuid.uuid4().hex  # our own session id
@@ -230,6 +238,9 @@ class HeadlessHost:
         if self._km is not None:
             await self._km.shutdown_kernel(now=True)
             self._km = None
+        if self._sockets is not None:
+            shutil.rmtree(self._sockets, ignore_errors=True)
+            self._sockets = None
 
     async def __aenter__(self) -> HeadlessHost:
         await self.start()
