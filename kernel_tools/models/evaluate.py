@@ -27,12 +27,13 @@ from sklearn.metrics import (
     r2_score,
     roc_auc_score,
 )
-from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
+from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from kernel_tools.diagnosis.task import event_indicator
+from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
@@ -715,7 +716,7 @@ def _folds(task, y, group_values, cv, random_state) -> tuple[list[tuple[np.ndarr
             n_splits = limit
     if group_values is not None:
         if stratify is not None:
-            splitter = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
+            splitter = StratifiedEntityKFold(n_splits, shuffle=True, random_state=random_state)
         else:
             splitter = GroupKFold(n_splits, shuffle=True, random_state=random_state)
         folds = list(splitter.split(np.zeros(len(y)), stratify, group_values))
