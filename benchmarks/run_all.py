@@ -8,7 +8,8 @@ Runs, one after the other (never two heavy measurements at once): the quality su
 external reference, ``reference.py``), the diagnosis precision/recall on shared data
 (``diagnose_quality.py``), the speed comparison (``bench_diagnose.py``), the end-to-end scale
 benchmark (``bench_scale.py``), the checkpoint benchmark (``bench_checkpoints.py``) and the
-decision impact latency (``bench_impact.py``), each speed benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
+decision impact latency (``bench_impact.py``), each detector's time (``bench_detectors.py``), a
+cell beside an impact estimate (``bench_background.py``), each speed benchmark in child processes; then renders the report (``report.py``), with the quietly-invalid
 counts before → after from the records in ``benchmarks/results/`` (``audit_record.py``: the full
 sweep takes hours, so it is recorded, not rerun), and last the Dask benchmark on data larger than
 memory (``bench_dask.py``, its own section; ``--no-dask`` keeps the last one). Machine, versions
@@ -112,6 +113,20 @@ def run_impact(sizes: list[int], repeats: int, tmp: Path, log: Callable[[str], N
     return json.loads(out.read_text())
 
 
+def run_json(script: str, args: list[str], tmp: Path, prefix: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """A benchmark script that writes its results with ``--json``; its lines starting with
+    ``prefix`` are logged."""
+    out = tmp / f"{Path(script).stem}.json"
+    proc = subprocess.run([sys.executable, str(HERE / script), *args, "--json", str(out)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if line.startswith(prefix):
+            log(line)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
+
+
 def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
     """``bench_scale.py``: the command line end to end on 1k … 1M rows × 50 columns."""
     out = tmp / "scale.json"
@@ -165,6 +180,12 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             impact = [int(x) for x in args.impact_sizes.split(",") if x]
             if impact:
                 results["impact"] = run_impact(impact, 1 if args.quick else 3, tmp, log)
+            detectors = [int(x) for x in args.detector_sizes.split(",") if x]
+            if detectors:
+                results["detectors"] = run_json("bench_detectors.py", ["--sizes", args.detector_sizes], tmp,
+                                                "detectors: ", log)
+            if not args.quick:
+                results["background"] = run_json("bench_background.py", [], tmp, "background: ", log)
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
             tasks = ("survival",) if args.quick else ("survival", "classification")
             results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp, tasks)
@@ -200,6 +221,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--checkpoint-gb", type=float, default=1.0)
     ap.add_argument("--impact-sizes", default="1000,10000,100000",
                     help="rows of the decision impact latency benchmark (bench_impact.py; '' skips it)")
+    ap.add_argument("--detector-sizes", default="100000,1000000",
+                    help="rows of the per-detector diagnosis benchmark (bench_detectors.py; '' skips it)")
     ap.add_argument("--model-rows", type=int, default=6400, help="rows of the wide table fit_evaluate is timed on")
     ap.add_argument("--model-budgets", default="10,30", help="fit_evaluate budgets (seconds) to time besides none")
     ap.add_argument("--skip-quality", action="store_true")
@@ -223,6 +246,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.model_rows, args.model_budgets = 400, ""
         args.scale_sizes = ""
         args.impact_sizes = "1000"
+        args.detector_sizes = "2000"
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:

@@ -53,8 +53,10 @@ def test_report_has_every_section_and_header(smoke):
     for heading in ("## Method", "## Quality: co-pilot vs naive pipeline vs oracle", "### Summary",
                     "## Speed:", "## Checkpoints:", "## End-to-end co-pilot run time per case",
                     "## Models: the co-pilot's model vs an external reference",
-                    "## Model fitting on a wide table", "## Decision impact latency"):
+                    "## Model fitting on a wide table", "## Decision impact latency",
+                    "## Diagnosis, detector by detector", "## A cell beside an impact estimate"):
         assert heading in text, heading
+    assert "| column profiles |" in text  # each detector's time, on the quick run's 2,000 rows
     for column in ("valid?", "issues P / R", "holdout metric", "run time s", "gap recovered"):
         assert column in text, column
     assert "Load average at start" in text and "git commit" in text and "scikit-learn" in text
