@@ -58,7 +58,8 @@ def cells(seed: int = 0) -> dict[str, Callable[[], Any]]:
 
 
 class Background:
-    """Impact estimates one after another until stopped, the old way or the new."""
+    """Impact estimates one after another until stopped, the old way or the new (``ImpactJob``
+    at the niceness ``how`` names: "ImpactJob" is the default one, "ImpactJob, nice N" another)."""
 
     def __init__(self, how: str) -> None:
         from bench_impact import cards, frame
@@ -99,6 +100,11 @@ class Background:
                 return
 
     def __enter__(self) -> Background:
+        import kernel_tools.background as background
+
+        self._default = background.NICENESS
+        if ", nice " in self.how:  # read by each job's thread when it starts
+            background.NICENESS = int(self.how.rsplit(" ", 1)[1])
         # "plain thread" runs the estimate in this thread; ImpactJob starts its own and waits
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -106,12 +112,15 @@ class Background:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        import kernel_tools.background as background
+
         self._stop.set()
         if self._thread is not None:
             self._thread.join(60)
+        background.NICENESS = self._default
 
 
-def time_cells(repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
+def time_cells(repeats: int, log: Callable[[str], None], niceness: tuple[int, ...] = ()) -> dict[str, Any]:
     from bench_impact import time_card  # noqa: F401  (imports scikit-learn and the transforms once)
 
     import kernel_tools.impact  # noqa: F401
@@ -119,7 +128,7 @@ def time_cells(repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
     work = cells()
     for run in work.values():  # warm: the first call pays for imports and page faults
         run()
-    scenarios = ("alone", "plain thread", "ImpactJob")
+    scenarios = ("alone", "plain thread", "ImpactJob", *(f"ImpactJob, nice {n}" for n in niceness))
     seconds: dict[str, dict[str, list[float]]] = {s: {c: [] for c in work} for s in scenarios}
     estimates: dict[str, list[float]] = {}
     for scenario in scenarios:
@@ -149,13 +158,17 @@ def markdown(result: dict[str, Any]) -> str:
              f"One process for the kernel; each cell {result['repeats']} times, median seconds (× alone). "
              "*Plain thread*: the estimate as the kernel ran it before (an ordinary thread, "
              "`threadpool_limits(1)` for the whole process); *ImpactJob*: as it runs now "
-             "(`kernel_tools.background`: the thread's priority lowered, one OpenMP thread for it alone). "
+             "(`kernel_tools.background`: the thread's priority lowered by `NICENESS`, one OpenMP thread for it "
+             "alone; *nice N*: lowered by N instead). "
              f"Load average at start {result['load_start']}, at the end {result['load_end']}; {result['cores']} cores.",
-             "", "| cell | alone | beside a plain thread | beside ImpactJob |", "|---|---|---|---|"]
+             ""]
+    others = [s for s in cells_ if s != "alone"]
+    lines += ["| cell | alone | " + " | ".join(f"beside {s}" for s in others) + " |",
+              "|---|---|" + "---|" * len(others)]
     for name in names:
         alone = statistics.median(cells_["alone"][name])
         row = [f"{alone:.2f}"]
-        for scenario in ("plain thread", "ImpactJob"):
+        for scenario in others:
             s = statistics.median(cells_[scenario][name])
             row.append(f"{s:.2f} (×{s / alone:.1f})")
         lines.append(f"| {name} | " + " | ".join(row) + " |")
@@ -168,11 +181,13 @@ def markdown(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--niceness", default="", help="also ImpactJob at these nicenesses (e.g. 5,19)")
     ap.add_argument("--json")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     load_start = [round(x, 2) for x in os.getloadavg()]
-    result = time_cells(args.repeats, log=lambda m: print(m, file=sys.stderr, flush=True))
+    result = time_cells(args.repeats, log=lambda m: print(m, file=sys.stderr, flush=True),
+                        niceness=tuple(int(n) for n in args.niceness.split(",") if n))
     result.update({"repeats": args.repeats, "cores": os.cpu_count(), "load_start": load_start,
                    "load_end": [round(x, 2) for x in os.getloadavg()]})
     if args.json:

@@ -182,8 +182,8 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                 results["impact"] = run_impact(impact, 1 if args.quick else 3, tmp, log)
             detectors = [int(x) for x in args.detector_sizes.split(",") if x]
             if detectors:
-                results["detectors"] = run_json("bench_detectors.py", ["--sizes", args.detector_sizes], tmp,
-                                                "detectors: ", log)
+                results["detectors"] = run_json("bench_detectors.py", ["--sizes", args.detector_sizes, "--repeats",
+                                                                       "1" if args.quick else "3"], tmp, "detectors: ", log)
             if not args.quick:
                 results["background"] = run_json("bench_background.py", [], tmp, "background: ", log)
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]

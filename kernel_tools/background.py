@@ -25,11 +25,13 @@ from contextlib import contextmanager
 NICENESS = 10
 
 
-def yield_the_cpu(niceness: int = NICENESS) -> bool:
-    """Lower the calling thread's scheduling priority by ``niceness`` (at most to 19; Linux,
-    elsewhere nothing happens). True if it was lowered. It cannot be raised again without
-    privileges: call it only in a thread that does background work alone."""
-    if not sys.platform.startswith("linux"):
+def yield_the_cpu(niceness: int | None = None) -> bool:
+    """Lower the calling thread's scheduling priority by ``niceness`` (default
+    :data:`NICENESS`; at most to 19; Linux, elsewhere nothing happens). True if it was lowered.
+    It cannot be raised again without privileges: call it only in a thread that does
+    background work alone."""
+    niceness = NICENESS if niceness is None else niceness
+    if not sys.platform.startswith("linux") or niceness <= 0:
         return False
     try:
         tid = threading.get_native_id()
