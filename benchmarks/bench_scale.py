@@ -176,7 +176,7 @@ def run_hand(path: Path, label: str, drop: list[str], threads: int | None, timeo
 
 
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
-            budget: list[str], threads: int | None = None) -> dict[str, Any]:
+            budget: list[str], threads: int | None = None, tree: Path | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
            "--approve", "recommended", "--out", str(out)]
     if time_col:
@@ -184,8 +184,11 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     for b in budget:
         cmd += ["--budget", b]
     t0 = time.perf_counter()
+    env = thread_env(threads)
+    if tree is not None:  # another source tree's co-pilot (--before): its packages come first
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-                            env=thread_env(threads))
+                            env=env, cwd=tree)
     memory = TreeMemory(proc.pid)
     lines: list[tuple[float, str]] = []
 
@@ -271,9 +274,35 @@ def add_data_ratios(results: list[dict[str, Any]]) -> None:
             r["data_peak_ratio"] = round(max(r["peak_kernel_mb"] - libraries, 0) / r["frame_mb"], 2)
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time (its steps with it), with every run's seconds."""
+    ordered = sorted(runs, key=lambda r: r["seconds"] if r["seconds"] is not None else math.inf)
+    return {**ordered[(len(ordered) - 1) // 2], "all_seconds": [r["seconds"] for r in runs]}
+
+
+def run_case(path: Path, target: str, time_col: str | None, out: Path, timeout: float, budget: list[str],
+             threads: int | None, hand: bool, before: Path | None, repeats: int) -> dict[str, Any]:
+    """The co-pilot (and the ``before`` tree's, and the hand baseline) on one table, ``repeats``
+    times in turn: each the run of median time."""
+    mine, theirs, hands = [], [], []
+    for _ in range(repeats):
+        if before is not None:
+            theirs.append(run_one(path, target, time_col, out.with_name(out.name + "-before"), timeout, budget,
+                                  threads, tree=before))
+        mine.append(run_one(path, target, time_col, out, timeout, budget, threads))
+        if hand:
+            hands.append(run_hand(path, target, [time_col] if time_col else [], threads, timeout))
+    result = median_run(mine)
+    if theirs:
+        result["before"] = {k: v for k, v in median_run(theirs).items() if k != "lines"}
+    if hands:
+        result["hand"] = median_run(hands)
+    return result
+
+
 def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None,
         tasks: tuple[str, ...] = ("classification", "survival"), threads: int | None = 1,
-        hand_max_rows: int = HAND_MAX_ROWS) -> dict[str, Any]:
+        hand_max_rows: int = HAND_MAX_ROWS, before: Path | None = None, repeats: int = 1) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name:
         tmp = keep or Path(tmp_name)
@@ -288,15 +317,15 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
                 frame_mb = frame.memory_usage(deep=True).sum() / 2**20
                 log(f"scale: {task} {n:,} rows × {frame.shape[1]} columns ({frame_mb:.0f} MB in memory)...")
                 load = round(os.getloadavg()[0], 2)
-                result = run_one(path, target, time_col, tmp / f"out-{task}-{n}", timeout, budget, threads)
+                result = run_case(path, target, time_col, tmp / f"out-{task}-{n}", timeout, budget, threads,
+                                  n <= hand_max_rows, before, repeats)
                 result.update({"rows": n, "cols": int(frame.shape[1]), "task": task, "frame_mb": round(frame_mb, 1),
                                "peak_ratio": round(result["peak_kernel_mb"] / frame_mb, 2) if frame_mb else None,
                                "load_start": load})
-                if n <= hand_max_rows:
-                    result["hand"] = run_hand(path, target, [time_col] if time_col else [], threads, timeout)
                 log(f"scale: {task} {n:,}: {result['seconds']} s, {result['state']}, peak "
                     f"{result['peak_kernel_mb']} MB ({result['peak_ratio']}x the frame); "
-                    f"by hand {(result.get('hand') or {}).get('seconds', '—')} s; load {load}")
+                    f"by hand {(result.get('hand') or {}).get('seconds', '—')} s; "
+                    f"before {(result.get('before') or {}).get('seconds', '—')} s; load {load}")
                 results.append(result)
             del classification, survival
     add_data_ratios(results)
@@ -304,7 +333,8 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
     for task in ("classification", "survival"):
         done = [r for r in results if r["task"] == task and r["state"] == "finished"]
         growth[task] = growth_exponent([r["rows"] for r in done], [r["seconds"] for r in done])
-    return {"runs": results, "growth": growth, "load_end": list(os.getloadavg()), "threads": threads}
+    return {"runs": results, "growth": growth, "load_end": list(os.getloadavg()), "threads": threads,
+            "repeats": repeats, "before": str(before) if before else None}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -341,7 +371,39 @@ def markdown(result: dict[str, Any]) -> str:
         parts = [f"{s['step'].split(':')[0]} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
                  for s in r["steps"]]
         lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
+    if any("before" in r for r in result["runs"]):
+        lines += [""] + before_after(result)
     return "\n".join(lines) + "\n"
+
+
+def _ratio(seconds: float | None, hand: float | None) -> str:
+    return f"{seconds / hand:.1f}" if seconds and hand else "—"
+
+
+def _steps(run: dict[str, Any]) -> str:
+    return "; ".join(f"{s['step'].split(':')[0]} {s['seconds']:.1f}" for s in run["steps"])
+
+
+def before_after(result: dict[str, Any]) -> list[str]:
+    """The co-pilot of the ``--before`` tree against this one, run in turn on the same tables."""
+    lines = [f"Before → after: the co-pilot of `{result['before']}` and of this tree, in turn on the same "
+             f"tables ({result.get('repeats', 1)} run(s) each, the median), beside the hand baseline; seconds "
+             "(each run's in brackets).", "",
+             "| rows | task | before s | after s | by hand s | before / hand | after / hand |",
+             "|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        if "before" not in r:
+            continue
+        b, h = r["before"], (r.get("hand") or {}).get("seconds")
+        lines.append(f"| {r['rows']:,} | {r['task']} | {b['seconds']} ({', '.join(map(str, b['all_seconds']))}) | "
+                     f"{r['seconds']} ({', '.join(map(str, r['all_seconds']))}) | {h or '—'} | "
+                     f"{_ratio(b['seconds'], h)} | {_ratio(r['seconds'], h)} |")
+    lines += ["", "Each step, before → after (seconds):", ""]
+    for r in result["runs"]:
+        if "before" in r:
+            lines += [f"- {r['rows']:,} {r['task']}, before: {_steps(r['before'])}",
+                      f"- {r['rows']:,} {r['task']}, after: {_steps(r)}"]
+    return lines
 
 
 def main() -> None:
@@ -357,6 +419,9 @@ def main() -> None:
                     help="OpenMP / BLAS threads on both sides (0: the libraries' default)")
     ap.add_argument("--hand-max-rows", type=int, default=HAND_MAX_ROWS,
                     help="run the hand baseline up to this many rows (0: never)")
+    ap.add_argument("--before", help="another source tree (e.g. a clone at an older commit): its co-pilot runs "
+                                     "in turn with this one on each table, for a before -> after table")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each side per table (the median is kept)")
     args = ap.parse_args()
     keep = Path(args.keep) if args.keep else None
     if keep:
@@ -365,7 +430,8 @@ def main() -> None:
     sizes = sorted({1000, *(int(s) for s in args.sizes.split(","))})
     result = run(sizes, args.timeout, args.budget,
                  log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep,
-                 tasks=tuple(args.tasks.split(",")), threads=args.threads or None, hand_max_rows=args.hand_max_rows)
+                 tasks=tuple(args.tasks.split(",")), threads=args.threads or None, hand_max_rows=args.hand_max_rows,
+                 before=Path(args.before).resolve() if args.before else None, repeats=args.repeats)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     text = markdown(result)
