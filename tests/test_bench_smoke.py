@@ -41,7 +41,7 @@ def smoke(tmp_path_factory):
     env = {**os.environ, "DCPILOT_DATA": str(out / "no-shared-data")}
     proc = subprocess.run(
         [sys.executable, str(BENCH / "run_all.py"), "--quick", "--sizes", "1000,3000", "--out", str(md),
-         "--json", str(raw)], capture_output=True, text=True, timeout=360, cwd=REPO, env=env)
+         "--json", str(raw)], capture_output=True, text=True, timeout=540, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return md.read_text(), json.loads(raw.read_text())
 

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -17,6 +18,7 @@ import pytest
 
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine.demo import demo_frame
+from jupyter_dcpilot.engine.hosts import SOCKET_PATH_MAX, socket_folder
 from jupyter_dcpilot.engine.session import Session
 
 BANK = Path("/work/shared/data/dseval-bank-churn/Customer-Churn-Records.csv")
@@ -310,8 +312,7 @@ def test_the_terminal_shows_only_the_copilots_own_lines(tmp_path):
     warning to print, and nothing else from the kernel reaches the user's terminal."""
     data = tmp_path / "rossi.csv"
     demo_frame().head(200).to_csv(data, index=False)
-    temp = tmp_path / "temp"
-    temp.mkdir()
+    temp = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # short: a socket's path has a length limit
     result = subprocess.run([sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(data), "--target", "arrest",
                              "--time", "week", "--approve", "recommended", "--out", str(tmp_path / "out")],
                             capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(temp)})
@@ -322,3 +323,17 @@ def test_the_terminal_shows_only_the_copilots_own_lines(tmp_path):
     assert "TCP" not in result.stderr
     # the sockets' folder goes with the kernel
     assert not list(temp.glob("dcpilot-kernel-*"))
+    temp.rmdir()
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_gives_way_to_tmp(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    folder = socket_folder()
+    try:
+        assert folder is not None and folder.startswith("/tmp/dcpilot-kernel-")
+        assert len(folder + "/kernel-1") <= SOCKET_PATH_MAX and (os.stat(folder).st_mode & 0o777) == 0o700
+        assert not list(deep.iterdir())  # the folder tried first is gone
+    finally:
+        os.rmdir(folder)

@@ -170,6 +170,27 @@ def _kernel_env(extra_paths: list[str]) -> dict[str, str]:
     return env
 
 
+# a Unix socket's path must fit in sockaddr_un (108 bytes on Linux, 104 on macOS), with the
+# "-N" suffix jupyter_client adds for each channel
+SOCKET_PATH_MAX = 100
+
+
+def socket_folder() -> str | None:
+    """A new folder (mode 0700) for a kernel's Unix sockets, in the temporary folder or, when
+    that path is too long for a socket, in /tmp; None where there is none (not POSIX): the
+    kernel then talks TCP on localhost."""
+    if os.name != "posix":
+        return None
+    for parent in (None, "/tmp"):
+        if parent is not None and not os.path.isdir(parent):
+            continue
+        folder = tempfile.mkdtemp(prefix="dcpilot-kernel-", dir=parent)
+        if len(os.path.join(folder, "kernel-99")) <= SOCKET_PATH_MAX:
+            return folder
+        os.rmdir(folder)
+    return None
+
+
 def _kernel_tools_root() -> str:
     """The directory that holds the ``kernel_tools`` package the engine itself imports."""
     import kernel_tools
@@ -221,9 +242,10 @@ class HeadlessHost:
         # Unix sockets in a folder only this user can open, not TCP ports on localhost: no other
         # user can connect, and ipykernel has no plain-text warning to print into the CLI's output.
         # An absolute path: the kernel runs in another working directory than this process.
-        self._sockets = tempfile.mkdtemp(prefix="dcpilot-kernel-")
-        self._km = AsyncKernelManager(kernel_name=self.kernel_name, transport="ipc",
-                                      ip=os.path.join(self._sockets, "kernel"))
+        self._sockets = socket_folder()
+        transport = {} if self._sockets is None else {"transport": "ipc",
+                                                      "ip": os.path.join(self._sockets, "kernel")}
+        self._km = AsyncKernelManager(kernel_name=self.kernel_name, **transport)
         await self._km.start_kernel(cwd=self.cwd, env=_kernel_env([_kernel_tools_root()]))
         self._kc = self._km.client()
         self._kc.session.session = uuid.uuid4().hex  # our own session id
