@@ -34,11 +34,12 @@ $(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock ui-tests/pa
 	cd ui-tests && $(BIN)/jlpm install
 	touch $@
 
-# re-pin requirements/dev.lock after a dependency changed (commit it): the newest versions that
-# fit dev.in, both pyproject.toml files and the machine's constraints
+# re-pin requirements/dev.lock after a dependency changed (commit it): the pins there are kept
+# where they still fit dev.in, both pyproject.toml files and the machine's constraints, and what
+# is new gets its newest version; `make lock UPGRADE=--upgrade` moves every pin to its newest
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python scripts/install_python.py $(BIN)/python --lock
+	$(BIN)/python scripts/install_python.py $(BIN)/python --lock $(UPGRADE)
 
 # headless: the Python side is all it needs
 demo: install-python

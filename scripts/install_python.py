@@ -2,6 +2,7 @@
 
     python scripts/install_python.py VENV_PYTHON            # what `make install` / `make demo` run
     python scripts/install_python.py VENV_PYTHON --lock     # re-pin requirements/dev.lock (`make lock`)
+    python scripts/install_python.py VENV_PYTHON --lock --upgrade   # every pin at its newest
     python scripts/install_python.py VENV_PYTHON --also ".[bench]"   # more, within the lock's pins
 
 What is installed is ``requirements/dev.in`` (both distributions of this tree, editable, with
@@ -113,10 +114,12 @@ def run(cmd: list[str], env: dict[str, str]) -> int:
     return subprocess.call(cmd, cwd=ROOT, env={**os.environ, **env})
 
 
-def lock_command(uv: str, python: str, options: list[str]) -> list[str]:
+def lock_command(uv: str, python: str, options: list[str], upgrade: bool = False) -> list[str]:
+    """uv's compile of dev.in into dev.lock; the pins already there are kept where they still
+    fit (``upgrade``: every package at its newest)."""
     return [uv, "pip", "compile", str(REQUIREMENTS.relative_to(ROOT)), "-o", str(LOCK.relative_to(ROOT)),
-            "--python", python, "--python-version", LOCK_PYTHON, "--custom-compile-command", "make lock", "--upgrade",
-            *(f"--no-emit-package={name}" for name in UNPINNED), *options]
+            "--python", python, "--python-version", LOCK_PYTHON, "--custom-compile-command", "make lock",
+            *(["--upgrade"] if upgrade else []), *(f"--no-emit-package={name}" for name in UNPINNED), *options]
 
 
 def install_command(uv: str | None, python: str, options: list[str], also: list[str]) -> list[str]:
@@ -133,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("python", help="the venv's python")
     ap.add_argument("--lock", action="store_true", help="re-pin requirements/dev.lock instead of installing")
+    ap.add_argument("--upgrade", action="store_true", help="with --lock: every package at its newest version")
     ap.add_argument("--also", action="append", default=[], help="more requirements, kept within the lock")
     args = ap.parse_args(argv)
     options, env = uv_options(pip_settings(args.python))
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         if uv is None:
             print("the lock is written by uv, which could not be installed", file=sys.stderr)
             return 1
-        return run(lock_command(uv, args.python, options), env)
+        return run(lock_command(uv, args.python, options, args.upgrade), env)
     if uv is None:
         print("uv could not be installed: installing with pip (slower)", flush=True)
     return run(install_command(uv, args.python, options, args.also), env)
