@@ -43,7 +43,7 @@ lock:
 
 # headless: the Python side is all it needs
 demo: install-python
-	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo
+	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo --force
 
 # the frontend is rebuilt every time (seconds, incremental): the browser tests load the built bundle
 test: install

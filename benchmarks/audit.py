@@ -10,12 +10,16 @@ judge. A run passes only when
 - ``features``: no documented leak, column recorded after the prediction time (follow-up or
   outcome-derived), identifier, the entity id, the target or the survival time is a model
   feature, also through a derived name (``x_missing``, ``x_last`` ...);
-- ``entities``: when rows repeat per entity, each entity sits on one side of every split and
+- ``entities``: rows of different entities are never merged (an aggregation by a column that
+  repeats, where each row is its own entity); when rows repeat per entity, each entity sits on one side of every split and
   fold — aggregated to one row per entity, or split and cross-validated by a grouping that
   never separates an entity's rows — and, when the outcome counts from each entity's first
   record (``index="first"``), the features are what was known then: the first / baseline
   record, a landmark, or (start, stop] intervals fitted as intervals; with (start, stop] rows
   (``index="intervals"``) a model that reads every row as starting at time 0 is not valid;
+- ``joins``: files are joined on the documented key, never on another column (R's row names);
+  features from an extra file of records over time come only through a window that ends at the
+  index (``summarize_records``), never from records taken after it;
 - ``metric``: the metric fits the documented task (AUROC, R², C-index);
 - ``holdout``: the held-out score confirms the cross-validated one (AUROC / C-index ≤ 0.55
   next to a cross-validated ≥ 0.60 fails; R² ≤ 0 next to ≥ 0.2).
@@ -44,7 +48,8 @@ CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ... while cross-vali
 AT_INDEX = ("first", "baseline")  # aggregation rules that keep each entity's first record
 INDEX_KINDS = ("row", "first", "intervals")
 CALLS = ("aggregate_per_entity", "split", "fit_evaluate", "fit_evaluate_intervals", "to_intervals",
-         "read_csv", "read_parquet")
+         "read_csv", "read_parquet", "join_frames", "summarize_records")
+JOIN_SUFFIX = "_right"  # join_frames' suffix for a column both files hold
 
 
 @dataclass
@@ -65,6 +70,11 @@ class Truth:
     leaked: tuple[str, ...] = ()  # outcome-derived or otherwise giving the outcome away
     follow_up: tuple[str, ...] = ()  # recorded after the prediction time
     identifiers: tuple[str, ...] = ()
+    join: str | None = None  # the documented key of a table of several files
+    # the time column (counted from the index) of an extra file of records over time: its
+    # records after the index may reach the model only through a window that ends at the index
+    records: str | None = None
+    extra_columns: tuple[str, ...] = ()  # the columns of the extra files
 
     def __post_init__(self) -> None:
         if self.task not in RIGHT_METRIC:
@@ -215,9 +225,21 @@ def _at_index(aggregate: Call) -> bool:
     return how in AT_INDEX
 
 
+def merged_rows(calls: list[Call], data: pd.DataFrame | None) -> list[str]:
+    """Each row is its own entity, yet rows sharing a value of some column were merged into one."""
+    aggregate = _last(calls, "aggregate_per_entity")
+    if aggregate is None:
+        return []
+    key = _arg(aggregate, "id", 1)
+    if data is not None and isinstance(key, str) and key in data.columns and data[key].is_unique:
+        return []  # one row per value already: nothing merged
+    return [f"rows were merged by '{key}', but each row is its own entity: the rows of different entities "
+            "were averaged into one"]
+
+
 def entity_problems(calls: list[Call], truth: Truth, data: pd.DataFrame | None) -> list[str]:
     if not truth.entity:
-        return []
+        return merged_rows(calls, data)
     entity = truth.entity
     aggregate = _last(calls, "aggregate_per_entity")
     intervals = _last(calls, "fit_evaluate_intervals")
@@ -244,6 +266,38 @@ def entity_problems(calls: list[Call], truth: Truth, data: pd.DataFrame | None) 
     elif truth.index == "intervals":
         problems.append(f"(start, stop] rows of each '{entity}' fitted as if each began at time 0: the entry time "
                         "of every later interval is ignored")
+    return problems
+
+
+def _ends_at_index(call: Call) -> bool:
+    until = call.kwargs.get("until", 0)  # summarize_records' window ends at the index by default
+    return isinstance(until, (int, float)) and until <= 0
+
+
+def _from_extra(feature: str, truth: Truth, raw: set[str]) -> bool:
+    """The feature came from an extra file: one of its columns, or one both files held."""
+    if feature in raw:
+        return False
+    own = [c for c in truth.extra_columns if c not in raw]
+    return (feature in own or feature.endswith(JOIN_SUFFIX)
+            or any(feature.startswith(f"{c}_") for c in own))
+
+
+def join_problems(calls: list[Call], truth: Truth, features: list[str], raw: set[str]) -> list[str]:
+    problems = []
+    for call in calls:
+        if call.name != "join_frames":
+            continue
+        on = _arg(call, "on", 2)
+        keys = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, tuple)) else [on]
+        if truth.join is not None and keys != [truth.join]:
+            problems.append(f"joined on {on!r}: the documented key is '{truth.join}'")
+    if truth.records:
+        windowed = any(c.name == "summarize_records" and _ends_at_index(c) for c in calls)
+        later = [f for f in features if _from_extra(f, truth, raw)]
+        if later and not windowed:
+            problems.append(f"features from the records over time ({later[:4]}) include records taken after the "
+                            f"index ('{truth.records}' > 0): no window ends at the index")
     return problems
 
 
@@ -288,6 +342,7 @@ def audit_run(out_dir: str | Path, truth: Truth) -> Audit:
     features = [str(f) for f in model["features"]]
     audit.problems["features"] = feature_problems(features, truth, raw)
     audit.problems["entities"] = entity_problems(calls, truth, data)
+    audit.problems["joins"] = join_problems(calls, truth, features, raw)
     audit.problems["metric"] = metric_problems(model, truth)
     audit.problems["holdout"] = holdout_problems(model)
     return audit
@@ -309,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time")
     ap.add_argument("--entity")
     ap.add_argument("--index", default="row", choices=INDEX_KINDS)
+    ap.add_argument("--join", help="the documented key of a table of several files")
     for name in ("leaked", "follow-up", "identifiers"):
         ap.add_argument(f"--{name}", default="", help="comma-separated columns")
     args = ap.parse_args(argv)
@@ -318,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
 
     truth = Truth(task=args.task, target=args.target, time=args.time, entity=args.entity, index=args.index,
                   leaked=columns(args.leaked), follow_up=columns(args.follow_up),
-                  identifiers=columns(args.identifiers))
+                  identifiers=columns(args.identifiers), join=args.join)
     result = audit_run(args.run_dir, truth)
     print(json.dumps(result.to_dict(), indent=2))
     return 0 if result.passed else 1

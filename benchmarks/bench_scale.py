@@ -178,7 +178,7 @@ def run_hand(path: Path, label: str, drop: list[str], threads: int | None, timeo
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
             budget: list[str], threads: int | None = None, tree: Path | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
-           "--approve", "recommended", "--out", str(out)]
+           "--approve", "recommended", "--out", str(out), "--force"]
     if time_col:
         cmd += ["--time", time_col, "--task", "survival"]
     for b in budget:

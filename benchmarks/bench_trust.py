@@ -10,8 +10,13 @@ lines answered at once.
 3. Command line: ``jupyter dcpilot run`` with bad inputs, as a user runs it (a subprocess);
    wall time and exit status, median and max of ``--repeat`` runs, on a small file and on a
    1,000,000-row one.
+4. The files around the data (issue 28, ``_trust_files.py``): sidecars that are links, FIFOs,
+   huge or copied beside another notebook; a long session's sidecar size; the signing secret;
+   bad decisions files and the documented plan edits; CSV files the input checks could not read;
+   ``--out`` over the user's files; survival durations and names with line breaks; a table of
+   20,000 columns against the diagnosis's budget.
 
-    python benchmarks/bench_trust.py [--repeat 3] [--rows 1000000]
+    python benchmarks/bench_trust.py [--repeat 3] [--rows 1000000] [--only files] [--wide 20000]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jupyter_dcpilot.engine import signatures  # noqa: E402
 from jupyter_dcpilot.engine.session import Decision, Session, Step, now, sidecar_path  # noqa: E402
@@ -215,18 +221,50 @@ def command_line(folder: Path, repeat: int, rows: int) -> None:
             print(f"| {name} | {label} | {sorted(codes)} | {lines == {1}} | {statistics.median(times):.2f} | {max(times):.2f} |")
 
 
+def files_around_the_data(folder: Path, repeat: int, wide: int) -> None:
+    from _trust_files import (
+        compaction,
+        edits_and_decisions,
+        input_files,
+        odd_inputs,
+        output_folders,
+        secrets,
+        sidecar_files,
+        wide_table,
+    )
+
+    for section in (sidecar_files, compaction, secrets):
+        part = folder / section.__name__
+        part.mkdir(parents=True)
+        section(part)
+    for section in (edits_and_decisions, input_files):
+        part = folder / section.__name__
+        part.mkdir(parents=True)
+        section(part, repeat)
+    for section in (output_folders, odd_inputs):
+        part = folder / section.__name__
+        part.mkdir(parents=True)
+        section(part)
+    if wide:
+        wide_table(wide)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--only", choices=["files"], help="only the attacks on the files around the data")
+    parser.add_argument("--wide", type=int, default=20_000, help="columns of the wide table (0: skip it)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="dcpilot-bench-trust-"))
     os.environ["JUPYTER_DATA_DIR"] = str(folder / "data")  # a secret of its own, not the user's
     try:
         print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)\n")
-        sidecars(folder)
-        requests(folder)
-        command_line(folder, args.repeat, args.rows)
+        if args.only is None:
+            sidecars(folder)
+            requests(folder)
+            command_line(folder, args.repeat, args.rows)
+        files_around_the_data(folder / "files", args.repeat, args.wide)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

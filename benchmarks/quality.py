@@ -104,7 +104,7 @@ def run_copilot(case: Case, workdir: Path, timeout: float, copilot_src: str | Pa
         data.append(str(path))
     out = workdir / "copilot"
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", *data, "--target", case.target,
-           "--test", str(holdout_path), "--approve", "recommended", "--planner", "rules", "--out", str(out)]
+           "--test", str(holdout_path), "--approve", "recommended", "--planner", "rules", "--out", str(out), "--force"]
     if case.task == "survival":
         cmd += ["--task", "survival", "--time", case.time]
     return run_cli(cmd, out, workdir, timeout, env=copilot_env(copilot_src))

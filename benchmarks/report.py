@@ -341,6 +341,10 @@ def background_section(background: dict[str, Any] | None) -> list[str]:
     if not background or "error" in background:
         return [title, "", f"Not run: {(background or {}).get('error', 'not requested (a --quick run)')}."]
     return bench_background.markdown(background).rstrip("\n").split("\n")
+def mcp_section(mcp: dict[str, Any] | None) -> list[str]:
+    import bench_mcp
+
+    return bench_mcp.markdown(mcp or {"error": "not requested"}).rstrip("\n").split("\n")
 
 
 def checkpoint_section(cp: dict[str, Any]) -> list[str]:
@@ -520,6 +524,7 @@ def render(results: dict[str, Any]) -> str:
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
     out += impact_section(results.get("impact")) + [""]
     out += background_section(results.get("background")) + [""]
+    out += mcp_section(results.get("mcp")) + [""]
     out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),
                        results.get("e2e_growth", (None, 0))) + [""]

@@ -127,6 +127,19 @@ def run_json(script: str, args: list[str], tmp: Path, prefix: str, log: Callable
     return json.loads(out.read_text())
 
 
+def run_mcp(rows: int, runs: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """``bench_mcp.py``: what the MCP tool call adds to the diagnosis, and the privacy audit of its answers."""
+    out = tmp / "mcp.json"
+    proc = subprocess.run([sys.executable, str(HERE / "bench_mcp.py"), "--rows", str(rows), "--runs", str(runs),
+                           "--json", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr.splitlines():
+        if line.startswith("mcp: "):
+            log(line)
+    if proc.returncode != 0 or not out.is_file():
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.read_text())
+
+
 def run_scale(sizes: list[int], tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
     """``bench_scale.py``: the command line end to end on 1k … 1M rows × 50 columns."""
     out = tmp / "scale.json"
@@ -186,6 +199,8 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                                                                        "1" if args.quick else "3"], tmp, "detectors: ", log)
             if not args.quick:
                 results["background"] = run_json("bench_background.py", [], tmp, "background: ", log)
+            if args.mcp_rows:
+                results["mcp"] = run_mcp(args.mcp_rows, 1 if args.quick else 5, tmp, log)
             budgets = [None] + [float(b) for b in args.model_budgets.split(",") if b]
             tasks = ("survival",) if args.quick else ("survival", "classification")
             results["model_fitting"] = run_model_fitting(args.model_rows, budgets, tmp, tasks)
@@ -223,6 +238,8 @@ def parser() -> argparse.ArgumentParser:
                     help="rows of the decision impact latency benchmark (bench_impact.py; '' skips it)")
     ap.add_argument("--detector-sizes", default="100000,1000000",
                     help="rows of the per-detector diagnosis benchmark (bench_detectors.py; '' skips it)")
+    ap.add_argument("--mcp-rows", type=int, default=100_000,
+                    help="rows of the MCP tool-call latency benchmark (bench_mcp.py; 0 skips it)")
     ap.add_argument("--model-rows", type=int, default=6400, help="rows of the wide table fit_evaluate is timed on")
     ap.add_argument("--model-budgets", default="10,30", help="fit_evaluate budgets (seconds) to time besides none")
     ap.add_argument("--skip-quality", action="store_true")
@@ -247,6 +264,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.scale_sizes = ""
         args.impact_sizes = "1000"
         args.detector_sizes = "2000"
+        args.mcp_rows = 2000
     args.sizes = args.sizes or "10000,100000,1000000"
 
     def log(message: str) -> None:
@@ -267,6 +285,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     elif bench_dask.START in previous and bench_dask.END in previous:  # keep the last measured one
         kept = previous[previous.index(bench_dask.START): previous.index(bench_dask.END) + len(bench_dask.END)]
         bench_dask.write_section(out, kept)
+    import bench_codebook  # its own section too (bench_codebook.py, codebook_real.py): kept as last measured
+
+    for start, end in ((bench_codebook.START, bench_codebook.END), (bench_codebook.REAL_START, bench_codebook.REAL_END)):
+        if start in previous and end in previous:
+            bench_codebook.write_section(out, previous[previous.index(start): previous.index(end) + len(end)],
+                                         start, end)
     log(f"wrote {args.out}")
     return results
 

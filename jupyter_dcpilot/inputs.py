@@ -8,6 +8,7 @@ multi-threaded), and answer in one line with the close names, in well under two 
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,8 @@ def _folder_files(path: Path) -> list[Path]:
 
 
 def header(path: Path) -> list[str]:
-    """The column names of a CSV or Parquet file (or of a folder's first file), read without
-    loading the data."""
+    """The column names of a CSV or Parquet file (or of a folder's first file) as pandas reads
+    them (an empty CSV name is ``Unnamed: <position>``), read without loading the data."""
     if path.is_dir():
         files = _folder_files(path)
         if not files:
@@ -44,13 +45,41 @@ def header(path: Path) -> list[str]:
             import pyarrow.parquet as pq
 
             return [str(n) for n in pq.read_schema(path).names]
-        import pyarrow.csv as pcsv
-
-        return _csv(path, lambda parse, read: [str(n) for n in pcsv.open_csv(
-            path, parse_options=parse, read_options=read).schema.names])
-    except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
+        return _csv_header(path, sniff(path))
+    except (OSError, ValueError, UnicodeDecodeError, csv.Error) as exc:  # pyarrow's errors derive from the first two
         kind = "Parquet" if _is_parquet(path) else "CSV"
         raise InputError(f"cannot read {path.name} as {kind}: {_first_line(exc)}") from None
+
+
+def _csv_header(path: Path, form: CsvFormat) -> list[str]:
+    """The header record of a CSV file (quoted line breaks and all: ``"age\\n(years)"`` is one
+    name), read with the stdlib reader from the file itself: no block or field size a header
+    of 30,000 names, or a first data line of 200 MB, could exceed."""
+    return _header_record(path, form)[0]
+
+
+def _header_record(path: Path, form: CsvFormat) -> tuple[list[str], int]:
+    """(names as pandas reads them, the lines the header takes)."""
+    encoding = "utf-8-sig" if form.encoding == "utf-8" else form.encoding
+    with open(path, encoding=encoding, newline="") as fh:
+        for _ in range(form.skiprows):
+            fh.readline()
+        reader = csv.reader(fh, delimiter=form.sep)
+        names = next(reader, [])
+        lines = reader.line_num
+    return [name if name != "" else f"Unnamed: {i}" for i, name in enumerate(names)], lines
+
+
+def repeated_names(path: Path, names: list[str]) -> None:
+    """InputError naming the column names a header repeats (pandas would rename the second 'y'
+    to 'y.1' and a run would quietly use one of them)."""
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(names, 1):
+        seen.setdefault(name, []).append(i)
+    twice = {name: at for name, at in seen.items() if len(at) > 1}
+    if twice:
+        listed = "; ".join(f"{name!r} (columns {', '.join(map(str, at))})" for name, at in list(twice.items())[:5])
+        raise InputError(f"{path.name} repeats column names: {listed}. Give each column its own name")
 
 
 def parquet_rows(paths: list[Path]) -> int | None:
@@ -108,17 +137,29 @@ def read_columns(path: Path, names: list[str]) -> Any:
 
 def _csv(path: Path, read: Any, form: CsvFormat | None = None) -> Any:
     """``read(parse_options, read_options)`` with pyarrow's fast parser, in the file's delimiter
-    and encoding (``form``, else :func:`sniff`'s), again allowing line breaks inside quoted values (pandas accepts
-    them; pyarrow only when told, at some speed) if it fails."""
+    and encoding (``form``, else :func:`sniff`'s), with the header's names as pandas reads them
+    (a header one name short: the first field is the unnamed index). Tried again allowing line
+    breaks inside quoted values (pandas accepts them; pyarrow only when told, at some speed), and
+    in blocks as large as the file when a line outgrows pyarrow's 1 MiB block."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     form = form or sniff(path)
-    options = pcsv.ReadOptions(encoding=form.encoding, skip_rows=form.skiprows)
-    try:
-        return read(pcsv.ParseOptions(delimiter=form.sep), options)
-    except pa.ArrowInvalid:
-        return read(pcsv.ParseOptions(delimiter=form.sep, newlines_in_values=True), options)
+    names, lines = _header_record(path, form)
+    if form.index_unnamed:
+        names = ["\x00index", *names]
+    # pyarrow skips lines, not quoted records: the header's own lines are counted here
+    options = {"encoding": form.encoding, "skip_rows": form.skiprows + lines, "column_names": names}
+    size = max(path.stat().st_size + 1, 1 << 20)
+    tries = ((False, 1 << 20), (True, 1 << 20), (True, size))
+    for i, (newlines, block) in enumerate(tries):
+        try:
+            return read(pcsv.ParseOptions(delimiter=form.sep, newlines_in_values=newlines),
+                        pcsv.ReadOptions(block_size=block, **options))
+        except pa.ArrowInvalid:
+            if i == len(tries) - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _first_line(error: BaseException) -> str:
@@ -134,7 +175,6 @@ def _examples(column: Any, limit: int = 3) -> str:
 
 def check_column(path: Path, option: str, name: str, column: Any) -> None:
     """The content checks of one named column (``option`` is ``--target`` or ``--time``)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     rows, missing = len(column), column.null_count
@@ -149,16 +189,29 @@ def check_column(path: Path, option: str, name: str, column: Any) -> None:
             raise InputError(f"{option} {name!r} has the single value {value!r} in all {rows - missing} "
                              f"rows where it is known ({path.name}): there is nothing to predict")
     if option == "--time":
-        kind = column.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
-            return
-        text = column.drop_null().cast(pa.string())
-        odd = text.filter(pc.invert(pc.match_substring_regex(text, NUMBER, ignore_case=True)))
-        if len(odd) == 0:  # numbers written as text: pandas reads them as numbers
-            return
-        what = "dates" if pa.types.is_temporal(kind) or _parses(odd, pa.timestamp("s")) else "text"
-        raise InputError(f"{option} {name!r} holds {what} ({_examples(odd)}), not numbers: give the "
-                         "duration until the event or censoring (e.g. days from the start)")
+        durations = _durations(path, option, name, column)
+        if not pc.any(pc.greater(durations, 0)).as_py():
+            raise InputError(f"{option} {name!r} has no positive value in {path.name} (all {len(durations)} known "
+                             "durations are 0 or negative): a survival time counts from the start and must be "
+                             "positive")
+
+
+def _durations(path: Path, option: str, name: str, column: Any) -> Any:
+    """A ``--time`` column's known values as numbers (numbers written as text, as pandas reads
+    them); InputError when it holds text or dates."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return column.drop_null().cast(pa.float64())
+    text = column.drop_null().cast(pa.string())
+    odd = text.filter(pc.invert(pc.match_substring_regex(text, NUMBER, ignore_case=True)))
+    if len(odd) == 0:  # numbers written as text: pandas reads them as numbers
+        return pc.cast(pc.utf8_trim_whitespace(text), pa.float64())
+    what = "dates" if pa.types.is_temporal(kind) or _parses(odd, pa.timestamp("s")) else "text"
+    raise InputError(f"{option} {name!r} holds {what} ({_examples(odd)}), not numbers: give the "
+                     "duration until the event or censoring (e.g. days from the start)")
 
 
 # what pandas reads as a number (and "inf" / "nan", which it reads as floats)
@@ -199,13 +252,12 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
         if target is not None and other == target:
             raise InputError(f"--target {target!r} cannot also be the {option} column")
     headers = {path: header(path) for path in data}
+    for path, names in headers.items():
+        repeated_names(path, names)
     known = [c for names in headers.values() for c in names]
     index_column = None if index in INDEX_WORDS else index
     for option, name in (("--target", target), ("--time", time), ("--id", entity), ("--index", index_column)):
         if name is None or name in known:
-            continue
-        # pandas renames repeated and empty header names ("x.1", "Unnamed: 3"): leave those to it
-        if any(n == "" for n in known) or len(set(known)) < len(known):
             continue
         files = ", ".join(p.name for p in data)
         words = list(INDEX_WORDS) if option == "--index" else []

@@ -2,7 +2,8 @@
 
 A chat message can start the co-pilot: ``check `visits` for `death` with time `futime```
 (``start``, ``analyse``, ``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces
-a live session) starts a session on that DataFrame in the notebook's kernel, through the same
+a live session; on a notebook not attached to the message, a start that would end a session asks
+for a ``yes`` first, naming it) starts a session on that DataFrame in the notebook's kernel, through the same
 gates as the panel's start. The notebook is the one attached to the message, the one named
 (``in `study.ipynb```), else the only notebook with a running kernel; the DataFrame is the one
 named, else the only one in that kernel; when either is ambiguous the persona asks. Every
@@ -32,6 +33,7 @@ import asyncio
 import difflib
 import logging
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +42,18 @@ from jupyterlab_chat.models import Message
 
 from .config import DEFAULT_MODEL, load_llm_config
 from .engine.notebook import evidence_text, md_text, validity_markdown
-from .engine.session import Decision, Session
+from .engine.session import Decision, Session, sidecar_path
 from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick_frame
 
 log = logging.getLogger(__name__)
 AVATAR = Path(__file__).with_name("jupyter_ai_persona.svg")
 WHO = {"user": "the analyst", "policy": "the approval policy", None: "nobody yet"}
+
+
+def who(d: Decision) -> str:
+    """Who answered a decision, in the chat's words (an agent by its name)."""
+    return d.decided_by if d.by == "agent" else WHO.get(d.by, str(d.by))
 LOOKUP_TIMEOUT = 30.0  # seconds to list a kernel's DataFrames before saying it is busy
 
 APPROVE = re.compile(r"^(?:approve|accept|go ahead|confirm)\b[\s,:]*(?P<rest>.*)$", re.I | re.S)
@@ -76,6 +83,9 @@ PARAMS_SET = re.compile(r"^(?:set|params?)\s+(?:(?:for|on|of)\s+)?" + STEP_ID + 
                         r"^(?:set|params?)\s+(?P<pairs2>.+?)\s+(?:for|on|of)\s+" + STEP_ID.replace("step>", "step2>") + r"\W*$",
                         re.I | re.S)
 PAIR = re.compile(r"(?P<key>[a-z_]+)\s*(?:=|\bto\b)\s*(?P<value>`[^`]*`|[^\s,]+(?:\s*,\s*[^\s,=]+)*)", re.I)
+# a start that would end a session waits for this, from the same sender, within CONFIRM_S
+CONFIRM = re.compile(r"^(?:yes|y|confirm|yes,?\s+(?:replace|start over|end it)(?:\s+it)?)\W*$", re.I)
+CONFIRM_S = 300.0
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
 
 
@@ -115,6 +125,10 @@ class DCPilotPersona(BasePersona):
     async def reply_to(self, message: Message) -> str:
         """The reply to one chat message (acting on the session as it says)."""
         text = MENTION.sub("", message.body or "").strip()
+        pending = self._confirmations().pop(message.sender, None)  # asked once: any other answer drops it
+        if pending is not None and CONFIRM.match(text) and time.monotonic() - pending[1] < CONFIRM_S:
+            text = pending[0]
+            return await self.start(message, START.match(text), confirmed=True) or "Nothing to start."
         start = START.match(text)
         if start:
             reply = await self.start(message, start)
@@ -166,9 +180,19 @@ class DCPilotPersona(BasePersona):
         return None, passed_over
 
     # -- starting a session ---------------------------------------------------------------------
-    async def start(self, message: Message, match: re.Match[str]) -> str | None:
+    def _confirmations(self) -> dict[str, tuple[str, float]]:
+        """Starts waiting for the sender's "yes": sender -> (the start message, when asked)."""
+        if not hasattr(self, "_pending_starts"):
+            self._pending_starts: dict[str, tuple[str, float]] = {}
+        return self._pending_starts
+
+    async def start(self, message: Message, match: re.Match[str] | None, confirmed: bool = False) -> str | None:
         """Start the co-pilot as the message asks; its reply, or None when the words are an
-        instruction for the notebook's live session after all (they name no DataFrame)."""
+        instruction for the notebook's live session after all (they name no DataFrame). On a
+        notebook not attached to the message, a start that would end a session (live, or saved
+        for another DataFrame) asks first, naming it (unless ``confirmed``)."""
+        if match is None:
+            return None
         wanted = parse_start(match)
         instruction = not wanted["replace"] and match.group("rest").strip()
         if instruction and wanted["frame"] is None and self.session_for(message)[0] is not None:
@@ -194,6 +218,13 @@ class DCPilotPersona(BasePersona):
         frame = pick_frame(frames, wanted["frame"])
         if frame is None:
             return which_frame(path, frames, wanted["frame"])
+        # off the event loop: it may read a saved session file
+        ending = None if confirmed or path in self.attached_notebooks(message) else await asyncio.to_thread(
+            would_end, registry, path, frame, live[0] if live else None)
+        if ending is not None:
+            self._confirmations()[message.sender] = (match.string, time.monotonic())
+            return (f"`{path}` is not attached to your message, and starting there would end {ending}. "
+                    f"Say `yes` to end it and start afresh on **{frame}**; anything else keeps it.")
         columns = await registry.columns(path, frame)
         for role in ("target", "time"):
             name = wanted[role]
@@ -301,6 +332,29 @@ def _token(pattern: re.Pattern[str], text: str) -> str | None:
     return next((g for g in match.group("a", "b", "c", "d") if g), None) if match else None
 
 
+def would_end(registry: SessionRegistry, path: str, frame: str, live: HostedSession | None) -> str | None:
+    """The session a start on ``path`` would end, in words: the live one (replaced), or one saved
+    beside the notebook for another DataFrame (started afresh over it); None when none would."""
+    if live is not None:
+        return f"its live co-pilot session `{live.id[:8]}` ({session_words(live.session)})"
+    try:
+        saved = Session.load(sidecar_path(registry.os_path(path)))
+    except (OSError, ValueError):
+        return None
+    if saved.frame == frame:
+        return None  # it resumes
+    return f"the session saved beside it ({session_words(saved)})"
+
+
+def session_words(session: Session) -> str:
+    """``on visits, predicting death: blocked, 2 decisions answered, 3 steps done``."""
+    target = session.task.get("target") or session.hints.get("target")
+    answered = sum(1 for d in session.decisions if d.decided)
+    done = sum(1 for st in session.plan if st.status == "done")
+    return (f"on {session.frame}" + (f", predicting {target}" if target else "")
+            + f": {session.state}, {answered} decision(s) answered, {done} step(s) done")
+
+
 def parse_start(match: re.Match[str]) -> dict[str, Any]:
     """What a start message asks for: frame, target, time, notebook, replace, rules."""
     rest = match.group("rest")
@@ -334,12 +388,30 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
         asked.add(decision.id)
         return card_markdown(hosted, decision)
     if kind == "decision" and event["decision"].get("choice") is None:
+        proposal = event["decision"].get("proposal")
+        if proposal:  # an agent answered: the person accepts it (or not) here or in the panel
+            key = f"{event['decision']['id']}@{proposal['at']}"
+            if key not in asked:
+                asked.add(key)
+                return f"`{hosted.path}`, decision `{event['decision']['id']}`:" + proposal_text(
+                    session.decision(event["decision"]["id"]))
+            return None
         asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
     if kind == "state" and event.get("state") in ("finished", "failed"):
         return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
     if kind == "closed":
         return f"The co-pilot session on `{hosted.path}` closed: {event.get('reason')}."
     return None
+
+
+def proposal_text(d: Decision) -> str:
+    """An agent's proposal for an open decision, and how to accept it ("" when there is none)."""
+    p = d.proposal
+    if not p or d.decided:
+        return ""
+    why = f" ({md_text(p['rationale'])})" if p.get("rationale") else ""
+    return (f" Agent {md_text(p['agent'])} proposes `{p['choice']}`{why}: say `choose {p['choice']} for {d.id}` "
+            "to accept it.")
 
 
 def card_markdown(hosted: HostedSession, decision: Decision) -> str:
@@ -481,7 +553,7 @@ def find_decision(session: Session, rest: str, option: str | None = None) -> tup
     answered = [d for d in session.decisions if d.decided and names_of(d) & words]
     if answered:
         d = answered[0]
-        return None, f"Decision `{d.id}` was already answered: `{d.choice}` by {WHO.get(d.by, d.by)}."
+        return None, f"Decision `{d.id}` was already answered: `{d.choice}` by {who(d)}."
     open_ = session.open_decisions()
     if not open_:
         return None, "No decision is waiting for an answer."
@@ -541,7 +613,7 @@ def decision_line(session: Session, d: Decision) -> str:
         label = (d.option() or {}).get("label") or d.choice
         why = f" Rationale: {md_text(d.rationale)}." if d.rationale else ""
         line = (f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — "
-                f"**{md_text(label)}** was chosen by {WHO.get(d.by, d.by)} at {d.at}"
+                f"**{md_text(label)}** was chosen by {who(d)} at {d.at}"
                 + (" (the recommended option)" if d.choice == d.recommended else "") + f".{why}{basis}")
     else:
         line = f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — still open.{basis}"
@@ -566,7 +638,7 @@ def summary_markdown(session: Session) -> str:
             options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}{': ' + ', '.join(d.columns) if d.columns else ''}): "
-                         f"{md_text(d.question)} Options: {options}.")
+                         f"{md_text(d.question)} Options: {options}." + proposal_text(d))
         lines.append("Say `approve` (the recommended option), `choose <option>` or `reject`.")
     if session.validity:  # a model was trained: the verdict, check by check
         lines += ["", validity_markdown(session.validity)]

@@ -336,6 +336,15 @@ class Pilot:
             self.decide(decision_id, option_id, rationale)
 
 
+def _saved_hints(sidecar: Path) -> dict[str, Any] | None:
+    """The hints of the session saved in ``sidecar``; None when it is not read (not a session
+    file, a link, a FIFO, too large): it is replaced."""
+    try:
+        return Session.load(sidecar).hints
+    except (OSError, ValueError):
+        return None
+
+
 def status_markdown(session: Session) -> str:
     """The plan with step statuses, then the open decisions."""
     lines = [f"**dcpilot** on `{session.frame}` — state: **{session.state}**", "",
@@ -490,7 +499,7 @@ class DCPilotMagics(Magics):
                 pilot.set_budgets(budgets)
         else:
             sidecar = sidecar_path(notebook)
-            if sidecar.exists() and (args.new or Session.load(sidecar).hints != hints):
+            if os.path.lexists(sidecar) and (args.new or _saved_hints(sidecar) != hints):
                 sidecar.unlink()  # another kernel's checkpoints cannot be restored here
             session = Session.for_notebook(notebook, frame=args.frame, hints=hints)
             pilot = self.pilot = Pilot(self.shell, session, policy, budgets)

@@ -20,12 +20,13 @@ from jupyter_core.utils import ensure_async
 from kernel_tools.vocabulary import TASK_KINDS
 
 from .config import DCPilot
-from .engine import decisions_file, impact, plan_edits
+from .engine import decisions_file, fingerprint, impact, plan_edits, sidecar_io
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.gatekeeping import ApprovalPolicy
 from .engine.hosts import CellResult
 from .engine.session import Decision, Session, sidecar_path
+from .engine.sharing import SHARE_MODES
 from .kernel_bridge import (
     KernelBridge,
     KernelBusyError,
@@ -41,7 +42,6 @@ Send = Callable[[dict[str, Any]], None]
 
 
 PLANNERS = ("rules", "claude")
-SHARE_MODES = ("schema", "samples")  # what an LLM may see: aggregates only, or also example values
 
 
 class HostError(RuntimeError):
@@ -103,6 +103,11 @@ class BrowserNotebookHost:
                 self._connected.clear()
 
         return detach
+
+    @property
+    def connected(self) -> bool:
+        """Whether a panel is connected to run the co-pilot's cells."""
+        return bool(self._senders)
 
     def answer(self, message: dict[str, Any]) -> bool:
         """Resolve the request ``message["request_id"]`` answers; False if none is waiting."""
@@ -246,6 +251,7 @@ class HostedSession:
         self.bridge = bridge  # to interrupt the notebook's kernel
         self.task: asyncio.Task[str] | None = None  # the latest run
         self.closed = False
+        self.agent_may_decide: frozenset[str] = frozenset()  # gates an agent's answer decides
         self._work: set[asyncio.Task[Any]] = set()
         self._impacts: dict[str, asyncio.Task[Any]] = {}  # decision id -> its impact estimate
         if bridge is not None and host.watch is None:  # a kernel dying under a cell fails it at once
@@ -298,9 +304,17 @@ class HostedSession:
 
     async def edit(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
         """Apply one plan edit (see engine.plan_edits), then carry on unless the next step still
-        waits for its answer; its record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's."""
+        waits for its answer; its record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's.
+        An agent (``source`` "agent <name>") cannot skip a step behind a gate it may not decide:
+        it proposes "skip" on the step's decision instead."""
         if self.closed:
             raise RuntimeError(f"the co-pilot session of {self.path} is closed")
+        if source.startswith("agent ") and edit.get("op") == "skip":
+            gate = self.session.step(str(edit.get("step"))).gate
+            if gate and gate not in self.agent_may_decide:
+                raise plan_edits.EditRefused(
+                    f"step {edit.get('step')} is behind the {gate} gate: only the person skips it; "
+                    "answer its decision with 'skip' to propose that")
         record = await self._track(self.coordinator.edit_plan(edit, source))
         self._stop_stale()
         for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
@@ -326,9 +340,12 @@ class HostedSession:
                 "output_tokens": sum(int(u.get("output_tokens") or 0) for u in calls),
                 "cost_usd": round(sum(float(u.get("cost_usd") or 0.0) for u in calls), 6)}
 
-    def decide(self, decision_id: str, choice: str, rationale: str = "") -> Decision:
-        """Record the expert's answer and resume: the one path the panel and the chat share.
+    def decide(self, decision_id: str, choice: str, rationale: str = "", agent: str | None = None) -> Decision:
+        """Record an answer and resume: the one path the panel, the chat and agents share.
 
+        The person's answer (``agent`` None) decides. An agent's (``agent``: its name) is a
+        proposal shown beside the question for the person to accept, unless the user lets agents
+        decide the decision's gate (:attr:`agent_may_decide`): then it decides, by "agent".
         KeyError: no such decision; ValueError: already decided, or not one of its options.
         ``"skip"`` is accepted on every decision but the task's (it rejects the step)."""
         decision = self.session.decision(decision_id)
@@ -336,18 +353,33 @@ class HostedSession:
             raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
         if decision not in self.session.open_decisions():
             raise ValueError(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
-        self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
         if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
             decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
                                      "risk": "the issue stays in the data", "recommended": False,
                                      "action": None})
-        self.session.decide(decision_id, choice, rationale, by="user")
+        if agent is not None:
+            self.session.propose(decision_id, choice, rationale, agent)
+            if decision.gate not in self.agent_may_decide:
+                self.note_agent(agent, f"proposed {choice!r} for decision {decision_id} ({decision.gate}); "
+                                       "it waits for the person to accept it")
+                return decision
+        self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
+        self.session.decide(decision_id, choice, rationale, by="user" if agent is None else "agent")
+        if agent is not None:
+            self.note_agent(agent, f"decided {choice!r} for decision {decision_id} ({decision.gate}), "
+                                   "a gate the user lets agents decide")
         self.resume()
         return decision
 
-    async def undo(self, checkpoint_id: str) -> None:
+    def note_agent(self, agent: str, text: str) -> None:
+        """One line of the transcript (the decision log) for what an agent did."""
+        self.session.log("agent", f"agent {agent} {text}", agent=agent)
+
+    async def undo(self, checkpoint_id: str, agent: str | None = None) -> None:
         """Go back to before a checkpoint, then carry on (undone decisions are asked again)."""
         self.session.checkpoint(checkpoint_id)  # KeyError naming it
+        if agent is not None:
+            self.note_agent(agent, f"undid the work back to checkpoint {checkpoint_id}")
         await self._track(self.coordinator.undo(checkpoint_id))
         self._stop_stale()
         self.resume()
@@ -482,9 +514,11 @@ class SessionRegistry:
             sidecar_path(notebook).unlink(missing_ok=True)
         hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
                  "share": share}
-        session = Session.for_notebook(notebook, frame=frame, hints=hints)
+        # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
+        session = await asyncio.to_thread(Session.for_notebook, notebook, frame=frame, hints=hints)
         if session.frame != frame:  # a sidecar about another frame: start afresh
             session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        await fingerprint.check_resumed(session, self.bridge.calls(path))  # the data it ran on?
         if not session.trusted:  # history only: this request says what to do now
             session.hints = hints
         session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
@@ -500,6 +534,7 @@ class SessionRegistry:
             plan_with = ClaudePlanner(llm, share=share, kernel=probe)
         coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with, budgets=budgets)
         hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
+        hosted.agent_may_decide = frozenset(self.settings.agent_may_decide)
         self._by_id[hosted.id] = hosted
         self._by_path[path] = hosted.id
         session.save()
@@ -569,11 +604,8 @@ class SessionRegistry:
         for hosted, new in moves:  # before any await: a panel asking next finds the new path
             self._move(hosted, new, source)
         if not moves and (self.root / path).suffix == ".ipynb" and (self.root / path).is_file():
-            old_sidecar, new_sidecar = sidecar_path(self.root / source), sidecar_path(self.root / path)
-            if old_sidecar.exists():
-                old_sidecar.replace(new_sidecar)
-            else:  # left by a deleted notebook of the new name
-                new_sidecar.unlink(missing_ok=True)
+            # signed again for its new name (a copy elsewhere is not); off the loop: it reads the file
+            await asyncio.to_thread(sidecar_io.move, self.root / source, self.root / path)
         for hosted in stale:
             await self.discard(hosted.id, reason="the notebook was deleted")
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})

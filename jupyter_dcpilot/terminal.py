@@ -22,6 +22,16 @@ def printable(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+_LINE_BREAKS = {0x0A: "\\n", 0x0B: "\\x0b", 0x0C: "\\x0c", 0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: :func:`printable`, and line breaks written out too. A
+    column name holding a newline would otherwise print a line of its own choosing (a forged
+    ``[ 99.9s] valid model: yes``)."""
+    return printable(str(text)).translate(_LINE_BREAKS)
+
+
 class TerminalStream:
     """A text stream that writes everything through :func:`printable` (progress lines,
     prompts and errors are built from column names the data chose)."""
@@ -39,4 +49,4 @@ class TerminalStream:
         return bool(getattr(self.stream, "isatty", lambda: False)())
 
 
-__all__ = ["TerminalStream", "printable"]
+__all__ = ["TerminalStream", "one_line", "printable"]

@@ -21,10 +21,17 @@ _EXPORTS: dict[str, str] = {
     "list_frames": "frames",
     "profile": "frames",
     "to_pandas": "frames",
+    # dictionary.py / readers.py — a study's codebook, and files that carry one (Stata, SPSS, SAS)
+    "read_dictionary": "dictionary",
+    "Dictionary": "dictionary",
+    "read_file": "readers",
     # findings.py — the typed results of diagnose
     "Finding": "findings",
     "Option": "findings",
     "Diagnosis": "findings",
+    # inferences.py — structural choices with their confidence; the column timeline
+    "Inference": "inferences",
+    "ColumnTimeline": "diagnosis.timeline",
     # diagnosis/ — the issue taxonomy (the package is not named "diagnose": a submodule of
     # that name would shadow the function of the same name on this package)
     "diagnose": "diagnosis",
@@ -33,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "aggregate_per_entity": "transforms",
     "to_intervals": "transforms",
     "join_frames": "transforms",
+    "summarize_records": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
     "drop_rows": "transforms",
@@ -43,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "handle_outliers": "transforms",
     "handle_label_issues": "transforms",
     "split": "transforms",
+    "redcap_baseline": "transforms",
     "StepReport": "transforms",
     # models.py — valid models
     "fit_evaluate": "models",

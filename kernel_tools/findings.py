@@ -140,7 +140,10 @@ class Finding:
 
 @dataclass
 class Diagnosis:
-    """All findings for one frame, the inferred task and per-column numbers for the plots."""
+    """All findings for one frame, the inferred task and per-column numbers for the plots, the
+    structural inferences (:class:`kernel_tools.inferences.Inference`: task, entity, index ...
+    each with its confidence) and the column timeline
+    (:class:`kernel_tools.diagnosis.timeline.ColumnTimeline`)."""
 
     findings: list[Finding]
     task: dict
@@ -148,9 +151,15 @@ class Diagnosis:
     elapsed_s: float = 0.0
     sample_size: int = 0
     column_stats: dict = field(default_factory=dict)
+    inferences: list[Any] = field(default_factory=list)
+    timeline: Any = None
 
     def by_kind(self, kind: str) -> list[Finding]:
         return [f for f in self.findings if f.kind == kind]
+
+    def inference(self, what: str, subject: str | None = None) -> Any:
+        """The inference of this kind (about ``subject``), or None."""
+        return next((i for i in self.inferences if i.what == what and i.subject == subject), None)
 
     def to_dict(self) -> dict:
         return {
@@ -160,6 +169,8 @@ class Diagnosis:
             "elapsed_s": float(self.elapsed_s),
             "sample_size": int(self.sample_size),
             "column_stats": to_json_safe(self.column_stats),
+            "inferences": [i.to_dict() for i in self.inferences],
+            "timeline": self.timeline.to_dict() if self.timeline is not None else None,
         }
 
     def to_json(self) -> str:
@@ -167,6 +178,10 @@ class Diagnosis:
 
     @classmethod
     def from_dict(cls, d: dict) -> Diagnosis:
+        # both modules build on this one: imported here, not at the top
+        from kernel_tools.diagnosis.timeline import ColumnTimeline
+        from kernel_tools.inferences import Inference
+
         return cls(
             findings=[Finding.from_dict(f) for f in d.get("findings", [])],
             task=dict(d.get("task") or {}),
@@ -174,6 +189,8 @@ class Diagnosis:
             elapsed_s=float(d.get("elapsed_s", 0.0)),
             sample_size=int(d.get("sample_size", 0)),
             column_stats=dict(d.get("column_stats") or {}),
+            inferences=[Inference.from_dict(i) for i in d.get("inferences") or []],
+            timeline=ColumnTimeline.from_dict(d["timeline"]) if d.get("timeline") else None,
         )
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.lazy.engine import is_lazy
+from kernel_tools.privacy import WITHHELD, is_private
 
 # IPython's own bookkeeping names that may hold frames but are not the user's variables
 _HIDDEN = {"In", "Out", "exit", "quit", "get_ipython"}
@@ -198,7 +199,8 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
 
     What an LLM sees when the user chose to share sample rows: whole rows, so it can read how
     columns relate (a date next to an outcome, units next to numbers). Missing values become
-    None and long texts are cut to ``max_chars``. ``df`` is not modified; of a lazy frame, the
+    None and long texts are cut to ``max_chars``; a column a codebook marked private
+    (:mod:`kernel_tools.privacy`) shows ``"<private>"``. ``df`` is not modified; of a lazy frame, the
     rows come from its first partition.
     """
     if is_lazy(df):
@@ -213,7 +215,7 @@ def sample_rows(df: pd.DataFrame, n: int = 5, *, random_state: int = 0,
     for _, row in picked.iterrows():
         record = {}
         for name, value in zip(map(str, picked.columns), row.tolist()):
-            value = None if _is_missing(value) else _json_scalar(value)
+            value = WITHHELD if is_private(name) else None if _is_missing(value) else _json_scalar(value)
             record[name] = value[:max_chars] if isinstance(value, str) else value
         records.append(record)
     return records
@@ -261,6 +263,8 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
             values = column.dropna().unique()[:examples]
         except TypeError:  # unhashable cells (lists, dicts): still describe the column
             unique, values = None, column.dropna().head(examples).tolist()
+        if is_private(name):  # a codebook says it identifies a person: no value leaves the kernel
+            values = [WITHHELD] if len(values) else []
         detail.append(
             {
                 "name": str(name),
@@ -279,3 +283,32 @@ def profile(df: pd.DataFrame, *, examples: int = 3) -> dict[str, Any]:
         "missing_share": float(missing.sum() / cells) if cells else 0.0,
         "columns_detail": detail,
     }
+
+
+FINGERPRINT_ROWS = 256  # rows hashed: spread over the whole frame, so an edit anywhere is likely seen
+
+
+def fingerprint(value: Any, name: str = "df") -> dict[str, Any] | None:
+    """What identifies a frame's data without sending any of it: its name, shape, column names
+    and types, and a SHA-256 over :data:`FINGERPRINT_ROWS` rows spread evenly over it (a lazy
+    frame: its first rows, its rows not counted). A co-pilot session records it as it goes, so
+    a session file resumed over other data is recognised. None when ``value`` is no frame."""
+    import hashlib
+
+    lazy = is_lazy(value)
+    if not (lazy or isinstance(value, pd.DataFrame) or is_arrow_frame(value)):
+        return None
+    if lazy:
+        rows, sample = None, value.head(FINGERPRINT_ROWS, npartitions=1)
+    else:
+        frame = to_pandas(value, name)
+        rows = len(frame)
+        positions = np.unique(np.linspace(0, max(rows - 1, 0), min(rows, FINGERPRINT_ROWS)).astype(int))
+        sample = frame.iloc[positions]
+    digest = hashlib.sha256()
+    try:
+        digest.update(pd.util.hash_pandas_object(sample, index=True).to_numpy().tobytes())
+    except TypeError:  # unhashable cells (lists, dicts): their text
+        digest.update(pd.util.hash_pandas_object(sample.astype(str), index=True).to_numpy().tobytes())
+    return {"name": name, "rows": rows, "columns": [str(c) for c in value.columns],
+            "dtypes": [str(t) for t in value.dtypes], "sample_sha256": digest.hexdigest()}

@@ -122,6 +122,15 @@ def frame_info_json(names: list[str]) -> str:
     return json.dumps(out)
 
 
+def fingerprint_json(names: list[str]) -> str:
+    """:func:`kernel_tools.frames.fingerprint` of each named frame (``None`` when not bound or
+    not a frame)."""
+    from kernel_tools.frames import fingerprint
+
+    namespace = _user_namespace()
+    return json.dumps({name: fingerprint(namespace.get(name), name) for name in names})
+
+
 def _is_lazy(value: Any) -> bool:
     from kernel_tools.lazy import is_lazy
 

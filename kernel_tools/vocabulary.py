@@ -80,6 +80,46 @@ RANKING_METRICS = ("roc_auc", "c_index")
 LEAKAGE_SCORE = 0.98
 
 
+class Confidence(StrEnum):
+    """How sure a structural inference is. ``GIVEN``: the user said so; ``HIGH``: clear evidence
+    (one row per subject, a named id, a 0/1 target); ``LOW``: a guess between close alternatives
+    or on weak evidence (names only), which an expert must confirm."""
+
+    GIVEN = "given"
+    HIGH = "high"
+    LOW = "low"
+
+
+class InferenceKind(StrEnum):
+    """The structural choices a diagnosis infers, each with its confidence and evidence."""
+
+    TASK = "task"  # the task kind and how the target is coded
+    DURATION = "duration"  # the follow-up time of a survival task
+    ENTITY = "entity"  # the column whose rows belong to one subject (or none)
+    INDEX = "index"  # when a prediction is made
+    JOIN_KEY = "join_key"  # the column joining two files
+    TIMING = "timing"  # when one column is known, relative to the index
+
+
+class TimelineGroup(StrEnum):
+    """The groups of the column timeline, in time order."""
+
+    BASELINE = "baseline"  # known at the index
+    DURING_FOLLOW_UP = "during_follow_up"  # recorded after the index, before the outcome
+    AT_OR_AFTER_OUTCOME = "at_or_after_outcome"  # recorded with or because of the outcome
+    UNKNOWN = "unknown"  # the evidence disagrees or is too weak to place it
+
+
+class EvidenceSource(StrEnum):
+    """Where the evidence for a column's timing comes from: a timeline reads them all."""
+
+    VALUES = "values"  # tests on the data (bounded by the duration, dated after the index ...)
+    STRUCTURE = "structure"  # the table's shape: (time, indicator) pairs, waves, records over time
+    NAMES = "names"  # what a column's name says (a time, a process, the outcome event)
+    DICTIONARY = "dictionary"  # the study's codebook
+    PROPOSAL = "proposal"  # a planner's (LLM's) proposal from the schema
+
+
 class FindingKind(StrEnum):
     """The issue taxonomy, in the order findings of equal severity are shown (most structural
     first: a diagnosis that could not run, leaks, repeated entities ...)."""
@@ -180,7 +220,8 @@ TASK_KINDS = values(TaskKind)
 
 VOCABULARIES: dict[str, type[StrEnum]] = {
     "Severity": Severity, "Gate": Gate, "StepGate": StepGate, "TaskKind": TaskKind, "FindingKind": FindingKind,
-    "StepStatus": StepStatus, "EventType": EventType,
+    "StepStatus": StepStatus, "EventType": EventType, "Confidence": Confidence, "InferenceKind": InferenceKind,
+    "TimelineGroup": TimelineGroup, "EvidenceSource": EvidenceSource,
 }
 
 
@@ -221,7 +262,9 @@ def typescript() -> str:
 
 
 _CONSTANT = {"Severity": "SEVERITIES", "Gate": "GATES", "StepGate": "STEP_GATES", "TaskKind": "TASK_KINDS",
-             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "EventType": "EVENT_TYPES"}
+             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "EventType": "EVENT_TYPES",
+             "Confidence": "CONFIDENCES", "InferenceKind": "INFERENCE_KINDS", "TimelineGroup": "TIMELINE_GROUPS",
+             "EvidenceSource": "EVIDENCE_SOURCES"}
 
 
 if __name__ == "__main__":

@@ -94,6 +94,10 @@ class FakeKernel:
         return {n: {"type": "DataFrame", "rows": self.rows, "cols": len(self.columns),
                     "columns": list(self.columns), **memory} for n in names}
 
+    def fingerprint_json(self, names):
+        return {n: {"name": n, "rows": self.rows, "columns": list(self.columns), "dtypes": ["int64"] * len(self.columns),
+                    "sample_sha256": f"{self.rows}:{','.join(self.columns)}"} for n in names}
+
     def parameters_json(self, function):
         return ["df", "target", "task", "time", "groups", "test", "preprocess", "budget"]
 

@@ -54,12 +54,25 @@ def test_report_has_every_section_and_header(smoke):
                     "## Speed:", "## Checkpoints:", "## End-to-end co-pilot run time per case",
                     "## Models: the co-pilot's model vs an external reference",
                     "## Model fitting on a wide table", "## Decision impact latency",
-                    "## Diagnosis, detector by detector", "## A cell beside an impact estimate"):
+                    "## Diagnosis, detector by detector", "## A cell beside an impact estimate",
+                    "## MCP tools: latency and privacy"):
         assert heading in text, heading
     assert "| column profiles |" in text  # each detector's time, on the quick run's 2,000 rows
     for column in ("valid?", "issues P / R", "holdout metric", "run time s", "gap recovered"):
         assert column in text, column
     assert "Load average at start" in text and "git commit" in text and "scikit-learn" in text
+
+
+@pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)
+def test_mcp_tool_call_is_timed_within_the_call_and_leaks_nothing(smoke):
+    text, results = smoke
+    mcp = results["mcp"]
+    assert "error" not in mcp, mcp
+    (run,) = mcp["runs"]
+    assert 0 < run["diagnosis_in_call"] < run["mcp"] and run["overhead"] == pytest.approx(run["mcp"] - run["diagnosis_in_call"])
+    assert mcp["leaked"] == [] and mcp["in_kernel_diagnosis"] >= 2  # the values were there to leak
+    assert 0 < mcp["breakdown"]["round_trip_s"] < 5 and mcp["breakdown"]["answer_bytes"] > 1000
+    assert "**0 of 4** planted values" in text
 
 
 @pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)
@@ -162,6 +175,43 @@ def test_audit_reads_only_cells_that_ran(tmp_path):
                                         "traceback": []}]
     (folder / "notebook.ipynb").write_text(json.dumps(notebook))
     assert audit.audit_run(folder, truth).quietly_invalid
+
+
+JOIN = "df, joined = kt.join_frames(df, df_2, on={key!r}, how='left', allow_duplicates=True)"
+WINDOW = "df_2, records = kt.summarize_records(df_2, id='id', time='day', until={until})"
+
+
+def test_audit_catches_a_join_on_another_key_and_records_after_the_index(tmp_path):
+    """A table of two files: joined on R's row numbers, or its later lab records as features."""
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime", join="id", records="day",
+                        extra_columns=("rownames", "id", "day", "alb"), identifiers=("rownames",))
+    key = audit.audit_run(_run(tmp_path / "key", valid=True, features=["bili", "alb"],
+                               cells=[JOIN.format(key="rownames"), MODEL]), truth)
+    assert key.quietly_invalid and "joined on 'rownames'" in key.problems["joins"][0]
+    # the right key, but every lab record joined in: later ones too
+    later = audit.audit_run(_run(tmp_path / "later", valid=True, features=["bili", "alb"],
+                                 cells=[JOIN.format(key="id"), MODEL]), truth)
+    assert later.quietly_invalid and "after the index" in later.problems["joins"][0]
+    # records up to the index only, summarised per entity: passes
+    window = audit.audit_run(_run(tmp_path / "window", valid=True, features=["bili", "alb_last"],
+                                  cells=[WINDOW.format(until=0), JOIN.format(key="id"), MODEL]), truth)
+    assert not window.problems["joins"], window.problems
+    ahead = audit.audit_run(_run(tmp_path / "ahead", valid=True, features=["bili", "alb_last"],
+                                 cells=[WINDOW.format(until=180), JOIN.format(key="id"), MODEL]), truth)
+    assert ahead.problems["joins"]
+
+
+def test_audit_catches_rows_of_different_entities_merged(tmp_path):
+    """Each row its own patient: an aggregation by a column that repeats merges patients."""
+    audit = _load("audit")
+    truth = audit.Truth(task="survival", target="status", time="futime")
+    merged = audit.audit_run(_run(tmp_path / "merged", valid=True, features=["bili"],
+                                  cells=[FIRST.replace("id='id'", "id='arm'"), MODEL]), truth)
+    assert merged.quietly_invalid and "merged by 'arm'" in merged.problems["entities"][0]
+    unique = audit.audit_run(_run(tmp_path / "unique", valid=True, features=["bili"],
+                                  cells=[FIRST.replace("id='id'", "id='rownames'"), MODEL]), truth)
+    assert not unique.problems["entities"]
 
 
 @pytest.mark.slow  # one end-to-end harness run (~40-80 s on 2 shared cores)

@@ -212,7 +212,7 @@ def test_visits_counted_from_enrolment_are_valid_at_the_first_visit_not_at_the_l
     assert main([*args, "--approve", "recommended", "--out", str(tmp_path / "first")]) == 0
     report = json.loads((tmp_path / "first" / "report.json").read_text())
     assert report["task"]["index"]["kind"] == "entity_start" and report["task"]["id"] == "id"
-    assert len(report["validity"]) == 11 and all(c["passed"] for c in report["validity"]), report["validity"]
+    assert len(report["validity"]) == 12 and all(c["passed"] for c in report["validity"]), report["validity"]
     assert report["valid"] is True
     assert "rownames" in report["dropped_columns"] and "rownames" not in report["model"]["features"]
 

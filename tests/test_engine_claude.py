@@ -26,7 +26,7 @@ def setup(tmp_path, url, policy="recommended", retries=2, timeout=5.0, fail_on=(
     diagnosis = diagnosis or churn_diagnosis()
     kernel = FakeKernel(diagnosis)
     notebook = FakeNotebook(kernel, fail_on=fail_on)
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries, corrections=corrections,

@@ -16,7 +16,7 @@ from jupyter_dcpilot.engine.session import Session
 def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
     kernel_ = FakeKernel(diagnosis or churn_diagnosis(), **kernel)
     notebook = FakeNotebook(kernel_, fail_on=fail_on)
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from jupyter_dcpilot.cli import run_job
+from jupyter_dcpilot.engine import sidecar_io
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.notebook import load_cell
@@ -100,7 +101,8 @@ def test_session_sidecar_reloads_exactly(churn_run):
     path = sidecar_path(out / "notebook.ipynb")
     session = Session.load(path)
     assert session.state == "finished" and session.checkpoints
-    assert Session.from_dict(json.loads(path.read_text()), path=str(path)) == session
+    # the file stores each checkpoint's plan and findings once (engine/sidecar_io.py)
+    assert Session.from_dict(sidecar_io.expand(json.loads(path.read_text())), path=str(path)) == session
 
 
 def test_the_first_cell_says_how_to_install_kernel_tools(churn_run):

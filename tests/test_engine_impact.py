@@ -50,7 +50,7 @@ def frame(n=400, seed=0):
 
 
 def session_with(decision_options, gate="leakage", episode="remove_leakage", tmp_path=None, columns=("leak",)):
-    s = Session(path=str(tmp_path / ".nb.dcpilot.json") if tmp_path else None,
+    s = Session(path=str(tmp_path / ".nb.ipynb.dcpilot.json") if tmp_path else None,
                 task={"kind": "classification", "target": "y", "confirmed": True})
     s.variables["columns"] = ["x", "const", "leak", "age", "y"]
     s.findings = [{"id": "target_leakage:leak", "kind": "target_leakage", "columns": ["leak"], "gate": "leakage",

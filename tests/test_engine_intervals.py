@@ -29,7 +29,7 @@ def make(tmp_path, diagnosis, columns, policy):
     kernel = FakeKernel(diagnosis, model=dict(MODEL))
     kernel.columns = list(columns)
     notebook = FakeNotebook(kernel)
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "status", "time": columns[2], "frames": ["df"]})
     session.variables["imports"] = True
     return Coordinator(session, kernel, notebook, policy=policy), kernel, notebook, session

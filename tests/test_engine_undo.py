@@ -13,7 +13,7 @@ from jupyter_dcpilot.probe import ProbeError
 def make(tmp_path, policy="recommended", notebook_class=FakeNotebook):
     kernel = FakeKernel(churn_diagnosis())
     notebook = notebook_class(kernel)
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     coordinator = Coordinator(session, kernel, notebook, policy=ApprovalPolicy.from_spec(policy))
@@ -153,7 +153,7 @@ class InterruptedDiagnosis(FakeKernel):
 
 async def test_an_interrupted_diagnosis_stops_the_run_and_runs_again_next_time(tmp_path):
     kernel = InterruptedDiagnosis(churn_diagnosis())
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     coord = Coordinator(session, kernel, FakeNotebook(kernel), policy=ApprovalPolicy.from_spec("recommended"))

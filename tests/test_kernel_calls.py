@@ -15,7 +15,7 @@ from kernel_tools import probes
 
 # one plausible call per method: what the engine passes
 CALLS = {
-    "frames": (), "frame_info": (["df", "train"],), "profile": ("df",), "sample_rows": ("df", 5),
+    "frames": (), "frame_info": (["df", "train"],), "fingerprint": (["df"],), "profile": ("df",), "sample_rows": ("df", 5),
     "diagnose": ("df",), "diagnose_join": (["a", "b"],), "report": ("report",),
     "warm": (["impute"],), "parameters": ("fit_evaluate",),
     "validate": ("c1", "df", "train"), "split_audit": ("train", "test"),

@@ -29,7 +29,7 @@ def test_the_warning_compares_the_measured_peak_with_the_memory_left():
 
 async def test_a_session_on_a_frame_too_large_warns_once(tmp_path):
     kernel = FakeKernel(churn_diagnosis(), memory=(5 * GIB, 12 * GIB))
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     coordinator = Coordinator(session, kernel, FakeNotebook(kernel), policy=ApprovalPolicy.from_spec("recommended"))
@@ -37,7 +37,7 @@ async def test_a_session_on_a_frame_too_large_warns_once(tmp_path):
     tight = [w for w in session.warnings if "may run out of memory" in w]
     assert len(tight) == 1 and tight[0] in coordinator.report()["warnings"]
     roomy = FakeKernel(churn_diagnosis(), memory=(1 * GIB, 12 * GIB))
-    other = Session(notebook=str(tmp_path / "b.ipynb"), path=str(tmp_path / ".b.dcpilot.json"),
+    other = Session(notebook=str(tmp_path / "b.ipynb"), path=str(tmp_path / ".b.ipynb.dcpilot.json"),
                     hints={"target": "y", "frames": ["df"]})
     other.variables["imports"] = True
     await Coordinator(other, roomy, FakeNotebook(roomy), policy=ApprovalPolicy.from_spec("recommended")).run_until_blocked()

@@ -89,6 +89,7 @@ def test_every_import_is_declared(package: str, pyproject: str) -> None:
     if package == "jupyter_dcpilot":  # it also gets what its kernel side declares
         declared |= names(project(ROOT / "kernel_tools/pyproject.toml")["dependencies"])
         declared |= names(["jupyter-ai-persona-manager", "jupyterlab-chat"])  # both come with jupyter-ai
+        declared |= names(["fastmcp-slim", "pydantic"])  # the MCP tools' types: with jupyter-server-mcp
     # ipykernel: only inside a kernel, where it always is (the import is guarded)
     optional = {"ipykernel"} if package == "kernel_tools" else set()
     missing = {m: distribution_of(m) for m in imported(ROOT / package) - optional

@@ -338,7 +338,8 @@ async def test_the_chat_plans_with_the_model_jupyter_ai_is_configured_with(
             assert offered[:2] == ["anthropic/claude-jai-2", "anthropic/claude-own-1"]
             ychat_id = ychat.add_message(NewMessage(body="@DCPilot start over on `df` for `churned`",
                                                     sender="analyst"))
-            picked = dataclasses.replace(ychat.get_message(ychat_id),
+            picked = dataclasses.replace(ychat.get_message(ychat_id),  # attached: replaced without asking
+                                         attachments=[ychat.set_attachment(NotebookAttachment(value="m.ipynb"))],
                                          metadata={"model": {"id": "anthropic/claude-picked-3"}})
             sent = len(fake.requests)
             await persona.on_message(picked)

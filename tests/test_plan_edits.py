@@ -28,7 +28,7 @@ class Kernel(FakeKernel):
 def make(tmp_path, policy="ask", diagnosis=None):
     kernel = Kernel(diagnosis or churn_diagnosis())
     notebook = FakeNotebook(kernel)
-    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
                       hints={"target": "y", "frames": ["df"]})
     session.variables["imports"] = True
     pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)

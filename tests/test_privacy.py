@@ -123,6 +123,24 @@ def test_schema_state_redacts_values_in_texts_and_evidence():
         ClaudePlanner(LLMConfig(api_key="k"), share="everything")
 
 
+def test_columns_a_codebook_marks_private_are_redacted_whatever_the_share_setting():
+    session = Session(task={"kind": "classification", "target": "y"})
+    session.variables["columns"] = ["mrn", "age", "y"]
+    session.diagnosis = {"column_stats": {"private": {"mrn": "flagged as an identifier in the codebook"}}}
+    session.findings = [
+        {"id": "outliers:mrn", "kind": "outliers", "columns": ["mrn"], "severity": "info", "gate": None,
+         "summary": "'mrn' has the extreme value '4417023'", "evidence": {"most_extreme": "4417023", "count": 1}},
+        {"id": "outliers:age", "kind": "outliers", "columns": ["age"], "severity": "info", "gate": None,
+         "summary": "'age' has the extreme value '107'", "evidence": {"most_extreme": "107", "count": 1}}]
+    samples = {"examples": {"mrn": ["4417023"], "age": [51]}, "rows": [{"mrn": "4417023", "age": 51, "y": 1}]}
+    state = state_for_llm(session, [], {}, share="samples", samples=samples)
+    assert "4417023" not in json.dumps(state)
+    assert state["findings"][0]["summary"] == "'mrn' has the extreme value '…'"
+    assert state["findings"][0]["evidence"] == {"count": 1}
+    assert state["findings"][1]["summary"] == "'age' has the extreme value '107'"  # shared, as chosen
+    assert state["samples"] == {"age": [51]} and state["sample_rows"] == [{"age": 51, "y": 1}]
+
+
 async def test_repair_requests_redact_values_in_code_and_errors(tmp_path):
     captured = []
 

@@ -120,7 +120,9 @@ async def test_a_saved_session_follows_its_notebook_while_not_live(jp_fetch, jp_
             frame="visits").save()
     await rename(jp_fetch, jp_serverapp, "idle.ipynb", "renamed.ipynb")
     assert not sidecar_path(jp_root_dir / "idle.ipynb").exists()
-    assert Session.for_notebook(jp_root_dir / "renamed.ipynb").frame == "visits"  # reloads there
+    reloaded = Session.for_notebook(jp_root_dir / "renamed.ipynb")
+    assert reloaded.frame == "visits" and reloaded.trusted  # reloads there, signed for its new name
+    assert reloaded.notebook == str(jp_root_dir / "renamed.ipynb")
 
 
 async def test_the_new_name_never_inherits_an_orphan_session(tmp_path) -> None:

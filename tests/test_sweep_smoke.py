@@ -42,3 +42,19 @@ def test_catalog_judges_a_wrong_task_and_a_false_leak():
                                               {"kind": "target_leakage", "columns": ["age"]}]}
     judged = sweep.judge(ds, row)
     assert judged["wrong_task"] and judged["false_leaks"] == ["age"] and judged["missed_leaks"] == []
+
+
+def test_judge_counts_a_join_on_another_key_an_invented_entity_and_joined_copies():
+    sweep = _sweep()
+    ds = next(d for d in sweep.catalog() if d.name == "survival/pbcseq")
+    assert ds.join == "id" and [stem for stem, _ in ds.extra] == ["pbcseq"]
+    row = {"task": "survival", "task_id": "bili",
+           "findings": [{"kind": "join_keys", "columns": ["rownames"]},
+                        {"kind": "target_leakage", "columns": ["status_right"]},
+                        {"kind": "id_column", "columns": ["rownames_right"]}]}
+    judged = sweep.judge(ds, row)
+    assert judged["wrong_join"] and judged["false_entity"]
+    # the joined file's copy of the target and of its row names are no false flags
+    assert judged["false_leaks"] == [] and judged["false_ids"] == []
+    assert not sweep.judge(ds, {**row, "task_id": None,
+                                "findings": [{"kind": "join_keys", "columns": ["id"]}]})["wrong_join"]

@@ -56,7 +56,7 @@ def test_a_clean_run_passes_every_check_and_says_what_was_checked():
     s = session([REPEATED, finding("id_column", ["rownames"])], valid_plan())
     checks = audit(s)
     assert verdict(checks) and failed(checks) == {}
-    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 11
+    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 12
     details = {c.check: c.detail for c in checks}
     assert "'rownames'" in details["no_identifiers"]
     assert "first record" in details["known_at_index"]
@@ -163,7 +163,7 @@ def test_report_json_lists_the_checks_and_the_markdown_shows_them():
                                                           if k != "detail"}
     assert any(w.startswith("known_at_index:") for w in report["warnings"])
     text = validity_markdown(audit(s))
-    assert text.startswith("*Valid model:* no — 1 of 11 checks failed")
+    assert text.startswith("*Valid model:* no — 1 of 12 checks failed")
     assert "❌ **known_at_index**" in text and "✅ **task_metric**" in text
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE
 
-from . import gatekeeping, history, model_audit, plan_edits
+from . import fingerprint, gatekeeping, history, model_audit, plan_edits
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -33,7 +33,7 @@ from .plan_merge import merge
 from .planners import RulePlanner
 from .report import build_report
 from .session import Session, Step
-from .validity import Check
+from .validity import Check, approved_by
 from .worker import Stop, Worker
 
 __all__ = ["ApprovalPolicy", "Coordinator", "stdin_prompt"]  # the policy: its home is .gatekeeping
@@ -120,6 +120,7 @@ class Coordinator:
                 return self._finish("idle")
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
+            await fingerprint.record(s, self.calls)  # which data this sidecar speaks of
             update = await self.planner.revise(s)
             back = history.backtrack_request(s, update, self.max_backtracks)
             if back is not None:
@@ -327,10 +328,14 @@ class Coordinator:
         return "done"
 
     def _failed(self, step: Step, ep: Episode) -> str:
-        """A failed step is left out, unless the run cannot go on without it (split, model)."""
+        """A failed step is left out, unless the run cannot go on without it (split, model) or
+        someone approved it (validity.approved_by): then the run stops at it, for the user to
+        change, skip or undo, and no verdict is valid while it has not run."""
         self._close(step, "failed", step.error or "")
-        if ep.stage in ("split", "model"):
-            self.session.warnings.append(f"{step.title} failed: {step.error}")
+        approved = approved_by(self.session, step)
+        if ep.stage in ("split", "model") or approved is not None:
+            why = f" ({approved}); the run stops here: change its parameters, skip it or undo" if approved else ""
+            self.session.warnings.append(f"{step.title} failed{why}: {step.error}")
             return "failed"
         self.session.warnings.append(f"{step.title} failed and was left out: {step.error}")
         return "done"

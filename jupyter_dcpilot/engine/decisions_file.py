@@ -35,6 +35,7 @@ from typing import Any
 
 from kernel_tools.findings import GATES
 
+from .edit_checks import check_strings
 from .episodes import EPISODES, library
 from .plan_edits import check_standing
 from .validation import depth, problem
@@ -96,6 +97,7 @@ def check(choices: Any, source: str = "the decisions") -> dict[str, Any]:
     if isinstance(choices, dict) and "custom_code" in choices:
         raise ValueError(f"{source}: custom code is never approved by a decisions file; it is "
                          "always shown to you first (remove 'custom_code')")
+    check_strings(choices, source)  # no control character anywhere (edit_checks.py)
     answers = {k: v for k, v in choices.items() if k != "plan"} if isinstance(choices, dict) else choices
     if depth(answers, 3) > 3:
         raise ValueError(f"{source} nests deeper than gate -> column -> choice")

@@ -46,10 +46,13 @@ def demo_frame(seed: int = 0) -> pd.DataFrame:
     return rows
 
 
+DEMO_FILE = "rossi_checkins.csv"
+
+
 def write_demo(out_dir: str | Path, seed: int = 0) -> Path:
     """Write the demo CSV into ``out_dir`` and return its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "rossi_checkins.csv"
+    path = out / DEMO_FILE
     demo_frame(seed).to_csv(path, index=False)
     return path

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jupyter_dcpilot.terminal import one_line
 from kernel_tools.vocabulary import TASK_KINDS
 
 from . import decisions_file
@@ -222,10 +223,12 @@ def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
     stream_out = stream_out or sys.stderr
 
     async def ask(decision: Decision, step: Step) -> tuple[str, str] | None:
-        stream_out.write(f"\n[{decision.gate}] {step.title}\n  {decision.question}\n")
+        # one line per part: a name holding a line break must not print a line of its own
+        stream_out.write(f"\n[{decision.gate}] {one_line(step.title)}\n  {one_line(decision.question)}\n")
         for i, o in enumerate(decision.options, 1):
             mark = " (recommended)" if o["id"] == decision.recommended else ""
-            stream_out.write(f"  {i}. {o['id']}{mark}: {o.get('label', '')} — risk: {o.get('risk', '')}\n")
+            stream_out.write(f"  {i}. {one_line(o['id'])}{mark}: {one_line(o.get('label', ''))} — risk: "
+                             f"{one_line(o.get('risk', ''))}\n")
         while True:
             stream_out.write("choose a number or an option id [Enter = recommended]: ")
             stream_out.flush()

@@ -34,6 +34,9 @@ class KernelCalls:
     async def frame_info(self, names: list[str]) -> Json:
         return await self._call("frame_info_json", names)
 
+    async def fingerprint(self, names: list[str]) -> Json:
+        return await self._call("fingerprint_json", names)
+
     async def profile(self, name: str) -> Json:
         return await self._call("profile_json", name)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import kernel_tools
 from jupyter_dcpilot.csv_format import sniff
+from kernel_tools.dictionary import LABELLED
 
 from .session import Decision, Session, Step
 
@@ -31,6 +32,9 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str
     lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
     for path, name in zip(paths, names):
         absolute = str(Path(path).resolve())
+        if Path(absolute).suffix.lower() in LABELLED:  # Stata / SPSS / SAS: the file's own codebook too
+            lines.append(f"{name}, {name}_codebook = kt.read_file({absolute!r})  # value labels as categories")
+            continue
         parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
         how = "" if parquet else sniff(absolute).call_args()  # sep=";", decimal="," as written
         lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how})")
@@ -77,8 +81,7 @@ def decision_markdown(decision: Decision, step: Step) -> str:
         name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
         lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
                      f"| {md_text(o.get('risk', ''))} |")
-    who = {"policy": "the approval policy", "user": "the user"}.get(decision.by or "", decision.by)
-    lines += ["", f"**Choice: `{decision.choice}`**, decided by {who} at {decision.at}"
+    lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)
 

@@ -32,7 +32,8 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     hints = diagnosis_hints(s)
     progress = Progress(s, f"diagnosing {s.frame}", budget=budgets.of("diagnose"), tick=tick or TICK_S)
     try:
-        diagnosis = await progress.run(calls.diagnose(s.frame, **hints))
+        # the kernel's diagnosis keeps to its budget itself (skipping what it cannot reach, and saying so)
+        diagnosis = await progress.run(calls.diagnose(s.frame, **hints, budget=budgets.of("diagnose")))
     except ProbeError as exc:
         if interrupted() or exc.ename == "KeyboardInterrupt":
             raise  # not a failed diagnosis: the user stopped it (diagnosed again next run)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from .edit_checks import check_edit, check_params
 from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
 from .episodes import library as episode_library
 from .session import Decision, Session, Step, now
@@ -106,6 +107,7 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
 
     ``parameters``: the keywords the kernel's ``fit_evaluate`` takes (asked of the kernel before
     a ``candidates`` edit; None when not asked)."""
+    check_edit(edit, episodes)  # no control character, numbers finite and in range (edit_checks.py)
     op = edit.get("op")
     if op not in OPS:
         raise ValueError(f"op must be one of {list(OPS)}, not {op!r}{did_you_mean(str(op), OPS)}")
@@ -147,7 +149,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
     then adds the record (``record["checkpoint"]``) with :func:`note`."""
     check(session, edit, episodes, parameters)
     op = edit["op"]
-    record: dict[str, Any] = {"op": op, "by": "user", "source": source, "at": now()}
+    by = "agent" if source.startswith("agent ") else "user"
+    record: dict[str, Any] = {"op": op, "by": by, "source": source, "at": now()}
     if edit.get("reason"):
         record["reason"] = str(edit["reason"])
     if op == "add":
@@ -159,7 +162,7 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
         step = session.step(edit["step"])
         record.update(step=step.id, episode=step.episode, title=step.title)
         if op == "skip":
-            _skip(session, step, f"skipped by the user ({source})")
+            _skip(session, step, "skipped by " + (source if by == "agent" else f"the user ({source})"))
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
             anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
@@ -187,7 +190,8 @@ def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], 
 def note(session: Session, record: dict[str, Any]) -> None:
     """Add an edit's record to the decision log and the transcript."""
     session.plan_edits.append(record)
-    session.log("edit", f"the user {record['text']}", step_id=record.get("step"), op=record["op"])
+    who = record["source"] if record.get("by") == "agent" else "the user"
+    session.log("edit", f"{who} {record['text']}", step_id=record.get("step"), op=record["op"])
 
 
 def _text(edit: dict[str, Any], key: str) -> str:
@@ -255,48 +259,15 @@ def _check_columns(session: Session, ep: Episode, columns: Any) -> None:
 
 def _check_params(session: Session, episode: str, params: Any, episodes: dict[str, Episode],
                   parameters: list[str] | None) -> None:
-    specs = _specs(episode, episodes)
-    if not isinstance(params, dict) or not params:
-        raise ValueError("a params edit needs 'params': an object of parameter names and values")
-    if not specs:
-        raise ValueError(f"{episode} steps have no parameters to edit")
+    """The values by their specs (:func:`.edit_checks.check_params`), then the columns against
+    the frame and the kernel's ``fit_evaluate`` against a ``candidates`` edit."""
+    check_params(episode, params, _specs(episode, episodes))
     for key, value in params.items():
-        spec = specs.get(key)
-        if spec is None:
-            raise ValueError(f"{episode} steps take no parameter {key!r}{did_you_mean(key, list(specs))}; "
-                             f"they take {sorted(specs)}")
-        _check_value(session, episodes[episode], key, spec, value)
+        if _specs(episode, episodes)[key]["kind"] == "columns":
+            _check_columns(session, episodes[episode], value)
     if "candidates" in params and parameters is not None and "candidates" not in parameters:
         raise EditRefused("this kernel's fit_evaluate chooses among its candidates itself (it takes no "
                           "'candidates'); update kernel_tools in the kernel to name them")
-    method = params.get("method")
-    threshold = params.get("threshold")
-    if method == "isolation_forest" and isinstance(threshold, (int, float)) and threshold >= 0.5:
-        raise ValueError("with isolation_forest the threshold is the share of unusual rows: below 0.5")
-
-
-def _check_value(session: Session, ep: Episode, key: str, spec: dict[str, Any], value: Any) -> None:
-    kind = spec["kind"]
-    if kind == "columns":
-        _check_columns(session, ep, value)
-    elif kind == "choice":
-        if value not in spec["choices"]:
-            raise ValueError(f"{key} must be one of {spec['choices']}, not {value!r}"
-                             f"{did_you_mean(str(value), spec['choices'])}")
-    elif kind == "number":
-        if value is None and spec.get("optional"):
-            return
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{key} must be a number, not {value!r}")
-        low, high = spec.get("min"), spec.get("max")
-        if low is not None and (value < low or (spec.get("exclusive_min") and value == low)):
-            raise ValueError(f"{key} must be {'above' if spec.get('exclusive_min') else 'at least'} {low}, not {value}")
-        if high is not None and value > high:
-            raise ValueError(f"{key} must be at most {high}, not {value}")
-    elif kind == "names":
-        if (not isinstance(value, list) or not value or len(value) > spec.get("max_items", 10)
-                or not all(isinstance(v, str) and 0 < len(v) <= 100 for v in value)):
-            raise ValueError(f"{key} must be a list of 1 to {spec.get('max_items', 10)} names")
 
 
 # -- the edits ---------------------------------------------------------------------------------
@@ -483,20 +454,17 @@ def _standing(session: Session, edit: dict[str, Any], episodes: dict[str, Episod
 
 
 def check_standing(edits: Any, episodes: dict[str, Episode], source: str) -> list[dict[str, Any]]:
-    """A decisions file's ``"plan"`` list, checked beyond its JSON Schema: known episodes, known
-    parameters (ValueError in one line)."""
+    """A decisions file's ``"plan"`` list, checked beyond its JSON Schema as every edit is
+    (:func:`.edit_checks.check_edit`: known episodes and parameters, finite numbers in range, no
+    control characters), and no skip of a step a valid model needs (ValueError in one line)."""
     for i, edit in enumerate(edits or []):
-        name = edit.get("episode")
-        if name not in episodes:
-            raise ValueError(f"{source}: plan[{i}]: unknown episode {name!r}{did_you_mean(str(name), list(episodes))}")
-        if edit.get("op") == "params":
-            specs = episodes[name].edit_params
-            for key in edit.get("params") or {}:
-                if key not in specs:
-                    raise ValueError(f"{source}: plan[{i}]: {name} steps take no parameter {key!r}"
-                                     f"{did_you_mean(key, list(specs))}")
+        where = f"{source}: plan[{i}]"
+        check_edit(edit, episodes, where)
+        if edit.get("op") == "params" and not edit.get("params"):
+            raise ValueError(f"{where}: a params edit needs 'params'")
+        name = edit["episode"]
         if edit.get("op") == "skip" and episodes[name].required:
-            raise ValueError(f"{source}: plan[{i}]: {name} cannot be skipped: a valid model needs it")
+            raise ValueError(f"{where}: {name} cannot be skipped: a valid model needs it")
     return list(edits or [])
 
 
@@ -528,7 +496,10 @@ def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | N
 
 def edit_markdown(record: dict[str, Any]) -> str:
     """The notebook's note of one edit."""
-    who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
+    if record.get("by") == "agent":  # its source names it: "agent <name>"
+        who = str(record["source"])
+    else:
+        who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
     return f"### Plan edited by {who}\n\n{record['text'][0].upper()}{record['text'][1:]}, at {record['at']}."
 
 

@@ -86,12 +86,14 @@ def build_report(session: Session, model: dict[str, Any] | None,
 
 
 def decision_entry(d: Decision) -> dict[str, Any]:
-    """One decision for report.json: the question, the answer and who gave it, and each option
+    """One decision for report.json: the question, the answer and who gave it (``proposal``: an
+    agent's answer, with its name; ``by`` "agent" when it decided), and each option
     with its estimated impact on the model (``impact``: metric, mean, sd, rows, columns,
     top_features, flags; None when it was not estimated)."""
     keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags")
     return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": d.question, "columns": list(d.columns),
             "recommended": d.recommended, "choice": d.choice, "by": d.by, "at": d.at, "rationale": d.rationale,
+            "proposal": d.proposal,
             "options": [{"id": o.get("id"), "label": o.get("label"), "recommended": o.get("id") == d.recommended,
                          "impact": {k: o["impact"].get(k) for k in keys} if o.get("impact") else None}
                         for o in d.options],

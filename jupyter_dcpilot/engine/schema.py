@@ -52,6 +52,14 @@ def json_schema() -> Schema:
     }
 
 
+def schema_of(tp: Any) -> Schema:
+    """The JSON Schema of another type built from these (a TypedDict of findings and decisions,
+    such as the MCP tools' answers in ``jupyter_dcpilot/agent_view.py``), with its ``$defs``."""
+    defs: dict[str, Schema] = {}
+    root = _schema_of(tp, defs)
+    return {**root, "$defs": dict(sorted(defs.items()))}
+
+
 def json_text() -> str:
     """The schema as the committed file holds it (``findings.schema.json``)."""
     return json.dumps(json_schema(), indent=2) + "\n"

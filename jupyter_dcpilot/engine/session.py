@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -23,8 +22,9 @@ from typing import Annotated, Any, Literal
 
 from kernel_tools.vocabulary import PENDING, EventType, Gate, StepGate
 
-from . import signatures
-from .wire import Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
+from . import sidecar_io, signatures
+from .edit_checks import check_strings
+from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
 
 
 def now() -> str:
@@ -85,7 +85,8 @@ class Decision:
     recommended: str | None = None
     columns: list[str] = field(default_factory=list)
     choice: str | None = None
-    by: Annotated[str | None, Wire(Literal["user", "policy"] | None)] = None
+    # "agent": an agent the user allowed to decide this gate (its name is in ``proposal``)
+    by: Annotated[str | None, Wire(Literal["user", "policy", "agent"] | None)] = None
     at: str | None = None
     rationale: str = ""
     # the evidence as a small bar chart (see .charts)
@@ -94,6 +95,8 @@ class Decision:
     history: Annotated[list[dict[str, Any]], Wire(list[PastAnswer])] = field(default_factory=list)
     # how much the choice matters (engine/impact.py); per option in options[].impact
     impact: Annotated[dict[str, Any] | None, Wire(ImpactSummary | None)] = None
+    # an agent's answer through the MCP tools, for the person to accept (see Session.propose)
+    proposal: Annotated[dict[str, Any] | None, Wire(AgentProposal | None)] = None
 
     @property
     def decided(self) -> bool:
@@ -104,12 +107,21 @@ class Decision:
         """Undone by the user, who must answer it again (an approval policy may not)."""
         return bool(self.history)
 
+    @property
+    def decided_by(self) -> str:
+        """Who answered, in words: the user, the approval policy or the agent named."""
+        if self.by == "agent":
+            return f"agent {(self.proposal or {}).get('agent', '?')}"
+        return {"user": "the user", "policy": "the approval policy"}.get(self.by or "", "nobody yet")
+
     def reopen(self, reason: str) -> None:
-        """Clear the answer (kept in :attr:`history` for the decision log) so it is asked again."""
-        if self.choice is not None:
+        """Clear the answer and any agent's proposal (kept in :attr:`history` for the decision
+        log) so it is asked again."""
+        if self.choice is not None or self.proposal is not None:
             self.history.append({"choice": self.choice, "by": self.by, "at": self.at,
-                                 "rationale": self.rationale, "undone": reason, "undone_at": now()})
-        self.choice = self.by = self.at = None
+                                 "rationale": self.rationale, "undone": reason, "undone_at": now(),
+                                 **({"proposal": self.proposal} if self.proposal else {})})
+        self.choice = self.by = self.at = self.proposal = None
         self.rationale = ""
 
     def option(self, option_id: str | None = None) -> dict[str, Any] | None:
@@ -238,15 +250,31 @@ class Session:
     def decide(
         self, decision_id: str, choice: str, rationale: str = "", by: str = "user"
     ) -> Decision:
-        """Record the answer to a decision; the coordinator acts on it when run again."""
+        """Record the answer to a decision; the coordinator acts on it when run again. An agent
+        (``by="agent"``) answers only with the choice it proposed (:meth:`propose`)."""
+        decision = self.decision(decision_id)
+        check_strings({"choice": choice, "rationale": rationale}, f"decision {decision_id}")
+        if decision.option(choice) is None:
+            ids = [o.get("id") for o in decision.options]
+            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        if by not in ("user", "policy", "agent"):
+            raise ValueError(f"decision {decision_id}: by must be 'user', 'policy' or 'agent', not {by!r}")
+        if by == "agent" and (decision.proposal or {}).get("choice") != choice:
+            raise ValueError(f"decision {decision_id}: an agent decides only what it proposed")
+        decision.choice, decision.by, decision.at = choice, by, now()
+        decision.rationale = rationale
+        self.changed("decision", decision=asdict(decision))
+        return decision
+
+    def propose(self, decision_id: str, choice: str, rationale: str, agent: str) -> Decision:
+        """Record an agent's answer to an open decision as a proposal beside the question (the
+        person accepts it by choosing it); a later proposal replaces it. ValueError for an
+        option the decision does not offer."""
         decision = self.decision(decision_id)
         if decision.option(choice) is None:
             ids = [o.get("id") for o in decision.options]
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
-        if by not in ("user", "policy"):
-            raise ValueError(f"decision {decision_id}: by must be 'user' or 'policy', not {by!r}")
-        decision.choice, decision.by, decision.at = choice, by, now()
-        decision.rationale = rationale
+        decision.proposal = {"agent": agent, "choice": choice, "rationale": rationale, "at": now()}
         self.changed("decision", decision=asdict(decision))
         return decision
 
@@ -300,51 +328,55 @@ class Session:
         return cls(**data, path=path)
 
     def save(self) -> None:
-        """Write the sidecar, signed, atomically (no half-written file after a crash)."""
+        """Write the sidecar, small (:func:`.sidecar_io.compact`), signed, atomically."""
         if not self.path:
             return
-        target = Path(self.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = signatures.signed(self.to_json())
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".dcpilot-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)  # no stray temporary file beside the notebook
-            raise
+        state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+        state["checkpoints"] = [_encode(c) for c in self.checkpoints]
+        text = json.dumps(sidecar_io.compact(state), separators=(",", ":"), default=_encode)
+        sidecar_io.write_atomic(self.path, signatures.signed(text))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Session:
         """The session saved at ``path``; as history only (:meth:`as_history`) unless this
-        user's co-pilot signed it. ValueError when the file is not a session at all."""
+        user's co-pilot signed it for the notebook it lies beside. ValueError when the file is
+        not a session at all (:class:`.sidecar_io.SidecarRefused` when it is not even read:
+        a link, a FIFO, a device, too large)."""
+        raw = sidecar_io.read_regular(path)
         try:
-            with open(path) as fh:
-                data = json.load(fh)
+            data = json.loads(raw)
         except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path} is not a co-pilot session file: not a JSON object")
         distrust = signatures.verify(data)
         try:
-            session = cls.from_dict(data, path=str(path))
+            session = cls.from_dict(sidecar_io.expand(data), path=str(path))
         except (TypeError, ValueError, AttributeError) as exc:  # hand-made or damaged
             raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
+        name = Path(path).name
         if distrust is not None:
-            session.as_history(f"The co-pilot file {Path(path).name} was not written by this "
-                               f"user's co-pilot ({distrust}). It is shown as history only: none "
-                               "of its decisions or code is approved, every question is asked again.")
+            session.as_history(f"The co-pilot file {name} was not written by this user's co-pilot "
+                               f"({distrust}). It is shown as history only: none of its decisions or "
+                               "code is approved, every question is asked again.")
+        elif (elsewhere := sidecar_io.placed_elsewhere(session.notebook, path)) is not None:
+            session.as_history(f"The co-pilot file {name} does not belong to this notebook ({elsewhere}). "
+                               "It is shown as history only: none of its decisions or code is approved, "
+                               "every question is asked again.")
         return session
 
     @classmethod
     def for_notebook(cls, notebook: str | os.PathLike[str], **kwargs: Any) -> Session:
         """Load the notebook's sidecar if it exists, else start a new session saved there. A
-        sidecar that is not a session file is replaced (the new session says so)."""
+        sidecar that is not a session file, or is not read at all (a link, a FIFO, too large), is
+        replaced by the new session's file (the new session says so; a link's target is never
+        touched)."""
         path = sidecar_path(notebook)
-        if path.exists():
+        if os.path.lexists(path):
             try:
                 return cls.load(path)
+            except FileNotFoundError:
+                pass
             except ValueError as exc:
                 session = cls(notebook=str(notebook), path=str(path), **kwargs)
                 session.warnings.append(f"started afresh: {exc}")

@@ -18,7 +18,9 @@ whether it is known at prediction time, and of the model whether it was judged h
 - ``holdout_confirms_cv``: the held-out score confirms the cross-validated one;
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
   from the test set, no custom code after the split);
-- ``no_suspect_score``: no unexplained too-good-to-be-true score.
+- ``no_suspect_score``: no unexplained too-good-to-be-true score;
+- ``approved_steps_ran``: every step the expert or the approval policy approved (or the user added
+  or changed) ran: a failed one stops the run, and is never silently left out of a valid result.
 
 The checks find the steps they judge by what their episode declares, never by its id: the
 aggregation is the step of the ``aggregation`` gate, the split the step of the ``split`` stage,
@@ -40,7 +42,7 @@ from .session import Session, Step
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
           "entities_together", "known_at_index", "task_metric", "holdout_confirms_cv", "test_untouched",
-          "no_suspect_score")
+          "no_suspect_score", "approved_steps_ran")
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
 HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance...
@@ -311,6 +313,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         _holdout_confirms(model),
         _test_untouched(session, train_step, episodes),
         _suspect_score(session, model),
+        _approved_steps_ran(session),
     ]
     return checks
 
@@ -330,8 +333,43 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
                      "survival (c_index) with the event of interest chosen; a classifier ignores how long each "
                      "row was followed")
     metric = model.get("metric")
+    setup = next((f for f in session.findings if f.get("kind") == "survival_setup"), None)
+    evidence = (setup or {}).get("evidence") or {}
+    bad = int(evidence.get("negative_durations") or 0) + int(evidence.get("zero_durations") or 0)
+    if kind == "survival" and bad:  # the last diagnosis, of the rows the model learned from
+        return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
+                     f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
+                     "a survival time must be, so the survival model and its C-index are not valid")
     return Check("task_metric", metric == expected and expected is not None,
                  f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})"))
+
+
+def approved_by(session: Session, step: Step) -> str | None:
+    """Who approved ``step`` to run, in words (None when nobody did: a step the planner chose,
+    with no gate and not touched by the user, may be left out when it fails)."""
+    decision = next((d for d in session.decisions if d.id == step.decision_id and d.decided), None)
+    if decision is not None and decision.choice != "skip":
+        who = {"user": "the user", "agent": "an agent", "policy": "the approval policy"}.get(decision.by or "", "the policy")
+        return f"approved by {who}"
+    if {"added", "params"} & set(step.by_user):
+        return "added by the user" if "added" in step.by_user else "its parameters set by the user"
+    return None
+
+
+def _approved_steps_ran(session: Session) -> Check:
+    """A failed approved step counts as run once a later step of its episode on its columns is done."""
+    missing = []
+    for i, st in enumerate(session.plan):
+        who = approved_by(session, st) if st.status == "failed" else None
+        if who is None:
+            continue
+        redone = any(later.status == "done" and later.episode == st.episode and later.columns == st.columns
+                     for later in session.plan[i + 1:])
+        if not redone:
+            missing.append(f"{st.id} '{st.title}' ({who}) failed: {(st.error or st.note or 'no reason given')[:200]}")
+    if missing:
+        return Check("approved_steps_ran", False, "approved steps did not run: " + "; ".join(missing))
+    return Check("approved_steps_ran", True, "every approved step ran")
 
 
 def verdict(checks: list[Check]) -> bool:

@@ -74,7 +74,22 @@ class ImpactSummary(_ImpactSummaryExtras):
     status: Literal["running", "done", "cancelled", "failed"]
 
 
-class PastAnswer(TypedDict):
+class AgentProposal(TypedDict):
+    """An agent's answer to a decision (through the MCP tools): shown beside the question for the
+    person to accept, or the answer itself when the user lets agents decide its gate
+    (``c.DCPilot.agent_may_decide``; the decision's ``by`` is then "agent")."""
+
+    agent: str  # the agent's name, as its MCP client or jupyter-ai persona gives it
+    choice: str
+    rationale: str
+    at: str
+
+
+class _PastAnswerExtras(TypedDict, total=False):
+    proposal: AgentProposal  # an agent's proposal standing when the answer was undone
+
+
+class PastAnswer(_PastAnswerExtras):
     """An answer to a decision that was undone (the decision was asked again)."""
 
     choice: str | None
@@ -93,4 +108,4 @@ class DecisionOption(Option):
     impact: Impact | None = field(default=None, metadata={"may_be_absent": True})
 
 
-__all__ = ["Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "Wire"]
+__all__ = ["AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "Wire"]

@@ -6,6 +6,8 @@ codes, so a million rows cost a few vectorised passes and no row-wise Python.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -177,9 +179,11 @@ def mapping_agreement(ca: np.ndarray, cb: np.ndarray) -> tuple[float, float, np.
 
 
 def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str],
-                   threshold: float = 0.98) -> list[Finding]:
+                   threshold: float = 0.98, deadline: float | None = None) -> list[Finding]:
     """Pairs of near-identical columns: |Pearson r| >= threshold, or categories that map (nearly)
-    one to one — the rows breaking a near mapping are likely entry errors in one of the two."""
+    one to one — the rows breaking a near mapping are likely entry errors in one of the two.
+    The pairs of categories grow with the square of the columns: past ``deadline`` (a
+    ``time.perf_counter()``) the rest are not compared, and a finding says so."""
     numeric = [c for c in columns if profiles[c].nunique > 2 and profiles[c].holds_numbers]
     pairs: list[tuple[str, str, dict]] = []
     if len(numeric) >= 2:
@@ -195,7 +199,11 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
                  or (profiles[c].kind == "numeric" and profiles[c].is_integer))]
     codes = {c: category_codes(frame[c], max_levels=1000) for c in cats}
     seen = {(a, b) for a, b, _ in pairs}
+    cut = None
     for i, a in enumerate(cats):
+        if deadline is not None and time.perf_counter() > deadline:
+            cut = i
+            break
         for b in cats[i + 1:]:
             ua, ub = profiles[a].nunique, profiles[b].nunique
             if (a, b) in seen or min(ua, ub) < 0.8 * max(ua, ub):
@@ -209,7 +217,7 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
                   "breaking_share": round(float(breaking.mean()), 5),
                   "example_rows": frame.index[breaking][:10].tolist()}
             pairs.append((a, b, ev))
-    findings = []
+    findings = [] if cut is None else [_pairs_not_compared(cats, cut)]
     for a, b, ev in pairs:
         broken = ev.get("rows_breaking_mapping", 0)
         if "pearson_r" in ev:
@@ -231,6 +239,16 @@ def find_redundant(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], colu
     return findings
 
 
+def _pairs_not_compared(cats: list[str], cut: int) -> Finding:
+    total = len(cats) * (len(cats) - 1) // 2
+    done = total - (len(cats) - cut) * (len(cats) - cut - 1) // 2
+    return Finding("diagnosis_incomplete", [], "critical",
+                   f"The redundant features check compared {done:,} of {total:,} pairs of category columns "
+                   "before the diagnosis's time budget ran out; the rest were not compared.",
+                   {"detector": "redundant features", "pairs_compared": done, "pairs": total,
+                    "not_compared_from": cats[cut]})
+
+
 @detector("duplicate rows", order=70)
 def find_duplicate_rows_in(ctx: Context) -> list[Finding]:
     found = find_duplicate_rows(ctx.df, ctx.id_cols)
@@ -239,4 +257,5 @@ def find_duplicate_rows_in(ctx: Context) -> list[Finding]:
 
 @detector("redundant features", order=80)
 def find_redundant_in(ctx: Context) -> list[Finding]:
-    return find_redundant(ctx.frame, ctx.profiles, [c for c in ctx.features if c not in ctx.leak_cols])
+    return find_redundant(ctx.frame, ctx.profiles, [c for c in ctx.features if c not in ctx.leak_cols],
+                          deadline=ctx.deadline)

@@ -17,33 +17,12 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
+from kernel_tools.diagnosis.entity_evidence import entity_inference, not_an_entity, subject_ids
+from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.findings import Finding, Option
+from kernel_tools.inferences import Inference
 
-ID_NAME_WORDS = re.compile(
-    r"(^|[_\W])(id|ids|key|uuid|guid|pk|no|nr|number|num|code|name)([_\W]|$)|"
-    r"rownum|row_?number|patient|subject|customer|client|user|person|member|account|"
-    r"participant|household|mrn|surname|"
-    r"^(p|pt|pat|subj|rec|case|obs|enc)_?id$",  # the usual short keys: pid, patid, subjid, caseid
-    re.IGNORECASE,
-)
-ID_NAME_CASED = re.compile(r"[a-z0-9](Id|ID|Name|No)$")
-
-
-def looks_like_id_name(name: str) -> bool:
-    return bool(ID_NAME_WORDS.search(name) or ID_NAME_CASED.search(name))
-
-
-# named as nothing but an identifier ("id", "user_id", "subjectID"): with an order within its
-# rows that is enough (a name or code could be shared by chance, an id is not)
-STRONG_ID_NAME = re.compile(r"^(?i:id|ids)$|[_\W](?i:id|ids)$|^(?i:id)[_\W]|[a-z0-9](Id|ID)$")
-# a name for one of the units a study measures again and again: several rows under it are
-# rows of one unit by the name alone (a column "patient" or "litter_id" that repeats)
-ENTITY_NAME = re.compile(
-    r"^(patient|subject|participant|person|individual|respondent|animal|rat|mouse|rabbit|chick|"
-    r"dog|pig|cow|tree|litter|family|twin|household|student|pupil|worker|operator|rater)s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
-    re.IGNORECASE,
-)
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
 VISIT_NAME = re.compile(
@@ -63,6 +42,7 @@ class Entity:
     visit: str | None = None
     evidence: dict = field(default_factory=dict)
     varying: list[str] = field(default_factory=list)  # columns that change between its records
+    inference: Inference | None = None  # the choice, its confidence and the other candidates
 
 
 def _is_id_like_kind(prof: ColumnProfile) -> bool:
@@ -238,27 +218,51 @@ def find_entity(
     given_time: str | None,
     exclude: set[str],
 ) -> Entity:
-    """Find the entity id (or study the given one) and the visit column that orders its rows."""
+    """Find the entity id (or study the given one) and the visit column that orders its rows;
+    ``entity.inference`` says how sure the choice is, with the other candidates ranked."""
     n = len(df)
     others = [c for c in profiles if c not in exclude and c != target and profiles[c].kind != "empty"]
     candidates = [given_id] if given_id is not None else _candidates(profiles, n, exclude, target)
+    rejected = {} if given_id is not None else {
+        c: why for c in candidates if (why := not_an_entity(df, profiles, c, target)) is not None}
+    judged: dict[str, float] = {}
     best: Entity | None = None
-    best_score = 0.0
+    best_score, best_shared = 0.0, False
     sample = df.iloc[: min(n, 200_000)] if n > 200_000 else df
-    for key in candidates:
+    for key in [c for c in candidates if c not in rejected]:
         cols = [c for c in others if c != key]
         if not cols:
             continue
         nun, sizes = _group_stats(sample, key, cols)
         if len(nun) < 3:
             continue
-        judged = _judge(df, sample, profiles, key, cols, nun, sizes, target, given_id)
-        if judged is None or judged[0] <= best_score:
+        judged_key = _judge(df, sample, profiles, key, cols, nun, sizes, target, given_id)
+        if judged_key is None:
             continue
-        best_score, visits, crossed = judged
+        judged[key] = judged_key[0]
+        if judged_key[0] <= best_score:
+            continue
+        best_score, visits, crossed, best_shared = judged_key
         best = _entity(df, sample, profiles, key, cols, nun, sizes, target, given_time, visits, crossed)
+    subjects = subject_ids(df, profiles, {target} if target else set())  # ids are excluded from the search, not here
+    if best is not None and best.id is not None and given_id is None and subjects:
+        # each row has its own subject id: rows sharing this column are different subjects
+        rejected[best.id] = (f"rows sharing it have different '{subjects[0]}' (unique on every row): a group of "
+                             "subjects (a matched set, a family, a centre), not one subject's records")
+        judged.pop(best.id)
+        best = None
     if best is None:
-        return Entity()
+        out = Entity()
+        out.inference = entity_inference(None, judged, rejected, [], True, False)
+        return out
+    best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
+                                      _clear(best, profiles, best_shared), given_id is not None)
+    return _held(df, profiles, target, given_id, given_time, exclude, best)
+
+
+def _held(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | None, given_id: str | None,
+          given_time: str | None, exclude: set[str], best: Entity) -> Entity:
+    """The entity, or the coarser one that holds it (a patient over their stays)."""
     coarser = _holder(df, profiles, best, exclude | {target} if target else exclude)
     if coarser is None:
         return best
@@ -271,7 +275,40 @@ def find_entity(
     # stays on both sides of a split, so the entity is the patient (the stay is its record)
     held = find_entity(df, profiles, target, coarser, given_time, exclude)
     held.evidence["holds"] = {"column": best.id, "per_entity_mean": per}
+    if held.inference is not None:
+        held.inference = entity_inference(coarser, {}, {}, [
+            f"'{coarser}' is named as an id and holds {per:g} '{best.id}' each, never splitting one"],
+            True, False)
     return held
+
+
+def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> list[str]:
+    ev = entity.evidence
+    key = entity.id
+    assert key is not None
+    words = [f"'{key}' repeats: {ev['rows']} rows for {ev['entities']} values "
+             f"({ev['rows_per_entity_mean']:.1f} each on average)"]
+    if looks_like_id_name(key) or ENTITY_NAME.search(key):
+        words.append(f"'{key}' is named as an id or a unit")
+    if ev.get("baseline_columns"):
+        words.append(f"rows sharing it share {len(ev['baseline_columns'])} attribute(s) "
+                     f"({', '.join(ev['baseline_columns'][:4])})")
+    if entity.visit:
+        words.append(f"'{entity.visit}' orders its rows")
+    if profiles[key].n_missing:
+        words.append(f"{profiles[key].n_missing} rows have no '{key}': an id is never missing")
+    if shared_only:
+        words.append("found only by the attributes its rows share, not by its name or an order")
+    return words
+
+
+def _clear(entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> bool:
+    """Clear evidence of an entity: named as an id or a unit, no missing ids, more than shared
+    attributes."""
+    key = entity.id
+    assert key is not None
+    named = bool(looks_like_id_name(key) or ENTITY_NAME.search(key))
+    return named and profiles[key].n_missing == 0 and not shared_only
 
 
 def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], target: str | None) -> list[str]:
@@ -289,20 +326,28 @@ def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], t
     return candidates[:6]
 
 
+SHARED_ATTRIBUTES = 5  # columns constant within groups: an unnamed code's rows are one unit's (a matched
+# set shares the few it was matched on)
+
+
 def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], key: str, cols: list[str],
            nun: pd.DataFrame, sizes: pd.Series, target: str | None,
-           given_id: str | None) -> tuple[float, list[str], list[str]] | None:
-    """Whether ``key`` is an entity: (its score, its visit columns, its design columns), or None."""
+           given_id: str | None) -> tuple[float, list[str], list[str], bool] | None:
+    """Whether ``key`` is an entity: (its score, its visit columns, its design columns, whether
+    only the attributes its rows share say so), or None."""
     constant = (nun <= 1).mean()
     within_unique = nun.eq(sizes, axis=0).mean()
-    baseline = [c for c in cols if constant[c] >= 0.95 and profiles[c].nunique >= 2]
+    # a mostly empty column is "constant" within any group: no evidence either way
+    filled = [c for c in cols if profiles[c].missing_rate <= 0.5]
+    baseline = [c for c in filled if constant[c] >= 0.95 and profiles[c].nunique >= 2]
     # only a diverse attribute (not a yes/no) shared within groups is evidence of an entity
     diverse = [c for c in baseline if profiles[c].nunique >= 3 and _diversity(df[c]) <= 0.3]
     # a visit orders rows: a date, a visit number, or a time named as such (any continuous
-    # measurement is also unique within an entity, so it does not count on its own)
-    visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and (
-        profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
-        or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
+    # measurement is also unique within an entity, so it does not count on its own; nor does
+    # a row label such as R's row names, unique within any group)
+    visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and not _row_label(c, profiles[c], len(df))
+              and (profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
+                   or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
     named = bool(ENTITY_NAME.search(key))
     hint = named or looks_like_id_name(key)
     # an ordered column alone is weak evidence (integers are often unique within small
@@ -318,9 +363,20 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
     accept = key == given_id or (hint and (diverse or (visits and baseline))) or (
         diverse and visits and float(sizes.mean()) <= 30) or panel or (STRONG_ID_NAME.search(key) and visits) or (
         named_units) or bool(crossed)
-    if not accept:
+    # an unnamed whole-number code whose rows share several attributes, at least one diverse
+    # (a respondent's age group, sex and answers to a questionnaire on each of their ratings)
+    shared = (not accept and len(baseline) >= SHARED_ATTRIBUTES and bool(diverse) and profiles[key].n_missing == 0
+              and (profiles[key].is_integer or _unit_codes(profiles[key])))
+    if not (accept or shared):
         return None
-    return 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10, visits, crossed
+    score = 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10
+    return score, visits, crossed, shared
+
+
+def _row_label(name: str, prof: ColumnProfile, n: int) -> bool:
+    """A row label (R's row names, a saved index, a per-row id): unique on every row."""
+    return bool(INDEX_NAME.search(name.strip()) or (
+        prof.nunique >= 0.99 * n and prof.n_missing == 0 and looks_like_id_name(name)))
 
 
 def _entity(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], key: str, cols: list[str],

@@ -4,6 +4,7 @@ whether an auxiliary frame gives the target away once joined."""
 from __future__ import annotations
 
 import itertools
+import re
 import time as _time
 from typing import Any
 
@@ -11,6 +12,8 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import profile_columns
+from kernel_tools.diagnosis.entities import INDEX_NAME
+from kernel_tools.diagnosis.id_names import looks_like_id_name
 from kernel_tools.diagnosis.inputs import check_column, check_frame
 from kernel_tools.diagnosis.leakage import ABSOLUTE, feature_scores, strength
 from kernel_tools.diagnosis.options import call, drop, keep
@@ -18,6 +21,8 @@ from kernel_tools.diagnosis.scoring import fold_ids, metric_name, stratified_sam
 from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
+from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 MAX_KEY_VALUES = 200_000
 
@@ -26,21 +31,46 @@ def _key_values(s: pd.Series) -> pd.Series:
     return s.dropna().astype(str).str.strip()
 
 
+def _not_a_key(name: str, s: pd.Series) -> str | None:
+    """Why a column cannot join two files: a row label (R's row names, a saved index) numbers the
+    rows of one file only; a number with decimals is a measurement, equal across files by chance."""
+    if INDEX_NAME.search(str(name).strip()):
+        return "a row label: it numbers the rows of one file, not a subject"
+    if pd.api.types.is_float_dtype(s.dtype):
+        v = s.dropna().to_numpy()
+        if v.size and not np.array_equal(v, np.round(v)):
+            return "a measurement (numbers with decimals)"
+    return None
+
+
+def _too_few(name: Any, distinct: np.ndarray, values: pd.Series) -> bool:
+    """A handful of levels (a sex, a centre) is no key; an id repeating over many records is."""
+    return len(distinct) < 2 or (len(distinct) < 0.05 * len(values) and not looks_like_id_name(str(name)))
+
+
 def key_candidates(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
-    """Column pairs whose values overlap enough to join on, best first."""
+    """Column pairs whose values overlap enough to join on, best first: named as an id, the
+    same name on both sides, unique on one side (one row per subject), then the match rates.
+    Row labels and measurements are never keys."""
     out: list[dict[str, Any]] = []
     for ca in a.columns:
+        if _not_a_key(ca, a[ca]):
+            continue
         va = _key_values(a[ca])
         ua = pd.unique(va.to_numpy())
-        if len(ua) < 2 or len(ua) < 0.05 * len(va):
+        if _too_few(ca, ua, va):
             continue
         for cb in b.columns:
-            if ca != cb and not (str(ca).lower() == str(cb).lower()):
-                if a[ca].dtype.kind != b[cb].dtype.kind:
+            if _not_a_key(cb, b[cb]):
+                continue
+            if str(ca).lower() != str(cb).lower():
+                # two different names: only ids of the same kind (a count of days equals a
+                # follow-up time by chance)
+                if a[ca].dtype.kind != b[cb].dtype.kind or not (looks_like_id_name(str(ca)) or looks_like_id_name(str(cb))):
                     continue
             vb = _key_values(b[cb])
             ub = pd.unique(vb.to_numpy())
-            if len(ub) < 2 or len(ub) < 0.05 * len(vb):
+            if _too_few(cb, ub, vb):
                 continue
             a_in_b = pd.Series(va.isin(ub)).mean()
             b_in_a = pd.Series(vb.isin(ua)).mean()
@@ -56,10 +86,60 @@ def key_candidates(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
                 "rows_left": len(a), "rows_after_left_join": rows_after,
                 "join_duplicates_rows": rows_after > len(a),
                 "relationship": ("1" if va.is_unique else "n") + ":" + ("1" if vb.is_unique else "n"),
+                "named_as_id": bool(looks_like_id_name(str(ca)) or looks_like_id_name(str(cb))),
             })
-    out.sort(key=lambda d: (-(d["left"] == d["right"]), -(d["match_rate_left"] + d["match_rate_right"]),
-                            -(d["unique_left"] + d["unique_right"])))
+    out.sort(key=lambda d: (-d["named_as_id"], -(d["left"] == d["right"]), -(d["unique_left"] or d["unique_right"]),
+                            -(d["match_rate_left"] + d["match_rate_right"]), -(d["unique_left"] + d["unique_right"])))
     return out
+
+
+def key_inference(left: str, right: str, cands: list[dict]) -> Inference:
+    """The join key of two frames and how sure it is: high when it is named as an id, unique
+    on one side and matches most rows, and no other candidate is as good."""
+    best = cands[0]
+    key = best["left"] if best["left"] == best["right"] else f"{best['left']}={best['right']}"
+    evidence = [f"{best['match_rate_left']:.0%} of '{left}' rows and {best['match_rate_right']:.0%} of '{right}' "
+                f"rows match on it ({best['relationship']})"]
+    if best["named_as_id"]:
+        evidence.append("named as an id")
+    # one file may cover a subset of the other's subjects (labs only of the randomised patients)
+    matched = max(best["match_rate_left"], best["match_rate_right"]) >= 0.9
+    clear = best["named_as_id"] and (best["unique_left"] or best["unique_right"]) and matched
+    rivals = [c for c in cands[1:] if c["named_as_id"] and (c["unique_left"] or c["unique_right"])]
+    if rivals:
+        evidence.append(f"'{rivals[0]['left']}' is also named as an id and unique on one side")
+    alternatives = [Alternative(c["left"] if c["left"] == c["right"] else f"{c['left']}={c['right']}",
+                                [f"{c['match_rate_left']:.0%} of '{left}' rows match ({c['relationship']})"
+                                 + (", named as an id" if c["named_as_id"] else "")],
+                                c["match_rate_left"] + c["named_as_id"]) for c in cands[1:5]]
+    return Inference(InferenceKind.JOIN_KEY, key, Confidence.HIGH if clear and not rivals else Confidence.LOW,
+                     evidence, alternatives, subject=f"{left}+{right}")
+
+
+RECORD_TIME = re.compile(r"(^|[_\W])(day|days|time|visit|week|weeks|month|months|year|years|date|t)([_\W]|$)|^(day|"
+                         r"days|time|visit|month|week)", re.IGNORECASE)
+
+
+def records_over_time(b: pd.DataFrame, key: str) -> dict | None:
+    """Whether ``b`` holds several records per ``key`` over time (long-format labs or visits):
+    the time column that orders them, and in long format the test and value columns."""
+    counts = b[key].value_counts()
+    if counts.empty or counts.max() < 2:
+        return None
+    times = [c for c in b.columns if c != key and RECORD_TIME.search(str(c)) and (
+        pd.api.types.is_numeric_dtype(b[c]) or pd.api.types.is_datetime64_any_dtype(b[c]))
+        and not INDEX_NAME.search(str(c))]
+    if not times:
+        return None
+    multi = b[b[key].isin(counts.index[counts > 1])]
+    varying = [t for t in times if multi.groupby(key, sort=False)[t].nunique().mean() > 1]
+    if not varying:
+        return None
+    texts = [c for c in b.columns if c not in (key, *varying) and b[c].dtype == object and 2 <= b[c].nunique() <= 50]
+    numbers = [c for c in b.columns if c not in (key, *varying) and pd.api.types.is_float_dtype(b[c])]
+    long = texts[:1] and len(numbers) == 1
+    return {"time": varying[0], "records_per_key_mean": round(float(counts.mean()), 2),
+            "key": texts[0] if long else None, "value": numbers[0] if long else None}
 
 
 def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]:
@@ -116,6 +196,7 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
     if target is not None and not holders:
         check_column(next(iter(frames.values())), target, "target")
     findings = []
+    inferences: list[Inference] = []
     for left, right in itertools.permutations(frames, 2):
         if holders and left not in holders:
             continue
@@ -124,35 +205,54 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
         cands = key_candidates(frames[left], frames[right])
         if not cands:
             continue
-        best = cands[0]
-        ev = {"left_frame": left, "right_frame": right, "best": best, "candidates": cands[:5]}
-        dup = best["join_duplicates_rows"]
-        summary = (f"'{left}' and '{right}' can be joined on '{best['left']}'"
-                   + (f" = '{best['right']}'" if best["right"] != best["left"] else "")
-                   + f" ({best['match_rate_left']:.0%} of '{left}' rows match"
-                   + (f"; the join would grow {best['rows_left']} rows to {best['rows_after_left_join']}"
-                      if dup else "") + ").")
-        same_name = best["left"] == best["right"]
-        options = [
-            Option("join_left", f"Left-join {right}", f"Add the columns of '{right}' to '{left}' "
-                   f"by '{best['left']}', keeping every row of '{left}'"
-                   + ("" if same_name else f" (rename '{best['right']}' to '{best['left']}' first)") + ".",
-                   "duplicates rows when the key repeats on the right" if dup else
-                   "unmatched rows get missing values", True,
-                   # the frame is the first argument (here: the frame named `left`); `right`
-                   # names the other frame's variable
-                   call("join_frames", right=right, on=best["left"], how="left", allow_duplicates=dup)
-                   if same_name else None),
-            keep("Do not join.", "loses whatever the other frame adds", label="Keep separate"),
-        ]
-        key_columns = [best["left"]] + ([best["right"]] if best["right"] != best["left"] else [])
-        findings.append(Finding("join_keys", key_columns,
-                                "warning" if dup or best["match_rate_left"] < 0.9 else "info",
-                                summary, ev, options, None))
+        inferences.append(key_inference(left, right, cands))
+        findings.append(_join_finding(frames, left, right, cands))
         if target is not None and left in holders:
-            findings += _leaks_through_join(frames, left, right, best, target, random_state)
+            findings += _leaks_through_join(frames, left, right, cands[0], target, random_state)
     task = {"kind": None, "target": target, "time": None, "event": None, "id": None, "visit": None,
             "reason": "join diagnosis of several frames"}
     shape = [sum(len(df) for df in frames.values()), sum(df.shape[1] for df in frames.values())]
     return Diagnosis(findings, task, shape, round(_time.perf_counter() - started, 3), 0,
-                     {"frames": {k: list(v.shape) for k, v in frames.items()}})
+                     {"frames": {k: list(v.shape) for k, v in frames.items()}}, inferences)
+
+
+def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands: list[dict]) -> Finding:
+    """The join_keys finding of two frames: the best key, and for records over time (several
+    per key, ordered by a time), that only those up to the index may become features."""
+    best = cands[0]
+    ev = {"left_frame": left, "right_frame": right, "best": best, "candidates": cands[:5]}
+    dup = best["join_duplicates_rows"]
+    records = records_over_time(frames[right], best["right"]) if not best["unique_right"] else None
+    summary = (f"'{left}' and '{right}' can be joined on '{best['left']}'"
+               + (f" = '{best['right']}'" if best["right"] != best["left"] else "")
+               + f" ({best['match_rate_left']:.0%} of '{left}' rows match"
+               + (f"; the join would grow {best['rows_left']} rows to {best['rows_after_left_join']}"
+                  if dup else "") + ").")
+    same_name = best["left"] == best["right"]
+    options = [
+        Option("join_left", f"Left-join {right}", f"Add the columns of '{right}' to '{left}' "
+               f"by '{best['left']}', keeping every row of '{left}'"
+               + ("" if same_name else f" (rename '{best['right']}' to '{best['left']}' first)") + ".",
+               "duplicates rows when the key repeats on the right" if dup else
+               "unmatched rows get missing values", True,
+               # the frame is the first argument (here: the frame named `left`); `right`
+               # names the other frame's variable
+               call("join_frames", right=right, on=best["left"], how="left", allow_duplicates=dup)
+               if same_name else None),
+        keep("Do not join.", "loses whatever the other frame adds", label="Keep separate"),
+    ]
+    if records is not None:
+        ev["records"] = records
+        summary += (f" '{right}' holds {records['records_per_key_mean']:g} records per '{best['right']}' over "
+                    f"'{records['time']}': those after the index are follow-up, so only the records up to it, "
+                    "summarised per subject, may become features.")
+        options.insert(1, Option(
+            "summarize_then_join", f"Summarise {right} up to the index, then join",
+            f"One row per '{best['right']}' from its records with '{records['time']}' <= 0 (the index)"
+            + (f", a column per '{records['key']}'" if records["key"] else "") + ", then a left join.",
+            "assumes '" + records["time"] + "' counts from the index (day 0)", False,
+            call("summarize_records", records=right, id=best["right"], time=records["time"], until=0,
+                 key=records["key"], value=records["value"])))
+    key_columns = [best["left"]] + ([best["right"]] if best["right"] != best["left"] else [])
+    return Finding("join_keys", key_columns, "warning" if dup or best["match_rate_left"] < 0.9 or records else "info",
+                   summary, ev, options, None)

@@ -226,6 +226,15 @@ def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
     return found
 
 
+def timed_leaks(timing: dict[str, dict], scores: dict[str, float], outcome, n: int) -> list[Finding]:
+    """Leakage findings for columns placed after the index by evidence found once the leakage
+    check ran (the table's structure: the partner of a leaked column)."""
+    kind = outcome.kind
+    strengths = {c: strength(s, kind) for c, s in scores.items()}
+    rank = {c: i + 1 for i, c in enumerate(sorted(strengths, key=lambda c: strengths[c], reverse=True))}
+    return [_leakage_finding(c, ev, scores, strengths, metric_name(kind), rank.get(c), n) for c, ev in timing.items()]
+
+
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
                  follow_up: str | None = None, timing: dict[str, dict] | None = None) -> list[Finding]:

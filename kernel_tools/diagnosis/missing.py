@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from kernel_tools.diagnosis.codebook import real_profiles
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.leakage import strength
 from kernel_tools.diagnosis.options import call, drop, keep
@@ -139,5 +140,6 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
 
 @detector("missing values", order=40)
 def find_missing_in(ctx: Context) -> list[Finding]:
-    return find_missing(ctx.df, ctx.frame, ctx.profiles, ctx.structural, ctx.sub if ctx.target else None,
+    # blanks by design (forms a REDCap event does not hold) are structure, not missing values
+    return find_missing(ctx.df, ctx.frame, real_profiles(ctx), ctx.structural, ctx.sub if ctx.target else None,
                         ctx.folds)

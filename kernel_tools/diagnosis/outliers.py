@@ -84,6 +84,9 @@ def multivariate_share(frame: pd.DataFrame, profiles, columns: list[str], seed: 
 
     sub = frame.iloc[np.random.default_rng(seed).permutation(len(frame))[:MV_ROWS]]
     X = np.column_stack([numeric_values(sub[c], profiles[c]) for c in columns])
+    X = X[:, np.isfinite(X).any(axis=0)]  # a column blank on every sampled row (a REDCap form of another event)
+    if X.shape[1] < 2:
+        return None
     med = np.nanmedian(X, axis=0)
     X = np.where(np.isfinite(X), X, np.where(np.isfinite(med), med, 0.0))
     with threadpool_limits(limits=1, user_api="openmp"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,10 @@ class Context:
     test: pd.DataFrame | None
     random_state: int
     column_stats: dict[str, Any] = field(default_factory=dict)
+    # what a codebook given to diagnose says (codebook.Codebook): per-column timing evidence with
+    # a confidence (``codebook.timing_evidence()``), private columns, a REDCap export's layout
+    codebook: Any = None
+    deadline: float | None = None  # time.perf_counter() by which a long detector stops (wide.py)
 
     @property
     def entity_cols(self) -> set[str]:
@@ -112,11 +117,16 @@ class Detectors:
     """Runs detectors; one that raises becomes a ``diagnosis_incomplete`` finding instead of
     stopping the diagnosis (no single column's oddity may), and the result says it is partial."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
         self.failed: list[Finding] = []
+        self.deadline = deadline  # time.perf_counter() after which no detector starts (wide.py)
+        self.skipped: list[str] = []  # detectors not run: the deadline had passed
 
     def run(self, name: str, function: Callable[..., Any], *args: Any, default: Any = None,
             columns: tuple = (), **kwargs: Any) -> Any:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.skipped.append(name)
+            return default
         try:
             return function(*args, **kwargs)
         except Exception as exc:  # recorded as a finding: the diagnosis is incomplete

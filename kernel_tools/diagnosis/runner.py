@@ -14,16 +14,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import entities, leakage, stray_rows, timing
+from kernel_tools.diagnosis import codebook, entities, leakage, stray_rows, timing, wide
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
+from kernel_tools.diagnosis.structure import strong_after
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
+from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy.engine import is_lazy
-from kernel_tools.vocabulary import kind_rank, severity_rank
+from kernel_tools.vocabulary import EvidenceSource, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
 
@@ -48,6 +50,9 @@ def diagnose(
     sample: int | None = DEFAULT_SAMPLE,
     random_state: int = 0,
     index: str | None = None,
+    dictionary: Any = None,
+    budget: float | None = None,
+    max_columns: int | None = wide.MAX_COLUMNS,
 ) -> Diagnosis:
     """Find the data-centric issues that stand between ``df`` and a valid model.
 
@@ -63,6 +68,13 @@ def diagnose(
     random_state : seed of the sample and the folds.
     index : when a prediction is made: "first" (each entity's first record), "row" (each row's
         own time) or a column of dates/times; inferred when None (``task["index"]`` says how).
+    dictionary : the study's codebook (a :class:`~kernel_tools.dictionary.Dictionary` or a path
+        :func:`~kernel_tools.read_dictionary` reads): its timing, identifiers, choices and ranges
+        become evidence (:mod:`kernel_tools.diagnosis.codebook`), and a REDCap export's layout is read.
+    budget : seconds the diagnosis may take; checks not started by then are skipped and named
+        in a ``diagnosis_incomplete`` finding (None: no limit).
+    max_columns : above this many columns, the columns named and a random sample of the others
+        are checked, and a ``diagnosis_incomplete`` finding names the rest (None: every column).
 
     A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
     finding, and the diagnosis is partial.
@@ -72,6 +84,8 @@ def diagnose(
     each finding's ``evidence["basis"]`` says which.
     """
     if is_lazy(df):
+        if dictionary is not None:
+            raise NotImplementedError("a codebook is not read for lazy (Dask) frames yet: diagnose a pandas frame")
         from kernel_tools.lazy.diagnosis import diagnose_lazy
 
         return diagnose_lazy(df, target=target, task=task, time=time, id=id, test=test, sample=sample,
@@ -80,19 +94,37 @@ def diagnose(
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
-    run = Detectors()
+    dictionary = codebook.as_dictionary(dictionary)
+    run = Detectors(deadline=started + wide.BUDGET_SHARE * budget if budget else None)
+    full_shape = [int(df.shape[0]), int(df.shape[1])]
+    df, unchecked = wide.sample_columns(df, max_columns, (target, time, id, index), random_state)
+    if test is not None and unchecked:
+        test = test[[c for c in test.columns if str(c) not in set(unchecked)]]
+    diagnosis = _diagnose_rows(df, run, target, task, time, id, test, sample, random_state, index, started,
+                               dictionary)
+    gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget)
+    if gap is not None:
+        diagnosis.findings = _sort([*diagnosis.findings, gap])
+    diagnosis.shape = full_shape
+    return diagnosis
+
+
+def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: str | None, time: str | None,
+                   id: str | None, test: pd.DataFrame | None, sample: int | None, random_state: int,
+                   index: str | None, started: float, dictionary: Any) -> Diagnosis:
+    """The detectors on ``df``, without the rows that are not data (a repeated header, a total)."""
     profiles = _profiles(df, run)
     stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
     if stray is None:
         return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
-                             started)
+                             started, dictionary)
     # every other check reads the data as it will be once the rows that are not data are gone
     # (a repeated header would make the target a text column with a class of its own)
     finding, is_data = stray
     shape = [int(df.shape[0]), int(df.shape[1])]
     clean = df.loc[is_data]
     diagnosis = run_detectors(clean, _profiles(clean, run), run, target, task, time, id, test, sample,
-                              random_state, index, started)
+                              random_state, index, started, dictionary)
     diagnosis.findings = _sort([finding, *diagnosis.findings])
     diagnosis.shape = shape
     return diagnosis
@@ -107,13 +139,15 @@ def _profiles(df: pd.DataFrame, run: Detectors) -> dict[str, ColumnProfile]:
 def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Detectors,
                   target: str | None, task: str | None, time: str | None, id: str | None,
                   test: pd.DataFrame | None, sample: int | None, random_state: int,
-                  index: str | None, started: float) -> Diagnosis:
+                  index: str | None, started: float, dictionary: Any = None) -> Diagnosis:
     """Every detector on ``df`` given its column ``profiles`` (computed over ``df``, or over a
     larger frame ``df`` is a sample of, whose counts they then carry)."""
+    said = run.run("codebook", codebook.read_codebook, df, dictionary, target)
+    id = codebook.entity_id(said, id)  # a REDCap export's records are its entities
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == "survival" else None
     visit_given = time if outcome.kind != "survival" else None
-    structural = {c for c in (target, duration, id) if c is not None}
+    structural = {c for c in (target, duration, id) if c is not None} | codebook.bookkeeping(said, df)
 
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
@@ -133,26 +167,18 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     entity = run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
                      structural | unique_ids, default=entities.Entity())
     id_findings = [f for f in id_findings if f.columns[0] != entity.id]
+    id_findings = codebook.identifier_findings(said, id_findings, structural | {entity.id, entity.visit})
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
-    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
-        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
-    else:
-        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
-                       default=timing.PredictionIndex("row", None, "could not be inferred"))
-    landmark = run.run("landmark", entities.landmark_time, df, entity) if outcome.kind == "survival" else None
-    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
-                        default=False) if outcome.kind == "survival" else False
-    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
-                 when, duration, target if outcome.kind == "survival" else None, landmark, intervals)
-    if rm is not None:
-        findings.append(rm)
+    when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target)
+    findings += [rm] if rm is not None else []
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
     timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
                       features, default={}) if target is not None else {}
+    codebook.add_timing(said, timings)
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
@@ -167,16 +193,70 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                         follow_up, timing.timing_leaks(timings), default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
+    timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
+                       set(leak_cols)) if target is not None else None
+    if timeline is not None:  # what the table's structure adds: the partner of a leak is one
+        found = _structure_leaks(timings, leak_cols, scores, sub, len(frame))
+        leak_cols += [f.columns[0] for f in found]
+        findings += found
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
-                  features, leak_cols, timings, test, random_state)
+                  features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline)
     findings += run.run_registered(ctx)
     findings += run.failed
 
     task_info = _task_info(outcome, target, duration, entity, id, visit_given, when, int(n - valid.sum()))
     column_stats = _column_stats(profiles, scores, outcome, target, ctx, leak_cols, timings, entity, when)
+    codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
-                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats)
+                     round(_time.perf_counter() - started, 3), int(len(frame)), column_stats,
+                     _inferences(outcome, entity, when, timeline), timeline)
+
+
+def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.PredictionIndex,
+                timeline: ColumnTimeline | None) -> list:
+    """Every structural choice of the diagnosis, with its confidence."""
+    table = [i for i in (outcome.inference, outcome.duration_inference, entity.inference, when.inference) if i]
+    return table + (timeline.inferences() if timeline is not None else [])
+
+
+def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                       outcome: Outcome, sub: Outcome, entity: entities.Entity, run: Detectors, index: str | None,
+                       duration: str | None, target: str | None) -> tuple[timing.PredictionIndex, Finding | None]:
+    """The prediction index, and the repeated_measurements finding its entity's records raise."""
+    if index is not None:  # the user's word: a wrong one is their error to see, not a finding
+        when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
+    else:
+        when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       default=timing.PredictionIndex("row", None, "could not be inferred"))
+    survival = outcome.kind == "survival"
+    landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
+    intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
+                        default=False) if survival else False
+    rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
+                 when, duration, target if survival else None, landmark, intervals)
+    return when, rm
+
+
+def _structure_leaks(timings: dict[str, timing.Timing], leak_cols: list[str], scores: dict[str, float],
+                     sub: Outcome, n: int) -> list[Finding]:
+    """Leakage findings for the columns the timeline placed after the index once the leakage
+    check had run (the partner of a leaked column, a later time of its series)."""
+    placed = {c: ev for c, ev in timing.timing_leaks(timings).items() if c not in leak_cols}
+    return leakage.timed_leaks(placed, scores, sub, n)
+
+
+def _timeline(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], sub: Outcome, features: list[str],
+              timings: dict[str, timing.Timing], when: timing.PredictionIndex, leaks: set[str]) -> ColumnTimeline:
+    """The column timeline; what the table's structure places after the index joins the value
+    tests' timings (``timings`` is updated), so it is flagged as a leak too."""
+    built = build_timeline(TimelineContext(frame, profiles, sub, features, timings, when, leaks))
+    for c, entry in built.columns.items():
+        decisive = strong_after([p for p in entry.evidence if p.source != EvidenceSource.VALUES])
+        if decisive is not None and c in timings:
+            timings[c].add(TIMING_OF[decisive.group], decisive.test, decisive.reason, source=decisive.source,
+                           **decisive.numbers)
+    return built
 
 
 def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target: str | None, sample: int | None,

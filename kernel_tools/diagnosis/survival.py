@@ -37,8 +37,9 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
         "competing_events": bool(competing),
     }
     problems = []
-    if n_neg or n_zero:
-        problems.append(f"{n_neg} negative and {n_zero} zero durations")
+    if n_neg or n_zero:  # a survival time is positive: such a row cannot be a follow-up
+        problems.append(f"{n_neg + n_zero} of {d.size} durations are not positive ({n_neg} negative, {n_zero} "
+                        "zero): fix or remove those rows, a survival model on them is not valid")
     if competing:
         problems.append(f"the event column has {len(codes)} codes (competing events?)")
     if censoring >= 0.9:
@@ -57,8 +58,8 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     options.append(Option("classification_at_horizon", "Classify at a fixed horizon",
                           "Predict 'event before time t' and drop rows censored before t.",
                           "throws away censored rows and depends on the chosen horizon", False, None))
-    return Finding("survival_setup", [outcome.time, outcome.target],
-                   "warning" if problems else "info", summary, evidence, options, None)
+    severity = "critical" if n_neg or n_zero else "warning" if problems else "info"
+    return Finding("survival_setup", [outcome.time, outcome.target], severity, summary, evidence, options, None)
 
 
 @detector("survival setup", order=30, needs_target=True)

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
+from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 DURATION_NAME = re.compile(
     r"(^|[_\W])(time|times|duration|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
@@ -36,6 +38,8 @@ class Outcome:
     time: str | None = None
     event_values: list | None = None
     reason: str = ""
+    inference: Inference | None = None  # the task, its confidence and evidence
+    duration_inference: Inference | None = None  # survival: the follow-up time chosen
 
     @property
     def n_classes(self) -> int:
@@ -46,7 +50,7 @@ class Outcome:
         return Outcome(self.kind, self.target, None if self.y is None else self.y[positions],
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
-                       self.event_values, self.reason)
+                       self.event_values, self.reason, self.inference, self.duration_inference)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -160,6 +164,15 @@ def find_duration(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude:
     return max(candidates, key=dominance)[0]
 
 
+def blank_as_missing(s: pd.Series) -> pd.Series:
+    """Blank or whitespace-only text (``''``, ``'   '``) is a missing value, not a class."""
+    if s.dtype.kind not in "OSU" and not pd.api.types.is_string_dtype(s.dtype):
+        return s
+    text = s.astype(str).str.strip()
+    blank = s.notna() & text.eq("")
+    return s.mask(blank) if blank.any() else s
+
+
 def infer_task(
     df: pd.DataFrame,
     profiles: dict[str, ColumnProfile],
@@ -167,59 +180,172 @@ def infer_task(
     task: str | None,
     time: str | None,
 ) -> Outcome:
-    """Decide the task from the target's values and a duration column, given or evident."""
+    """Decide the task from the target's values and a duration column, given or evident; the
+    outcome carries the :class:`Inference` of the task (and of the duration, for survival)."""
     if target is None:
         return Outcome("classification" if task is None else task, None,
                        reason="no target given: only target-free checks ran")
-    s = df[target]
-    prof = profiles[target]
+    raw = df[target]
+    s = blank_as_missing(raw)
+    prof = profiles[target] if s is raw else profile_column(target, s)
     if task == "survival" or (time is not None and task is None):
-        if time is None:
-            time = find_duration(df, profiles, {target})
-            if time is None:
-                raise ValueError(
-                    "task='survival' needs the duration column: pass time='<follow-up column>'"
-                )
-        event = event_indicator(s)
-        if event is None:
-            raise ValueError(
-                f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)"
-            )
-        ind, ev_values = event
-        dur = numeric_values(df[time], profiles[time])
-        valid = ~np.isnan(ind) & ~np.isnan(dur)
-        reason = (f"survival: duration column {time!r} with event indicator {target!r}"
-                  + (" (given)" if task == "survival" else ""))
-        return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1],
-                       dur, time, ev_values, reason)
+        return _given_survival(df, profiles, s, target, task, time)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
-    distinct = prof.nunique
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
     if task is None and _event_codes(values):
-        duration = find_duration(df, profiles, {target})
-        event = event_indicator(s)
-        if duration is not None and event is not None:
-            ind, ev_values = event
-            dur = numeric_values(df[duration], profiles[duration])
-            valid = ~np.isnan(ind) & ~np.isnan(dur)
-            return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1],
-                           dur, duration, ev_values,
-                           f"survival: event codes {target!r} next to follow-up time {duration!r}")
+        survival = _found_survival(df, profiles, s, target)
+        if survival is not None:
+            return survival
     # plain_number implies numeric values
     quantity = quantity_reason(values) if plain_number and values is not None and prof.is_integer else None
+    score = (ordered_score(values, target) if plain_number and values is not None and prof.is_integer
+             and not quantity else None)
+    distinct = prof.nunique
     if task == "regression" or (plain_number and (
-            distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity)):
-        if values is None:
-            raise ValueError(f"regression target {target!r} is not numeric")
-        valid = ~np.isnan(values)
-        reason = ("regression (given)" if task == "regression"
-                  else f"regression: numeric target, {quantity}" if quantity
-                  else f"regression: numeric target with {distinct} distinct values")
-        return Outcome("regression", target, np.nan_to_num(values), valid, reason=reason)
+            distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity or score)):
+        return _regression(values, target, task, distinct, quantity, score)
+    return _classification(s, target, task, distinct, numeric and prof.is_integer)
+
+
+def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None) -> Outcome:
+    candidates = []
+    if time is None:
+        candidates = duration_candidates(df, profiles, {target})
+        time = find_duration(df, profiles, {target})
+        if time is None:
+            raise ValueError("task='survival' needs the duration column: pass time='<follow-up column>'")
+    event = event_indicator(s)
+    if event is None:
+        raise ValueError(f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)")
+    reason = (f"survival: duration column {time!r} with event indicator {target!r}"
+              + (" (given)" if task == "survival" else ""))
+    outcome = _survival(df, profiles, target, time, event, reason)
+    outcome.inference = Inference(InferenceKind.TASK, "survival", Confidence.GIVEN, [reason],
+                                  details={"event_codes": event[1]})
+    outcome.duration_inference = _duration_inference(time, candidates, given=not candidates)
+    return outcome
+
+
+def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    duration = find_duration(df, profiles, {target})
+    event = event_indicator(s)
+    if duration is None or event is None:
+        return None
+    reason = f"survival: event codes {target!r} next to follow-up time {duration!r}"
+    outcome = _survival(df, profiles, target, duration, event, reason)
+    candidates = duration_candidates(df, profiles, {target})
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.HIGH,
+        [f"'{target}' holds event codes {event[1]} and '{duration}' is named and behaves as a follow-up time"],
+        [Alternative("classification", [f"'{target}' as classes, ignoring the follow-up time: censored rows "
+                                         "would count as 'no event'"], 0.2)],
+        details={"event_codes": event[1]})
+    outcome.duration_inference = _duration_inference(duration, candidates, given=False)
+    return outcome
+
+
+def _survival(df, profiles, target: str, time: str, event, reason: str) -> Outcome:
+    ind, ev_values = event
+    dur = numeric_values(df[time], profiles[time])
+    valid = ~np.isnan(ind) & ~np.isnan(dur)
+    return Outcome("survival", target, np.nan_to_num(ind).astype(np.int64), valid, [0, 1], dur, time,
+                   ev_values, reason)
+
+
+def _duration_inference(time: str, candidates: list[str], given: bool) -> Inference:
+    """The survival time: given, the only candidate (high), or one of several (low: asked)."""
+    if given:
+        return Inference(InferenceKind.DURATION, time, Confidence.GIVEN, [f"'{time}' given as the duration"])
+    others = [c for c in candidates if c != time]
+    if not others:
+        return Inference(InferenceKind.DURATION, time, Confidence.HIGH,
+                         [f"'{time}' is the only column named and behaving as a follow-up time"])
+    named = [c for c in candidates if FOLLOW_UP_NAME.search(c)]
+    if named == [time]:  # the one named as the end of follow-up (futime next to a time to progression)
+        return Inference(InferenceKind.DURATION, time, Confidence.HIGH,
+                         [f"'{time}' is the one time named as the follow-up (until the last contact or the event)"],
+                         [Alternative(c, [f"'{c}' is a time to another event"], 0.2) for c in others])
+    return Inference(
+        InferenceKind.DURATION, time, Confidence.LOW,
+        [f"'{time}' is one of {len(candidates)} columns named and behaving as a follow-up time; chosen as "
+         "the overall follow-up (named so, or at least as long as the others)"],
+        [Alternative(c, [f"'{c}' is also named and behaves as a time to an event"], 0.5) for c in others])
+
+
+def _regression(values: np.ndarray | None, target: str, task: str | None, distinct: int,
+                quantity: str | None, score: str | None) -> Outcome:
+    if values is None:
+        raise ValueError(f"regression target {target!r} is not numeric")
+    valid = ~np.isnan(values)
+    reason = ("regression (given)" if task == "regression"
+              else f"regression: numeric target, {quantity}" if quantity
+              else f"regression: {score}" if score
+              else f"regression: numeric target with {distinct} distinct values")
+    outcome = Outcome("regression", target, np.nan_to_num(values), valid, reason=reason)
+    if task == "regression":
+        confidence, alternatives = Confidence.GIVEN, []
+    elif score:
+        # an ordered score is a regression by default, but classes are a fair reading too: asked
+        confidence = Confidence.LOW
+        alternatives = [Alternative("classification", [f"{distinct} classes, one per value, unordered "
+                                                       "(needs enough rows in every class)"], 0.4)]
+    else:
+        confidence, alternatives = Confidence.HIGH, []
+    outcome.inference = Inference(InferenceKind.TASK, "regression", confidence, [reason], alternatives,
+                                  details={"distinct_values": distinct})
+    return outcome
+
+
+MIN_CLASS_ROWS = 2  # a class with fewer rows cannot be on both sides of a split
+
+
+def _classification(s: pd.Series, target: str, task: str | None, distinct: int, integer_codes: bool) -> Outcome:
     codes, classes = _class_codes(s)
     valid = codes >= 0
-    kind_reason = f"classification: target has {distinct} classes"
+    reason = (f"classification (given): {distinct} classes" if task == "classification"
+              else f"classification: target has {distinct} classes")
+    outcome = Outcome("classification", target, codes, valid, classes, reason=reason)
+    counts = np.bincount(codes[valid], minlength=len(classes)) if len(classes) else np.array([], int)
+    tiny = [classes[i] for i in np.flatnonzero(counts < MIN_CLASS_ROWS)]
+    evidence = [reason]
+    alternatives: list[Alternative] = []
     if task == "classification":
-        kind_reason = f"classification (given): {distinct} classes"
-    return Outcome("classification", target, codes, valid, classes, reason=kind_reason)
+        confidence = Confidence.GIVEN
+    elif distinct == 2 or not integer_codes and not tiny:
+        confidence = Confidence.HIGH  # yes/no, or named classes each seen often enough
+        evidence.append("two values" if distinct == 2 else "named classes")
+    else:
+        confidence = Confidence.LOW
+        if integer_codes:
+            evidence.append(f"{distinct} whole-number codes: classes, or an ordered score?")
+            alternatives.append(Alternative("regression", ["the codes in order, as a score"], 0.4))
+    if tiny:
+        evidence.append(f"{len(tiny)} class(es) with fewer than {MIN_CLASS_ROWS} rows ({', '.join(map(str, tiny[:5]))}): "
+                        "they cannot be cross-validated; merge or drop them")
+    outcome.inference = Inference(InferenceKind.TASK, "classification", confidence, evidence, alternatives,
+                                  details={"classes": len(classes), "classes_below_min_rows": [str(t) for t in tiny]})
+    return outcome
+
+
+SCORE_MIN_LEVELS = 5  # a 5-point Likert item, 0-10 ratings
+NOMINAL_NAME = re.compile(r"class|label|type|categor|digit|cluster|group|species|kind|code|cat$|^y$|target",
+                          re.IGNORECASE)
+
+
+def ordered_score(values: np.ndarray, name: str) -> str | None:
+    """Why an integer target is an ordered score (a Likert item, a 0-10 rating), or None.
+
+    At least five whole numbers in an unbroken run (at most one value unused), not named as
+    classes: the values are ordered, so a classifier that treats them as unrelated throws the
+    order away and fails on the sparse extremes (a class of a single row)."""
+    v = values[~np.isnan(values)]
+    distinct = np.unique(v)
+    k = len(distinct)
+    if not SCORE_MIN_LEVELS <= k <= MAX_CLASSES or NOMINAL_NAME.search(name):
+        return None
+    span = distinct[-1] - distinct[0] + 1
+    if span > k + 1:
+        return None
+    return (f"an ordered score: {k} whole numbers from {distinct[0]:g} to {distinct[-1]:g} in an unbroken run "
+            "(regression keeps their order; asked)")

@@ -42,6 +42,8 @@ from scipy.stats import binom, spearmanr
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
+from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 TIMINGS = ("baseline", "follow_up", "outcome_derived", "unknown")
 INDEX_KINDS = ("entity_start", "date", "row")
@@ -88,10 +90,20 @@ class PredictionIndex:
     reason: str = ""
     given: bool = False
     start: str | None = None  # start of each row's interval (counting-process layout)
+    sure: bool = True  # clear evidence; False: a default among fair alternatives (asked)
+    others: list[tuple[str, str]] = field(default_factory=list)  # (alternative, why) when not sure
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "column": self.column, "reason": self.reason,
-                "given": self.given, "start": self.start, "label": self.label}
+                "given": self.given, "start": self.start, "label": self.label,
+                "confidence": self.inference.confidence}
+
+    @property
+    def inference(self) -> Inference:
+        confidence = Confidence.GIVEN if self.given else Confidence.HIGH if self.sure else Confidence.LOW
+        return Inference(InferenceKind.INDEX, self.label, confidence, [self.reason],
+                         [Alternative(value, [why], 0.5) for value, why in self.others],
+                         details={"kind": self.kind, "column": self.column, "start": self.start})
 
     @property
     def label(self) -> str:
@@ -244,11 +256,16 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
         why = (f"'{duration}' is the same on every record of an entity: it counts from a fixed "
                "start, the first record" if duration is not None
                else "one outcome per entity: predicted from its first record, as at enrolment")
-        return PredictionIndex("entity_start", visit, why)
+        # with a follow-up time the start is fixed; without one, any record could be the moment
+        others = [] if duration is not None else [
+            ("each row's own time", "every record a prediction, the rows grouped by entity")]
+        return PredictionIndex("entity_start", visit, why, sure=duration is not None, others=others)
     dates = [c for c, p in profiles.items() if _is_date(p) and c != outcome.target]
-    start, _, why = index_date(frame, profiles, dates, sampled.duration if duration else None)
+    start, end, why = index_date(frame, profiles, dates, sampled.duration if duration else None)
     if start is not None:
-        return PredictionIndex("date", start, why)
+        # the duration spanning two dates says it; the earliest of several dates is a guess
+        others = [(f"the date in '{d}'", "another date of the table") for d in dates if d != start]
+        return PredictionIndex("date", start, why, sure=end is not None or not others, others=others)
     return PredictionIndex("row", None, "no dates or repeated entities: each row is one "
                            "prediction at its own time")
 

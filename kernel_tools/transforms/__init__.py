@@ -15,6 +15,8 @@ from .intervals import IntervalBuilder, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
+from .records import RecordSummarizer, summarize_records
+from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
 from .units import UnitConverter, convert_units
@@ -27,6 +29,8 @@ __all__ = [
     "Imputer",
     "IntervalBuilder",
     "OutlierHandler",
+    "RecordSummarizer",
+    "RedcapBaseline",
     "StepReport",
     "UnitConverter",
     "aggregate_per_entity",
@@ -40,6 +44,8 @@ __all__ = [
     "impute",
     "join_frames",
     "normalize_categories",
+    "redcap_baseline",
     "split",
+    "summarize_records",
     "to_intervals",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,8 @@ class OutlierHandler(FrameTransformer):
     isolation_forest), "clip" (to the training bounds), "set_missing", or "passthrough".
     Removing rows cannot be part of a pipeline applied to new data (test rows must all be
     scored), so ``handle_outliers(action="remove")`` returns this transformer with "clip"
-    (univariate methods) or "passthrough" (isolation_forest).
+    (univariate methods) or "passthrough" (isolation_forest). ``bounds`` (column -> [low, high],
+    either may be None) are fixed, not learned: a codebook's valid range.
     """
 
     def __init__(
@@ -36,12 +37,14 @@ class OutlierHandler(FrameTransformer):
         method: str = "iqr",
         threshold: float | None = None,
         random_state: int = 0,
+        bounds: Mapping[str, Sequence[float | None]] | None = None,
     ) -> None:
         self.columns = columns
         self.action = action
         self.method = method
         self.threshold = threshold
         self.random_state = random_state
+        self.bounds = bounds
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> OutlierHandler:
         X = self._remember_input(X)
@@ -71,6 +74,10 @@ class OutlierHandler(FrameTransformer):
             self.forest_.fit(X[columns].fillna(self.medians_))
         else:
             for col in columns:
+                if self.bounds is not None and col in self.bounds:
+                    lo, hi = self.bounds[col]
+                    self.bounds_[col] = [-np.inf if lo is None else float(lo), np.inf if hi is None else float(hi)]
+                    continue
                 s = X[col].dropna().astype(float)
                 if self.method == "iqr":
                     q1, q3 = s.quantile([0.25, 0.75])
@@ -128,6 +135,7 @@ def handle_outliers(
     threshold: float | None = None,
     target: str | None = None,
     random_state: int = 0,
+    bounds: Mapping[str, Sequence[float | None]] | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
     """Find extreme values and flag, clip, set missing, or remove them.
 
@@ -136,6 +144,8 @@ def handle_outliers(
     With ``columns=None`` every numeric column except ``target`` is checked.
     "remove" drops rows with any outlier here and returns a transformer that clips new data
     instead (new rows must never be dropped from a test set).
+    ``bounds``: column -> [low, high] (either may be None) used instead of the method's learned
+    bounds, e.g. a codebook's valid range; with ``columns=None`` only those columns are checked.
     """
     check_frame(df)
     check_choice(action, "action", ACTIONS)
@@ -143,15 +153,15 @@ def handle_outliers(
     if target is not None:
         check_columns(df, [target], "target column")
     if columns is None:
-        columns = [c for c in df.columns if c != target and is_numeric(df[c])]
+        columns = list(bounds) if bounds else [c for c in df.columns if c != target and is_numeric(df[c])]
     fit_action = "flag" if action == "remove" else action
-    handler = OutlierHandler(columns, fit_action, method, threshold, random_state).fit(df)
+    handler = OutlierHandler(columns, fit_action, method, threshold, random_state, bounds).fit(df)
     mask = handler.outlier_mask(df)
     counts = {str(c): int(mask[c].sum()) for c in mask.columns}
     if action == "remove":
         out = df.loc[~mask.any(axis=1).to_numpy()]
         replay = "passthrough" if method == "isolation_forest" else "clip"
-        handler = OutlierHandler(columns, replay, method, threshold, random_state).fit(df)
+        handler = OutlierHandler(columns, replay, method, threshold, random_state, bounds).fit(df)
     else:
         out = handler.transform(df)
     details = {

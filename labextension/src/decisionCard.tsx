@@ -33,9 +33,21 @@ export function rejectOption(decision: IDecision): IDecisionOption | null {
   );
 }
 
+/** What the decision log says when the person accepts an agent's proposal without a reason of their own. */
+export function acceptedRationale(decision: IDecision): string {
+  const proposal = decision.proposal;
+  if (!proposal) {
+    return '';
+  }
+  return (
+    `accepted the proposal of agent ${proposal.agent}` + (proposal.rationale ? `: ${proposal.rationale}` : '')
+  );
+}
+
 /**
- * One open decision: the question, its evidence (chart and numbers), an option button each
- * with the recommended one marked, an optional rationale, and approve / reject.
+ * One open decision: the question, its evidence (chart and numbers), an agent's proposal if one
+ * answered it (to accept with one click), an option button each with the recommended and the
+ * proposed ones marked, an optional rationale, and approve / reject.
  */
 export function DecisionCard(props: {
   decision: IDecision;
@@ -52,6 +64,8 @@ export function DecisionCard(props: {
   const recommended = recommendedOption(decision);
   const advised = decision.options.find(o => o.id === recommended);
   const reject = rejectOption(decision);
+  const proposal = decision.proposal ?? null;
+  const proposed = proposal ? decision.options.find(o => o.id === proposal.choice) : undefined;
   return (
     <div
       className="jp-dcpilot-decision"
@@ -64,6 +78,23 @@ export function DecisionCard(props: {
         {title && <span className="jp-dcpilot-decision-title">{title}</span>}
       </div>
       <div className="jp-dcpilot-question">{decision.question}</div>
+      {proposal && (
+        <div className="jp-dcpilot-proposal" data-agent={proposal.agent} data-choice={proposal.choice}>
+          <span>
+            <b>Agent {proposal.agent} proposes:</b> {proposed?.label ?? proposal.choice}
+            {proposal.rationale && <span className="jp-dcpilot-proposal-why"> — {proposal.rationale}</span>}
+          </span>
+          <button
+            type="button"
+            className="jp-dcpilot-accept-proposal jp-mod-styled jp-mod-accept"
+            title="Your answer: the agent only proposes at this gate"
+            disabled={disabled}
+            onClick={() => onDecide(proposal.choice, rationale || acceptedRationale(decision))}
+          >
+            Accept agent&apos;s proposal
+          </button>
+        </div>
+      )}
       {decision.chart && <BarChart chart={decision.chart} />}
       {Object.keys(decision.evidence).length > 0 && (
         // with a chart, the numbers behind it are one click away
@@ -84,7 +115,11 @@ export function DecisionCard(props: {
             key={option.id}
             type="button"
             data-option={option.id}
-            className={`jp-dcpilot-option${option.id === recommended ? ' jp-mod-recommended' : ''}`}
+            className={
+              'jp-dcpilot-option' +
+              (option.id === recommended ? ' jp-mod-recommended' : '') +
+              (option.id === proposal?.choice ? ' jp-mod-proposed' : '')
+            }
             title={[option.description, option.risk && `Risk: ${option.risk}`].filter(Boolean).join(' — ')}
             disabled={disabled}
             onClick={() => onDecide(option.id, rationale)}

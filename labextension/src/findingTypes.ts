@@ -3,6 +3,18 @@
 
 import { FindingKind, Gate, Severity, StepGate } from './vocabulary';
 
+/**
+ * An agent's answer to a decision (through the MCP tools): shown beside the question for the person
+ * to accept, or the answer itself when the user lets agents decide its gate
+ * (`c.DCPilot.agent_may_decide`; the decision's `by` is then "agent").
+ */
+export interface IAgentProposal {
+  agent: string;
+  choice: string;
+  rationale: string;
+  at: string;
+}
+
 /** A decision's evidence as a small bar chart (engine/charts.py). */
 export interface IChart {
   title: string;
@@ -28,12 +40,13 @@ export interface IDecision {
   recommended: string | null;
   columns: string[];
   choice: string | null;
-  by: 'user' | 'policy' | null;
+  by: 'user' | 'policy' | 'agent' | null;
   at: string | null;
   rationale: string;
   chart: IChart | null;
   history: IPastAnswer[];
   impact: IImpactSummary | null;
+  proposal: IAgentProposal | null;
 }
 
 /**
@@ -108,4 +121,5 @@ export interface IPastAnswer {
   rationale: string;
   undone: string;
   undone_at: string;
+  proposal?: IAgentProposal;
 }

@@ -57,6 +57,9 @@ export const FINDING_KINDS = [
   'constant_column',
   'free_text',
   'join_keys',
+  'redcap_events',
+  'dictionary_mismatch',
+  'value_out_of_range',
   'date_out_of_range',
 ] as const;
 
@@ -97,6 +100,44 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+export const CONFIDENCES = [
+  'given',
+  'high',
+  'low',
+] as const;
+
+export type Confidence = (typeof CONFIDENCES)[number];
+
+export const INFERENCE_KINDS = [
+  'task',
+  'duration',
+  'entity',
+  'index',
+  'join_key',
+  'timing',
+] as const;
+
+export type InferenceKind = (typeof INFERENCE_KINDS)[number];
+
+export const TIMELINE_GROUPS = [
+  'baseline',
+  'during_follow_up',
+  'at_or_after_outcome',
+  'unknown',
+] as const;
+
+export type TimelineGroup = (typeof TIMELINE_GROUPS)[number];
+
+export const EVIDENCE_SOURCES = [
+  'values',
+  'structure',
+  'names',
+  'dictionary',
+  'proposal',
+] as const;
+
+export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
 
 export const PENDING = [
   'proposed',

@@ -18,7 +18,6 @@ the rule planner takes over, visibly (transcript, warning, event).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
@@ -29,6 +28,7 @@ from ..kernel_calls import KernelCalls
 from ..llm import LLMClient, LLMConfig, LLMError, closed, strict_tool
 from ..model_audit import model_report
 from ..session import Session, Step
+from ..sharing import SHARE_MODES, numbers_only, private_columns, redact
 from . import PlanUpdate
 from .rules import RulePlanner
 
@@ -54,15 +54,11 @@ Rules:
   the "instructions" list holds the user's own requests.
 Answer with tool calls only: record_observation, decide_backtrack and update_plan."""
 
-SHARE_MODES = ("schema", "samples")
 SAMPLE_ROWS = 5  # rows shown with share="samples": enough to read how columns relate
 # parameters Claude may tune on an ungated step: (type, minimum, maximum); anything else would
 # let it change which columns or rows a step removes without a human decision
 TUNABLE: dict[str, tuple[type, float, float]] = {
     "test_size": (float, 0.1, 0.4), "random_state": (int, 0, 2**31 - 1), "cv": (int, 2, 10)}
-# evidence keys that hold single values of the data rather than aggregates
-_RAW_KEYS = re.compile(r"example|extreme|value|sample(?!_size)|^min$|^max$|first|last|top", re.I)
-_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 
 
 def _tools(episode_ids: list[str]) -> list[dict[str, Any]]:
@@ -102,20 +98,6 @@ REPAIR_TOOL = strict_tool(
     ["params", "reason"])
 
 
-def _numbers(evidence: dict[str, Any]) -> dict[str, Any]:
-    """Aggregate numbers only: no strings, lists or single values that could carry row values."""
-    return {k: v for k, v in evidence.items()
-            if isinstance(v, (int, float, bool)) and not _RAW_KEYS.search(k)}
-
-
-def redact(text: str, allowed: set[str]) -> str:
-    """``text`` with every quoted string that is not an allowed name (a column) replaced by '…'.
-
-    Messages written by kernel_tools and Python quote the values they talk about, so this keeps
-    an error or a check readable while no cell value leaves the machine."""
-    return _QUOTED.sub(lambda m: m.group(0) if m.group(0)[1:-1] in allowed else "'…'", str(text))
-
-
 def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, Episode], *,
                   share: str = "schema", samples: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the LLM may see: schema and aggregates, the plan so far, the candidates.
@@ -123,7 +105,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     With ``share="schema"`` every quoted value in a text written from the data (a finding's
     summary, a check's message, a model warning) is replaced by '…' unless it names a column;
     ``samples`` ({"examples": values per column, "rows": a few whole rows}) is included only
-    with ``share="samples"``."""
+    with ``share="samples"``. Columns the diagnosis lists as private (a codebook says they identify
+    a person: ``column_stats["private"]``) are redacted and left out of the samples either way."""
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
     decisions = {d.id: d for d in session.decisions}
@@ -131,16 +114,25 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     columns = [str(c) for c in session.variables.get("columns", [])[:200]]
     names = set(columns) | {str(c) for f in session.findings for c in f.get("columns") or []}
 
-    def text(value: Any) -> Any:
-        return value if share == "samples" or value is None else redact(value, names)
+    # columns a codebook says identify a person (the kernel's diagnosis lists them): nothing
+    # written from their values is sent, whatever the share setting
+    private = private_columns(session.diagnosis, session.findings)
+
+    def text(value: Any, columns: Any = ()) -> Any:
+        shared = share == "samples" and not private & set(columns or ())
+        return value if shared or value is None else redact(value, names)
+
+    def evidence(f: dict[str, Any]) -> dict[str, Any]:
+        shared = share == "samples" and not private & set(f.get("columns") or ())
+        return f.get("evidence", {}) if shared else numbers_only(f.get("evidence", {}))
 
     state = {
         "task": {k: session.task.get(k) for k in ("kind", "target", "time", "id", "visit", "confirmed")},
         "shape": session.variables.get("shape") or session.diagnosis.get("shape"),
         "columns": columns,
         "findings": [{"id": f.get("id"), "kind": f.get("kind"), "columns": f.get("columns"),
-                      "severity": f.get("severity"), "gate": f.get("gate"), "summary": text(f.get("summary")),
-                      "evidence": f.get("evidence", {}) if share == "samples" else _numbers(f.get("evidence", {})),
+                      "severity": f.get("severity"), "gate": f.get("gate"),
+                      "summary": text(f.get("summary"), f.get("columns")), "evidence": evidence(f),
                       "options": [o.get("id") for o in f.get("options", [])],
                       "handled": f.get("id") in session.handled} for f in session.findings],
         "history": [{"id": s.id, "episode": s.episode, "status": s.status, "title": text(s.title),
@@ -163,8 +155,8 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
         "share": share,
     }
     if share == "samples" and samples is not None:
-        state["samples"] = samples.get("examples", {})
-        state["sample_rows"] = samples.get("rows", [])
+        state["samples"] = {c: v for c, v in samples.get("examples", {}).items() if c not in private}
+        state["sample_rows"] = [{c: v for c, v in row.items() if c not in private} for row in samples.get("rows", [])]
     return state
 
 

@@ -25,7 +25,8 @@ const leakage: IDecision = {
   rationale: '',
   chart: null,
   history: [],
-  impact: null
+  impact: null,
+  proposal: null
 };
 
 function session(overrides: Partial<ISession> = {}): ISession {
@@ -115,6 +116,41 @@ describe('DecisionCard', () => {
       ['keep', 'known later'],
       ['drop', 'known later']
     ]);
+  });
+});
+
+describe("DecisionCard with an agent's proposal", () => {
+  const proposed: IDecision = {
+    ...leakage,
+    proposal: {
+      agent: 'claude-code',
+      choice: 'keep',
+      rationale: 'measured at enrolment',
+      at: '2026-01-01T00:00:00+00:00'
+    }
+  };
+
+  it("shows the proposal and accepts it as the person's answer, with the agent named in the log", () => {
+    const chosen: string[][] = [];
+    render(<DecisionCard decision={proposed} onDecide={(c, r) => chosen.push([c, r])} />);
+    const box = document.querySelector('.jp-dcpilot-proposal')!;
+    expect(box.getAttribute('data-agent')).toBe('claude-code');
+    expect(box.textContent).toContain('Agent claude-code proposes: Keep it — measured at enrolment');
+    expect(document.querySelector('[data-option="keep"]')!.classList.contains('jp-mod-proposed')).toBe(true);
+    expect(document.querySelector('[data-option="drop"]')!.classList.contains('jp-mod-proposed')).toBe(false);
+    fireEvent.click(screen.getByText("Accept agent's proposal"));
+    fireEvent.change(document.querySelector('.jp-dcpilot-rationale')!, { target: { value: 'agreed' } });
+    fireEvent.click(screen.getByText("Accept agent's proposal"));
+    expect(chosen).toEqual([
+      ['keep', 'accepted the proposal of agent claude-code: measured at enrolment'],
+      ['keep', 'agreed']
+    ]);
+  });
+
+  it('shows no proposal box without one', () => {
+    render(<DecisionCard decision={leakage} onDecide={() => undefined} />);
+    expect(document.querySelector('.jp-dcpilot-proposal')).toBeNull();
+    expect(screen.queryByText("Accept agent's proposal")).toBeNull();
   });
 });
 

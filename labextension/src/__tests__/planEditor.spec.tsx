@@ -68,6 +68,7 @@ function outliers(extra: Partial<IDecision> = {}): IDecision {
     chart: null,
     history: [],
     impact: null,
+    proposal: null,
     ...extra
   };
 }

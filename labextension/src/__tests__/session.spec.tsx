@@ -56,6 +56,7 @@ const leakage: IDecision = {
   rationale: '',
   history: [],
   impact: null,
+  proposal: null,
   chart: {
     title: 'AUROC of each column alone',
     unit: '',

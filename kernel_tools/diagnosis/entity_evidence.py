@@ -1,0 +1,94 @@
+"""Whether a repeating column can be the entity, and how sure the choice of entity is.
+
+The entity decides what a row is (one of a subject's records) and so how rows may be grouped or
+aggregated: aggregating by a wrong column merges different subjects into one row. So a column
+is an entity id only when it looks like one by its data (whole numbers or codes, no missing
+ids, not a measurement, not derived from the target) and the choice is confident only when its
+name says so too and no other column comes close. Otherwise the choice is asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.id_names import ENTITY_NAME, looks_like_id_name
+from kernel_tools.diagnosis.task import DURATION_NAME
+from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
+
+TIME_WORDS = re.compile(r"time|date|day|week|month|year|period|wave|quarter|duration|age$|^age", re.IGNORECASE)
+# a subject's own id, named as such: when it is unique per row, each row is its own subject
+SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant|person|individual|respondent)"
+                        r"([_\W]?(id|no|nr|num|number))?$", re.IGNORECASE)
+DERIVED = 0.6  # |Spearman| with the target: the column moves with the outcome
+CLOSE = 1.0  # two candidates' scores closer than this are a question, not a choice
+
+
+def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: str,
+                  target: str | None) -> str | None:
+
+    """Why the repeating column ``name`` cannot be the entity (a time, a measurement, derived
+    from the target), or None."""
+    prof = profiles[name]
+    named = bool(looks_like_id_name(name) or ENTITY_NAME.search(name))
+    if TIME_WORDS.search(name) or DURATION_NAME.search(name):
+        return "named as a time or an age: a measurement, not a subject"
+    if prof.kind == "categorical" and prof.parsed_as == "numeric":
+        v = numeric_values(df[name], prof)
+        present = v[np.isfinite(v)]
+        if present.size and not np.array_equal(present, np.round(present)):
+            return "numbers with decimals written as text: a measurement, not a code"
+        if prof.na_tokens:
+            return f"numbers written as text with {prof.na_tokens[:2]} for missing: a measurement stored as text"
+    # a code named as an id or a unit (Dog 1..10) may rank the units' levels by chance
+    if named or target is None or target not in profiles:
+        return None
+    if profiles[target].holds_numbers and prof.holds_numbers:
+        x = numeric_values(df[name], prof)
+        y = numeric_values(df[target], profiles[target])
+        ok = np.isfinite(x) & np.isfinite(y)
+        if ok.sum() >= 20 and np.ptp(x[ok]) > 0 and np.ptp(y[ok]) > 0:
+            rho = float(spearmanr(x[ok], y[ok]).statistic)
+            if abs(rho) >= DERIVED:
+                return f"moves with the target '{target}' (Spearman {rho:.2f}): a score derived from the outcome"
+    return None
+
+
+def subject_ids(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
+    """Columns named as a subject's id that are unique on every row, with no missing value:
+    then each row is its own subject, and a column that repeats groups different subjects (a
+    matched set, a family, a centre), it does not hold one subject's records."""
+    return [c for c, p in profiles.items() if c not in exclude and SUBJECT_ID.search(c.strip())
+            and p.n_missing == 0 and p.nunique == len(df) and len(df) >= 20]
+
+
+def entity_inference(chosen: str | None, judged: dict[str, float], rejected: dict[str, str],
+                     evidence: list[str], settled: bool, given: bool) -> Inference:
+    """The entity, its confidence and its alternatives.
+
+    ``judged``: the score of every candidate accepted as an entity; ``rejected``: why each other
+    candidate is not one; ``evidence``: the chosen one's in words; ``settled``: its evidence is
+    clear (named as an id, no missing ids, more than shared attributes)."""
+    if given:
+        return Inference(InferenceKind.ENTITY, chosen, Confidence.GIVEN, [f"'{chosen}' given as the entity"])
+    ranked = sorted(((k, s) for k, s in judged.items() if k != chosen), key=lambda kv: -kv[1])
+    alternatives = [Alternative(k, [f"also repeats like an entity id (score {s:.2f})"], s) for k, s in ranked]
+    alternatives += [Alternative(k, [f"not an entity: {why}"], 0.0) for k, why in rejected.items()]
+    if chosen is None:
+        close = [a for a in alternatives if a.score > 0]
+        confidence = Confidence.LOW if close else Confidence.HIGH
+        words = evidence or ["no column repeats like a subject's id: each row is its own subject"]
+        return Inference(InferenceKind.ENTITY, None, confidence, words, alternatives)
+    rival = ranked[0][1] if ranked else None
+    best = judged.get(chosen, 0.0)
+    if rival is not None and best - rival < CLOSE:
+        evidence = [*evidence, f"'{ranked[0][0]}' comes close (score {rival:.2f} against {best:.2f})"]
+        settled = False
+    alternatives.append(Alternative(None, ["no entity: each row is its own subject"], 0.0))
+    return Inference(InferenceKind.ENTITY, chosen, Confidence.HIGH if settled else Confidence.LOW, evidence,
+                     alternatives)

@@ -1,0 +1,191 @@
+"""Timing evidence from the table's structure and from names (sources of the column timeline).
+
+Values alone miss what the shape of a table says. An event during follow-up is often recorded
+as a pair — its time and its indicator (``ptime``/``pstat``, ``ta``/``da``, ``rec``/``rec.s``)
+— and the two go together: once one is known to come after the index, so is the other. The two
+bounds of one quantity (``lower``/``upper``) go together too. A series of times (``etime1`` ...
+``etime7``, each no earlier than the one before) keeps its order: what follows a time after the
+index is after it as well. These are *structure* evidence, as decisive as a test on the data.
+
+Names say more, but only as proposals (weak evidence, confirmed by an expert): a column named
+with a time later than the target's own (``depress2`` next to the target ``work1`` and its
+``depress1``; ``pain_24h`` next to ``pain_2h``), a step of the process that produced the target
+(collected, received, verified, turnaround), or the outcome event itself (at discharge, at
+death, post-operative).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from kernel_tools.diagnosis.columns import numeric_values
+from kernel_tools.diagnosis.timeline import (
+    ORDER,
+    Placement,
+    TimelineContext,
+    TimelineGroup,
+    timeline_source,
+)
+from kernel_tools.diagnosis.waves import parse_wave
+from kernel_tools.vocabulary import EvidenceSource
+
+AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
+ORDERED = 0.99  # a series' next member is no earlier on this share of rows where both are present
+
+# the roles of a pair's members: prefix forms (ta / da, T1 / D1) and suffix forms (ptime / pstat)
+TIME_PREFIX = re.compile(r"^(?:t|time)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
+FLAG_PREFIX = re.compile(r"^(?:d|delta|ind|status|event)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
+TIME_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:time|t|days|dur)$", re.IGNORECASE)
+FLAG_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:s|stat|status|flag|ind|event|e|d)$",
+                         re.IGNORECASE)
+BOUND = re.compile(r"^(?P<stem>.*?)[_.]?(?P<side>lower|upper|min|max)$|^(?P<side2>lower|upper|min|max)[_.]?"
+                   r"(?P<stem2>.*)$", re.IGNORECASE)
+SERIES = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[_.]?(?P<k>\d{1,2})$")
+
+
+def _roles(name: str) -> list[tuple[str, str]]:
+    """(stem, role) readings of a column name: role "time", "flag" or "bound"."""
+    out = []
+    for pattern, role in ((TIME_PREFIX, "time"), (FLAG_PREFIX, "flag"), (TIME_SUFFIX, "time"),
+                          (FLAG_SUFFIX, "flag")):
+        if m := pattern.match(name):
+            out.append((m["stem"].lower(), role))
+    if m := BOUND.match(name):
+        out.append(((m["stem"] if m["side"] else m["stem2"]).strip("._").lower(), "bound"))
+    out.append((name.lower(), "time"))  # a bare time whose flag is the name with a suffix (rec, rec.s)
+    return out
+
+
+def _is_flag(ctx: TimelineContext, c: str) -> bool:
+    return ctx.profiles[c].nunique == 2
+
+
+def _is_number(ctx: TimelineContext, c: str) -> bool:
+    p = ctx.profiles[c]
+    return p.holds_numbers and p.nunique > 2
+
+
+def partners(ctx: TimelineContext) -> list[tuple[str, str, str]]:
+    """Pairs of features that record one thing together: (a, b, what) — a time and its
+    indicator, or the two bounds of one quantity."""
+    readings: dict[tuple[str, str], list[str]] = {}
+    for c in ctx.features:
+        for stem, role in _roles(c):
+            readings.setdefault((stem, role), []).append(c)
+    pairs = []
+    for (stem, role), cols in readings.items():
+        if role == "time":
+            for t in cols:
+                for f in readings.get((stem, "flag"), []):
+                    if t != f and _is_number(ctx, t) and _is_flag(ctx, f):
+                        pairs.append((t, f, "a (time, indicator) pair of one event"))
+        elif role == "bound" and len(cols) == 2 and all(_is_number(ctx, c) for c in cols):
+            pairs.append((cols[0], cols[1], "the two bounds of one quantity"))
+    return list(dict.fromkeys(pairs))
+
+
+def series(ctx: TimelineContext) -> list[list[str]]:
+    """Numbered times in order (``etime1`` ... ``etime7``): each member no earlier than the one
+    before on the rows where both are present."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for c in ctx.features:
+        if (m := SERIES.match(c)) and ctx.profiles[c].holds_numbers:
+            groups.setdefault(m["stem"].lower(), []).append((int(m["k"]), c))
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        cols = [c for _, c in sorted(members)]
+        x = [numeric_values(ctx.df[c], ctx.profiles[c]) for c in cols]
+        # later members are ever rarer (a seventh infection): pairs too thin to test do not count
+        tested = [(a, b) for a, b in zip(x, x[1:]) if (np.isfinite(a) & np.isfinite(b)).sum() >= 5]
+        if tested and all(np.mean(b[ok] >= a[ok]) >= ORDERED
+                          for a, b in tested for ok in [np.isfinite(a) & np.isfinite(b)]):
+            out.append(cols)
+    return out
+
+
+@timeline_source(EvidenceSource.STRUCTURE)
+def structure_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
+    """Partners and later members of a series of a column the data places after the index."""
+    after = {c: "outcome_derived" for c in ctx.leaks}
+    after.update({c: tm.timing for c, tm in ctx.timings.items() if tm.timing in ("follow_up", "outcome_derived")})
+    out: dict[str, list[Placement]] = {}
+    for a, b, what in partners(ctx):
+        for known, other in ((a, b), (b, a)):
+            if known in after and other not in after:
+                group = TimelineGroup.DURING_FOLLOW_UP if after[known] == "follow_up" else TimelineGroup.AT_OR_AFTER_OUTCOME
+                out.setdefault(other, []).append(Placement(
+                    group, EvidenceSource.STRUCTURE, "partner",
+                    f"goes with '{known}' ({what}), which is recorded after the index", True, {"partner": known}))
+    for members in series(ctx):
+        first = next((i for i, c in enumerate(members) if c in after), None)
+        if first is None:
+            continue
+        for c in members[first + 1:]:
+            if c not in after:
+                out.setdefault(c, []).append(Placement(
+                    TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.STRUCTURE, "later_in_series",
+                    f"a later time of the series {members[0]}...{members[-1]}, after '{members[first]}', which "
+                    "is recorded after the index", True, {"series": members}))
+    return out
+
+
+PROCESS_NAME = re.compile(
+    r"collect|receiv|verif|turn.?around|(^|[_\W])tat([_\W]|$)|resulted|report(ed)?[_\W]?(time|date|at)|"
+    r"sign(ed)?[_\W]?off|analy[sz]ed|process(ed|ing)[_\W]?(time|date)", re.IGNORECASE)
+OUTCOME_EVENT_NAME = re.compile(
+    r"at[_\W]?(death|discharge|delivery|birth|event|outcome|exit|end)|(^|[_\W])post[_\W]?(op|operative|surgery|"
+    r"treatment|discharge)|post.?op|(^|[_\W])pod[_\W]?\d|follow[_\W]?up|(^|[_\W])fu[_\W]?\d|discharg",
+    re.IGNORECASE)
+TRAILING_NUMBER = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[_.]?(?P<k>\d)$")
+
+
+def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
+    """Why the name of ``c`` carries a time later than the target's own, or None."""
+    target = ctx.outcome.target
+    own, wave = parse_wave(target), parse_wave(c)
+    if own is not None and wave is not None and wave.comparable(own) and wave.at > own.at:
+        return f"named at '{wave.token}', later than the target's '{own.token}'"
+    t, m = TRAILING_NUMBER.match(target), TRAILING_NUMBER.match(c)
+    if t is None or m is None or m["stem"].lower() == t["stem"].lower() or int(m["k"]) <= int(t["k"]):
+        return None
+    earlier = [o for o in ctx.features if (e := TRAILING_NUMBER.match(o)) and e["stem"].lower() == m["stem"].lower()
+               and int(e["k"]) <= int(t["k"])]
+    if not earlier:
+        return None  # numbered, but not a measure taken again at the target's time and later
+    return (f"'{c}' is a later measurement than '{earlier[0]}' (number {m['k']}), after the target's own "
+            f"number {t['k']}")
+
+
+@timeline_source(EvidenceSource.NAMES)
+def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
+    """What names propose (weak: an expert confirms)."""
+    out: dict[str, list[Placement]] = {}
+    if ctx.outcome is None or ctx.outcome.target is None:
+        return out
+    target = ctx.outcome.target
+    for c in ctx.features:
+        later = _later_than_target(ctx, c)
+        if later is not None:
+            out.setdefault(c, []).append(Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES,
+                                                   "named_later", later, False))
+        if PROCESS_NAME.search(c) and not PROCESS_NAME.search(target):
+            out.setdefault(c, []).append(Placement(
+                TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES, "named_process",
+                "named as a step of the process that produced a result (collected, received, verified, "
+                "turnaround): not known before that result", False))
+        if OUTCOME_EVENT_NAME.search(c) and not OUTCOME_EVENT_NAME.search(target):
+            out.setdefault(c, []).append(Placement(
+                TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "named_after_index",
+                "named as taken after the index or at the outcome (post-operative, follow-up, at discharge, at "
+                "death)", False))
+    return out
+
+
+def strong_after(placements: list[Placement]) -> Placement | None:
+    """The latest strong placement after the index among a column's (None: there is none)."""
+    strong = [p for p in placements if p.strong and p.group in AFTER]
+    return max(strong, key=lambda p: ORDER[TimelineGroup(p.group)]) if strong else None
