@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -178,7 +179,11 @@ def run_hand(path: Path, label: str, drop: list[str], threads: int | None, timeo
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
             budget: list[str], threads: int | None = None, tree: Path | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
-           "--approve", "recommended", "--out", str(out), "--force"]
+           "--approve", "recommended", "--out", str(out)]
+    if tree is None:  # an older tree's command line may not know it: its output folder is cleared instead
+        cmd.append("--force")
+    else:
+        shutil.rmtree(out, ignore_errors=True)
     if time_col:
         cmd += ["--time", time_col, "--task", "survival"]
     for b in budget:
