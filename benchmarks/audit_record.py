@@ -104,6 +104,80 @@ def load_records(folder: Path = RESULTS) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _verdict(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    if row.get("state") == "error":
+        return "error"
+    return "valid" if row.get("said_valid") else "not valid"
+
+
+def _audit_cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    if row["audit_passed"]:
+        return "passed"
+    return ("**QUIETLY INVALID**: " if row["quietly_invalid"] else "failed: ") + str(row.get("problems", ""))[:200]
+
+
+def section(records: dict[str, dict[str, Any]]) -> list[str]:
+    """Quietly invalid runs before → after, from the records of ``audit_record.py``."""
+    head = ["## Quietly invalid runs: before → after (`benchmarks/audit_record.py`)", ""]
+    if not records:
+        return head + ["no records in benchmarks/results/ (see `benchmarks/audit_record.py`)."]
+    labels = [label for label in LABELS if label in records]
+    lines = head + [
+        "Written from the records in `benchmarks/results/` (not this run): every run of the quality suite and "
+        "of the full sweep (`sweep.py --mode full`: the co-pilot on every data set scikit-learn, lifelines, "
+        "statsmodels, scikit-survival and pydataset ship), by the co-pilot of the commit named, each audited by "
+        "`benchmarks/audit.py` against the documented truth (same cases, catalogue and audit for both). "
+        "*Quietly invalid*: the run's report says valid, the audit does not. A run whose report says "
+        "not valid is not quiet, whatever the audit says.", "",
+        "| runs | co-pilot at | recorded | runs | report says valid | audit passed | quietly invalid |",
+        "|---|---|---|---|---|---|---|"]
+    for part, title in (("quality", "quality suite"), ("sweep", "sweep")):
+        for label in labels:
+            rec = records[label]
+            c = counts(rec[part])
+            lines.append(f"| {title}, {label} | {rec['commit']} | {rec['recorded']} | {c['runs']} | "
+                         f"{c['said_valid']} | {c['audit_passed']} | **{c['quietly_invalid']}** |")
+    arrows = []
+    for part, title in (("quality", "quality suite"), ("sweep", "sweep")):
+        arrows.append(f"{title} " + " → ".join(str(counts(records[label][part])["quietly_invalid"])
+                                                for label in labels))
+    lines += ["", f"Quietly invalid runs ({' → '.join(labels)}): " + "; ".join(arrows) + ".", ""]
+    for part, title, every in (("quality", "Quality suite, per case", True),
+                               ("sweep", "Sweep: the data sets whose audit failed before or after", False)):
+        by_label = {label: {r["name"]: r for r in records[label][part]} for label in labels}
+        names = list(dict.fromkeys(n for label in labels for n in by_label[label]))
+        if not every:
+            names = [n for n in names if any(not by_label[label].get(n, {"audit_passed": True})["audit_passed"]
+                                             for label in labels)]
+        cols = " | ".join(f"{label}: report | {label}: audit" for label in labels)
+        lines += [f"### {title}", "", f"| {'case' if every else 'data set'} | {cols} |",
+                  "|---|" + "---|---|" * len(labels)]
+        for name in names:
+            cells = " | ".join(f"{_verdict(by_label[label].get(name))} | {_audit_cell(by_label[label].get(name))}"
+                               for label in labels)
+            lines.append(f"| {name} | {cells} |")
+        lines.append("")
+    return lines
+
+
+def splice(text: str, section: list[str], before: str = "## Diagnosis precision") -> str:
+    """``text`` with the section whose heading is ``section[0]`` replaced by ``section`` (up to
+    the next ``## `` heading), or inserted before the heading that starts with ``before``."""
+    lines = text.splitlines()
+    heading = section[0].split(" (")[0]
+    start = next((i for i, line in enumerate(lines) if line.startswith(heading)), None)
+    if start is None:
+        start = end = next((i for i, line in enumerate(lines) if line.startswith(before)), len(lines))
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    body = section + ([""] if section[-1] != "" else [])
+    return "\n".join(lines[:start] + body + lines[end:]) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--label", choices=LABELS, help="record a run under this label")
@@ -126,10 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps(rec, indent=1, default=str) + "\n")
         print(f"{args.label} ({rec['commit']}): quality {counts(rec['quality'])}; sweep {counts(rec['sweep'])}")
     if args.docs:
-        import report
-
         docs = Path(args.docs)
-        docs.write_text(report.splice(docs.read_text(), report.audit_record_section(load_records())))
+        docs.write_text(splice(docs.read_text(), section(load_records())))
         print(f"wrote the before → after section into {docs}")
     return 0
 

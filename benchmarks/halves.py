@@ -19,7 +19,9 @@ import argparse
 import hashlib
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 LISTING = HERE / "halves.json"
@@ -45,26 +47,24 @@ def half(name: str) -> str:
     return HALVES[hashlib.sha256(name.encode("utf-8")).digest()[0] % 2]
 
 
-def names() -> list[str]:
-    """Every real table named so far: the sweep's catalogue and this wave's fresh tables."""
-    sys.path.insert(0, str(HERE))
-    from sweep import catalog  # noqa: PLC0415  (benchmarks/ is a folder of scripts)
-
-    return sorted({d.name for d in catalog()} | set(FRESH))
+def names(catalog: Iterable[Any]) -> list[str]:
+    """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
+    imports this module, so its caller hands it over) and this wave's fresh tables."""
+    return sorted({d.name for d in catalog} | set(FRESH))
 
 
-def listing() -> dict[str, list[str]]:
+def listing(tables: Iterable[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {h: [] for h in HALVES}
-    for name in names():
+    for name in tables:
         out[half(name)].append(name)
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, tables: Iterable[str] = ()) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="rewrite halves.json")
     args = ap.parse_args(argv)
-    split = listing()
+    split = listing(tables)
     if args.json:
         LISTING.write_text(json.dumps(split, indent=1) + "\n")
     for h in HALVES:
@@ -74,4 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(HERE))
+    from sweep import catalog  # (benchmarks/ is a folder of scripts)
+
+    sys.exit(main(tables=names(catalog())))

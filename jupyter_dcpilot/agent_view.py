@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict, cast
 
-from kernel_tools.findings import Finding
+from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Gate, StepGate, StepStatus
+from kernel_tools.vocabulary import SessionState as State
 
-from .engine.session import Decision, Session
+from .engine.session import Decision, EditRecord, Session
 from .engine.sharing import check_share, names_a_value, numbers_only, private_columns, redact
-from .engine.wire import Wire
+from .engine.task import Given, Task
+from .engine.wire import AgentProposal, DecisionOption, Impact, ImpactSummary, Wire
 
 Json = dict[str, Any]
 SessionState = Literal["idle", "running", "blocked", "finished", "failed"]
@@ -163,7 +165,9 @@ class AnswerResult(TypedDict):
     next: str
 
 
-class EditRecord(TypedDict):
+class EditView(TypedDict):
+    """A plan edit as the decision log records it (``source``: the host it came through, in words)."""
+
     op: str
     by: str
     source: str
@@ -174,7 +178,7 @@ class EditRecord(TypedDict):
 class EditResult(TypedDict):
     """A plan edit made, as the decision log records it, and the plan after it."""
 
-    edit: EditRecord
+    edit: EditView
     state: SessionState
     plan: list[StepView]
     next: str
@@ -212,7 +216,7 @@ class ReportAnswer(TypedDict):
     validity: list[CheckView]
     model: ModelView | None
     decisions: list[DecisionLogEntry]
-    plan_edits: list[EditRecord]
+    plan_edits: list[EditView]
     dropped_columns: list[str]
     warnings: list[str]
 
@@ -281,19 +285,18 @@ class View:
             return None
         return {"function": action.get("function"), "params": self.params(action.get("params"), columns)}
 
-    def option(self, option: Json, columns: Any = None) -> Json:
-        out = {"id": str(option.get("id")), "label": self.text(option.get("label"), columns),
-               "description": self.text(option.get("description"), columns),
-               "risk": self.text(option.get("risk"), columns),
-               "recommended": bool(option.get("recommended")), "action": self.action(option.get("action"), columns)}
-        if option.get("impact"):
-            out["impact"] = self.impact(option["impact"])
+    def option(self, option: Option, columns: Any = None) -> Json:
+        out = {"id": option.id, "label": self.text(option.label, columns),
+               "description": self.text(option.description, columns), "risk": self.text(option.risk, columns),
+               "recommended": bool(option.recommended), "action": self.action(option.action, columns)}
+        if isinstance(option, DecisionOption) and option.impact:
+            out["impact"] = self.impact(option.impact)
         return out
 
-    def impact(self, impact: Json) -> Json:
+    def impact(self, impact: Impact | ImpactSummary) -> Json:
         """An impact estimate (a decision's summary or one option's): scores, with its texts
         redacted and its top features kept to column names."""
-        out = dict(impact)
+        out: Json = dict(impact)
         for key in ("note", "error"):
             if key in out:
                 out[key] = self.text(out[key])
@@ -303,27 +306,26 @@ class View:
             out["top_features"] = self.columns(out["top_features"])
         return out
 
-    def finding(self, finding: Json) -> Json:
-        return {"id": str(finding.get("id")), "kind": finding.get("kind"), "columns": list(finding.get("columns") or []),
-                "severity": finding.get("severity"), "summary": self.text(finding.get("summary"), finding.get("columns")),
-                "evidence": self.evidence(finding.get("evidence"), finding.get("columns")),
-                "options": [{k: v for k, v in self.option(o, finding.get("columns")).items() if k != "impact"}
-                            for o in finding.get("options") or []],
-                "gate": finding.get("gate")}
+    def finding(self, finding: Finding) -> Json:
+        return {"id": finding.id, "kind": finding.kind, "columns": list(finding.columns),
+                "severity": finding.severity, "summary": self.text(finding.summary, finding.columns),
+                "evidence": self.evidence(finding.evidence, finding.columns),
+                "options": [self.option(o, finding.columns) for o in finding.options],
+                "gate": finding.gate}
 
-    def proposal(self, proposal: Json | None) -> Json | None:
+    def proposal(self, proposal: AgentProposal | None) -> Json | None:
         if not proposal:
             return None
-        return {"agent": str(proposal.get("agent")), "choice": str(proposal.get("choice")),
-                "rationale": self.text(proposal.get("rationale")), "at": str(proposal.get("at"))}
+        return {"agent": proposal["agent"], "choice": proposal["choice"],
+                "rationale": self.text(proposal["rationale"]), "at": proposal["at"]}
 
     def decision(self, d: Decision) -> Json:
         history = []
         for old in d.history:
-            entry = {"choice": old.get("choice"), "by": old.get("by"), "at": old.get("at"),
+            entry: Json = {"choice": old.get("choice"), "by": old.get("by"), "at": old.get("at"),
                      "rationale": self.text(old.get("rationale")), "undone": self.text(old.get("undone")),
                      "undone_at": str(old.get("undone_at"))}
-            if old.get("proposal"):
+            if "proposal" in old:
                 entry["proposal"] = self.proposal(old["proposal"])
             history.append(entry)
         return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": self.text(d.question, d.columns),
@@ -331,7 +333,7 @@ class View:
                 "recommended": d.recommended, "columns": list(d.columns), "choice": d.choice, "by": d.by,
                 "at": d.at, "rationale": self.text(d.rationale, d.columns), "chart": d.chart if self.shows(d.columns) else None,
                 "history": history, "impact": self.impact(d.impact) if d.impact else None,
-                "proposal": self.proposal(d.proposal)}
+                "proposal": self.proposal(d.proposal), "via": d.via}
 
     def check(self, check: Json, columns: Any = None) -> CheckView:
         return {"check": str(check.get("check")), "passed": bool(check.get("passed")),
@@ -343,11 +345,12 @@ def column_names(session: Session) -> set[str]:
     and those the findings and steps name."""
     names = set(session.variables.get("columns") or [])
     for cp in session.checkpoints:
-        names |= set((cp.snapshot.get("variables") or {}).get("columns") or [])
-        names |= {c for f in cp.snapshot.get("findings") or [] for c in f.get("columns") or []}
-    names |= {c for f in session.findings for c in f.get("columns") or []}
+        names |= set(cp.snapshot.variables.get("columns") or [])
+        names |= {c for f in cp.snapshot.findings for c in f.columns}
+    names |= {c for f in session.findings for c in f.columns}
     names |= {c for st in session.plan for c in st.columns}
-    names |= {str(session.task.get(k)) for k in ("target", "time", "id", "event") if session.task.get(k)}
+    t = session.task
+    names |= {str(v) for v in (t.target, t.time, t.id, t.event) if v}
     return {str(n) for n in names}
 
 
@@ -356,19 +359,18 @@ def session_view(session: Session, share: str, names: set[str] | None = None) ->
     return View(share, column_names(session) | set(names or ()), private_columns(session.diagnosis, session.findings))
 
 
-def task_view(view: View, task: Json, confirmed: bool = False) -> TaskView:
-    index = task.get("index") or {}
-    return {"kind": task.get("kind"), "target": task.get("target"), "time": task.get("time"),
-            "id": task.get("id"), "prediction_time": view.text(index.get("label")) if index.get("label") else None,
-            "confirmed": bool(task.get("confirmed", confirmed))}
+def task_view(view: View, task: Task) -> TaskView:
+    label = task.index_label
+    return {"kind": task.kind.value if task.kind else None, "target": task.target, "time": task.time,
+            "id": task.id, "prediction_time": view.text(label) if label else None, "confirmed": task.confirmed}
 
 
 def diagnosis_answer(notebook: str, frame: str, diagnosis: Json, share: str) -> DiagnosisAnswer:
-    """The kernel's diagnosis of ``frame`` as an agent may see it."""
-    findings = diagnosis.get("findings") or []
-    task = diagnosis.get("task") or {}
-    names = {c for f in findings for c in f.get("columns") or []}
-    names |= {str(task.get(k)) for k in ("target", "time", "id", "event") if task.get(k)}
+    """The kernel's diagnosis of ``frame`` (its JSON, decoded here) as an agent may see it."""
+    findings = [Finding.from_dict(f) for f in diagnosis.get("findings") or []]
+    task = Task.inferred(diagnosis.get("task") or {}, Given())
+    names = {c for f in findings for c in f.columns}
+    names |= {str(v) for v in (task.target, task.time, task.id, task.event) if v}
     names |= set((diagnosis.get("column_stats") or {}).get("feature_scores") or {})
     view = View(share, names, private_columns(diagnosis, findings))
     return {"notebook": notebook, "frame": frame, "share": cast(Share, view.share),
@@ -392,9 +394,9 @@ def session_status(session_id: str, notebook: str, session: Session, share: str,
     ``panel``: whether the notebook's panel is connected (it writes and runs the cells)."""
     s = session
     view = session_view(s, share)
-    waiting = [d.id for d in s.open_decisions() if any(st.id == d.step_id and st.status == "awaiting_decision"
+    waiting = [d.id for d in s.open_decisions() if any(st.id == d.step_id and st.status == StepStatus.AWAITING_DECISION
                                                       for st in s.plan)]
-    return {"session_id": session_id, "notebook": notebook, "frame": s.frame, "state": cast(SessionState, s.state),
+    return {"session_id": session_id, "notebook": notebook, "frame": s.frame, "state": cast(SessionState, str(s.state)),
             "share": cast(Share, view.share), "task": task_view(view, s.task),
             "plan": [step_view(view, st) for st in s.plan],
             "decisions": [view.decision(d) for d in s.decisions],
@@ -412,11 +414,11 @@ def next_move(session: Session, waiting: list[str], agent_may_decide: frozenset[
               panel: bool = True) -> str:
     """What an agent can do now, in one or two sentences."""
     s = session
-    if s.state == "running" and not panel:
+    if s.state == State.RUNNING and not panel:
         return ("The co-pilot waits for the notebook to be open in JupyterLab: its Data co-pilot panel writes "
                 "and runs the cells. Ask the person to open the notebook; then call dcpilot_status again.")
-    if s.state == "running":
-        running = next((st for st in s.plan if st.status == "running"), None)
+    if s.state == State.RUNNING:
+        running = next((st for st in s.plan if st.status == StepStatus.RUNNING), None)
         return ((f"The co-pilot is running {running.id} ({running.episode}). " if running else "The co-pilot is running. ")
                 + "Call dcpilot_status again in a few seconds.")
     if waiting:
@@ -428,9 +430,9 @@ def next_move(session: Session, waiting: list[str], agent_may_decide: frozenset[
                else "your answer is shown to the person as a proposal to accept")
         return (f"Waiting for an answer to {d.id} ({d.gate}): read its question, evidence and options in "
                 f"'decisions', then call dcpilot_answer_decision ({who}).")
-    if s.state == "finished":
+    if s.state == State.FINISHED:
         return "Finished: dcpilot_report gives the verdict, the model's scores and the decision log."
-    if s.state == "failed":
+    if s.state == State.FAILED:
         return "The run failed (see 'log' and 'warnings'): undo to a checkpoint, or edit the plan, then it carries on."
     return "Idle: edit the plan (dcpilot_edit_plan) or undo to a checkpoint (dcpilot_undo); the co-pilot carries on."
 
@@ -439,7 +441,7 @@ def report_answer(session_id: str, session: Session, report: Json, share: str) -
     """``report.json`` (:func:`.engine.report.build_report`) as an agent may see it."""
     view = session_view(session, share, set(report.get("dropped_columns") or []))
     model = report.get("model")
-    return {"session_id": session_id, "state": cast(SessionState, session.state),
+    return {"session_id": session_id, "state": cast(SessionState, str(session.state)),
             "valid": bool(report.get("valid")) if model else None,
             "validity": [view.check(c) for c in report.get("validity") or []],
             "model": None if not model else {
@@ -455,6 +457,5 @@ def report_answer(session_id: str, session: Session, report: Json, share: str) -
             "warnings": view.texts(report.get("warnings") or [])}
 
 
-def edit_record(view: View, record: Json) -> EditRecord:
-    return {"op": str(record.get("op")), "by": str(record.get("by")), "source": str(record.get("source")),
-            "at": str(record.get("at")), "text": view.text(record.get("text"))}
+def edit_record(view: View, record: EditRecord) -> EditView:
+    return {"op": record.op, "by": record.by, "source": record.via, "at": record.at, "text": view.text(record.text)}

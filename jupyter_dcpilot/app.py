@@ -14,6 +14,7 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 
 from .config import DCPilot, warn_legacy_file
+from .engine.session import SIDECAR_GLOBS
 from .handlers import setup_handlers
 
 SPILL_ENV = "KERNEL_TOOLS_SPILL_DIR"  # kernel_tools.checkpoints reads it in the kernel
@@ -36,19 +37,35 @@ class DCPilotApp(ExtensionApp):
             self.log.info("jupyter_dcpilot: kernels spill checkpoints to %s", self.dcpilot.spill_dir)
 
     def initialize_handlers(self) -> None:
-        setup_handlers(self.serverapp.web_app, self.dcpilot)
+        setup_handlers(self._server.web_app, self.dcpilot)
+        self._hide_sidecars()
         # the server's contents events, not a frontend hook: a rename through the REST API or
         # any other client moves the session too
-        self.serverapp.event_logger.add_listener(schema_id=self._contents_schema,
+        self._server.event_logger.add_listener(schema_id=self._contents_schema,
                                                  listener=self._on_contents_event)
         self.log.info("jupyter_dcpilot server extension loaded")
 
+    def _hide_sidecars(self) -> None:
+        """The co-pilot's sidecars (and their temporary files while saved) are its state, not the
+        user's files: never listed, even with hidden files shown. Listed, a folder read while a
+        rename moved a sidecar (or a save replaced one) failed whole: JupyterLab's file browser
+        said 'Directory not found: ""' (the server looked for '.Untitled.ipynb.dcpilot.json')."""
+        contents = self._server.contents_manager
+        globs = list(getattr(contents, "hide_globs", None) or [])
+        contents.hide_globs = globs + [g for g in SIDECAR_GLOBS if g not in globs]
+
+    @property
+    def _server(self) -> Any:
+        """The server this extension was loaded into (set before any of these run)."""
+        assert self.serverapp is not None
+        return self.serverapp
+
     @property
     def _contents_schema(self) -> str:
-        return self.serverapp.contents_manager.event_schema_id
+        return self._server.contents_manager.event_schema_id
 
     async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
-        registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
+        registry = self._server.web_app.settings.get("dcpilot_sessions")
         action, path = data.get("action"), data.get("path")
         if registry is None or not path:
             return
@@ -67,9 +84,9 @@ class DCPilotApp(ExtensionApp):
         """Save and close every session. Never raises: the server stops its kernels and its
         loop only after every extension stopped, so an error here would keep it running."""
         try:
-            self.serverapp.event_logger.remove_listener(schema_id=self._contents_schema,
+            self._server.event_logger.remove_listener(schema_id=self._contents_schema,
                                                         listener=self._on_contents_event)
-            registry = self.serverapp.web_app.settings.get("dcpilot_sessions")
+            registry = self._server.web_app.settings.get("dcpilot_sessions")
             if registry is None:
                 return
             count = len(registry.sessions())

@@ -20,18 +20,20 @@ from typing import Any
 from jupyter_dcpilot import __version__, outputs
 from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
-from jupyter_dcpilot.engine.coordinator import Coordinator
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
-from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy, stdin_prompt
+from jupyter_dcpilot.engine.factory import Request, build, open_session
+from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
-from jupyter_dcpilot.engine.planners import ClaudePlanner, RulePlanner
 from jupyter_dcpilot.engine.report import write_reports
 from jupyter_dcpilot.engine.report_html import report_details
-from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.inputs import check_run_inputs, header, parquet_rows
+from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
+from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, one_line
+from kernel_tools.dictionary import LABELLED
+from kernel_tools.vocabulary import StepStatus
 
 # 1 is also every input refused before a kernel starts, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -86,7 +88,7 @@ def progress_printer(stream: Any, started: float, session: Session | None = None
         line: str | None = None
         if kind == "progress":
             line = progress(event)
-        elif kind == "step" and event.get("status") in ("done", "failed", "skipped"):
+        elif kind == "step" and event.get("status") in (StepStatus.DONE, StepStatus.FAILED, StepStatus.SKIPPED):
             step = session.step(event["step"]) if session is not None else None
             took = f" in {minutes(step.elapsed_s)}" if step is not None and step.elapsed_s else ""
             line = {"done": f"{title(event['step'])}: done{took}",
@@ -119,61 +121,59 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
                   index: str | None = None, engine: str = "pandas",
                   approve: str = "recommended", planner: str = "rules", out: str = "dcpilot-out",
                   stream: Any = None, interactive: bool | None = None,
-                  budget: Any = None, force: bool = False) -> tuple[str, dict[str, Any]]:
+                  budget: Any = None, impact: bool = False, force: bool = False, dictionary: str | None = None,
+                  events: str | None = None) -> tuple[str, dict[str, Any]]:
     """Run the whole loop on files; returns (final state, report). ``budget``: seconds per
     kind of step (``["600", "impute=300"]``, a number or a mapping; see engine.budgets);
-    ``force``: replace the outputs of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`)."""
+    ``impact``: estimate what each option of every gated decision does to the model before it
+    is answered (report.json's ``decisions[].options[].impact``); ``force``: replace the outputs
+    of an earlier run in ``out`` (see :mod:`jupyter_dcpilot.outputs`). ``dictionary``: the study's
+    codebook (``events``: REDCap's instrument–event mapping); a Stata / SPSS / SAS file's own labels
+    are its codebook when none is given."""
     # progress lines and prompts carry column names: a name's escape codes are shown, not obeyed
     stream = TerminalStream(stream if stream is not None else sys.stderr)
-    budgets = Budgets.from_spec(budget)
+    Budgets.from_spec(budget)  # refused before anything starts
     started = time.perf_counter()
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
-    policy = ApprovalPolicy.from_spec(approve, prompt=stdin_prompt(stream_out=stream) if interactive else None)
-    for warning in check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
-                                    test=test_path, folders=True):
-        stream.write(f"warning: {one_line(warning)}\n")
-    approve_file = Path(approve) if approve not in ("ask", "recommended", "none") else None
-    out_dir = outputs.claim(Path(out), [*paths, test_path, approve_file], force)  # nothing of the user's replaced
-    notebook_path = out_dir / "notebook.ipynb"
-    sidecar = sidecar_path(notebook_path)
-    if sidecar.exists():
-        sidecar.unlink()  # a headless run starts from the data, not from an older run
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
-    hints: dict[str, Any] = {"target": target, "time": time_col, "task": task, "id": entity,
-                             "index": index, "frames": names, "data": [str(p) for p in paths],
-                             "engine": engine}
+    warnings = check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
+                                test=test_path, folders=True)
+    codebook, said = checked_codebook(paths, dictionary, events, engine)
+    given = Given(target=target, time=time_col, id=entity, kind=task_kind(task), index=index)
+    request = Request(frame="df", given=given, approve=approve, budget=budget, planner=planner, impact=impact,
+                      inputs=Inputs(frames=names, data=[str(p) for p in paths], engine=engine,
+                                    dictionary=codebook.get("dictionary"), events=codebook.get("events")))
+    policy = request.policy(prompt=stdin_prompt(stream_out=stream) if interactive else None, files=True)
+    for warning in warnings + said:
+        stream.write(f"warning: {one_line(warning)}\n")
+    approve_file = Path(approve) if policy.mode == "file" else None
+    inputs = [*paths, test_path, approve_file, *(Path(p) for p in codebook.values())]
+    out_dir = outputs.claim(Path(out), inputs, force)  # nothing of the user's replaced
+    notebook_path = out_dir / "notebook.ipynb"
     if test_path is not None and (not target or target in header(test_path)):
-        hints["test_path"] = str(test_path)
-    session = Session(notebook=str(notebook_path), path=str(sidecar), hints=hints)
+        request.inputs.test_path = str(test_path)
+    # a headless run starts from the data, not from an older run
+    session = open_session(request, notebook_path, fresh=True)
     session.subscribe(progress_printer(stream, started, session))
-    plan_with: Any = RulePlanner()
-    if planner == "claude":
-        from jupyter_dcpilot.config import load_llm_config
-
-        config = load_llm_config()
-        if config.available:
-            plan_with = ClaudePlanner(config)
-        else:
-            message = "no Anthropic API key (ANTHROPIC_API_KEY or the system keyring): using the rule planner"
-            session.warnings.append(message)
-            stream.write(f"warning: {one_line(message)}\n")
+    llm = _claude_config() if planner == "claude" else None
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
     async with HeadlessHost(notebook_path, cwd=out_dir, timeout=probe_s) as host:
         files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
         session.notify("activity", text=f"loading {files}")
-        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine),
+        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine, **codebook),
                                      {"dcpilot": {"step": "load"}})
         if loaded.error:
             raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
         frames = await KernelCalls(host).frame_info(names)
         session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
         session.variables["imports"] = True
-        coordinator = Coordinator(session, host, host, planner=plan_with, policy=policy,
-                                  budgets=budgets, stop=host.interrupt)
+        coordinator = build(request, session, host, host, policy=policy, llm=llm, stop=host.interrupt)
+        for warning in session.warnings:  # e.g. no API key for the Claude planner
+            stream.write(f"warning: {one_line(warning)}\n")
         try:
             state = await coordinator.run_until_blocked()
         except Exception as exc:  # recorded in the transcript; the notebook and report still get written
@@ -194,6 +194,36 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     session.notify("activity", text=f"notebook: {notebook_path}")
     session.notify("activity", text=f"report: {out_dir / 'report.html'} (and report.json)")
     return state, report
+
+
+def _claude_config() -> Any:
+    """The Claude planner's configuration (the factory falls back to the rules without a key)."""
+    from jupyter_dcpilot.config import load_llm_config
+
+    return load_llm_config()
+
+
+def checked_codebook(paths: list[Path], dictionary: str | None, events: str | None,
+                     engine: str = "pandas") -> tuple[dict[str, str], list[str]]:
+    """The codebook a run reads, as absolute paths (``dictionary`` and ``events``, else the labels
+    of a Stata / SPSS / SAS data file, its own codebook; {} for neither), checked before any
+    kernel starts, and the warnings of the check (InputError for a codebook it cannot use)."""
+    if events is not None and dictionary is None:
+        raise InputError("--events (REDCap's instrument-event mapping) needs --dictionary (the data dictionary)")
+    found: dict[str, str] = {}
+    if dictionary is None:
+        labelled = next((p for p in paths if p.suffix.lower() in LABELLED), None)
+        found = {"dictionary": str(labelled)} if labelled is not None else {}
+    else:
+        found = {"dictionary": str(Path(dictionary).resolve())}
+        if events is not None:
+            found["events"] = str(Path(events).resolve())
+    if found and engine == "dask":
+        raise InputError("a codebook (--dictionary, or a Stata/SPSS/SAS file's labels) is not read for Dask "
+                         "frames yet: run with --engine pandas")
+    if dictionary is None:
+        return found, []
+    return found, check_dictionary(Path(found["dictionary"]), paths, Path(events).resolve() if events else None)
 
 
 DESCRIPTION = """\
@@ -226,6 +256,8 @@ examples:
   jupyter dcpilot run visits.csv --target event --time follow_up --approve recommended --out out/
   jupyter dcpilot run train.csv labels.csv --target y --test test.csv --approve decisions.json
   jupyter dcpilot run data/ --target y --engine dask --approve recommended   a folder of Parquet files
+  jupyter dcpilot run export.csv --target death --dictionary dictionary.csv --events mapping.csv
+                                                                a REDCap export with its codebook
   jupyter dcpilot demo                                          the shipped demo, no data needed"""
 
 
@@ -248,8 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
                          description=DESCRIPTION, formatter_class=raw,
                          epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
-    run.add_argument("data", nargs="+", metavar="DATA", help="CSV or Parquet file(s), or a folder of Parquet "
-                     "files (with --engine dask also of CSV files); several when they must be joined")
+    run.add_argument("data", nargs="+", metavar="DATA", help="CSV, Parquet, Stata (.dta), SPSS (.sav, .zsav) "
+                     "or SAS (.sas7bdat, .xpt) file(s), or a folder of Parquet files (with --engine dask also "
+                     "of CSV files); several when they must be joined")
     run.add_argument("--target", required=True, metavar="COLUMN",
                      help="the outcome column to predict (for survival data: the event indicator)")
     run.add_argument("--time", dest="time_col", metavar="COLUMN",
@@ -263,6 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--index", metavar="WHEN",
                      help="when a prediction is made: 'first' (each entity's first record), 'row' (each "
                           "row's own time) or a date column; inferred when not given")
+    run.add_argument("--dictionary", metavar="FILE",
+                     help="the study's codebook: a REDCap data dictionary, a Frictionless Table Schema, a CSV or "
+                          "Markdown table of names and descriptions, or a labelled Stata/SPSS/SAS file; what it "
+                          "says of each column's timing and identity is weighed with the data (docs/codebooks.md). "
+                          "A Stata, SPSS or SAS data file's own labels are read without it")
+    run.add_argument("--events", metavar="FILE",
+                     help="with a REDCap --dictionary: the instrument-event mapping CSV (the events in order, "
+                          "the forms each holds)")
     run.add_argument("--test", metavar="FILE", help="a separate test file with the same columns: the fitted "
                                     "pipeline is scored on it")
     run.add_argument("--engine", default="pandas", choices=["pandas", "dask"],
@@ -285,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="time budget per step, e.g. --budget train_evaluate=900 (repeatable; a bare "
                           "number sets every step not named); a step past 4x its budget is stopped and "
                           "rolled back; the run goes on without it, unless the step was approved (then it stops there)")
+    run.add_argument("--impact", action="store_true", help="estimate what each option of a gate does to the model "
+                     "before it is answered (report.json/html show it; a few seconds per gate)")
     demo = sub.add_parser("demo", help="run on demo data built from lifelines' Rossi dataset",
                           description="The whole loop on lifelines' Rossi recidivism data with "
                                       "documented, injected problems (see docs/demo.md).",
@@ -296,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="dcpilot-out/demo", metavar="DIR", help="output folder (default: %(default)s)")
     demo.add_argument("--force", action="store_true", help="replace the outputs of an earlier demo in --out")
     demo.add_argument("--budget", action="append", metavar="[STEP=]SECONDS", help="as for run")
+    demo.add_argument("--impact", action="store_true", help="as for run")
     migrate = sub.add_parser("migrate-config", help="move the settings of an old dcpilot.json into "
                              "jupyter_server_config.json and its API key into the system keyring",
                              description="Earlier versions read ~/.jupyter/dcpilot.json; it is no longer "
@@ -335,12 +379,14 @@ def main(argv: list[str] | None = None) -> int:
             outputs.record(out, [DEMO_FILE])
             state, report = asyncio.run(run_job(data, target=TARGET, time_col=TIME, task="survival",
                                                 approve=args.approve, planner=args.planner, out=args.out,
-                                                budget=args.budget, force=True))  # claimed just now
+                                                budget=args.budget, impact=args.impact,
+                                                force=True))  # claimed just now
         else:
             state, report = asyncio.run(run_job(
                 args.data, target=args.target, time_col=args.time_col, task=args.task,
                 entity=args.entity, test=args.test, index=args.index, engine=args.engine,
-                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget, force=args.force))
+                approve=args.approve, planner=args.planner, out=args.out, budget=args.budget,
+                impact=args.impact, force=args.force, dictionary=args.dictionary, events=args.events))
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 1

@@ -13,9 +13,13 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 from tornado import websocket
 
+from kernel_tools.vocabulary import SessionState
+
 from . import __version__
 from .config import DCPilot
+from .engine.hosts import Via
 from .engine.plan_edits import EditRefused
+from .engine.session import encode
 from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .request_limits import (
     DECISION_BODY,
@@ -146,7 +150,8 @@ class SessionsHandler(SessionsBase):
     @tornado.web.authenticated
     async def post(self) -> None:
         data = self.body(SESSION_BODY)
-        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget")
+        names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget", "dictionary",
+                 "events")
         options = {k: data.get(k) for k in names}
         replace = data.get("replace", False)
         try:
@@ -181,7 +186,7 @@ class DecisionHandler(SessionsBase):
         data = self.body(DECISION_BODY)
         choice, rationale = data["choice"], data.get("rationale", "")
         try:
-            hosted.decide(decision_id, choice, rationale)
+            hosted.decide(decision_id, choice, rationale, via=Via.PANEL)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
         except ValueError as error:
@@ -216,14 +221,14 @@ class PlanHandler(SessionsBase):
         hosted = self.hosted(session_id)
         edit = self.body(PLAN_BODY)
         try:
-            record = await hosted.edit(edit, source="api")
+            record = await hosted.edit(edit, via=Via.PANEL)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
         except EditRefused as error:
             raise tornado.web.HTTPError(409, str(error)) from error
         except ValueError as error:
             raise tornado.web.HTTPError(400, str(error)) from error
-        self.finish(json.dumps({**hosted.to_dict(), "edit": record}))
+        self.finish(json.dumps({**hosted.to_dict(), "edit": encode(record)}))
 
 
 class ImpactHandler(SessionsBase):
@@ -270,7 +275,7 @@ class ResumeHandler(SessionsBase):
     @tornado.web.authenticated
     def post(self, session_id: str) -> None:
         hosted = self.hosted(session_id)
-        if hosted.session.state == "running":
+        if hosted.session.state == SessionState.RUNNING:
             raise tornado.web.HTTPError(409, "the co-pilot is already running")
         hosted.resume()
         self.send(hosted)

@@ -12,6 +12,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from kernel_tools.dictionary import LABELLED
+
 from .csv_format import CsvFormat, sniff
 from .engine.validation import did_you_mean
 
@@ -32,14 +34,30 @@ def _folder_files(path: Path) -> list[Path]:
     return files or sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
 
 
+def _is_labelled(path: Path) -> bool:
+    return path.suffix.lower() in LABELLED
+
+
+def _labels(path: Path) -> Any:
+    """The variable labels of a Stata / SPSS / SAS file (its header only), as a Dictionary."""
+    from kernel_tools.dictionary import DictionaryError, read_labels
+
+    try:
+        return read_labels(path)
+    except (DictionaryError, ImportError) as exc:  # ImportError: pyreadstat ([labelled] extra) missing
+        raise InputError(f"cannot read {path.name}: {_first_line(exc)}") from None
+
+
 def header(path: Path) -> list[str]:
-    """The column names of a CSV or Parquet file (or of a folder's first file) as pandas reads
-    them (an empty CSV name is ``Unnamed: <position>``), read without loading the data."""
+    """The column names of a CSV, Parquet, Stata, SPSS or SAS file (or of a folder's first file)
+    as pandas reads them (an empty CSV name is ``Unnamed: <position>``), read without loading the data."""
     if path.is_dir():
         files = _folder_files(path)
         if not files:
             raise InputError(f"{path.name}/ holds no Parquet or CSV files")
         path = files[0]
+    if _is_labelled(path):
+        return [f.name for f in _labels(path)]
     try:
         if _is_parquet(path):
             import pyarrow.parquet as pq
@@ -115,6 +133,12 @@ def read_columns(path: Path, names: list[str]) -> Any:
         import pyarrow.parquet as pq
 
         return pq.read_table(path, columns=names)
+    if _is_labelled(path):  # the codes, as numbers: what the checks test does not depend on the labels
+        from kernel_tools.readers import read_labelled
+
+        which = {"columns": names} if path.suffix.lower() == ".dta" else {"usecols": names}
+        frame, _ = read_labelled(path, labels=False, **which)
+        return pa.Table.from_pandas(frame[names], preserve_index=False)
     import pyarrow.csv as pcsv
 
     text = {name: pa.string() for name in names}
@@ -280,4 +304,34 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
     return warnings
 
 
-__all__ = ["INDEX_WORDS", "InputError", "check_column", "check_run_inputs", "header", "read_columns"]
+def check_dictionary(path: Path, data: list[Path], events: Path | None = None) -> list[str]:
+    """Check ``--dictionary`` (and REDCap's ``--events`` mapping) before any kernel starts; returns
+    warnings. InputError (one line) for a missing file, a file that is not a codebook, or a
+    codebook that describes none of the data's columns (another study's, most likely): a codebook
+    that disagrees with the data in part is a finding of the diagnosis, not an error."""
+    from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+    for option, file in (("--dictionary", path), ("--events", events)):
+        if file is not None and not file.is_file():
+            raise InputError(f"{option} file not found: {file}")
+    try:
+        book = read_dictionary(path, events=events)
+    except (DictionaryError, ImportError, ValueError, OSError) as exc:
+        raise InputError(f"--dictionary {path.name} cannot be read as a codebook: {_first_line(exc)}") from None
+    columns = [c for p in data for c in header(p)]
+    described = [c for c in columns if book.field(c) is not None]
+    if not described:
+        fields = ", ".join(repr(f.name) for f in list(book)[:4])
+        raise InputError(f"--dictionary {path.name} describes none of the {len(columns)} columns of "
+                         f"{', '.join(p.name for p in data)} (its fields: {fields}{' ...' if len(book) > 4 else ''})")
+    warnings = []
+    if len(described) * 2 < len(columns):
+        warnings.append(f"--dictionary {path.name} describes only {len(described)} of the {len(columns)} columns")
+    if events is not None and book.format != "redcap":
+        warnings.append(f"--events {events.name} is REDCap's event mapping, but {path.name} is a {book.format} "
+                        "codebook: the events are read anyway")
+    return warnings
+
+
+__all__ = ["INDEX_WORDS", "InputError", "check_column", "check_dictionary", "check_run_inputs", "header",
+           "read_columns"]

@@ -1,9 +1,11 @@
 """The co-pilot in Jupyter AI's chat: the ``DCPilot`` persona (jupyter-ai 3, ``jupyter_ai.personas``).
 
 A chat message can start the co-pilot: ``check `visits` for `death` with time `futime```
-(``start``, ``analyse``, ``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces
-a live session; on a notebook not attached to the message, a start that would end a session asks
-for a ``yes`` first, naming it) starts a session on that DataFrame in the notebook's kernel, through the same
+(add ``using `codebook.csv``` for the study's codebook, a file next to the notebook, and ``events
+`mapping.csv``` for a REDCap project's instrument–event mapping; ``start``, ``analyse``,
+``diagnose``, ``prepare`` and ``clean`` work too; ``start over`` replaces a live session; on a
+notebook not attached to the message, a start that would end a session asks for a ``yes`` first,
+naming it) starts a session on that DataFrame in the notebook's kernel, through the same
 gates as the panel's start. The notebook is the one attached to the message, the one named
 (``in `study.ipynb```), else the only notebook with a running kernel; the DataFrame is the one
 named, else the only one in that kernel; when either is ambiguous the persona asks. Every
@@ -40,7 +42,10 @@ from typing import Any
 from jupyter_ai_persona_manager import BasePersona, ModelConfiguration, ModelOption, PersonaDefaults
 from jupyterlab_chat.models import Message
 
+from kernel_tools.vocabulary import PENDING, SessionState, StepGate, StepStatus
+
 from .config import DEFAULT_MODEL, load_llm_config
+from .engine.hosts import Via
 from .engine.notebook import evidence_text, md_text, validity_markdown
 from .engine.session import Decision, Session, sidecar_path
 from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
@@ -72,6 +77,11 @@ FRAME = re.compile(r"^" + TOKEN)
 TARGET = re.compile(r"\b(?:for|predict(?:ing)?|target)\s+(?:the\s+)?(?:column\s+)?" + TOKEN, re.I)
 TIME = re.compile(r"\b(?:time|duration)\s+(?:column\s+)?" + TOKEN, re.I)
 NOTEBOOK = re.compile(r"\b(?:in|of)\s+(?:the\s+)?(?:notebook\s+)?" + TOKEN, re.I)
+# the study's codebook: "using `codebook.csv`", "with the data dictionary `dd.csv` and events `map.csv`"
+DICTIONARY = re.compile(r"\b(?:using|with)\s+(?:the\s+)?(?:codebook\s+|(?:data\s+)?dictionary\s+)?" + TOKEN, re.I)
+EVENTS = re.compile(r"\b(?:events?|event\s+mapping|mapping)\s+" + TOKEN, re.I)
+CODEBOOK_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".md", ".markdown", ".dta", ".sav", ".zsav", ".por", ".sas7bdat",
+                     ".xpt")
 KEYWORDS = {"for", "with", "in", "of", "time", "duration", "predict", "predicting", "target", "using"}
 # plan edits: a step id (s4) or an episode id names what is edited
 STEP_ID = r"(?:step\s+)?[`'\"]?(?P<step>s\d+)[`'\"]?"
@@ -89,8 +99,78 @@ CONFIRM_S = 300.0
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
 
 
+class ChatLink:
+    """What one chat follows, kept across its persona instances: a page reload stops a chat's
+    personas ("Chat ... stopped. Shutting down persona manager") and the next load starts new
+    ones. The sessions the chat started keep posting to whichever persona serves the chat now;
+    what they said while none did is posted when one comes."""
+
+    def __init__(self) -> None:
+        self.persona: DCPilotPersona | None = None
+        self.sessions: list[str] = []  # the hosted sessions this chat follows, oldest first
+        self.waiting: list[str] = []
+
+    def attach(self, persona: DCPilotPersona) -> None:
+        self.persona = persona
+        waiting, self.waiting = self.waiting, []
+        for text in waiting:
+            persona.send_message(text)
+
+    def detach(self, persona: DCPilotPersona) -> None:
+        if self.persona is persona:
+            self.persona = None
+
+    def say(self, text: str) -> None:
+        if self.persona is None:
+            self.waiting.append(text)
+        else:
+            self.persona.send_message(text)
+
+    def follow(self, hosted: HostedSession) -> None:
+        """Post the session's questions (and where it stops) to the chat as they come, once."""
+        if hosted.id in self.sessions:
+            return
+        self.sessions.append(hosted.id)
+        asked: set[str] = set()
+
+        def on_event(event: dict[str, Any]) -> None:
+            try:
+                posted = chat_update(hosted, event, asked)
+                if posted:
+                    self.say(posted)
+            except Exception:  # a chat that cannot be written must never stop the co-pilot
+                log.exception("dcpilot: could not follow session %s in the chat", hosted.id)
+
+        hosted.session.subscribe(on_event)
+
+
 class DCPilotPersona(BasePersona):
     """The co-pilot's chat persona; see the module docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        link = self.chat_link()
+        if link is not None:  # a new instance for a chat (e.g. after a page reload) takes over
+            link.attach(self)
+
+    async def shutdown(self) -> None:
+        link = self.chat_link()
+        if link is not None:
+            link.detach(self)
+        await super().shutdown()
+
+    def chat_link(self) -> ChatLink | None:
+        """This chat's :class:`ChatLink` (None without the co-pilot's server extension)."""
+        try:
+            chats = self.server_settings().setdefault("dcpilot_chats", {})
+        except LookupError:
+            return None
+        try:
+            key = self.get_chat_path(relative=True)
+        except Exception:  # a chat not resolved to a file yet: known by its document
+            key = f"chat:{id(self.chat)}"
+        link: ChatLink = chats.setdefault(key, ChatLink())
+        return link
 
     @property
     def defaults(self) -> PersonaDefaults:
@@ -137,6 +217,7 @@ class DCPilotPersona(BasePersona):
         hosted, problem = self.session_for(message)
         if hosted is None:
             return problem or "No co-pilot session."
+        text = without_notebook(text).strip()  # the notebook named says which session, nothing more
         edit = parse_edit(hosted.session, text)
         if edit is not None:
             return await edit_reply(hosted, edit) + "\n\n" + summary_markdown(hosted.session)
@@ -237,7 +318,8 @@ class DCPilotPersona(BasePersona):
         try:
             hosted = await registry.open(path, frame=frame, target=wanted["target"], time=wanted["time"],
                                          approve="ask", planner="claude" if claude else "rules",
-                                         model=model if claude else None, replace=wanted["replace"])
+                                         model=model if claude else None, replace=wanted["replace"],
+                                         dictionary=wanted["dictionary"], events=wanted["events"])
         except SessionExists as error:  # started elsewhere meanwhile
             return f"{error}."
         except (ValueError, NoKernelError) as error:
@@ -248,7 +330,9 @@ class DCPilotPersona(BasePersona):
                    else "the rule planner")
         lines = [f"Started the co-pilot on **{frame}** in `{path}`"
                  + (f", predicting `{wanted['target']}`" if wanted["target"] else "")
-                 + (f" with time `{wanted['time']}`" if wanted["time"] else "") + f", planning with {planner}.",
+                 + (f" with time `{wanted['time']}`" if wanted["time"] else "")
+                 + (f", reading the codebook `{wanted['dictionary']}`" if wanted["dictionary"] else "")
+                 + f", planning with {planner}.",
                  "Its questions come here and to the notebook's Data co-pilot panel: answer either. "
                  "Keep the panel open on the notebook: it writes and runs the co-pilot's cells."]
         if passed_over:
@@ -271,19 +355,13 @@ class DCPilotPersona(BasePersona):
         return None, f"Which notebook? Attach it to your message, or say `` in `name.ipynb` ``. Notebooks with a kernel: {names}."
 
     def follow(self, hosted: HostedSession) -> None:
-        """Post the session's questions (and where it stops) to this chat as they come."""
-        asked: set[str] = set()
-
-        def on_event(event: dict[str, Any]) -> None:
-            try:
-                posted = chat_update(hosted, event, asked)
-            except Exception:  # a chat that cannot be written must never stop the co-pilot
-                log.exception("dcpilot: could not follow session %s in the chat", hosted.id)
-                return
-            if posted:
-                self.send_message(posted)
-
-        hosted.session.subscribe(on_event)
+        """Post the session's questions (and where it stops) to this chat as they come, whichever
+        instance of the persona serves the chat then."""
+        link = self.chat_link()
+        if link is None:
+            raise LookupError("the jupyter_dcpilot server extension is not loaded in this server")
+        link.attach(self)
+        link.follow(hosted)
 
     # -- which session --------------------------------------------------------------------
     def attached_notebooks(self, message: Message) -> list[str]:
@@ -299,19 +377,26 @@ class DCPilotPersona(BasePersona):
         return paths
 
     def session_for(self, message: Message) -> tuple[HostedSession | None, str | None]:
-        """The message's notebook session, or why there is none (a question back to the user)."""
+        """The message's notebook session, or why there is none (a question back to the user): the
+        notebook attached, else the one named (``in `study.ipynb```), else the session this chat
+        started that waits for an answer (or its only one), else the only live session."""
         registry = self.registry()
-        attached = self.attached_notebooks(message)
-        for path in attached:
+        named = _token(NOTEBOOK, MENTION.sub("", message.body or ""))
+        wanted = self.attached_notebooks(message) or ([named.lstrip("/")] if named and named.endswith(".ipynb") else [])
+        for path in wanted:
             found = registry.sessions(path)
             if found:
                 return found[0], None
-        if attached:
-            return None, (f"No co-pilot session runs on {', '.join(f'`{p}`' for p in attached)}: say "
+        if wanted:
+            return None, (f"No co-pilot session runs on {', '.join(f'`{p}`' for p in wanted)}: say "
                           "`` check `<frame>` for `<target>` `` to start one, then ask me again.")
         live = registry.sessions()
-        if len(live) == 1:
-            return live[0], None
+        link = self.chat_link()
+        ours = [h for h in live if link is not None and h.id in link.sessions]
+        asking = [h for h in ours if h.session.open_decisions()]
+        for choice in (asking, ours, live):
+            if len(choice) == 1:
+                return choice[0], None
         if not live:
             return None, ("No co-pilot session is running. Say `` check `<frame>` for `<target>` `` to start "
                           "one on a DataFrame of your notebook (or start it from the notebook's Data "
@@ -332,6 +417,12 @@ def _token(pattern: re.Pattern[str], text: str) -> str | None:
     return next((g for g in match.group("a", "b", "c", "d") if g), None) if match else None
 
 
+def _file(pattern: re.Pattern[str], text: str) -> str | None:
+    """A file name the pattern finds (a codebook's suffix), else None ("with time `t`" names none)."""
+    found = _token(pattern, text)
+    return found if found and found.lower().endswith(CODEBOOK_SUFFIXES) else None
+
+
 def would_end(registry: SessionRegistry, path: str, frame: str, live: HostedSession | None) -> str | None:
     """The session a start on ``path`` would end, in words: the live one (replaced), or one saved
     beside the notebook for another DataFrame (started afresh over it); None when none would."""
@@ -348,22 +439,25 @@ def would_end(registry: SessionRegistry, path: str, frame: str, live: HostedSess
 
 def session_words(session: Session) -> str:
     """``on visits, predicting death: blocked, 2 decisions answered, 3 steps done``."""
-    target = session.task.get("target") or session.hints.get("target")
+    target = session.task.target or session.task.given.target
     answered = sum(1 for d in session.decisions if d.decided)
-    done = sum(1 for st in session.plan if st.status == "done")
+    done = sum(1 for st in session.plan if st.status == StepStatus.DONE)
     return (f"on {session.frame}" + (f", predicting {target}" if target else "")
             + f": {session.state}, {answered} decision(s) answered, {done} step(s) done")
 
 
 def parse_start(match: re.Match[str]) -> dict[str, Any]:
-    """What a start message asks for: frame, target, time, notebook, replace, rules."""
+    """What a start message asks for: frame, target, time, notebook, codebook (dictionary, events),
+    replace, rules."""
     rest = match.group("rest")
     frame = _token(FRAME, rest)
     if frame is not None and (frame.lower() in KEYWORDS or not frame.isidentifier()):
         frame = None
     notebook = _token(NOTEBOOK, rest)
+    dictionary, events = _file(DICTIONARY, rest), _file(EVENTS, rest)
     return {"frame": frame, "target": _token(TARGET, rest), "time": _token(TIME, rest),
             "notebook": notebook if notebook and notebook.endswith(".ipynb") else None,
+            "dictionary": dictionary, "events": events if dictionary else None,
             "replace": match.group("verb").lower().replace(" ", "") in ("startover", "restart"),
             "rules": bool(RULES.search(rest))}
 
@@ -397,7 +491,7 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
                     session.decision(event["decision"]["id"]))
             return None
         asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
-    if kind == "state" and event.get("state") in ("finished", "failed"):
+    if kind == "state" and event.get("state") in (SessionState.FINISHED, SessionState.FAILED):
         return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
     if kind == "closed":
         return f"The co-pilot session on `{hosted.path}` closed: {event.get('reason')}."
@@ -424,9 +518,9 @@ def card_markdown(hosted: HostedSession, decision: Decision) -> str:
     if evidence:
         lines.append(f"Evidence: {evidence}.")
     for o in decision.options:
-        mark = " (recommended)" if o["id"] == decision.recommended else ""
-        about = f": {md_text(o['description'])}" if o.get("description") else ""
-        lines.append(f"- `{o['id']}` **{md_text(o.get('label') or o['id'])}**{mark}{about}")
+        mark = " (recommended)" if o.id == decision.recommended else ""
+        about = f": {md_text(o.description)}" if o.description else ""
+        lines.append(f"- `{o.id}` **{md_text(o.label or o.id)}**{mark}{about}")
     lines.append("Say `approve` (the recommended option), `choose <option>` or `reject` here, or answer "
                  "in the notebook's Data co-pilot panel.")
     return "\n".join(lines)
@@ -448,7 +542,7 @@ def respond(hosted: HostedSession, text: str) -> str:
             return answer(hosted, kind, match.groupdict(), text)
     session.instruct(text)
     if hosted.coordinator.planner.name == "claude":
-        if session.state in ("finished", "idle", "failed"):
+        if session.state in (SessionState.FINISHED, SessionState.IDLE, SessionState.FAILED):
             hosted.resume()
         return "Noted as an instruction: the planner turns it into a step you approve before it runs."
     return ("Noted as an instruction in the session's log. This session plans with the rule planner, "
@@ -498,18 +592,18 @@ async def edit_reply(hosted: HostedSession, edit: dict[str, Any]) -> str:
     if edit.get("error"):
         return f"Could not read that: {edit['error']}."
     try:
-        record = await hosted.edit(edit, source="chat")
+        record = await hosted.edit(edit, via=Via.CHAT)
     except KeyError as error:
         return f"Could not edit the plan: {error.args[0]}."
     except (ValueError, EditRefused) as error:
         return f"Could not edit the plan: {error}."
-    return f"Done: {md_text(record['text'])}. The co-pilot carries on."
+    return f"Done: {md_text(record.text)}. The co-pilot carries on."
 
 
 def answer(hosted: HostedSession, kind: str, parts: dict[str, Any], text: str) -> str:
     """Answer a pending decision the way the panel does (same checks, same resume)."""
     session = hosted.session
-    rest = (parts.get("rest") or "").strip()
+    rest = without_notebook(parts.get("rest") or "").strip()
     option = parts.get("option")
     decision, problem = find_decision(session, rest, option)
     if decision is None:
@@ -519,26 +613,36 @@ def answer(hosted: HostedSession, kind: str, parts: dict[str, Any], text: str) -
         if choice is None:
             return f"Decision `{decision.id}` has no recommended option; say `choose <option>`."
     elif kind == "reject":
-        choice = "skip"
+        if decision.gate == StepGate.TASK:
+            return (f"The task card (`{decision.id}`) is not rejected: say `approve` to confirm it, or "
+                    "`choose <option>` for another task kind or moment of prediction.")
+        choice = decision.rejects or "skip"
     else:
         choice = option_id(decision, option or "")
         if choice is None:
-            ids = ", ".join(f"`{o['id']}`" for o in decision.options)
+            ids = ", ".join(f"`{o.id}`" for o in decision.options)
             return f"`{option}` is not an option of decision `{decision.id}`; its options are {ids}."
     try:
-        hosted.decide(decision.id, choice, rationale=f"from the chat: {text}")
+        hosted.decide(decision.id, choice, rationale=f"from the chat: {text}", via=Via.CHAT)
     except ValueError as error:
         return f"Could not record that: {error}."
-    label = (decision.option(choice) or {}).get("label") or choice
+    chosen = decision.option(choice)
+    label = (chosen.label if chosen is not None else None) or choice
     return f"Recorded **{md_text(label)}** (`{choice}`) for decision `{decision.id}` ({decision.gate}); the co-pilot carries on."
+
+
+def without_notebook(text: str) -> str:
+    """``text`` less the notebook it names (``in `study.ipynb```): that says which session, not
+    which of its decisions."""
+    return NOTEBOOK.sub(lambda m: "" if (_token(NOTEBOOK, m.group(0)) or "").endswith(".ipynb") else m.group(0), text)
 
 
 def option_id(decision: Decision, wanted: str) -> str | None:
     """The option id a word names (its id or its label, any case); "skip" always."""
     wanted = wanted.strip().lower()
     for o in decision.options:
-        if wanted in (str(o.get("id", "")).lower(), str(o.get("label", "")).lower()):
-            return o["id"]
+        if wanted in (o.id.lower(), o.label.lower()):
+            return o.id
     return "skip" if wanted in ("skip", "reject") else None
 
 
@@ -568,7 +672,7 @@ def find_decision(session: Session, rest: str, option: str | None = None) -> tup
     if option is not None:
         fitting = [d for d in open_ if option_id(d, option) is not None and option_id(d, option) != "skip"]
         open_ = fitting or open_
-    waiting = {st.decision_id for st in session.plan if st.status == "awaiting_decision"}
+    waiting = {st.decision_id for st in session.plan if st.status == StepStatus.AWAITING_DECISION}
     current = [d for d in open_ if d.id in waiting]
     if len(current) == 1 or len(open_) == 1:
         return (current or open_)[0], None
@@ -584,7 +688,7 @@ def known_columns(session: Session) -> set[str]:
     for st in session.plan:
         columns |= set(st.columns)
     for f in session.findings:
-        columns |= set(f.get("columns") or [])
+        columns |= set(f.columns)
     return columns
 
 
@@ -600,7 +704,7 @@ def why_markdown(session: Session, text: str) -> str:
         found = [decision_line(session, d) for d in session.decisions if column in d.columns]
         found += [f"- **{md_text(st.title)}** ({st.status}) needed no decision (no gate): {md_text(st.reason)}"
                   for st in session.plan if column in st.columns and not st.decision_id
-                  and st.status in ("done", "skipped", "failed")]
+                  and st.status in (StepStatus.DONE, StepStatus.SKIPPED, StepStatus.FAILED)]
         lines += found or [f"- Nothing has been decided about `{column}` yet."]
     return "\n".join(lines)
 
@@ -610,7 +714,7 @@ def decision_line(session: Session, d: Decision) -> str:
     evidence = evidence_text(d.evidence)
     basis = f" Evidence: {evidence}." if evidence else ""
     if d.decided:
-        label = (d.option() or {}).get("label") or d.choice
+        label = d.chosen_label
         why = f" Rationale: {md_text(d.rationale)}." if d.rationale else ""
         line = (f"- `{d.id}` **{md_text(title)}** ({d.gate}): {md_text(d.question)} — "
                 f"**{md_text(label)}** was chosen by {who(d)} at {d.at}"
@@ -629,13 +733,13 @@ def summary_markdown(session: Session) -> str:
     for st in session.plan:
         counts[st.status] = counts.get(st.status, 0) + 1
     lines = [f"**Plan** ({session.state}): " + (", ".join(f"{n} {k}" for k, n in counts.items()) or "not made yet")]
-    upcoming = [st for st in session.plan if st.status in ("running", "awaiting_decision", "proposed")][:6]
+    upcoming = [st for st in session.plan if st.status in (StepStatus.RUNNING, *PENDING)][:6]
     lines += [f"- {st.id} {md_text(st.title)} — {st.status}" for st in upcoming]
     open_ = session.open_decisions()
     if open_:
         lines += ["", "**Waiting for you:**"]
         for d in open_:
-            options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
+            options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}{': ' + ', '.join(d.columns) if d.columns else ''}): "
                          f"{md_text(d.question)} Options: {options}." + proposal_text(d))

@@ -38,16 +38,17 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .engine.budgets import Budgets, minutes
-from .engine.coordinator import Coordinator
 from .engine.episodes import Episode
-from .engine.gatekeeping import ApprovalPolicy
-from .engine.hosts import CellResult
+from .engine.factory import Request, build, open_session
+from .engine.hosts import CellResult, Via
 from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
 from .engine.plan_edits import EditRefused, parse_pairs
 from .engine.plan_edits import library as plan_library
-from .engine.session import Decision, Session, sidecar_path
+from .engine.session import Decision, DecisionClosed, EditRecord, Session
+from .engine.task import Given, Inputs
 from .engine.validation import did_you_mean
 from .engine.validity import audit
 from .inputs import INDEX_WORDS
@@ -188,18 +189,17 @@ class ShellNotebook:
                      "traceback": traceback.format_exception(exc)}
             with self._shown():
                 display(Markdown(f"**Error:** `{type(exc).__name__}: {exc}`"))
-        cell = {"id": uuid.uuid4().hex[:12], "cell_type": "code", "source": source,
-                "metadata": dict(metadata), "outputs": outputs}
-        self.cells.append(cell)
-        return CellResult(cell_id=cell["id"], outputs=outputs, error=error)
+        cell_id = uuid.uuid4().hex[:12]
+        self.cells.append({"id": cell_id, "cell_type": "code", "source": source, "metadata": dict(metadata),
+                           "outputs": outputs})
+        return CellResult(cell_id=cell_id, outputs=outputs, error=error)
 
     def _insert_markdown(self, source: str, metadata: dict[str, Any]) -> str:
-        cell = {"id": uuid.uuid4().hex[:12], "cell_type": "markdown", "source": source,
-                "metadata": dict(metadata)}
-        self.cells.append(cell)
+        cell_id = uuid.uuid4().hex[:12]
+        self.cells.append({"id": cell_id, "cell_type": "markdown", "source": source, "metadata": dict(metadata)})
         with self._shown():
             display(Markdown(source))
-        return cell["id"]
+        return cell_id
 
 
 class DecisionCard:
@@ -218,14 +218,14 @@ class DecisionCard:
                                 layout=w.Layout(width="60%"))
         self.buttons: dict[str, Any] = {}
         for o in decision.options:
-            recommended = o.get("id") == decision.recommended
-            label = o.get("label") or o["id"]
+            recommended = o.id == decision.recommended
+            label = o.label or o.id
             button = w.Button(description=f"★ {label} (recommended)" if recommended else label,
                               button_style="success" if recommended else "",
-                              tooltip=f"{o.get('description', '')} — risk: {o.get('risk', '')}",
+                              tooltip=f"{o.description} — risk: {o.risk}",
                               layout=w.Layout(width="auto"))
-            button.on_click(lambda _b, option=o["id"]: self.choose(option))
-            self.buttons[o["id"]] = button
+            button.on_click(lambda _b, option=o.id: self.choose(option))
+            self.buttons[o.id] = button
         evidence = evidence_text(decision.evidence)
         self.header = w.HTML(
             f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
@@ -236,6 +236,15 @@ class DecisionCard:
         for button in self.buttons.values():
             button.disabled = True
         self.on_choose(self.decision.id, option_id, self.rationale.value)
+
+    def close(self) -> None:
+        """No more answers from this card: its question was answered, or asks nothing any more."""
+        for button in self.buttons.values():
+            button.disabled = True
+        self.rationale.disabled = True
+        answered = self.decision.chosen_label
+        if answered is not None and "Answered:" not in self.header.value:
+            self.header.value += f"<br><i>Answered: {_esc(answered)} ({_esc(self.decision.by)})</i>"
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -250,8 +259,7 @@ def _esc(text: Any) -> str:
 class Pilot:
     """One co-pilot session hosted in this kernel: session, coordinator, the shell hosts, widgets."""
 
-    def __init__(self, shell: Any, session: Session, policy: ApprovalPolicy,
-                 budgets: Budgets | None = None, tick: float | None = None) -> None:
+    def __init__(self, shell: Any, session: Session, request: Request, tick: float | None = None) -> None:
         import ipywidgets as w
 
         self.shell = shell
@@ -265,8 +273,8 @@ class Pilot:
         self.probe = ShellProbe(shell, self.bridge)
         self.notebook = ShellNotebook(shell, self.bridge, self.output)
         # no stop: the kernel cannot interrupt the cell it runs itself; a step over budget says so
-        self.coordinator = Coordinator(session, self.probe, self.notebook, policy=policy,
-                                       budgets=budgets, tick=tick)
+        self.coordinator = build(request, session, self.probe, self.notebook,
+                                 policy=request.policy(files=True), tick=tick)
         self.cards: list[DecisionCard] = []
         session.subscribe(self._on_event)
 
@@ -278,8 +286,12 @@ class Pilot:
             of = f" of its {minutes(budget)} budget" if budget else ""
             over = " — over budget" if budget and elapsed > budget else ""
             self.progress.value = (f"Running <b>{_esc(event['title'])}</b> · {minutes(elapsed)}{of}{over}")
-        elif event["type"] == "state" and event.get("state") != "running":
+        elif event["type"] == "state" and event.get("state") != SessionState.RUNNING:
             self.progress.value = ""
+        elif event["type"] == "decision" and event["decision"].get("choice") is not None:
+            for card in self.cards:  # answered, wherever: its card takes no second answer
+                if card.decision.id == event["decision"]["id"]:
+                    card.close()
 
     def set_budgets(self, budgets: Budgets) -> None:
         """New time budgets for the steps still to run."""
@@ -296,13 +308,15 @@ class Pilot:
         return state
 
     def decide(self, decision_id: str, choice: str, rationale: str = "") -> str:
-        """Record the user's answer and resume the run."""
-        self.session.decide(decision_id, choice, rationale, by="user")
+        """Record the user's answer and resume the run, under the one set of rules
+        (:meth:`.engine.session.Session.decide`): a decision already answered, or whose step no
+        longer waits (a stale card), raises DecisionClosed and changes nothing."""
+        self.session.decide(decision_id, choice, rationale, by="user", via=Via.MAGIC)
         return self.run()
 
-    def edit(self, edit: dict[str, Any]) -> dict[str, Any]:
+    def edit(self, edit: dict[str, Any]) -> EditRecord:
         """Apply one plan edit (skip, move, add, params, reopen), then carry on; its record."""
-        record = self.bridge.run(lambda: self.coordinator.edit_plan(edit, source="magic"))
+        record = self.bridge.run(lambda: self.coordinator.edit_plan(edit, via=Via.MAGIC))
         self.run()
         return record
 
@@ -319,8 +333,10 @@ class Pilot:
 
     def refresh(self) -> None:
         s = self.session
+        for card in self.cards:  # the cards shown before: live buttons only on open questions
+            card.close()
         self.status.value = (f"<b>dcpilot</b> on <code>{_esc(s.frame)}</code>: {_esc(s.state)} — "
-                             f"{sum(st.status == 'done' for st in s.plan)} steps done, "
+                             f"{sum(st.status == StepStatus.DONE for st in s.plan)} steps done, "
                              f"{len(s.open_decisions())} decisions open")
         self.cards = [DecisionCard(d, self._title(d), self._choose) for d in s.open_decisions()]
         self.cards_box.children = [c.widget for c in self.cards]
@@ -333,16 +349,10 @@ class Pilot:
 
     def _choose(self, decision_id: str, option_id: str, rationale: str) -> None:
         with self.output:
-            self.decide(decision_id, option_id, rationale)
-
-
-def _saved_hints(sidecar: Path) -> dict[str, Any] | None:
-    """The hints of the session saved in ``sidecar``; None when it is not read (not a session
-    file, a link, a FIFO, too large): it is replaced."""
-    try:
-        return Session.load(sidecar).hints
-    except (OSError, ValueError):
-        return None
+            try:
+                self.decide(decision_id, option_id, rationale)
+            except DecisionClosed as closed:  # a stale card: said, and nothing changes
+                display(Markdown(f"**Not recorded:** {md_text(closed)}."))
 
 
 def status_markdown(session: Session) -> str:
@@ -357,7 +367,7 @@ def status_markdown(session: Session) -> str:
     if open_:
         lines += ["", "**Waiting for a decision:**"]
         for d in open_:
-            options = ", ".join(f"`{o['id']}`" + (" (recommended)" if o["id"] == d.recommended else "")
+            options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
     if session.warnings:
@@ -380,16 +390,15 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None,
     (``episodes``: the library the steps come from, default the built-in one)."""
     task = session.task
     lines = ["## Data preparation decisions", "",
-             f"Task: {task.get('kind')} — outcome `{task.get('target')}`"
-             + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             f"Task: {task.kind} — outcome `{task.target}`"
+             + (f", duration `{task.time}`" if task.time else "")
+             + (f", entity `{task.id}`" if task.id else "")
              + f". Data: `{session.frame}` {session.diagnosis.get('shape') or ''}.", ""]
     decided = [d for d in session.decisions if d.decided]
     if not decided:
         lines.append("No decisions have been made yet.")
     who = {"user": "the analyst", "policy": "the approval policy (recommended option)"}
     for i, d in enumerate(decided, 1):
-        option = d.option() or {}
         step = next((st for st in session.plan if st.id == d.step_id), None)
         title = step.title if step else d.step_id
         columns = f" on {', '.join(f'`{c}`' for c in d.columns)}" if d.columns else ""
@@ -397,7 +406,7 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None,
         evidence = evidence_text(d.evidence)
         if evidence:
             lines.append(f"   - Evidence: {evidence}")
-        lines.append(f"   - Decision: **{md_text(option.get('label') or d.choice)}** (`{d.choice}`"
+        lines.append(f"   - Decision: **{md_text(d.chosen_label)}** (`{d.choice}`"
                      + (", the recommended option" if d.choice == d.recommended else "")
                      + f"), decided by {who.get(d.by or '', d.by)} at {d.at}"
                      + (f". Rationale: {md_text(d.rationale)}" if d.rationale else "") + ".")
@@ -426,21 +435,27 @@ class DCPilotMagics(Magics):
     @argument("--time", default=None)
     @argument("--id", dest="entity", default=None)
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
+    @argument("--dictionary", default=None, help="the study's codebook (docs/codebooks.md)")
+    @argument("--events", default=None, help="with a REDCap --dictionary: its instrument-event mapping CSV")
     @line_magic
     def dccheck(self, line: str) -> None:
-        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c] [--index first]``."""
+        """Diagnose a DataFrame: ``%dccheck df [--target y] [--time t] [--id c] [--index first]
+        [--dictionary codebook.csv]``."""
         import kernel_tools as kt
 
         args = parse_argstring(self.dccheck, line)
+        codebook = read_codebook("%dccheck", args.dictionary, args.events)
         try:
-            frame = self.shell.ev(args.frame)
+            frame = self._shell.ev(args.frame)
         except Exception as exc:  # the user's expression: say what it raised, not where
             raise UsageError(f"%dccheck: cannot evaluate {args.frame!r}: {type(exc).__name__}: {exc}") from None
         if not hasattr(frame, "columns"):
             raise UsageError(f"%dccheck needs a DataFrame; {args.frame!r} is a {type(frame).__name__}")
         check_columns("%dccheck", args.frame, frame, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
-        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index))
+        book = kt.read_dictionary(codebook["dictionary"], events=codebook.get("events")) if codebook else None
+        display(kt.diagnose(frame, target=args.target, time=args.time, id=args.entity, index=args.index,
+                            dictionary=book))
 
     @magic_arguments()
     @argument("frame", help="the name of a DataFrame variable")
@@ -451,6 +466,9 @@ class DCPilotMagics(Magics):
     @argument("--index", default=None, help="when a prediction is made: first | row | a date column")
     @argument("--approve", default=None,
               help="ask | recommended | none | decisions.json (default: c.DCPilot.default_approve, ask)")
+    @argument("--dictionary", default=None, help="the study's codebook: a REDCap data dictionary, a Table Schema, "
+              "a CSV/Markdown codebook or a labelled Stata/SPSS/SAS file (docs/codebooks.md)")
+    @argument("--events", default=None, help="with a REDCap --dictionary: its instrument-event mapping CSV")
     @argument("--notebook", default=None, help=f"where the session sidecar goes (default {INLINE_NOTEBOOK})")
     @argument("--new", action="store_true", help="start over even if a session exists")
     @argument("--budget", action="append", default=None, metavar="[STEP=]SECONDS",
@@ -467,42 +485,39 @@ class DCPilotMagics(Magics):
             raise UsageError(f"%dcplan needs the name of a DataFrame variable, not {args.frame!r}")
         from kernel_tools.lazy import is_lazy
 
-        value = self.shell.user_ns.get(args.frame)
+        value = self._shell.user_ns.get(args.frame)
         if not (isinstance(value, pd.DataFrame) or is_arrow_frame(value) or is_lazy(value)):  # polars: converted; Dask: lazy
-            frames = [n for n, v in self.shell.user_ns.items()
+            frames = [n for n, v in self._shell.user_ns.items()
                       if (isinstance(v, pd.DataFrame) or is_arrow_frame(v) or is_lazy(v)) and not n.startswith("_")]
             raise UsageError(f"%dcplan: no DataFrame named {args.frame!r} in this kernel{did_you_mean(args.frame, frames)}")
         check_columns("%dcplan", args.frame, value, target=args.target, time=args.time, id=args.entity,
                       index=None if args.index in INDEX_WORDS else args.index)
+        codebook = read_codebook("%dcplan", args.dictionary, args.events)
+        if codebook and is_lazy(value):
+            raise UsageError("%dcplan: a codebook is not read for Dask frames yet: diagnose a pandas frame")
         if args.approve is None:
             from .config import load_settings
 
             args.approve = load_settings().default_approve
-        try:
-            policy = ApprovalPolicy.from_spec(args.approve)
-        except ValueError as exc:
-            raise UsageError(f"%dcplan: {exc}") from None
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
-        hints = {"target": args.target, "time": args.time, "task": args.task, "id": args.entity,
-                 "index": args.index, "frames": [args.frame], "kernel": self.token}
         try:
+            request = Request(frame=args.frame, approve=args.approve, budget=args.budget,
+                              given=Given(target=args.target, time=args.time, id=args.entity, kind=args.task,
+                                          index=args.index),
+                              inputs=Inputs(frames=[args.frame], kernel=self.token,
+                                            dictionary=codebook.get("dictionary"), events=codebook.get("events")))
+            policy = request.policy(files=True)
             budgets = Budgets.from_spec(args.budget) if args.budget else None
         except ValueError as exc:
             raise UsageError(f"%dcplan: {exc}") from None
         pilot = self.pilot
-        same = (pilot is not None and not args.new and pilot.session.frame == args.frame
-                and Path(pilot.session.notebook) == notebook
-                and {k: pilot.session.hints.get(k) for k in hints} == hints)
-        if same:
+        if (pilot is not None and not args.new and Path(pilot.session.notebook) == notebook
+                and request.resumed_by(pilot.session)):
             pilot.coordinator.policy = policy
             if budgets is not None:
                 pilot.set_budgets(budgets)
         else:
-            sidecar = sidecar_path(notebook)
-            if os.path.lexists(sidecar) and (args.new or _saved_hints(sidecar) != hints):
-                sidecar.unlink()  # another kernel's checkpoints cannot be restored here
-            session = Session.for_notebook(notebook, frame=args.frame, hints=hints)
-            pilot = self.pilot = Pilot(self.shell, session, policy, budgets)
+            pilot = self.pilot = Pilot(self.shell, open_session(request, notebook, fresh=args.new), request)
         display(pilot.widget)
         pilot.run()
 
@@ -523,7 +538,10 @@ class DCPilotMagics(Magics):
         """Answer a decision without widgets (e.g. in a terminal): ``%dcdecide d3 drop --why "..."``."""
         args = parse_argstring(self.dcdecide, line)
         pilot = self._pilot()
-        pilot.decide(args.decision, args.option, args.why.strip("\"'"))
+        try:
+            pilot.decide(args.decision, args.option, args.why.strip("\"'"))
+        except DecisionClosed as closed:
+            raise UsageError(f"%dcdecide: {closed}") from None
         display(Markdown(status_markdown(pilot.session)))
 
     @magic_arguments()
@@ -605,7 +623,7 @@ class DCPilotMagics(Magics):
             raise UsageError(f"{magic}: {error.args[0]}") from None
         except (ValueError, EditRefused) as error:  # malformed, or not allowed now: nothing changed
             raise UsageError(f"{magic}: {error}") from None
-        display(Markdown(f"The user {md_text(record['text'])}.\n\n{status_markdown(pilot.session)}"))
+        display(Markdown(f"The user {md_text(record.text)}.\n\n{status_markdown(pilot.session)}"))
 
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:
@@ -629,6 +647,12 @@ class DCPilotMagics(Magics):
         model = pilot.coordinator.report().get("model")
         display(Markdown(decision_log_markdown(pilot.session, model, pilot.coordinator.episodes)))
 
+    @property
+    def _shell(self) -> Any:
+        """The IPython shell the magics were registered on (always set once they are)."""
+        assert self.shell is not None
+        return self.shell
+
     def _pilot(self) -> Pilot:
         if self.pilot is None:
             raise RuntimeError("no co-pilot session in this kernel yet: start one with %dcplan df --target y")
@@ -651,6 +675,25 @@ def library_markdown(session: Session, episodes: dict[str, Any]) -> str:
                      f"{', '.join(entry['params']) or ''} | "
                      + ("yes" if entry["addable"] else f"no: {md_text(entry['why_not'])}") + " |")
     return "\n".join(lines)
+
+
+def read_codebook(magic: str, dictionary: str | None, events: str | None) -> dict[str, str]:
+    """The codebook a magic was given, as absolute paths (``{}`` for none), read once here so a
+    file that is not a codebook is one UsageError before anything runs."""
+    from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+    if dictionary is None:
+        if events is not None:
+            raise UsageError(f"{magic}: --events (REDCap's instrument-event mapping) needs --dictionary")
+        return {}
+    found = {"dictionary": str(Path(dictionary).expanduser().resolve())}
+    if events is not None:
+        found["events"] = str(Path(events).expanduser().resolve())
+    try:
+        read_dictionary(found["dictionary"], events=found.get("events"))
+    except (DictionaryError, FileNotFoundError, ImportError, ValueError) as exc:
+        raise UsageError(f"{magic}: --dictionary {dictionary}: {exc}") from None
+    return found
 
 
 def check_columns(magic: str, name: str, frame: Any, **options: str | None) -> None:

@@ -24,6 +24,7 @@ from pydantic import Field, WithJsonSchema
 from kernel_tools.vocabulary import TASK_KINDS
 
 from . import agent_view
+from .engine import hosts
 from .engine.plan_edits import OPS, EditRefused
 from .engine.schema import schema_of
 from .engine.validation import problem
@@ -62,6 +63,12 @@ FrameName = Annotated[str, Field(min_length=1, max_length=MAX_ID, description="A
 SessionId = Annotated[str, Field(pattern="^[0-9a-f]{32}$", description="A co-pilot session id (from dcpilot_start_session, "
                                                                         "dcpilot_notebooks or dcpilot_list_frames).")]
 Column = Annotated[str | None, Field(max_length=MAX_NAME)]
+# the study's codebook and REDCap's event mapping: files relative to the notebook's folder (docs/codebooks.md)
+CodebookFile = Annotated[str | None, Field(max_length=MAX_PATH, description=(
+    "The study's codebook next to the notebook (a REDCap data dictionary, a Table Schema, a CSV or Markdown "
+    "codebook, a labelled Stata/SPSS/SAS file), relative to the notebook's folder."))]
+EventsFile = Annotated[str | None, Field(max_length=MAX_PATH, description=(
+    "With a REDCap dictionary: its instrument-event mapping CSV, relative to the notebook's folder."))]
 # annotations are read at run time (FastMCP builds the tools' input schemas from them): no
 # ``from __future__ import annotations`` here. Choices listed in the schema are checked by the
 # engine, as for the panel's requests (one place each)
@@ -172,7 +179,8 @@ async def dcpilot_list_frames(notebook: Notebook) -> Annotated[Json, shaped(agen
 
 @tool
 async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column = None, time: Column = None,
-                           task: Task = None) -> Annotated[Json, shaped(agent_view.DiagnosisAnswer)]:
+                           task: Task = None, dictionary: CodebookFile = None,
+                           events: EventsFile = None) -> Annotated[Json, shaped(agent_view.DiagnosisAnswer)]:
     """Diagnose a DataFrame without changing anything: what keeps it from a valid model (leaked
     columns, repeated entities, identifiers, outliers, label issues, missing values, dtypes...),
     each finding with its evidence and options. Name the target (and the duration column for
@@ -184,7 +192,10 @@ async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column 
     if task not in (None, "auto", *TASK_KINDS):
         raise ToolFailure(f"task must be auto or one of {list(TASK_KINDS)}, not {task!r}")
     hints = {"target": target, "time": time, "task": None if task in (None, "auto") else task}
-    diagnosis = await registry().bridge.calls(path).diagnose(frame, **hints)
+    hub = registry()
+    if dictionary is not None or events is not None:
+        hints.update(hub.codebook(hub.os_path(path), dictionary, events))
+    diagnosis = await hub.bridge.calls(path).diagnose(frame, **hints)
     return dict(agent_view.diagnosis_answer(path, frame, diagnosis, _share()))
 
 
@@ -192,6 +203,7 @@ async def dcpilot_diagnose(notebook: Notebook, frame: FrameName, target: Column 
 async def dcpilot_start_session(
         notebook: Notebook, frame: FrameName, target: Column = None, time: Column = None, task: Task = None,
         goal: Annotated[str | None, Field(max_length=MAX_TEXT, description="What the model is for, in words.")] = None,
+        dictionary: CodebookFile = None, events: EventsFile = None,
 ) -> Annotated[Json, shaped(agent_view.SessionStatus)]:
     """Start the data co-pilot on a DataFrame of a notebook: it diagnoses, plans, asks the person
     at each expert gate, writes and runs readable cells in the notebook (shown in its Data
@@ -199,7 +211,8 @@ async def dcpilot_start_session(
     session: when it already has one, use it (its id is in the error)."""
     hub, agent = registry(), agent_name()
     try:
-        hosted = await hub.open(notebook, frame=frame, target=target, time=time, task=task, goal=goal)
+        hosted = await hub.open(notebook, frame=frame, target=target, time=time, task=task, goal=goal,
+                                dictionary=dictionary, events=events)
     except SessionExists as error:
         raise ToolFailure(f"{notebook!r} already has a live co-pilot session {error.hosted.id}: use it "
                           "(dcpilot_status), or ask the person to start again") from error
@@ -238,7 +251,7 @@ async def dcpilot_answer_decision(
     to them in the panel and the chat as a proposal to accept (outcome 'proposed'), unless the
     user lets agents decide this gate (agent_may_decide; outcome 'decided', logged by agent)."""
     hosted, agent = registry().get(session_id), agent_name()
-    decision = hosted.decide(decision_id, choice, rationale, agent=agent)
+    decision = hosted.decide(decision_id, choice, rationale, via=hosts.agent(agent))
     status = _status(hosted)
     return {"outcome": "decided" if decision.decided else "proposed",
             "decision": next(d for d in status["decisions"] if d["id"] == decision.id),
@@ -267,7 +280,7 @@ async def dcpilot_edit_plan(
     found = problem(edit, PLAN_BODY, what="the edit")
     if found is not None:
         raise ToolFailure(found)
-    record = await hosted.edit(edit, source=f"agent {agent}")
+    record = await hosted.edit(edit, via=hosts.agent(agent))
     view = agent_view.session_view(hosted.session, _share())
     status = _status(hosted)
     return {"edit": dict(agent_view.edit_record(view, record)), "state": status["state"], "plan": status["plan"],

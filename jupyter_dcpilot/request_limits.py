@@ -59,6 +59,10 @@ SESSION_BODY: dict[str, Any] = {
             {"type": "array", "maxItems": 40, "items": _text(MAX_ID)}],
             "description": "seconds for every step, or an object of step -> seconds"}),
         "replace": {"type": "boolean"},
+        "dictionary": _optional(_text(MAX_PATH, minLength=1, description="the codebook's path, relative to the "
+                                      "notebook's folder")),
+        "events": _optional(_text(MAX_PATH, minLength=1, description="REDCap's instrument-event mapping, "
+                                  "relative to the notebook's folder")),
     },
 }
 

@@ -17,16 +17,16 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from kernel_tools.vocabulary import TASK_KINDS
+from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .config import DCPilot
-from .engine import decisions_file, fingerprint, impact, plan_edits, sidecar_io
+from .engine import fingerprint, impact, plan_edits
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
-from .engine.gatekeeping import ApprovalPolicy
-from .engine.hosts import CellResult
-from .engine.session import Decision, Session, sidecar_path
-from .engine.sharing import SHARE_MODES
+from .engine.factory import Request, build, open_session
+from .engine.hosts import CellResult, agent_name
+from .engine.session import Decision, EditRecord, Session, move_sidecar, sidecar_path
+from .engine.task import Given, Inputs, task_kind
 from .kernel_bridge import (
     KernelBridge,
     KernelBusyError,
@@ -39,9 +39,6 @@ from .kernel_bridge import (
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], None]
-
-
-PLANNERS = ("rules", "claude")
 
 
 class HostError(RuntimeError):
@@ -222,18 +219,6 @@ class BrowserNotebookHost:
         await self.request("delete_cells", cell_ids=list(cell_ids))
 
 
-def policy_from(approve: Any) -> ApprovalPolicy:
-    """``"ask"`` (default), ``"recommended"``, ``"none"`` or a decisions-file object (ValueError
-    naming what is wrong with it, see :mod:`jupyter_dcpilot.engine.decisions_file`)."""
-    if approve is None:
-        return ApprovalPolicy()
-    if isinstance(approve, str) and approve in ("ask", "recommended", "none"):
-        return ApprovalPolicy(mode=approve)
-    if isinstance(approve, dict):
-        return ApprovalPolicy(mode="file", choices=decisions_file.check(approve, "approve"))
-    raise ValueError(f"approve must be 'ask', 'recommended', 'none' or an object of choices, not {approve!r}")
-
-
 class HostedSession:
     """One notebook's engine session, its two hosts and the tasks driving its coordinator.
 
@@ -281,7 +266,7 @@ class HostedSession:
             if not restart:
                 return True
             running.cancel()
-        elif not restart and (decision.impact or {}).get("status") in ("running", "done"):
+        elif not restart and decision.impact is not None and decision.impact["status"] in ("running", "done"):
             return True
         decision.impact = {"status": "running"}  # at once: the answer to this request says so
         self._impacts[decision_id] = self._track(
@@ -302,26 +287,27 @@ class HostedSession:
         task.cancel()
         return True
 
-    async def edit(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
-        """Apply one plan edit (see engine.plan_edits), then carry on unless the next step still
-        waits for its answer; its record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's.
-        An agent (``source`` "agent <name>") cannot skip a step behind a gate it may not decide:
-        it proposes "skip" on the step's decision instead."""
+    async def edit(self, edit: dict[str, Any], via: str) -> EditRecord:
+        """Apply one plan edit (see engine.plan_edits) that came through ``via`` (the panel, the
+        chat, ``agent <name>``), then carry on unless the next step still waits for its answer; its
+        record. KeyError, ValueError and plan_edits.EditRefused as the coordinator's. An agent
+        cannot skip a step behind a gate it may not decide: it proposes "skip" on the step's
+        decision instead."""
         if self.closed:
             raise RuntimeError(f"the co-pilot session of {self.path} is closed")
-        if source.startswith("agent ") and edit.get("op") == "skip":
+        if agent_name(via) is not None and edit.get("op") == "skip":
             gate = self.session.step(str(edit.get("step"))).gate
             if gate and gate not in self.agent_may_decide:
                 raise plan_edits.EditRefused(
                     f"step {edit.get('step')} is behind the {gate} gate: only the person skips it; "
                     "answer its decision with 'skip' to propose that")
-        record = await self._track(self.coordinator.edit_plan(edit, source))
+        record: EditRecord = await self._track(self.coordinator.edit_plan(edit, via))
         self._stop_stale()
         for decision in self.session.open_decisions():  # e.g. new parameters: estimated again
             if decision.impact is None and decision.step_id in {st.id for st in self.session.plan
-                                                                 if st.status == "awaiting_decision"}:
+                                                                 if st.status == StepStatus.AWAITING_DECISION}:
                 self.estimate(decision.id)
-        if self.session.state != "blocked":  # else the waiting question's answer carries on
+        if self.session.state != SessionState.BLOCKED:  # else the waiting question's answer carries on
             self.resume()
         return record
 
@@ -329,7 +315,7 @@ class HostedSession:
         """What the panel needs to find a notebook's session again after a reload."""
         s = self.session
         return {"id": self.id, "path": self.path, "frame": s.frame,
-                "target": s.task.get("target") or s.hints.get("target"), "state": s.state,
+                "target": s.task.target or s.task.given.target, "state": s.state,
                 "created": s.created}
 
     def usage(self) -> dict[str, Any]:
@@ -340,31 +326,23 @@ class HostedSession:
                 "output_tokens": sum(int(u.get("output_tokens") or 0) for u in calls),
                 "cost_usd": round(sum(float(u.get("cost_usd") or 0.0) for u in calls), 6)}
 
-    def decide(self, decision_id: str, choice: str, rationale: str = "", agent: str | None = None) -> Decision:
-        """Record an answer and resume: the one path the panel, the chat and agents share.
-
-        The person's answer (``agent`` None) decides. An agent's (``agent``: its name) is a
-        proposal shown beside the question for the person to accept, unless the user lets agents
-        decide the decision's gate (:attr:`agent_may_decide`): then it decides, by "agent".
-        KeyError: no such decision; ValueError: already decided, or not one of its options.
-        ``"skip"`` is accepted on every decision but the task's (it rejects the step)."""
+    def decide(self, decision_id: str, choice: str, rationale: str = "", *, via: str) -> Decision:
+        """Record an answer that came through ``via`` (the panel, the chat, ``agent <name>``) and
+        resume, under the rules of :meth:`.engine.session.Session.decide`: KeyError for no such
+        decision, DecisionClosed (a ValueError) when it takes no answer now, ValueError for an
+        option it does not offer. The person's answer decides. An agent's is a proposal shown
+        beside the question for the person to accept, unless the user lets agents decide the
+        decision's gate (:attr:`agent_may_decide`): then it decides, by "agent"."""
+        agent = agent_name(via)
         decision = self.session.decision(decision_id)
-        if decision.decided:
-            raise ValueError(f"decision {decision_id} was already decided ({decision.choice})")
-        if decision not in self.session.open_decisions():
-            raise ValueError(f"decision {decision_id} asks nothing any more: its step is not waiting to run")
-        if choice == "skip" and decision.option("skip") is None and decision.gate != "task":
-            decision.options.append({"id": "skip", "label": "Skip", "description": "Do not run this step.",
-                                     "risk": "the issue stays in the data", "recommended": False,
-                                     "action": None})
         if agent is not None:
             self.session.propose(decision_id, choice, rationale, agent)
             if decision.gate not in self.agent_may_decide:
                 self.note_agent(agent, f"proposed {choice!r} for decision {decision_id} ({decision.gate}); "
                                        "it waits for the person to accept it")
                 return decision
+        self.session.decide(decision_id, choice, rationale, by="user" if agent is None else "agent", via=via)
         self.stop_estimate(decision_id)  # answered: its estimate would only take the kernel's time
-        self.session.decide(decision_id, choice, rationale, by="user" if agent is None else "agent")
         if agent is not None:
             self.note_agent(agent, f"decided {choice!r} for decision {decision_id} ({decision.gate}), "
                                    "a gate the user lets agents decide")
@@ -423,7 +401,7 @@ class HostedSession:
             if step is not None:
                 step.note = after_kernel_death(error)
                 s.changed("step", step=step.id, status=step.status, note=step.note)
-            s.state = "idle"
+            s.state = SessionState.IDLE
             s.changed("state", state=s.state)
             log.warning("dcpilot session %s: %s", self.id, error)
             return s.state
@@ -447,10 +425,10 @@ class HostedSession:
                             len(stuck), wait)
         s = self.session
         for step in s.plan:  # a step cut off mid-run is retried when the session resumes
-            if step.status == "running":
-                step.status, step.note = "failed", reason
-        if s.state == "running":
-            s.state = "idle"
+            if step.status == StepStatus.RUNNING:
+                step.status, step.note = StepStatus.FAILED, reason
+        if s.state == SessionState.RUNNING:
+            s.state = SessionState.IDLE
         try:
             s.changed("closed", reason=reason)  # saved, and the panel is told
         finally:
@@ -478,32 +456,55 @@ class SessionRegistry:
             raise ValueError(f"{path!r} is not a notebook path under the server root")
         return full
 
+    def codebook(self, notebook: Path, dictionary: str | None, events: str | None = None) -> dict[str, str]:
+        """The codebook of a request as absolute paths ({} for none): each path relative to the
+        notebook's folder (or to the server root when it starts with '/'), a file under the server
+        root, and read once here, so a wrong file is one clear error (ValueError) before anything runs."""
+        from kernel_tools.dictionary import DictionaryError, read_dictionary
+
+        if dictionary is None:
+            if events is not None:
+                raise ValueError("events (REDCap's instrument-event mapping) needs a dictionary")
+            return {}
+        found: dict[str, str] = {}
+        for key, given in (("dictionary", dictionary), ("events", events)):
+            if given is None:
+                continue
+            full = ((self.root / given.lstrip("/")) if given.startswith("/") else (notebook.parent / given)).resolve()
+            if self.root not in full.parents:
+                raise ValueError(f"{key} {given!r} is not a file under the server root")
+            if not full.is_file():
+                raise ValueError(f"{key} {given!r}: no such file next to {notebook.name}")
+            found[key] = str(full)
+        try:
+            read_dictionary(found["dictionary"], events=found.get("events"))
+        except (DictionaryError, ImportError, OSError, ValueError) as exc:
+            raise ValueError(f"dictionary {dictionary!r} cannot be read as a codebook: {exc}") from None
+        return found
+
     async def open(self, path: str, *, frame: str, target: str | None = None, task: str | None = None,
                    time: str | None = None, goal: str | None = None, approve: Any = None,
                    planner: str | None = None, model: str | None = None, share: str | None = None,
-                   budget: Any = None, replace: bool = False) -> HostedSession:
+                   budget: Any = None, replace: bool = False, dictionary: str | None = None,
+                   events: str | None = None) -> HostedSession:
         """The notebook's session (new, or loaded from its sidecar after a restart), running.
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
         the live one and starts afresh). ``planner`` "rules" (default) or "claude" with
         ``model`` (default: ``c.DCPilot.model``); ``share`` says what Claude may see; ``approve``
         defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
-        server's (see :mod:`.engine.budgets`)."""
+        server's (see :mod:`.engine.budgets`); ``dictionary``: the study's codebook (``events``:
+        REDCap's event mapping), see :meth:`codebook`."""
         path = path.lstrip("/")
-        if not frame.isidentifier():
-            raise ValueError(f"frame must be a Python variable name, not {frame!r}")
-        if task not in (None, "auto", *TASK_KINDS):
-            raise ValueError(f"task must be auto or one of {list(TASK_KINDS)}, not {task!r}")
-        planner, share = planner or "rules", share or "schema"
-        if planner not in PLANNERS:
-            raise ValueError(f"planner must be one of {list(PLANNERS)}, not {planner!r}")
-        if share not in SHARE_MODES:
-            raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
-        approve = approve if approve is not None else self.settings.default_approve
-        policy = policy_from(approve)
-        budgets = Budgets.from_spec(budget, base=self.budgets)
-        llm = planner_config(self.settings, model) if planner == "claude" else None
+        request = Request(frame=frame, given=Given(target=target, time=time, kind=task_kind(task)),
+                          inputs=Inputs(goal=goal, share=share or "schema"), planner=planner or "rules",
+                          approve=approve if approve is not None else self.settings.default_approve,
+                          budget=budget, model=model)
+        policy = request.policy()  # a bad approve (or budget, below) refused before anything starts
+        Budgets.from_spec(budget, base=self.budgets)
+        llm = planner_config(self.settings, model) if request.planner == "claude" else None
         notebook = self.os_path(path)
+        codebook = await asyncio.to_thread(self.codebook, notebook, dictionary, events)  # read off the event loop
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
         await self._check_frame(path, frame)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
@@ -512,27 +513,13 @@ class SessionRegistry:
                 raise SessionExists(self._by_id[existing])
             await self.discard(existing, reason="replaced by a new session")
             sidecar_path(notebook).unlink(missing_ok=True)
-        hints = {"target": target, "time": time, "task": task or "auto", "id": None, "goal": goal,
-                 "share": share}
+        request.inputs.dictionary, request.inputs.events = codebook.get("dictionary"), codebook.get("events")
         # read off the event loop: a sidecar may be anything a shared folder holds (sidecar_io.py)
-        session = await asyncio.to_thread(Session.for_notebook, notebook, frame=frame, hints=hints)
-        if session.frame != frame:  # a sidecar about another frame: start afresh
-            session = Session(notebook=str(notebook), path=session.path, frame=frame, hints=hints)
+        session = await asyncio.to_thread(open_session, request, notebook)
         await fingerprint.check_resumed(session, self.bridge.calls(path))  # the data it ran on?
-        if not session.trusted:  # history only: this request says what to do now
-            session.hints = hints
-        session.notebook = str(notebook)  # a sidecar moved with a renamed notebook or folder
-        session.hints["share"] = share
-        session.settings = {"planner": planner, "model": llm.model if llm else None, "share": share,
-                            "approve": approve, "budgets": budgets.to_dict()}
         host = BrowserNotebookHost(self.host_timeout)
-        probe = NotebookKernelProbe(self.bridge, path)
-        plan_with = None
-        if llm is not None:
-            from .engine.planners import ClaudePlanner
-
-            plan_with = ClaudePlanner(llm, share=share, kernel=probe)
-        coordinator = Coordinator(session, probe, host, policy=policy, planner=plan_with, budgets=budgets)
+        coordinator = build(request, session, NotebookKernelProbe(self.bridge, path), host, policy=policy,
+                            llm=llm, base=self.budgets)
         hosted = HostedSession(uuid.uuid4().hex, path, session, coordinator, host, bridge=self.bridge)
         hosted.agent_may_decide = frozenset(self.settings.agent_may_decide)
         self._by_id[hosted.id] = hosted
@@ -605,7 +592,7 @@ class SessionRegistry:
             self._move(hosted, new, source)
         if not moves and (self.root / path).suffix == ".ipynb" and (self.root / path).is_file():
             # signed again for its new name (a copy elsewhere is not); off the loop: it reads the file
-            await asyncio.to_thread(sidecar_io.move, self.root / source, self.root / path)
+            await asyncio.to_thread(move_sidecar, self.root / source, self.root / path)
         for hosted in stale:
             await self.discard(hosted.id, reason="the notebook was deleted")
         await self._follow_kernel_sessions(source, path, {new for _, new in moves})

@@ -11,39 +11,12 @@ vocabulary's, and ``wire_properties`` names the properties ``to_dict`` writes be
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-import numpy as np
-
+from kernel_tools.json_safe import to_json_safe
 from kernel_tools.vocabulary import GATES, SEVERITIES, FindingKind, Gate, Severity, finding_kinds
-
-
-def to_json_safe(value: Any) -> Any:
-    """Plain Python (str, int, float, bool, None, list, dict) for numpy/pandas values.
-
-    Evidence is built from numpy results; JSON has no int64, NaN or Timestamp, so everything
-    goes through here once instead of every detector remembering to convert.
-    """
-    if isinstance(value, dict):
-        return {str(k): to_json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, np.ndarray)):
-        return [to_json_safe(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
 
 
 @dataclass
@@ -97,6 +70,9 @@ class Finding:
         kinds = finding_kinds()
         if self.kind not in kinds:
             raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {kinds}")
+        self._check()
+
+    def _check(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
         if self.gate is not None and self.gate not in GATES:
@@ -127,15 +103,19 @@ class Finding:
 
     @classmethod
     def from_dict(cls, d: dict) -> Finding:
-        return cls(
-            kind=d["kind"],
-            columns=list(d["columns"]),
-            severity=d["severity"],
-            summary=d["summary"],
-            evidence=dict(d.get("evidence") or {}),
-            options=[Option.from_dict(o) for o in d.get("options") or []],
-            gate=d.get("gate"),
-        )
+        """A finding from its JSON (the kernel's, a sidecar's). Its kind is not checked against
+        this process's vocabulary: a detector of the kernel that wrote it may have declared it
+        (the co-pilot's server never loads the detectors); the rest is checked as always."""
+        kind = d["kind"]
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"a finding's kind must be a name, not {kind!r}")
+        finding = cls.__new__(cls)
+        finding.kind, finding.columns, finding.severity = kind, list(d["columns"]), d["severity"]
+        finding.summary, finding.evidence = d["summary"], dict(d.get("evidence") or {})
+        finding.options = [Option.from_dict(o) for o in d.get("options") or []]
+        finding.gate = d.get("gate")
+        finding._check()
+        return finding
 
 
 @dataclass
@@ -202,7 +182,3 @@ class Diagnosis:
 
         return diagnosis_html(self)
 
-
-def escape(text: Any) -> str:
-    """HTML-escape any value (used by the notebook display)."""
-    return html.escape(str(text))

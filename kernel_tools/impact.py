@@ -20,6 +20,7 @@ read what is done, a flag cancels it between fits), so the user's cells are neve
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
@@ -46,6 +47,9 @@ MODEL_SETTINGS = {"max_iter": 40, "learning_rate": 0.15, "max_leaf_nodes": 15, "
 # calls an option may make: each returns (frame, StepReport) and never mutates its input
 TRANSFORMS = ("drop_columns", "drop_rows", "aggregate_per_entity", "deduplicate", "fix_dtypes", "normalize_categories",
               "convert_units", "impute", "handle_outliers", "handle_label_issues")
+# options whose call the estimate does not refit, and why, in words
+NOT_ESTIMATED = {"to_intervals": "not estimated: (start, stop] intervals need the time-varying model, which "
+                                 "this quick refit does not fit; the verdict judges this choice after the run"}
 CLEANING_FLAGS = ("label_issue", "outlier")  # columns cleaning steps add: notes, never features
 BASELINE_HOWS = ("baseline", "first")
 
@@ -140,8 +144,7 @@ def option_impacts(
             raise
         except Exception as error:  # one option that cannot run must not hide the others
             impact = {"metric": METRICS[TaskKind(task)], "mean": None, "sd": None, "rows": None, "columns": None,
-                      "top_features": [], "flags": [], "scores": [],
-                      "error": f"{type(error).__name__}: {error}"[:300]}
+                      "top_features": [], "flags": [], "scores": [], "error": in_words(error)}
         impact["elapsed_s"] = round(perf_counter() - started, 3)
         impact["sample_rows"] = len(sample)
         results[option_id] = impact
@@ -172,7 +175,8 @@ def _apply(action: Mapping[str, Any] | None, frame: pd.DataFrame) -> tuple[pd.Da
         return frame, None
     function = action["function"]
     if function not in TRANSFORMS:
-        raise ValueError(f"{function!r} is not a transform whose impact can be estimated")
+        raise NotEstimated(NOT_ESTIMATED.get(function, f"the estimate does not refit '{function}' (it refits "
+                                                       "the data transforms only)"))
     import kernel_tools
 
     return getattr(kernel_tools, function)(frame, **dict(action.get("params") or {}))
@@ -212,7 +216,8 @@ def _one_option(sample, units, counts, action, *, target, task, time, groups, st
     kept = [c for c in out.columns]
     return {"metric": metric, "mean": _round(mean), "sd": _round(sd), "rows": int(len(out)),
             "columns": int(out.shape[1]), "top_features": top,
-            "flags": _flags(kept, features, action, flagged, index, metric, mean),
+            "flags": _flags(kept, features, action, flagged, index, metric, mean,
+                            one_row_each=groups is not None and groups in out.columns and out[groups].is_unique),
             "scores": [_round(s) for s in scores]}
 
 
@@ -244,7 +249,7 @@ def _split_types(frame: pd.DataFrame, features: list[str]) -> tuple[list[str], l
 
 def _target(frame: pd.DataFrame, target: str, task: str, time: str | None) -> tuple[np.ndarray, np.ndarray]:
     """The target as the model takes it, and which rows have one."""
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         from kernel_tools.diagnosis.task import event_indicator
         from kernel_tools.models.survival import survival_target
 
@@ -265,7 +270,7 @@ def _model(task: str, numeric: list[str], categorical: list[str], y: np.ndarray,
     from kernel_tools.models.pipelines import FeatureFrame
 
     features = FeatureFrame(numeric=numeric, categorical=categorical)
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         from sklearn.impute import SimpleImputer
         from sklearn.preprocessing import StandardScaler
 
@@ -275,7 +280,7 @@ def _model(task: str, numeric: list[str], categorical: list[str], y: np.ndarray,
                          ("scale", StandardScaler()), ("model", CoxPHEstimator(penalizer=0.1))])
     mask = [False] * len(numeric) + [True] * len(categorical)
     categorical_mask = mask if any(mask) else None
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         counts = pd.Series(y).value_counts()
         weight = "balanced" if len(counts) and counts.min() / counts.max() < 0.5 else None
         model = HistGradientBoostingClassifier(categorical_features=categorical_mask, class_weight=weight,
@@ -289,11 +294,11 @@ def _model(task: str, numeric: list[str], categorical: list[str], y: np.ndarray,
 def _score(model: Any, X: pd.DataFrame, y: np.ndarray, task: str) -> float | None:
     from sklearn.metrics import r2_score, roc_auc_score
 
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         from kernel_tools.models.survival import concordance
 
         return concordance(y, model.predict(X)) if y[:, 1].sum() > 0 else None
-    if task == "regression":
+    if task == TaskKind.REGRESSION:
         return float(r2_score(y, model.predict(X))) if len(np.unique(y)) > 1 else None
     classes = model.classes_
     present = np.unique(y)
@@ -312,7 +317,7 @@ def _fit_score(train, held, features, target, task, time, random_state) -> tuple
     held, y_held = held[known_held], y_held[known_held]
     if len(train) < 10 or len(held) < 5:
         return None, None
-    if task == "classification" and len(pd.unique(y_train)) < 2:
+    if task == TaskKind.CLASSIFICATION and len(pd.unique(y_train)) < 2:
         return None, None
     numeric, categorical = _split_types(train, features)
     model = _model(task, numeric, categorical, y_train, random_state)
@@ -345,8 +350,9 @@ def _top_features(model, held, features, target, task, time, random_state) -> li
 
 def _flags(kept: list[str], features: list[str], action: Mapping[str, Any] | None,
            flagged: Mapping[str, Sequence[str]], index: str | None, metric: str,
-           mean: float | None) -> list[str]:
-    """What would make a model on this option not valid, in words."""
+           mean: float | None, one_row_each: bool = False) -> list[str]:
+    """What would make a model on this option not valid, in words; ``one_row_each``: the frame
+    as the option leaves it has one row per entity (its records were aggregated already)."""
     out = []
 
     def named(columns: list[str]) -> str:
@@ -368,7 +374,7 @@ def _flags(kept: list[str], features: list[str], action: Mapping[str, Any] | Non
             how = params.get("how")
             if params.get("landmark") is None and how not in BASELINE_HOWS:
                 out.append(f"features take the '{how}' of every record: measured after the prediction time")
-        elif function is None and any(c in kept for c in flagged.get("time_varying", [])):
+        elif function is None and not one_row_each and any(c in kept for c in flagged.get("time_varying", [])):
             out.append("every record is a training row: later records know more than the prediction time")
     if mean is not None and metric in ("roc_auc", "c_index") and mean >= SUSPECT_SCORE:
         out.append(f"a score of {mean:.3f} is too good to be true")
@@ -376,6 +382,21 @@ def _flags(kept: list[str], features: list[str], action: Mapping[str, Any] | Non
 
 
 # -- in the background ------------------------------------------------------------------------
+class NotEstimated(ValueError):
+    """An option the estimate cannot refit; its message says why, in words."""
+
+
+def in_words(error: BaseException) -> str:
+    """Why an option (or the job) could not be estimated, as a sentence: never "ValueError: ..."."""
+    message = " ".join(str(error).split())
+    if isinstance(error, NotEstimated):
+        return message[:300]
+    if isinstance(error, KeyError):
+        return f"could not be estimated: {message} was not found"[:300]
+    kind = re.sub(r"(?<!^)(?=[A-Z])", " ", type(error).__name__).lower()
+    return (f"could not be estimated: {message}" if message else f"could not be estimated ({kind})")[:300]
+
+
 class ImpactJob:
     """:func:`option_impacts` in a daemon thread; :meth:`state` reads what is done so far.
 
@@ -430,7 +451,7 @@ class ImpactJob:
         except ImpactCancelled:
             status, error = "cancelled", None
         except Exception as exc:  # the poll says what went wrong; nothing is printed in the kernel
-            status, error = "failed", f"{type(exc).__name__}: {exc}"[:300]
+            status, error = "failed", in_words(exc)
         with self._lock:
             self.status, self.error = status, error
             self.elapsed = perf_counter() - self.started

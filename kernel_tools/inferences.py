@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from kernel_tools.findings import to_json_safe
+from kernel_tools.json_safe import to_json_safe
 from kernel_tools.vocabulary import Confidence, InferenceKind, values
 
 CONFIDENCES = values(Confidence)

@@ -75,6 +75,9 @@ def diagnose_json(name: str, **hints: Any) -> str:
 
     namespace = _user_namespace()
     hints = {k: v for k, v in hints.items() if v is not None}
+    events = hints.pop("events", None)
+    if hints.get("dictionary") is not None:  # the codebook's path (and REDCap's event mapping): read here
+        hints["dictionary"] = kt.read_dictionary(hints["dictionary"], events=events)
     diagnosis = _call_accepting(kt.diagnose, _frame(namespace, name), **hints)
     return json.dumps(diagnosis.to_dict(), default=str)
 

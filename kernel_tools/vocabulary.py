@@ -74,6 +74,13 @@ class TaskKind(StrEnum):
 
 
 METRIC = {TaskKind.CLASSIFICATION: "roc_auc", TaskKind.REGRESSION: "r2", TaskKind.SURVIVAL: "c_index"}
+# the metrics as a reader names them (notes, cards, reports): never "changes the c_index"
+METRIC_WORDS = {"roc_auc": "AUROC", "r2": "R²", "c_index": "C-index"}
+
+
+def metric_words(metric: object) -> str:
+    """``"c_index"`` → ``"C-index"``; a metric without a name in words as it is."""
+    return METRIC_WORDS.get(str(metric), str(metric))
 # ranking metrics, where 1.0 means perfect: a score this high from one column or one model is
 # more likely a leak than a discovery
 RANKING_METRICS = ("roc_auc", "c_index")
@@ -182,6 +189,18 @@ class StepStatus(StrEnum):
 
 
 PENDING = (StepStatus.PROPOSED, StepStatus.AWAITING_DECISION)
+# a step that ran to its end, one way or another: what an undo takes back
+RAN = (StepStatus.DONE, StepStatus.FAILED, StepStatus.RUNNING, StepStatus.SKIPPED)
+
+
+class SessionState(StrEnum):
+    """Where a co-pilot session is: ``BLOCKED`` waits for the expert's answer."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    BLOCKED = "blocked"
+    FINISHED = "finished"
+    FAILED = "failed"
 
 
 class EventType(StrEnum):
@@ -220,26 +239,24 @@ TASK_KINDS = values(TaskKind)
 
 VOCABULARIES: dict[str, type[StrEnum]] = {
     "Severity": Severity, "Gate": Gate, "StepGate": StepGate, "TaskKind": TaskKind, "FindingKind": FindingKind,
-    "StepStatus": StepStatus, "EventType": EventType, "Confidence": Confidence, "InferenceKind": InferenceKind,
-    "TimelineGroup": TimelineGroup, "EvidenceSource": EvidenceSource,
+    "StepStatus": StepStatus, "SessionState": SessionState, "EventType": EventType, "Confidence": Confidence,
+    "InferenceKind": InferenceKind, "TimelineGroup": TimelineGroup, "EvidenceSource": EvidenceSource,
 }
 
 
-def vocabulary_values(name: str) -> tuple[str, ...]:
-    """The strings of the vocabulary ``name``; for ``FindingKind``, every kind, with those the
-    detectors declare (their registry is loaded first, so the answer does not depend on what
-    happened to be imported)."""
+def vocabulary_values(name: str, kinds: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The strings of the vocabulary ``name``; for ``FindingKind``, ``kinds`` (every kind, with
+    those the detectors declare: :func:`kernel_tools.diagnosis.registry.every_finding_kind`),
+    else the kinds declared so far."""
     if name == "FindingKind":
-        from kernel_tools.diagnosis.registry import load_detectors
-
-        load_detectors()  # each detector declares its kinds where it registers
-        return finding_kinds()
+        return kinds if kinds is not None else finding_kinds()
     return values(VOCABULARIES[name])
 
 
-def typescript() -> str:
+def typescript(kinds: tuple[str, ...] | None = None) -> str:
     """The vocabularies as a TypeScript module (``labextension/src/vocabulary.ts``): the panel
-    imports these instead of spelling the strings; a test keeps the file equal to this text."""
+    imports these instead of spelling the strings; a test keeps the file equal to this text.
+    ``kinds``: every finding kind (:func:`kernel_tools.diagnosis.registry.every_finding_kind`)."""
 
     def const(name: str, items: tuple[str, ...]) -> str:
         body = "".join(f"\n  '{v}'," for v in items)
@@ -249,7 +266,7 @@ def typescript() -> str:
              "// from kernel_tools/vocabulary.py, the one place these strings are declared: do not edit.", ""]
     for name in VOCABULARIES:
         plural = _CONSTANT[name]
-        lines += [const(plural, vocabulary_values(name)), f"export type {name} = (typeof {plural})[number];", ""]
+        lines += [const(plural, vocabulary_values(name, kinds)), f"export type {name} = (typeof {plural})[number];", ""]
     lines += [const("PENDING", tuple(m.value for m in PENDING)),
               "/** A step not run yet (proposed, or waiting for the expert's answer). */",
               "export function isPending(status: string): boolean {",
@@ -257,22 +274,26 @@ def typescript() -> str:
               "/** The primary metric of each task kind. */",
               "export const METRIC: { [kind in TaskKind]: string } = {"]
     lines += [f"  {kind.value}: '{metric}'," for kind, metric in METRIC.items()]
+    lines += ["};", "", "/** The metrics as a reader names them. */",
+              "export const METRIC_WORDS: { [metric: string]: string } = {"]
+    lines += [f"  {metric}: '{words}'," for metric, words in METRIC_WORDS.items()]
     lines += ["};", ""]
     return "\n".join(lines)
 
 
 _CONSTANT = {"Severity": "SEVERITIES", "Gate": "GATES", "StepGate": "STEP_GATES", "TaskKind": "TASK_KINDS",
-             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "EventType": "EVENT_TYPES",
-             "Confidence": "CONFIDENCES", "InferenceKind": "INFERENCE_KINDS", "TimelineGroup": "TIMELINE_GROUPS",
-             "EvidenceSource": "EVIDENCE_SOURCES"}
+             "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "SessionState": "SESSION_STATES",
+             "EventType": "EVENT_TYPES", "Confidence": "CONFIDENCES", "InferenceKind": "INFERENCE_KINDS",
+             "TimelineGroup": "TIMELINE_GROUPS", "EvidenceSource": "EVIDENCE_SOURCES"}
 
 
 if __name__ == "__main__":
     import sys
 
     # this file runs as __main__: the detectors declare their kinds in kernel_tools.vocabulary
+    from kernel_tools.diagnosis.registry import every_finding_kind
     from kernel_tools.vocabulary import typescript as generated
 
     if sys.argv[1:] != ["--typescript"]:
         sys.exit("usage: python -m kernel_tools.vocabulary --typescript")
-    sys.stdout.write(generated())
+    sys.stdout.write(generated(every_finding_kind()))

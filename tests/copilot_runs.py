@@ -18,6 +18,7 @@ from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 
 # every gate answered with its recommended option, except the (slow) label-issue search
 FAST_POLICY = {"label_issues": "keep", "*": "recommended"}
@@ -56,7 +57,7 @@ def claude_coordinator(folder: Path, host: HeadlessHost, url: str, *, target: st
                        kernel: Any = None) -> tuple[Coordinator, Session]:
     notebook = folder / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": target, "task": task, "frames": ["df"]})
+                      task=Task(given=Given(target=target, kind=task)), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries,
                        timeout=timeout, model="claude-sonnet-4-6")

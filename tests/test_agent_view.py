@@ -11,18 +11,20 @@ from traitlets import TraitError
 from jupyter_dcpilot.agent_view import View, column_names, diagnosis_answer, report_answer, session_status
 from jupyter_dcpilot.config import DCPilot
 from jupyter_dcpilot.engine.notebook import decision_markdown
-from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
+from jupyter_dcpilot.engine.task import Task
+from jupyter_dcpilot.engine.wire import DecisionOption
 from jupyter_dcpilot.jupyter_ai_persona import chat_update, summary_markdown
+from kernel_tools.findings import Finding
 
 SECRET = "Zorblax-77"
 
 
 def session_with_a_question() -> Session:
-    s = Session(frame="df", task={"kind": "classification", "target": "y", "confirmed": True})
+    s = Session(frame="df", task=Task(kind="classification", target="y", confirmed=True))
     s.variables["columns"] = ["city", "income", "y"]
-    s.findings = [{"id": "outliers:income", "kind": "outliers", "columns": ["income"], "severity": "warning",
-                   "gate": "outliers", "summary": f"'income' has 3 extreme values such as '{SECRET}'",
-                   "evidence": {"count": 3, "rate": 0.01, "most_extreme": 987654.0, "example": SECRET}, "options": []}]
+    s.findings = [Finding("outliers", ["income"], "warning", f"'income' has 3 extreme values such as '{SECRET}'",
+                          {"count": 3, "rate": 0.01, "most_extreme": 987654.0, "example": SECRET}, gate="outliers")]
     step = Step(id="s1", episode="outliers", title=f"Clip 'income' at '{SECRET}'", gate="outliers", columns=["income"],
                 status="awaiting_decision", params={"columns": ["income"], "bounds": {"income": [0, 120000.0]}},
                 checks=[{"check": "retention", "message": f"value '{SECRET}' lost", "severity": "warning"}])
@@ -31,14 +33,14 @@ def session_with_a_question() -> Session:
         id="d1-abc", step_id="s1", gate="outliers", question=f"Clip 'income'? e.g. '{SECRET}'",
         evidence={"count": 3, "max": 987654.0}, recommended="clip", columns=["income"],
         chart={"title": "values", "unit": "", "bars": [{"label": SECRET, "value": 3.0}], "threshold": None},
-        options=[{"id": "clip", "label": "Clip", "description": f"clip at '{SECRET}'", "risk": "", "recommended": True,
-                  "action": {"function": "handle_outliers",
-                             "params": {"columns": ["income"], "method": "clip", "fill_value": SECRET,
-                                        "threshold": 3.5, "max": 987654.0, "mapping": {SECRET: "x"}}}},
-                 {"id": "keep", "label": "Keep", "description": "", "risk": "", "recommended": False, "action": None}])]
+        options=[DecisionOption("clip", "Clip", f"clip at '{SECRET}'", "", True,
+                                {"function": "handle_outliers",
+                                 "params": {"columns": ["income"], "method": "clip", "fill_value": SECRET,
+                                            "threshold": 3.5, "max": 987654.0, "mapping": {SECRET: "x"}}}),
+                 DecisionOption("keep", "Keep", "", "")])]
     step.decision_id = "d1-abc"
     s.checkpoints = [Checkpoint(id="c1", step_id="s0", label="before", names=["df"], cell_count=0,
-                                snapshot={"variables": {"columns": ["old_col"]}, "findings": []})]
+                                snapshot=Snapshot.from_dict({"variables": {"columns": ["old_col"]}, "findings": []}))]
     s.transcript = [{"at": "t", "kind": "observe", "text": f"saw '{SECRET}' in 'city'"}]
     return s
 

@@ -306,13 +306,14 @@ def test_before_and_after_records_render_their_quiet_counts_and_splice_into_the_
     records = {"before": {"commit": "aaa", "recorded": "then", "quality": [quiet], "sweep": [quiet, clean]},
                "after": {"commit": "bbb", "recorded": "now", "quality": [clean], "sweep": [clean, clean]}}
     section = report.audit_record_section(records)
+    assert section == audit_record.section(records)
     text = "\n".join(section)
     assert "quality suite 1 → 0; sweep 1 → 0" in text
     assert "**QUIETLY INVALID**: 'day'" in text and "| quality suite, after | bbb | now | 1 | 1 | 1 | **0** |" in text
     old = "# Benchmarks\n\n## Quality\n\nold\n\n## Diagnosis precision / recall\n\nrows\n"
-    spliced = report.splice(old, section)
+    spliced = audit_record.splice(old, section)
     assert spliced.index("## Quality") < spliced.index("## Quietly invalid") < spliced.index("## Diagnosis")
-    again = report.splice(spliced, report.audit_record_section({"after": records["after"]}))
+    again = audit_record.splice(spliced, audit_record.section({"after": records["after"]}))
     assert again.count("## Quietly invalid") == 1 and "| quality suite, before" not in again
     assert audit_record.counts(records["before"]["sweep"]) == {"runs": 2, "said_valid": 2, "audit_passed": 1,
                                                                "quietly_invalid": 1}

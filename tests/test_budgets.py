@@ -17,6 +17,7 @@ from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.errors import in_words
 from jupyter_dcpilot.engine.hosts import HeadlessHost, KernelDiedError
 from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.engine.worker import Worker
 from jupyter_dcpilot.probe import ProbeError, parse_reply
 
@@ -76,7 +77,7 @@ async def _host(tmp_path, timeout: float = 600.0) -> HeadlessHost:
 def _worker(tmp_path, host, budgets: Budgets, events: list) -> tuple[Worker, Session]:
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     session.subscribe(events.append)
     worker = Worker(session, host, host, library(), budgets=budgets, stop=host.interrupt, tick=0.2)

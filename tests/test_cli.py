@@ -256,6 +256,29 @@ def test_progress_lines_name_steps_and_say_where_the_outputs_are(tmp_path, capsy
     assert lines[-1].endswith(f"report: {out / 'report.html'} (and report.json)")
 
 
+@pytest.mark.slow
+def test_impact_estimates_every_gated_decision_of_a_headless_run(tmp_path, capsys):
+    """``--impact``: report.json's ``decisions[].options[].impact`` filled for the gates a headless
+    run answers (off by default: empty)."""
+    data = tmp_path / "rossi.csv"
+    demo_frame().head(300).to_csv(data, index=False)
+    decisions = tmp_path / "decisions.json"
+    decisions.write_text(json.dumps({"task": "confirm", "leakage": "drop"}))
+    runs = {}
+    for flag in ([], ["--impact"]):
+        out = tmp_path / ("with" if flag else "without")
+        code = main(["run", str(data), "--target", "arrest", "--time", "week", "--approve", str(decisions),
+                     "--out", str(out), *flag])
+        assert code == 2  # the next gate waits for an expert
+        runs[bool(flag)] = json.loads((out / "report.json").read_text())
+    leakage = [d for d in runs[True]["decisions"] if d["gate"] == "leakage"]
+    assert leakage and all(d["impact"]["status"] == "done" for d in leakage)
+    scored = [o["impact"] for d in leakage for o in d["options"] if o["impact"]]
+    assert scored and all(i["metric"] == "c_index" and isinstance(i["mean"], float) for i in scored)
+    assert all(o["impact"] is None for d in runs[False]["decisions"] for o in d["options"])
+    assert "c_index" in (tmp_path / "with" / "report.html").read_text()
+
+
 def test_a_bad_budget_is_refused_before_a_kernel_starts(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("a,y\n1,0\n2,1\n")

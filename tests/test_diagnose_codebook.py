@@ -220,3 +220,26 @@ def test_what_labels_say_relative_to_the_target(tmp_path: Path) -> None:
     assert said["seek"]["timing"] == "follow_up" and said["seek2"]["timing"] == "follow_up"
     assert "recoded from 'seek'" in said["seek2"]["reason"]
     assert "lwt" not in said and "income" not in said
+
+
+def test_a_redcap_export_is_one_finding_and_the_codebook_times_columns_without_a_target(project) -> None:
+    """Its events are the redcap_events finding, never also repeated measurements to aggregate;
+    without a target the codebook still times the columns; a private column is dropped, not parsed."""
+    for dictionary in (project["dictionary"], None):
+        d = kt.diagnose(project["df"], target="death", dictionary=dictionary)
+        assert d.by_kind("redcap_events") and not d.by_kind("repeated_measurements")
+    d = kt.diagnose(project["df"], dictionary=project["dictionary"])
+    timing = {c: t["timing"] for c, t in d.column_stats["timing"].items()}
+    assert {timing[c] for c in FOLLOW_UP} == {"follow_up"} and timing["age"] == "baseline"
+    assert "phone" not in timing  # an identifier is no feature to time
+    parsed = {c for f in d.by_kind("numeric_as_text") for c in f.columns}
+    assert "dob" not in parsed and "dob" in identifiers(d)
+    assert "dob" in {c for f in kt.diagnose(project["df"]).by_kind("numeric_as_text") for c in f.columns}
+
+
+def test_a_date_of_birth_is_never_the_moment_of_prediction(tmp_path: Path) -> None:
+    df, dictionary = kt.read_file(labelled_stata(tmp_path / "cohort.dta"))
+    forget_private()
+    assert kt.diagnose(df, target="died").task["index"]["column"] == "v9"  # the only date: taken without labels
+    with_it = kt.diagnose(df, target="died", dictionary=dictionary).task["index"]
+    assert with_it["column"] is None and with_it["kind"] == "row"

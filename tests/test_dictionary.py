@@ -205,3 +205,12 @@ def test_the_load_cell_reads_a_labelled_file_with_its_codebook(tmp_path: Path) -
     exec(cell, namespace)  # the cell as the notebook runs it
     assert list(namespace["df"]["v2"].cat.categories) == ["Male", "Female"]
     assert namespace["df_codebook"].field("v7").label == "Quality of life score at 12 months"
+
+
+def test_a_blank_string_of_a_stata_file_is_a_missing_value(tmp_path: Path) -> None:
+    """Stata's only missing string is the empty one: as a CSV's blank field, it is missing (a
+    subtype recorded only for those who progressed is blank for everyone else)."""
+    path = tmp_path / "blank.dta"
+    pd.DataFrame({"pcdx": ["MM", "", "AM", ""], "age": [60, 70, 80, 90]}).to_stata(path, write_index=False, version=118)
+    df, _ = kt.read_file(path)
+    assert df["pcdx"].isna().tolist() == [False, True, False, True] and df["age"].tolist() == [60, 70, 80, 90]

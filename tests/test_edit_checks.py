@@ -66,7 +66,7 @@ async def test_params_edits_on_a_live_session_refuse_nan_and_change_nothing(tmp_
     for params, said in (({"test_size": NAN}, "test_size must be a finite number, not nan"),
                          ({"test_size": 0.9}, "test_size must be at most 0.5")):
         with pytest.raises(ValueError, match=said):
-            await coord.edit_plan({"op": "params", "step": split.id, "params": params})
+            await coord.edit_plan({"op": "params", "step": split.id, "params": params}, via="panel")
     assert session.to_dict()["plan"] == before["plan"] and session.plan_edits == []
     with pytest.raises(ValueError, match="must be a number, not 'nan'"):
         plan_edits.parse_pairs("outliers", ["threshold=nan"])  # the chat's and the magics' words
@@ -113,9 +113,9 @@ def test_the_documented_decisions_file_edits_run_through_the_command_line(tmp_pa
     assert code in (0, 2) and "Traceback" not in err and "string indices" not in err, err  # before: died here
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     edits = {(e["op"], e["episode"]) for e in report["plan_edits"]}
-    assert ("add", "deduplicate") in edits and all(e["source"] == "decisions file" for e in report["plan_edits"])
+    assert ("add", "deduplicate") in edits and all(e["via"] == "decisions file" for e in report["plan_edits"])
     assert any(s["episode"] == "deduplicate" and "added" in s["by_user"] for s in report["steps"])
-    assert "edit: the user added" in err and "(Deduplicate" in err
+    assert "edit: the user in the decisions file added" in err and "(Deduplicate" in err
 
 
 @pytest.mark.parametrize("plan,said", [

@@ -10,10 +10,11 @@ import pytest
 
 import kernel_tools as kt
 from jupyter_dcpilot.engine.charts import chart_for
+from kernel_tools.findings import Finding
 
 
 @pytest.fixture(scope="module")
-def findings() -> dict[str, dict]:
+def findings() -> dict[str, Finding]:
     rng = np.random.default_rng(0)
     n = 300
     age = rng.normal(45, 12, n).round()
@@ -24,11 +25,11 @@ def findings() -> dict[str, dict]:
     income[:5] = 1e7
     df = pd.DataFrame({"age": age, "tenure": tenure, "income": income,
                        "complained": np.where(rng.random(n) < 0.03, 1 - y, y), "churned": y})
-    found = {f["kind"]: f for f in kt.diagnose(df, target="churned").to_dict()["findings"]}
+    found = {f.kind: f for f in kt.diagnose(df, target="churned").findings}
     from lifelines.datasets import load_stanford_heart_transplants
 
-    visits = kt.diagnose(load_stanford_heart_transplants(), target="event").to_dict()["findings"]
-    found.update({f["kind"]: f for f in visits if f["kind"] == "repeated_measurements"})
+    visits = kt.diagnose(load_stanford_heart_transplants(), target="event").findings
+    found.update({f.kind: f for f in visits if f.kind == "repeated_measurements"})
     return found
 
 
@@ -38,7 +39,7 @@ def values(chart: dict) -> dict[str, float]:
 
 def test_leakage_chart_compares_the_column_with_the_best_other_feature(findings) -> None:
     chart = chart_for(findings["target_leakage"])
-    evidence = findings["target_leakage"]["evidence"]
+    evidence = findings["target_leakage"].evidence
     assert values(chart) == {"complained": evidence["score"], "best other feature": evidence["next_best_score"]}
     assert chart["unit"] == "roc_auc" and chart["threshold"] == pytest.approx(0.95)
     assert values(chart)["complained"] > values(chart)["best other feature"]
@@ -50,7 +51,7 @@ def test_missing_outlier_label_and_aggregation_charts(findings) -> None:
     outliers = chart_for(findings["outliers"])
     assert values(outliers)["income"] == pytest.approx(5 / 300, abs=1e-4) and outliers["unit"] == "share of rows"
     labels = chart_for(findings["label_issues"])
-    ev = findings["label_issues"]["evidence"]
+    ev = findings["label_issues"].evidence
     assert sum(values(labels).values()) == pytest.approx(len(ev["given_labels"]) / ev["sample_size"])
     assert all(label.startswith("recorded '") for label in values(labels))
     visits = chart_for(findings["repeated_measurements"])
@@ -62,10 +63,10 @@ def test_missing_outlier_label_and_aggregation_charts(findings) -> None:
 
 def test_no_chart_without_numbers() -> None:
     assert chart_for(None) is None
-    assert chart_for({"kind": "survival_setup", "evidence": {"events": 3}}) is None
-    assert chart_for({"kind": "target_leakage", "columns": ["x"], "evidence": {"score": float("nan")}}) is None
-    assert chart_for({"kind": "outliers", "evidence": "not a dict"}) is None
-    many = {"kind": "missing_values", "evidence": {"columns": {f"c{i}": {"missing_rate": i / 100} for i in range(30)}}}
+    assert chart_for(Finding("survival_setup", [], "info", "", {"events": 3})) is None
+    assert chart_for(Finding("target_leakage", ["x"], "critical", "", {"score": float("nan")})) is None
+    assert chart_for(Finding("outliers", [], "info", "", "not a dict")) is None  # type: ignore[arg-type]
+    many = Finding("missing_values", [], "info", "", {"columns": {f"c{i}": {"missing_rate": i / 100} for i in range(30)}})
     chart = chart_for(many)
     assert len(chart["bars"]) == 12 and chart["bars"][0] == {"label": "c29", "value": 0.29}  # worst first
 
@@ -78,7 +79,7 @@ def test_a_recoded_outcome_is_charted_as_agreement_against_chance() -> None:
     copy = np.where(rng.random(n) < 0.1, np.where(y == "benign", "malignant", "benign"), y)
     df = pd.DataFrame({"x": x, "z": rng.normal(size=n), "review": copy, "y": y})
     (leak,) = [f for f in kt.diagnose(df, target="y").to_dict()["findings"] if f["kind"] == "target_leakage"]
-    chart = chart_for(json.loads(json.dumps(leak)))
+    chart = chart_for(Finding.from_dict(json.loads(json.dumps(leak))))  # as the engine reads the kernel's JSON
     bars = values(chart)
     assert chart["unit"] == "share" and chart["threshold"] is None
     assert 0.85 < bars["review equals the outcome"] < 0.95 and bars["by chance (majority class)"] < 0.6

@@ -12,6 +12,7 @@ from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.llm import LLMConfig, cost_usd
 from jupyter_dcpilot.engine.planners import ClaudePlanner
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 
 
 def plan_answer(steps=(), backtrack=None):
@@ -27,13 +28,13 @@ def setup(tmp_path, url, policy="recommended", retries=2, timeout=5.0, fail_on=(
     kernel = FakeKernel(diagnosis)
     notebook = FakeNotebook(kernel, fail_on=fail_on)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     config = LLMConfig(api_key="test-key", base_url=url, max_retries=retries, corrections=corrections,
                        timeout=timeout, model="claude-sonnet-4-6")
     planner = ClaudePlanner(config)
     coordinator = Coordinator(session, kernel, notebook, planner=planner,
-                              policy=ApprovalPolicy.from_spec(policy))
+                              policy=ApprovalPolicy.from_spec(policy, files=True))
     return coordinator, kernel, notebook, session
 
 
@@ -210,7 +211,7 @@ async def test_custom_code_from_an_instruction_is_shown_and_never_auto_approved(
         step = next(s for s in session.plan if s.episode == "custom")
         decision = session.decision(step.decision_id)
         assert decision.gate == "custom_code" and decision.choice is None
-        assert "df = df[df['income'] >= 0]" in decision.options[0]["description"]
+        assert "df = df[df['income'] >= 0]" in decision.options[0].description
         assert not any("income'] >= 0" in c for c in notebook.ran)
         session.decide(decision.id, "run", "checked the code")
         assert await coord.run_until_blocked() == "finished"

@@ -11,15 +11,16 @@ from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis, finding, opt
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.report import model_validity
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 
 
 def make(tmp_path, policy="recommended", diagnosis=None, fail_on=(), **kernel):
     kernel_ = FakeKernel(diagnosis or churn_diagnosis(), **kernel)
     notebook = FakeNotebook(kernel_, fail_on=fail_on)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
-    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
+    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy, files=True)
     return Coordinator(session, kernel_, notebook, policy=pol), kernel_, notebook, session
 
 
@@ -71,7 +72,7 @@ async def test_recommended_policy_backtracks_when_too_few_rows_are_kept(tmp_path
     assert len(undone) == 1 and len(done) == 1
     assert session.decision(undone[0].decision_id).choice == "remove"
     assert session.decision(done[0].decision_id).choice == "clip"  # the excluded option is gone
-    assert "remove" not in [o["id"] for o in session.decision(done[0].decision_id).options]
+    assert "remove" not in [o.id for o in session.decision(done[0].decision_id).options]
     assert session.exclusions["outliers:income"] == ["remove"]
     assert undone[0].checkpoint_id in kernel.restored and kernel.rows == 200
     assert not any("action='remove'" in c for c in notebook.sources())  # its cell was deleted
@@ -124,7 +125,7 @@ async def test_decisions_file_with_an_unknown_choice_is_a_clear_error(tmp_path):
 
 def test_policy_spec_errors():
     with pytest.raises(ValueError, match="ask, recommended, none or a JSON file"):
-        ApprovalPolicy.from_spec("sometimes")
+        ApprovalPolicy.from_spec("sometimes", files=True)
 
 
 async def test_suspicious_score_backtracks_before_the_split_and_asks_about_the_top_feature(tmp_path):

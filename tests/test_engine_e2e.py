@@ -17,6 +17,7 @@ from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.notebook import load_cell
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import probe_expression
 
 
@@ -167,11 +168,11 @@ async def test_rejected_step_backtracks_in_a_real_kernel(tmp_path):
     df.to_csv(tmp_path / "data.csv", index=False)
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)),
-                      hints={"target": "churned", "frames": ["df"]})
+                      task=Task(given=Given(target="churned")), inputs=Inputs(frames=["df"]))
     async with HeadlessHost(notebook) as host:
         await host.run_cell(load_cell([str(tmp_path / "data.csv")], ["df"]), {"dcpilot": {"step": "load"}})
         session.variables["imports"] = True
-        coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec(fast_policy(tmp_path)))
+        coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec(fast_policy(tmp_path), files=True))
         assert await coord.run_until_blocked() == "finished"
         first = next(s for s in session.plan if s.episode == "impute" and s.status == "done")
         first_choice = session.decision(first.decision_id).choice

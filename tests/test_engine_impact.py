@@ -18,8 +18,11 @@ from jupyter_dcpilot.engine import impact
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.report_html import render_html, report_details
-from jupyter_dcpilot.engine.session import Decision, Session, Step
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
+from jupyter_dcpilot.engine.task import Task
+from jupyter_dcpilot.engine.wire import DecisionOption
 from kernel_tools import probes
+from kernel_tools.findings import Finding
 
 
 class InProcessKernel:
@@ -51,12 +54,12 @@ def frame(n=400, seed=0):
 
 def session_with(decision_options, gate="leakage", episode="remove_leakage", tmp_path=None, columns=("leak",)):
     s = Session(path=str(tmp_path / ".nb.ipynb.dcpilot.json") if tmp_path else None,
-                task={"kind": "classification", "target": "y", "confirmed": True})
+                task=Task(kind="classification", target="y", confirmed=True))
     s.variables["columns"] = ["x", "const", "leak", "age", "y"]
-    s.findings = [{"id": "target_leakage:leak", "kind": "target_leakage", "columns": ["leak"], "gate": "leakage",
-                   "evidence": {"timing": "follow_up"}, "options": []}]
+    s.findings = [Finding("target_leakage", ["leak"], "critical", "leak", {"timing": "follow_up"}, gate="leakage")]
     s.plan = [Step(id="s2", episode=episode, title="step", gate=gate, columns=list(columns), status="awaiting_decision")]
-    d = Decision(id="d1-abc", step_id="s2", gate=gate, question="?", options=decision_options,
+    d = Decision(id="d1-abc", step_id="s2", gate=gate, question="?",
+                 options=[DecisionOption.from_dict(o) for o in decision_options],
                  recommended=decision_options[0]["id"], columns=list(columns))
     s.plan[0].decision_id = d.id
     s.decisions = [d]
@@ -71,13 +74,13 @@ async def test_the_card_fills_in_option_by_option_and_says_how_much_the_choice_m
     s.subscribe(lambda e: events.append(e) if e["type"] == "impact" else None)
     assert impact.wanted(s, d)
     info = await impact.estimate(s, InProcessKernel(namespace), d, library(), poll=0.05)
-    drop, keep = (o["impact"] for o in d.options)
+    drop, keep = (o.impact for o in d.options)
     assert set(drop) >= {"metric", "mean", "sd", "rows", "columns", "top_features", "flags"}
     assert keep["mean"] > drop["mean"] and keep["top_features"][0] == "leak"
     assert any("uses follow-up data: 'leak'" in f for f in keep["flags"])  # the finding's timing evidence
-    assert info["status"] == "done" and info["best"] == "keep" and "changes the roc_auc by up to" in info["note"]
+    assert info["status"] == "done" and info["best"] == "keep" and "changes the AUROC by up to" in info["note"]  # metric names in words
     assert events[0]["impact"]["status"] == "running" and events[-1]["impact"]["status"] == "done"
-    assert Session.load(s.path).decisions[0].options[1]["impact"]["mean"] == keep["mean"]  # in the sidecar
+    assert Session.load(s.path).decisions[0].options[1].impact["mean"] == keep["mean"]  # in the sidecar
     report = build_report(s, None)
     entry = report["decisions"][0]
     assert entry["options"][1]["impact"]["mean"] == keep["mean"] and entry["impact"]["best"] == "keep"
@@ -127,9 +130,23 @@ def test_label_issue_options_are_estimated_with_an_entitys_rows_together():
     s, d = session_with([option("flag", True, "handle_label_issues", action="flag"), option("keep")],
                         gate="label_issues", episode="label_issues", columns=("y",))
     s.variables["train_columns"] = ["pid", "x", "y"]
-    s.task["id"] = "pid"
+    s.task.id = "pid"
     args = impact.request(s, d, library())
     assert args["groups"] == "pid"
     assert args["options"][0]["action"]["params"] == {"action": "flag", "groups": "pid"}
     s.variables["train_columns"] = ["x", "y"]  # the id dropped since: nothing to group by
     assert "groups" not in impact.request(s, d, library())["options"][0]["action"]["params"]
+
+
+def test_after_an_aggregation_the_request_flags_no_time_varying_columns():
+    """The estimate is told which columns vary between an entity's records from the diagnosis of
+    the frame as it is now: the findings before an aggregation (in its checkpoint) no longer hold."""
+    s, d = session_with([option("clip", True, "handle_outliers", columns=["age"], action="clip"), option("keep")],
+                        gate="outliers", episode="outliers", columns=("age",))
+    repeated = Finding("repeated_measurements", ["pid"], "critical", "", {"time_varying_columns": ["age"]})
+    s.findings.append(repeated)
+    assert impact.request(s, d, library())["flagged"]["time_varying"] == ["age"]
+    s.findings.remove(repeated)  # aggregated: the new diagnosis finds no repeated records
+    s.checkpoints = [Checkpoint(id="k1", step_id="s1", label="before", names=["df"], cell_count=0,
+                                snapshot=Snapshot.from_dict({"findings": [repeated.to_dict()]}))]
+    assert impact.request(s, d, library())["flagged"]["time_varying"] == []

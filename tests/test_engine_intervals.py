@@ -7,6 +7,7 @@ from engine_fakes import FakeKernel, FakeNotebook, finding
 
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.engine.validity import audit
 
 MODEL = {"metric": "c_index", "cv_score": 0.89, "holdout_score": 0.93, "model_name": "Time-varying Cox (penalized)",
@@ -30,7 +31,7 @@ def make(tmp_path, diagnosis, columns, policy):
     kernel.columns = list(columns)
     notebook = FakeNotebook(kernel)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "status", "time": columns[2], "frames": ["df"]})
+                      task=Task(given=Given(target="status", time=columns[2])), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     return Coordinator(session, kernel, notebook, policy=policy), kernel, notebook, session
 
@@ -53,7 +54,7 @@ async def test_the_time_varying_option_fits_the_interval_model(tmp_path):
     model = [c for c in code if "model = " in c]
     assert model == [c for c in code if "model = kt.fit_evaluate_intervals(train, id='id', start='day', "
                      "stop='futime', event='status', test=test, preprocess=[])" in c] and model
-    assert session.task["start"] == "day" and session.task["stop"] == "futime"
+    assert session.task.start == "day" and session.task.stop == "futime"
     # the event moves to the interval that ends at it: the post-step checks allow that change
     validate = [kw for name, _, kw in kernel.calls if name == "validate_json"]
     assert validate[0]["expect"] == {"target_changes": True}
@@ -65,7 +66,7 @@ async def test_the_time_varying_option_fits_the_interval_model(tmp_path):
     # undone, the intervals are gone and so is what the task knew of them
     aggregation = next(s for s in session.plan if s.episode == "aggregate")
     await coord.undo(aggregation.checkpoint_id)
-    assert "start" not in session.task and "stop" not in session.task
+    assert session.task.start is None and session.task.stop is None
 
 
 async def test_the_first_visit_still_fits_the_usual_model(tmp_path):

@@ -13,7 +13,9 @@ from jupyter_dcpilot.engine import gatekeeping, history, model_audit, plan_merge
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.planners import PlanUpdate
 from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.engine.task import Inputs, Task
 from jupyter_dcpilot.engine.worker import Worker
+from kernel_tools.findings import Finding, Option
 
 
 def renamed(episodes, old, new, **changes):
@@ -25,7 +27,7 @@ def renamed(episodes, old, new, **changes):
 
 def test_a_planner_revision_keeps_ids_decisions_and_what_only_the_expert_drops():
     episodes = renamed(library(), "custom", "free_code")  # only_expert_drops travels with the entry
-    s = Session(task={"kind": "classification", "target": "y"})
+    s = Session(task=Task(kind="classification", target="y"))
     kept = Step(id="s1", episode="free_code", title="my code", code="df = df", gate="custom_code")
     impute = Step(id="s2", episode="impute", title="Impute", finding_ids=["missing:a"], decision_id="d1")
     stale = Step(id="s3", episode="outliers", title="Outliers", finding_ids=["outliers:b"])
@@ -41,22 +43,26 @@ def test_a_planner_revision_keeps_ids_decisions_and_what_only_the_expert_drops()
 
 def test_the_task_card_is_asked_by_an_episode_whose_answer_is_the_task_whatever_its_id():
     episodes = renamed(library(), "confirm_task", "check_task")
-    s = Session(task={"kind": "regression", "target": "y", "time": "t", "id": "pid"})
+    s = Session(task=Task(kind="regression", target="y", time="t", id="pid"))
     step = Step(id="s1", episode="check_task", title="Task", gate="task")
     decision = gatekeeping.new_decision(s, step, episodes["check_task"])
-    ids = [o["id"] for o in decision.options]
+    ids = [o.id for o in decision.options]
     assert ids[0] == "confirm" and {"classification", "survival", "index:first", "index:row"} <= set(ids)
     assert step.decision_id == decision.id and s.decisions == [decision]
+    assert decision.rejects is None  # confirmed or corrected, never rejected ("Reject (It is classification)")
     gatekeeping.apply_task_answer(s, "index:row")
-    assert s.hints["index"] == "row" and s.diagnosed_version == -1 and s.task["confirmed"]
+    assert s.task.given.index == "row" and s.diagnosed_version == -1 and s.task.confirmed
+    assert s.task.diagnosis_args()["index"] == "row"  # the user's word, told to the next diagnosis
 
 
 def test_a_policy_answers_and_a_reopened_decision_waits_for_the_expert():
-    s = Session(findings=[{"id": "missing:a", "summary": "a is missing", "evidence": {}, "options": [
-        {"id": "impute", "recommended": True, "action": {"function": "impute", "params": {}}},
-        {"id": "keep", "recommended": False, "action": None}]}])
-    step = Step(id="s1", episode="impute", title="Impute", gate="imputation", finding_ids=["missing:a"])
+    s = Session(findings=[Finding("missing_values", ["a"], "warning", "a is missing", {}, [
+        Option("impute", "Impute", "", "", True, {"function": "impute", "params": {}}),
+        Option("keep", "Keep", "", "")], "imputation")])
+    step = Step(id="s1", episode="impute", title="Impute", gate="imputation", finding_ids=["missing_values:a"])
+    s.plan = [step]
     decision = gatekeeping.new_decision(s, step, library()["impute"])
+    assert decision.rejects == "keep"  # the option that changes nothing declines the step
     policy = gatekeeping.ApprovalPolicy(mode="recommended")
     assert asyncio.run(gatekeeping.answer(s, step, decision, policy)) and decision.choice == "impute"
     decision.reopen("undone by the user")
@@ -88,7 +94,7 @@ def test_a_backtrack_request_takes_the_experts_rejection_first():
 
 def test_an_episode_without_a_call_runs_its_own_cell_whatever_its_id():
     episodes = renamed(library(), "explain", "importance", source="model.importance[:3]")
-    s = Session(task={"kind": "classification", "target": "y"}, variables={"imports": True})
+    s = Session(task=Task(kind="classification", target="y"), variables={"imports": True})
     step = Step(id="s1", episode="importance", title="Importance")
     source = Worker(s, None, None, episodes).code(step, None, {})  # type: ignore[arg-type]
     assert source is not None and source.splitlines()[-1] == "model.importance[:3]"
@@ -98,11 +104,9 @@ def test_the_rules_planner_joins_several_files_with_the_episode_that_combines_fr
     from jupyter_dcpilot.engine.planners import RulePlanner
 
     episodes = renamed(library(), "join_files", "merge_inputs")
-    s = Session(task={"kind": "regression", "target": "y"}, hints={"frames": ["a", "b"]})
-    s.findings = [{"id": "join_keys:pid", "kind": "join_keys", "columns": ["pid"], "severity": "info",
-                   "summary": "pid joins a and b", "evidence": {}, "gate": None,
-                   "options": [{"id": "join", "recommended": True,
-                                "action": {"function": "join_frames", "params": {"on": "pid"}}}]}]
+    s = Session(task=Task(kind="regression", target="y"), inputs=Inputs(frames=["a", "b"]))
+    s.findings = [Finding("join_keys", ["pid"], "info", "pid joins a and b", options=[
+        Option("join", "Join", "", "", True, {"function": "join_frames", "params": {"on": "pid"}})])]
     steps = RulePlanner(episodes).propose(s)
     join = [st for st in steps if st.episode == "merge_inputs"]
     assert len(join) == 1 and join[0].finding_ids == ["join_keys:pid"] and join[0].params["on"] == "pid"
@@ -121,11 +125,11 @@ def test_the_verdict_finds_the_aggregation_split_model_and_custom_steps_whatever
                                "train_evaluate", "fit_model"), "custom", "free_code")
     model = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
              "features": ["age"], "grouped": True, "warnings": [], "importance": []}
-    s = Session(task={"kind": "survival", "target": "status", "time": "futime", "id": "id",
-                      "index": {"kind": "entity_start", "label": "each entity's first record"}},
+    s = Session(task=Task(kind="survival", target="status", time="futime", id="id",
+                          index={"kind": "entity_start", "label": "each entity's first record"}),
                 diagnosis={"shape": [312, 18]})
-    s.findings = [{"id": "repeated_measurements:id", "kind": "repeated_measurements", "columns": ["id", "day"],
-                   "evidence": {"time_varying_columns": ["age"]}, "options": [], "gate": None}]
+    s.findings = [Finding("repeated_measurements", ["id", "day"], "critical", "",
+                          {"time_varying_columns": ["age"]})]
     s.plan = [_done("s1", "one_row_each", "aggregate_per_entity", params={"how": "baseline"}),
               _done("s2", "hold_out", "split", report={"details": {"kind": "grouped", "test_rows": 62}}),
               _done("s3", "fit_model", "fit_evaluate", report=model,
@@ -143,7 +147,7 @@ def test_plan_edits_read_required_addable_and_params_from_the_entry_whatever_its
 
     episodes = renamed(renamed(renamed(library(), "split", "hold_out"), "outliers", "extremes"),
                        "remove_leakage", "drop_leaks")
-    s = Session(task={"kind": "classification", "target": "y"}, variables={"columns": ["a", "y"]})
+    s = Session(task=Task(kind="classification", target="y"), variables={"columns": ["a", "y"]})
     s.plan = [Step(id="s1", episode="hold_out", title="Split"), Step(id="s2", episode="extremes", title="Out")]
     with pytest.raises(plan_edits.EditRefused, match="a valid model needs it"):
         plan_edits.check(s, {"op": "skip", "step": "s1"}, episodes)

@@ -8,6 +8,8 @@ import kernel_tools
 from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_for, library
 from jupyter_dcpilot.engine.planners import RulePlanner
 from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.engine.task import Task
+from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Gate, StepGate
 
 GATES = {None, *Gate, *StepGate}  # an episode's gate is a finding's or one no finding raises
@@ -22,8 +24,9 @@ def option(id, recommended=False, function=None, **params):
 
 
 def finding(kind, columns, gate, options, severity="warning"):
-    return {"id": f"{kind}:{','.join(columns)}", "kind": kind, "columns": columns, "severity": severity,
-            "summary": f"{kind} in {columns}", "evidence": {"score": 0.9}, "options": options, "gate": gate}
+    """A finding as a kernel sends it (its kind may be one a detector there declared), decoded."""
+    return Finding.from_dict({"kind": kind, "columns": columns, "severity": severity, "summary": f"{kind} in {columns}",
+                              "evidence": {"score": 0.9}, "options": options, "gate": gate})
 
 
 def churn_findings():
@@ -76,7 +79,7 @@ def test_adding_an_episode_is_adding_one_entry():
                     function="handle_outliers", params={"action": "clip"},
                     changes=("train", "test"), coordinator="c", worker="w")
     eps = library((extra,))
-    session = Session(task={"kind": "regression", "target": "y"})
+    session = Session(task=Task(kind="regression", target="y"))
     session.findings = [finding("heavy_tail", ["price"], None, [option("clip", True, "handle_outliers")])]
     steps = RulePlanner(eps).propose(session)
     step = next(s for s in steps if s.episode == "winsorize_money")
@@ -84,7 +87,7 @@ def test_adding_an_episode_is_adding_one_entry():
 
 
 def test_rule_planner_orders_work_and_gates_per_finding():
-    session = Session(task={"kind": "classification", "target": "y"})
+    session = Session(task=Task(kind="classification", target="y"))
     session.findings = churn_findings()
     steps = RulePlanner().propose(session)
     assert [s.episode for s in steps] == [
@@ -103,7 +106,7 @@ def test_rule_planner_orders_work_and_gates_per_finding():
 
 
 def test_rule_planner_skips_handled_findings_excluded_options_and_done_episodes():
-    session = Session(task={"kind": "classification", "target": "y"})
+    session = Session(task=Task(kind="classification", target="y"))
     session.findings = churn_findings()
     session.plan = [Step(id="s1", episode="confirm_task", title="t", status="done"),
                     Step(id="s2", episode="split", title="split", status="done")]
@@ -116,7 +119,7 @@ def test_rule_planner_skips_handled_findings_excluded_options_and_done_episodes(
 
 
 def test_rule_planner_marks_free_text_instructions_as_needing_the_llm():
-    session = Session(task={"kind": "classification", "target": "y"})
+    session = Session(task=Task(kind="classification", target="y"))
     session.instruct("log-transform income")
     update = asyncio.run(RulePlanner().revise(session))
     assert session.instructions[0]["status"] == "needs_llm"
@@ -125,7 +128,7 @@ def test_rule_planner_marks_free_text_instructions_as_needing_the_llm():
 
 
 def test_ungated_findings_run_their_recommended_call_or_nothing():
-    session = Session(task={"kind": "regression", "target": "y"})
+    session = Session(task=Task(kind="regression", target="y"))
     session.findings = [
         finding("mixed_units", ["weight"], None,
                 [option("review", True), option("convert", False, "convert_units", column="weight")]),

@@ -6,23 +6,25 @@ import json
 
 import pytest
 
-from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step, sidecar_path
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, DecisionClosed, Session, Step, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
+from jupyter_dcpilot.engine.wire import DecisionOption
+from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import SessionState, StepStatus, TaskKind
 
 
 def _populated(tmp_path):
     s = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(sidecar_path(tmp_path / "nb.ipynb")),
-                hints={"target": "y", "frames": ["df"]})
-    s.task = {"kind": "classification", "target": "y", "id": None}
-    s.findings = [{"id": "target_leakage:x", "kind": "target_leakage", "columns": ["x"],
-                   "severity": "critical", "summary": "x leaks", "evidence": {"auroc": 0.99},
-                   "options": [{"id": "drop", "recommended": True,
-                                "action": {"function": "drop_columns", "params": {"columns": ["x"]}}},
-                               {"id": "keep", "recommended": False, "action": None}],
-                   "gate": "leakage"}]
+                task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
+    s.task = Task(kind="classification", target="y", id=None)
+    s.findings = [Finding("target_leakage", ["x"], "critical", "x leaks", {"auroc": 0.99}, [
+        Option("drop", "Drop x", "", "", True, {"function": "drop_columns", "params": {"columns": ["x"]}}),
+        Option("keep", "Keep x", "", "")], "leakage")]
     s.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage: x", gate="leakage",
                    finding_ids=["target_leakage:x"], columns=["x"], decision_id="d2")]
     s.decisions = [Decision(id="d2", step_id="s1", gate="leakage", question="x leaks?",
-                            options=s.findings[0]["options"], recommended="drop", columns=["x"])]
+                            options=[DecisionOption.of(o) for o in s.findings[0].options], recommended="drop",
+                            columns=["x"])]
     s.checkpoints = [Checkpoint(id="k1", step_id="s1", label="before s1", names=["df"], cell_count=0,
                                 snapshot=s.snapshot())]
     s.llm_usage = [{"purpose": "plan", "input_tokens": 10, "output_tokens": 3, "cost_usd": 0.0001}]
@@ -37,7 +39,9 @@ def test_reload_restores_the_session_exactly(tmp_path):
     assert loaded == s
     assert loaded.decisions[0].choice == "drop" and loaded.decisions[0].by == "user"
     assert loaded.plan[0].gate == "leakage"
-    assert loaded.checkpoints[0].snapshot["findings"][0]["id"] == "target_leakage:x"
+    assert loaded.checkpoints[0].snapshot.findings[0].id == "target_leakage:x"
+    assert isinstance(loaded.findings[0], Finding) and loaded.decisions[0].option("drop").action["function"] == "drop_columns"
+    assert loaded.task.kind is TaskKind.CLASSIFICATION and loaded.plan[0].status is StepStatus.PROPOSED
     # a change after reload is saved too
     loaded.instruct("log-transform income")
     assert Session.load(s.path).instructions[0]["text"] == "log-transform income"
@@ -84,3 +88,58 @@ def test_snapshot_restore_round_trip(tmp_path):
     s.data_version = 3
     s.restore_snapshot(snap)
     assert s.plan[0].status == "proposed" and s.handled == [] and s.data_version == 0
+
+
+def test_a_decision_is_answered_once_and_again_only_after_a_reopen(tmp_path):
+    s = _populated(tmp_path)
+    s.decide("d2", "drop", "it is filed after the outcome")
+    with pytest.raises(DecisionClosed, match="already answered"):  # e.g. a stale card's second click
+        s.decide("d2", "keep", via="magic")
+    assert s.decisions[0].choice == "drop" and Session.load(s.path).decisions[0].choice == "drop"
+    s.decisions[0].reopen("undone by the user")
+    s.decide("d2", "keep", via="magic")
+    assert s.decisions[0].choice == "keep" and s.decisions[0].via == "magic"
+    assert s.decisions[0].history[0]["choice"] == "drop"
+
+
+def test_a_decision_whose_step_no_longer_waits_takes_no_answer(tmp_path):
+    s = _populated(tmp_path)
+    s.plan[0].status = StepStatus.SKIPPED
+    with pytest.raises(DecisionClosed, match="asks nothing any more"):
+        s.decide("d2", "drop")
+    assert s.decisions[0].choice is None
+
+
+def test_a_sidecar_written_before_the_typed_core_still_loads(tmp_path):
+    """``task`` and ``hints`` as two dicts, findings and options as dicts, statuses as strings."""
+    old = {"notebook": "nb.ipynb", "frame": "visits", "state": "blocked",
+           "task": {"kind": "survival", "target": "death", "time": "futime", "id": "pid", "confirmed": True,
+                    "index": {"kind": "entity_start", "label": "each pid's first record"}},
+           "hints": {"target": "death", "time": "futime", "task": "auto", "id": None, "index": "first",
+                     "frames": ["visits"], "test_path": "test.csv", "share": "schema"},
+           "findings": [{"id": "outliers:age", "kind": "outliers", "columns": ["age"], "severity": "warning",
+                         "summary": "age", "evidence": {}, "gate": "outliers",
+                         "options": [{"id": "keep", "label": "Keep", "description": "", "risk": "",
+                                      "recommended": True, "action": None}]}],
+           "plan": [{"id": "s1", "episode": "outliers", "title": "Outliers", "status": "awaiting_decision",
+                     "decision_id": "d1"}],
+           "decisions": [{"id": "d1", "step_id": "s1", "gate": "outliers", "question": "?",
+                          "options": [{"id": "keep", "label": "Keep", "description": "", "risk": "",
+                                       "recommended": True, "action": None, "impact": {"metric": "c_index"}}]}],
+           "checkpoints": [{"id": "k1", "step_id": "s1", "label": "before", "names": ["visits"], "cell_count": 0,
+                            "snapshot": {"task": {"kind": "survival", "target": "death"}, "findings": [],
+                                         "diagnosis": {}, "plan": [], "handled": [], "variables": {},
+                                         "data_version": 0, "diagnosed_version": -1}}]}
+    path = tmp_path / ".nb.ipynb.dcpilot.json"
+    path.write_text(json.dumps(old))
+    s = Session.load(path)  # unsigned: history only, but every part decoded
+    assert s.inputs.frames == ["visits"] and s.inputs.test_path == "test.csv"
+    assert s.decisions[0].options[0].impact == {"metric": "c_index"}
+    assert s.checkpoints == [] and s.state is SessionState.IDLE  # as history: nothing to restore
+    trusted = Session.from_dict(old)
+    assert trusted.task.given == Given(target="death", time="futime", index="first")
+    assert trusted.task.kind is TaskKind.SURVIVAL and trusted.task.confirmed and trusted.task.id == "pid"
+    assert trusted.findings[0].id == "outliers:age" and trusted.plan[0].status is StepStatus.AWAITING_DECISION
+    assert trusted.checkpoints[0].snapshot.task.kind is TaskKind.SURVIVAL
+    assert trusted.task.diagnosis_args() == {"target": "death", "time": "futime", "id": "pid", "task": "survival",
+                                             "index": "first"}

@@ -14,6 +14,8 @@ from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
 from jupyter_dcpilot.engine import decisions_file, signatures
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.session import Decision, Session, Step, now, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
+from jupyter_dcpilot.engine.wire import DecisionOption
 
 CODE = "import os; os.system('touch PWNED')"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "demo.md"
@@ -22,14 +24,15 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "demo.md"
 def approved_custom_step(tmp_path) -> Session:
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.plan = [Step(id="s1", episode="custom", title="Custom", gate="custom_code", code=CODE,
                          decision_id="d1-aaaaaaaa", params={"changes": ["df"]}),
                     Step(id="s2", episode="custom", title="Ungated", gate=None, code=CODE)]
     session.decisions = [Decision(id="d1-aaaaaaaa", step_id="s1", gate="custom_code", question="Run?",
-                                  options=[{"id": "run"}, {"id": "skip"}], recommended="run",
+                                  options=[DecisionOption("run", "Run", "", ""), DecisionOption("skip", "Skip", "", "")],
+                                  recommended="run",
                                   choice="run", by="user", at=now())]
-    session.task = {"kind": "classification", "target": "y", "confirmed": True}
+    session.task = Task(kind="classification", target="y", confirmed=True)
     session.validity = [{"check": "no leaked column among the features", "passed": True, "detail": "claimed"}]
     session.cells = [{"id": "users-own-cell", "step": "s1", "kind": "code"}]
     session.variables["imports"] = True
@@ -74,7 +77,7 @@ def test_a_sidecar_not_signed_here_is_history_only(tmp_path, forge):
     assert decision.choice is None and decision.history[0]["choice"] == "run" and decision.reopened
     assert [s.status for s in loaded.plan] == ["undone", "undone"]
     assert loaded.open_decisions() == []  # history asks nothing
-    assert (loaded.task, loaded.cells, loaded.checkpoints, loaded.variables, loaded.validity) == ({}, [], [], {}, [])
+    assert (loaded.task, loaded.cells, loaded.checkpoints, loaded.variables, loaded.validity) == (Task(), [], [], {}, [])
 
 
 async def test_a_coordinator_on_a_history_session_runs_none_of_its_code(tmp_path):
@@ -133,7 +136,7 @@ def test_decisions_files_are_checked_against_the_schema_in_one_line(tmp_path, co
     path = tmp_path / "decisions.json"
     path.write_text(json.dumps(content))
     with pytest.raises(ValueError) as info:
-        ApprovalPolicy.from_spec(str(path))
+        ApprovalPolicy.from_spec(str(path), files=True)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 

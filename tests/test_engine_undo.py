@@ -7,6 +7,7 @@ from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import CellResult
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import ProbeError
 
 
@@ -14,9 +15,9 @@ def make(tmp_path, policy="recommended", notebook_class=FakeNotebook):
     kernel = FakeKernel(churn_diagnosis())
     notebook = notebook_class(kernel)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
-    coordinator = Coordinator(session, kernel, notebook, policy=ApprovalPolicy.from_spec(policy))
+    coordinator = Coordinator(session, kernel, notebook, policy=ApprovalPolicy.from_spec(policy, files=True))
     return coordinator, kernel, notebook, session
 
 
@@ -154,7 +155,7 @@ class InterruptedDiagnosis(FakeKernel):
 async def test_an_interrupted_diagnosis_stops_the_run_and_runs_again_next_time(tmp_path):
     kernel = InterruptedDiagnosis(churn_diagnosis())
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     coord = Coordinator(session, kernel, FakeNotebook(kernel), policy=ApprovalPolicy.from_spec("recommended"))
     kernel.coordinator = coord

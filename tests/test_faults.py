@@ -22,6 +22,7 @@ from fake_anthropic import FakeAnthropic, status, text, tool_use
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import KernelDiedError
 from jupyter_dcpilot.engine.session import Session, Step, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Task
 from jupyter_dcpilot.server_sessions import SessionRegistry
 
 pytestmark = pytest.mark.timeout(150)
@@ -61,7 +62,7 @@ async def approve_custom_and_run(coord: Coordinator, session: Session, step: Ste
 def coordinator(tmp_path, host) -> tuple[Coordinator, Session]:
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": "churned", "task": "classification"})
+                      task=Task(given=Given(target="churned", kind="classification")))
     session.variables["imports"] = True
     return Coordinator(session, host, host, policy=ApprovalPolicy(mode="ask")), session
 

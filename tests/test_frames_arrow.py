@@ -16,6 +16,7 @@ import kernel_tools as kt
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import probe_expression
 from kernel_tools.frames import is_arrow_frame, list_frames, profile, sample_rows, to_pandas
 
@@ -86,7 +87,7 @@ def test_the_co_pilot_converts_a_polars_frame_once_and_undo_brings_it_back(tmp_p
     visits().to_csv(tmp_path / "data.csv", index=False)
     notebook = tmp_path / "nb.ipynb"
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)),
-                      hints={"target": "outcome", "frames": ["df"]})
+                      task=Task(given=Given(target="outcome")), inputs=Inputs(frames=["df"]))
 
     async def run() -> tuple[str, dict, dict, list[str]]:
         async with HeadlessHost(notebook) as host:

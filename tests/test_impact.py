@@ -75,7 +75,9 @@ def test_an_option_that_cannot_run_says_why_and_the_others_are_estimated():
     evil = {"id": "evil", "action": {"function": "eval", "params": {}}}
     impacts = option_impacts(churn(200), [bad, evil, KEEP], target="y", task="classification")
     assert impacts["bad"]["mean"] is None and "nope" in impacts["bad"]["error"]
-    assert "not a transform" in impacts["evil"]["error"]
+    assert "does not refit 'eval'" in impacts["evil"]["error"]
+    for impact in (impacts["bad"], impacts["evil"]):  # in words, never "ValueError: ..."
+        assert not impact["error"].split(":")[0].endswith("Error"), impact["error"]
     assert isinstance(impacts["keep"]["mean"], float)
     with pytest.raises(ValueError, match="task must be one of"):
         option_impacts(churn(50), [KEEP], target="y", task="ranking")
@@ -94,6 +96,27 @@ def test_aggregation_options_are_flagged_when_they_look_past_the_prediction_time
     assert impacts["baseline"]["flags"] == [] and impacts["baseline"]["rows"] == n
     assert any("'last' of every record" in f for f in impacts["last"]["flags"])
     assert any("every record is a training row" in f for f in impacts["keep"]["flags"])
+
+
+def test_intervals_are_not_estimated_and_the_card_says_why_in_words():
+    """Issue 29, 3: "time-varying Cox: ValueError: 'to_intervals' is not a transform whose impact
+    can be estimated" on a card."""
+    intervals = {"id": "intervals", "action": {"function": "to_intervals", "params": {"id": "pid"}}}
+    impact = option_impacts(churn(200), [intervals, KEEP], target="y", task="classification")["intervals"]
+    assert impact["mean"] is None and "Error" not in impact["error"] and "'to_intervals'" not in impact["error"]
+    assert impact["error"].startswith("not estimated:") and "time-varying model" in impact["error"]
+
+
+def test_flags_are_computed_on_the_frame_as_it_is_now():
+    """Issue 29, 4: after aggregation to one row per id, "keep" or "skip" on a later card is no
+    "every record is a training row", whatever the earlier diagnosis said of time-varying columns."""
+    rng = np.random.default_rng(2)
+    n = 200
+    y = rng.integers(0, 2, n)
+    one_row_each = pd.DataFrame({"pid": np.arange(n), "lab": rng.normal(size=n) + y, "y": y})
+    impacts = option_impacts(one_row_each, [KEEP], target="y", task="classification", groups="pid",
+                             flagged={"time_varying": ["lab"]}, index="entity_start")
+    assert not any("every record" in f for f in impacts["keep"]["flags"])
 
 
 def test_regression_and_survival_use_their_metric():

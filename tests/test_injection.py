@@ -78,7 +78,7 @@ async def test_instructions_in_the_data_change_nothing_without_approval(tmp_path
             decision = session.decision(custom.decision_id)
             # LLM-written code is shown in full and waits for a human, whatever the policy says
             assert decision.gate == "custom_code" and decision.choice is None
-            assert EVIL_CODE in decision.options[0]["description"]
+            assert EVIL_CODE in decision.options[0].description
             assert [s.episode for s in session.plan if s.status == "done"] == []
             session.decide(decision.id, "skip", "this is not what I asked")
             state = await coord.run_until_blocked()

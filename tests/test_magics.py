@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from jupyter_dcpilot.engine.session import sidecar_path
-from jupyter_dcpilot.magics import DCPilotMagics, MainThreadBridge
+from jupyter_dcpilot.magics import DCPilotMagics, DecisionCard, MainThreadBridge
 
 
 def leaky_frame(n: int = 150, seed: int = 0) -> pd.DataFrame:
@@ -208,6 +208,33 @@ def test_dcdecide_answers_without_widgets_and_dcundo_defaults_to_the_last_checkp
     assert last not in {c.id for c in pilot.session.checkpoints}
 
 
+def test_a_stale_card_never_rewrites_the_decision_log(shell):
+    """Issue 29, 1: after the task card was answered and the run went on, "It is regression" on
+    that card (shown again, say by %dcstatus in Notebook 7) changed the decision log. The
+    in-kernel host refuses a second answer as the server does (409), and says so."""
+    run(shell, "dcplan", "df --target y --approve ask")
+    pilot = magics(shell).pilot
+    task_card = pilot.cards[0]
+    assert task_card.decision.gate == "task" and "regression" in task_card.buttons
+    with capture_output():
+        task_card.buttons["confirm"].click()
+    task = pilot.session.decision(task_card.decision.id)
+    assert (task.choice, task.via) == ("confirm", "magic")
+    assert task_card not in pilot.cards and all(b.disabled for b in task_card.buttons.values())
+    stale = DecisionCard(task, "Confirm task and target", pilot._choose)  # live buttons, answered question
+    with capture_output() as shown:
+        stale.buttons["regression"].click()
+    assert "Not recorded" in markdown(shown) and "already answered" in markdown(shown)
+    assert (task.choice, task.history) == ("confirm", []) and pilot.session.task.kind == "classification"
+    with pytest.raises(UsageError, match="already answered"):
+        shell.run_line_magic("dcdecide", f"{task.id} regression")
+    status = markdown(run(shell, "dcstatus"))
+    assert "regression" not in status and "confirm (by user)" in status
+    assert "regression" not in markdown(run(shell, "dcreport"))
+    # %dcstatus shows a card only for a question still open
+    assert {c.decision.id for c in pilot.cards} == {d.id for d in pilot.session.open_decisions()}
+
+
 def test_a_second_dcplan_resumes_the_same_session_and_new_starts_over(shell):
     run(shell, "dcplan", "df --target y")
     first = magics(shell).pilot
@@ -328,3 +355,25 @@ def test_in_a_real_kernel_plan_cards_and_clicks_work(tmp_path):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_dcplan_and_dccheck_read_the_codebook(shell, tmp_path):
+    from codebook_data import redcap_project
+
+    from kernel_tools.privacy import forget_private
+
+    files = redcap_project(tmp_path / "study", n=120)
+    shell.user_ns["df"] = pd.read_csv(files["export"])
+    try:
+        html = run(shell, "dccheck", f"df --target death --dictionary {files['dictionary']}").outputs[0].data["text/html"]
+        assert "hosp_ref" in html and "dictionary.csv, line 8" in html  # only the dictionary says so
+        with pytest.raises(UsageError, match="%dcplan: --dictionary .*export.csv: export.csv is not a codebook"):
+            shell.run_line_magic("dcplan", f"df --target death --dictionary {files['export']}")
+        run(shell, "dcplan", f"df --target death --approve recommended --dictionary {files['dictionary']} "
+                             f"--events {files['mapping']}")
+        session = magics(shell).pilot.session
+        assert session.inputs.dictionary == str(files["dictionary"]) and session.state == "finished"
+        assert len(shell.user_ns["df"]) == 120 and "hosp_ref" not in shell.user_ns["df"].columns
+        assert "qol_score" not in shell.user_ns["df"].columns
+    finally:
+        forget_private()

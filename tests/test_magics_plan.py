@@ -31,7 +31,7 @@ def test_skip_move_params_and_their_refusals(shell):  # noqa: F811
     assert explain.status == "skipped" and f"skipped {explain.id}" in out and "no time" in out
 
     added = run(shell, "dcadd", "outliers --columns x1 x2 threshold=3")
-    step = pilot.session.step(pilot.session.plan_edits[-1]["step"])
+    step = pilot.session.step(pilot.session.plan_edits[-1].step)
     assert step.columns == ["x1", "x2"] and step.user_params == {"threshold": 3} and "added" in step.by_user
     assert "added" in markdown(added)
     refused(shell, "dcadd", "outlier", "unknown episode 'outlier'.*did you mean 'outliers'")
@@ -47,7 +47,7 @@ def test_skip_move_params_and_their_refusals(shell):  # noqa: F811
     refused(shell, "dcmove", f"{step.id} --before {split.id}", "only among the steps of its stage")
     refused(shell, "dcmove", f"{step.id}", "either 'before' or 'after'")
     run(shell, "dcadd", "impute --columns x2 method=median")
-    impute = pilot.session.step(pilot.session.plan_edits[-1]["step"])
+    impute = pilot.session.step(pilot.session.plan_edits[-1].step)
     pending = [s.id for s in pilot.session.plan if s.pending]
     assert pending.index(impute.id) < pending.index(step.id)  # imputation comes before outliers
     run(shell, "dcmove", f"{step.id} --before {impute.id}")
@@ -72,5 +72,5 @@ def test_reopen_undoes_a_done_step_in_the_kernel(shell):  # noqa: F811
     decision = pilot.session.decision(leakage.id)
     assert decision.history[-1]["choice"] == "drop"
     assert pilot.session.state == "blocked" and pilot.session.open_decisions()[0].id == leakage.id  # asked again
-    assert any("### Plan edited by the user (from the magic)" in c["source"] for c in pilot.notebook.cells
+    assert any("### Plan edited by the user with a magic" in c["source"] for c in pilot.notebook.cells
                if c["cell_type"] == "markdown")

@@ -200,7 +200,7 @@ async def test_an_agent_drives_a_session_to_its_verdict_with_the_person_at_every
             report = await a.call("dcpilot_report", session_id=sid)
             assert report["valid"] is True, report["validity"]
             assert report["model"]["metric"] == "roc_auc" and report["model"]["holdout_score"] is not None
-            assert {d["by"] for d in report["decisions"] if d["choice"]} == {"the user"}
+            assert {d["by"] for d in report["decisions"] if d["choice"]} == {"the user in the panel"}  # where, in words
             assert "member_code" in report["dropped_columns"]
             texts = [e["text"] for e in registry.get(sid).session.transcript]
             assert f"agent {AGENT} started the co-pilot on df for churned" in texts
@@ -283,5 +283,30 @@ async def test_a_gate_the_user_lets_agents_decide_is_decided_and_logged_by_the_a
     finally:
         if serving is not None:
             serving.cancel()
+        await registry.close()
+        client.stop_channels()
+
+
+async def test_an_agent_gives_the_codebook_next_to_the_notebook(jp_fetch, jp_serverapp, jp_root_dir, registry) -> None:
+    from codebook_data import redcap_project
+
+    files = redcap_project(jp_root_dir / "study", n=120)
+    client = await notebook_with(jp_fetch, jp_serverapp, "study/nb.ipynb",
+                                 f"import pandas as pd\ndf = pd.read_csv({str(files['export'])!r})")
+    try:
+        async with agent(jp_serverapp) as a:
+            bare = await a.call("dcpilot_diagnose", notebook="study/nb.ipynb", frame="df", target="death")
+            assert "hosp_ref" not in {f["columns"][0] for f in bare["findings"] if f["kind"] == "id_column"}
+            found = await a.call("dcpilot_diagnose", notebook="study/nb.ipynb", frame="df", target="death",
+                                 dictionary="dictionary.csv", events="mapping.csv")
+            ids = {f["columns"][0] for f in found["findings"] if f["kind"] == "id_column"}
+            assert {"hosp_ref", "phone", "dob"} <= ids  # only the codebook says so
+            with pytest.raises(ToolFailed, match="not a file under the server root"):
+                await a.call("dcpilot_start_session", notebook="study/nb.ipynb", frame="df", target="death",
+                             dictionary="../../../etc/passwd")
+            status = await a.call("dcpilot_start_session", notebook="study/nb.ipynb", frame="df", target="death",
+                                  dictionary="dictionary.csv")
+            assert registry.get(status["session_id"]).session.inputs.dictionary == str(files["dictionary"])
+    finally:
         await registry.close()
         client.stop_channels()

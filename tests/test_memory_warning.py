@@ -13,6 +13,7 @@ from engine_fakes import FakeKernel, FakeNotebook, churn_diagnosis
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.memory import RUN_PEAK, memory_warning
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import probe_expression
 
 GIB = 2 ** 30
@@ -30,7 +31,7 @@ def test_the_warning_compares_the_measured_peak_with_the_memory_left():
 async def test_a_session_on_a_frame_too_large_warns_once(tmp_path):
     kernel = FakeKernel(churn_diagnosis(), memory=(5 * GIB, 12 * GIB))
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
     coordinator = Coordinator(session, kernel, FakeNotebook(kernel), policy=ApprovalPolicy.from_spec("recommended"))
     assert await coordinator.run_until_blocked() == "finished"
@@ -38,7 +39,7 @@ async def test_a_session_on_a_frame_too_large_warns_once(tmp_path):
     assert len(tight) == 1 and tight[0] in coordinator.report()["warnings"]
     roomy = FakeKernel(churn_diagnosis(), memory=(1 * GIB, 12 * GIB))
     other = Session(notebook=str(tmp_path / "b.ipynb"), path=str(tmp_path / ".b.ipynb.dcpilot.json"),
-                    hints={"target": "y", "frames": ["df"]})
+                    task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     other.variables["imports"] = True
     await Coordinator(other, roomy, FakeNotebook(roomy), policy=ApprovalPolicy.from_spec("recommended")).run_until_blocked()
     assert not any("memory" in w for w in other.warnings)

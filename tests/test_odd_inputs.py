@@ -13,6 +13,7 @@ from test_cli import rossi_csv
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine.demo import demo_frame
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import audit
 from kernel_tools import diagnose
 
@@ -32,9 +33,20 @@ def test_durations_that_are_not_positive_are_refused_before_a_kernel_or_fail_the
     some.loc[:4, "t"] = [-3, -1, 0, 0, -7]
     (setup,) = [f for f in diagnose(some, target="e", time="t", task="survival").findings if f.kind == "survival_setup"]
     assert setup.severity == "critical" and "5 of 200 durations are not positive (3 negative, 2 zero)" in setup.summary
-    session = Session(task={"kind": "survival", "target": "e", "time": "t"}, findings=[setup.to_dict()])
+    session = Session(task=Task(kind="survival", target="e", time="t"), findings=[setup])
     checks = {c.check: c for c in audit(session, {"metric": "c_index", "features": ["x"]})}
     assert checks["task_metric"].passed is False and "5 durations in 't' are not positive" in checks["task_metric"].detail
+
+    # a few zeros next to positive times are an event or a censoring on the first day (real cohorts
+    # have them: lupus, mgus, flchain): said, kept, and no reason for a failed verdict
+    zeros = some.assign(t=some["t"].abs())
+    zeros.loc[:4, "t"] = [0, 0, 5, 9, 12]
+    (setup,) = [f for f in diagnose(zeros, target="e", time="t", task="survival").findings
+                if f.kind == "survival_setup"]
+    assert setup.severity == "warning" and "2 of 200 durations are 0" in setup.summary
+    session = Session(task=Task(kind="survival", target="e", time="t"), findings=[setup])
+    checks = {c.check: c for c in audit(session, {"metric": "c_index", "features": ["x"]})}
+    assert checks["task_metric"].passed is True
 
 
 def test_a_line_break_in_a_column_name_cannot_forge_a_progress_line(tmp_path, capsys):

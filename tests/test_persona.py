@@ -126,13 +126,14 @@ async def _blocked(jp_fetch, session_id: str):
 
 def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
     from jupyter_dcpilot.engine.session import Decision, Session, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
     from jupyter_dcpilot.jupyter_ai_persona import find_decision, option_id, summary_markdown
 
     session = Session(frame="df")
     session.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage: x", status="awaiting_decision",
                          gate="leakage", columns=["x"], decision_id="d1-0a1b2c3d")]
     session.decisions = [Decision(id="d1-0a1b2c3d", step_id="s1", gate="leakage", question="Does x leak?", columns=["x"],
-                                  options=[{"id": "drop", "label": "Drop x"}, {"id": "keep", "label": "Keep"}],
+                                  options=[DecisionOption("drop", "Drop x", "", ""), DecisionOption("keep", "Keep", "", "")],
                                   recommended="drop")]
     decision, problem = find_decision(session, "")
     assert decision.id == "d1-0a1b2c3d" and problem is None
@@ -160,6 +161,7 @@ def test_persona_uses_the_engine_model_configuration(chat, monkeypatch, tmp_path
 
 def test_why_answers_per_column_from_the_decision_log() -> None:
     from jupyter_dcpilot.engine.session import Decision, Session, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
     from jupyter_dcpilot.jupyter_ai_persona import why_markdown
 
     session = Session(frame="df")
@@ -169,7 +171,7 @@ def test_why_answers_per_column_from_the_decision_log() -> None:
                     Step(id="s2", episode="drop_identifiers", title="Drop identifiers: uid", status="done",
                          columns=["uid"], reason="'uid' is an identifier")]
     session.decisions = [Decision(id="d1-aa", step_id="s1", gate="leakage", question="Does x leak?", columns=["x"],
-                                  evidence={"score": 0.99}, options=[{"id": "drop", "label": "Drop x"}],
+                                  evidence={"score": 0.99}, options=[DecisionOption("drop", "Drop x", "", "")],
                                   recommended="drop", choice="drop", by="policy", at="t",
                                   history=[{"choice": "keep", "by": "user", "undone": "undone by the user"}])]
     text = why_markdown(session, "why did you drop x, uid and `z`?")
@@ -210,8 +212,19 @@ def persona_posts(chat) -> list[str]:
     return [m.body for m in ychat.get_messages() if m.sender == persona.id]
 
 
+def reloaded(jp_serverapp, jp_root_dir, persona):
+    """The chat after a page reload: its persona manager was stopped, a new one serves the chat."""
+    ychat = YChat()
+    ychat.initial_path = "copilot.chat"
+    manager = PersonaManager(parent=jp_serverapp, chat=ychat, root_dir=str(jp_root_dir),
+                             event_loop=asyncio.get_event_loop())
+    (new,) = [p for p in manager.personas.values() if isinstance(p, DCPilotPersona)]
+    assert new is not persona
+    return ychat, new
+
+
 async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_and_panel(
-        chat, jp_fetch, jp_ws_fetch, jp_serverapp, registry) -> None:
+        chat, jp_fetch, jp_ws_fetch, jp_serverapp, jp_root_dir, registry) -> None:
     ychat, persona = chat
     study = await notebook_running(jp_fetch, jp_serverapp, "study.ipynb", VISITS, "panel")
     single = await notebook_with_frame(jp_fetch, jp_serverapp, "single.ipynb", username="other")
@@ -232,7 +245,7 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
                 "planning with the rule planner") in reply
         (hosted,) = registry.sessions("study.ipynb")
         s = hosted.session
-        assert (s.frame, s.hints["target"], s.hints["time"]) == ("visits", "death", "futime")
+        assert (s.frame, s.task.given.target, s.task.given.time) == ("visits", "death", "futime")
         assert s.settings["approve"] == "ask" and s.settings["planner"] == "rules"
         assert "A co-pilot session already runs on `study.ipynb`" in await say(
             chat, "check `visits` for `death`", attach="study.ipynb")
@@ -241,7 +254,8 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
         listed = json.loads((await jp_fetch(*API, params={"path": "study.ipynb"})).body)["sessions"]
         assert [x["id"] for x in listed] == [hosted.id]
         ws = await jp_ws_fetch(*API, hosted.id, "events")
-        serving = asyncio.create_task(Frontend(ws, study).serve())
+        frontend = Frontend(ws, study)
+        serving = asyncio.create_task(frontend.serve())
 
         async def card(gate: str):
             waiting = [d for d in s.open_decisions() if d.gate == gate]
@@ -253,6 +267,11 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
         assert "asks" in text and "`confirm` **Confirm** (recommended)" in text and "Say `approve`" in text
         assert "Recorded **Confirm** (`confirm`)" in await say(chat, "approve", attach="study.ipynb")
         assert (task.choice, task.by) == ("confirm", "user")
+
+        # issue 29, 5: the page is reloaded ("Chat ... stopped. Shutting down persona manager"): the
+        # chat's new persona follows on, later questions and the verdict included
+        await persona.shutdown()
+        chat = reloaded(jp_serverapp, jp_root_dir, persona)
 
         # the imputation question comes to the chat too, and is answered in the panel
         impute, text = await wait_for(lambda: card("imputation"), "the imputation question", timeout=180)
@@ -268,11 +287,23 @@ async def test_chat_starts_the_copilot_and_its_questions_are_answered_in_chat_an
         end = next(p for p in persona_posts(chat) if "has finished" in p)
         assert "*Valid model:*" in end and "**holdout_confirms_cv**" in end  # the verdict, check by check
         assert sum(f"(`{impute.id}`" in p for p in persona_posts(chat)) == 1  # each question once
+        # issue 29, 8: an answer given in the chat has its markdown cell in the notebook, as the panel's
+        noted = {(c["metadata"] or {}).get("dcpilot", {}).get("decision") for c in frontend.cells.values()
+                 if c["type"] == "insert_markdown"}
+        assert {task.id, impute.id} <= noted and task.via == "chat" and impute.via == "panel"
 
         # a notebook with a single DataFrame: that one, without naming it
         reply = await say(chat, "check for `churned` with rules", attach="single.ipynb")
         assert "Started the co-pilot on **df** in `single.ipynb`, predicting `churned`" in reply
         assert registry.sessions("single.ipynb")[0].session.frame == "df"
+
+        # issue 29, 6: two live sessions; "approve" in the chat answers the one of this chat that
+        # asks, and a notebook named in words is the session meant (no paperclip needed)
+        s = registry.sessions("single.ipynb")[0].session
+        await wait_for(lambda: card("task"), "the task question of single.ipynb", timeout=120)
+        assert "Co-pilot on **visits** in `study.ipynb`" in await say(chat, "status in `study.ipynb`")
+        assert "Recorded **Confirm** (`confirm`)" in await say(chat, "approve")
+        assert s.decisions[0].choice == "confirm" and s.decisions[0].via == "chat"
     finally:
         if serving is not None:
             serving.cancel()
@@ -290,10 +321,10 @@ def test_start_messages_are_read_by_rules() -> None:
 
     assert parsed("check `visits` for `death` with time `futime`") == {
         "frame": "visits", "target": "death", "time": "futime", "notebook": None, "replace": False,
-        "rules": False}
+        "rules": False, "dictionary": None, "events": None}
     assert parsed("start over on df predicting churned in `a/b c.ipynb` without the LLM") == {
         "frame": "df", "target": "churned", "time": None, "notebook": "a/b c.ipynb", "replace": True,
-        "rules": True}
+        "rules": True, "dictionary": None, "events": None}
     assert parsed("analyse the frame `my visits` for y")["frame"] is None  # not a variable name
     assert parsed("check for `death`")["frame"] is None
     assert parsed("please check visits") is None and parsed("checkout df") is None

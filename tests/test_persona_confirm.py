@@ -10,6 +10,7 @@ from test_server_sessions_api import API, notebook_with_frame
 from tornado.httpclient import HTTPClientError
 
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Task
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -56,7 +57,7 @@ async def test_a_session_saved_for_another_frame_is_named_before_it_is_replaced(
                                                                                 jp_root_dir, registry) -> None:
     notebook = jp_root_dir / "saved.ipynb"
     Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="visits",
-            hints={"target": "death"}).save()
+            task=Task(given=Given(target="death"))).save()
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "saved.ipynb")
     try:
         asked = await say(chat, "check `df` for `churned` in `saved.ipynb`")

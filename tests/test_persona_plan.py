@@ -57,12 +57,12 @@ async def test_the_chat_edits_the_plan_like_the_panel(chat, jp_fetch, jp_ws_fetc
         reply = await say(chat, "add outliers on `age`")
         assert "Done: added" in reply
         session = registry.get(sid).session
-        added = session.step(session.plan_edits[-1]["step"])
+        added = session.step(session.plan_edits[-1].step)
         assert added.columns == ["age"] and added.gate == "outliers"
         assert "Done: set threshold=2" in await say(chat, f"set threshold=2 for {added.id}")
         assert added.user_params == {"threshold": 2}
-        assert [e["source"] for e in session.plan_edits] == ["chat", "chat", "chat"]
-        assert all(e["by"] == "user" for e in session.plan_edits)
+        assert [e.via for e in session.plan_edits] == ["chat", "chat", "chat"]
+        assert all(e.by == "user" for e in session.plan_edits)
         assert "edit the plan" in await say(chat, "help")
     finally:
         serving.cancel()

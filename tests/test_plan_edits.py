@@ -13,6 +13,7 @@ from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.plan_edits import EditRefused
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.engine.validity import audit
 
 
@@ -29,9 +30,9 @@ def make(tmp_path, policy="ask", diagnosis=None):
     kernel = Kernel(diagnosis or churn_diagnosis())
     notebook = FakeNotebook(kernel)
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"),
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.variables["imports"] = True
-    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy)
+    pol = policy if isinstance(policy, ApprovalPolicy) else ApprovalPolicy.from_spec(policy, files=True)
     return Coordinator(session, kernel, notebook, policy=pol), kernel, notebook, session
 
 
@@ -62,8 +63,8 @@ async def test_skip_keeps_a_step_from_running_and_is_logged_by_user(tmp_path):
     coord, kernel, notebook, session = make(tmp_path)
     assert await coord.run_until_blocked() == "blocked"  # the task card
     outliers = step(session, "outliers", "proposed")
-    record = await coord.edit_plan({"op": "skip", "step": outliers.id, "reason": "values are real"})
-    assert record["by"] == "user" and record["op"] == "skip" and "values are real" in record["text"]
+    record = await coord.edit_plan({"op": "skip", "step": outliers.id, "reason": "values are real"}, via="panel")
+    assert record.by == "user" and record.op == "skip" and "values are real" in record.text
     assert outliers.status == "skipped" and "skipped" in outliers.by_user
     assert await answer_all(coord, session) == "finished"
     assert outliers.status == "skipped" and not cells_of(notebook, outliers.id)
@@ -79,7 +80,7 @@ async def test_a_skipped_leakage_drop_leaves_the_model_not_valid_and_says_why(tm
     coord, kernel, notebook, session = make(tmp_path)
     await coord.run_until_blocked()
     leak = step(session, "remove_leakage", "proposed")
-    await coord.edit_plan({"op": "skip", "step": leak.id})
+    await coord.edit_plan({"op": "skip", "step": leak.id}, via="panel")
     assert await answer_all(coord, session) == "finished"
     checks = {c.check: c for c in audit(session)}
     assert not checks["no_leakage"].passed
@@ -92,7 +93,7 @@ async def test_move_reorders_within_a_stage_and_the_order_survives_replanning(tm
     coord, kernel, notebook, session = make(tmp_path)
     await coord.run_until_blocked()
     leak, ids = step(session, "remove_leakage"), step(session, "drop_identifiers")
-    await coord.edit_plan({"op": "move", "step": ids.id, "before": leak.id})
+    await coord.edit_plan({"op": "move", "step": ids.id, "before": leak.id}, via="panel")
     pending = [s.id for s in session.plan if s.pending]
     assert pending.index(ids.id) < pending.index(leak.id)
     session.decide(session.open_decisions()[0].id, "confirm")
@@ -100,27 +101,27 @@ async def test_move_reorders_within_a_stage_and_the_order_survives_replanning(tm
     assert session.open_decisions()[0].step_id == ids.id
     impute, split = step(session, "impute"), step(session, "split")
     with pytest.raises(EditRefused, match="only among the steps of its stage"):
-        await coord.edit_plan({"op": "move", "step": impute.id, "before": split.id})
+        await coord.edit_plan({"op": "move", "step": impute.id, "before": split.id}, via="panel")
     with pytest.raises(ValueError, match="either 'before' or 'after'"):
-        await coord.edit_plan({"op": "move", "step": impute.id})
+        await coord.edit_plan({"op": "move", "step": impute.id}, via="panel")
     with pytest.raises(KeyError, match="s999"):
-        await coord.edit_plan({"op": "move", "step": impute.id, "after": "s999"})
+        await coord.edit_plan({"op": "move", "step": impute.id, "after": "s999"}, via="panel")
 
 
 async def test_add_from_the_library_asks_before_a_gated_step_runs(tmp_path):
     coord, kernel, notebook, session = make(tmp_path)
     await coord.run_until_blocked()
     with pytest.raises(ValueError, match="unknown episode 'dedup'.*did you mean 'deduplicate'"):
-        await coord.edit_plan({"op": "add", "episode": "dedup"})
+        await coord.edit_plan({"op": "add", "episode": "dedup"}, via="panel")
     with pytest.raises(EditRefused, match="in the plan already"):
-        await coord.edit_plan({"op": "add", "episode": "split"})
+        await coord.edit_plan({"op": "add", "episode": "split"}, via="panel")
     with pytest.raises(ValueError, match="'incme' is not a column.*'income'"):
-        await coord.edit_plan({"op": "add", "episode": "outliers", "columns": ["incme"]})
-    record = await coord.edit_plan({"op": "add", "episode": "deduplicate", "columns": ["age", "plan"]})
-    added = session.step(record["step"])
+        await coord.edit_plan({"op": "add", "episode": "outliers", "columns": ["incme"]}, via="panel")
+    record = await coord.edit_plan({"op": "add", "episode": "deduplicate", "columns": ["age", "plan"]}, via="panel")
+    added = session.step(record.step)
     assert added.gate == "row_removal" and "added" in added.by_user and added.params["subset"] == ["age", "plan"]
     question = session.decision(added.decision_id)
-    assert [o["id"] for o in question.options] == ["run", "skip"] and not question.decided
+    assert [o.id for o in question.options] == ["run", "skip"] and not question.decided
     seen = []
     state = await coord.run_until_blocked()
     while state == "blocked":
@@ -134,7 +135,7 @@ async def test_add_from_the_library_asks_before_a_gated_step_runs(tmp_path):
     assert any("kt.deduplicate(df, subset=['age', 'plan'])" in c for c in notebook.sources())
     # the split has run: a step before it can no longer be added
     with pytest.raises(EditRefused, match="Split train/test has run: reopen it"):
-        await coord.edit_plan({"op": "add", "episode": "remove_leakage", "columns": ["age"]})
+        await coord.edit_plan({"op": "add", "episode": "remove_leakage", "columns": ["age"]}, via="panel")
 
 
 async def test_params_change_the_call_and_reopen_an_answer_already_given(tmp_path):
@@ -148,14 +149,14 @@ async def test_params_change_the_call_and_reopen_an_answer_already_given(tmp_pat
     decision = session.decision(outliers.decision_id)
     session.decide(decision.id, "clip", "expert")  # answered, not yet run...
     with pytest.raises(ValueError, match="take no parameter 'treshold'.*'threshold'"):
-        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"treshold": 3}})
+        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"treshold": 3}}, via="panel")
     with pytest.raises(ValueError, match="threshold must be above 0"):
-        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 0}})
+        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 0}}, via="panel")
     with pytest.raises(ValueError, match="method must be one of"):
-        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"method": "zscore"}})
-    await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 3, "method": "mad"}})
+        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"method": "zscore"}}, via="panel")
+    await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 3, "method": "mad"}}, via="panel")
     assert not decision.decided and decision.history[-1]["choice"] == "clip"  # ...so asked again
-    assert decision.option("clip")["action"]["params"]["threshold"] == 3  # the card shows the new call
+    assert decision.option("clip").action["params"]["threshold"] == 3  # the card shows the new call
     assert await coord.run_until_blocked() == "blocked" and session.open_decisions()[0].id == decision.id
     assert not cells_of(notebook, outliers.id)
     session.decide(decision.id, "clip", "expert")
@@ -164,7 +165,7 @@ async def test_params_change_the_call_and_reopen_an_answer_already_given(tmp_pat
     assert "action='clip'" in cell and "method='mad'" in cell and "threshold=3" in cell
     # a done step's parameters are not edited: it is reopened first
     with pytest.raises(EditRefused, match="reopen it first"):
-        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 2}})
+        await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 2}}, via="panel")
 
 
 async def test_split_size_and_model_candidates(tmp_path):
@@ -172,12 +173,12 @@ async def test_split_size_and_model_candidates(tmp_path):
     await coord.run_until_blocked()
     split, model = step(session, "split"), step(session, "train_evaluate")
     with pytest.raises(ValueError, match="test_size must be at most 0.5"):
-        await coord.edit_plan({"op": "params", "step": split.id, "params": {"test_size": 0.9}})
-    await coord.edit_plan({"op": "params", "step": split.id, "params": {"test_size": 0.3}})
+        await coord.edit_plan({"op": "params", "step": split.id, "params": {"test_size": 0.9}}, via="panel")
+    await coord.edit_plan({"op": "params", "step": split.id, "params": {"test_size": 0.3}}, via="panel")
     with pytest.raises(EditRefused, match="takes no 'candidates'"):
-        await coord.edit_plan({"op": "params", "step": model.id, "params": {"candidates": ["Ridge"]}})
+        await coord.edit_plan({"op": "params", "step": model.id, "params": {"candidates": ["Ridge"]}}, via="panel")
     kernel.fit_evaluate_keywords = [*Kernel.fit_evaluate_keywords, "candidates"]
-    await coord.edit_plan({"op": "params", "step": model.id, "params": {"candidates": ["LogisticRegression"]}})
+    await coord.edit_plan({"op": "params", "step": model.id, "params": {"candidates": ["LogisticRegression"]}}, via="panel")
     assert await answer_all(coord, session) == "finished"
     code = notebook.sources()
     assert any("kt.split(df, target='y', test_size=0.3" in c for c in code)
@@ -193,25 +194,25 @@ async def test_reopen_undoes_a_done_step_and_asks_its_question_again(tmp_path):
     leak = step(session, "remove_leakage", "done")
     assert "complained" not in kernel.columns
     with pytest.raises(EditRefused, match="only a done or skipped step can be reopened"):
-        await coord.edit_plan({"op": "reopen", "step": session.open_decisions()[0].step_id})
-    await coord.edit_plan({"op": "reopen", "step": leak.id})
+        await coord.edit_plan({"op": "reopen", "step": session.open_decisions()[0].step_id}, via="panel")
+    await coord.edit_plan({"op": "reopen", "step": leak.id}, via="panel")
     assert "complained" in kernel.columns and leak.checkpoint_id is None  # restored in the kernel
     assert leak.status == "proposed" and not cells_of(notebook, leak.id)
     decision = session.decision(leak.decision_id)
     assert not decision.decided and decision.history[-1]["undone"] == "reopened by the user"
-    assert session.plan_edits[-1]["op"] == "reopen" and session.plan_edits[-1]["checkpoint"]
+    assert session.plan_edits[-1].op == "reopen" and session.plan_edits[-1].checkpoint
     assert await coord.run_until_blocked() == "blocked" and session.open_decisions()[0].id == decision.id
     # confirm_task changed no data: nothing to go back to
     with pytest.raises(EditRefused, match="no checkpoint"):
-        await coord.edit_plan({"op": "reopen", "step": step(session, "confirm_task").id})
+        await coord.edit_plan({"op": "reopen", "step": step(session, "confirm_task").id}, via="panel")
 
 
 async def test_reopening_a_skipped_step_proposes_it_again(tmp_path):
     coord, kernel, notebook, session = make(tmp_path)
     await coord.run_until_blocked()
     ids = step(session, "drop_identifiers")
-    await coord.edit_plan({"op": "skip", "step": ids.id})
-    await coord.edit_plan({"op": "reopen", "step": ids.id})
+    await coord.edit_plan({"op": "skip", "step": ids.id}, via="panel")
+    await coord.edit_plan({"op": "reopen", "step": ids.id}, via="panel")
     assert ids.status == "proposed" and "skipped" not in ids.by_user
     assert await answer_all(coord, session) == "finished"
     assert ids.status == "done"
@@ -233,12 +234,12 @@ async def test_what_cannot_be_edited_is_refused_and_nothing_changes(tmp_path):
         ({"op": "params", "step": step(session, "explain").id, "params": {"x": 1}}, ValueError, "no parameters"),
     ]:
         with pytest.raises(error, match=match):
-            await coord.edit_plan(edit)
+            await coord.edit_plan(edit, via="panel")
     assert session.to_json() == before  # a refused edit changes nothing
     # while a run holds the loop, every edit waits its turn: refused at once
     async with coord._lock:
         with pytest.raises(EditRefused, match="running"):
-            await coord.edit_plan({"op": "skip", "step": step(session, "outliers").id})
+            await coord.edit_plan({"op": "skip", "step": step(session, "outliers").id}, via="panel")
 
 
 async def test_a_decisions_file_edits_the_plan_ahead_of_time(tmp_path):
@@ -253,13 +254,13 @@ async def test_a_decisions_file_edits_the_plan_ahead_of_time(tmp_path):
     assert ids.status == "skipped" and not cells_of(notebook, ids.id)
     assert "threshold=2.5" in cells_of(notebook, outliers.id)[0]["source"]
     assert dedup.status == "done" and session.decision(dedup.decision_id).by == "policy"
-    sources = {e["source"] for e in session.plan_edits}
-    assert sources == {"decisions file"} and len([e for e in session.plan_edits if e["op"] == "add"]) == 1
-    assert all(e["by"] == "user" for e in session.plan_edits)
+    sources = {e.via for e in session.plan_edits}
+    assert sources == {"decisions file"} and len([e for e in session.plan_edits if e.op == "add"]) == 1
+    assert all(e.by == "user" for e in session.plan_edits)
 
 
 def test_the_engine_knows_the_transforms_choices():
-    from kernel_tools.transforms.entities import AGGS
+    from kernel_tools.transforms.aggregation import AGGS
     from kernel_tools.transforms.imputation import METHODS as IMPUTE
     from kernel_tools.transforms.outliers import METHODS as OUTLIERS
 
@@ -334,11 +335,11 @@ async def test_no_plan_op_makes_a_gated_step_run_without_its_decision(tmp_path, 
             break
         edit = await _edit_for(op, coord, session, turn)
         if edit is not None:
-            edits.append(await coord.edit_plan(edit))
+            edits.append(await coord.edit_plan(edit, via="panel"))
             state = await coord.run_until_blocked()
             assert state == "blocked" and session.open_decisions(), "after an edit the open gate still asks"
             if op in ("params", "reopen"):  # the edited step's question is asked again
-                assert session.open_decisions()[0].step_id == edits[-1]["step"]
+                assert session.open_decisions()[0].step_id == edits[-1].step
             continue
         decision = session.open_decisions()[0]
         session.decide(decision.id, decision.recommended, "expert")
@@ -360,7 +361,81 @@ def test_edits_survive_the_sidecar(tmp_path):
     coord, kernel, notebook, session = make(tmp_path)
     asyncio.run(coord.run_until_blocked())
     outliers = step(session, "outliers")
-    asyncio.run(coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 4}}))
+    asyncio.run(coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 4}}, via="panel"))
     again = Session.load(session.path)
     assert again.step(outliers.id).user_params == {"threshold": 4}
-    assert again.step(outliers.id).by_user == ["params"] and again.plan_edits[0]["op"] == "params"
+    assert again.step(outliers.id).by_user == ["params"] and again.plan_edits[0].op == "params"
+
+
+class Replanned(Kernel):
+    """Outliers in 'income' and 'complained' while the leak is there; once it is dropped the
+    diagnosis of the data as it is now names 'income' alone (a new finding), or nothing."""
+
+    def __init__(self, after):
+        super().__init__(churn_diagnosis())
+        self.after = after  # ["income"], or None: no outliers any more
+
+    def diagnose_json(self, name, **hints):
+        d = super().diagnose_json(name, **hints)
+        outliers = finding("outliers", ["income", "complained"] if "complained" in self.columns else self.after or [],
+                           "outliers", [option("clip", True, "handle_outliers", action="clip"), option("keep")])
+        d["findings"] = [f for f in d["findings"] if f["kind"] != "outliers"]
+        if "complained" in self.columns or self.after:
+            d["findings"].append(outliers)
+        return d
+
+
+async def edited_outliers(tmp_path, after):
+    """Issue 29, 2: 'Handle outliers' with threshold=4, moved up, before the plan is rebuilt."""
+    kernel = Replanned(after)
+    notebook = FakeNotebook(kernel)
+    session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.dcpilot.json"),
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
+    session.variables["imports"] = True
+    coord = Coordinator(session, kernel, notebook, policy=ApprovalPolicy())
+    assert await coord.run_until_blocked() == "blocked"
+    outliers, impute = step(session, "outliers"), step(session, "impute")
+    assert outliers.finding_ids == ["outliers:income,complained"]
+    await coord.edit_plan({"op": "params", "step": outliers.id, "params": {"threshold": 4}}, via="panel")
+    await coord.edit_plan({"op": "move", "step": outliers.id, "before": impute.id}, via="panel")
+    assert await answer_all(coord, session) == "finished"
+    return session, notebook, outliers.id, impute.id
+
+
+async def test_an_edited_moved_step_survives_a_replan_that_changes_its_finding(tmp_path):
+    session, notebook, outliers_id, impute_id = await edited_outliers(tmp_path, after=["income"])
+    outliers = session.step(outliers_id)  # the re-planned step carries the id the expert edited
+    assert outliers.finding_ids == ["outliers:income"] and outliers.status == "done"
+    assert outliers.user_params == {"threshold": 4} and set(outliers.by_user) == {"params", "moved"}
+    assert "threshold=4" in cells_of(notebook, outliers_id)[0]["source"]
+    order = [st.id for st in session.plan]
+    assert order.index(outliers_id) < order.index(impute_id)  # still where the expert moved it
+    assert not any(e.lapsed for e in session.plan_edits)
+
+
+async def test_an_edit_a_replan_leaves_nothing_to_apply_to_is_said_in_the_notebook_and_transcript(tmp_path):
+    session, notebook, outliers_id, _ = await edited_outliers(tmp_path, after=None)
+    assert not [st for st in session.plan if st.episode == "outliers" and st.status == "done"]
+    lapsed = [e for e in session.plan_edits if e.lapsed]
+    assert {e.op for e in lapsed} == {"params", "move"} and all(e.step == outliers_id for e in lapsed)
+    assert "no longer finds what" in lapsed[0].lapsed and "Remove leakage" in lapsed[0].lapsed
+    notes = [c["source"] for c in notebook.cells if c["source"].startswith("### A plan edit no longer applies")]
+    assert len(notes) == 2 and any("set threshold=4" in n for n in notes)
+    said = [t["text"] for t in session.transcript if "no longer applies" in t["text"]]
+    assert len(said) == 2 and any("set threshold=4" in t for t in said)
+    summary = next(c["source"] for c in notebook.cells if c["source"].startswith("## Summary"))
+    assert "set threshold=4" in summary and "no longer applies" in summary
+
+
+async def test_a_skipped_step_keeps_its_place_in_the_plan(tmp_path):
+    coord, kernel, notebook, session = make(tmp_path)
+    assert await coord.run_until_blocked() == "blocked"
+    before = [st.id for st in session.plan]
+    outliers = step(session, "outliers")
+    await coord.edit_plan({"op": "skip", "step": outliers.id}, via="panel")
+    await coord.run_until_blocked()
+    after = [st.id for st in session.plan]
+    assert after.index(outliers.id) == before.index(outliers.id)  # not at the top with the done steps
+    assert session.step(outliers.id).note == "skipped by the user in the panel"
+    assert session.plan_edits[-1].via == "panel"
+    assert any("### Plan edited by the user in the panel" in c["source"] for c in notebook.cells)

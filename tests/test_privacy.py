@@ -21,6 +21,8 @@ from jupyter_dcpilot.engine.llm import LLMConfig
 from jupyter_dcpilot.engine.planners import ClaudePlanner
 from jupyter_dcpilot.engine.planners.claude import state_for_llm
 from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.engine.task import Task
+from kernel_tools.findings import Finding, Option
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -101,14 +103,13 @@ async def test_share_samples_is_explicit_and_then_values_appear(tmp_path):
 
 
 def test_schema_state_redacts_values_in_texts_and_evidence():
-    session = Session(task={"kind": "classification", "target": "y"})
+    session = Session(task=Task(kind="classification", target="y"))
     session.variables["columns"] = ["city", "income", "y"]
-    session.findings = [
-        {"id": "inconsistent_categories:city", "kind": "inconsistent_categories", "columns": ["city"],
-         "severity": "warning", "gate": None, "summary": "'city' writes 'Secret-A' and \"secret-a\" alike",
-         "evidence": {"variants": {"Secret-A": ["secret-a"]}, "variant_count": 1, "example": 41.5,
-                      "most_extreme": 987654.0, "max": 987654.0, "rate": 0.2, "sample_size": 200},
-         "options": [{"id": "normalize", "action": {"params": {"mapping": {"secret-a": "Secret-A"}}}}]}]
+    session.findings = [Finding(
+        "inconsistent_categories", ["city"], "warning", "'city' writes 'Secret-A' and \"secret-a\" alike",
+        {"variants": {"Secret-A": ["secret-a"]}, "variant_count": 1, "example": 41.5,
+         "most_extreme": 987654.0, "max": 987654.0, "rate": 0.2, "sample_size": 200},
+        [Option("normalize", "Normalise", "", "", True, {"params": {"mapping": {"secret-a": "Secret-A"}}})])]
     session.plan = [Step(id="s1", episode="fix_dtypes", title="Fix 'Secret-A'", status="done",
                          checks=[{"message": "value 'Secret-A' lost"}])]
     state = state_for_llm(session, [], {}, share="schema")
@@ -124,14 +125,12 @@ def test_schema_state_redacts_values_in_texts_and_evidence():
 
 
 def test_columns_a_codebook_marks_private_are_redacted_whatever_the_share_setting():
-    session = Session(task={"kind": "classification", "target": "y"})
+    session = Session(task=Task(kind="classification", target="y"))
     session.variables["columns"] = ["mrn", "age", "y"]
     session.diagnosis = {"column_stats": {"private": {"mrn": "flagged as an identifier in the codebook"}}}
     session.findings = [
-        {"id": "outliers:mrn", "kind": "outliers", "columns": ["mrn"], "severity": "info", "gate": None,
-         "summary": "'mrn' has the extreme value '4417023'", "evidence": {"most_extreme": "4417023", "count": 1}},
-        {"id": "outliers:age", "kind": "outliers", "columns": ["age"], "severity": "info", "gate": None,
-         "summary": "'age' has the extreme value '107'", "evidence": {"most_extreme": "107", "count": 1}}]
+        Finding("outliers", ["mrn"], "info", "'mrn' has the extreme value '4417023'", {"most_extreme": "4417023", "count": 1}),
+        Finding("outliers", ["age"], "info", "'age' has the extreme value '107'", {"most_extreme": "107", "count": 1})]
     samples = {"examples": {"mrn": ["4417023"], "age": [51]}, "rows": [{"mrn": "4417023", "age": 51, "y": 1}]}
     state = state_for_llm(session, [], {}, share="samples", samples=samples)
     assert "4417023" not in json.dumps(state)

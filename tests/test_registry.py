@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import kernel_tools as kt
+from jupyter_dcpilot.engine.task import Task
 from kernel_tools import vocabulary
 from kernel_tools.diagnosis import registry
 from kernel_tools.findings import Finding
@@ -91,8 +92,8 @@ def test_a_detector_that_raises_is_a_critical_finding_and_the_verdict_is_not_val
     from jupyter_dcpilot.engine.session import Session
     from jupyter_dcpilot.engine.validity import audit, verdict
 
-    session = Session(task={"kind": "classification", "target": "y"})
-    session.findings = [f.to_dict() for f in result.findings]
+    session = Session(task=Task(kind="classification", target="y"))
+    session.findings = list(result.findings)
     checks = audit(session)
     complete = next(c for c in checks if c.check == "diagnosis_complete")
     assert not complete.passed and "fragile check could not run" in complete.detail and not verdict(checks)
@@ -147,17 +148,18 @@ def test_the_panel_reads_the_same_vocabularies():
     there, regenerate it (``python -m kernel_tools.vocabulary --typescript``)."""
     from pathlib import Path
 
+    from kernel_tools.diagnosis.registry import every_finding_kind
     from kernel_tools.vocabulary import typescript
 
     shipped = Path(__file__).resolve().parents[1] / "labextension" / "src" / "vocabulary.ts"
-    assert shipped.read_text() == typescript(), "regenerate labextension/src/vocabulary.ts"
+    assert shipped.read_text() == typescript(every_finding_kind()), "regenerate labextension/src/vocabulary.ts"
 
 
 def test_an_event_the_hosts_do_not_know_is_refused_where_it_is_sent():
     from jupyter_dcpilot.engine.session import Session
 
     seen = []
-    session = Session(task={"kind": "classification"})
+    session = Session(task=Task(kind="classification"))
     session.subscribe(seen.append)
     session.notify("progress", step="s1")
     with pytest.raises(ValueError):

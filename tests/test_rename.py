@@ -259,3 +259,20 @@ async def test_a_deleted_notebook_with_no_live_session_loses_its_sidecar(tmp_pat
 def test_within_means_the_path_itself_or_inside_it() -> None:
     assert _within("a.ipynb", "a.ipynb") and _within("/d/x/a.ipynb", "d")
     assert not _within("dd/a.ipynb", "d") and not _within("a.ipynb", "")
+
+
+@pytest.mark.parametrize("jp_server_config", [
+    {"ServerApp": {"jpserver_extensions": {"jupyter_dcpilot": True}}, "ContentsManager": {"allow_hidden": True}},
+])
+async def test_sidecars_are_never_listed_even_with_hidden_files_shown(jp_fetch, jp_root_dir, jp_server_config) -> None:
+    """Issue 29, 7: renaming 'Untitled.ipynb' failed in the file browser with 'Directory not found:
+    ""': with hidden files shown, a listing of the folder met the sidecar the rename had just
+    moved away. The co-pilot's files are its state, never listed."""
+    write_notebook(jp_root_dir, "Untitled.ipynb")
+    (jp_root_dir / ".Untitled.ipynb.dcpilot.json").write_text("{}")
+    (jp_root_dir / ".dcpilot-abc.tmp").write_text("{}")
+    (jp_root_dir / ".hidden_user_file").write_text("mine")
+    listing = json.loads((await jp_fetch("api", "contents", params={"content": "1"})).body)["content"]
+    names = {item["name"] for item in listing}
+    assert {"Untitled.ipynb", ".hidden_user_file"} <= names  # hidden files are shown ...
+    assert not {n for n in names if n.endswith(".dcpilot.json") or n.startswith(".dcpilot-")}  # ... not ours

@@ -11,6 +11,8 @@ import pytest
 
 from jupyter_dcpilot.engine.report_html import calibration_points, render_html, report_details
 from jupyter_dcpilot.engine.session import Decision, Session, Step
+from jupyter_dcpilot.engine.wire import DecisionOption
+from kernel_tools.findings import Finding
 
 
 def report(**changes):
@@ -116,18 +118,18 @@ def test_light_and_dark_come_from_the_system_theme() -> None:
 
 def session_with_decisions(tmp_path) -> Session:
     session = Session(notebook=str(tmp_path / "nb.ipynb"), path=str(tmp_path / ".nb.ipynb.dcpilot.json"))
-    finding = {"id": "f1", "kind": "target_leakage", "columns": ["report_filed"], "severity": "critical",
-               "evidence": {"metric": "c_index", "score": 0.99, "next_best_score": 0.62}}
-    missing = {"id": "f2", "kind": "missing_values", "columns": ["wexp", "age"], "severity": "warning",
-               "evidence": {"columns": {"wexp": {"missing_rate": 0.3}, "age": {"missing_rate": 0.05}}}}
+    finding = Finding("target_leakage", ["report_filed"], "critical", "",
+                      {"metric": "c_index", "score": 0.99, "next_best_score": 0.62})
+    missing = Finding("missing_values", ["wexp", "age"], "warning", "",
+                      {"columns": {"wexp": {"missing_rate": 0.3}, "age": {"missing_rate": 0.05}}})
     session.findings = [finding, missing]
     session.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage: report_filed",
-                         status="done", gate="leakage", finding_ids=["f1"], decision_id="d1")]
+                         status="done", gate="leakage", finding_ids=[finding.id], decision_id="d1")]
     session.decisions = [Decision(
         id="d1", step_id="s1", gate="leakage", question="Is report_filed known before the outcome?",
-        evidence=finding["evidence"], columns=["report_filed"], recommended="drop",
-        options=[{"id": "drop", "label": "Drop it", "description": "remove the column", "risk": "none"},
-                 {"id": "keep", "label": "Keep it", "description": "", "risk": "a leaked score"}],
+        evidence=finding.evidence, columns=["report_filed"], recommended="drop",
+        options=[DecisionOption("drop", "Drop it", "remove the column", "none"),
+                 DecisionOption("keep", "Keep it", "", "a leaked score")],
         choice="drop", by="user", at="2026-01-01T10:00:00+00:00",
         rationale="the report is filed after the arrest",
         history=[{"choice": "keep", "by": "user", "at": "2026-01-01T09:00:00+00:00", "undone": "undo to c1"}])]

@@ -20,6 +20,7 @@ from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.model_audit import leak_finding
 from jupyter_dcpilot.engine.schema import json_schema, json_text, typescript
 from jupyter_dcpilot.engine.session import Session, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Task
 from kernel_tools import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +54,7 @@ def test_the_types_follow_the_dataclasses_and_the_vocabularies():
 
     defs = json_schema()["$defs"]
     assert list(defs["Decision"]["properties"]) == [f.name for f in fields(Decision)]
-    assert defs["Decision"]["required"] == [f.name for f in fields(Decision)]
+    assert defs["Decision"]["required"] == [f.name for f in fields(Decision) if not f.metadata.get("may_be_absent")]
     assert list(defs["Finding"]["properties"])[0] == "id"  # the property to_dict writes first
     assert defs["FindingKind"]["enum"] == list(finding_kinds()) and "date_out_of_range" in finding_kinds()
     assert defs["Gate"]["enum"] == list(values(Gate)) and defs["StepGate"]["enum"] == list(values(StepGate))
@@ -100,7 +101,8 @@ def test_findings_of_a_real_diagnosis_conform():
 def test_the_model_audits_suspected_leak_is_a_finding_like_any_other():
     """The finding the engine raises itself (a near-perfect score carried by one feature) is
     built from the same types, so it validates and the panel reads it like a detector's."""
-    finding = leak_finding("complained", {"metric": "roc_auc", "cv_score": 0.999, "holdout_score": 0.998}, 0.999)
+    finding = leak_finding("complained", {"metric": "roc_auc", "cv_score": 0.999, "holdout_score": 0.998},
+                           0.999).to_dict()
     assert finding["kind"] == "suspected_leakage" and finding["id"] == "suspected_leakage:complained"
     assert errors("Finding", finding) == []
     assert [o["id"] for o in finding["options"] if o["recommended"]] == ["drop"]
@@ -140,7 +142,7 @@ async def answered_session(folder: Path) -> Session:
         notebook=str(notebook),
         path=str(sidecar_path(notebook)),
         frame="df",
-        hints={"target": "churned", "task": "classification"},
+        task=Task(given=Given(target="churned", kind="classification")),
     )
     async with HeadlessHost(notebook) as host:
         await host.run_cell(SETUP, {})
@@ -152,7 +154,7 @@ async def answered_session(folder: Path) -> Session:
             for decision in session.open_decisions():
                 if decision.gate == "leakage" and impact.wanted(session, decision):
                     await impact.estimate(session, host, decision, coordinator.episodes, poll=0.1)
-                session.decide(decision.id, decision.recommended or decision.options[0]["id"], "as recommended")
+                session.decide(decision.id, decision.recommended or decision.options[0].id, "as recommended")
             state = await coordinator.run_until_blocked()
         gated = next(c for c in reversed(session.checkpoints) if session.step(c.step_id).decision_id)
         await coordinator.undo(gated.id)

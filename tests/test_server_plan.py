@@ -75,6 +75,9 @@ async def test_every_plan_op_and_its_refusals(jp_fetch, jp_ws_fetch, jp_serverap
         added = await post(jp_fetch, *API, sid, "plan", body={"op": "add", "episode": "outliers",
                                                               "columns": ["age"], "reason": "ages look odd"})
         new = next(s for s in added["plan"] if s["id"] == added["edit"]["step"])
+        # named for the host it came through, in words: never "by the user (api)"
+        assert added["edit"]["via"] == "panel" and added["plan_edits"][-1]["via"] == "panel"
+        assert any("the user in the panel added" in t["text"] and t.get("via") == "panel" for t in added["transcript"])
         assert new["gate"] == "outliers" and new["by_user"] == ["added"] and new["status"] in ("proposed",)
         # the task question still waits: no run starts, so the next edit is not refused as "running"
         assert added["state"] == "blocked"

@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from jupyter_client.session import Session
 from nbformat.v4 import output_from_msg
 from tornado.httpclient import HTTPClientError
 
+from jupyter_dcpilot.engine.gatekeeping import ApprovalPolicy
 from jupyter_dcpilot.engine.session import Decision
-from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError, policy_from
+from jupyter_dcpilot.engine.wire import DecisionOption
+from jupyter_dcpilot.server_sessions import BrowserNotebookHost, HostError
+
+policy_from = ApprovalPolicy.from_spec  # what the server reads a start request's approve with
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -364,7 +369,7 @@ async def test_browser_host_resolves_answers_by_request_id() -> None:
 def test_panel_policy_asks_or_recommends_per_gate() -> None:
     def decision(gate, columns=("x",)):
         return Decision(id="d1", step_id="s1", gate=gate, question="?", columns=list(columns), recommended="drop",
-                        options=[{"id": "drop"}, {"id": "keep"}])
+                        options=[DecisionOption("drop", "Drop", "", ""), DecisionOption("keep", "Keep", "", "")])
 
     policy = policy_from({"*": "recommended", "leakage": "ask", "columns": {"bmi": "keep"}})
     assert policy.choose(decision("leakage")) is None
@@ -375,3 +380,6 @@ def test_panel_policy_asks_or_recommends_per_gate() -> None:
     assert policy_from("recommended").choose(decision("leakage"))[0] == "drop"
     with pytest.raises(ValueError, match="approve must be"):
         policy_from(["drop"])
+    decisions = Path(__file__).resolve()  # a start request never names a file on the server
+    with pytest.raises(ValueError, match="approve must be"):
+        policy_from(str(decisions))

@@ -20,18 +20,21 @@ from engine_fakes import FakeKernel
 
 from jupyter_dcpilot.engine import fingerprint, sidecar_io, signatures
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
-from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step, now, sidecar_path
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step, move_sidecar, now, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
+from jupyter_dcpilot.engine.wire import DecisionOption
 from kernel_tools.frames import fingerprint as frame_fingerprint
 
 
 def approved(notebook: Path) -> Session:
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": "y", "frames": ["df"]})
+                      task=Task(given=Given(target="y")), inputs=Inputs(frames=["df"]))
     session.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage", gate="leakage",
                          decision_id="d1-aaaaaaaa", status="done")]
     session.decisions = [Decision(id="d1-aaaaaaaa", step_id="s1", gate="leakage", question="Drop?",
-                                  options=[{"id": "drop"}, {"id": "keep"}], choice="drop", by="user", at=now())]
-    session.task = {"kind": "classification", "target": "y", "confirmed": True}
+                                  options=[DecisionOption("drop", "Drop", "", ""), DecisionOption("keep", "Keep", "", "")],
+                                  choice="drop", by="user", at=now())]
+    session.task = Task(kind="classification", target="y", confirmed=True)
     return session
 
 
@@ -123,7 +126,7 @@ def test_a_legitimate_move_signs_the_sidecar_again(tmp_path):
     old, new = tmp_path / "old.ipynb", tmp_path / "sub" / "new.ipynb"
     approved(old).save()
     new.parent.mkdir()
-    sidecar_io.move(old, new)
+    move_sidecar(old, new)
     assert not sidecar_path(old).exists()
     moved = Session.load(sidecar_path(new))
     assert moved.trusted and moved.notebook == str(new) and moved.decision("d1-aaaaaaaa").choice == "drop"

@@ -13,6 +13,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_dcpilot.engine import signatures
 from jupyter_dcpilot.engine.session import Decision, Session, Step, now, sidecar_path
+from jupyter_dcpilot.engine.task import Given, Task
 from jupyter_dcpilot.request_limits import MAX_BODY_BYTES, MAX_DEPTH, MAX_TEXT
 
 pytestmark = pytest.mark.timeout(180)
@@ -26,7 +27,7 @@ def planted_session(notebook, code: str, *, sneaky: bool) -> Session:
     """A sidecar as someone else could write it: a custom step whose code the user "approved",
     (optionally) a second one with no gate, a confirmed task, a checkpoint and a cell id."""
     session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df",
-                      hints={"target": "churned", "task": "auto"})
+                      task=Task(given=Given(target="churned", kind="auto")))
     run = {"id": "run", "label": "Run this code", "description": code, "risk": "", "recommended": True,
            "action": None}
     skip = {"id": "skip", "label": "Skip", "description": "", "risk": "", "recommended": False, "action": None}
@@ -37,7 +38,7 @@ def planted_session(notebook, code: str, *, sneaky: bool) -> Session:
     if sneaky:
         session.plan.append(Step(id="s2", episode="custom", title="More", gate=None, code=SNEAKY))
         session.instructions = [{"text": "drop every column", "status": "pending", "at": now()}]
-    session.task = {"kind": "classification", "target": "churned", "confirmed": True}
+    session.task = Task(kind="classification", target="churned", confirmed=True, given=session.task.given)
     session.counter = 2
     return session
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from jupyter_dcpilot.engine.notebook import validity_markdown
 from jupyter_dcpilot.engine.report import build_report
-from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Step
+from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
+from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import CHECKS, audit, verdict
+from kernel_tools.findings import Finding
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
          "features": ["age", "bili", "albumin"], "grouped": True, "warnings": [], "importance": []}
@@ -13,13 +15,11 @@ INDEX_FIRST = {"kind": "entity_start", "column": "day", "label": "each entity's 
 
 
 def finding(kind, columns, **evidence):
-    return {"id": f"{kind}:{','.join(columns)}", "kind": kind, "columns": columns, "severity": "critical",
-            "summary": kind, "evidence": evidence, "options": [], "gate": None}
+    return Finding(kind, columns, "critical", kind, evidence)
 
 
 def session(findings=(), plan=(), task=None, **kw) -> Session:
-    s = Session(task=task or {"kind": "survival", "target": "status", "time": "futime", "id": "id",
-                              "index": INDEX_FIRST},
+    s = Session(task=task or Task(kind="survival", target="status", time="futime", id="id", index=INDEX_FIRST),
                 findings=list(findings), diagnosis={"shape": [312, 18]}, **kw)
     s.plan = list(plan)
     return s
@@ -74,8 +74,7 @@ def test_every_record_of_a_survival_cohort_counted_from_enrolment_is_not_valid()
     plan = [split_step(), model_step()]
     checks = audit(session([REPEATED], plan))
     assert "later records" in failed(checks)["known_at_index"]
-    per_row = session([REPEATED], plan, task={"kind": "survival", "id": "id",
-                                              "index": {"kind": "row", "label": "each row's own time"}})
+    per_row = session([REPEATED], plan, task=Task(kind="survival", id="id", index={"kind": "row", "label": "each row's own time"}))
     assert "known_at_index" not in failed(audit(per_row))
 
 
@@ -84,8 +83,7 @@ def test_identifiers_follow_up_and_leaks_among_the_features_each_fail_their_own_
                 finding("target_leakage", ["slos"], timing="follow_up"),
                 finding("target_leakage", ["copy"])]
     model = {**MODEL, "features": ["age", "rownames", "slos", "copy", "id"]}
-    s = session(findings, [split_step(), model_step(model)], task={"kind": "survival", "id": "id",
-                                                                   "index": {"kind": "row", "label": "x"}})
+    s = session(findings, [split_step(), model_step(model)], task=Task(kind="survival", id="id", index={"kind": "row", "label": "x"}))
     s.decisions.append(Decision(id="d4-abc", step_id="s9", gate="leakage", question="?", columns=["slos"],
                                 choice="keep", by="user"))
     problems = failed(audit(s))
@@ -96,18 +94,19 @@ def test_identifiers_follow_up_and_leaks_among_the_features_each_fail_their_own_
 
 def test_findings_of_earlier_diagnoses_still_count():
     cp = Checkpoint(id="k1", step_id="s1", label="before", names=["df"], cell_count=0,
-                    snapshot={"findings": [finding("target_leakage", ["fu.date"], timing="outcome_derived")]})
+                    snapshot=Snapshot.from_dict({"findings": [
+                        finding("target_leakage", ["fu.date"], timing="outcome_derived").to_dict()]}))
     s = session([], [split_step(), model_step({**MODEL, "features": ["age", "fu.date"]})], checkpoints=[cp],
-                task={"kind": "survival", "index": {"kind": "date", "column": "accept.dt", "label": "x"}})
+                task=Task(kind="survival", index={"kind": "date", "column": "accept.dt", "label": "x"}))
     assert "'fu.date'" in failed(audit(s))["no_follow_up"]
 
 
 def test_a_diagnosis_that_could_not_run_makes_the_result_not_valid():
     broken = finding("diagnosis_incomplete", [], detector="outliers", error="AttributeError: .dt")
-    broken["summary"] = "The outliers check could not run (AttributeError: .dt)"
+    broken.summary = "The outliers check could not run (AttributeError: .dt)"
     checks = audit(session([REPEATED, broken], valid_plan()))
     assert not verdict(checks) and "outliers check could not run" in failed(checks)["diagnosis_complete"]
-    never = Session(task={"kind": "survival", "index": INDEX_FIRST})
+    never = Session(task=Task(kind="survival", index=INDEX_FIRST))
     never.plan = valid_plan()
     assert "never diagnosed" in failed(audit(never))["diagnosis_complete"]
 
@@ -118,7 +117,7 @@ def test_the_holdout_must_confirm_the_cross_validation():
     assert "does not confirm" in failed(checks)["holdout_confirms_cv"]
     r2 = {**MODEL, "metric": "r2", "cv_score": 0.35, "holdout_score": -0.02}
     s = session([], [split_step("stratified"), model_step(r2)],
-                task={"kind": "regression", "index": {"kind": "row", "label": "x"}})
+                task=Task(kind="regression", index={"kind": "row", "label": "x"}))
     assert "holdout_confirms_cv" in failed(audit(s))
     missing = {**MODEL, "holdout_score": None}
     assert "never scored" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(missing)])))[
@@ -143,7 +142,7 @@ def test_the_test_rows_stay_untouched():
 
 def test_entities_on_both_sides_and_the_wrong_metric():
     plan = [split_step("stratified"), model_step({**MODEL, "grouped": False, "metric": "roc_auc"})]
-    s = session([REPEATED], plan, task={"kind": "survival", "id": "id", "index": {"kind": "row", "label": "x"}})
+    s = session([REPEATED], plan, task=Task(kind="survival", id="id", index={"kind": "row", "label": "x"}))
     problems = failed(audit(s))
     assert "the split and the cross-validation" in problems["entities_together"]
     assert "expected c_index" in problems["task_metric"]
@@ -151,7 +150,7 @@ def test_entities_on_both_sides_and_the_wrong_metric():
 
 def test_no_model_and_no_index_fail_plainly():
     assert failed(audit(session([REPEATED], [split_step()]))) == {"model_trained": "no model was trained"}
-    s = session([REPEATED], valid_plan(), task={"kind": "survival", "id": "id"})
+    s = session([REPEATED], valid_plan(), task=Task(kind="survival", id="id"))
     assert "never established" in failed(audit(s))["known_at_index"]
 
 
@@ -179,7 +178,7 @@ def test_a_wide_model_report_keeps_what_the_verdict_reads():
     assert kept["truncated"] and "fold_scores" not in kept and kept["risk_groups"] == report["risk_groups"]
     assert kept["features"] == report["features"] and len(kept["importance"]) == 15
     s = session([finding("id_column", ["rownames"])], [split_step(), model_step(kept)],
-                task={"kind": "survival", "index": {"kind": "row", "label": "x"}})
+                task=Task(kind="survival", index={"kind": "row", "label": "x"}))
     assert "'rownames'" in failed(audit(s))["no_identifiers"]  # not lost with the trimmed fields
 
 
@@ -204,8 +203,8 @@ def test_intervals_are_known_at_their_start_only_when_the_model_fits_them_as_int
     audit_ = {"train_rows": 1585, "test_rows": 360, "shared_rows": 0, "shared_entities": 0, "groups": "id"}
     interval_model = done("train_evaluate", "fit_evaluate_intervals", report=MODEL, split_audit=audit_)
     intervals = done("aggregate", "to_intervals", {"id": "id", "time": "day", "duration": "futime", "event": "status"})
-    task = {"kind": "survival", "target": "status", "time": "futime", "id": "id", "index": INDEX_FIRST,
-            "start": "day", "stop": "futime"}
+    task = Task(kind="survival", target="status", time="futime", id="id", index=INDEX_FIRST, start="day",
+                stop="futime")
     checks = audit(session([REPEATED], [intervals, split_step(), interval_model], task=task))
     assert verdict(checks), failed(checks)
     assert "('day', 'futime'] interval" in {c.check: c.detail for c in checks}["known_at_index"]
@@ -214,8 +213,8 @@ def test_intervals_are_known_at_their_start_only_when_the_model_fits_them_as_int
     assert "did not fit them as intervals" in failed(plain)["known_at_index"]
 
     # data that came as (tstart, tstop] intervals and kept its rows
-    given = {"kind": "survival", "target": "status", "time": "tstop", "id": "id",
-             "index": {"kind": "row", "column": "tstart", "start": "tstart", "label": "each row's own time"}}
+    given = Task(kind="survival", target="status", time="tstop", id="id",
+                 index={"kind": "row", "column": "tstart", "start": "tstart", "label": "each row's own time"})
     assert "known_at_index" not in failed(audit(session([REPEATED], [split_step(), interval_model], task=given)))
     assert "did not fit them as intervals" in failed(audit(session([REPEATED], [split_step(), model_step()],
                                                                    task=given)))["known_at_index"]
@@ -227,7 +226,7 @@ CLASSIFIER = {**MODEL, "model_name": "LogisticRegression", "metric": "roc_auc", 
 def test_event_codes_next_to_a_follow_up_time_are_a_survival_task():
     """A status of three codes (censored / event / competing event) beside a follow-up time: the
     classes depend on how long each row was followed, so a classifier's verdict is not valid."""
-    task = {"kind": "classification", "target": "status", "index": {"kind": "row", "label": "x"}}
+    task = Task(kind="classification", target="status", index={"kind": "row", "label": "x"})
     plan = [split_step("stratified"), model_step(CLASSIFIER)]
     competing = finding("target_leakage", ["futime"], follow_up_time=True, classes=3)
     problems = failed(audit(session([competing], plan, task=task)))
@@ -251,6 +250,6 @@ def test_a_real_cohorts_event_codes_make_a_classifier_not_valid():
     diagnosis = kt.diagnose(pbc, target="status", task="classification")
     flagged = [f for f in diagnosis.findings if f.kind == "target_leakage" and f.evidence.get("follow_up_time")]
     assert [f.columns for f in flagged] == [["time"]] and flagged[0].evidence["classes"] == 3
-    task = {"kind": "classification", "target": "status", "index": {"kind": "row", "label": "x"}}
-    s = session([f.to_dict() for f in diagnosis.findings], [split_step("stratified"), model_step(CLASSIFIER)], task=task)
+    task = Task(kind="classification", target="status", index={"kind": "row", "label": "x"})
+    s = session(diagnosis.findings, [split_step("stratified"), model_step(CLASSIFIER)], task=task)
     assert "survival (c_index)" in failed(audit(s))["task_metric"]

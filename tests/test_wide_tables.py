@@ -55,7 +55,7 @@ async def test_the_engine_gives_the_diagnosis_its_budget_and_the_verdict_reads_t
     await coord.run_until_blocked()
     (call,) = [kw for name, _, kw in kernel.calls if name == "diagnose_json"][:1]
     assert call["budget"] == coord.budgets.of("diagnose") == 120.0
-    gap = incomplete(diagnose(wide(400), target="y", max_columns=100))[0].to_dict()
+    gap = incomplete(diagnose(wide(400), target="y", max_columns=100))[0]
     session.findings.append(gap)
     checks = {c.check: c for c in audit(session, {"features": ["c1"], "metric": "roc_auc"})}
     assert checks["diagnosis_complete"].passed is False and "only 100 were checked" in checks["diagnosis_complete"].detail

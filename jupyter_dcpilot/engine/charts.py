@@ -14,9 +14,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import LEAKAGE_SCORE
 
-Chart = dict[str, Any]
+from .wire import Chart, ChartBar
+
 MAX_BARS = 12
 
 # kernel_tools.diagnosis.leakage.ABSOLUTE: the single-feature strength (2·AUROC−1, 2·C−1 or
@@ -34,11 +36,11 @@ def _number(value: Any) -> float | None:
 
 
 def _chart(title: str, unit: str, bars: list[tuple[str, Any]], threshold: float | None = None) -> Chart | None:
-    kept = [{"label": str(label), "value": round(v, 6)} for label, value in bars
+    kept = [ChartBar(label=str(label), value=round(v, 6)) for label, value in bars
             if (v := _number(value)) is not None]
     if not kept:
         return None
-    return {"title": title, "unit": unit, "bars": kept[:MAX_BARS], "threshold": threshold}
+    return Chart(title=title, unit=unit, bars=kept[:MAX_BARS], threshold=threshold)
 
 
 def leakage_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | None:
@@ -122,12 +124,11 @@ CHARTS: dict[str, Callable[[dict[str, Any], list[str]], Chart | None]] = {
 }
 
 
-def chart_for(finding: dict[str, Any] | None) -> Chart | None:
+def chart_for(finding: Finding | None) -> Chart | None:
     """The chart of a finding's evidence, or None for a kind (or evidence) without one."""
-    if not finding:
+    if finding is None:
         return None
-    build = CHARTS.get(str(finding.get("kind")))
-    evidence = finding.get("evidence")
-    if build is None or not isinstance(evidence, dict):
+    build = CHARTS.get(finding.kind)
+    if build is None or not isinstance(finding.evidence, dict):
         return None
-    return build(evidence, list(finding.get("columns") or []))
+    return build(finding.evidence, list(finding.columns))

@@ -18,9 +18,9 @@ import asyncio
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import LEAKAGE_SCORE
+from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
-from . import fingerprint, gatekeeping, history, model_audit, plan_edits
+from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -32,7 +32,7 @@ from .observation import observe
 from .plan_merge import merge
 from .planners import RulePlanner
 from .report import build_report
-from .session import Session, Step
+from .session import EditRecord, Session, Step
 from .validity import Check, approved_by
 from .worker import Stop, Worker
 
@@ -47,11 +47,14 @@ class Coordinator:
                  episodes: dict[str, Episode] | None = None, max_attempts: int = 3,
                  max_backtracks: int = 3, suspicious_score: float = LEAKAGE_SCORE,
                  max_turns: int = 200, budgets: Budgets | None = None, stop: Stop | None = None,
-                 tick: float | None = None) -> None:
+                 tick: float | None = None, estimate_impact: bool = False) -> None:
         """``budgets``: seconds per kind of step (default: the session's settings, else the
         episodes' defaults, :func:`~.budgets.defaults`); ``stop``: interrupts the kernel, so a
         step far past its budget is stopped and rolled back (without it, it only reports being
-        over budget); ``tick``: seconds between progress events."""
+        over budget); ``tick``: seconds between progress events; ``estimate_impact``: each gated
+        decision's options are estimated (:mod:`.impact`) before anyone answers it (a headless
+        run's report then shows what each choice would have done)."""
+        self.estimate_impact = estimate_impact
         self.episodes = episodes if episodes is not None else library()
         if budgets is None:
             budgets = Budgets.from_spec(session.settings.get("budgets"), episodes=self.episodes)
@@ -87,22 +90,22 @@ class Coordinator:
             try:
                 return await self._run()
             except Exception as exc:  # recorded for the panel and the sidecar, then raised
-                running = [st for st in self.session.plan if st.status == "running"]
+                running = [st for st in self.session.plan if st.status == StepStatus.RUNNING]
                 doing = (f"running step {running[0].id} ({running[0].title})" if running
                          else "planning the next step")
                 message = in_words(exc, doing)
                 for step in running:  # e.g. the kernel died under it: never left "running"
-                    step.status, step.error = "failed", message
+                    step.status, step.error = StepStatus.FAILED, message
                     step.note = "cut short: the kernel or the notebook stopped answering"
-                    self.session.changed("step", step=step.id, status="failed", result=None)
+                    self.session.changed("step", step=step.id, status=StepStatus.FAILED, result=None)
                 self.session.log("error", f"the co-pilot stopped: {message}")
-                self._finish("failed")
+                self._finish(SessionState.FAILED)
                 raise
 
     async def _run(self) -> str:
         s = self.session
         self.interrupted = False
-        s.state = "running"
+        s.state = SessionState.RUNNING
         s.changed("state", state=s.state)
         try:
             return await self._turns()
@@ -117,7 +120,7 @@ class Coordinator:
             if self.interrupted:  # between turns: while planning, or waiting for the notebook
                 return await self._stop_interrupted()
             if self._pausing:  # an undo is waiting for this run
-                return self._finish("idle")
+                return self._finish(SessionState.IDLE)
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
             await fingerprint.record(s, self.calls)  # which data this sidecar speaks of
@@ -131,29 +134,29 @@ class Coordinator:
             step = next(iter(s.pending_steps()), None)
             self._charge_planning(step)
             if step is None:
-                return self._finish("finished")
+                return self._finish(SessionState.FINISHED)
             mark = len(s.cells)
             verdict = await self.gate(step)
             if verdict == "blocked":
                 await self._warm(step)
-                return self._finish("blocked")
+                return self._finish(SessionState.BLOCKED)
             if verdict == "skip":
                 await self._decision_cell(step)
-                self._close(step, "skipped", "skipped by the approval policy")
+                self._close(step, StepStatus.SKIPPED, "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
             if outcome == "failed":
-                return self._finish("failed")
+                return self._finish(SessionState.FAILED)
             if outcome == "interrupted":  # usable again: decide, undo or resume
                 self.interrupted = False
-                return self._finish("idle")
+                return self._finish(SessionState.IDLE)
         s.warnings.append(f"stopped after {self.max_turns} turns")
-        return self._finish("failed")
+        return self._finish(SessionState.FAILED)
 
     def _charge_planning(self, step: Step | None) -> None:
         """Planning cost is charged to the step it led to (else the last one done)."""
         s = self.session
-        charged = step or next((st for st in reversed(s.plan) if st.status == "done"), None)
+        charged = step or next((st for st in reversed(s.plan) if st.status == StepStatus.DONE), None)
         for usage in s.llm_usage:
             usage["step_id"] = usage.get("step_id") or (charged.id if charged else None)
 
@@ -161,8 +164,8 @@ class Coordinator:
         """Ask the run to stop (the host interrupts the kernel itself); what it stops, or None
         when nothing runs. A running step fails without retry; a diagnosis or planning turn
         stops, and the next run starts it again."""
-        step = next((st for st in self.session.plan if st.status == "running"), None)
-        if step is None and self.session.state != "running":
+        step = next((st for st in self.session.plan if st.status == StepStatus.RUNNING), None)
+        if step is None and self.session.state != SessionState.RUNNING:
             return None
         self.interrupted = True
         return f"{step.id} ({step.title})" if step is not None else "diagnosis and planning"
@@ -172,9 +175,9 @@ class Coordinator:
         await history.restore_interrupted(self.session, self.calls)
         self.session.log("interrupt", "the run was interrupted by the user")
         self.interrupted = False
-        return self._finish("idle")
+        return self._finish(SessionState.IDLE)
 
-    def _finish(self, state: str) -> str:
+    def _finish(self, state: SessionState) -> str:
         self.session.state = state
         self.session.changed("state", state=state)
         return state
@@ -195,13 +198,14 @@ class Coordinator:
         async with self._lock:
             self._pausing = False
             await history.go_back(self.session, self.calls, self.notebook, checkpoint_id, reason, reopen=True)
-            self._finish("idle")
+            self._finish(SessionState.IDLE)
 
     # -- the expert's plan edits -----------------------------------------------------------
-    async def edit_plan(self, edit: dict[str, Any], source: str = "api") -> dict[str, Any]:
-        """Apply one of the expert's plan edits (:mod:`.plan_edits`) between runs, note it in the
-        notebook, and leave the session blocked when the next step still waits for its answer,
-        else idle (run :meth:`run_until_blocked` to carry on).
+    async def edit_plan(self, edit: dict[str, Any], via: str) -> EditRecord:
+        """Apply one of the expert's plan edits (:mod:`.plan_edits`) that came through the host
+        ``via`` (:class:`.hosts.Via`) between runs, note it in the notebook, and leave the session
+        blocked when the next step still waits for its answer, else idle (run
+        :meth:`run_until_blocked` to carry on).
 
         :class:`~.plan_edits.EditRefused` while a run is in progress; KeyError / ValueError for
         an unknown step or a malformed edit. A ``reopen`` of a done step undoes it first."""
@@ -213,9 +217,9 @@ class Coordinator:
             parameters = None
             if edit.get("op") == "params" and "candidates" in (edit.get("params") or {}):
                 parameters = await self.calls.parameters("fit_evaluate")
-            record = plan_edits.apply(s, edit, self.episodes, source=source, parameters=parameters)
-            if record.get("checkpoint"):
-                await history.go_back(s, self.calls, self.notebook, record["checkpoint"],
+            record = plan_edits.apply(s, edit, self.episodes, via=via, parameters=parameters)
+            if record.checkpoint:
+                await history.go_back(s, self.calls, self.notebook, record.checkpoint,
                                       "reopened by the user", reopen=True)
                 plan_edits.note(s, record)
             await self._note_edits()
@@ -223,30 +227,36 @@ class Coordinator:
             # only ask the same question again, and refuse the expert's next edit while it does
             step = next(iter(s.pending_steps()), None)
             waiting = {d.step_id for d in s.open_decisions()}
-            self._finish("blocked" if step is not None and step.status == "awaiting_decision"
-                         and step.id in waiting else "idle")
+            self._finish(SessionState.BLOCKED if step is not None and step.status == StepStatus.AWAITING_DECISION
+                         and step.id in waiting else SessionState.IDLE)
             return record
 
     async def _note_edits(self) -> None:
-        """A markdown cell in the notebook for each plan edit not noted there yet."""
+        """A markdown cell in the notebook for each plan edit not noted there yet, and for each
+        edit that lapsed since (a re-plan left nothing it applies to)."""
         s = self.session
         for record in s.plan_edits:
-            if not record.get("cell"):
-                cell = await self.notebook.insert_markdown(plan_edits.edit_markdown(record),
-                                                           {"dcpilot": {"step": record.get("step"), "kind": "edit"}})
-                record["cell"] = cell
-                s.cells.append({"id": cell, "step": record.get("step"), "kind": "edit"})
+            if not record.cell:
+                record.cell = await self.notebook.insert_markdown(
+                    plan_edits.edit_markdown(record), {"dcpilot": {"step": record.step, "kind": "edit"}})
+                s.cells.append({"id": record.cell, "step": record.step, "kind": "edit"})
+            if record.lapsed and not record.lapse_cell:
+                record.lapse_cell = await self.notebook.insert_markdown(
+                    plan_edits.lapse_markdown(record), {"dcpilot": {"step": record.step, "kind": "edit"}})
+                s.cells.append({"id": record.lapse_cell, "step": record.step, "kind": "edit"})
 
     # -- gates ---------------------------------------------------------------------------
     async def gate(self, step: Step) -> str:
         """``"go"``, ``"skip"`` or ``"blocked"``; a gated step never runs undecided."""
         s = self.session
         if step.code is not None:  # code is always read by the expert, whatever the step says
-            step.gate = "custom_code"
+            step.gate = StepGate.CUSTOM_CODE
         if not step.gate:
             return "go"
         decision = (s.decision(step.decision_id) if step.decision_id
                     else gatekeeping.new_decision(s, step, self.episodes.get(step.episode)))
+        if self.estimate_impact and impact.wanted(s, decision) and decision.impact is None:
+            await impact.estimate(s, self.kernel, decision, self.episodes)
         if not decision.decided and not await gatekeeping.answer(s, step, decision, self.policy):
             return "blocked"
         if not decision.decided:  # defensive: the executing path re-checks the gate
@@ -296,12 +306,12 @@ class Coordinator:
         if ep.runs == "task":
             await self._decision_cell(step)
             gatekeeping.apply_task_answer(s, s.decision(step.decision_id).choice if step.decision_id else "confirm")
-            self._close(step, "done", f"task: {s.task.get('kind')}")
+            self._close(step, StepStatus.DONE, f"task: {s.task.kind}")
             return "done"
         if ep.runs == "report":
             await self._decision_cell(step)
             await self.write_report_cell(step)
-            self._close(step, "done")
+            self._close(step, StepStatus.DONE)
             return "done"
         try:
             outcome = await self.worker.execute(step, mark, before_cell=lambda: self._decision_cell(step))
@@ -310,16 +320,16 @@ class Coordinator:
             raise
         await self._decision_cell(step)  # a step that ran no cell still records its decision
         if outcome == "interrupted":  # not handled: the planner proposes it again
-            step.status, step.note = "failed", "interrupted by the user"
+            step.status, step.note = StepStatus.FAILED, "interrupted by the user"
             s.log("interrupt", f"{step.id} ({step.title}) was interrupted by the user", step_id=step.id)
             s.changed("step", step=step.id, status=step.status, note=step.note)
             return "interrupted"
         if outcome == "kept":
-            self._close(step, "done", step.note)
+            self._close(step, StepStatus.DONE, step.note)
             return "done"
         if outcome == "failed":
             return self._failed(step, ep)
-        self._close(step, "done")
+        self._close(step, StepStatus.DONE)
         if ep.stage == "pre_split":
             s.data_version += 1
         await self._after_checks(step)
@@ -331,7 +341,7 @@ class Coordinator:
         """A failed step is left out, unless the run cannot go on without it (split, model) or
         someone approved it (validity.approved_by): then the run stops at it, for the user to
         change, skip or undo, and no verdict is valid while it has not run."""
-        self._close(step, "failed", step.error or "")
+        self._close(step, StepStatus.FAILED, step.error or "")
         approved = approved_by(self.session, step)
         if ep.stage in ("split", "model") or approved is not None:
             why = f" ({approved}); the run stops here: change its parameters, skip it or undo" if approved else ""
@@ -352,7 +362,7 @@ class Coordinator:
         else:
             s.warnings.append(f"{step.title}: checks failed ({reason}); no backtracks left")
 
-    def _close(self, step: Step, status: str, note: str = "") -> None:
+    def _close(self, step: Step, status: StepStatus, note: str = "") -> None:
         s = self.session
         step.status = status
         if note:
@@ -370,7 +380,7 @@ class Coordinator:
         if suspicion is not None:
             await self.backtrack(suspicion.split, suspicion.reason)
             s.findings.append(suspicion.finding)
-            s.changed("finding", finding=suspicion.finding)
+            s.changed("finding", finding=suspicion.finding.to_dict())
         self.judge()
 
     # -- report --------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_tools.findings import Finding
+
 STAGES = ("setup", "pre_split", "split", "post_split", "model", "final")
 
 
@@ -86,20 +88,20 @@ class Episode:
             return params
         return {**params, self.entity_param: params.get(self.entity_param, entity)}
 
-    def matches_kind(self, finding: dict[str, Any]) -> bool:
-        return finding.get("kind") in self.when.get("finding_kinds", ())
+    def matches_kind(self, finding: Finding) -> bool:
+        return finding.kind in self.when.get("finding_kinds", ())
 
-    def matches_action(self, finding: dict[str, Any]) -> bool:
+    def matches_action(self, finding: Finding) -> bool:
         action = recommended_action(finding)
         if not action or action.get("function") not in self.when.get("functions", ()):
             return False
         gates = self.when.get("gates")
-        return gates is None or finding.get("gate") in gates
+        return gates is None or finding.gate in gates
 
 
-def recommended_action(finding: dict[str, Any]) -> dict[str, Any] | None:
-    option = next((o for o in finding.get("options", []) if o.get("recommended")), None)
-    return option.get("action") if option else None
+def recommended_action(finding: Finding) -> dict[str, Any] | None:
+    option = finding.recommended
+    return option.action if option else None
 
 
 # the choices of kernel_tools' transforms (kernel_tools.transforms.outliers.METHODS, ...; kept
@@ -163,6 +165,16 @@ EPISODES: tuple[Episode, ...] = (
         coordinator="A column that is known only after the outcome (or copies it) makes any "
         "metric meaningless: the expert confirms, then it goes before any split.",
         worker="df, leakage_drop = kt.drop_columns(df, [cols], reason=...).",
+    ),
+    Episode(
+        id="redcap_baseline", name="One row per record at baseline", stage="pre_split", order=3.5,
+        when={"finding_kinds": ("redcap_events",), "functions": ("redcap_baseline",)},
+        gate="aggregation", function="redcap_baseline", report_var="baseline",
+        expect={"rows": "one_per_entity"}, per_finding=False,
+        not_addable="it answers a REDCap export's events, which the diagnosis finds",
+        coordinator="A REDCap export has a row per record and event: a prediction at enrolment takes each "
+        "record's baseline row (what that event holds) and the outcome from the event that records it.",
+        worker="df, baseline = kt.redcap_baseline(df, outcome=[target], events=[...], outcome_event=...).",
     ),
     Episode(
         id="aggregate", name="Aggregate repeated measurements", stage="pre_split", order=4,
@@ -336,7 +348,7 @@ def stage_of(episodes: dict[str, Episode], episode_id: str) -> str | None:
     return ep.stage if ep is not None else None
 
 
-def episode_for(finding: dict[str, Any], episodes: dict[str, Episode]) -> Episode | None:
+def episode_for(finding: Finding, episodes: dict[str, Episode]) -> Episode | None:
     """The episode that handles a finding: by kind first, then by its recommended call."""
     ordered = sorted(episodes.values(), key=lambda e: e.order)
     for ep in ordered:

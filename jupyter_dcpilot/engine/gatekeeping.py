@@ -8,21 +8,24 @@ decision is answered; these functions never run one.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jupyter_dcpilot.terminal import one_line
-from kernel_tools.vocabulary import TASK_KINDS
+from kernel_tools.vocabulary import StepGate, StepStatus, TaskKind
 
 from . import decisions_file
 from .charts import chart_for
 from .episodes import Episode
 from .session import Decision, Session, Step
+from .task import Task
 from .validation import did_you_mean
+from .wire import DecisionOption, skip_option
 
 # the other moments a prediction can be made, offered on the task card
 INDEX_CHOICES = {
@@ -35,6 +38,7 @@ INDEX_CHOICES = {
                   "first record: later records would know the future"),
 }
 Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
+APPROVE_MODES = ("ask", "recommended", "none")
 
 
 @dataclass
@@ -54,15 +58,29 @@ class ApprovalPolicy:
     prompt: Prompt | None = None
 
     @classmethod
-    def from_spec(cls, spec: str, prompt: Prompt | None = None) -> ApprovalPolicy:
-        if spec in ("ask", "recommended", "none"):
-            return cls(mode=spec, prompt=prompt)
+    def from_spec(cls, spec: Any, prompt: Prompt | None = None, files: bool = False) -> ApprovalPolicy:
+        """The one reader of an ``approve`` setting, whichever host gives it: ``"ask"`` (also
+        None), ``"recommended"``, ``"none"``, a decisions file's object (a REST or chat request)
+        or, with ``files`` (the command line and the magics, run by the user on their own
+        files), its path. ValueError in one line otherwise."""
+        if spec is None or (isinstance(spec, str) and spec in APPROVE_MODES):
+            return cls(mode=spec or "ask", prompt=prompt)
+        if isinstance(spec, dict):
+            return cls(mode="file", choices=decisions_file.check(spec, "approve"), prompt=prompt)
+        if not isinstance(spec, (str, os.PathLike)) or not files:
+            raise ValueError(f"approve must be 'ask', 'recommended', 'none' or an object of choices, not {spec!r}")
+        spec = str(spec)
         if not Path(spec).is_file():
             if spec.lower().endswith(".json"):
                 raise ValueError(f"decisions file not found: {spec}")
             raise ValueError(f"--approve must be ask, recommended, none or a JSON file; {spec!r} is none of "
-                             f"these{did_you_mean(spec, ['ask', 'recommended', 'none'])}")
+                             f"these{did_you_mean(spec, list(APPROVE_MODES))}")
         return cls(mode="file", choices=decisions_file.read(spec), prompt=prompt)
+
+    @property
+    def via(self) -> str:
+        """Where its answers come from, in words (a decision's ``via``)."""
+        return "decisions file" if self.mode == "file" else "approval policy"
 
     @property
     def plan_edits(self) -> Any:
@@ -71,7 +89,7 @@ class ApprovalPolicy:
 
     def choose(self, decision: Decision) -> tuple[str, str] | None:
         """``(choice, rationale)`` decided by policy, or None when a human must answer."""
-        if decision.gate == "custom_code":
+        if decision.gate == StepGate.CUSTOM_CODE:
             return ("skip", "custom code is skipped without expert steps") if self.mode == "none" else None
         if self.mode == "recommended" and decision.recommended:
             return decision.recommended, "recommended option (--approve recommended)"
@@ -83,7 +101,7 @@ class ApprovalPolicy:
                 return (decision.recommended, "recommended option (decisions file)") if decision.recommended else None
             if choice is not None and choice != "ask":
                 if decision.option(choice) is None:
-                    ids = [o["id"] for o in decision.options]
+                    ids = [o.id for o in decision.options]
                     raise ValueError(f"decisions file: {choice!r} is not an option of the "
                                      f"{decision.gate} decision on {decision.columns} (options: {ids})")
                 return choice, "from the decisions file"
@@ -110,19 +128,16 @@ async def answer(session: Session, step: Step, decision: Decision, policy: Appro
     the expert (the step then awaits it). A decision the user undid is theirs to answer again,
     never the policy's."""
     picked = None if decision.reopened else policy.choose(decision)
-    by = "policy"
+    by: Any = "policy"
+    via = policy.via
     if picked is None and policy.prompt is not None:
-        picked, by = await policy.prompt(decision, step), "user"
+        picked, by, via = await policy.prompt(decision, step), "user", "terminal"
     if picked is None:
-        step.status = "awaiting_decision"
-        session.changed("awaiting_decision", step=step.id, decision=asdict(decision))
+        step.status = StepStatus.AWAITING_DECISION
+        session.changed("awaiting_decision", step=step.id, decision=decision.to_dict())
         return False
     choice, rationale = picked
-    if choice == "skip" and decision.option("skip") is None:
-        decision.options.append({"id": "skip", "label": "Skip", "description":
-                                 "Do not run this step.", "risk": "", "recommended": False,
-                                 "action": None})
-    session.decide(decision.id, choice, rationale, by=by)
+    session.decide(decision.id, choice, rationale, by=by, via=via)
     return True
 
 
@@ -134,86 +149,83 @@ def new_decision(session: Session, step: Step, episode: Episode | None) -> Decis
     if episode is not None and episode.runs == "task":
         options, question, evidence = task_options(s.task)
     elif step.code is not None:
-        options = [{"id": "run", "label": "Run this code", "description": step.code,
-                    "risk": "custom code: read it before running", "recommended": True, "action": None},
-                   {"id": "skip", "label": "Skip", "description": "Do not run it.", "risk": "",
-                    "recommended": False, "action": None}]
+        options = [DecisionOption(id="run", label="Run this code", description=step.code,
+                                  risk="custom code: read it before running", recommended=True), skip_option()]
         question, evidence = f"Run this custom step? {step.reason}", {}
     else:
         options, question, evidence = finding_options(s, step)
-    recommended = next((o["id"] for o in options if o.get("recommended")), None)
+    recommended = next((o.id for o in options if o.recommended), None)
     if recommended is None:  # the recommended option was excluded: the next one that acts
-        recommended = next((o["id"] for o in options if o.get("action")), options[0]["id"])
+        recommended = next((o.id for o in options if o.action), options[0].id)
     finding = s.finding(step.finding_ids[0]) if step.finding_ids and step.code is None else None
+    answers_task = episode is not None and episode.runs == "task"
+    rejects = None if answers_task else next(
+        (o.id for o in options if o.id == "skip"),
+        next((o.id for o in options if o.id != recommended and not o.action), None))
     # a random suffix: a decision id of another notebook's session never matches one here
     decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "",
                         question=question, evidence=evidence, options=options, recommended=recommended,
-                        columns=list(step.columns), chart=chart_for(finding))
+                        columns=list(step.columns), chart=chart_for(finding), rejects=rejects)
     s.decisions.append(decision)
     step.decision_id = decision.id
-    s.changed("decision", decision=asdict(decision))
+    s.changed("decision", decision=decision.to_dict())
     return decision
 
 
-def finding_options(session: Session, step: Step) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+def finding_options(session: Session, step: Step) -> tuple[list[DecisionOption], str, dict[str, Any]]:
     """``(options, question, evidence)`` of a step's first finding, without the options a
     backtrack excluded; one "run" option when none is left."""
     finding = session.finding(step.finding_ids[0]) if step.finding_ids else None
     excluded: set[str] = set()
     for fid in step.finding_ids:
         excluded |= set(session.exclusions.get(fid, []))
-    options = [dict(o) for o in (finding or {}).get("options", []) if o.get("id") not in excluded]
+    options = [DecisionOption.of(o) for o in (finding.options if finding else []) if o.id not in excluded]
     if not options:
-        options = [{"id": "run", "label": step.title, "description": step.reason, "risk": "",
-                    "recommended": True, "action": {"function": step.function, "params": step.params}}]
-    return options, (finding or {}).get("summary", step.reason), (finding or {}).get("evidence", {})
+        options = [DecisionOption(id="run", label=step.title, description=step.reason, risk="", recommended=True,
+                                  action={"function": step.function, "params": step.params})]
+    if finding is None:
+        return options, step.reason, {}
+    return options, finding.summary, dict(finding.evidence)
 
 
-def task_options(task: dict[str, Any]) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+def task_options(task: Task) -> tuple[list[DecisionOption], str, dict[str, Any]]:
     """``(options, question, evidence)`` of the task card: confirm, another task kind, another
     moment of prediction."""
     t = task
-    index = t.get("index") or {}
-    desc = (f"{t.get('kind')}: predict '{t.get('target')}'"
-            + (f" with duration '{t.get('time')}'" if t.get("time") else "")
-            + (f", one entity = '{t.get('id')}'" if t.get("id") else "")
-            + (f", at {index['label']}" if index.get("label") else ""))
-    options = [{"id": "confirm", "label": "Confirm", "description": desc,
-                "risk": "", "recommended": True, "action": None}]
-    for kind in TASK_KINDS:
-        if kind != t.get("kind") and (kind != "survival" or t.get("time")):
-            options.append({"id": kind, "label": f"It is {kind}",
-                            "description": f"Treat '{t.get('target')}' as a {kind} target.",
-                            "risk": "a wrong task means a wrong metric", "recommended": False,
-                            "action": None})
+    kind = t.kind.value if t.kind else None
+    desc = (f"{kind}: predict '{t.target}'"
+            + (f" with duration '{t.time}'" if t.time else "")
+            + (f", one entity = '{t.id}'" if t.id else "")
+            + (f", at {t.index_label}" if t.index_label else ""))
+    options = [DecisionOption(id="confirm", label="Confirm", description=desc, risk="", recommended=True)]
+    for other in TaskKind:
+        if other != t.kind and (other != TaskKind.SURVIVAL or t.time):
+            options.append(DecisionOption(id=other.value, label=f"It is {other.value}",
+                                          description=f"Treat '{t.target}' as a {other.value} target.",
+                                          risk="a wrong task means a wrong metric"))
     for choice, (label, description, risk) in INDEX_CHOICES.items():
-        kind = {"index:first": "entity_start", "index:row": "row"}[choice]
-        if index.get("kind") != kind and (choice != "index:first" or t.get("id")):
-            options.append({"id": choice, "label": label, "description": description,
-                            "risk": risk, "recommended": False, "action": None})
-    evidence = {k: t.get(k) for k in ("kind", "target", "time", "event", "id", "visit") if t.get(k)}
-    if index:
-        evidence["prediction_time"] = index.get("label")
-        evidence["prediction_time_reason"] = index.get("reason")
-    return options, f"Is this the task? {desc}. ({t.get('reason', '')})", evidence
+        index_kind = {"index:first": "entity_start", "index:row": "row"}[choice]
+        if t.index.get("kind") != index_kind and (choice != "index:first" or t.id):
+            options.append(DecisionOption(id=choice, label=label, description=description, risk=risk))
+    evidence: dict[str, Any] = {k: v for k, v in (("kind", kind), ("target", t.target), ("time", t.time),
+                                                  ("event", t.event), ("id", t.id), ("visit", t.visit)) if v}
+    if t.index:
+        evidence["prediction_time"] = t.index.get("label")
+        evidence["prediction_time_reason"] = t.index.get("reason")
+    return options, f"Is this the task? {desc}. ({t.reason})", evidence
 
 
 def apply_task_answer(session: Session, choice: str | None) -> None:
-    """The task card's answer into the session: another task kind, or another moment of
-    prediction (the data is then diagnosed again, as the options follow it); confirmed."""
-    s = session
-    if choice in TASK_KINDS:
-        s.task["kind"] = choice
-    if choice in INDEX_CHOICES:
-        s.hints["index"] = choice.split(":")[1]
-        s.diagnosed_version = -1  # diagnosed again: the options follow the prediction time
-    s.task["confirmed"] = True
+    """The task card's answer into the session's task (:meth:`.task.Task.answer`); another
+    moment of prediction has the data diagnosed again, as the options follow it."""
+    if session.task.answer(choice):
+        session.diagnosed_version = -1
 
 
 def warm_functions(decision: Decision | None, step: Step) -> list[str]:
     """The kernel_tools functions an answer to the decision may call, to import ahead."""
-    functions = {o["action"]["function"] for o in (decision.options if decision else [])
-                 if (o.get("action") or {}).get("function")}
+    functions = {o.action["function"] for o in (decision.options if decision else [])
+                 if o.action and o.action.get("function")}
     return sorted(functions | ({step.function} if step.function else set()))
 
 
@@ -226,9 +238,8 @@ def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
         # one line per part: a name holding a line break must not print a line of its own
         stream_out.write(f"\n[{decision.gate}] {one_line(step.title)}\n  {one_line(decision.question)}\n")
         for i, o in enumerate(decision.options, 1):
-            mark = " (recommended)" if o["id"] == decision.recommended else ""
-            stream_out.write(f"  {i}. {one_line(o['id'])}{mark}: {one_line(o.get('label', ''))} — risk: "
-                             f"{one_line(o.get('risk', ''))}\n")
+            mark = " (recommended)" if o.id == decision.recommended else ""
+            stream_out.write(f"  {i}. {one_line(o.id)}{mark}: {one_line(o.label)} — risk: {one_line(o.risk)}\n")
         while True:
             stream_out.write("choose a number or an option id [Enter = recommended]: ")
             stream_out.flush()
@@ -237,9 +248,9 @@ def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
                 return None
             answer = line.strip()
             if not answer:
-                return decision.recommended or decision.options[0]["id"], "accepted at the prompt"
+                return decision.recommended or decision.options[0].id, "accepted at the prompt"
             if answer.isdigit() and 1 <= int(answer) <= len(decision.options):
-                return decision.options[int(answer) - 1]["id"], "chosen at the prompt"
+                return decision.options[int(answer) - 1].id, "chosen at the prompt"
             if decision.option(answer) is not None:
                 return answer, "chosen at the prompt"
             stream_out.write(f"  not an option: {answer!r}\n")

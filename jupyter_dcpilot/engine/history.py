@@ -8,10 +8,8 @@ the option taken, an undo (``reopen``) makes them pending again with their quest
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import PENDING
+from kernel_tools.vocabulary import RAN, StepStatus
 
 from . import notebook as nb
 from .hosts import NotebookHost
@@ -33,7 +31,7 @@ def backtrack_request(session: Session, update: PlanUpdate, max_backtracks: int)
             step = s.step(update.backtrack.get("step_id", ""))
         except KeyError:
             return None
-        if step.status == "done" and step.checkpoint_id:
+        if step.status == StepStatus.DONE and step.checkpoint_id:
             return step, f"{update.planner} planner: {update.backtrack.get('reason', '')}"
     return None
 
@@ -81,9 +79,8 @@ async def go_back(session: Session, calls: KernelCalls, notebook: NotebookHost, 
     if doomed:
         await notebook.delete_cells(doomed)
     s.cells = s.cells[: cp.cell_count]
-    before = {st["id"] for st in cp.snapshot["plan"] if st["status"] not in PENDING}
-    undone = [st for st in s.plan if st.id not in before
-              and st.status in ("done", "failed", "running", "skipped")]
+    before = {st.id for st in cp.snapshot.plan if not st.pending}
+    undone = [st for st in s.plan if st.id not in before and st.status in RAN]
     waiting = [st for st in s.plan if st.pending and st.id not in before]
     s.restore_snapshot(cp.snapshot)
     if reopen:
@@ -92,7 +89,7 @@ async def go_back(session: Session, calls: KernelCalls, notebook: NotebookHost, 
         s.plan = [st for st in s.plan if not st.pending] + undone + waiting
     else:
         for st in undone:
-            st.status, st.note, st.cell_ids = "undone", reason, []
+            st.status, st.note, st.cell_ids = StepStatus.UNDONE, reason, []
         s.plan = [st for st in s.plan if not st.pending] + undone
     for c in [cp, *later]:
         try:
@@ -108,13 +105,13 @@ def reset(session: Session, step: Step, reason: str, ask_user: bool) -> None:
     ``ask_user`` (the step undone to) or when the user answered it; an approval policy's
     answer is dropped instead, so the policy decides afresh when the step comes up."""
     s = session
-    step.status, step.note, step.cell_ids = "proposed", reason, []
+    step.status, step.note, step.cell_ids = StepStatus.PROPOSED, reason, []
     step.checkpoint_id, step.attempts, step.error, step.started = None, 0, None, None
     step.result, step.checks = {}, []
     decision = next((d for d in s.decisions if d.id == step.decision_id), None)
     if decision is not None and (ask_user or decision.by == "user"):
         decision.reopen(reason)
-        s.changed("decision", decision=asdict(decision))
+        s.changed("decision", decision=decision.to_dict())
     else:
         s.decisions = [d for d in s.decisions if d is not decision]
         step.decision_id = None
@@ -124,12 +121,12 @@ async def restore_interrupted(session: Session, calls: KernelCalls) -> None:
     """After an interrupt outside a cell: a step cut off while running gets its variables back
     and is failed, so the next run proposes it again."""
     s = session
-    for step in [st for st in s.plan if st.status == "running"]:
+    for step in [st for st in s.plan if st.status == StepStatus.RUNNING]:
         if step.checkpoint_id:
             try:
                 await calls.checkpoint_restore(step.checkpoint_id)
             except ProbeError as exc:
                 s.log("error", f"could not restore {step.checkpoint_id} after the interrupt: {exc}")
-        step.status, step.note = "failed", "interrupted by the user"
+        step.status, step.note = StepStatus.FAILED, "interrupted by the user"
         s.changed("step", step=step.id, status=step.status, note=step.note)
 

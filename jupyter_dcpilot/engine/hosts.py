@@ -20,11 +20,52 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply
+from kernel_tools.vocabulary import StrEnum
 
 from .budgets import minutes
 
 # seconds a probe (a silent request to the kernel) may take before it is given up
 PROBE_TIMEOUT_S = 600.0
+
+
+class Via(StrEnum):
+    """The hosts an answer or a plan edit comes through, in words (the decision log says them).
+    An agent (an MCP client, say) is named: :func:`agent`."""
+
+    PANEL = "panel"
+    CHAT = "chat"
+    MAGIC = "magic"
+    TERMINAL = "terminal"
+    DECISIONS_FILE = "decisions file"
+    POLICY = "approval policy"
+
+
+def agent(name: str) -> str:
+    """The ``via`` of an agent's answers and edits: ``agent <name>``."""
+    name = " ".join(str(name).split())
+    if not name:
+        raise ValueError("an agent needs a name")
+    return f"agent {name}"
+
+
+def agent_name(via: str | None) -> str | None:
+    """The agent's name when ``via`` is an agent's (``agent <name>``), else None."""
+    return via[len("agent "):] if via and via.startswith("agent ") else None
+
+
+def by_whom(via: str | None) -> str:
+    """"by agent X" for an agent's action, else :func:`by_the_user`."""
+    name = agent_name(via)
+    return f"by agent {name}" if name is not None else by_the_user(via)
+
+
+def by_the_user(via: str | None) -> str:
+    """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"."""
+    where = {Via.PANEL: "in the panel", Via.CHAT: "in the chat", Via.MAGIC: "with a magic",
+             Via.TERMINAL: "at the terminal", Via.DECISIONS_FILE: "in the decisions file"}
+    if via is None:
+        return "by the user"
+    return f"by the user {where.get(via, f'through {via}')}"  # type: ignore[call-overload]
 
 
 @dataclass

@@ -3,7 +3,7 @@ expert reads the card.
 
 :func:`estimate` starts :class:`kernel_tools.impact.ImpactJob` in the kernel (a background thread
 there: the user's cells and the co-pilot's probes are not held up), polls it, and writes each
-option's result into ``decision.options[i]["impact"]`` as it arrives — ``{"metric", "mean",
+option's result into ``decision.options[i].impact`` as it arrives — ``{"metric", "mean",
 "sd", "rows", "columns", "top_features", "flags"}`` — and the comparison into
 ``decision.impact`` (``status``, ``best``, ``spread``, ``note``). Cancelling the task (the expert
 answered, edited the step, or asked it to stop) stops the kernel's job before its next fit.
@@ -20,14 +20,16 @@ import uuid
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import TASK_KINDS
+from kernel_tools.vocabulary import FindingKind, TaskKind, metric_words
 
 from .episodes import Episode
+from .errors import in_words
 from .hosts import KernelProbe
 from .kernel_calls import KernelCalls
 from .plan_edits import call_params
 from .session import Decision, Session
-from .validity import all_findings, flagged_columns
+from .validity import flagged_columns
+from .wire import Impact, ImpactSummary
 
 GATES = ("leakage", "aggregation", "outliers", "label_issues", "imputation", "row_removal")
 TOLERANCE = 0.005  # options whose mean scores differ by less: the card says the choice barely matters
@@ -38,8 +40,8 @@ def wanted(session: Session, decision: Decision) -> bool:
     """Whether a decision's options get an impact estimate: an open gate of :data:`GATES` with
     two options or more, one of which runs a call, and a target to score."""
     return (decision.gate in GATES and not decision.decided and len(decision.options) > 1
-            and any(o.get("action") for o in decision.options) and bool(session.task.get("target"))
-            and session.task.get("kind") in TASK_KINDS)
+            and any(o.action for o in decision.options) and bool(session.task.target)
+            and session.task.kind is not None)
 
 
 def request(session: Session, decision: Decision, episodes: dict[str, Episode]) -> dict[str, Any]:
@@ -50,11 +52,12 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
     post = ep is not None and ep.stage == "post_split"
     task = session.task
     columns = session.variables.get("train_columns" if post else "columns") or []
-    entity = task.get("id")
+    entity = task.id
     groups = entity if entity and (not columns or entity in columns) else None
-    options, unchanged = [], False
+    options: list[dict[str, Any]] = []
+    unchanged = False
     for o in decision.options:
-        action = o.get("action")
+        action = o.action
         if not action:
             if unchanged:  # "keep" and "skip" both leave the data as it is: estimated once
                 continue
@@ -63,31 +66,32 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
             params = call_params(step, action["function"], action.get("params") or {}, ep)
             action = {"function": action["function"],
                       "params": ep.with_entity(action["function"], params, groups) if ep else params}
-        options.append({"id": o["id"], "action": action})
+        options.append({"id": o.id, "action": action})
     flagged = flagged_columns(session)
     varying: list[str] = []
-    for f in all_findings(session):
-        if f.get("kind") == "repeated_measurements":
-            varying = list((f.get("evidence") or {}).get("time_varying_columns") or varying)
-    return {"name": "train" if post else session.frame, "options": options, "target": task.get("target"),
-            "task": task.get("kind"), "time": task.get("time") if task.get("kind") == "survival" else None,
+    for f in session.findings:  # the frame as it is now: after an aggregation no record repeats
+        if f.kind == FindingKind.REPEATED_MEASUREMENTS:
+            varying = list(f.evidence.get("time_varying_columns") or varying)
+    return {"name": "train" if post else session.frame, "options": options, "target": task.target,
+            "task": task.kind.value if task.kind else None,
+            "time": task.time if task.kind == TaskKind.SURVIVAL else None,
             "groups": groups,
             "stage": "post_split" if post else "pre_split",
             "flagged": {**flagged, "time_varying": varying},
-            "index": (task.get("index") or {}).get("kind")}
+            "index": task.index.get("kind")}
 
 
 def summary(decision: Decision, tolerance: float = TOLERANCE) -> dict[str, Any]:
     """The comparison of the options estimated so far (best, spread, and a note in words)."""
-    scored = {o["id"]: o["impact"]["mean"] for o in decision.options
-              if isinstance((o.get("impact") or {}).get("mean"), (int, float))}
-    metric = next((o["impact"]["metric"] for o in decision.options if o.get("impact")), None)
+    scored: dict[str, float] = {o.id: float(mean) for o in decision.options
+                                if o.impact is not None and isinstance(mean := o.impact.get("mean"), (int, float))}
+    metric = next((o.impact["metric"] for o in decision.options if o.impact), None)
     if len(scored) < 2:
         return {"best": next(iter(scored), None), "spread": None, "barely_differ": False, "note": ""}
     spread = max(scored.values()) - min(scored.values())
     barely = spread < tolerance
     note = (f"the choice changes the score by < {tolerance}" if barely
-            else f"the choice changes the {metric} by up to {spread:.3f}")
+            else f"the choice changes the {metric_words(metric)} by up to {spread:.3f}")
     return {"best": max(scored, key=scored.__getitem__), "spread": round(spread, 6),
             "barely_differ": barely, "note": note}
 
@@ -108,13 +112,13 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
             state = await KernelCalls(kernel).impact_poll(job)
             fresh = {k: v for k, v in state["results"].items() if k not in seen}
             for option in decision.options:
-                if option["id"] in fresh:
-                    option["impact"] = _public(fresh[option["id"]])
+                if option.id in fresh:
+                    option.impact = _public(fresh[option.id])
             for option in decision.options:  # the option estimated once for both "keep" and "skip"
-                if not option.get("action") and "impact" not in option:
-                    twin = next((o for o in decision.options if not o.get("action") and o.get("impact")), None)
-                    if twin is not None:
-                        option["impact"] = dict(twin["impact"])
+                if not option.action and option.impact is None:
+                    twin = next((o for o in decision.options if not o.action and o.impact), None)
+                    if twin is not None and twin.impact is not None:
+                        option.impact = Impact(**twin.impact)
             seen |= set(fresh)
             done = state["status"] != "running"
             if fresh or done:
@@ -124,7 +128,7 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
                     info["error"] = state["error"]
                 _set(session, decision, info)
             if done:
-                return decision.impact or {}
+                return dict(decision.impact or {})
     except asyncio.CancelledError:
         try:
             await KernelCalls(kernel).impact_cancel(job)
@@ -132,19 +136,20 @@ async def estimate(session: Session, kernel: KernelProbe, decision: Decision,
             _set(session, decision, {**(decision.impact or {}), "status": "cancelled"})
         raise
     except ProbeError as error:  # the kernel restarted under it, or an old kernel_tools
-        return _set(session, decision, {**(decision.impact or {}), "status": "failed", "error": str(error)[:300]})
+        return dict(_set(session, decision, {**(decision.impact or {}), "status": "failed",
+                                             "error": in_words(error, "estimating the options")[:300]}))
 
 
-def _public(impact: dict[str, Any]) -> dict[str, Any]:
+def _public(impact: dict[str, Any]) -> Impact:
     keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags", "scores", "error", "elapsed_s")
-    return {k: impact.get(k) for k in keys if k in impact}
+    return Impact(**{k: impact.get(k) for k in keys if k in impact})  # type: ignore[typeddict-item]
 
 
-def _set(session: Session, decision: Decision, info: dict[str, Any]) -> dict[str, Any]:
-    decision.impact = info
+def _set(session: Session, decision: Decision, info: dict[str, Any]) -> ImpactSummary:
+    decision.impact = ImpactSummary(**info)  # type: ignore[typeddict-item]
     session.changed("impact", decision_id=decision.id, impact=info, options=[
-        {"id": o["id"], "impact": o.get("impact")} for o in decision.options])
-    return info
+        {"id": o.id, "impact": o.impact} for o in decision.options])
+    return decision.impact
 
 
 __all__ = ["GATES", "TOLERANCE", "estimate", "request", "summary", "wanted"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_tools.findings import Finding, Option
-from kernel_tools.vocabulary import RANKING_METRICS, FindingKind
+from kernel_tools.vocabulary import RANKING_METRICS, FindingKind, Gate, Severity, StepStatus
 
 from .episodes import Episode, stage_of
 from .session import Session, Step
@@ -22,7 +22,7 @@ from .validity import Check, audit, verdict
 class Suspicion:
     """A suspected leak to ask about: the finding, the done split step to go back to, and why."""
 
-    finding: dict[str, Any]
+    finding: Finding
     split: Step
     reason: str
 
@@ -43,7 +43,7 @@ def suspected_leak(session: Session, step: Step, episodes: dict[str, Episode], *
     # command-line run), which an honest score never needs here
     from kernel_tools.models.evaluate import DOMINANT_SHARE, top_importance_share
 
-    split = next((st for st in s.plan if st.status == "done" and stage_of(episodes, st.episode) == "split"), None)
+    split = next((st for st in s.plan if st.status == StepStatus.DONE and stage_of(episodes, st.episode) == "split"), None)
     top = next((i.get("feature") for i in model.get("importance", []) if i.get("feature")), None)
     share = top_importance_share(model.get("importance", []))
     if top is not None and share < DOMINANT_SHARE:
@@ -61,8 +61,8 @@ def suspected_leak(session: Session, step: Step, episodes: dict[str, Episode], *
                           "as a measured predictor's do, not as a recording of the outcome's")
         return None
     asked = top is not None and (f"suspected_leakage:{top}" in s.handled
-                                 or any(top in st.columns and st.gate == "leakage" for st in s.plan
-                                        if st.status in ("done", "skipped")))
+                                 or any(top in st.columns and st.gate == Gate.LEAKAGE for st in s.plan
+                                        if st.status in (StepStatus.DONE, StepStatus.SKIPPED)))
     if (split is None or top is None or asked or top not in (s.variables.get("columns") or [])
             or not may_backtrack or not split.checkpoint_id):
         s.warnings.append(f"suspiciously high score {scores}: check the top feature {top!r}")
@@ -72,10 +72,10 @@ def suspected_leak(session: Session, step: Step, episodes: dict[str, Episode], *
                             f"asking whether '{top}' leaks")
 
 
-def leak_finding(top: str, model: dict[str, Any], score: float) -> dict[str, Any]:
+def leak_finding(top: str, model: dict[str, Any], score: float) -> Finding:
     """The finding put to the expert: drop the top feature before the split, or keep it."""
     return Finding(
-        kind=FindingKind.SUSPECTED_LEAKAGE, columns=[top], severity="critical", gate="leakage",
+        kind=FindingKind.SUSPECTED_LEAKAGE, columns=[top], severity=Severity.CRITICAL, gate=Gate.LEAKAGE,
         summary=f"The model scores {score:.3f} ({model.get('metric')}), too good to be true; "
                 f"its most important feature '{top}' may give the outcome away.",
         evidence={"metric": model.get("metric"), "cv_score": model.get("cv_score"),
@@ -87,7 +87,7 @@ def leak_finding(top: str, model: dict[str, Any], score: float) -> dict[str, Any
                            "params": {"columns": [top], "reason": "suspected target leakage"}}),
             Option(id="keep", label="Keep it", description="It is known before the outcome.",
                    risk="a leaked column makes the score meaningless")],
-    ).to_dict()
+    )
 
 
 def cleared_by_diagnosis(diagnosis: dict[str, Any], top: str | None, metric: str | None) -> float | None:
@@ -114,5 +114,5 @@ def judge(session: Session, episodes: dict[str, Episode]) -> list[Check]:
 def model_report(session: Session, episodes: dict[str, Episode]) -> dict[str, Any] | None:
     """The last trained model's report (``ModelReport.to_dict``), None before one."""
     return next((st.result.get("report") for st in reversed(session.plan)
-                 if st.status == "done" and stage_of(episodes, st.episode) == "model"), None)
+                 if st.status == StepStatus.DONE and stage_of(episodes, st.episode) == "model"), None)
 

@@ -22,11 +22,14 @@ def md_text(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str:
+def load_cell(paths: list[str], names: list[str], engine: str = "pandas", dictionary: str | None = None,
+              events: str | None = None) -> str:
     """The first cell of a headless notebook: imports and the data, by absolute path.
 
     ``engine="dask"``: lazy Dask frames (a file, or a folder of Parquet / CSV files) on the
-    kernel's ``distributed`` cluster, a new LocalCluster unless it has one."""
+    kernel's ``distributed`` cluster, a new LocalCluster unless it has one. ``dictionary``: the
+    study's codebook (``events``: REDCap's event mapping), read into ``<name>_codebook`` beside the
+    data it describes (a Stata / SPSS / SAS file's labels are read with it anyway)."""
     if engine == "dask":
         return _dask_load_cell(paths, names)
     lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
@@ -38,6 +41,11 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas") -> str
         parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
         how = "" if parquet else sniff(absolute).call_args()  # sep=";", decimal="," as written
         lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how})")
+    if dictionary is not None and Path(dictionary).resolve() not in {Path(p).resolve() for p in paths}:
+        mapping = f", events={str(Path(events).resolve())!r}" if events else ""
+        lines += ["# the study's codebook: the co-pilot's diagnosis weighed what it says of each column "
+                  f"(kt.diagnose({names[0]}, dictionary={names[0]}_codebook))",
+                  f"{names[0]}_codebook = kt.read_dictionary({str(Path(dictionary).resolve())!r}{mapping})"]
     lines.append(f"{names[0]}.shape")
     return "\n".join(lines)
 
@@ -78,9 +86,8 @@ def decision_markdown(decision: Decision, step: Step) -> str:
         lines += [f"*Evidence:* {ev}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
     for o in decision.options:
-        name = f"**{o['id']}**" + (" (recommended)" if o.get("id") == decision.recommended else "")
-        lines.append(f"| {name} | {md_text(o.get('label', ''))}: {md_text(o.get('description', ''))} "
-                     f"| {md_text(o.get('risk', ''))} |")
+        name = f"**{o.id}**" + (" (recommended)" if o.id == decision.recommended else "")
+        lines.append(f"| {name} | {md_text(o.label)}: {md_text(o.description)} | {md_text(o.risk)} |")
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)
@@ -95,11 +102,11 @@ def report_markdown(session: Session, model: dict[str, Any] | None, checks: list
                     warnings: list[str]) -> str:
     """The closing summary cell: task, steps, model, and the verdict as its list of checks."""
     task = session.task
-    index = (task.get("index") or {}).get("label")
+    index = task.index_label
     lines = ["## Summary", "",
-             f"*Task:* {task.get('kind')} — target `{task.get('target')}`"
-             + (f", duration `{task.get('time')}`" if task.get("time") else "")
-             + (f", entity `{task.get('id')}`" if task.get("id") else "")
+             f"*Task:* {task.kind} — target `{task.target}`"
+             + (f", duration `{task.time}`" if task.time else "")
+             + (f", entity `{task.id}`" if task.id else "")
              + (f"; predictions at {md_text(index)}" if index else ""), ""]
     lines += ["| step | status | decision |", "|---|---|---|"]
     for s in session.plan:
@@ -120,7 +127,8 @@ def plan_edits_markdown(session: Session) -> list[str]:
     if not session.plan_edits:
         return []
     return ["", "*Plan edits (by the user):*",
-            *[f"- {md_text(e.get('text', ''))} ({e.get('source', 'api')}, {e.get('at')})" for e in session.plan_edits]]
+            *[f"- {md_text(e.text)} ({e.via}, {e.at})" + (f" — **no longer applies**: {md_text(e.lapsed)}"
+                                                          if e.lapsed else "") for e in session.plan_edits]]
 
 
 def validity_markdown(checks: list[Any]) -> str:

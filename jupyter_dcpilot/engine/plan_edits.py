@@ -18,12 +18,14 @@ a malformed edit (a parameter an episode does not take, a column the frame lacks
 No edit lets a gated step run without its decision: a skipped step does not run at all, an added
 gated step gets its own open decision, changed parameters reopen a decision already answered,
 and the coordinator still refuses to execute an undecided gated step. Every edit is recorded,
-"by user", in :attr:`Session.plan_edits` (the decision log), in the transcript and, by the
+"by user" with the host it came through (``via``: panel, chat, magic, decisions file, agent
+<name>), in :attr:`Session.plan_edits` (the decision log), in the transcript and, by the
 coordinator, as a markdown cell in the notebook.
 
 What an edit changes lives on the steps themselves (``user_params``, ``by_user``, a status), so
 a checkpoint restores it with the plan; :func:`after_merge` keeps it when a planner proposes the
-pending steps again. A decisions file's ``"plan"`` list holds edits given ahead of time, matched
+pending steps again (:mod:`.plan_merge` carries an edited step over to the re-planned step of
+its episode, or records that the edit lapsed, and why). A decisions file's ``"plan"`` list holds edits given ahead of time, matched
 by episode and columns (step ids are not known then), applied whenever a matching step appears.
 """
 
@@ -32,11 +34,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from kernel_tools.vocabulary import StepStatus
+
 from .edit_checks import check_edit, check_params
 from .episodes import AGGREGATIONS, IMPUTE_METHODS, OUTLIER_METHODS, STAGES, Episode
 from .episodes import library as episode_library
-from .session import Decision, Session, Step, now
+from .hosts import Via, agent_name, by_whom
+from .session import Decision, EditRecord, Session, Step
 from .validation import did_you_mean
+from .wire import DecisionOption, skip_option
 
 OPS = ("skip", "move", "add", "params", "reopen")
 
@@ -67,7 +73,7 @@ def library(session: Session, episodes: dict[str, Episode]) -> list[dict[str, An
 def _why_not_addable(session: Session, ep: Episode, episodes: dict[str, Episode]) -> str | None:
     if ep.not_addable:
         return ep.not_addable
-    if ep.when.get("always") and any(st.episode == ep.id and (st.pending or st.status == "done")
+    if ep.when.get("always") and any(st.episode == ep.id and (st.pending or st.status == StepStatus.DONE)
                                      for st in session.plan):
         return "it is in the plan already"
     later = _later_stage_done(session, ep.stage, episodes)
@@ -79,7 +85,7 @@ def _why_not_addable(session: Session, ep: Episode, episodes: dict[str, Episode]
 def _later_stage_done(session: Session, stage: str, episodes: dict[str, Episode]) -> Step | None:
     """A done step of a later stage (the final explain and report steps do not count)."""
     rank = STAGES.index(stage)
-    return next((st for st in session.plan if st.status == "done"
+    return next((st for st in session.plan if st.status == StepStatus.DONE
                  and STAGES.index(_stage(st, episodes)) > rank and _stage(st, episodes) != "final"), None)
 
 
@@ -118,7 +124,7 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
     if op == "skip":
         if not step.pending:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: only a proposed step can be "
-                              "skipped" + ("; reopen it to change it" if step.status == "done" else ""))
+                              "skipped" + ("; reopen it to change it" if step.status == StepStatus.DONE else ""))
         if _required(step.episode, episodes):
             raise EditRefused(f"{step.id} ({step.title}) cannot be skipped: a valid model needs it")
     elif op == "move":
@@ -126,15 +132,15 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
     elif op == "params":
         if not step.pending:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: parameters change only before "
-                              "a step runs" + ("; reopen it first" if step.status == "done" else ""))
+                              "a step runs" + ("; reopen it first" if step.status == StepStatus.DONE else ""))
         _check_params(session, step.episode, edit.get("params"), episodes, parameters)
     elif op == "reopen":
-        if step.status == "skipped":
+        if step.status == StepStatus.SKIPPED:
             later = _later_stage_done(session, _stage(step, episodes), episodes)
             if later is not None:
                 raise EditRefused(f"{later.title} has run since {step.id} was skipped: reopen "
                                   f"{later.id} first")
-        elif step.status != "done":
+        elif step.status != StepStatus.DONE:
             raise EditRefused(f"{step.id} ({step.title}) is {step.status}: only a done or skipped step "
                               "can be reopened")
         elif not step.checkpoint_id:
@@ -143,55 +149,62 @@ def check(session: Session, edit: dict[str, Any], episodes: dict[str, Episode],
 
 
 def apply(session: Session, edit: dict[str, Any], episodes: dict[str, Episode], *,
-          source: str = "api", parameters: list[str] | None = None) -> dict[str, Any]:
-    """Check and apply one edit; returns its record, added to :attr:`Session.plan_edits` — except
-    for the ``reopen`` of a done step, which is only checked: the coordinator undoes the step,
-    then adds the record (``record["checkpoint"]``) with :func:`note`."""
+          via: str, parameters: list[str] | None = None) -> EditRecord:
+    """Check and apply one edit that came through the host ``via``; returns its record, added to
+    :attr:`Session.plan_edits` — except for the ``reopen`` of a done step, which is only checked:
+    the coordinator undoes the step, then adds the record (``record.checkpoint``) with :func:`note`."""
     check(session, edit, episodes, parameters)
     op = edit["op"]
-    by = "agent" if source.startswith("agent ") else "user"
-    record: dict[str, Any] = {"op": op, "by": by, "source": source, "at": now()}
-    if edit.get("reason"):
-        record["reason"] = str(edit["reason"])
+    record = EditRecord(op=op, via=via, text="", by="agent" if agent_name(via) else "user",
+                        reason=str(edit["reason"]) if edit.get("reason") else None)
     if op == "add":
         step = _add(session, edit, episodes)
-        record.update(step=step.id, episode=step.episode, columns=list(step.columns),
-                      params=dict(step.user_params))
+        record.step, record.episode, record.columns = step.id, step.episode, list(step.columns)
+        record.params = dict(step.user_params)
         text = f"added {step.id} ({step.title})"
     else:
         step = session.step(edit["step"])
-        record.update(step=step.id, episode=step.episode, title=step.title)
+        record.step, record.episode, record.title = step.id, step.episode, step.title
         if op == "skip":
-            _skip(session, step, "skipped by " + (source if by == "agent" else f"the user ({source})"))
+            _skip(session, step, f"skipped {by_whom(via)}")
             text = f"skipped {step.id} ({step.title})"
         elif op == "move":
             anchor = session.step(edit.get("before") or edit["after"])  # check() made sure one is given
             where = "before" if edit.get("before") else "after"
             _move(session, step, anchor, where)
-            record[where] = anchor.id
+            setattr(record, where, anchor.id)
             text = f"moved {step.id} ({step.title}) {where} {anchor.id} ({anchor.title})"
         elif op == "params":
-            changed = _set_params(session, step, dict(edit["params"]), episodes)
-            record["params"] = changed
-            text = f"set {_params_text(changed)} on {step.id} ({step.title})"
+            record.params = _set_params(session, step, dict(edit["params"]), episodes)
+            text = f"set {_params_text(record.params)} on {step.id} ({step.title})"
+        elif step.status == StepStatus.SKIPPED:
+            _unskip(session, step)
+            text = f"reopened the skipped {step.id} ({step.title})"
         else:
-            if step.status == "skipped":
-                _unskip(session, step)
-                text = f"reopened the skipped {step.id} ({step.title})"
-            else:
-                record["checkpoint"] = step.checkpoint_id
-                text = f"reopened {step.id} ({step.title}): undone to its checkpoint, then planned again"
-    record["text"] = text + (f" — {record['reason']}" if record.get("reason") else "")
-    if "checkpoint" not in record:
+            record.checkpoint = step.checkpoint_id
+            text = f"reopened {step.id} ({step.title}): undone to its checkpoint, then planned again"
+    record.text = text + (f" — {record.reason}" if record.reason else "")
+    if record.checkpoint is None:
         note(session, record)
     return record
 
 
-def note(session: Session, record: dict[str, Any]) -> None:
+def note(session: Session, record: EditRecord) -> None:
     """Add an edit's record to the decision log and the transcript."""
     session.plan_edits.append(record)
-    who = record["source"] if record.get("by") == "agent" else "the user"
-    session.log("edit", f"{who} {record['text']}", step_id=record.get("step"), op=record["op"])
+    session.log("edit", f"{by_whom(record.via).removeprefix('by ')} {record.text}", step_id=record.step,
+                op=record.op, via=record.via)
+
+
+def lapse(session: Session, step: Step, why: str) -> list[EditRecord]:
+    """The expert's edits of ``step`` no longer apply (a re-plan left no step of its kind): each
+    record says why, and so does the transcript; the coordinator notes them in the notebook."""
+    lapsed = [r for r in session.plan_edits if r.step == step.id and r.lapsed is None and r.op != "skip"]
+    for record in lapsed:
+        record.lapsed = why
+        session.log("edit", f"an edit no longer applies: {record.text} — {why}",
+                    step_id=step.id, op=record.op, lapsed=True)
+    return lapsed
 
 
 def _text(edit: dict[str, Any], key: str) -> str:
@@ -231,7 +244,7 @@ def _check_add(session: Session, edit: dict[str, Any], episodes: dict[str, Episo
         _check_columns(session, ep, columns)
     elif ep.function == "drop_columns":
         raise ValueError(f"adding {ep.id} needs 'columns': which columns to drop")
-    if ep.function == "aggregate_per_entity" and not session.task.get("id"):
+    if ep.function == "aggregate_per_entity" and not session.task.id:
         raise EditRefused("aggregating needs the entity id: none is known for this task")
     if edit.get("params"):
         _check_params(session, ep.id, edit["params"], episodes, None)
@@ -252,7 +265,7 @@ def _check_columns(session: Session, ep: Episode, columns: Any) -> None:
         for column in columns:
             if column not in known:
                 raise ValueError(f"{column!r} is not a column of the data{did_you_mean(column, known)}")
-    target = session.task.get("target")
+    target = session.task.target
     if target in columns and ep.function == "drop_columns":
         raise ValueError(f"{target!r} is the target: it cannot be dropped")
 
@@ -277,14 +290,14 @@ def _mark(step: Step, what: str) -> None:
 
 
 def _skip(session: Session, step: Step, note: str) -> None:
-    step.status, step.note = "skipped", note
+    step.status, step.note = StepStatus.SKIPPED, note
     _mark(step, "skipped")
     session.handled += [f for f in step.finding_ids if f not in session.handled]
     session.changed("step", step=step.id, status=step.status, note=step.note)
 
 
 def _unskip(session: Session, step: Step) -> None:
-    step.status, step.note = "proposed", "reopened by the user"
+    step.status, step.note = StepStatus.PROPOSED, "reopened by the user"
     step.by_user = [b for b in step.by_user if b != "skipped"]
     session.handled = [f for f in session.handled if f not in step.finding_ids]
     if step.decision_id:
@@ -314,7 +327,7 @@ def _set_params(session: Session, step: Step, params: dict[str, Any],
         if decision.decided:
             decision.reopen(f"the user changed the parameters ({_params_text(params)})")
         _refresh_options(decision, step, episodes)
-        session.changed("decision", decision=_asdict(decision))
+        session.changed("decision", decision=decision.to_dict())
     session.changed("step", step=step.id, status=step.status, params=step.user_params)
     return params
 
@@ -322,11 +335,11 @@ def _set_params(session: Session, step: Step, params: dict[str, Any],
 def _refresh_options(decision: Decision, step: Step, episodes: dict[str, Episode]) -> None:
     """Show the user's parameters in the options' calls; their impact is estimated again."""
     for option in decision.options:
-        action = option.get("action")
+        action = option.action
         if action and action.get("function"):
             action["params"] = call_params(step, action["function"], action.get("params") or {},
                                            episodes.get(step.episode))
-        option.pop("impact", None)
+        option.impact = None
     decision.impact = None
 
 
@@ -335,7 +348,7 @@ def _add(session: Session, edit: dict[str, Any], episodes: dict[str, Episode]) -
     columns = list(edit.get("columns") or [])
     params = dict(ep.params)
     for key in _CONTEXT.get(ep.function or "", ()):
-        value = session.task.get(_TASK_KEY.get(key, key))
+        value = getattr(session.task, _TASK_KEY.get(key, key))
         if value:
             params[key] = value
     if columns and ep.function:
@@ -363,28 +376,20 @@ def _ask(session: Session, step: Step, ep: Episode) -> None:
     """The open decision of a gated step the user added: run it, or skip it after all."""
     action = {"function": ep.function, "params": call_params(step, ep.function or "", step.params, ep)}
     on = f" on {', '.join(step.columns)}" if step.columns else ""
-    options = [{"id": "run", "label": f"Run {ep.name.lower()}", "risk": "",
-                "description": f"kernel_tools.{ep.function}{on}, as you added it.",
-                "recommended": True, "action": action},
-               {"id": "skip", "label": "Skip", "description": "Do not run this step after all.",
-                "risk": "", "recommended": False, "action": None}]
+    options = [DecisionOption(id="run", label=f"Run {ep.name.lower()}", risk="",
+                              description=f"kernel_tools.{ep.function}{on}, as you added it.",
+                              recommended=True, action=action), skip_option()]
     decision = Decision(id=f"{session.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id,
                         gate=step.gate or "", question=f"Run the step you added: {step.title}?",
                         evidence={"added_by": "the user"}, options=options, recommended="run",
                         columns=list(step.columns))
     session.decisions.append(decision)
     step.decision_id = decision.id
-    session.changed("decision", decision=_asdict(decision))
+    session.changed("decision", decision=decision.to_dict())
 
 
 def _params_text(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
-
-
-def _asdict(decision: Decision) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(decision)
 
 
 # -- where the step's call takes them ----------------------------------------------------------
@@ -425,8 +430,7 @@ def after_merge(session: Session, episodes: dict[str, Episode], previous: list[s
         ordered = sorted((planned[i] for i in slots), key=lambda st: rank[st.id])
         for i, st in zip(slots, ordered):
             planned[i] = st
-    done = [st for st in session.plan if not st.pending]
-    session.plan = done + planned
+    session.plan = keep_places(session.plan, planned)
     for edit in standing or []:
         _standing(session, edit, episodes)
 
@@ -440,17 +444,17 @@ def _standing(session: Session, edit: dict[str, Any], episodes: dict[str, Episod
         return st.pending and st.episode == name and (not columns or bool(columns & set(st.columns)))
 
     if op == "add":
-        done = any(r.get("source") == "decisions file" and r.get("op") == "add" and r.get("episode") == name
-                   and set(r.get("columns") or []) == columns for r in session.plan_edits)
+        done = any(r.via == Via.DECISIONS_FILE and r.op == "add" and r.episode == name
+                   and set(r.columns or []) == columns for r in session.plan_edits)
         if not done and _why_not_addable(session, episodes[edit["episode"]], episodes) is None:
-            apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, source="decisions file")
+            apply(session, {k: v for k, v in edit.items() if k != "step"}, episodes, via=Via.DECISIONS_FILE)
         return
     for st in [st for st in session.plan if matches(st)]:
         if op == "skip" and not _required(st.episode, episodes):
-            apply(session, {"op": "skip", "step": st.id}, episodes, source="decisions file")
+            apply(session, {"op": "skip", "step": st.id}, episodes, via=Via.DECISIONS_FILE)
         elif op == "params" and any(st.user_params.get(k) != v for k, v in (edit.get("params") or {}).items()):
             apply(session, {"op": "params", "step": st.id, "params": edit["params"]}, episodes,
-                  source="decisions file")
+                  via=Via.DECISIONS_FILE)
 
 
 def check_standing(edits: Any, episodes: dict[str, Episode], source: str) -> list[dict[str, Any]]:
@@ -494,14 +498,31 @@ def parse_pairs(episode: str, pairs: list[str], episodes: dict[str, Episode] | N
     return out
 
 
-def edit_markdown(record: dict[str, Any]) -> str:
+def edit_markdown(record: EditRecord) -> str:
     """The notebook's note of one edit."""
-    if record.get("by") == "agent":  # its source names it: "agent <name>"
-        who = str(record["source"])
-    else:
-        who = "the user" + (f" (from the {record['source']})" if record.get("source") not in (None, "api") else "")
-    return f"### Plan edited by {who}\n\n{record['text'][0].upper()}{record['text'][1:]}, at {record['at']}."
+    return f"### Plan edited {by_whom(record.via)}\n\n{record.text[0].upper()}{record.text[1:]}, at {record.at}."
 
 
-__all__ = ["AGGREGATIONS", "EditRefused", "IMPUTE_METHODS", "OPS", "OUTLIER_METHODS", "after_merge", "apply", "call_params", "check",
+def lapse_markdown(record: EditRecord) -> str:
+    """The notebook's note that an edit no longer applies, and why."""
+    return (f"### A plan edit no longer applies\n\nThe edit made {by_whom(record.via)} at {record.at} — "
+            f"{record.text} — no longer applies: {record.lapsed}.")
+
+
+def keep_places(plan: list[Step], pending: list[Step]) -> list[Step]:
+    """``plan`` with its pending steps replaced by ``pending``, in order, while every step that
+    is not pending (done, skipped, undone ...) keeps its place among them: a skipped step stays
+    where the expert skipped it rather than jumping to the top."""
+    queue = list(pending)
+    out: list[Step] = []
+    for st in plan:
+        if not st.pending:
+            out.append(st)
+        elif queue:
+            out.append(queue.pop(0))
+    return out + queue
+
+
+__all__ = ["AGGREGATIONS", "EditRefused", "IMPUTE_METHODS", "OPS", "OUTLIER_METHODS", "after_merge", "apply",
+           "call_params", "check", "keep_places", "lapse", "lapse_markdown",
            "check_standing", "edit_markdown", "library", "note", "parse_pairs"]

@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import StepStatus
+
+from .codebook import codebook_citation, codebook_summary
 from .episodes import Episode
 from .report_html import render_html
-from .session import Decision, Session
+from .session import Decision, Session, encode
 from .validity import all_findings, audit, verdict
 
 
@@ -27,9 +31,8 @@ def model_card(session: Session, model: dict[str, Any]) -> dict[str, Any]:
     card = dict(model.get("model_card") or {})
     v = session.variables
     card["data"] = {"frame": session.frame, "rows_in": (v.get("initial_shape") or [None])[0],
-                    "rows_modelled": model.get("n_train"), "task": session.task.get("kind"),
-                    "target": session.task.get("target"),
-                    "prediction_time": (session.task.get("index") or {}).get("label")}
+                    "rows_modelled": model.get("n_train"), "task": session.task.kind,
+                    "target": session.task.target, "prediction_time": session.task.index_label}
     card["decisions"] = [{"step": d.step_id, "gate": d.gate, "columns": d.columns, "choice": d.choice,
                           "by": d.by, "rationale": d.rationale} for d in session.decisions if d.decided]
     return card
@@ -44,7 +47,7 @@ def build_report(session: Session, model: dict[str, Any] | None,
     rows_out, cols_out = (v.get("shape") or [None, None])[:2]
     dropped: list[str] = []
     for s in session.plan:
-        if s.status == "done":
+        if s.status == StepStatus.DONE:
             for c in (s.result.get("report") or {}).get("columns_removed", []) or []:
                 if c not in dropped:
                     dropped.append(c)
@@ -61,14 +64,14 @@ def build_report(session: Session, model: dict[str, Any] | None,
     task = session.task
     return {
         "dataset": {"rows_in": rows_in, "cols_in": cols_in, "rows_out": rows_out, "cols_out": cols_out},
-        "task": {"kind": task.get("kind"), "target": task.get("target"), "time": task.get("time"),
-                 "id": task.get("id"), "index": task.get("index")},
-        "findings": [{"kind": f.get("kind"), "columns": f.get("columns", []),
-                      "severity": f.get("severity"), "summary": f.get("summary")}
+        "task": {"kind": task.kind, "target": task.target, "time": task.time, "id": task.id,
+                 "index": dict(task.index) or None},
+        "findings": [{"kind": f.kind, "columns": list(f.columns), "severity": f.severity, "summary": f.summary}
                      for f in _unique(all_findings(session))],
         "steps": steps,
         "decisions": [decision_entry(d) for d in session.decisions],
-        "plan_edits": [dict(e) for e in session.plan_edits],
+        "codebook": codebook_summary(session),
+        "plan_edits": encode(session.plan_edits),
         "dropped_columns": dropped,
         "model": None if not model else {
             "name": model.get("model_name"), "metric": model.get("metric"),
@@ -93,18 +96,19 @@ def decision_entry(d: Decision) -> dict[str, Any]:
     keys = ("metric", "mean", "sd", "rows", "columns", "top_features", "flags")
     return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": d.question, "columns": list(d.columns),
             "recommended": d.recommended, "choice": d.choice, "by": d.by, "at": d.at, "rationale": d.rationale,
-            "proposal": d.proposal,
-            "options": [{"id": o.get("id"), "label": o.get("label"), "recommended": o.get("id") == d.recommended,
-                         "impact": {k: o["impact"].get(k) for k in keys} if o.get("impact") else None}
+            "codebook": codebook_citation(d.evidence), "proposal": d.proposal,
+            "options": [{"id": o.id, "label": o.label, "recommended": o.id == d.recommended,
+                         "impact": {k: o.impact.get(k) for k in keys} if o.impact else None}
                         for o in d.options],
             "impact": {k: v for k, v in (d.impact or {}).items() if k != "options"} or None}
 
 
-def _unique(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen, out = set(), []
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: set[str] = set()
+    out = []
     for f in findings:
-        if f.get("id") not in seen:
-            seen.add(f.get("id"))
+        if f.id not in seen:
+            seen.add(f.id)
             out.append(f)
     return out
 

@@ -13,13 +13,15 @@ shown next to a green "valid".
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
 
-from kernel_tools.vocabulary import severity_rank
+from kernel_tools.vocabulary import FindingKind, severity_rank
 
 from .charts import chart_for
+from .codebook import codebook_citation
 from .notebook import score_text
 from .session import Session
 from .validity import all_findings
@@ -62,7 +64,7 @@ def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, 
     """What report.html shows beyond report.json: every decision with its evidence, options,
     answer and rationale, and the charts (as SVG geometry for the template)."""
     findings = all_findings(session)
-    by_id = {f.get("id"): f for f in findings}
+    by_id = {f.id: f for f in findings}
     decisions = []
     for d in session.decisions:
         step = next((s for s in session.plan if s.id == d.step_id), None)
@@ -71,12 +73,12 @@ def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, 
         decisions.append({
             "id": d.id, "gate": d.gate, "question": d.question, "columns": d.columns,
             "title": step.title if step else d.gate, "evidence": _evidence_items(d.evidence),
-            "options": d.options, "recommended": d.recommended, "choice": d.choice, "by": d.by,
+            "options": [o.to_dict() for o in d.options], "recommended": d.recommended, "choice": d.choice, "by": d.by,
             "at": d.at, "rationale": d.rationale, "history": d.history, "impact": d.impact,
-            "chart": bar_svg(chart) if chart else None,
+            "chart": bar_svg(chart) if chart else None, "codebook": codebook_citation(d.evidence),
         })
     charts: dict[str, Any] = {}
-    missing = next((chart_for(f) for f in findings if f.get("kind") == "missing_values"), None)
+    missing = next((chart_for(f) for f in findings if f.kind == FindingKind.MISSING_VALUES), None)
     if missing:
         charts["missingness"] = bar_svg(missing)
     model = model or {}
@@ -127,7 +129,7 @@ def calibration_points(calibration: Any) -> tuple[list[float], list[float]] | No
 
 # -- chart geometry (the template draws it) --------------------------------------------------
 
-def bar_svg(chart: dict[str, Any]) -> dict[str, Any] | None:
+def bar_svg(chart: Mapping[str, Any]) -> dict[str, Any] | None:
     """Horizontal bars of a chart spec (``engine.charts``): positions in px for the template."""
     bars = [b for b in chart.get("bars") or [] if _finite(b.get("value"))]
     if not bars:

@@ -6,7 +6,8 @@ The Python types are the one declaration: ``Finding`` and ``Option`` (``kernel_t
 schema's properties, in order; every field is required, since ``to_dict`` / ``asdict`` always
 write it (a dataclass field with ``metadata={"may_be_absent": True}`` and a ``TypedDict``'s
 optional keys are the exceptions). ``Annotated[str, Gate]`` refers to a vocabulary of
-``kernel_tools/vocabulary.py``; ``Annotated[dict, Wire(Chart)]`` gives a dict its shape.
+``kernel_tools/vocabulary.py``; a ``TypedDict`` gives a dict its shape, and
+``Annotated[dict, Wire(Decision)]`` a JSON value built to one of these types.
 
 Regenerate both files after changing one of those types (``tests/test_schema.py`` fails until then)::
 
@@ -131,10 +132,17 @@ def _vocabulary(vocabulary: type[Enum], defs: dict[str, Schema]) -> Schema:
         raise TypeError(f"{name} is not one of kernel_tools.vocabulary.VOCABULARIES")
     defs[name] = {
         "type": "string",
-        "enum": list(vocabulary_values(name)),
+        "enum": list(vocabulary_values(name, _every_finding_kind() if name == "FindingKind" else None)),
         "description": " ".join(inspect.cleandoc(vocabulary.__doc__ or name).split()),
     }
     return {"$ref": f"#/$defs/{name}"}
+
+
+def _every_finding_kind() -> tuple[str, ...]:
+    # the detectors' own kinds too: imported only here (pandas and the detectors), for the schema
+    from kernel_tools.diagnosis.registry import every_finding_kind
+
+    return every_finding_kind()
 
 
 def _replace_strings(schema: Schema, by: Schema) -> Schema:

@@ -15,20 +15,35 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from kernel_tools.vocabulary import PENDING, EventType, Gate, StepGate
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import PENDING, EventType, Gate, SessionState, StepGate, StepStatus
 
 from . import sidecar_io, signatures
 from .edit_checks import check_strings
-from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, Wire
+from .hosts import by_the_user
+from .task import Inputs, Task, from_old_sidecar
+from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, skip_option
+
+# "agent": an agent the user allowed to decide a gate (its name in the decision's proposal)
+Answerer = Literal["user", "policy", "agent"]
+
+
+class DecisionClosed(ValueError):
+    """The decision takes no answer now: answered already (reopen its step to answer it again),
+    or its step no longer waits for it (a stale card). The server answers 409."""
 
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# the sidecars and the temporary files a save writes them through (see Session.save)
+SIDECAR_GLOBS = ("*.dcpilot.json", ".dcpilot-*.tmp")
 
 
 def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
@@ -44,7 +59,7 @@ class Step:
     id: str
     episode: str
     title: str
-    status: str = "proposed"
+    status: StepStatus = StepStatus.PROPOSED
     gate: str | None = None
     finding_ids: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
@@ -66,37 +81,49 @@ class Step:
     budget_s: float | None = None  # its time budget when it last ran (see .budgets)
     elapsed_s: float | None = None  # how long its last run took
 
+    def __post_init__(self) -> None:
+        self.status = StepStatus(self.status)
+
     @property
     def pending(self) -> bool:
         return self.status in PENDING
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Step:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
 class Decision:
     """A question only a domain expert can answer, and the answer once given."""
 
-    # the Annotated parts say what the dicts hold (.wire): the JSON Schema and the panel's types read them
+    # the Annotated parts name the vocabularies (.schema exports them for the panel's types)
     id: str
     step_id: str
     gate: Annotated[str, Gate, StepGate]
     question: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    options: Annotated[list[dict[str, Any]], Wire(list[DecisionOption])] = field(default_factory=list)
+    options: list[DecisionOption] = field(default_factory=list)
     recommended: str | None = None
     columns: list[str] = field(default_factory=list)
     choice: str | None = None
-    # "agent": an agent the user allowed to decide this gate (its name is in ``proposal``)
-    by: Annotated[str | None, Wire(Literal["user", "policy", "agent"] | None)] = None
+    by: Answerer | None = None
     at: str | None = None
     rationale: str = ""
     # the evidence as a small bar chart (see .charts)
-    chart: Annotated[dict[str, Any] | None, Wire(Chart | None)] = None
+    chart: Chart | None = None
     # earlier answers, undone
-    history: Annotated[list[dict[str, Any]], Wire(list[PastAnswer])] = field(default_factory=list)
+    history: list[PastAnswer] = field(default_factory=list)
     # how much the choice matters (engine/impact.py); per option in options[].impact
-    impact: Annotated[dict[str, Any] | None, Wire(ImpactSummary | None)] = None
+    impact: ImpactSummary | None = None
     # an agent's answer through the MCP tools, for the person to accept (see Session.propose)
-    proposal: Annotated[dict[str, Any] | None, Wire(AgentProposal | None)] = None
+    proposal: AgentProposal | None = None
+    # where it was answered, in words: panel, chat, magic, terminal, decisions file, agent <name>
+    via: str | None = field(default=None, metadata={"may_be_absent": True})
+    # the option that declines the step ("skip", a finding's "keep"); None when nothing declines
+    # (the task card is confirmed or corrected, never rejected)
+    rejects: str | None = field(default=None, metadata={"may_be_absent": True})
 
     @property
     def decided(self) -> bool:
@@ -109,24 +136,107 @@ class Decision:
 
     @property
     def decided_by(self) -> str:
-        """Who answered, in words: the user, the approval policy or the agent named."""
+        """Who answered, in words: the user (and where), the approval policy or the agent named."""
         if self.by == "agent":
-            return f"agent {(self.proposal or {}).get('agent', '?')}"
-        return {"user": "the user", "policy": "the approval policy"}.get(self.by or "", "nobody yet")
+            return f"agent {self.proposal['agent'] if self.proposal else '?'}"
+        if self.by == "user":
+            return by_the_user(self.via).removeprefix("by ")
+        return {"policy": "the approval policy"}.get(self.by or "", "nobody yet")
 
     def reopen(self, reason: str) -> None:
         """Clear the answer and any agent's proposal (kept in :attr:`history` for the decision
-        log) so it is asked again."""
+        log) so it is asked again: the one way a decided question takes a new answer."""
         if self.choice is not None or self.proposal is not None:
-            self.history.append({"choice": self.choice, "by": self.by, "at": self.at,
-                                 "rationale": self.rationale, "undone": reason, "undone_at": now(),
-                                 **({"proposal": self.proposal} if self.proposal else {})})
-        self.choice = self.by = self.at = self.proposal = None
+            past = PastAnswer(choice=self.choice, by=self.by, at=self.at, rationale=self.rationale,
+                              undone=reason, undone_at=now())
+            if self.proposal is not None:
+                past["proposal"] = self.proposal
+            self.history.append(past)
+        self.choice = self.by = self.at = self.via = self.proposal = None
         self.rationale = ""
 
-    def option(self, option_id: str | None = None) -> dict[str, Any] | None:
+    def option(self, option_id: str | None = None) -> DecisionOption | None:
         wanted = self.choice if option_id is None else option_id
-        return next((o for o in self.options if o.get("id") == wanted), None)
+        return next((o for o in self.options if o.id == wanted), None)
+
+    @property
+    def chosen_label(self) -> str | None:
+        """The chosen option's label (its id when it has none), None before an answer."""
+        option = self.option()
+        return (option.label or option.id) if option is not None else self.choice
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        known = {f.name for f in fields(cls)}
+        decision = cls(**{k: v for k, v in data.items() if k in known})
+        decision.options = [DecisionOption.from_dict(o) for o in data.get("options") or []]
+        return decision
+
+
+@dataclass
+class EditRecord:
+    """One of the expert's plan edits, as the decision log keeps it (:mod:`.plan_edits`).
+
+    ``via`` names the host it came through, in words (:class:`.hosts.Via`: panel, chat, magic,
+    decisions file, agent <name>); ``lapsed`` says why it no longer applies, once a re-plan
+    left nothing it could apply to (the notebook and the transcript say so too)."""
+
+    op: str
+    via: str
+    text: str
+    at: str = field(default_factory=now)
+    by: str = "user"
+    step: str | None = None
+    episode: str | None = None
+    title: str | None = None
+    reason: str | None = None
+    columns: list[str] | None = None
+    params: dict[str, Any] | None = None
+    before: str | None = None
+    after: str | None = None
+    checkpoint: str | None = None  # a reopen of a done step: the checkpoint it goes back to
+    cell: str | None = None  # the notebook's note of it
+    lapsed: str | None = None
+    lapse_cell: str | None = None  # the notebook's note that it lapsed
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EditRecord:
+        known = {f.name for f in fields(cls)}
+        data = dict(data)
+        if "via" not in data:  # a sidecar of before the hosts were named: the REST API was the panel's
+            source = data.pop("source", None)
+            data["via"] = "panel" if source in (None, "api") else source
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Snapshot:
+    """The parts of a session a checkpoint restores, as they were before its step."""
+
+    task: Task
+    findings: list[Finding]
+    diagnosis: dict[str, Any]
+    plan: list[Step]
+    handled: list[str]
+    variables: dict[str, Any]
+    data_version: int
+    diagnosed_version: int
+    validity: list[dict[str, Any]]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        task = data.get("task") or {}
+        return cls(task=Task.from_dict(task) if "given" in task else from_old_sidecar(task, {})[0],
+                   findings=[Finding.from_dict(f) for f in data.get("findings") or []],
+                   diagnosis=dict(data.get("diagnosis") or {}),
+                   plan=[Step.from_dict(st) for st in data.get("plan") or []],
+                   handled=list(data.get("handled") or []), variables=dict(data.get("variables") or {}),
+                   data_version=int(data.get("data_version", 0)),
+                   diagnosed_version=int(data.get("diagnosed_version", -1)),
+                   validity=list(data.get("validity") or []))
 
 
 @dataclass
@@ -138,8 +248,15 @@ class Checkpoint:
     label: str
     names: list[str]
     cell_count: int  # co-pilot cells that existed when it was taken
-    snapshot: dict[str, Any]  # session state (plan, findings, task, ...) before the step
+    snapshot: Snapshot  # session state (plan, findings, task, ...) before the step
     created: str = field(default_factory=now)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+        known = {f.name for f in fields(cls)}
+        checkpoint = cls(**{k: v for k, v in data.items() if k in known})
+        checkpoint.snapshot = Snapshot.from_dict(data.get("snapshot") or {})
+        return checkpoint
 
 
 @dataclass
@@ -148,9 +265,9 @@ class Session:
 
     notebook: str = ""
     frame: str = "df"
-    task: dict[str, Any] = field(default_factory=dict)
-    hints: dict[str, Any] = field(default_factory=dict)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    task: Task = field(default_factory=Task)
+    inputs: Inputs = field(default_factory=Inputs)
+    findings: list[Finding] = field(default_factory=list)
     diagnosis: dict[str, Any] = field(default_factory=dict)  # shape, elapsed_s, sample_size
     plan: list[Step] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
@@ -163,14 +280,14 @@ class Session:
     handled: list[str] = field(default_factory=list)  # finding ids a step has dealt with
     rejections: list[dict[str, Any]] = field(default_factory=list)  # expert rejections to act on
     instructions: list[dict[str, Any]] = field(default_factory=list)  # free-text, with status
-    plan_edits: list[dict[str, Any]] = field(default_factory=list)  # the expert's edits (plan_edits.py)
+    plan_edits: list[EditRecord] = field(default_factory=list)  # the expert's edits (plan_edits.py)
     variables: dict[str, Any] = field(default_factory=dict)  # what the kernel holds now
     warnings: list[str] = field(default_factory=list)
     validity: list[dict[str, Any]] = field(default_factory=list)  # the verdict's checks (validity.py)
     data_version: int = 0
     diagnosed_version: int = -1
     backtracks: int = 0
-    state: str = "idle"  # idle | running | blocked | finished | failed
+    state: SessionState = SessionState.IDLE
     settings: dict[str, Any] = field(default_factory=dict)  # planner, model, share (what an LLM may see)
     created: str = field(default_factory=now)
     counter: int = 0
@@ -230,8 +347,8 @@ class Session:
                 return c
         raise KeyError(f"no checkpoint {checkpoint_id!r} in this session")
 
-    def finding(self, finding_id: str) -> dict[str, Any] | None:
-        return next((f for f in self.findings if f.get("id") == finding_id), None)
+    def finding(self, finding_id: str) -> Finding | None:
+        return next((f for f in self.findings if f.id == finding_id), None)
 
     def pending_steps(self) -> list[Step]:
         return [s for s in self.plan if s.pending]
@@ -247,41 +364,62 @@ class Session:
         return [c["id"] for c in self.cells[self.checkpoint(checkpoint_id).cell_count :]]
 
     # -- changes -----------------------------------------------------------------------
-    def decide(
-        self, decision_id: str, choice: str, rationale: str = "", by: str = "user"
-    ) -> Decision:
-        """Record the answer to a decision; the coordinator acts on it when run again. An agent
+    def decide(self, decision_id: str, choice: str, rationale: str = "", by: Answerer = "user",
+               via: str | None = None) -> Decision:
+        """Record the answer to a decision; the coordinator acts on it when run again.
+
+        The one set of rules every host answers through: a decision is answered once, and only
+        while its step waits to run (:class:`DecisionClosed` otherwise: a stale card's second
+        answer never rewrites the decision log; :meth:`Decision.reopen`, through an undo or a
+        plan edit, is how a question is asked again); ``"skip"`` declines any step (the task
+        card only by a policy: the user answers it with a task); ValueError for an option the
+        decision does not offer. ``via``: the host it came through, in words. An agent
         (``by="agent"``) answers only with the choice it proposed (:meth:`propose`)."""
         decision = self.decision(decision_id)
         check_strings({"choice": choice, "rationale": rationale}, f"decision {decision_id}")
-        if decision.option(choice) is None:
-            ids = [o.get("id") for o in decision.options]
-            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        self.check_open(decision)
         if by not in ("user", "policy", "agent"):
             raise ValueError(f"decision {decision_id}: by must be 'user', 'policy' or 'agent', not {by!r}")
-        if by == "agent" and (decision.proposal or {}).get("choice") != choice:
+        if by == "agent" and (decision.proposal is None or decision.proposal["choice"] != choice):
             raise ValueError(f"decision {decision_id}: an agent decides only what it proposed")
-        decision.choice, decision.by, decision.at = choice, by, now()
+        if choice == "skip" and decision.option("skip") is None and (decision.gate != StepGate.TASK or by == "policy"):
+            decision.options.append(skip_option())
+        if decision.option(choice) is None:
+            ids = [o.id for o in decision.options]
+            raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
+        decision.choice, decision.by, decision.at, decision.via = choice, by, now(), via
         decision.rationale = rationale
-        self.changed("decision", decision=asdict(decision))
+        self.changed("decision", decision=decision.to_dict())
         return decision
+
+    def check_open(self, decision: Decision) -> None:
+        """:class:`DecisionClosed` unless ``decision`` takes an answer now: not answered yet (a new
+        answer comes only after :meth:`Decision.reopen`) and its step waiting to run."""
+        if decision.decided:
+            raise DecisionClosed(f"decision {decision.id} was already answered ({decision.choice}, by "
+                                 f"{decision.decided_by}); reopen its step to answer it again")
+        if decision not in self.open_decisions():
+            raise DecisionClosed(f"decision {decision.id} asks nothing any more: its step is not waiting to run")
 
     def propose(self, decision_id: str, choice: str, rationale: str, agent: str) -> Decision:
         """Record an agent's answer to an open decision as a proposal beside the question (the
-        person accepts it by choosing it); a later proposal replaces it. ValueError for an
-        option the decision does not offer."""
+        person accepts it by choosing it); a later proposal replaces it. DecisionClosed as
+        :meth:`decide`; ValueError for an option the decision does not offer."""
         decision = self.decision(decision_id)
+        self.check_open(decision)
+        if choice == "skip" and decision.option("skip") is None and decision.gate != StepGate.TASK:
+            decision.options.append(skip_option())
         if decision.option(choice) is None:
-            ids = [o.get("id") for o in decision.options]
+            ids = [o.id for o in decision.options]
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
-        decision.proposal = {"agent": agent, "choice": choice, "rationale": rationale, "at": now()}
-        self.changed("decision", decision=asdict(decision))
+        decision.proposal = AgentProposal(agent=agent, choice=choice, rationale=rationale, at=now())
+        self.changed("decision", decision=decision.to_dict())
         return decision
 
     def reject(self, step_id: str, reason: str) -> None:
         """The expert rejects a finished step's result; the coordinator backtracks over it."""
         step = self.step(step_id)
-        if step.status != "done":
+        if step.status != StepStatus.DONE:
             raise ValueError(f"step {step_id} is {step.status}; only a done step can be rejected")
         self.rejections.append({"step_id": step_id, "reason": reason, "at": now()})
         self.changed("rejection", step_id=step_id, reason=reason)
@@ -291,22 +429,15 @@ class Session:
         self.instructions.append({"text": text, "status": "pending", "at": now()})
         self.changed("instruction", text=text)
 
-    def snapshot(self) -> dict[str, Any]:
-        """The parts of the state a checkpoint restores."""
-        keys = ("task", "findings", "diagnosis", "plan", "handled", "variables",
-                "data_version", "diagnosed_version", "validity")
-        return json.loads(json.dumps({k: getattr(self, k) for k in keys}, default=_encode))
+    def snapshot(self) -> Snapshot:
+        """The parts of the state a checkpoint restores (copies: later changes leave it as it is)."""
+        return Snapshot.from_dict(json.loads(json.dumps(
+            {k: getattr(self, k) for k in SNAPSHOT_KEYS}, default=_encode)))
 
-    def restore_snapshot(self, snap: dict[str, Any]) -> None:
-        self.task = snap["task"]
-        self.findings = snap["findings"]
-        self.diagnosis = snap["diagnosis"]
-        self.plan = [Step(**s) for s in snap["plan"]]
-        self.handled = snap["handled"]
-        self.variables = snap["variables"]
-        self.data_version = snap["data_version"]
-        self.diagnosed_version = snap["diagnosed_version"]
-        self.validity = snap.get("validity", [])
+    def restore_snapshot(self, snap: Snapshot) -> None:
+        copy = Snapshot.from_dict(encode(snap))  # the checkpoint keeps its own for a later undo
+        for key in SNAPSHOT_KEYS:
+            setattr(self, key, getattr(copy, key))
 
     # -- persistence -------------------------------------------------------------------
     def to_json(self) -> str:
@@ -319,12 +450,22 @@ class Session:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str | None = None) -> Session:
-        """A session from its JSON form; fields it does not know (a newer version's) are left out."""
+        """A session from its JSON form (the sidecar): its parts decoded into their types, an
+        older sidecar's shapes too; fields it does not know (a newer version's) are left out."""
         known = {f.name for f in fields(cls) if f.compare}
+        old_task, hints = data.get("task") or {}, data.get("hints")
         data = {k: v for k, v in data.items() if k in known}
-        data["plan"] = [Step(**s) for s in data.get("plan", [])]
-        data["decisions"] = [Decision(**d) for d in data.get("decisions", [])]
-        data["checkpoints"] = [Checkpoint(**c) for c in data.get("checkpoints", [])]
+        if hints is not None or (old_task and "given" not in old_task):  # before Task and Inputs
+            data["task"], data["inputs"] = from_old_sidecar(old_task, hints or {})
+        else:
+            data["task"] = Task.from_dict(old_task)
+            data["inputs"] = Inputs.from_dict(data.get("inputs") or {})
+        data["findings"] = [Finding.from_dict(f) for f in data.get("findings") or []]
+        data["plan"] = [Step.from_dict(s) for s in data.get("plan", [])]
+        data["decisions"] = [Decision.from_dict(d) for d in data.get("decisions", [])]
+        data["checkpoints"] = [Checkpoint.from_dict(c) for c in data.get("checkpoints", [])]
+        data["plan_edits"] = [EditRecord.from_dict(e) for e in data.get("plan_edits", [])]
+        data["state"] = SessionState(data.get("state", SessionState.IDLE))
         return cls(**data, path=path)
 
     def save(self) -> None:
@@ -332,7 +473,7 @@ class Session:
         if not self.path:
             return
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
-        state["checkpoints"] = [_encode(c) for c in self.checkpoints]
+        state["checkpoints"] = encode(self.checkpoints)  # plain JSON: their snapshots are pooled
         text = json.dumps(sidecar_io.compact(state), separators=(",", ":"), default=_encode)
         sidecar_io.write_atomic(self.path, signatures.signed(text))
 
@@ -352,7 +493,7 @@ class Session:
         distrust = signatures.verify(data)
         try:
             session = cls.from_dict(sidecar_io.expand(data), path=str(path))
-        except (TypeError, ValueError, AttributeError) as exc:  # hand-made or damaged
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # hand-made or damaged
             raise ValueError(f"{path} is not a co-pilot session file: {exc}") from None
         name = Path(path).name
         if distrust is not None:
@@ -396,23 +537,56 @@ class Session:
         for decision in self.decisions:
             decision.reopen("not trusted: " + reason)
         for step in self.plan:
-            step.status, step.note = "undone", "from a file this user's co-pilot did not write"
+            step.status, step.note = StepStatus.UNDONE, "from a file this user's co-pilot did not write"
             step.checkpoint_id, step.cell_ids = None, []
         for instruction in self.instructions:
             if instruction.get("status") == "pending":
                 instruction["status"] = "not trusted"
-        self.task, self.findings, self.diagnosis, self.validity = {}, [], {}, []
+        self.task, self.findings, self.diagnosis, self.validity = Task(), [], {}, []
         self.checkpoints, self.cells, self.variables, self.settings = [], [], {}, {}
         self.handled, self.exclusions, self.rejections = [], {}, []
         self.data_version, self.diagnosed_version, self.backtracks = 0, -1, 0
-        self.state = "idle"
+        self.state = SessionState.IDLE
         self.warnings.append(reason)
         self.transcript.append({"at": now(), "kind": "untrusted", "text": reason})
 
 
+def move_sidecar(old_notebook: str | os.PathLike[str], new_notebook: str | os.PathLike[str]) -> None:
+    """Move a notebook's sidecar with it (a rename with no live session): a sidecar this user's
+    co-pilot signed for the old name is signed again for the new one; any other file moves as it
+    is (and stays untrusted). Nothing to move: a stale sidecar at the new name is removed."""
+    old, new = sidecar_path(old_notebook), sidecar_path(new_notebook)
+    try:
+        session = Session.load(old)
+    except FileNotFoundError:
+        new.unlink(missing_ok=True)  # left by a deleted notebook of the new name
+        return
+    except ValueError:  # not a session file (refused or damaged): it goes with its notebook as it is
+        old.replace(new)
+        return
+    if not session.trusted:
+        old.replace(new)
+        return
+    session.notebook, session.path = str(new_notebook), str(new)
+    session.save()
+    old.unlink(missing_ok=True)
+
+
+SNAPSHOT_KEYS = ("task", "findings", "diagnosis", "plan", "handled", "variables", "data_version",
+                 "diagnosed_version", "validity")
+
+
 def _encode(value: Any) -> Any:
-    """JSON for the dataclasses held in a session (without deep-copying them first)."""
+    """JSON for the typed parts of a session (without deep-copying them first): a type's own
+    ``to_dict`` when it has one (a finding's id, a task's vocabulary), else its fields."""
+    if hasattr(value, "to_dict") and not isinstance(value, Decision):
+        return value.to_dict()
     if hasattr(value, "__dataclass_fields__"):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     return str(value)
 
+
+def encode(value: Any) -> Any:
+    """A session's part (a decision, a step, a finding, a list of them) as plain JSON values:
+    what the sidecar, the panel's events and the REST answers carry."""
+    return json.loads(json.dumps(value, default=_encode))

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kernel_tools.findings import Finding
+
 SHARE_MODES = ("schema", "samples")
 # evidence keys that hold single values of the data rather than aggregates
 _RAW_KEYS = re.compile(r"example|extreme|value|sample(?!_size)|^min$|^max$|first|last|top", re.I)
@@ -37,12 +39,12 @@ def redact(text: str, allowed: set[str]) -> str:
     return _QUOTED.sub(lambda m: m.group(0) if m.group(0)[1:-1] in allowed else "'…'", str(text))
 
 
-def private_columns(diagnosis: dict[str, Any] | None, findings: Iterable[dict[str, Any]] = ()) -> set[str]:
+def private_columns(diagnosis: dict[str, Any] | None, findings: Iterable[Finding] = ()) -> set[str]:
     """Columns a codebook says identify a person: the diagnosis lists them (``column_stats["private"]``)
     and marks its findings on them (``evidence["private"]``). Nothing written from their values is
     shared, whatever the share setting."""
     listed = set(((diagnosis or {}).get("column_stats") or {}).get("private") or {})
-    marked = {str(c) for f in findings if (f.get("evidence") or {}).get("private") for c in f.get("columns") or []}
+    marked = {str(c) for f in findings if f.evidence.get("private") for c in f.columns}
     return {str(c) for c in listed} | marked
 
 

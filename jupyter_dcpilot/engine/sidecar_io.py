@@ -182,28 +182,5 @@ def placed_elsewhere(claimed: str, sidecar: str | os.PathLike[str]) -> str | Non
             "copy of another notebook's file")
 
 
-def move(old_notebook: str | os.PathLike[str], new_notebook: str | os.PathLike[str]) -> None:
-    """Move a notebook's sidecar with it (a rename with no live session): a sidecar this user's
-    co-pilot signed for the old name is signed again for the new one; any other file moves as it
-    is (and stays untrusted). Nothing to move: a stale sidecar at the new name is removed."""
-    from .session import Session, sidecar_path
-
-    old, new = sidecar_path(old_notebook), sidecar_path(new_notebook)
-    try:
-        session = Session.load(old)
-    except FileNotFoundError:
-        new.unlink(missing_ok=True)  # left by a deleted notebook of the new name
-        return
-    except ValueError:  # not a session file (refused or damaged): it goes with its notebook as it is
-        old.replace(new)
-        return
-    if not session.trusted:
-        old.replace(new)
-        return
-    session.notebook, session.path = str(new_notebook), str(new)
-    session.save()
-    old.unlink(missing_ok=True)
-
-
-__all__ = ["MAX_BYTES", "SidecarRefused", "compact", "expand", "move", "notebook_of", "placed_elsewhere",
+__all__ = ["MAX_BYTES", "SidecarRefused", "compact", "expand", "notebook_of", "placed_elsewhere",
            "read_regular", "write_atomic"]

@@ -30,11 +30,13 @@ the model the step of the ``model`` stage, custom code a step of an episode whos
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernel_tools.vocabulary import METRIC, FindingKind
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import METRIC, FindingKind, Gate, StepStatus, TaskKind
 
 from .episodes import Episode, library, stage_of
 from .session import Session, Step
@@ -45,6 +47,10 @@ CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up
           "no_suspect_score", "approved_steps_ran")
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
+# names that say nothing of what a column measures or when (v1, var12, q3, x4, item7, C2)
+CODED_NAME = re.compile(r"^(v|var|q|x|item|col|c|f|field|z)[._]?\d{1,4}$", re.I)
+# findings that say an entity has several rows: repeated measurements, a REDCap export's events
+REPEATED = ("repeated_measurements", "redcap_events")
 HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance...
 CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ...while cross-validation claims this
 
@@ -61,31 +67,30 @@ class Check:
         return asdict(self)
 
 
-def all_findings(session: Session) -> list[dict[str, Any]]:
+def all_findings(session: Session) -> list[Finding]:
     """Every finding the session has seen (the latest diagnosis and those before each step)."""
     findings = list(session.findings)
     for cp in session.checkpoints:
-        findings += cp.snapshot.get("findings", [])
+        findings += cp.snapshot.findings
     return findings
 
 
-def _columns(findings: list[dict[str, Any]], test) -> list[str]:
+def _columns(findings: list[Finding], test: Callable[[Finding], bool]) -> list[str]:
     out: list[str] = []
     for f in findings:
-        if f.get("kind") != FindingKind.SUSPECTED_LEAKAGE and test(f):
-            out += [c for c in f.get("columns", []) if c not in out]
+        if f.kind != FindingKind.SUSPECTED_LEAKAGE and test(f):
+            out += [c for c in f.columns if c not in out]
     return out
 
 
 def flagged_columns(session: Session) -> dict[str, list[str]]:
     """Columns flagged as identifiers, as recorded after the prediction time, and as leakage."""
     findings = all_findings(session)
-    timed = _columns(findings, lambda f: f.get("kind") == "target_leakage"
-                     and (f.get("evidence") or {}).get("timing") in TIMED)
-    leak = _columns(findings, lambda f: (f.get("kind") == "target_leakage" or f.get("gate") == "leakage")
-                    and f.get("kind") != "repeated_measurements")
-    ids = _columns(findings, lambda f: f.get("kind") == "id_column")
-    entity = session.task.get("id")
+    timed = _columns(findings, lambda f: f.kind == FindingKind.TARGET_LEAKAGE and f.evidence.get("timing") in TIMED)
+    leak = _columns(findings, lambda f: (f.kind == FindingKind.TARGET_LEAKAGE or f.gate == Gate.LEAKAGE)
+                    and f.kind != FindingKind.REPEATED_MEASUREMENTS)
+    ids = _columns(findings, lambda f: f.kind == FindingKind.ID_COLUMN)
+    entity = session.task.id
     return {"identifiers": [c for c in ids if c != entity], "timed": timed,
             "leakage": [c for c in leak if c not in timed]}
 
@@ -97,12 +102,12 @@ def _names(columns: list[str]) -> str:
 
 def _done(session: Session, episodes: dict[str, Episode], role: Callable[[Episode], bool]) -> Step | None:
     """The last done step of an episode ``role`` picks."""
-    return next((st for st in reversed(session.plan) if st.status == "done" and st.episode in episodes
+    return next((st for st in reversed(session.plan) if st.status == StepStatus.DONE and st.episode in episodes
                  and role(episodes[st.episode])), None)
 
 
 def _aggregation(ep: Episode) -> bool:  # the step that decides how an entity's records become rows
-    return ep.gate == "aggregation"
+    return ep.gate == Gate.AGGREGATION
 
 
 def _split(ep: Episode) -> bool:
@@ -118,7 +123,7 @@ def _kept_by(session: Session, column: str) -> str:
     d = next((d for d in session.decisions if column in d.columns and d.choice == "keep"), None)
     if d is not None:
         return f" (kept by decision {d.id.split('-')[0]}, by {d.by})"
-    st = next((st for st in session.plan if column in st.columns and st.status == "skipped"), None)
+    st = next((st for st in session.plan if column in st.columns and st.status == StepStatus.SKIPPED), None)
     if st is None:
         return ""
     d = next((d for d in session.decisions if d.id == st.decision_id and d.decided), None)
@@ -141,23 +146,25 @@ def _features_check(name: str, features: set[str], columns: list[str], what: str
 def _diagnosis_complete(session: Session) -> Check:
     if not session.diagnosis and not session.findings:
         return Check("diagnosis_complete", False, "the data was never diagnosed")
-    failed = [f for f in session.findings if f.get("kind") == "diagnosis_incomplete"]
+    failed = [f for f in session.findings if f.kind == FindingKind.DIAGNOSIS_INCOMPLETE]
     if failed:
-        return Check("diagnosis_complete", False, "; ".join(f.get("summary", "") for f in failed)[:600])
+        return Check("diagnosis_complete", False, "; ".join(f.summary for f in failed)[:600])
     return Check("diagnosis_complete", True, "every detector of the last diagnosis ran")
 
 
 def _entities_together(session: Session, model: dict[str, Any], episodes: dict[str, Episode]) -> Check:
-    repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
+    repeated = [f for f in all_findings(session) if f.kind in REPEATED]
     if not repeated:
         return Check("entities_together", True, "no entity has several rows")
-    entity = (repeated[-1].get("columns") or [session.task.get("id")])[0]
+    entity = (repeated[-1].columns or [session.task.id or "?"])[0]
     aggregate = _done(session, episodes, _aggregation)
     if aggregate is not None and aggregate.result.get("function") == "aggregate_per_entity":
         return Check("entities_together", True, f"one row per '{entity}' (aggregated)")
+    if aggregate is not None and aggregate.result.get("function") == "redcap_baseline":
+        return Check("entities_together", True, f"one row per '{entity}' (its baseline event)")
     split = _done(session, episodes, _split)
     split_kind = str(((split.result.get("report") or {}).get("details") or {}).get("kind", "")) if split else ""
-    grouped_split = "grouped" in split_kind or bool(session.hints.get("test_path"))
+    grouped_split = "grouped" in split_kind or bool(session.inputs.test_path)
     if model.get("grouped") and grouped_split:
         return Check("entities_together", True, f"split and cross-validation grouped by '{entity}'")
     missing = [w for w, ok in (("the split", grouped_split), ("the cross-validation", model.get("grouped"))) if not ok]
@@ -170,12 +177,12 @@ def _intervals(session: Session, episodes: dict[str, Episode]) -> Check | None:
     task = session.task
     aggregate = _done(session, episodes, _aggregation)
     made = aggregate is not None and aggregate.result.get("function") == "to_intervals"
-    given = (task.get("index") or {}).get("start") and (
+    given = task.index.get("start") and (
         aggregate is None or aggregate.result.get("function") != "aggregate_per_entity")
     if not made and not given:
         return None
-    start = task.get("start") or (task.get("index") or {}).get("start")
-    stop = task.get("stop") or task.get("time")
+    start = task.start or task.index.get("start")
+    stop = task.stop or task.time
     model_step = _done(session, episodes, _model)
     if model_step is None or model_step.result.get("function") != "fit_evaluate_intervals":
         return Check("known_at_index", False, f"the rows are ('{start}', '{stop}'] intervals, but the model "
@@ -186,24 +193,27 @@ def _intervals(session: Session, episodes: dict[str, Episode]) -> Check | None:
 
 
 def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
-    index = session.task.get("index") or {}
+    index = session.task.index
     kind = index.get("kind")
     if kind is None:
         return Check("known_at_index", False, "the prediction time (index) was never established")
     label = index.get("label") or kind
-    intervals = _intervals(session, episodes) if session.task.get("kind") == "survival" else None
+    intervals = _intervals(session, episodes) if session.task.kind == TaskKind.SURVIVAL else None
     if intervals is not None:
         return intervals
-    repeated = [f for f in all_findings(session) if f.get("kind") == "repeated_measurements"]
-    varying: list[str] = next((f.get("evidence", {}).get("time_varying_columns") for f in reversed(repeated)
-                    if f.get("evidence", {}).get("time_varying_columns")), [])
+    redcap = _redcap_events(session, episodes) if kind == "entity_start" else None
+    if redcap is not None:
+        return redcap
+    repeated = [f for f in all_findings(session) if f.kind == FindingKind.REPEATED_MEASUREMENTS]
+    varying: list[str] = next((list(f.evidence["time_varying_columns"]) for f in reversed(repeated)
+                               if f.evidence.get("time_varying_columns")), [])
     if kind != "entity_start" or not repeated:
         return Check("known_at_index", True, f"predictions at {label}; the timing of every column "
                      "was checked against it")
     aggregate = _done(session, episodes, _aggregation)
     params = (aggregate.result.get("params") or {}) if aggregate is not None else {}
     if aggregate is None or aggregate.result.get("function") != "aggregate_per_entity":
-        if not varying and session.task.get("kind") != "survival":
+        if not varying and session.task.kind != TaskKind.SURVIVAL:
             return Check("known_at_index", True, f"predictions at {label}; no column changes between records")
         return Check("known_at_index", False, f"predictions are made at {label}, but every record is a "
                      "training row: later records hold what is only known after the prediction time"
@@ -218,6 +228,53 @@ def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
     return Check("known_at_index", False, f"predictions are made at {label}, but the features take the "
                  f"'{how}' of all records: measured after the prediction time"
                  + (f" ({_names(varying)} change between records)" if varying else ""))
+
+
+def _redcap_events(session: Session, episodes: dict[str, Episode]) -> Check | None:
+    """The verdict on a REDCap export's rows per record and event (None: not one)."""
+    found = [f for f in all_findings(session) if f.kind == "redcap_events"]
+    if not found:
+        return None
+    evidence = found[-1].evidence
+    aggregate = _done(session, episodes, _aggregation)
+    if aggregate is not None and aggregate.result.get("function") == "redcap_baseline":
+        params = aggregate.result.get("params") or {}
+        events = params.get("events") or evidence.get("events") or ["?"]
+        outcome = params.get("outcome_event") or evidence.get("outcome_event")
+        return Check("known_at_index", True, f"the features are what each record's baseline event "
+                     f"'{params.get('baseline_event') or events[0]}' holds"
+                     + (f"; the outcome is taken from '{outcome}'" if outcome else ""))
+    if aggregate is not None and aggregate.result.get("function") == "aggregate_per_entity":
+        how = (aggregate.result.get("params") or {}).get("how")
+        if how in BASELINE_HOWS:
+            return Check("known_at_index", True, f"the features are each record's first event (aggregated "
+                         f"with '{how}'), as known at enrolment")
+        return Check("known_at_index", False, f"predictions are made at enrolment, but the features take the "
+                     f"'{how}' of every event of a REDCap record: measured after enrolment")
+    return Check("known_at_index", False, "the rows are a REDCap export's events: every event of a record "
+                 "is a training row, and later events hold what is only known after enrolment")
+
+
+def _documented(session: Session, features: set[str]) -> Check | None:
+    """Whether what the columns are and when they were measured could be read: from a codebook,
+    else from their names. A REDCap export comes with a data dictionary (its identifiers are
+    flagged only there), and names like v1..v9 say nothing: value tests alone cannot see a
+    follow-up measure only mildly related to the outcome. None: nothing to say (named columns)."""
+    book = session.diagnosis.get("codebook") or {}
+    if book:
+        name = str(book.get("source") or "").replace("\\", "/").rsplit("/", 1)[-1]
+        return Check("documented", True, f"the codebook {name} ({book.get('format')}) was read: what it says "
+                     "of each column's timing and identity was weighed with the data")
+    if any(f.kind == "redcap_events" for f in all_findings(session)):
+        return Check("documented", False, "a REDCap export without its data dictionary: the identifiers the "
+                     "project flags (Identifier?) and the timing of its forms could not be checked; give the "
+                     "dictionary (--dictionary)")
+    coded = sorted(c for c in features if CODED_NAME.match(str(c)))
+    if len(coded) >= 3 and len(coded) * 2 >= len(features):
+        return Check("documented", False, f"{len(coded)} of {len(features)} features have names that say "
+                     f"nothing of what or when they measure ({_names(coded)}) and no codebook was given: a "
+                     "follow-up measure among them could not be told apart; give one (--dictionary)")
+    return None
 
 
 def _holdout_confirms(model: dict[str, Any]) -> Check:
@@ -242,7 +299,7 @@ def _test_untouched(session: Session, train_step: Step | None, episodes: dict[st
     if split is None:
         return Check("test_untouched", False, "there is no train/test split")
     split_at = session.plan.index(split)
-    custom = [st for st in session.plan[split_at + 1:] if st.status == "done" and st.episode in episodes
+    custom = [st for st in session.plan[split_at + 1:] if st.status == StepStatus.DONE and st.episode in episodes
               and episodes[st.episode].free_code]
     if custom:
         return Check("test_untouched", False, f"custom code ran after the split ({custom[0].title}): it "
@@ -261,7 +318,7 @@ def _test_untouched(session: Session, train_step: Step | None, episodes: dict[st
                         "the holdout no longer stands for new data")
     if problems:
         return Check("test_untouched", False, "; ".join(problems))
-    fitted = [st.title for st in session.plan[split_at + 1:] if st.status == "done" and st.result.get("var")
+    fitted = [st.title for st in session.plan[split_at + 1:] if st.status == StepStatus.DONE and st.result.get("var")
               and stage_of(episodes, st.episode) not in ("model", "final")]
     return Check("test_untouched", True, f"train {audit.get('train_rows')} and test {audit.get('test_rows')} "
                  "rows share no row" + (" or entity" if audit.get("groups") else "")
@@ -294,7 +351,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         return [Check("model_trained", False, "no model was trained"), *checks]
     features = set(model.get("features") or [])
     flagged = flagged_columns(session)
-    entity = session.task.get("id")
+    entity = session.task.id
     ids = flagged["identifiers"] + ([entity] if entity and entity in features else [])
     checks = [
         Check("model_trained", True, f"{model.get('model_name') or 'a model'} on "
@@ -309,6 +366,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
                         "no column was found to give the outcome away", session),
         _entities_together(session, model, episodes),
         _known_at_index(session, episodes),
+        *[c for c in (_documented(session, features),) if c is not None],
         _task_metric(session, model),
         _holdout_confirms(model),
         _test_untouched(session, train_step, episodes),
@@ -319,24 +377,26 @@ def audit(session: Session, model: dict[str, Any] | None = None,
 
 
 def _task_metric(session: Session, model: dict[str, Any]) -> Check:
-    kind = session.task.get("kind")
+    kind = session.task.kind
     expected = METRIC.get(kind) if kind is not None else None
-    target = session.task.get("target")
+    target = session.task.target
     # a status of several codes next to a follow-up time (alive / died of X / died of Y) is an
     # event type with censoring: which class a row is in depends on how long it was followed
-    censored = [f for f in all_findings(session) if kind == "classification" and f.get("kind") == "target_leakage"
-                and (f.get("evidence") or {}).get("follow_up_time") and (f.get("evidence") or {}).get("classes", 0) >= 3]
+    censored = [f for f in all_findings(session) if kind == TaskKind.CLASSIFICATION
+                and f.kind == FindingKind.TARGET_LEAKAGE
+                and f.evidence.get("follow_up_time") and f.evidence.get("classes", 0) >= 3]
     if censored:
-        time = (censored[0].get("columns") or ["?"])[0]
-        return Check("task_metric", False, f"'{target}' has {censored[0]['evidence']['classes']} codes next to the "
+        time = (censored[0].columns or ["?"])[0]
+        return Check("task_metric", False, f"'{target}' has {censored[0].evidence['classes']} codes next to the "
                      f"follow-up time '{time}': event types with censoring (competing risks), so the task is "
                      "survival (c_index) with the event of interest chosen; a classifier ignores how long each "
                      "row was followed")
     metric = model.get("metric")
-    setup = next((f for f in session.findings if f.get("kind") == "survival_setup"), None)
-    evidence = (setup or {}).get("evidence") or {}
+    setup = next((f for f in session.findings if f.kind == FindingKind.SURVIVAL_SETUP), None)
+    evidence = setup.evidence if setup is not None else {}
     bad = int(evidence.get("negative_durations") or 0) + int(evidence.get("zero_durations") or 0)
-    if kind == "survival" and bad:  # the last diagnosis, of the rows the model learned from
+    # the last diagnosis, of the rows the model learned from
+    if kind == TaskKind.SURVIVAL and evidence.get("impossible_durations"):
         return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")
@@ -360,10 +420,10 @@ def _approved_steps_ran(session: Session) -> Check:
     """A failed approved step counts as run once a later step of its episode on its columns is done."""
     missing = []
     for i, st in enumerate(session.plan):
-        who = approved_by(session, st) if st.status == "failed" else None
+        who = approved_by(session, st) if st.status == StepStatus.FAILED else None
         if who is None:
             continue
-        redone = any(later.status == "done" and later.episode == st.episode and later.columns == st.columns
+        redone = any(later.status == StepStatus.DONE and later.episode == st.episode and later.columns == st.columns
                      for later in session.plan[i + 1:])
         if not redone:
             missing.append(f"{st.id} '{st.title}' ({who}) failed: {(st.error or st.note or 'no reason given')[:200]}")

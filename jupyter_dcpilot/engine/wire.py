@@ -1,10 +1,10 @@
-"""The shapes of a decision's parts as the engine saves and sends them (the sidecar, the panel).
+"""The types of a decision's parts (the sidecar and the panel carry them as JSON).
 
-:class:`~jupyter_dcpilot.engine.session.Decision` keeps these as plain dicts; the types here say
-what the dicts hold, and :mod:`.schema` exports them (with ``Finding`` and ``Option``) as the
-JSON Schema the panel's TypeScript types are generated from. A field typed ``dict`` in Python
-and meant to hold one of these is annotated ``Annotated[dict[str, Any], Wire(Chart)]``: mypy
-sees the dict, the schema sees the shape.
+:class:`~jupyter_dcpilot.engine.session.Decision` holds these; :mod:`.schema` exports them (with
+``Finding`` and ``Option``) as the JSON Schema the panel's TypeScript types are generated from.
+The small ones are ``TypedDict``s: JSON-shaped already, checked by mypy. A JSON value built to one
+of these shapes (the MCP tools' answers) is annotated ``Annotated[dict[str, Any], Wire(Decision)]``:
+mypy sees the dict, the schema sees the shape.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from kernel_tools.findings import Option
 
 @dataclass(frozen=True)
 class Wire:
-    """Marker in ``Annotated[python_type, Wire(shape)]``: on the wire the field has ``shape``."""
+    """Marker in ``Annotated[python_type, Wire(shape)]``: on the wire the value has ``shape``."""
 
     shape: Any
 
@@ -107,5 +107,28 @@ class DecisionOption(Option):
 
     impact: Impact | None = field(default=None, metadata={"may_be_absent": True})
 
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.impact is not None:
+            out["impact"] = self.impact
+        return out
 
-__all__ = ["AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "Wire"]
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DecisionOption:
+        option = cls(**vars(Option.from_dict(d)))
+        option.impact = d.get("impact")
+        return option
+
+    @classmethod
+    def of(cls, option: Option) -> DecisionOption:
+        """A finding's option, offered by a decision."""
+        return cls(**vars(option))
+
+
+def skip_option() -> DecisionOption:
+    """The answer that declines a step: it does not run, and what it would change stays as it is."""
+    return DecisionOption(id="skip", label="Skip", description="Do not run this step.",
+                          risk="what the step would change stays as it is", recommended=False, action=None)
+
+
+__all__ = ["Wire", "AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.dictionary import LABELLED
+from kernel_tools.vocabulary import StepStatus, TaskKind
 
 from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
@@ -28,7 +31,7 @@ from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
-              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals"}
+              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -75,7 +78,8 @@ class Worker:
         episode = self.episodes.get(step.episode)
         answers_task = episode is not None and episode.runs == "task"  # its answer is no call
         if step.decision_id and step.code is None and not answers_task:
-            action = (self.session.decision(step.decision_id).option() or {}).get("action")
+            chosen = self.session.decision(step.decision_id).option()
+            action = chosen.action if chosen is not None else None
             if not action:
                 return None, {}
             function = action["function"]
@@ -91,7 +95,7 @@ class Worker:
         runs and the work is grouped by entity (a value already there is kept)."""
         if episode is None or not self.grouping():
             return params
-        return episode.with_entity(function, params, self.session.task["id"])
+        return episode.with_entity(function, params, self.session.task.id)
 
     def intervals(self) -> tuple[str, str] | None:
         """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.
@@ -102,13 +106,12 @@ class Worker:
         counted from 0, a later interval would know its entity survived until its start.
         """
         task = self.session.task
-        index = task.get("index") or {}
-        start = task.get("start") or index.get("start")
-        stop = task.get("stop") or task.get("time")
+        start = task.start or task.index.get("start")
+        stop = task.stop or task.time
         columns = self.session.variables.get("columns") or []
-        aggregated = any(s.status == "done" and s.result.get("function") == "aggregate_per_entity"
+        aggregated = any(s.status == StepStatus.DONE and s.result.get("function") == "aggregate_per_entity"
                          for s in self.session.plan)
-        if (task.get("kind") != "survival" or not start or not stop or not self.grouping() or aggregated
+        if (task.kind != TaskKind.SURVIVAL or not start or not stop or not self.grouping() or aggregated
                 or (columns and start not in columns)):
             return None
         return start, stop
@@ -117,7 +120,7 @@ class Worker:
         ep = self.episodes[step.episode]
         if step.result.get("var"):
             return step.result["var"]
-        used = {s.result.get("var") for s in self.session.plan if s.id != step.id and s.status == "done"}
+        used = {s.result.get("var") for s in self.session.plan if s.id != step.id and s.status == StepStatus.DONE}
         name, n = ep.report_var, 1
         while name in used:
             n += 1
@@ -127,7 +130,7 @@ class Worker:
     def preprocess_vars(self) -> list[str]:
         """Reports of the learned post-split steps, in order: the model's preprocess list."""
         return [s.result["var"] for s in self.session.plan
-                if s.status == "done" and self.episodes.get(s.episode)
+                if s.status == StepStatus.DONE and self.episodes.get(s.episode)
                 and self.episodes[s.episode].stage == "post_split"
                 and s.result.get("var") and s.result.get("function") in REPLAYABLE
                 and s.result.get("transformer")]
@@ -156,7 +159,7 @@ class Worker:
             return None
         elif function == "join_frames":
             params = dict(params)
-            frames = self.session.hints.get("frames") or [self.session.frame, None]
+            frames: list[str | None] = [*self.session.inputs.frames] or [self.session.frame, None]
             left = params.pop("left", None) or frames[0]
             right = params.pop("right", None) or frames[1]
             body = [f"{self.session.frame}, {var} = kt.join_frames({left}, {right}{call_args(params)})", var]
@@ -172,21 +175,23 @@ class Worker:
     def _split_code(self, var: str, params: dict[str, Any]) -> list[str]:
         task = self.session.task
         frame = self.session.frame
-        test_path = self.session.hints.get("test_path")
+        test_path = self.session.inputs.test_path
         if test_path:
             replay = [s.result["var"] for s in self.session.plan
-                      if s.status == "done" and self.episodes[s.episode].stage == "pre_split"
+                      if s.status == StepStatus.DONE and self.episodes[s.episode].stage == "pre_split"
                       and s.result.get("transformer") and s.result.get("var")]
             reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
-            library = "dd" if self.session.hints.get("engine") == "dask" else "pd"  # lazy like the data
-            lines = [f"train = {frame}", f"test = {library}.{reader}({py(test_path)})"]
+            library = "dd" if self.session.inputs.engine == "dask" else "pd"  # lazy like the data
+            read = (f"test, _ = kt.read_file({py(test_path)})" if Path(test_path).suffix.lower() in LABELLED
+                    else f"test = {library}.{reader}({py(test_path)})")  # a labelled file: its labels as the data's
+            lines = [f"train = {frame}", read]
             if replay:
                 lines += [f"for step_report in [{', '.join(replay)}]:  # replay the fitted pre-split steps",
                           "    test = step_report.apply(test)"]
             return lines + ["print(f'train {train.shape}, test {test.shape}')"]
-        kwargs = {"target": task.get("target")}
+        kwargs: dict[str, Any] = {"target": task.target}
         if self.grouping():
-            kwargs["groups"] = task["id"]
+            kwargs["groups"] = task.id
         kwargs.update(params)
         return [f"train, test, {var} = kt.split({frame}{call_args(kwargs)})", var]
 
@@ -194,23 +199,23 @@ class Worker:
         task = self.session.task
         intervals = self.intervals()
         if intervals is not None:
-            kwargs: dict[str, Any] = {"id": task["id"], "start": intervals[0], "stop": intervals[1],
-                                      "event": task.get("target")}
+            kwargs: dict[str, Any] = {"id": task.id, "start": intervals[0], "stop": intervals[1],
+                                      "event": task.target}
             kwargs.update({k: v for k, v in params.items() if k in INTERVAL_MODEL_PARAMS})
             function = "fit_evaluate_intervals"
         else:
-            kwargs = {"target": task.get("target"), "task": task.get("kind")}
-            if task.get("kind") == "survival":
-                kwargs["time"] = task.get("time")
+            kwargs = {"target": task.target, "task": task.kind.value if task.kind else None}
+            if task.kind == TaskKind.SURVIVAL:
+                kwargs["time"] = task.time
             if self.grouping():
-                kwargs["groups"] = task["id"]
+                kwargs["groups"] = task.id
             if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
                 kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
             kwargs.update(params)
             function = "fit_evaluate"
         pre = self.preprocess_vars()
         # columns a train-only step added (e.g. label-issue flags) are notes, not features
-        notes = [c for s in self.session.plan if s.status == "done" and s.result.get("function")
+        notes = [c for s in self.session.plan if s.status == StepStatus.DONE and s.result.get("function")
                  and s.result["function"] not in REPLAYABLE
                  and self.episodes[s.episode].stage == "post_split"
                  for c in (s.result.get("report") or {}).get("columns_added", [])]
@@ -224,7 +229,7 @@ class Worker:
         Grouping also keeps the id out of the features (fit_evaluate never uses groups as one);
         after aggregation (one row per entity) it is harmless.
         """
-        entity = self.session.task.get("id")
+        entity = self.session.task.id
         columns = self.session.variables.get("columns") or []
         return bool(entity) and (not columns or entity in columns)
 
@@ -264,10 +269,10 @@ class Worker:
         if source is None:
             step.note = "kept as is: nothing to run"
             return "kept"
-        step.status, step.started = "running", now()
+        step.status, step.started = StepStatus.RUNNING, now()
         step.budget_s = self.budgets.of(step.episode)
         checkpoint_id = await self._record_checkpoint(step, cell_mark)
-        self.session.changed("step", step=step.id, status="running")
+        self.session.changed("step", step=step.id, status=StepStatus.RUNNING)
         if before_cell is not None:
             await before_cell()
         fallbacks = list(self.episodes[step.episode].fallback_params)
@@ -311,9 +316,9 @@ class Worker:
         if checkpoint_id is None:
             return None
         snapshot = self.session.snapshot()
-        for s in snapshot["plan"]:
-            if s["id"] == step.id:
-                s["status"] = "proposed"
+        for s in snapshot.plan:
+            if s.id == step.id:
+                s.status = StepStatus.PROPOSED
         self.session.checkpoints.append(Checkpoint(
             id=checkpoint_id, step_id=step.id, label=step.title,
             names=self.changes(step), cell_count=cell_mark,
@@ -327,7 +332,7 @@ class Worker:
         step.result.update({"var": self.report_var(step), "function": function,
                             "params": params, "outputs": result.text()[-2000:]})
         if function == "to_intervals":  # the model fits these intervals (see intervals())
-            self.session.task.update(start=params.get("time"), stop=params.get("duration"))
+            self.session.task.start, self.session.task.stop = params.get("time"), params.get("duration")
         self.session.variables["imports"] = True  # the first cell imported them
         await self._read_results(step, function)
         step.error = None
@@ -416,10 +421,10 @@ class Worker:
 
     async def _split_audit(self) -> dict[str, Any]:
         """What train and test share, for the verdict (empty when it could not be checked)."""
-        groups = self.session.task.get("id") if self.grouping() else None
+        groups = self.session.task.id if self.grouping() else None
         try:
             return await self.calls.split_audit("train", "test", groups=groups,
-                                                same_source=not self.session.hints.get("test_path"))
+                                                same_source=not self.session.inputs.test_path)
         except ProbeError as exc:
             self.session.log("error", f"could not compare train and test: {exc}")
             return {}
@@ -432,10 +437,10 @@ class Worker:
             # the expert chose another kind of call: the generic checks, and what that call may do
             expect = dict(CALL_EXPECT.get(function, {}))
         if expect.get("rows") == "one_per_entity":
-            expect["id"] = step.result.get("params", {}).get("id") or self.session.task.get("id")
-        target = self.session.task.get("target")
+            expect["id"] = step.result.get("params", {}).get("id") or self.session.task.id
+        target = self.session.task.target
         if ep.stage == "split":
-            if self.session.hints.get("test_path"):
+            if self.session.inputs.test_path:
                 return []
             before, after, expect = self.session.frame, "train", {"rows": "fewer", "min_row_retention": 0.3}
             train_test: list[str] | None = ["train", "test"]

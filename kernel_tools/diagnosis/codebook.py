@@ -226,6 +226,13 @@ def read_codebook(df: pd.DataFrame, dictionary: Dictionary | None, target: str |
     return Codebook(book, said, layout, blanks, absent, undescribed, outcome_event)
 
 
+def longitudinal(codebook: Codebook | None) -> bool:
+    """Whether the frame is a REDCap export of records over several events: its rows per record
+    are events, which the ``redcap_events`` finding (not ``repeated_measurements``) handles."""
+    layout = codebook.layout if codebook is not None else None
+    return layout is not None and layout.event is not None and len(layout.events) >= 2
+
+
 def bookkeeping(codebook: Codebook | None, df: pd.DataFrame) -> set[str]:
     """A REDCap export's own columns (event, repeat instrument and instance, ``<form>_complete``):
     structure, never features."""
@@ -533,7 +540,7 @@ def redcap_finding(df: pd.DataFrame, codebook: Codebook, target: str | None) -> 
     """A longitudinal REDCap export: records over events, and the step that makes one row per
     record at baseline with the outcome from its event."""
     layout = codebook.layout
-    if layout is None or layout.event is None or len(layout.events) < 2:
+    if layout is None or layout.event is None or not longitudinal(codebook):
         return None
     records = int(df[layout.record].nunique())
     blanks = int(sum(int((df[c].isna().to_numpy() & mask).sum()) for c, mask in codebook.blank_by_design.items()))
@@ -546,8 +553,10 @@ def redcap_finding(df: pd.DataFrame, codebook: Codebook, target: str | None) -> 
                + (f"; '{target}' is recorded at {codebook.outcome_event}" if codebook.outcome_event else "")
                + (f"; {blanks} blank cells are forms an event does not hold (structure, not missing values)"
                   if blanks else "") + (f"; {repeated} rows are repeated instruments" if repeated else "") + ".")
+    given = codebook.dictionary.format != "none"  # else the export's layout alone
     evidence = {**layout.to_dict(), "records": records, "blank_by_design": blanks, "repeating_rows": repeated,
-                "outcome_event": codebook.outcome_event}
+                "outcome_event": codebook.outcome_event,
+                "dictionary": PurePath(codebook.dictionary.source).name if given else None}
     options = [keep("Keep a row per record and event.",
                     "later events know more than the baseline: rows of one record are not independent")]
     if target is not None:
@@ -591,4 +600,4 @@ def real_profiles(ctx: Context) -> dict:
 
 
 __all__ = ["Codebook", "ColumnSaid", "TimingSaid", "codebook_findings", "identifier_findings", "label_timing",
-           "read_codebook", "real_profiles", "redcap_finding"]
+           "longitudinal", "read_codebook", "real_profiles", "redcap_finding"]

@@ -7,10 +7,16 @@ a few small matplotlib figures and never touches the data again.
 from __future__ import annotations
 
 import base64
+import html
 import io
 import warnings
+from typing import Any
 
-from kernel_tools.findings import escape
+
+def escape(text: Any) -> str:
+    """HTML-escape any value."""
+    return html.escape(str(text))
+
 
 _COLOURS = {"critical": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
 MAX_BARS = 15

@@ -42,9 +42,14 @@ def find_sentinels(v: np.ndarray) -> list[float]:
     return found
 
 
-def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[Finding]:
+def find_dtype_issues(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str],
+                      private: frozenset[str] = frozenset()) -> list[Finding]:
+    """``private``: columns that identify a person (a codebook says so): dropped as identifiers,
+    never parsed."""
     findings = []
     for c, prof in profiles.items():
+        if c in private:
+            continue
         if prof.parsed_as is not None and prof.kind == "categorical" and not (
                 prof.parsed_as == "numeric" and zero_padded(prof)):
             bad, written = [], ""
@@ -161,4 +166,5 @@ def _written_as(keys: pd.Series) -> str:
 
 @detector("dtypes", order=60)
 def find_dtype_issues_in(ctx: Context) -> list[Finding]:
-    return find_dtype_issues(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols))
+    private = frozenset(ctx.codebook.private) if ctx.codebook is not None else frozenset()
+    return find_dtype_issues(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols), private)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import declare_kind
+from kernel_tools.vocabulary import declare_kind, finding_kinds
 
 if TYPE_CHECKING:
     from kernel_tools.diagnosis.columns import ColumnProfile
@@ -91,6 +91,13 @@ def load_detectors() -> dict[str, Detector]:
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
     return DETECTORS
+
+
+def every_finding_kind() -> tuple[str, ...]:
+    """Every finding kind: the taxonomy's and those the detectors declare (loaded first, so the
+    answer does not depend on what happened to be imported)."""
+    load_detectors()
+    return finding_kinds()
 
 
 def detector(name: str, *, order: int = 100, kinds: tuple[str, ...] = (), needs_target: bool = False,

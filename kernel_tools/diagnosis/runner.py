@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis import codebook, entities, leakage, stray_rows, timing, wide
+from kernel_tools.diagnosis import (
+    codebook,
+    entities,
+    leakage,
+    stray_rows,
+    structure,  # noqa: F401  (registers the timeline's structure and names sources)
+    timing,
+    wide,
+)
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
 from kernel_tools.diagnosis.registry import Context, Detectors
@@ -24,7 +32,6 @@ from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_durat
 from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
-from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.vocabulary import EvidenceSource, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
@@ -83,13 +90,6 @@ def diagnose(
     counts over every row in a few passes, model-based checks on a sample of whole entities;
     each finding's ``evidence["basis"]`` says which.
     """
-    if is_lazy(df):
-        if dictionary is not None:
-            raise NotImplementedError("a codebook is not read for lazy (Dask) frames yet: diagnose a pandas frame")
-        from kernel_tools.lazy.diagnosis import diagnose_lazy
-
-        return diagnose_lazy(df, target=target, task=task, time=time, id=id, test=test, sample=sample,
-                             random_state=random_state, index=index)
     started = _time.perf_counter()
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
@@ -171,14 +171,12 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
-    when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target)
+    when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target, said)
     findings += [rm] if rm is not None else []
 
     usable = [c for c, p in profiles.items() if p.kind != "empty" and p.nunique > 1]
     features = [c for c in usable if c not in structural | set(id_cols) | entity_cols]
-    timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
-                      features, default={}) if target is not None else {}
-    codebook.add_timing(said, timings)
+    timings = _column_timings(run, df, frame, profiles, sub, when, entity, features, target, said)
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
@@ -222,13 +220,19 @@ def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.Predicti
 
 def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
                        outcome: Outcome, sub: Outcome, entity: entities.Entity, run: Detectors, index: str | None,
-                       duration: str | None, target: str | None) -> tuple[timing.PredictionIndex, Finding | None]:
-    """The prediction index, and the repeated_measurements finding its entity's records raise."""
+                       duration: str | None, target: str | None,
+                       said: Any = None) -> tuple[timing.PredictionIndex, Finding | None]:
+    """The prediction index (never a column the codebook ``said`` identifies a person by), and the
+    repeated_measurements finding its entity's records raise (none for a REDCap export's events:
+    its redcap_events finding says it)."""
     if index is not None:  # the user's word: a wrong one is their error to see, not a finding
         when = timing.find_index(df, frame, profiles, outcome, sub, entity, given=index)
     else:
         when = run.run("prediction time", timing.find_index, df, frame, profiles, outcome, sub, entity,
+                       personal=frozenset(said.private) if said is not None else frozenset(),
                        default=timing.PredictionIndex("row", None, "could not be inferred"))
+    if codebook.longitudinal(said):
+        return when, None
     survival = outcome.kind == "survival"
     landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
     intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
@@ -257,6 +261,21 @@ def _timeline(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], sub: Outc
             timings[c].add(TIMING_OF[decisive.group], decisive.test, decisive.reason, source=decisive.source,
                            **decisive.numbers)
     return built
+
+
+def _column_timings(run: Detectors, df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                    sub: Outcome, when: timing.PredictionIndex, entity: entities.Entity, features: list[str],
+                    target: str | None, said: Any) -> dict[str, timing.Timing]:
+    """Each feature's timing from the data's tests and the codebook's word; without a target the
+    data cannot time a column, but the codebook still can (only the columns it times are kept)."""
+    if target is None:
+        timings = {c: timing.Timing() for c in features}
+        codebook.add_timing(said, timings)
+        return {c: t for c, t in timings.items() if t.evidence}
+    timings = run.run("column timing", timing.classify_columns, df, frame, profiles, sub, when, entity,
+                      features, default={})
+    codebook.add_timing(said, timings)
+    return timings
 
 
 def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target: str | None, sample: int | None,

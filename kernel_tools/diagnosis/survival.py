@@ -37,9 +37,14 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
         "competing_events": bool(competing),
     }
     problems = []
-    if n_neg or n_zero:  # a survival time is positive: such a row cannot be a follow-up
+    # a negative time cannot be a follow-up, nor can a table whose times are all 0; a few zeros
+    # next to positive times are an event or a censoring on the first day, as real cohorts have
+    impossible = n_neg > 0 or (d.size > 0 and not (d > 0).any())
+    if impossible:
         problems.append(f"{n_neg + n_zero} of {d.size} durations are not positive ({n_neg} negative, {n_zero} "
                         "zero): fix or remove those rows, a survival model on them is not valid")
+    elif n_zero:
+        problems.append(f"{n_zero} of {d.size} durations are 0 (an event or censoring at the start): kept")
     if competing:
         problems.append(f"the event column has {len(codes)} codes (competing events?)")
     if censoring >= 0.9:
@@ -58,7 +63,8 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     options.append(Option("classification_at_horizon", "Classify at a fixed horizon",
                           "Predict 'event before time t' and drop rows censored before t.",
                           "throws away censored rows and depends on the chosen horizon", False, None))
-    severity = "critical" if n_neg or n_zero else "warning" if problems else "info"
+    evidence["impossible_durations"] = bool(impossible)
+    severity = "critical" if impossible else "warning" if problems else "info"
     return Finding("survival_setup", [outcome.time, outcome.target], severity, summary, evidence, options, None)
 
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from kernel_tools.findings import to_json_safe
 from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.json_safe import to_json_safe
 from kernel_tools.vocabulary import Confidence, EvidenceSource, InferenceKind, TimelineGroup, values
 
 GROUPS = values(TimelineGroup)
@@ -216,9 +216,8 @@ def place(column: str, evidence: list[Placement]) -> TimelineColumn:
 
 
 def build_timeline(ctx: TimelineContext, sources: dict[str, Source] | None = None) -> ColumnTimeline:
-    """The timeline of ``ctx.features`` from every registered source (or ``sources``)."""
-    from kernel_tools.diagnosis import structure  # noqa: F401  (registers the structure and names sources)
-
+    """The timeline of ``ctx.features`` from every registered source (or ``sources``): the
+    structure and names sources register when :mod:`.structure` is imported (the runner does)."""
     evidence: dict[str, list[Placement]] = {c: [] for c in ctx.features}
     for propose in (sources if sources is not None else TIMELINE_SOURCES).values():
         for c, placements in propose(ctx).items():

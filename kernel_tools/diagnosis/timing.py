@@ -217,12 +217,13 @@ def index_date(df: pd.DataFrame, profiles: dict[str, ColumnProfile], dates: list
 
 
 def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile], outcome,
-               sampled, entity, given: str | None = None) -> PredictionIndex:
+               sampled, entity, given: str | None = None, personal: frozenset[str] = frozenset()) -> PredictionIndex:
     """Infer the index (see :class:`PredictionIndex`), or check and describe the given one.
 
     ``df`` and ``outcome`` are all rows (entity tests); ``frame`` and ``sampled`` the sampled rows
     (date tests). ``given``: ``"first"`` (each entity's first record), ``"row"`` or a column of
-    dates or times.
+    dates or times. ``personal``: columns a codebook says identify a person (a date of birth is
+    never the moment of prediction).
     """
     visit = entity.visit if entity is not None else None
     entity_id = entity.id if entity is not None else None
@@ -260,7 +261,7 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
         others = [] if duration is not None else [
             ("each row's own time", "every record a prediction, the rows grouped by entity")]
         return PredictionIndex("entity_start", visit, why, sure=duration is not None, others=others)
-    dates = [c for c, p in profiles.items() if _is_date(p) and c != outcome.target]
+    dates = [c for c, p in profiles.items() if _is_date(p) and c != outcome.target and c not in personal]
     start, end, why = index_date(frame, profiles, dates, sampled.duration if duration else None)
     if start is not None:
         # the duration spanning two dates says it; the earliest of several dates is a guess

@@ -25,20 +25,21 @@ from kernel_tools.lazy.engine import is_lazy
 
 def lazy_aware(fitted: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Route a transform called on a lazy frame to its lazy version (same name in
-    :mod:`.transforms`), or — ``fitted=True`` — fit it on a sample and apply its fitted
-    transformer to every partition (:func:`.transforms.fitted_step`). pandas frames go straight
-    through to the decorated function."""
+    :mod:`.transforms`, or :mod:`.labels` for the label step), or — ``fitted=True`` — fit it on a
+    sample and apply its fitted transformer to every partition (:func:`.transforms.fitted_step`).
+    pandas frames go straight through to the decorated function."""
 
     def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)
         def call(df: Any, *args: Any, **kwargs: Any) -> Any:
             if not is_lazy(df):
                 return function(df, *args, **kwargs)
-            from kernel_tools.lazy import transforms
+            from kernel_tools.lazy import labels, transforms
 
             if fitted:
                 return transforms.fitted_step(function, df, *args, **kwargs)
-            return getattr(transforms, function.__name__)(df, *args, **kwargs)
+            lazy = getattr(transforms, function.__name__, None) or getattr(labels, function.__name__)
+            return lazy(df, *args, **kwargs)
 
         return call
 

@@ -32,6 +32,8 @@ import pandas as pd
 
 from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
+from kernel_tools.diagnosis.registry import Detectors
+from kernel_tools.diagnosis.runner import run_detectors
 from kernel_tools.findings import Diagnosis, Finding
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy import engine, summary
@@ -111,8 +113,6 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
                   random_state: int = 0, index: str | None = None,
                   sample_rows: int = SAMPLE_ROWS) -> Diagnosis:
     """:func:`kernel_tools.diagnose` for a Dask DataFrame (see the module docstring)."""
-    from kernel_tools.diagnosis.runner import Detectors, run_detectors
-
     started = _time.perf_counter()
     _check(df, target, time, id, index)
     head = engine.first_partition(df)

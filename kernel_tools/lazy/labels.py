@@ -41,7 +41,7 @@ import pandas as pd
 
 from kernel_tools.lazy import engine
 from kernel_tools.lazy.transforms import FIT_ROWS, fit_sample, lazy_report
-from kernel_tools.transforms.labels import (
+from kernel_tools.transforms.label_model import (
     LARGE_ROWS,
     SINGLE_THREAD_CELLS,
     _check_arguments,
@@ -126,7 +126,7 @@ class PartitionScorer:
         return np.asarray(pd.Categorical(labels.astype(object), categories=self.classes).codes, dtype=np.int64)
 
     def model_frame(self, part: pd.DataFrame) -> pd.DataFrame:
-        """The model's inputs, encoded as :func:`kernel_tools.transforms.labels._model_frame`
+        """The model's inputs, encoded as :func:`kernel_tools.transforms.label_model._model_frame`
         encoded the sample (whose choice of columns holds, whatever this partition holds)."""
         X = {}
         for col in self.features:

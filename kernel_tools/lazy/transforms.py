@@ -66,7 +66,7 @@ def lazy_report(operation: str, before: Any, after: Any, *, details: dict | None
 
 
 def drop_columns(df: Any, columns: Sequence[str] | str, reason: str | None = None) -> tuple[Any, StepReport]:
-    from kernel_tools.transforms.columns import ColumnDropper
+    from kernel_tools.transforms.dropping import ColumnDropper
 
     columns = _columns(df, columns)
     if not columns:
@@ -79,7 +79,7 @@ def drop_columns(df: Any, columns: Sequence[str] | str, reason: str | None = Non
 
 def drop_rows(df: Any, where: Sequence[Mapping[str, Any]] = (), index: Sequence[Any] | None = None,
               reason: str | None = None) -> tuple[Any, StepReport]:
-    from kernel_tools.transforms.columns import rows_matching
+    from kernel_tools.transforms.dropping import rows_matching
 
     if index:
         raise NotImplementedError("a lazy frame's row labels are not unique across partitions: name the rows "
@@ -125,7 +125,7 @@ def fitted_step(function: Callable[..., tuple[pd.DataFrame, StepReport]], df: An
 def aggregate_per_entity(df: Any, id: str, time: str | None = None, how: Any = "last",
                          outcome: Sequence[str] | None = None, outcome_how: str = "final",
                          landmark: Any = None, duration: str | None = None) -> tuple[Any, StepReport]:
-    from kernel_tools.transforms.entities import EntityAggregator
+    from kernel_tools.transforms.aggregation import EntityAggregator
 
     agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how,
                            landmark=landmark, duration=duration).fit(df._meta)
@@ -182,12 +182,6 @@ def unsupported(name: str, why: str) -> Callable[..., Any]:
 
     return refuse
 
-
-def handle_label_issues(df: Any, *args: Any, **kwargs: Any) -> tuple[Any, StepReport]:
-    """Label issues judged by a model fitted on a sample, every partition scored (:mod:`.labels`)."""
-    from kernel_tools.lazy.labels import handle_label_issues as lazy_label_issues
-
-    return lazy_label_issues(df, *args, **kwargs)
 
 
 join_frames = unsupported("join_frames", "join the files with dask.dataframe.merge before the co-pilot starts")

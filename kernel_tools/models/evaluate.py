@@ -41,7 +41,7 @@ from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval
-from kernel_tools.vocabulary import METRIC, TASK_KINDS
+from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
 
 TASKS = TASK_KINDS
 PRIMARY_METRIC = METRIC
@@ -133,7 +133,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
 
     train = _usable_rows(df, target, time, "df", warnings)
     y, classes = _target(train, target, time, task)
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         warnings += _event_coding_warnings(train[target], target)
     numeric, categorical = _features(train, target, time, groups, warnings)
     features = [*numeric, *categorical]
@@ -170,7 +170,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     if calibration_warning:
         warnings.append(calibration_warning)
 
-    risk_groups = _risk_groups(y_test, pred, y_cv, chosen) if task == "survival" else None
+    risk_groups = _risk_groups(y_test, pred, y_cv, chosen) if task == TaskKind.SURVIVAL else None
 
     pipeline = Pipeline([*pre_steps, *model.steps])
     if pre_steps:
@@ -274,7 +274,7 @@ def _features(train, target, time, groups, warnings) -> tuple[list[str], list[st
 
 def _class_weight(task, y) -> str | None:
     """Balanced class weights when the rarest class has under half the rows of the commonest."""
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         counts = pd.Series(y).value_counts()
         if counts.min() / counts.max() < 0.5:
             return "balanced"
@@ -291,7 +291,7 @@ def _cv_candidates(pool, train, features, y, groups, task, classes, cv, max_cv_r
         X_cv, y_cv, folds, fold_warnings, sample = _cv_data(
             train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
         warnings += fold_warnings
-        grid = evaluation_times(y_cv) if task == "survival" else None
+        grid = evaluation_times(y_cv) if task == TaskKind.SURVIVAL else None
         results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state)
     return X_cv, y_cv, folds, sample, grid, results
 
@@ -479,9 +479,9 @@ def _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows) -> N
     for role, name in (("target", target), ("time", time), ("groups", groups)):
         if name is not None and name not in df.columns:
             raise KeyError(f"{role} column {name!r} is not in df (columns: {list(df.columns)[:20]})")
-    if task == "survival" and time is None:
+    if task == TaskKind.SURVIVAL and time is None:
         raise ValueError("survival needs time= (the duration / follow-up column); target is the event")
-    if task != "survival" and time is not None:
+    if task != TaskKind.SURVIVAL and time is not None:
         raise ValueError("time= is the survival duration column; use it only with task='survival'")
     roles = [c for c in (target, time, groups) if c is not None]
     if len(set(roles)) < len(roles):
@@ -548,11 +548,11 @@ def _usable_rows(frame, target, time, label, warnings) -> pd.DataFrame:
 def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.ndarray | None]:
     """The target as models take it, and the class labels for classification."""
     values = frame[target]
-    if task == "regression":
+    if task == TaskKind.REGRESSION:
         if not ptypes.is_numeric_dtype(values) or ptypes.is_bool_dtype(values):
             raise TypeError(f"regression target {target!r} must be numeric, got {values.dtype}")
         return values.astype("float64").to_numpy(), None
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         read = None if values.isna().any() else event_indicator(values)
         if read is None:
             raise ValueError(
@@ -640,7 +640,7 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
     n_params = len(numeric) + sum(
         min(frame[c].nunique(), 20) - 1 for c in categorical
     )
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         counts = pd.Series(y).value_counts()
         if len(counts) < 2:
             raise ValueError(f"the target has one class ({counts.index[0]!r}); nothing to classify")
@@ -659,7 +659,7 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
                     f"few events per variable: {events} minority-class rows for ~{n_params} "
                     f"model parameters (< {MIN_EVENTS_PER_VARIABLE}); expect overfitting"
                 )
-    elif task == "regression":
+    elif task == TaskKind.REGRESSION:
         distinct = pd.Series(y).nunique()
         if distinct < 2:
             raise ValueError("the regression target is constant; nothing to predict")
@@ -701,14 +701,14 @@ def _cv_sample(frame, groups, max_rows, random_state) -> np.ndarray:
 def _folds(task, y, group_values, cv, random_state) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]:
     warnings = []
     stratify = None
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         stratify = y
-    elif task == "survival":
+    elif task == TaskKind.SURVIVAL:
         stratify = y[:, 1]
     n_splits = cv
     limits = []
     if stratify is not None:
-        limits.append(("the smallest class" if task == "classification" else "events / non-events",
+        limits.append(("the smallest class" if task == TaskKind.CLASSIFICATION else "events / non-events",
                        int(pd.Series(stratify).value_counts().min())))
     if group_values is not None:
         limits.append(("the number of groups", int(pd.Series(group_values).nunique())))
@@ -755,7 +755,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     fold models (for permutation importance). ``stop()``: seconds left for this work; when the
     remaining folds would not fit in it the candidate is abandoned (``{"skipped": ...}``)."""
     per_fold: list[dict[str, float]] = []
-    oof = np.full((len(y), len(classes)), np.nan) if task == "classification" else np.full(len(y), np.nan)
+    oof = np.full((len(y), len(classes)), np.nan) if task == TaskKind.CLASSIFICATION else np.full(len(y), np.nan)
     times = None if grid is None else np.append(grid[0], grid[1])
     oof_survival = None if times is None else np.full((len(y), len(times)), np.nan)
     fold_models: list[tuple[Any, np.ndarray]] = []  # (fitted pipeline, its validation rows)
@@ -797,7 +797,7 @@ def _survival_curves(model, X, times) -> np.ndarray:
 
 def _predict(model, X, task, classes) -> np.ndarray:
     """Class probabilities aligned to ``classes``, regression predictions, or survival risk."""
-    if task != "classification":
+    if task != TaskKind.CLASSIFICATION:
         return np.asarray(model.predict(X), dtype=float)
     proba = model.predict_proba(X)
     aligned = np.zeros((len(X), len(classes)))
@@ -806,13 +806,13 @@ def _predict(model, X, task, classes) -> np.ndarray:
 
 
 def _metrics(task, y, pred, classes, primary_only: bool = False) -> dict[str, float]:
-    if task == "regression":
+    if task == TaskKind.REGRESSION:
         out = {"r2": float(r2_score(y, pred))}
         if not primary_only:
             out["rmse"] = float(np.sqrt(mean_squared_error(y, pred)))
             out["mae"] = float(mean_absolute_error(y, pred))
         return out
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         return {"c_index": concordance(y, pred)}
     binary = len(classes) == 2
     columns = [1] if binary else range(len(classes))
@@ -941,11 +941,11 @@ def _calibration(task, model, holdout, features, y_train, classes, pred, y_test,
     """Calibration on the holdout, or on the out-of-fold predictions without one.
     Returns ``(calibration or None, warning or None)``: a curve that cannot be drawn (too few
     rows or events) is said, not hidden."""
-    if task == "regression":
+    if task == TaskKind.REGRESSION:
         return None, None
     where = "holdout" if holdout is not None else "out-of-fold"
     try:
-        if task == "classification":
+        if task == TaskKind.CLASSIFICATION:
             y_eval, proba = (y_test, pred) if holdout is not None else (y_cv, chosen["oof"])
             out = classification_calibration(y_eval, proba, classes)
         elif holdout is not None:

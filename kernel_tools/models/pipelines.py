@@ -22,6 +22,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from kernel_tools.models.survival import AFTEstimator, CoxPHEstimator, GradientBoostedCox
+from kernel_tools.vocabulary import TaskKind
 
 # HistGradientBoosting takes category codes below max_bins (255); the last code means "other".
 MAX_CATEGORIES = 254
@@ -215,7 +216,7 @@ def candidates(
         return Pipeline([("features", clone(features)), ("encode", _linear_encoder(numeric_at, categorical_at)),
                          ("model", model)])
 
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         return [
             Candidate("CoxPH (penalized)", encoded(CoxPHEstimator(penalizer=0.1)), explainable=True),
             Candidate("Weibull AFT", encoded(AFTEstimator("weibull", penalizer=0.01)), cost=3.0),
@@ -229,7 +230,7 @@ def candidates(
     categorical_features = mask if any(mask) else None
     settings = {"categorical_features": categorical_features, "random_state": random_state,
                 "early_stopping": True, "max_iter": 300}
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         tree = HistGradientBoostingClassifier(class_weight=class_weight, **settings)
         linear = LogisticRegression(max_iter=2000, class_weight=class_weight)
         names = ("LogisticRegression", "HistGradientBoostingClassifier")

@@ -21,10 +21,14 @@ export function recommendedOption(decision: IDecision): string | null {
 }
 
 /**
- * The option that declines the step: "skip" when offered, else the option that changes
- * nothing (no kernel_tools action) and is not the recommended one. Null when there is none.
+ * The option that declines the step: the one the decision names (``rejects``; null on the task
+ * card, which is confirmed or corrected, never rejected); from an older server, "skip" when
+ * offered, else the option that changes nothing and is not the recommended one.
  */
 export function rejectOption(decision: IDecision): IDecisionOption | null {
+  if (decision.rejects !== undefined) {
+    return decision.options.find(o => o.id === decision.rejects) ?? null;
+  }
   const recommended = recommendedOption(decision);
   return (
     decision.options.find(o => o.id === 'skip') ??

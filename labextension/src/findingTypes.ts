@@ -47,6 +47,8 @@ export interface IDecision {
   history: IPastAnswer[];
   impact: IImpactSummary | null;
   proposal: IAgentProposal | null;
+  via?: string | null;
+  rejects?: string | null;
 }
 
 /**

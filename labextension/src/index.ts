@@ -3,6 +3,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { contentsLister } from './codebooks';
 import { FramesModel } from './model';
 import { NotebookBridge } from './bridge';
 import { DataPilotPanel } from './panel';
@@ -40,7 +41,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       ?.load(plugin.id)
       .then(settings => connectSettings(copilot, settings))
       .catch(reason => console.warn('jupyter-dcpilot: the co-pilot settings could not be loaded', reason));
-    const panel = new DataPilotPanel(model, copilot);
+    const panel = new DataPilotPanel(model, copilot, contentsLister(app.serviceManager.contents));
     labShell.add(panel, 'right', { rank: 600 });
     // remembered in the workspace: a panel open before a reload is open after it
     restorer?.add(panel, 'jupyter-dcpilot-panel');

@@ -3,6 +3,7 @@ import * as React from 'react';
 import { ReactWidget, UseSignal, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
 
 import { IFrameInfo, IFrameProfile } from './api';
+import { codebookFiles, ListFolder } from './codebooks';
 import { formatBytes, formatCount, formatShare } from './format';
 import { dcpilotIcon } from './icon';
 import { FramesModel } from './model';
@@ -95,8 +96,12 @@ function ProfileView(props: { name: string; profile: IFrameProfile }): JSX.Eleme
 }
 
 /** Everything the panel shows for the current notebook. */
-export function FramesView(props: { model: FramesModel; copilot?: SessionModel }): JSX.Element {
-  const { model, copilot } = props;
+export function FramesView(props: {
+  model: FramesModel;
+  copilot?: SessionModel;
+  listFolder?: ListFolder;
+}): JSX.Element {
+  const { model, copilot, listFolder } = props;
   if (!model.path) {
     return <div className="jp-dcpilot-empty">Open a notebook to see its DataFrames.</div>;
   }
@@ -130,7 +135,7 @@ export function FramesView(props: { model: FramesModel; copilot?: SessionModel }
       {model.selected && model.profile && <ProfileView name={model.selected} profile={model.profile} />}
       {copilot && (
         <UseSignal signal={copilot.changed}>
-          {() => <CopilotView copilot={copilot} frames={model} />}
+          {() => <CopilotView copilot={copilot} frames={model} listFolder={listFolder} />}
         </UseSignal>
       )}
     </div>
@@ -142,10 +147,15 @@ export function FramesView(props: { model: FramesModel; copilot?: SessionModel }
  * or a notebook switch), else the start form for the selected frame. One session per notebook:
  * starting again asks to replace the live one.
  */
-function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX.Element {
-  const { copilot, frames } = props;
+function CopilotView(props: {
+  copilot: SessionModel;
+  frames: FramesModel;
+  listFolder?: ListFolder;
+}): JSX.Element {
+  const { copilot, frames, listFolder } = props;
   const session = copilot.session;
   const path = (frames.path ?? '').replace(/^\//, '');
+  const codebooks = useCodebooks(listFolder, path, frames.frames);
   const mine = !!session && session.path.replace(/^\//, '') === path;
   const frame = frames.selected;
   const profile = frames.profile;
@@ -170,6 +180,7 @@ function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX
           status={copilot.status}
           initial={{ ...defaults, ...copilot.lastOptions }}
           replacing={mine}
+          codebooks={codebooks}
           onStart={options => void copilot.start(options)}
           onCancel={mine ? () => copilot.setRestarting(false) : undefined}
         />
@@ -200,11 +211,34 @@ function CopilotView(props: { copilot: SessionModel; frames: FramesModel }): JSX
   );
 }
 
+/**
+ * The files next to the notebook that may be its codebook ([] while loading, without a lister,
+ * or when the folder cannot be read), listed again when the notebook changes and whenever
+ * `again` does (the kernel's frames were read again: a cell ran, and may have written one).
+ */
+function useCodebooks(listFolder: ListFolder | undefined, path: string, again: unknown): string[] {
+  const [found, setFound] = React.useState<{ path: string; names: string[] }>({ path: '', names: [] });
+  React.useEffect(() => {
+    if (!listFolder || !path) {
+      return;
+    }
+    let current = true;
+    codebookFiles(listFolder, path)
+      .then(names => current && setFound({ path, names }))
+      .catch(() => current && setFound({ path, names: [] }));
+    return () => {
+      current = false;
+    };
+  }, [listFolder, path, again]);
+  return found.path === path ? found.names : [];
+}
+
 /** The right-sidebar panel "Data co-pilot". */
 export class DataPilotPanel extends ReactWidget {
   constructor(
     readonly model: FramesModel,
-    readonly copilot?: SessionModel
+    readonly copilot?: SessionModel,
+    readonly listFolder?: ListFolder
   ) {
     super();
     this.id = 'jp-dcpilot-panel';
@@ -218,7 +252,7 @@ export class DataPilotPanel extends ReactWidget {
       <div className="jp-dcpilot-body">
         <header className="jp-dcpilot-header">Data co-pilot</header>
         <UseSignal signal={this.model.changed}>
-          {() => <FramesView model={this.model} copilot={this.copilot} />}
+          {() => <FramesView model={this.model} copilot={this.copilot} listFolder={this.listFolder} />}
         </UseSignal>
       </div>
     );

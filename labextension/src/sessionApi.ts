@@ -171,6 +171,10 @@ export interface IStartOptions {
   share?: Share;
   /** Close the notebook's live session and start a new one. */
   replace?: boolean;
+  /** The study's codebook, a file relative to the notebook's folder (docs/codebooks.md). */
+  dictionary?: string;
+  /** REDCap's instrument-event mapping, relative to the notebook's folder (with `dictionary`). */
+  events?: string;
   /** Seconds per kind of step over the server's defaults (the settings' "budgets"). */
   budget?: IBudgets;
 }

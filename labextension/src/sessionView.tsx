@@ -131,6 +131,7 @@ const CHECK_TITLES: { [check: string]: string } = {
   no_leakage: 'No column gives the outcome away',
   entities_together: 'Entities kept together',
   known_at_index: 'Rows known at the prediction time',
+  documented: 'What each column is could be read',
   task_metric: "The task's metric",
   holdout_confirms_cv: 'The holdout confirms the model',
   test_untouched: 'Test rows untouched by any fit',

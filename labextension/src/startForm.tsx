@@ -132,7 +132,52 @@ export function SettingsSection(props: {
   );
 }
 
-/** Target, task and settings for a new co-pilot session on one frame. */
+/**
+ * The study's codebook, picked among the files next to the notebook (`codebooks`), and for a
+ * REDCap data dictionary (a CSV) its instrument–event mapping. Hidden when there is none.
+ */
+export function CodebookPicker(props: {
+  codebooks: string[];
+  dictionary: string;
+  events: string;
+  onChange: (dictionary: string, events: string) => void;
+}): JSX.Element | null {
+  const { codebooks, dictionary, events, onChange } = props;
+  if (codebooks.length === 0) {
+    return null;
+  }
+  const others = codebooks.filter(name => name !== dictionary && name.toLowerCase().endsWith('.csv'));
+  return (
+    <>
+      <label title="The study's codebook: what it says of each column (its timing, whether it identifies a person, its valid values) is weighed with the data">
+        codebook
+        <select name="dictionary" value={dictionary} onChange={e => onChange(e.target.value, '')}>
+          <option value="">none</option>
+          {codebooks.map(name => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {dictionary.toLowerCase().endsWith('.csv') && others.length > 0 && (
+        <label title="For a REDCap data dictionary: the instrument-event mapping (the events in order, the forms each holds)">
+          events
+          <select name="events" value={events} onChange={e => onChange(dictionary, e.target.value)}>
+            <option value="">none</option>
+            {others.map(name => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+    </>
+  );
+}
+
+/** Target, task, codebook and settings for a new co-pilot session on one frame. */
 export function StartForm(props: {
   frame: string;
   path: string;
@@ -142,10 +187,13 @@ export function StartForm(props: {
   initial?: Partial<IStartOptions> | null;
   /** The notebook has a live session this one replaces (the button says so). */
   replacing?: boolean;
+  /** Files next to the notebook that may be its data's codebook (names relative to its folder). */
+  codebooks?: string[];
   onStart: (options: IStartOptions) => void;
   onCancel?: () => void;
 }): JSX.Element {
-  const { frame, path, profile, disabled, status, initial, replacing, onStart, onCancel } = props;
+  const { frame, path, profile, disabled, status, initial, replacing, codebooks, onStart, onCancel } = props;
+  const listed = codebooks ?? [];
   const columns = profile.columns_detail.map(c => c.name);
   const firstTarget =
     initial?.target && columns.includes(initial.target)
@@ -153,6 +201,12 @@ export function StartForm(props: {
       : (columns[columns.length - 1] ?? '');
   const [target, setTarget] = React.useState(firstTarget);
   const [task, setTask] = React.useState(initial?.task ?? 'auto');
+  const [dictionary, setDictionary] = React.useState(
+    initial?.dictionary && listed.includes(initial.dictionary) ? initial.dictionary : ''
+  );
+  const [events, setEvents] = React.useState(
+    initial?.events && listed.includes(initial.events) ? initial.events : ''
+  );
   const [settings, setSettings] = React.useState<ISettings>({
     planner: initial?.planner ?? DEFAULT_SETTINGS.planner,
     model: initial?.model ?? DEFAULT_SETTINGS.model,
@@ -173,6 +227,7 @@ export function StartForm(props: {
           planner: settings.planner,
           model: settings.model.trim() || null,
           share: settings.share,
+          ...(dictionary && listed.includes(dictionary) ? { dictionary, ...(events ? { events } : {}) } : {}),
           ...(replacing ? { replace: true } : {})
         });
       }}
@@ -198,6 +253,15 @@ export function StartForm(props: {
           ))}
         </select>
       </label>
+      <CodebookPicker
+        codebooks={listed}
+        dictionary={dictionary}
+        events={events}
+        onChange={(picked, mapping) => {
+          setDictionary(picked);
+          setEvents(mapping);
+        }}
+      />
       <SettingsSection settings={settings} status={status ?? null} onChange={setSettings} />
       {replacing && (
         <div className="jp-dcpilot-warning">

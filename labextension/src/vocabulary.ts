@@ -77,6 +77,16 @@ export const STEP_STATUSES = [
 
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
+export const SESSION_STATES = [
+  'idle',
+  'running',
+  'blocked',
+  'finished',
+  'failed',
+] as const;
+
+export type SessionState = (typeof SESSION_STATES)[number];
+
 export const EVENT_TYPES = [
   'state',
   'activity',
@@ -154,4 +164,11 @@ export const METRIC: { [kind in TaskKind]: string } = {
   classification: 'roc_auc',
   regression: 'r2',
   survival: 'c_index',
+};
+
+/** The metrics as a reader names them. */
+export const METRIC_WORDS: { [metric: string]: string } = {
+  roc_auc: 'AUROC',
+  r2: 'R²',
+  c_index: 'C-index',
 };

@@ -21,6 +21,8 @@ import json
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import Gate, Severity, StepGate
 
 from ..episodes import CUSTOM, STAGES, Episode, library
 from ..hosts import KernelProbe
@@ -112,7 +114,7 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
     decisions = {d.id: d for d in session.decisions}
     model = model_report(session, episodes) or {}
     columns = [str(c) for c in session.variables.get("columns", [])[:200]]
-    names = set(columns) | {str(c) for f in session.findings for c in f.get("columns") or []}
+    names = set(columns) | {str(c) for f in session.findings for c in f.columns}
 
     # columns a codebook says identify a person (the kernel's diagnosis lists them): nothing
     # written from their values is sent, whatever the share setting
@@ -122,19 +124,18 @@ def state_for_llm(session: Session, candidates: list[Step], episodes: dict[str, 
         shared = share == "samples" and not private & set(columns or ())
         return value if shared or value is None else redact(value, names)
 
-    def evidence(f: dict[str, Any]) -> dict[str, Any]:
-        shared = share == "samples" and not private & set(f.get("columns") or ())
-        return f.get("evidence", {}) if shared else numbers_only(f.get("evidence", {}))
+    def evidence(f: Finding) -> dict[str, Any]:
+        shared = share == "samples" and not private & set(f.columns)
+        return f.evidence if shared else numbers_only(f.evidence)
 
     state = {
-        "task": {k: session.task.get(k) for k in ("kind", "target", "time", "id", "visit", "confirmed")},
+        "task": {k: getattr(session.task, k) for k in ("kind", "target", "time", "id", "visit", "confirmed")},
         "shape": session.variables.get("shape") or session.diagnosis.get("shape"),
         "columns": columns,
-        "findings": [{"id": f.get("id"), "kind": f.get("kind"), "columns": f.get("columns"),
-                      "severity": f.get("severity"), "gate": f.get("gate"),
-                      "summary": text(f.get("summary"), f.get("columns")), "evidence": evidence(f),
-                      "options": [o.get("id") for o in f.get("options", [])],
-                      "handled": f.get("id") in session.handled} for f in session.findings],
+        "findings": [{"id": f.id, "kind": f.kind, "columns": f.columns, "severity": f.severity, "gate": f.gate,
+                      "summary": text(f.summary, f.columns), "evidence": evidence(f),
+                      "options": [o.id for o in f.options],
+                      "handled": f.id in session.handled} for f in session.findings],
         "history": [{"id": s.id, "episode": s.episode, "status": s.status, "title": text(s.title),
                      "decision": decisions[s.decision_id].choice if s.decision_id in decisions else None,
                      "checks": [text(c.get("message")) for c in s.checks][:5],
@@ -169,7 +170,7 @@ class ClaudePlanner:
                  *, client: LLMClient | None = None, share: str | None = None,
                  kernel: KernelProbe | None = None) -> None:
         """``share``: "schema" (aggregates only) or "samples" (also example values per column,
-        read through ``kernel``); None takes the session's ``hints["share"]``, else "schema"."""
+        read through ``kernel``); None takes the session's ``inputs.share``."""
         if share is not None and share not in SHARE_MODES:
             raise ValueError(f"share must be one of {list(SHARE_MODES)}, not {share!r}")
         self.episodes = episodes if episodes is not None else library()
@@ -183,7 +184,7 @@ class ClaudePlanner:
         self._samples: tuple[int, dict[str, Any]] | None = None  # (data_version, samples)
 
     def share_mode(self, session: Session) -> str:
-        share = self.share or session.hints.get("share") or "schema"
+        share = self.share or session.inputs.share
         return share if share in SHARE_MODES else "schema"
 
     async def samples(self, session: Session) -> dict[str, Any] | None:
@@ -297,9 +298,11 @@ class ClaudePlanner:
 
     def _required(self, session: Session, step: Step) -> bool:
         ep = self.episodes[step.episode]
-        if ep.when.get("always") or ep.valid_model_needs or step.gate in ("leakage", "aggregation", "task"):
+        if ep.when.get("always") or ep.valid_model_needs or step.gate in (Gate.LEAKAGE, Gate.AGGREGATION,
+                                                                          StepGate.TASK):
             return True
-        return any((session.finding(f) or {}).get("severity") == "critical" for f in step.finding_ids)
+        return any(finding.severity == Severity.CRITICAL for f in step.finding_ids
+                   if (finding := session.finding(f)) is not None)
 
     def _custom_steps(self, session: Session, calls: list[tuple[str, dict[str, Any]]],
                       notes: list[str]) -> list[Step]:

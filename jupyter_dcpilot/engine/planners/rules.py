@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_tools.vocabulary import severity_rank
+from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import Severity, StepStatus, severity_rank
 
 from ..episodes import Episode, episode_for, library, recommended_action
 from ..session import Session, Step
@@ -35,14 +36,14 @@ class RulePlanner:
                           observation=self.observe(session))
 
     def observe(self, session: Session) -> str:
-        kinds = sorted({f.get("kind", "?") for f in session.findings})
-        open_ = [f for f in session.findings if f.get("id") not in session.handled]
+        kinds = sorted({f.kind for f in session.findings})
+        open_ = [f for f in session.findings if f.id not in session.handled]
         return (f"{len(session.findings)} findings ({', '.join(kinds) or 'none'}); "
                 f"{len(open_)} not handled yet")
 
     def propose(self, session: Session) -> list[Step]:
         """All remaining steps, in the order the work should happen."""
-        finished = {s.episode for s in session.plan if s.status in ("done", "skipped")}
+        finished = {s.episode for s in session.plan if s.status in (StepStatus.DONE, StepStatus.SKIPPED)}
         stage_done = {self.episodes[e].stage for e in finished if e in self.episodes}
         steps: list[Step] = []
 
@@ -56,24 +57,23 @@ class RulePlanner:
                 add(episode, reason=episode.coordinator.split(". ")[0])
         for join_ep in self.episodes.values():
             if (join_ep.combines_frames and join_ep.id not in finished
-                    and len(session.hints.get("frames", [])) >= join_ep.when["min_frames"]):
+                    and len(session.inputs.frames) >= join_ep.when["min_frames"]):
                 add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
 
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for finding in sorted(session.findings, key=lambda f: severity_rank(f.get("severity"))):
-            if finding.get("id") in session.handled:
+        groups: dict[str, list[Finding]] = {}
+        for finding in sorted(session.findings, key=lambda f: severity_rank(f.severity)):
+            if finding.id in session.handled:
                 continue
             ep = episode_for(finding, self.episodes)
             if ep is None or ep.combines_frames and ep.id in finished:
                 continue
             if ep.stage == "pre_split" and "split" in stage_done:
                 continue  # the data is split: a pre-split fix would need a backtrack
-            if not [o for o in finding.get("options", [])
-                    if o.get("id") not in session.exclusions.get(finding.get("id", ""), [])]:
+            if not [o for o in finding.options if o.id not in session.exclusions.get(finding.id, [])]:
                 continue
-            if not (finding.get("gate") or ep.gate or ep.combines_frames) and not recommended_action(finding):
+            if not (finding.gate or ep.gate or ep.combines_frames) and not recommended_action(finding):
                 continue  # no decision to make and nothing recommended to run: it is information
-            if finding.get("severity") == "info" and not finding.get("gate") and not recommended_action(finding):
+            if finding.severity == Severity.INFO and not finding.gate and not recommended_action(finding):
                 continue  # diagnose found it harmless (e.g. rows equal by chance): nothing to ask
             groups.setdefault(ep.id, []).append(finding)
 
@@ -81,28 +81,27 @@ class RulePlanner:
             ep = self.episodes[ep_id]
             join = next((s for s in steps if s.episode == ep_id), None)
             if ep.combines_frames and join is not None:
-                join.finding_ids = [f["id"] for f in found]
+                join.finding_ids = [f.id for f in found]
                 join.params = _merged_params(ep, found)
-            elif ep.per_finding or any(f.get("gate") for f in found):
+            elif ep.per_finding or any(f.gate for f in found):
                 for f in found:
                     action = recommended_action(f) or {}
                     function = action.get("function") or ep.function
                     params = _merged_params(ep, [f]) if function == ep.function else dict(action.get("params") or {})
-                    add(ep, title=f"{ep.name}: {', '.join(f.get('columns', [])) or 'all rows'}",
-                        gate=f.get("gate") or ep.gate, finding_ids=[f["id"]], function=function,
-                        columns=list(f.get("columns", [])), params=params,
-                        reason=f.get("summary", ep.name))
+                    add(ep, title=f"{ep.name}: {', '.join(f.columns) or 'all rows'}",
+                        gate=f.gate or ep.gate, finding_ids=[f.id], function=function,
+                        columns=list(f.columns), params=params, reason=f.summary)
             else:
-                columns = sorted({c for f in found for c in f.get("columns", [])})
+                columns = sorted({c for f in found for c in f.columns})
                 add(ep, title=f"{ep.name}: {', '.join(columns)}" if columns else ep.name,
-                    finding_ids=[f["id"] for f in found], columns=columns,
+                    finding_ids=[f.id for f in found], columns=columns,
                     params=_merged_params(ep, found),
-                    reason="; ".join(f.get("summary", "") for f in found[:3]))
+                    reason="; ".join(f.summary for f in found[:3]))
         steps.sort(key=lambda s: self.episodes[s.episode].order)
         return steps
 
 
-def _merged_params(ep: Episode, findings: list[dict[str, Any]]) -> dict[str, Any]:
+def _merged_params(ep: Episode, findings: list[Finding]) -> dict[str, Any]:
     """The episode's defaults updated by the findings' recommended calls (lists unioned, dicts merged)."""
     params = dict(ep.params)
     for f in findings:

@@ -494,6 +494,29 @@ describe('DecisionCard with chart and reject', () => {
     expect(chosen).toEqual(['keep:recorded at admission']);
   });
 
+  it('rejects with the option the decision names, and never rejects the task card', () => {
+    const task = {
+      ...leakage,
+      gate: 'task' as const,
+      rejects: null,
+      options: [
+        { id: 'confirm', label: 'Confirm', description: '', risk: '', recommended: true, action: null },
+        {
+          id: 'classification',
+          label: 'It is classification',
+          description: '',
+          risk: '',
+          recommended: false,
+          action: null
+        }
+      ]
+    };
+    expect(rejectOption(task)).toBeNull(); // not "Reject (It is classification)"
+    expect(rejectOption({ ...leakage, rejects: 'keep' })?.id).toBe('keep');
+    render(<DecisionCard decision={{ ...task, chart: null }} onDecide={() => undefined} />);
+    expect(document.querySelector('.jp-dcpilot-reject')).toBeNull();
+  });
+
   it('prefers an explicit skip option, and offers no reject when nothing declines', () => {
     const skip = { id: 'skip', label: 'Skip', description: '', risk: '', recommended: false, action: null };
     expect(rejectOption({ ...leakage, options: [...leakage.options, skip] })?.id).toBe('skip');

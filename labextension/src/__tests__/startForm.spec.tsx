@@ -154,3 +154,67 @@ describe('StartForm settings', () => {
     });
   });
 });
+
+describe('StartForm codebook', () => {
+  it('hides the picker when no codebook lies next to the notebook', () => {
+    render(
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        codebooks={[]}
+        onStart={() => undefined}
+      />
+    );
+    expect(document.querySelector('[name="dictionary"]')).toBeNull();
+  });
+
+  it('sends the picked codebook and, for a REDCap dictionary, its event mapping', () => {
+    const started: IStartOptions[] = [];
+    render(
+      <StartForm
+        frame="df"
+        path="study/nb.ipynb"
+        profile={profile}
+        disabled={false}
+        codebooks={['dictionary.csv', 'mapping.csv', 'schema.json']}
+        onStart={o => started.push(o)}
+      />
+    );
+    expect(select('dictionary').value).toBe('');
+    expect(document.querySelector('[name="events"]')).toBeNull();
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[0].dictionary).toBeUndefined();
+    fireEvent.change(select('dictionary'), { target: { value: 'dictionary.csv' } });
+    // the events offered are the other CSV files, not the dictionary itself
+    const offered = Array.from(select('events').options).map(o => o.value);
+    expect(offered).toEqual(['', 'mapping.csv']);
+    fireEvent.change(select('events'), { target: { value: 'mapping.csv' } });
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[1]).toMatchObject({ dictionary: 'dictionary.csv', events: 'mapping.csv' });
+    // a Table Schema has no events: picking it clears them
+    fireEvent.change(select('dictionary'), { target: { value: 'schema.json' } });
+    expect(document.querySelector('[name="events"]')).toBeNull();
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[2].dictionary).toBe('schema.json');
+    expect(started[2].events).toBeUndefined();
+  });
+
+  it('starts from the last codebook when it is still there', () => {
+    const started: IStartOptions[] = [];
+    render(
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        codebooks={['codebook.md']}
+        initial={{ dictionary: 'codebook.md' }}
+        onStart={o => started.push(o)}
+      />
+    );
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[0].dictionary).toBe('codebook.md');
+  });
+});

@@ -1,0 +1,191 @@
+"""What the session predicts, and what the user asked for: :class:`Task`, :class:`Given`, :class:`Inputs`.
+
+One precedence rule: **what the user said wins over what the diagnosis inferred.** The user
+speaks twice — in the request that started the session (``--target y --time t --id c --task
+survival --index first``: :class:`Given`) and in the answer to the task card (another task kind,
+another moment of prediction, which :meth:`Task.answer` records in the same :class:`Given`). The
+task is always the diagnosis's inference with the given values over it (:meth:`Task.inferred`).
+Once the task card is answered (``confirmed``) the whole task is the user's word, and the next
+diagnosis is told all of it (:meth:`Task.diagnosis_args`).
+
+:class:`Inputs` holds the rest of a request: the frames, the files they came from, the engine,
+a separate test file, the kernel that owns the session, the goal and what an LLM may see.
+
+Sidecars written before these types held ``task`` and ``hints`` as two dicts;
+:func:`from_old_sidecar` reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypedDict
+
+from kernel_tools.vocabulary import TaskKind
+
+# the other moments a prediction can be made, as the user names them (--index first | row | a column)
+INDEX_WORDS = {"first": "entity_start", "row": "row"}
+
+
+class PredictionIndex(TypedDict, total=False):
+    """When a prediction is made, as the diagnosis found it (``kernel_tools.diagnosis.timing``)."""
+
+    kind: str  # entity_start | row | date | ...
+    column: str | None
+    reason: str
+    given: bool
+    start: str | None  # the start column of (start, stop] intervals
+    label: str
+
+
+def task_kind(value: Any) -> TaskKind | None:
+    """A task kind from a word: None for "auto" or nothing; ValueError for anything else."""
+    if value in (None, "", "auto"):
+        return None
+    try:
+        return TaskKind(value)
+    except ValueError:
+        raise ValueError(f"task must be auto or one of {[k.value for k in TaskKind]}, not {value!r}") from None
+
+
+@dataclass
+class Given:
+    """What the user named: the values that stand whatever the diagnosis infers."""
+
+    target: str | None = None
+    time: str | None = None
+    id: str | None = None
+    kind: TaskKind | None = None
+    index: str | None = None  # first | row | a date column
+
+    def __post_init__(self) -> None:
+        self.kind = task_kind(self.kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Given:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Task:
+    """The task of a session: what is predicted (``target``, with ``time`` and ``event`` for
+    survival), for which entity (``id``, its records ordered by ``visit``), at which moment
+    (``index``), judged by which ``metric``; see the module docstring for whose word counts."""
+
+    kind: TaskKind | None = None
+    target: str | None = None
+    time: str | None = None  # the duration (survival), else the visit/order column the user named
+    event: str | None = None
+    id: str | None = None
+    visit: str | None = None
+    index: PredictionIndex = field(default_factory=lambda: PredictionIndex())
+    reason: str = ""
+    metric: str | None = None
+    target_missing: int | None = None
+    start: str | None = None  # (start, stop] intervals made by to_intervals
+    stop: str | None = None
+    confirmed: bool = False
+    given: Given = field(default_factory=Given)
+
+    def __post_init__(self) -> None:
+        self.kind = task_kind(self.kind)
+
+    @classmethod
+    def inferred(cls, detected: dict[str, Any], given: Given) -> Task:
+        """The diagnosis's task (kernel JSON) with what the user named over it."""
+        known = {f.name for f in fields(cls)} - {"given", "confirmed"}
+        task = cls(**{k: v for k, v in detected.items() if k in known}, given=given)
+        task.target = given.target or task.target
+        task.time = given.time or task.time
+        task.id = given.id or task.id
+        task.kind = given.kind or task.kind
+        return task
+
+    @classmethod
+    def from_request(cls, given: Given, reason: str = "from the request") -> Task:
+        """The task as the user gave it, before (or without) a diagnosis."""
+        return cls(kind=given.kind or TaskKind.CLASSIFICATION, target=given.target, time=given.time,
+                   id=given.id, reason=reason, given=given)
+
+    def diagnosis_args(self) -> dict[str, Any]:
+        """What the diagnosis is told: the whole task once the user confirmed it, else what they
+        named; the moment of prediction whenever they named one."""
+        source: Task | Given = self if self.confirmed else self.given
+        args: dict[str, Any] = {"target": source.target, "time": source.time, "id": source.id}
+        if source.kind is not None:
+            args["task"] = source.kind.value
+        if self.given.index:
+            args["index"] = self.given.index
+        return args
+
+    def answer(self, choice: str | None) -> bool:
+        """The task card's answer: another task kind, or another moment of prediction (the user's
+        word, kept in :attr:`given`); confirmed either way. True when the data must be diagnosed
+        again (the options follow the moment of prediction)."""
+        again = False
+        if choice in {k.value for k in TaskKind}:
+            self.kind = self.given.kind = TaskKind(choice)
+        elif choice is not None and choice.startswith("index:"):
+            self.given.index = choice.split(":", 1)[1]
+            again = True
+        self.confirmed = True
+        return again
+
+    @property
+    def index_label(self) -> str | None:
+        return self.index.get("label")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["kind"] = self.kind.value if self.kind else None
+        out["index"] = dict(self.index)
+        out["given"] = self.given.to_dict()
+        if out["given"]["kind"] is not None:
+            out["given"]["kind"] = out["given"]["kind"].value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], given: Given | None = None) -> Task:
+        known = {f.name for f in fields(cls)} - {"given"}
+        task = cls(**{k: v for k, v in data.items() if k in known})
+        task.index = PredictionIndex(**(data.get("index") or {}))
+        task.given = given if given is not None else Given.from_dict(data.get("given") or {})
+        return task
+
+
+@dataclass
+class Inputs:
+    """The rest of what started a session: where the data is and what may leave the machine."""
+
+    frames: list[str] = field(default_factory=list)  # the kernel's frames, the first the session's
+    data: list[str] = field(default_factory=list)  # the files they were loaded from (headless runs)
+    engine: str = "pandas"  # pandas | dask
+    test_path: str | None = None  # a separate test file
+    kernel: str | None = None  # the kernel that hosts the session (the magics)
+    goal: str | None = None
+    share: str = "schema"  # what an LLM may see: schema | samples
+    dictionary: str | None = None  # the study's codebook, read in the kernel (docs/codebooks.md)
+    events: str | None = None  # REDCap's instrument-event mapping, with a REDCap dictionary
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Inputs:
+        known = {f.name for f in fields(cls)}
+        inputs = cls(**{k: v for k, v in data.items() if k in known and v is not None})
+        return inputs
+
+
+def from_old_sidecar(task: dict[str, Any], hints: dict[str, Any]) -> tuple[Task, Inputs]:
+    """A sidecar of before these types: ``task`` (the diagnosis's, with ``confirmed``) and
+    ``hints`` (the request: target, time, task, id, index, frames, ...) as two dicts."""
+    given = Given(target=hints.get("target"), time=hints.get("time"), id=hints.get("id"),
+                  kind=hints.get("task"), index=hints.get("index"))
+    return Task.from_dict(task, given) if task else Task(given=given), Inputs.from_dict(hints)
+
+
+__all__ = ["INDEX_WORDS", "Given", "Inputs", "PredictionIndex", "Task", "from_old_sidecar", "task_kind"]
