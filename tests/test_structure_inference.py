@@ -71,11 +71,30 @@ def test_an_ordered_score_is_regression_and_asked():
     assert [a.value for a in task.alternatives] == ["classification"]
 
 
-def test_integer_class_codes_named_as_classes_stay_classification_but_are_asked():
+def test_integer_class_codes_named_as_classes_are_classes_with_high_confidence():
+    # the name says classes and every class is seen often: earned, nothing to ask (digits' 'target')
     rng = np.random.default_rng(2)
     d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "cluster": np.repeat(np.arange(6), 50)}),
                   target="cluster")
+    assert d.task["kind"] == "classification" and d.inference("task").confidence == "high"
+    assert any("name that says classes" in e for e in d.inference("task").evidence)
+
+
+def test_unnamed_integer_codes_are_classes_but_asked():
+    rng = np.random.default_rng(2)
+    d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "grade": np.repeat([1, 2, 4], 100)}), target="grade")
     assert d.task["kind"] == "classification" and d.inference("task").confidence == "low"
+    assert [a.value for a in d.inference("task").alternatives] == ["regression"]
+
+
+def test_a_panel_entity_is_earned_by_one_record_per_year():
+    # a firm each year (statsmodels' grunfeld, development half): the entity is clear, not asked
+    rng = np.random.default_rng(4)
+    firms = np.repeat([f"firm {k}" for k in range(10)], 20)
+    df = pd.DataFrame({"firm": firms, "year": np.tile(np.arange(1935, 1955), 10),
+                       "capital": rng.gamma(2, size=200), "invest": rng.normal(size=200)})
+    d = _diagnose(df, target="invest")
+    assert d.task["id"] == "firm" and d.inference("entity").confidence == "high"
 
 
 @pytest.mark.parametrize(("item", "target"), [("soup", "SURENESS")])

@@ -17,7 +17,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
-from kernel_tools.diagnosis.entity_evidence import entity_inference, not_an_entity, subject_ids
+from kernel_tools.diagnosis.entity_evidence import TIME_WORDS, entity_inference, not_an_entity, subject_ids
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.findings import Finding, Option
@@ -256,7 +256,7 @@ def find_entity(
         out.inference = entity_inference(None, judged, rejected, [], True, False)
         return out
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
-                                      _clear(best, profiles, best_shared), given_id is not None)
+                                      _clear(df, best, profiles, best_shared), given_id is not None)
     return _held(df, profiles, target, given_id, given_time, exclude, best)
 
 
@@ -302,13 +302,18 @@ def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_onl
     return words
 
 
-def _clear(entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> bool:
-    """Clear evidence of an entity: named as an id or a unit, no missing ids, more than shared
-    attributes."""
+def _clear(df: pd.DataFrame, entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> bool:
+    """Clear evidence of an entity: no missing ids, more than shared attributes, and named as an
+    id or a unit, or holding one record per time of a column named as a time (a panel: a firm or
+    a state each year)."""
     key = entity.id
     assert key is not None
-    named = bool(looks_like_id_name(key) or ENTITY_NAME.search(key))
-    return named and profiles[key].n_missing == 0 and not shared_only
+    if profiles[key].n_missing or shared_only:
+        return False
+    if looks_like_id_name(key) or ENTITY_NAME.search(key):
+        return True
+    visit = entity.visit
+    return bool(visit and TIME_WORDS.search(visit) and not df.duplicated([key, visit]).any())
 
 
 def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], target: str | None) -> list[str]:
