@@ -193,3 +193,20 @@ class ColumnTimeline:
     @classmethod
     def from_dict(cls, d: dict) -> ColumnTimeline:
         return cls({c: TimelineColumn.from_dict(e) for c, e in (d.get("columns") or {}).items()}, d.get("index", ""))
+
+
+def place(column: str, evidence: list[Placement]) -> TimelineColumn:
+    """The group and confidence of one column from all its evidence."""
+    strong = [p for p in evidence if p.strong]
+    weak = [p for p in evidence if not p.strong]
+    if strong:
+        group = max((TimelineGroup(p.group) for p in strong), key=ORDER.__getitem__)
+        # a name saying later than the data's baseline is a disagreement to ask about
+        against = [p for p in weak if ORDER[TimelineGroup(p.group)] > ORDER[group]]
+        if against and group == TimelineGroup.BASELINE:
+            return TimelineColumn(column, TimelineGroup.UNKNOWN, Confidence.LOW, tuple(evidence))
+        return TimelineColumn(column, group, Confidence.HIGH, tuple(evidence))
+    if weak:
+        group = max((TimelineGroup(p.group) for p in weak), key=ORDER.__getitem__)
+        return TimelineColumn(column, group, Confidence.LOW, tuple(evidence))
+    return TimelineColumn(column, TimelineGroup.BASELINE, Confidence.HIGH, ())

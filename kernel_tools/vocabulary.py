@@ -52,6 +52,7 @@ class Gate(StrEnum):
     LABEL_ISSUES = "label_issues"
     IMPUTATION = "imputation"
     ROW_REMOVAL = "row_removal"
+    JOIN = "join"  # which key joins two files, and how (records over time summarised first)
 
 
 class StepGate(StrEnum):
@@ -60,6 +61,7 @@ class StepGate(StrEnum):
 
     TASK = "task"
     CUSTOM_CODE = "custom_code"
+    TIMING = "timing"  # the column timeline: when each column is known, relative to the index
 
 
 class TaskKind(StrEnum):
@@ -226,6 +228,7 @@ class EventType(StrEnum):
     LLM_USAGE = "llm_usage"
     RENAMED = "renamed"
     CLOSED = "closed"
+    TIMELINE = "timeline"  # a column moved on the timeline (the card, with the moves)
 
 
 def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:

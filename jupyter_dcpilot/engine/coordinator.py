@@ -142,7 +142,8 @@ class Coordinator:
                 return self._finish(SessionState.BLOCKED)
             if verdict == "skip":
                 await self._decision_cell(step)
-                self._close(step, StepStatus.SKIPPED, "skipped by the approval policy")
+                restructured = gatekeeping.restructure(s, s.decision(step.decision_id)) if step.decision_id else None
+                self._close(step, StepStatus.SKIPPED, restructured or "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
             if outcome == "failed":
@@ -264,7 +265,8 @@ class Coordinator:
         # the decision's markdown cell is written while the step checkpoints (see _decision_cell)
         self._markdown = asyncio.ensure_future(self.notebook.insert_markdown(
             nb.decision_markdown(decision, step), {"dcpilot": {"step": step.id, "decision": decision.id}}))
-        return "skip" if decision.choice == "skip" else "go"
+        structural = decision.gate != StepGate.TASK and str(decision.choice).startswith("entity:")
+        return "skip" if decision.choice == "skip" or structural else "go"
 
     async def _decision_cell(self, step: Step) -> None:
         """Wait for the decision's markdown cell the gate started writing and record it: before

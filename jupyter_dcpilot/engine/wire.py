@@ -10,9 +10,10 @@ mypy sees the dict, the schema sees the shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from kernel_tools.findings import Option
+from kernel_tools.vocabulary import Confidence, EvidenceSource, InferenceKind, TimelineGroup
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,73 @@ class PastAnswer(_PastAnswerExtras):
     undone_at: str
 
 
+class AlternativeWire(TypedDict):
+    """Another value a structural inference could take, with its evidence (``score``: the rank
+    within its inference, higher is likelier)."""
+
+    value: Any
+    evidence: list[str]
+    score: float
+
+
+class InferenceWire(TypedDict):
+    """A structural choice (``kernel_tools.inferences.Inference``): the task, the survival time, the
+    entity, the prediction time, a join key or a column's timing, with its confidence, its evidence
+    in words and the alternatives ranked best first. A decision lists those it asks about: a
+    person's answer confirms them (engine/structure.py)."""
+
+    id: str  # what, or what:subject (timing:los, join_key:df+labs)
+    what: Annotated[str, InferenceKind]
+    subject: str | None  # the column of a timing, the two frames of a join key
+    value: Any
+    confidence: Annotated[str, Confidence]
+    evidence: list[str]
+    alternatives: list[AlternativeWire]
+    details: dict[str, Any]
+
+
+class PlacementWire(TypedDict):
+    """One source's word on a column's place on the timeline (``strong``: decisive on its own, a
+    test on the data or the table's structure; weak: a name or a planner's proposal)."""
+
+    group: Annotated[str, TimelineGroup]
+    source: Annotated[str, EvidenceSource]
+    test: str
+    reason: str
+    strong: bool
+    numbers: dict[str, Any]
+
+
+class TimelineColumnWire(TypedDict):
+    """One column on the timeline card: its group, how sure (``given``: a person moved it) and why."""
+
+    column: str
+    group: Annotated[str, TimelineGroup]
+    confidence: Annotated[str, Confidence]
+    evidence: list[PlacementWire]
+
+
+class TimelineMoveWire(TypedDict):
+    """A column a person moved on the timeline (panel, chat, magic, decisions file)."""
+
+    column: str
+    group: Annotated[str, TimelineGroup]
+    via: str
+    at: str
+    rationale: str
+    before: str  # the group it was in
+
+
+class TimelineCard(TypedDict):
+    """The column timeline card: every feature grouped relative to the prediction time (``index``,
+    in words), each with its evidence, and the moves a person made."""
+
+    index: str
+    groups: dict[str, list[str]]  # TimelineGroup -> columns, in time order of the groups
+    columns: dict[str, TimelineColumnWire]
+    moves: list[TimelineMoveWire]
+
+
 @dataclass
 class DecisionOption(Option):
     """One answer a decision offers: a finding's option (or one the engine adds: confirm the task,
@@ -131,4 +199,6 @@ def skip_option() -> DecisionOption:
                           risk="what the step would change stays as it is", recommended=False, action=None)
 
 
-__all__ = ["Wire", "AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]
+__all__ = ["Wire", "AgentProposal", "AlternativeWire", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary",
+           "InferenceWire", "PastAnswer", "PlacementWire", "TimelineCard", "TimelineColumnWire", "TimelineMoveWire",
+           "skip_option"]

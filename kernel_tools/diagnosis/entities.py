@@ -22,6 +22,7 @@ from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_l
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -43,6 +44,12 @@ class Entity:
     evidence: dict = field(default_factory=dict)
     varying: list[str] = field(default_factory=list)  # columns that change between its records
     inference: Inference | None = None  # the choice, its confidence and the other candidates
+
+
+def no_entity() -> Entity:
+    """No entity, as the user said: each row is its own subject."""
+    return Entity(inference=Inference(InferenceKind.ENTITY, None, Confidence.GIVEN,
+                                      ["given: no entity, each row is its own subject"]))
 
 
 def _is_id_like_kind(prof: ColumnProfile) -> bool:

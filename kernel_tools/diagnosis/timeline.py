@@ -38,8 +38,9 @@ from kernel_tools.inferences import (  # noqa: F401  (re-exported: where the sou
     ColumnTimeline,
     Placement,
     TimelineColumn,
+    place,
 )
-from kernel_tools.vocabulary import Confidence, EvidenceSource, TimelineGroup, values
+from kernel_tools.vocabulary import EvidenceSource, values
 
 
 @dataclass
@@ -96,23 +97,6 @@ def value_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
             out.setdefault(c, []).append(Placement(GROUP_OF[e["timing"]], source, e["test"], e["reason"], strong,
                                                    numbers))
     return out
-
-
-def place(column: str, evidence: list[Placement]) -> TimelineColumn:
-    """The group and confidence of one column from all its evidence."""
-    strong = [p for p in evidence if p.strong]
-    weak = [p for p in evidence if not p.strong]
-    if strong:
-        group = max((TimelineGroup(p.group) for p in strong), key=ORDER.__getitem__)
-        # a name saying later than the data's baseline is a disagreement to ask about
-        against = [p for p in weak if ORDER[TimelineGroup(p.group)] > ORDER[group]]
-        if against and group == TimelineGroup.BASELINE:
-            return TimelineColumn(column, TimelineGroup.UNKNOWN, Confidence.LOW, tuple(evidence))
-        return TimelineColumn(column, group, Confidence.HIGH, tuple(evidence))
-    if weak:
-        group = max((TimelineGroup(p.group) for p in weak), key=ORDER.__getitem__)
-        return TimelineColumn(column, group, Confidence.LOW, tuple(evidence))
-    return TimelineColumn(column, TimelineGroup.BASELINE, Confidence.HIGH, ())
 
 
 def build_timeline(ctx: TimelineContext, sources: dict[str, Source] | None = None) -> ColumnTimeline:
