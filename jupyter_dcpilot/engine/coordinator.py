@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
-from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits
+from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits, structure
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -124,6 +124,8 @@ class Coordinator:
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
             await fingerprint.record(s, self.calls)  # which data this sidecar speaks of
+            if self.policy.mode == "file":  # the file's word on the timeline, once it exists
+                structure.apply_file_timeline(s, self.policy.choices.get("timeline"))
             update = await self.planner.revise(s)
             back = history.backtrack_request(s, update, self.max_backtracks)
             if back is not None:

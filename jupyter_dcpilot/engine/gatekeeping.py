@@ -110,7 +110,7 @@ class ApprovalPolicy:
                     return entry[column]
             entry = entry.get("*")
         if entry is None and self.choices.get("*") == "recommended":
-            return decision.recommended
+            return "recommended"  # the policy's answer, not the file's: it confirms nothing
         return entry
 
 
