@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_persona import chat, say  # noqa: F401 (the chat fixture)
 from test_server_sessions import get_session, kernel_client, post, start_notebook_kernel, wait_for
 from tornado.httpclient import HTTPClientError
 
@@ -83,3 +84,29 @@ async def test_the_timeline_and_the_structural_questions_over_rest(jp_fetch, jp_
     finally:
         await registry.close()
         client.stop_channels()
+
+
+@pytest.mark.slow
+async def test_the_chat_places_a_column_on_the_timeline(chat, jp_fetch, jp_serverapp, registry) -> None:  # noqa: F811
+    kernel_id = await start_notebook_kernel(jp_fetch, "c.ipynb")
+    client = kernel_client(jp_serverapp, kernel_id, "panel")
+    await client.wait_for_ready(timeout=60)
+    await client.execute_interactive(ORDINAL_FRAME, timeout=60)
+    try:
+        created = await post(jp_fetch, *API, body={"path": "c.ipynb", "frame": "df", "target": "ideology"})
+        await wait_for(lambda: _blocked(jp_fetch, created["id"]), "the task card")
+        reply = await say(chat, "put `z` in follow-up: measured a year later")
+        assert "Done: `z` is now during follow up on the column timeline" in reply
+        (move,) = registry.get(created["id"]).session.structure.moves
+        assert (move.column, move.group, move.via, move.rationale) == ("z", "during_follow_up", "chat",
+                                                                        "measured a year later")
+        assert "Could not place it" in await say(chat, "put `zz` in follow-up")
+        assert "not a place on the timeline" in await say(chat, "put `x` in limbo")
+    finally:
+        await registry.close()
+        client.stop_channels()
+
+
+async def _blocked(jp_fetch, sid: str):
+    state = await get_session(jp_fetch, sid)
+    return state if state["state"] == "blocked" else None
