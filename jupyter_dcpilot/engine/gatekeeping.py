@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from jupyter_dcpilot.terminal import one_line
-from kernel_tools.vocabulary import FindingKind, Gate, StepGate, StepStatus
+from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 
 from . import decisions_file, structure_cards
 from .charts import chart_for
@@ -26,7 +26,7 @@ from .session import Decision, Session, Step
 from .structure import FROM_FILE
 from .structure_cards import Question
 from .validation import did_you_mean
-from .wire import DecisionOption, InferenceWire, TimelineCard, skip_option
+from .wire import DecisionOption, InferenceWire, skip_option
 
 Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
 APPROVE_MODES = ("ask", "recommended", "none")
@@ -134,8 +134,7 @@ async def answer(session: Session, step: Step, decision: Decision, policy: Appro
 
 def new_decision(session: Session, step: Step, episode: Episode | None) -> Decision:
     """The question a gated step asks, added to the session: the task card for an episode whose
-    answer is the task, the code itself for custom code, the column timeline for the timing gate,
-    else its finding's options less those a backtrack excluded (with the entity's candidates at
+    answer is the task, the code itself for custom code, else its finding's options less those a backtrack excluded (with the entity's candidates at
     an uncertain aggregation; the join key's inference at a join)."""
     s = session
     answers_task = episode is not None and episode.runs == "task"
@@ -145,8 +144,6 @@ def new_decision(session: Session, step: Step, episode: Episode | None) -> Decis
         q = Question([DecisionOption(id="run", label="Run this code", description=step.code,
                                      risk="custom code: read it before running", recommended=True), skip_option()],
                      f"Run this custom step? {step.reason}", {})
-    elif step.gate == StepGate.TIMING and (card := structure_cards.timeline_card(s.structure, dropped(s))) is not None:
-        q = card
     else:
         q = Question(*finding_options(s, step))
         if step.gate == Gate.AGGREGATION:
@@ -166,22 +163,11 @@ def new_decision(session: Session, step: Step, episode: Episode | None) -> Decis
     decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "",
                         question=q.question, evidence=q.evidence, options=options, recommended=recommended,
                         columns=list(step.columns), chart=chart_for(finding), rejects=rejects,
-                        inferences=[cast(InferenceWire, i.to_dict()) for i in q.inferences],
-                        timeline=cast(TimelineCard, q.timeline))
+                        inferences=[cast(InferenceWire, i.to_dict()) for i in q.inferences])
     s.decisions.append(decision)
     step.decision_id = decision.id
     s.changed("decision", decision=decision.to_dict())
     return decision
-
-
-def dropped(session: Session) -> set[str]:
-    """Columns another step drops or dropped: those a leakage finding names, and those gone from
-    the frame (the timeline question asks about the others)."""
-    s = session
-    present = set(s.variables.get("columns") or [])
-    card = s.structure.card()
-    gone = {c for c in (card.columns if card is not None else {}) if present and c not in present}
-    return gone | {c for f in s.findings if f.kind == FindingKind.TARGET_LEAKAGE for c in f.columns}
 
 
 def finding_options(session: Session, step: Step) -> tuple[list[DecisionOption], str, dict[str, Any]]:

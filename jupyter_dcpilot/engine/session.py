@@ -35,7 +35,6 @@ from .wire import (
     ImpactSummary,
     InferenceWire,
     PastAnswer,
-    TimelineCard,
     skip_option,
 )
 
@@ -136,8 +135,6 @@ class Decision:
     rejects: str | None = field(default=None, metadata={"may_be_absent": True})
     # the structural inferences it asks about (engine/structure.py): a person's answer confirms them
     inferences: list[InferenceWire] = field(default_factory=list, metadata={"may_be_absent": True})
-    # the column timeline card, on the timing gate's question
-    timeline: TimelineCard | None = field(default=None, metadata={"may_be_absent": True})
 
     @property
     def decided(self) -> bool:

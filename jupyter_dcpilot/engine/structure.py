@@ -262,8 +262,6 @@ def confirmations(session: Session) -> dict[str, str]:
         if by_a_person(d) and d.choice != "skip":
             who = by_the_user(d.via)
             out.update({i["id"]: who for i in d.inferences})
-            if d.timeline is not None:
-                out.update({f"{InferenceKind.TIMING}:{c}": who for c in d.timeline.get("columns") or {}})
     for move in session.structure.moves:  # an agent's move is a proposal, as its answers are
         if agent_name(move.via) is None:
             out[f"{InferenceKind.TIMING}:{move.column}"] = by_the_user(move.via)

@@ -8,8 +8,6 @@ ranked and their evidence, and what an answer changes.
   and "no entity" beside the ways to aggregate.
 - **The join** (gate ``join``): the key's inference beside the finding's options (a key per
   candidate, never row numbers; records over time summarised up to the index first).
-- **The column timeline** (gate ``timing``): the card (:meth:`.structure.Structure.card`) and what
-  to do with the columns it places after the index.
 
 Each question lists the inferences it asks about (``Decision.inferences``): a person's answer
 confirms them (:func:`.structure.confirmations`).
@@ -21,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_tools.inferences import Inference
-from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, StepGate, TaskKind, TimelineGroup
+from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 from .structure import Structure, in_words
 from .task import NO_ENTITY, Task
@@ -37,19 +35,17 @@ INDEX_CHOICES = {
                   "counted from that record.", "wrong when the outcome or duration counts from the "
                   "first record: later records would know the future"),
 }
-AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
 
 
 @dataclass
 class Question:
-    """What a structural gate asks: options, the question in words, its evidence, the inferences
-    it settles, and (the timing gate) the timeline card."""
+    """What a structural gate asks: options, the question in words, its evidence, and the
+    inferences it settles."""
 
     options: list[DecisionOption]
     question: str
     evidence: dict[str, Any]
     inferences: list[Inference] = field(default_factory=list)
-    timeline: dict[str, Any] | None = None
 
 
 def _unsure(inference: Inference | None) -> bool:
@@ -142,46 +138,3 @@ def join_inferences(structure: Structure, frames: list[str]) -> list[Inference]:
     """The join key inferences between the session's frames (what the join question settles)."""
     return [i for i in structure.inferences if i.what == InferenceKind.JOIN_KEY
             and set(str(i.subject or "").split("+")) <= set(frames)]
-
-
-def timeline_card(structure: Structure, dropped: set[str]) -> Question | None:
-    """The column timeline question: the card, and the columns it would drop (those placed after
-    the index that no other step drops); None without a timeline."""
-    card = structure.card()
-    if card is None:
-        return None
-    moved = {m.column for m in structure.moves}
-    after = [c for g in AFTER for c in card.groups()[g] if c not in dropped]
-    sure = [c for c in after if card.columns[c].confidence != Confidence.LOW or c in moved]
-    unsure = [c.column for c in card.columns.values() if c.confidence == Confidence.LOW and c.column not in moved
-              and c.column not in dropped]
-    options = [
-        DecisionOption(id="keep_uncertain", label="Drop what is placed after the index; keep the uncertain",
-                       description=("Drop " + ", ".join(f"'{c}'" for c in sure) if sure else "Drop nothing")
-                       + "; keep the columns whose place is uncertain until an expert places them.",
-                       risk="an uncertain column recorded after the index stays a feature: the result stays not "
-                       "valid until it is placed" if unsure else "", recommended=True,
-                       action=_drop(sure)),
-        DecisionOption(id="drop_uncertain", label="Drop the uncertain columns too",
-                       description="Drop every column not placed at baseline: "
-                       + ", ".join(f"'{c}'" for c in [*sure, *unsure]) + ".",
-                       risk="a baseline measure among them is lost to the model", action=_drop([*sure, *unsure])),
-    ]
-    groups = card.groups()
-    question = ("Is each column known when a prediction is made? "
-                + "; ".join(f"{g.replace('_', ' ')}: {len(cols)}" for g, cols in groups.items() if cols)
-                + (f". Uncertain: {', '.join(repr(c) for c in unsure)}" if unsure else "")
-                + ". Move a column to its place, then answer.")
-    inferences = [card.columns[c].inference() for c in card.columns if c not in dropped]
-    evidence = {"index": card.index, "uncertain": unsure, "after_index": sure}
-    return Question(options, question, evidence, inferences, structure.card_dict())
-
-
-def _drop(columns: list[str]) -> dict[str, Any] | None:
-    if not columns:
-        return None
-    return {"function": "drop_columns", "params": {"columns": columns, "reason": "recorded after the prediction time "
-                                                   "(the column timeline)"}}
-
-
-STRUCTURAL_GATES = (StepGate.TASK, Gate.AGGREGATION, Gate.JOIN, StepGate.TIMING)

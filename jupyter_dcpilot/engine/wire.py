@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
 from kernel_tools.findings import Option
-from kernel_tools.vocabulary import Confidence, EvidenceSource, InferenceKind, TimelineGroup
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 
 @dataclass(frozen=True)
@@ -126,48 +126,6 @@ class InferenceWire(TypedDict):
     details: dict[str, Any]
 
 
-class PlacementWire(TypedDict):
-    """One source's word on a column's place on the timeline (``strong``: decisive on its own, a
-    test on the data or the table's structure; weak: a name or a planner's proposal)."""
-
-    group: Annotated[str, TimelineGroup]
-    source: Annotated[str, EvidenceSource]
-    test: str
-    reason: str
-    strong: bool
-    numbers: dict[str, Any]
-
-
-class TimelineColumnWire(TypedDict):
-    """One column on the timeline card: its group, how sure (``given``: a person moved it) and why."""
-
-    column: str
-    group: Annotated[str, TimelineGroup]
-    confidence: Annotated[str, Confidence]
-    evidence: list[PlacementWire]
-
-
-class TimelineMoveWire(TypedDict):
-    """A column a person moved on the timeline (panel, chat, magic, decisions file)."""
-
-    column: str
-    group: Annotated[str, TimelineGroup]
-    via: str
-    at: str
-    rationale: str
-    before: str  # the group it was in
-
-
-class TimelineCard(TypedDict):
-    """The column timeline card: every feature grouped relative to the prediction time (``index``,
-    in words), each with its evidence, and the moves a person made."""
-
-    index: str
-    groups: dict[str, list[str]]  # TimelineGroup -> columns, in time order of the groups
-    columns: dict[str, TimelineColumnWire]
-    moves: list[TimelineMoveWire]
-
-
 @dataclass
 class DecisionOption(Option):
     """One answer a decision offers: a finding's option (or one the engine adds: confirm the task,
@@ -200,5 +158,4 @@ def skip_option() -> DecisionOption:
 
 
 __all__ = ["Wire", "AgentProposal", "AlternativeWire", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary",
-           "InferenceWire", "PastAnswer", "PlacementWire", "TimelineCard", "TimelineColumnWire", "TimelineMoveWire",
-           "skip_option"]
+           "InferenceWire", "PastAnswer", "skip_option"]

@@ -22,7 +22,7 @@ from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind
+from kernel_tools.vocabulary import Confidence, Gate, InferenceKind
 
 MAX_KEY_VALUES = 200_000
 
@@ -205,8 +205,11 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
         cands = key_candidates(frames[left], frames[right])
         if not cands:
             continue
-        inferences.append(key_inference(left, right, cands))
+        key = key_inference(left, right, cands)
+        inferences.append(key)
         findings.append(_join_finding(frames, left, right, cands))
+        if not key.settled:  # an uncertain key is a question at the join, with its alternatives
+            findings[-1].gate = Gate.JOIN
         if target is not None and left in holders:
             findings += _leaks_through_join(frames, left, right, cands[0], target, random_state)
     task = {"kind": None, "target": target, "time": None, "event": None, "id": None, "visit": None,
