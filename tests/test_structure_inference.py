@@ -225,7 +225,12 @@ def test_an_uncertain_join_key_is_asked_at_the_join_and_a_clear_one_is_not():
     j = kt.diagnose_join({"df": base, "df_2": labs}, target="status")
     key = j.inference("join_key", "df+df_2")
     assert key.confidence == "low" and len(key.alternatives) >= 1
-    assert j.by_kind("join_keys")[0].gate == "join"
+    finding = j.by_kind("join_keys")[0]
+    assert finding.gate == "join"
+    # the runner-up key is an option of the question, after the recommended one
+    other = next(o for o in finding.options if o.id.startswith("join_left_on_"))
+    keys = [other.action["params"]["on"], finding.options[0].action["params"]["on"]]
+    assert sorted(keys) == ["id", "patient_no"]
 
 
 def test_the_dev_half_two_file_cohorts_join_on_id():

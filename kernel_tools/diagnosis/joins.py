@@ -219,6 +219,19 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
                      {"frames": {k: list(v.shape) for k, v in frames.items()}}, inferences)
 
 
+def _other_keys(left: str, right: str, cands: list[dict]) -> list[Option]:
+    """A left join on each runner-up key of the same name on both sides (an uncertain key is
+    asked with its alternatives), ranked as the candidates are."""
+    return [Option(f"join_left_on_{c['left']}", f"Left-join {right} on '{c['left']}'",
+                   f"Add the columns of '{right}' to '{left}' by '{c['left']}' instead "
+                   f"({c['match_rate_left']:.0%} of '{left}' rows match).",
+                   "duplicates rows when the key repeats on the right" if c["join_duplicates_rows"] else
+                   "unmatched rows get missing values", False,
+                   call("join_frames", right=right, on=c["left"], how="left",
+                        allow_duplicates=c["join_duplicates_rows"]))
+            for c in cands[1:3] if c["left"] == c["right"] and c["named_as_id"]]
+
+
 def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands: list[dict]) -> Finding:
     """The join_keys finding of two frames: the best key, and for records over time (several
     per key, ordered by a time), that only those up to the index may become features."""
@@ -242,6 +255,7 @@ def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands:
                # names the other frame's variable
                call("join_frames", right=right, on=best["left"], how="left", allow_duplicates=dup)
                if same_name else None),
+        *_other_keys(left, right, cands),
         keep("Do not join.", "loses whatever the other frame adds", label="Keep separate"),
     ]
     if records is not None:
