@@ -1,54 +1,16 @@
 import { expect, test } from '@jupyterlab/galata';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
-// The page is loaded after the routes below are set (the event socket is routed from its start).
-test.use({ autoGoto: false, sessions: null, viewport: { width: 1400, height: 2000 } });
+test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
 
 /**
- * The column timeline card (issue 26, item 5) in the panel, against a server that has no
- * timeline yet: the session JSON does not carry 'timeline' and POST sessions/{id}/timeline is
- * the server's 404 page (the engine and server side are being built on branch structure2).
- *
- * The timeline shown is the kernel's own (kernel_tools' ColumnTimeline.to_dict() for the frame
- * in the notebook), added to the session JSON the real server sends — over REST and the event
- * socket — as the server will send it. Once the server carries it, drop the routes and check the
- * move instead of the error.
+ * The column timeline card (issue 26, item 5) in the panel: the server's session carries the
+ * timeline its diagnosis inferred, each column with its evidence; the expert moves a column and
+ * the server's answer shows it where the expert put it.
  */
 test.describe('Data co-pilot: the column timeline card', () => {
-  test('groups the columns with their evidence; a move against a server without the endpoint says so', async ({
-    page
-  }) => {
+  test('groups the columns with their evidence; the expert moves one', async ({ page }) => {
     test.setTimeout(300000);
-    let timeline: unknown = null;
-    const carry = (session: { plan?: unknown; timeline?: unknown }) => {
-      if (Array.isArray(session.plan) && timeline !== null && !session.timeline) {
-        session.timeline = timeline;
-      }
-      return session;
-    };
-    await page.route(/\/dcpilot\/api\/sessions(\/|\?|$)/, async route => {
-      const response = await route.fetch();
-      const text = await response.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return route.fulfill({ response, body: text }); // e.g. the server's own 404 page
-      }
-      await route.fulfill({ response, json: body && typeof body === 'object' ? carry(body) : body });
-    });
-    await page.routeWebSocket(/\/dcpilot\/api\/sessions\/[0-9a-f]{32}\/events/, ws => {
-      const server = ws.connectToServer();
-      server.onMessage(message => {
-        const event = JSON.parse(String(message));
-        if (event.type === 'session') {
-          event.session = carry(event.session);
-        }
-        ws.send(JSON.stringify(event));
-      });
-    });
-    await page.goto();
-
     await page.notebook.createNew('timeline.ipynb');
     // a cohort with a copy of the follow-up time, a (time, indicator) pair of a reoperation, and
     // two measures whose names say they were taken after the index
@@ -56,7 +18,7 @@ test.describe('Data co-pilot: the column timeline card', () => {
       0,
       'code',
       [
-        'import json, numpy as np, pandas as pd, kernel_tools as kt',
+        'import numpy as np, pandas as pd',
         'rng = np.random.default_rng(4)',
         'n = 200',
         'marker = rng.normal(size=n)',
@@ -67,13 +29,10 @@ test.describe('Data co-pilot: the column timeline card', () => {
         'df["reop_time"] = np.where(df.reop == 1, (futime * rng.uniform(0.1, 0.9, n)).round(), futime)',
         'df["crp_postop"] = marker * 2 + rng.normal(size=n)',
         'df["weight_followup"] = rng.normal(70, 10, n)',
-        'df["futime2"] = futime',
-        'print(json.dumps(kt.diagnose(df, target="death", time="futime", id="id").timeline.to_dict()))'
+        'df["futime2"] = futime'
       ].join('\n')
     );
     await page.notebook.runCell(0, true);
-    const printed = ((await page.notebook.getCellTextOutput(0)) ?? []).join('\n');
-    timeline = JSON.parse(printed.split('\n').find(line => line.startsWith('{'))!);
 
     await page.evaluate(async () => {
       await window.jupyterapp.commands.execute('dcpilot:open');
@@ -112,13 +71,11 @@ test.describe('Data co-pilot: the column timeline card', () => {
     await card.screenshot({ path: '../docs/images/timeline-card-dark.png' });
     await page.theme.setLightTheme();
 
-    // this server has no timeline endpoint yet: the move is refused in words, nothing changes
-    await column('futime2').locator('select').selectOption('baseline');
-    await expect(panel.locator('.jp-dcpilot-error')).toHaveText(
-      "This server's co-pilot cannot move 'futime2' on the timeline yet (it has no such endpoint: " +
-        '404 Not Found). Nothing was changed; update jupyter-dcpilot on the server to answer it here.',
-      { timeout: 30000 }
-    );
-    await expect(group('at_or_after_outcome').locator('[data-column="futime2"]')).toHaveCount(1);
+    // the expert knows the CRP was measured before the operation: it moves to baseline
+    await column('crp_postop').locator('select').selectOption('baseline');
+    await expect(group('baseline').locator('[data-column="crp_postop"]')).toHaveCount(1, { timeout: 30000 });
+    await expect(group('during_follow_up').locator('[data-column="crp_postop"]')).toHaveCount(0);
+    await expect(column('crp_postop')).toHaveAttribute('data-confidence', 'given');
+    await expect(panel.locator('.jp-dcpilot-error')).toHaveCount(0);
   });
 });
