@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.folds import ShuffledStratifiedGroupKFold
+
 from ._base import check_choice, check_columns, check_frame, is_categorical
 from ._targets import is_classification
 
@@ -66,12 +68,12 @@ def out_of_fold_probabilities(
     *, max_iter: int = 100, learning_rate: float = 0.1,
 ) -> np.ndarray:
     """Predicted class probabilities for each row from a model that never saw that row."""
-    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
 
     model = label_model(y, n_splits, random_state, max_iter=max_iter, learning_rate=learning_rate)
     if groups is not None:
-        cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+        cv = ShuffledStratifiedGroupKFold(n_splits=n_splits, random_state=random_state)
     else:
         cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     # small data: one thread is faster; OpenMP threads on busy cores are 10-20x slower
