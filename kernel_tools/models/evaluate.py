@@ -676,6 +676,33 @@ def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
     return numeric, categorical
 
 
+# A class needs this many rows so that every fold's training rows hold two of it (scikit-learn's
+# early stopping and calibration split the training rows again, stratified)
+MIN_CLASS_ROWS = 3
+TOO_FEW_TO_CROSS_VALIDATE = "too few rows to cross-validate"  # the words the co-pilot reads as a task problem
+AS_A_SCORE = "whole-number classes may be an ordered score (regression)"
+
+
+def small_classes_message(counts: pd.Series) -> str:
+    """The classes too small to cross-validate, in words (labels as written, never ``np.int64(6)``)."""
+    small = counts[counts < MIN_CLASS_ROWS].sort_index()
+    listed = ", ".join(f"{_label(c)} ({n} row{'s' if n != 1 else ''})" for c, n in small.items())
+    numbers = all(isinstance(_label_value(c), (int, float)) for c in counts.index)
+    remedy = (f"{AS_A_SCORE}; else merge the rare classes or drop their rows" if numbers
+              else "merge the rare classes into another or drop their rows")
+    return (f"{len(small)} class{'es have' if len(small) > 1 else ' has'} {TOO_FEW_TO_CROSS_VALIDATE}: "
+            f"{listed}; each class needs at least {MIN_CLASS_ROWS}. The task may be wrong: {remedy}")
+
+
+def _label_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _label(value: Any) -> str:
+    plain = _label_value(value)
+    return repr(plain) if isinstance(plain, str) else str(plain)
+
+
 def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> list[str]:
     out = []
     n = len(frame)
@@ -687,11 +714,9 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
     if task == TaskKind.CLASSIFICATION:
         counts = pd.Series(y).value_counts()
         if len(counts) < 2:
-            raise ValueError(f"the target has one class ({counts.index[0]!r}); nothing to classify")
-        if counts.min() < 2:
-            raise ValueError(
-                f"class {counts.idxmin()!r} has a single row; each class needs at least 2 to cross-validate"
-            )
+            raise ValueError(f"the target has one class ({_label(counts.index[0])}); nothing to classify")
+        if counts.min() < MIN_CLASS_ROWS:
+            raise ValueError(small_classes_message(counts))
         if ptypes.is_float_dtype(np.asarray(y)) or (len(counts) > 20 and len(counts) > 0.05 * n):
             out.append(
                 f"the classification target has {len(counts)} distinct values; is this regression?"

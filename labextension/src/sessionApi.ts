@@ -50,6 +50,7 @@ export interface IParamSpec {
   min?: number;
   max?: number;
   optional?: boolean;
+  integer?: boolean;
   doc?: string;
 }
 
