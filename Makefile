@@ -7,34 +7,42 @@ VENV   ?= .venv
 BIN    := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 
-# CPU build of torch first (for hyperimpute, in the [all] extra): anything that leaves torch
-# open pulls a multi-GB CUDA build.
-TORCH  ?= torch==2.13.0
 # pytest processes (pytest-xdist): tests mostly wait on kernels and servers, two keep 2 cores busy
 TEST_WORKERS ?= 2
 export TEST_WORKERS
 
-.PHONY: install demo test test-fast test-python test-js test-ui bench generated clean
+.PHONY: install install-python lock demo test test-fast test-python test-js test-ui bench generated clean
 
 install: $(VENV)/.installed
+install-python: $(VENV)/.python-installed
 
-# Both distributions from this tree (kernel_tools is its own, kernel_tools/pyproject.toml), with
-# every extra: the tests cover hyperimpute and the scikit-learn path, the jupyter-ai persona and
-# the keyring.
-$(VENV)/.installed: pyproject.toml kernel_tools/pyproject.toml package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
+# The Python side: both distributions of this tree (kernel_tools is its own,
+# kernel_tools/pyproject.toml), editable, with every extra and CPU torch (requirements/dev.in),
+# every version pinned by requirements/dev.lock, installed with uv (pip where uv cannot be had),
+# which is handed pip's find-links, indexes and constraints (scripts/install_python.py).
+$(VENV)/.python-installed: pyproject.toml kernel_tools/pyproject.toml requirements/dev.in requirements/dev.lock scripts/install_python.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet jupyter_builder "jupyterlab>=4.2,<5"
+	$(BIN)/python scripts/install_python.py $(BIN)/python
+	touch $@
+
+# Then the JupyterLab extension, built once, and the browser tests' packages
+$(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
 	$(BIN)/jlpm install
-	$(BIN)/python -m pip install --quiet -e ./kernel_tools -e ".[test,all]"
 	$(BIN)/jlpm build
 	$(BIN)/jupyter-builder develop --overwrite .
 	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
 	cd ui-tests && $(BIN)/jlpm install
 	touch $@
 
-demo: install
+# re-pin requirements/dev.lock after a dependency changed (commit it): the pins there are kept
+# where they still fit dev.in, both pyproject.toml files and the machine's constraints, and what
+# is new gets its newest version; `make lock UPGRADE=--upgrade` moves every pin to its newest
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python scripts/install_python.py $(BIN)/python --lock $(UPGRADE)
+
+# headless: the Python side is all it needs
+demo: install-python
 	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo --force
 
 # the frontend is rebuilt every time (seconds, incremental): the browser tests load the built bundle
@@ -63,7 +71,7 @@ test-ui: install
 # ydata-profiling would downgrade numpy, so it gets its own venv in /tmp/ydata-venv (skipped,
 # and reported "not available", when it cannot be installed). BENCH_ARGS: e.g. "--no-peers".
 bench: install
-	$(BIN)/python -m pip install --quiet -e ./kernel_tools -e ".[test,all,bench]"
+	$(BIN)/python scripts/install_python.py $(BIN)/python --also ".[bench]"
 	test -x /tmp/ydata-venv/bin/python || ($(PYTHON) -m venv /tmp/ydata-venv && \
 		/tmp/ydata-venv/bin/pip install --quiet ydata-profiling pandas pyarrow) || true
 	$(BIN)/python benchmarks/run_all.py --out docs/benchmarks.md $(BENCH_ARGS)

@@ -11,6 +11,13 @@ the memory of the process tree (the command line and its kernel) every 0.2 s, so
 gets its time and the peak memory while it ran. Peak memory is the kernel's resident memory
 above what it held right after start (imports), set against the frame's own size in memory.
 The growth exponent is the slope of log(time) over log(rows).
+
+Beside each run, the *hand baseline* (``--hand``, on by default up to 100k rows): what a data
+scientist writes by hand for the same file, in a fresh Python process: read it, ordinal-encode
+the text columns and cross-validate a default HistGradientBoosting model over 5 folds grouped
+by the entity (survival: the event as the label). Both sides get the same OpenMP and BLAS thread
+count (``--threads``, default 1: on a shared 2-core machine spinning OpenMP threads make timings
+swing 5-10x at random), and the ratio co-pilot / hand is printed.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +41,8 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {"10000": 30, "100000": 120, "1000000": 600}  # seconds end to end (issue targets)
+HAND_MAX_ROWS = 100_000  # the hand baseline's default reach (--hand-max-rows)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 CATEGORIES = [["a", "b", "c"], ["north", "south", "east", "west"], ["basic", "silver", "gold"],
               [f"site_{i:02d}" for i in range(30)], ["x", "y"], [f"ward_{i}" for i in range(12)]]
 
@@ -120,16 +130,70 @@ ENDED = re.compile(r"^\[\s*[\d.]+s\] (?P<what>s\d+ .+?): (?P<how>done|FAILED|ski
 OBSERVED = re.compile(r"^\[\s*[\d.]+s\] observe: diagnosed")
 
 
+def thread_env(threads: int | None) -> dict[str, str]:
+    """This process's environment with ``threads`` OpenMP / BLAS threads (None: as it is)."""
+    env = dict(os.environ)
+    if threads is not None:
+        env.update({name: str(threads) for name in THREAD_VARIABLES})
+    return env
+
+
+# What a data scientist writes by hand: read, encode the text, grouped 5-fold CV of a default
+# gradient boosting model. argv: path, label, entity column, columns to leave out (comma-separated).
+HAND = """
+import sys
+import numpy as np
+import pandas as pd
+from sklearn.compose import make_column_transformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.model_selection import GroupKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OrdinalEncoder
+
+path, label, entity, drop = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+df = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path)
+X = df.drop(columns=[label, entity, *[c for c in drop.split(",") if c]])
+text = X.select_dtypes(exclude=["number", "bool"]).columns
+encode = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=np.nan, encoded_missing_value=np.nan)
+model = make_pipeline(make_column_transformer((encode, text), remainder="passthrough"),
+                      HistGradientBoostingClassifier(random_state=0))
+scores = cross_val_score(model, X, df[label], groups=df[entity], cv=GroupKFold(5), scoring="roc_auc")
+print(round(float(scores.mean()), 4))
+"""
+
+
+def run_hand(path: Path, label: str, drop: list[str], threads: int | None, timeout: float) -> dict[str, Any]:
+    """The hand baseline on ``path`` in a fresh process: wall seconds, from start to exit."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, "-c", HAND, str(path), label, "patient_id", ",".join(drop)],
+                              capture_output=True, text=True, timeout=timeout, env=thread_env(threads))
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "state": f"over {timeout:.0f} s"}
+    seconds = round(time.perf_counter() - started, 1)
+    if done.returncode != 0:
+        return {"seconds": seconds, "state": f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"}
+    return {"seconds": seconds, "state": "finished", "roc_auc": float(done.stdout.strip().splitlines()[-1])}
+
+
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
-            budget: list[str]) -> dict[str, Any]:
+            budget: list[str], threads: int | None = None, tree: Path | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(path), "--target", target,
-           "--approve", "recommended", "--out", str(out), "--force"]
+           "--approve", "recommended", "--out", str(out)]
+    if tree is None:  # an older tree's command line may not know it: its output folder is cleared instead
+        cmd.append("--force")
+    else:
+        shutil.rmtree(out, ignore_errors=True)
     if time_col:
         cmd += ["--time", time_col, "--task", "survival"]
     for b in budget:
         cmd += ["--budget", b]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    env = thread_env(threads)
+    if tree is not None:  # another source tree's co-pilot (--before): its packages come first
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                            env=env, cwd=tree)
     memory = TreeMemory(proc.pid)
     lines: list[tuple[float, str]] = []
 
@@ -215,8 +279,35 @@ def add_data_ratios(results: list[dict[str, Any]]) -> None:
             r["data_peak_ratio"] = round(max(r["peak_kernel_mb"] - libraries, 0) / r["frame_mb"], 2)
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time (its steps with it), with every run's seconds."""
+    ordered = sorted(runs, key=lambda r: r["seconds"] if r["seconds"] is not None else math.inf)
+    return {**ordered[(len(ordered) - 1) // 2], "all_seconds": [r["seconds"] for r in runs]}
+
+
+def run_case(path: Path, target: str, time_col: str | None, out: Path, timeout: float, budget: list[str],
+             threads: int | None, hand: bool, before: Path | None, repeats: int) -> dict[str, Any]:
+    """The co-pilot (and the ``before`` tree's, and the hand baseline) on one table, ``repeats``
+    times in turn: each the run of median time."""
+    mine, theirs, hands = [], [], []
+    for _ in range(repeats):
+        if before is not None:
+            theirs.append(run_one(path, target, time_col, out.with_name(out.name + "-before"), timeout, budget,
+                                  threads, tree=before))
+        mine.append(run_one(path, target, time_col, out, timeout, budget, threads))
+        if hand:
+            hands.append(run_hand(path, target, [time_col] if time_col else [], threads, timeout))
+    result = median_run(mine)
+    if theirs:
+        result["before"] = {k: v for k, v in median_run(theirs).items() if k != "lines"}
+    if hands:
+        result["hand"] = median_run(hands)
+    return result
+
+
 def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None,
-        tasks: tuple[str, ...] = ("classification", "survival")) -> dict[str, Any]:
+        tasks: tuple[str, ...] = ("classification", "survival"), threads: int | None = 1,
+        hand_max_rows: int = HAND_MAX_ROWS, before: Path | None = None, repeats: int = 1) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name:
         tmp = keep or Path(tmp_name)
@@ -230,11 +321,16 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
                 frame.to_parquet(path, index=False)
                 frame_mb = frame.memory_usage(deep=True).sum() / 2**20
                 log(f"scale: {task} {n:,} rows × {frame.shape[1]} columns ({frame_mb:.0f} MB in memory)...")
-                result = run_one(path, target, time_col, tmp / f"out-{task}-{n}", timeout, budget)
+                load = round(os.getloadavg()[0], 2)
+                result = run_case(path, target, time_col, tmp / f"out-{task}-{n}", timeout, budget, threads,
+                                  n <= hand_max_rows, before, repeats)
                 result.update({"rows": n, "cols": int(frame.shape[1]), "task": task, "frame_mb": round(frame_mb, 1),
-                               "peak_ratio": round(result["peak_kernel_mb"] / frame_mb, 2) if frame_mb else None})
+                               "peak_ratio": round(result["peak_kernel_mb"] / frame_mb, 2) if frame_mb else None,
+                               "load_start": load})
                 log(f"scale: {task} {n:,}: {result['seconds']} s, {result['state']}, peak "
-                    f"{result['peak_kernel_mb']} MB ({result['peak_ratio']}x the frame)")
+                    f"{result['peak_kernel_mb']} MB ({result['peak_ratio']}x the frame); "
+                    f"by hand {(result.get('hand') or {}).get('seconds', '—')} s; "
+                    f"before {(result.get('before') or {}).get('seconds', '—')} s; load {load}")
                 results.append(result)
             del classification, survival
     add_data_ratios(results)
@@ -242,7 +338,8 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
     for task in ("classification", "survival"):
         done = [r for r in results if r["task"] == task and r["state"] == "finished"]
         growth[task] = growth_exponent([r["rows"] for r in done], [r["seconds"] for r in done])
-    return {"runs": results, "growth": growth, "load_end": list(os.getloadavg())}
+    return {"runs": results, "growth": growth, "load_end": list(os.getloadavg()), "threads": threads,
+            "repeats": repeats, "before": str(before) if before else None}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -255,16 +352,23 @@ def markdown(result: dict[str, Any]) -> str:
              "1,000-row run of the same task peaked at (its frame is ~1 MB: that is scikit-learn, lifelines, "
              "cleanlab and the rest, loaded once). Targets: 10k < 30 s, 100k < 2 min, 1M < 10 min, peak ≤ 3× "
              "the frame.", "",
-             "| rows | task | seconds | target | state | valid | score | frame MB | peak MB | peak / frame "
-             "| above libraries / frame |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"*By hand*: a fresh Python process reading the same file and cross-validating a default "
+             f"HistGradientBoosting model over 5 grouped folds (its AUROC in brackets); both sides with "
+             f"{result.get('threads') or 'the default number of'} OpenMP / BLAS thread(s).", "",
+             "| rows | task | seconds | target | by hand s | co-pilot / hand | state | valid | score | frame MB "
+             "| peak MB | peak / frame | above libraries / frame |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:
         target = TARGETS.get(str(r["rows"]))
         mark = "" if target is None else (f"< {target} ✓" if r["seconds"] < target else f"< {target} ✗")
         score = f"{r['score']:.3f}" if isinstance(r.get("score"), (int, float)) else "—"
-        lines.append(f"| {r['rows']:,} | {r['task']} | {r['seconds']:.1f} | {mark} | {r['state']} | "
-                     f"{r.get('valid')} | {score} | {r['frame_mb']:.0f} | {r['peak_kernel_mb']} | {r['peak_ratio']} | "
-                     f"{r.get('data_peak_ratio', '—')} |")
+        hand = r.get("hand") or {}
+        by_hand = f"{hand['seconds']:.1f} ({hand['roc_auc']:.3f})" if hand.get("roc_auc") is not None else \
+            hand.get("state", "—")
+        ratio = f"{r['seconds'] / hand['seconds']:.1f}" if hand.get("roc_auc") is not None else "—"
+        lines.append(f"| {r['rows']:,} | {r['task']} | {r['seconds']:.1f} | {mark} | {by_hand} | {ratio} | "
+                     f"{r['state']} | {r.get('valid')} | {score} | {r['frame_mb']:.0f} | {r['peak_kernel_mb']} | "
+                     f"{r['peak_ratio']} | {r.get('data_peak_ratio', '—')} |")
     lines += ["", "Growth exponent of time over rows (log-log least squares): " + ", ".join(
         f"{task} {g:.2f}" if g is not None else f"{task} —" for task, g in result["growth"].items()) + ".", "",
         "Each step's time and the kernel's peak memory above its start while it ran (seconds / MB):", ""]
@@ -272,7 +376,39 @@ def markdown(result: dict[str, Any]) -> str:
         parts = [f"{s['step'].split(':')[0]} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
                  for s in r["steps"]]
         lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
+    if any("before" in r for r in result["runs"]):
+        lines += [""] + before_after(result)
     return "\n".join(lines) + "\n"
+
+
+def _ratio(seconds: float | None, hand: float | None) -> str:
+    return f"{seconds / hand:.1f}" if seconds and hand else "—"
+
+
+def _steps(run: dict[str, Any]) -> str:
+    return "; ".join(f"{s['step'].split(':')[0]} {s['seconds']:.1f}" for s in run["steps"])
+
+
+def before_after(result: dict[str, Any]) -> list[str]:
+    """The co-pilot of the ``--before`` tree against this one, run in turn on the same tables."""
+    lines = [f"Before → after: the co-pilot of `{result['before']}` and of this tree, in turn on the same "
+             f"tables ({result.get('repeats', 1)} run(s) each, the median), beside the hand baseline; seconds "
+             "(each run's in brackets).", "",
+             "| rows | task | before s | after s | by hand s | before / hand | after / hand |",
+             "|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        if "before" not in r:
+            continue
+        b, h = r["before"], (r.get("hand") or {}).get("seconds")
+        lines.append(f"| {r['rows']:,} | {r['task']} | {b['seconds']} ({', '.join(map(str, b['all_seconds']))}) | "
+                     f"{r['seconds']} ({', '.join(map(str, r['all_seconds']))}) | {h or '—'} | "
+                     f"{_ratio(b['seconds'], h)} | {_ratio(r['seconds'], h)} |")
+    lines += ["", "Each step, before → after (seconds):", ""]
+    for r in result["runs"]:
+        if "before" in r:
+            lines += [f"- {r['rows']:,} {r['task']}, before: {_steps(r['before'])}",
+                      f"- {r['rows']:,} {r['task']}, after: {_steps(r)}"]
+    return lines
 
 
 def main() -> None:
@@ -284,6 +420,13 @@ def main() -> None:
     ap.add_argument("--md")
     ap.add_argument("--keep", help="keep the tables and outputs here")
     ap.add_argument("--tasks", default="classification,survival")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="OpenMP / BLAS threads on both sides (0: the libraries' default)")
+    ap.add_argument("--hand-max-rows", type=int, default=HAND_MAX_ROWS,
+                    help="run the hand baseline up to this many rows (0: never)")
+    ap.add_argument("--before", help="another source tree (e.g. a clone at an older commit): its co-pilot runs "
+                                     "in turn with this one on each table, for a before -> after table")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each side per table (the median is kept)")
     args = ap.parse_args()
     keep = Path(args.keep) if args.keep else None
     if keep:
@@ -292,7 +435,8 @@ def main() -> None:
     sizes = sorted({1000, *(int(s) for s in args.sizes.split(","))})
     result = run(sizes, args.timeout, args.budget,
                  log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep,
-                 tasks=tuple(args.tasks.split(",")))
+                 tasks=tuple(args.tasks.split(",")), threads=args.threads or None, hand_max_rows=args.hand_max_rows,
+                 before=Path(args.before).resolve() if args.before else None, repeats=args.repeats)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     text = markdown(result)

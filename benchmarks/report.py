@@ -256,6 +256,22 @@ def impact_section(impact: dict[str, Any] | None) -> list[str]:
     return bench_impact.markdown(impact or {"error": "not requested"}).rstrip("\n").split("\n")
 
 
+def detectors_section(detectors: dict[str, Any] | None) -> list[str]:
+    import bench_detectors
+
+    title = "## Diagnosis, detector by detector (`benchmarks/bench_detectors.py`)"
+    if not detectors or "error" in detectors:
+        return [title, "", f"Not run: {(detectors or {}).get('error', 'not requested')}."]
+    return bench_detectors.markdown(detectors).rstrip("\n").split("\n")
+
+
+def background_section(background: dict[str, Any] | None) -> list[str]:
+    import bench_background
+
+    title = "## A cell beside an impact estimate (`benchmarks/bench_background.py`)"
+    if not background or "error" in background:
+        return [title, "", f"Not run: {(background or {}).get('error', 'not requested (a --quick run)')}."]
+    return bench_background.markdown(background).rstrip("\n").split("\n")
 def mcp_section(mcp: dict[str, Any] | None) -> list[str]:
     import bench_mcp
 
@@ -434,9 +450,11 @@ def render(results: dict[str, Any]) -> str:
     out += audit_record_section(results.get("audit_records", {})) + [""]
     out += diagnose_quality_section(results.get("diagnose_quality", [])) + [""]
     out += speed_section(results.get("speed", {"error": "not requested"})) + [""]
+    out += detectors_section(results.get("detectors")) + [""]
     out += scale_section(results.get("scale")) + [""]
     out += checkpoint_section(results.get("checkpoints", {"error": "not requested"})) + [""]
     out += impact_section(results.get("impact")) + [""]
+    out += background_section(results.get("background")) + [""]
     out += mcp_section(results.get("mcp")) + [""]
     out += model_fitting_section(results.get("model_fitting", [])) + [""]
     out += e2e_section(results.get("quality", []), results.get("scaling", []),

@@ -51,8 +51,6 @@ import os
 import pickle
 import re
 import shutil
-import sys
-import threading
 import time
 import types
 import uuid
@@ -67,6 +65,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.background import yield_the_cpu
 from kernel_tools.lazy.engine import is_lazy
 
 DEFAULT_COPY_BELOW = 64 * 2**20
@@ -673,7 +672,7 @@ class CheckpointStore:
             return
         if self._spiller is None:
             self._spiller = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernel_tools-spill",
-                                               initializer=_yield_the_cpu)
+                                               initializer=yield_the_cpu)
         checkpoint.spilling = self._spiller.submit(self._spill, checkpoint, values)
 
     def _record(self, checkpoint: _Checkpoint, state: str, meta: dict[str, Any] | None = None) -> bool:
@@ -764,16 +763,6 @@ class CheckpointStore:
                     pass
                 if checkpoint.id in self._checkpoints:  # not discarded meanwhile
                     self._record(checkpoint, "memory_only")  # a restarted kernel says why it is gone
-
-
-def _yield_the_cpu() -> None:
-    """Let the spill thread give way to the user's cells when CPUs are busy (Linux, where a
-    thread's niceness is its own)."""
-    if sys.platform.startswith("linux"):
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-        except OSError:
-            pass
 
 
 class _LimitedWriter:

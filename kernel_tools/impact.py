@@ -21,7 +21,6 @@ read what is done, a flag cancels it between fits), so the user's cells are neve
 from __future__ import annotations
 
 import re
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
@@ -30,10 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# imported before any threadpool_limits: a library that loads OpenMP inside one is not limited
+# imported before any thread limit: a library that loads OpenMP inside one is not limited
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-from threadpoolctl import threadpool_limits
 
+from kernel_tools.background import in_the_background, one_openmp_thread
 from kernel_tools.vocabulary import METRIC as METRICS
 from kernel_tools.vocabulary import TaskKind
 
@@ -136,7 +135,7 @@ def option_impacts(
         try:
             # one thread: on a small shared machine OpenMP spin-waiting made fits and predictions
             # several times slower (and the user's own work has the other core)
-            with threadpool_limits(limits=1):
+            with one_openmp_thread():
                 impact = _one_option(sample, units, counts, option.get("action"), target=target,
                                      task=task, time=time, groups=groups, stage=stage,
                                      flagged=flagged or {}, index=index, random_state=random_state,
@@ -443,15 +442,11 @@ class ImpactJob:
             self.results[option_id] = impact
 
     def _run(self) -> None:
-        # in IPython's kernel, what this thread prints (a library's warning) would land in the
-        # user's running cell: attributed to no cell, it is shown nowhere
-        for stream in (sys.stdout, sys.stderr):
-            detach = getattr(stream, "set_thread_parent", None)
-            if detach is not None:
-                detach({})
+        # below the user's cells and the running step: they keep the cores (kernel_tools.background)
         try:
-            option_impacts(self.sample, self.options, sample_rows=len(self.sample) or 1,
-                           cancel=self._cancel.is_set, on_option=self._heard, **self.kwargs)
+            with in_the_background():
+                option_impacts(self.sample, self.options, sample_rows=len(self.sample) or 1,
+                               cancel=self._cancel.is_set, on_option=self._heard, **self.kwargs)
             status, error = "done", None
         except ImpactCancelled:
             status, error = "cancelled", None

@@ -41,7 +41,7 @@ def smoke(tmp_path_factory):
     env = {**os.environ, "DCPILOT_DATA": str(out / "no-shared-data")}
     proc = subprocess.run(
         [sys.executable, str(BENCH / "run_all.py"), "--quick", "--sizes", "1000,3000", "--out", str(md),
-         "--json", str(raw)], capture_output=True, text=True, timeout=480, cwd=REPO, env=env)
+         "--json", str(raw)], capture_output=True, text=True, timeout=540, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return md.read_text(), json.loads(raw.read_text())
 
@@ -54,8 +54,10 @@ def test_report_has_every_section_and_header(smoke):
                     "## Speed:", "## Checkpoints:", "## End-to-end co-pilot run time per case",
                     "## Models: the co-pilot's model vs an external reference",
                     "## Model fitting on a wide table", "## Decision impact latency",
+                    "## Diagnosis, detector by detector", "## A cell beside an impact estimate",
                     "## MCP tools: latency and privacy"):
         assert heading in text, heading
+    assert "| column profiles |" in text  # each detector's time, on the quick run's 2,000 rows
     for column in ("valid?", "issues P / R", "holdout metric", "run time s", "gap recovered"):
         assert column in text, column
     assert "Load average at start" in text and "git commit" in text and "scikit-learn" in text

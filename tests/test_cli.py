@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -16,6 +18,7 @@ import pytest
 
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine.demo import demo_frame
+from jupyter_dcpilot.engine.hosts import SOCKET_PATH_MAX, socket_folder
 from jupyter_dcpilot.engine.session import Session
 
 BANK = Path("/work/shared/data/dseval-bank-churn/Customer-Churn-Records.csv")
@@ -325,3 +328,35 @@ def test_columns_shown_post_index_by_a_column_dropped_first_are_dropped_too(tmp_
     assert not {f.split("_missing")[0] for f in report["model"]["features"]} & post_index
     checks = {c["check"]: c["passed"] for c in report["validity"]}
     assert checks["no_follow_up"] is True and checks["no_identifiers"] is True
+
+
+def test_the_terminal_shows_only_the_copilots_own_lines(tmp_path):
+    """The kernel talks over Unix sockets in a private folder (IPC): ipykernel has no plain-TCP
+    warning to print, and nothing else from the kernel reaches the user's terminal."""
+    data = tmp_path / "rossi.csv"
+    demo_frame().head(200).to_csv(data, index=False)
+    temp = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # short: a socket's path has a length limit
+    result = subprocess.run([sys.executable, "-m", "jupyter_dcpilot.cli", "run", str(data), "--target", "arrest",
+                             "--time", "week", "--approve", "recommended", "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(temp)})
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 0 and len(lines) > 5, result.stderr
+    strangers = [line for line in lines if not re.match(r"^\[\s*\d+\.\ds\] ", line)]
+    assert strangers == [], result.stderr
+    assert "TCP" not in result.stderr
+    # the sockets' folder goes with the kernel
+    assert not list(temp.glob("dcpilot-kernel-*"))
+    temp.rmdir()
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_gives_way_to_tmp(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    folder = socket_folder()
+    try:
+        assert folder is not None and folder.startswith("/tmp/dcpilot-kernel-")
+        assert len(folder + "/kernel-1") <= SOCKET_PATH_MAX and (os.stat(folder).st_mode & 0o777) == 0o700
+        assert not list(deep.iterdir())  # the folder tried first is gone
+    finally:
+        os.rmdir(folder)

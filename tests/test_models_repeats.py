@@ -9,7 +9,7 @@ import pytest
 from lifelines.datasets import load_rossi
 
 import kernel_tools as kt
-from kernel_tools.folds import ShuffledStratifiedGroupKFold
+from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.models import fit_evaluate
 from kernel_tools.models.uncertainty import cv_interval, odds_in_words, shortfall_probability
 
@@ -32,12 +32,17 @@ def test_grouped_stratified_splits_differ_from_seed_to_seed():
     for seed in range(3):
         _, test, _ = kt.split(frame, target="y", groups="pid", random_state=seed)
         assert abs(test["y"].mean() - frame["y"].mean()) < 0.02
-    # the splitter keeps each group on one side and its folds partition the rows
+    # entities whose rows differ in class take scikit-learn's greedy search: walked in a random
+    # order, its folds differ from seed to seed, keep each entity on one side and partition the rows
     groups = np.repeat(np.arange(60), 3)
-    y = np.repeat(np.arange(60) % 2, 3)
-    folds = list(ShuffledStratifiedGroupKFold(5, random_state=1).split(groups, y, groups))
-    assert sorted(np.concatenate([t for _, t in folds]).tolist()) == list(range(180))
-    assert all(not set(groups[a]) & set(groups[b]) for a, b in folds)
+    y = np.tile([0, 1, 1], 60)
+    tests = []
+    for seed in (1, 2):
+        folds = list(StratifiedEntityKFold(5, shuffle=True, random_state=seed).split(groups, y, groups))
+        assert sorted(np.concatenate([t for _, t in folds]).tolist()) == list(range(180))
+        assert all(not set(groups[a]) & set(groups[b]) for a, b in folds)
+        tests.append(set(groups[folds[0][1]]))
+    assert len(tests[0] & tests[1]) < 0.5 * len(tests[0])
 
 
 def test_small_data_is_cross_validated_on_five_random_partitions_with_an_interval():

@@ -163,3 +163,20 @@ def test_the_pipeline_survives_joblib(which, request, tmp_path):
     restored = joblib.load(path)
     raw = test.drop(columns=["y"] if which == "clf" else ["arrest", "week"])
     np.testing.assert_allclose(restored.predict(raw), r.pipeline.predict(raw))
+
+
+@pytest.mark.parametrize("n, levels", [(50, None), (635, None), (400, 7)])
+def test_the_fast_auroc_is_scikit_learns(n, levels):
+    """Ties (a few distinct scores) included: they count one half, as in roc_auc_score."""
+    from sklearn.metrics import roc_auc_score
+
+    from kernel_tools.models.evaluate import fast_auroc
+
+    rng = np.random.default_rng(n)
+    positive = rng.random(n) < 0.3
+    score = positive + rng.normal(size=n)
+    if levels:
+        score = np.round(score * levels / 4) / levels
+    assert fast_auroc(positive, score) == pytest.approx(roc_auc_score(positive, score), abs=1e-12)
+    with pytest.raises(ValueError, match="both classes"):
+        fast_auroc(np.zeros(5, bool), score[:5])

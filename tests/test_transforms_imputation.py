@@ -118,7 +118,13 @@ def test_auto_chooses_by_data(hyper):
     few.loc[0, "a"] = np.nan
     _, report = impute(few, method="auto", target="y")
     assert report.details["method"] == "median" and "missing" in report.details["reason"]
+    # a small table: scikit-learn's imputer is done before hyperimpute (and torch) would load
     _, report = impute(dirty, method="auto", target="y")
+    assert report.details["method"] == "iterative" and report.details["implementation"] == "scikit-learn"
+    assert "correlated" in report.details["reason"] and "240 rows × 4 columns" in report.details["reason"]
+    assert "before hyperimpute's imports" in report.details["reason"]
+    _, larger, _ = correlated(n=imputation.AUTO_LIGHT_MAX_CELLS // 4 + 1, seed=3)
+    _, report = impute(larger, method="auto", target="y")
     assert report.details["method"] == "hyperimpute" and "correlated" in report.details["reason"]
 
 

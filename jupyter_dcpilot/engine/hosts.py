@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import shutil
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -209,6 +211,27 @@ def _kernel_env(extra_paths: list[str]) -> dict[str, str]:
     return env
 
 
+# a Unix socket's path must fit in sockaddr_un (108 bytes on Linux, 104 on macOS), with the
+# "-N" suffix jupyter_client adds for each channel
+SOCKET_PATH_MAX = 100
+
+
+def socket_folder() -> str | None:
+    """A new folder (mode 0700) for a kernel's Unix sockets, in the temporary folder or, when
+    that path is too long for a socket, in /tmp; None where there is none (not POSIX): the
+    kernel then talks TCP on localhost."""
+    if os.name != "posix":
+        return None
+    for parent in (None, "/tmp"):
+        if parent is not None and not os.path.isdir(parent):
+            continue
+        folder = tempfile.mkdtemp(prefix="dcpilot-kernel-", dir=parent)
+        if len(os.path.join(folder, "kernel-99")) <= SOCKET_PATH_MAX:
+            return folder
+        os.rmdir(folder)
+    return None
+
+
 def _kernel_tools_root() -> str:
     """The directory that holds the ``kernel_tools`` package the engine itself imports."""
     import kernel_tools
@@ -250,13 +273,20 @@ class HeadlessHost:
         self.notebook.metadata["language_info"] = {"name": "python"}
         self._km: Any = None
         self._kc: Any = None
+        self._sockets: str | None = None
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
         from jupyter_client.manager import AsyncKernelManager
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._km = AsyncKernelManager(kernel_name=self.kernel_name)
+        # Unix sockets in a folder only this user can open, not TCP ports on localhost: no other
+        # user can connect, and ipykernel has no plain-text warning to print into the CLI's output.
+        # An absolute path: the kernel runs in another working directory than this process.
+        self._sockets = socket_folder()
+        transport = {} if self._sockets is None else {"transport": "ipc",
+                                                      "ip": os.path.join(self._sockets, "kernel")}
+        self._km = AsyncKernelManager(kernel_name=self.kernel_name, **transport)
         await self._km.start_kernel(cwd=self.cwd, env=_kernel_env([_kernel_tools_root()]))
         self._kc = self._km.client()
         self._kc.session.session = uuid.uuid4().hex  # our own session id
@@ -271,6 +301,9 @@ class HeadlessHost:
         if self._km is not None:
             await self._km.shutdown_kernel(now=True)
             self._km = None
+        if self._sockets is not None:
+            shutil.rmtree(self._sockets, ignore_errors=True)
+            self._sockets = None
 
     async def __aenter__(self) -> HeadlessHost:
         await self.start()

@@ -18,6 +18,11 @@ def diagnose(df: Any, *args: Any, **kwargs: Any) -> Diagnosis:
             raise NotImplementedError("a codebook is not read for lazy (Dask) frames yet: diagnose a pandas frame")
         from kernel_tools.lazy.diagnosis import diagnose_lazy
 
+        # the lazy diagnosis reads a sample of fixed size: the pandas diagnosis's time budget and
+        # wide-table column limit have nothing to bound there
+        kwargs.pop("budget", None)
+        kwargs.pop("max_columns", None)
+
         return diagnose_lazy(df, *args, **kwargs)
     return runner.diagnose(df, *args, **kwargs)
 

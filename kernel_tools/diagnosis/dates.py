@@ -66,8 +66,8 @@ def out_of_range_days(days: np.ndarray, today: float) -> dict[str, list[float]]:
     whole = np.floor(present)
     values, counts = np.unique(whole, return_counts=True)
     ordinary = float(np.median(counts))
-    placeholders = [v for v, n in zip(values, counts)
-                    if v in {_days(p) for p in PLACEHOLDERS} and n >= 3 and n >= SPIKE * ordinary]
+    known = {_days(p) for p in PLACEHOLDERS}  # once: parsed per distinct date it took 0.7 s at 100k rows
+    placeholders = [v for v, n in zip(values, counts) if v in known and n >= 3 and n >= SPIKE * ordinary]
     early = whole < _days(EARLIEST)
     late = whole > today
     bad: dict[str, list[float]] = {}

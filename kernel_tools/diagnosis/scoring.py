@@ -28,7 +28,9 @@ def stratified_sample(n: int, size: int | None, strata: np.ndarray | None, seed:
     rng = np.random.default_rng(seed)
     if strata is None:
         return np.sort(rng.choice(n, size=size, replace=False))
-    _, inverse, counts = np.unique(strata, return_inverse=True, return_counts=True)
+    # hashed, not sorted (np.unique took ~0.4 s at 1M rows); sorted codes: the same sample
+    inverse, _ = pd.factorize(np.asarray(strata).ravel(), sort=True, use_na_sentinel=False)
+    counts = np.bincount(inverse)
     quota = np.maximum(1, np.floor(counts * size / n)).astype(int)
     order = rng.permutation(n)
     picked = []

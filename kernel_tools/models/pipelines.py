@@ -65,7 +65,7 @@ class FeatureFrame(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "categories_")
         self._check(X)
         # string names: scikit-learn rejects mixed int/str column names
-        out = {str(name): _as_float(X[name]) for name in self.numeric}
+        out = _numeric_block(X, self.numeric)
         for name in self.categorical:
             text = _as_text(X[name])
             known = self.categories_[name]
@@ -87,6 +87,19 @@ class FeatureFrame(TransformerMixin, BaseEstimator):
             raise KeyError(f"columns the model was trained on are missing: {missing}")
 
 
+def _numeric_block(X: pd.DataFrame, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each numeric column as float64 by name: the whole block in one conversion (a transform
+    runs before every fit and prediction of a search; column by column took ~10x longer), column
+    by column where one needs parsing."""
+    if not len(names):
+        return {}
+    try:
+        block = X[list(names)].to_numpy(dtype="float64", na_value=np.nan)
+    except (TypeError, ValueError):
+        return {str(name): _as_float(X[name]) for name in names}
+    return {str(name): block[:, j] for j, name in enumerate(names)}
+
+
 def _as_float(column: pd.Series) -> np.ndarray:
     """float64 values (no copy when they already are); unparseable entries become NaN."""
     try:
@@ -96,7 +109,10 @@ def _as_float(column: pd.Series) -> np.ndarray:
 
 
 def _as_text(column: pd.Series) -> pd.Series:
-    """Values as strings, missing kept missing: mixed-type columns encode consistently."""
+    """Values as strings, missing kept missing: mixed-type columns encode consistently (a
+    column of strings already is: taken as it is)."""
+    if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
+        return column
     return column.astype(str).where(column.notna().to_numpy(), np.nan).astype(object)
 
 

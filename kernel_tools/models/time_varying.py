@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from kernel_tools.diagnosis.task import event_indicator
-from kernel_tools.folds import ShuffledStratifiedGroupKFold
+from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.models.evaluate import (
     CLEANING_FLAG_COLUMNS,
     DOMINANT_SHARE,
@@ -463,7 +463,7 @@ def _folds(ids: np.ndarray, event: np.ndarray, cv: int, random_state: int,
     if n_splits < cv:
         warnings.append(f"cv reduced from {cv} to {n_splits} folds: only {n_events} entities had the event")
     if n_censored >= n_splits:
-        splitter = ShuffledStratifiedGroupKFold(n_splits, random_state=random_state)
+        splitter = StratifiedEntityKFold(n_splits, shuffle=True, random_state=random_state)
         return list(splitter.split(np.zeros(len(ids)), had_event, ids))
     return list(GroupKFold(n_splits, shuffle=True, random_state=random_state).split(np.zeros(len(ids)), groups=ids))
 

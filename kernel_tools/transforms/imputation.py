@@ -34,6 +34,11 @@ INSTALL_HINT = "pip install 'dcpilot-kernel-tools[hyperimpute]'"
 AUTO_MAX_ROWS = 50_000
 AUTO_MIN_MISSING = 0.02
 AUTO_MIN_CORRELATION = 0.3
+# below this many cells (rows x columns the model uses) "auto" takes scikit-learn's iterative
+# imputer even where hyperimpute is installed: scikit-learn is loaded already, while hyperimpute
+# first loads torch (2-4 s on 2 cores), longer than the whole imputation takes at this size
+# (1,000 rows x 48 columns: ~0.6 s against ~1 s + the imports; bench_scale.py's tables)
+AUTO_LIGHT_MAX_CELLS = 100_000
 
 
 def hyperimpute_available() -> bool:
@@ -187,9 +192,12 @@ class Imputer(FrameTransformer):
         if best < AUTO_MIN_CORRELATION:
             return "median", f"columns barely correlate (max |r| = {best:.2f}): nothing for a model to use"
         why = f"{share:.1%} missing and correlated columns (max |r| = {best:.2f}): a model can predict them"
-        if hyperimpute_available():
-            return "hyperimpute", why
-        return "iterative", f"{why} (scikit-learn's IterativeImputer: hyperimpute is not installed)"
+        if not hyperimpute_available():
+            return "iterative", f"{why} (scikit-learn's IterativeImputer: hyperimpute is not installed)"
+        if len(X) * len(self.columns_) < AUTO_LIGHT_MAX_CELLS:
+            return "iterative", (f"{why} (scikit-learn's IterativeImputer: at {len(X):,} rows × {len(self.columns_)} "
+                                 "columns it is done before hyperimpute's imports would be)")
+        return "hyperimpute", why
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> Imputer:
         self._fit(X)
@@ -414,7 +422,8 @@ def impute(
     (hyperimpute plugins; without hyperimpute installed, MissForest and ICE run as scikit-learn's
     IterativeImputer, and "hyperimpute" raises ImportError). "auto" picks the median for large
     data, little missingness or uncorrelated columns, and otherwise hyperimpute (fast settings)
-    when installed, else "iterative"; ``report.details["reason"]`` says why and
+    when installed and the table is not small (below 100,000 cells scikit-learn's lighter
+    "iterative" is done before hyperimpute loads), else "iterative"; ``report.details["reason"]`` says why and
     ``details["implementation"]`` which library ran.
     A model that silently returns plain mean imputation is detected and replaced (warning).
     ``settings`` overrides the size-based defaults passed to the imputer.

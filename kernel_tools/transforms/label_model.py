@@ -8,8 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.folds import ShuffledStratifiedGroupKFold
-
 from ._base import check_choice, check_columns, check_frame, is_categorical
 from ._targets import is_classification
 
@@ -71,9 +69,11 @@ def out_of_fold_probabilities(
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
 
+    from kernel_tools.folds import StratifiedEntityKFold
+
     model = label_model(y, n_splits, random_state, max_iter=max_iter, learning_rate=learning_rate)
     if groups is not None:
-        cv = ShuffledStratifiedGroupKFold(n_splits=n_splits, random_state=random_state)
+        cv = StratifiedEntityKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     else:
         cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     # small data: one thread is faster; OpenMP threads on busy cores are 10-20x slower
