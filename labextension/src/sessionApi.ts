@@ -56,6 +56,7 @@ export interface IParamSpec {
   min?: number;
   max?: number;
   optional?: boolean;
+  integer?: boolean;
   doc?: string;
   /** The call's keyword, when it differs from the parameter's name. */
   param?: string;
