@@ -1,4 +1,4 @@
-"""What ``jupyter dcpilot run`` checks about its inputs before any kernel starts.
+"""What ``jupyter dcpilot run`` checks about its inputs before any step runs (while its kernel starts).
 
 A wrong column name or an unusable target used to surface after the kernel started, the data
 loaded and a split was retried (~25 s later, as a KeyError). These checks read only the files'
@@ -305,7 +305,7 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
 
 
 def check_dictionary(path: Path, data: list[Path], events: Path | None = None) -> list[str]:
-    """Check ``--dictionary`` (and REDCap's ``--events`` mapping) before any kernel starts; returns
+    """Check ``--dictionary`` (and REDCap's ``--events`` mapping) before any step runs; returns
     warnings. InputError (one line) for a missing file, a file that is not a codebook, or a
     codebook that describes none of the data's columns (another study's, most likely): a codebook
     that disagrees with the data in part is a finding of the diagnosis, not an error."""
