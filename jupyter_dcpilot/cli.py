@@ -136,8 +136,11 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     Budgets.from_spec(budget)  # refused before anything starts
     started = time.perf_counter()
     # The kernel starts, importing what the first steps need (kernel_tools.warmup), while this
-    # process checks the inputs and prepares the notebook: one after the other, they were the
-    # fixed cost of a small table. A refused input stops it before any step runs.
+    # process checks the columns' values and prepares the notebook: one after the other, they
+    # were the fixed cost of a small table. A refused input stops it before any step runs.
+    # the files and column names first: a wrong one is refused in a second, with no kernel
+    check_run_inputs([Path(p).resolve() for p in data], target=target, time=time_col, entity=entity, index=index,
+                     test=Path(test).resolve() if test else None, folders=True, values=False)
     out_dir = Path(out).resolve()
     host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True)
     await host.launch()

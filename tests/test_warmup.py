@@ -63,10 +63,11 @@ def _kernels() -> set[int]:
 
 def test_a_refused_input_stops_the_kernel_launched_beside_the_checks(tmp_path):
     data = tmp_path / "data.csv"
-    pd.DataFrame({"x": range(20), "y": [0, 1] * 10}).to_csv(data, index=False)
+    pd.DataFrame({"x": range(20), "y": [1] * 20}).to_csv(data, index=False)
     before = _kernels()
-    with pytest.raises(InputError, match="--target 'outcome' is not a column"):
-        asyncio.run(run_job([str(data)], target="outcome", out=str(tmp_path / "out"), interactive=False))
+    # a name is checked before the launch; a column's values while the kernel starts
+    with pytest.raises(InputError, match="--target 'y' has the single value '1'"):
+        asyncio.run(run_job([str(data)], target="y", out=str(tmp_path / "out"), interactive=False))
     assert not (tmp_path / "out").exists()  # nothing written
     assert not {pid for pid in _kernels() - before if psutil.pid_exists(pid)
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE}
