@@ -24,9 +24,11 @@ from .kernel_bridge import KernelBridge, KernelBusyError, KernelDiedError, NoKer
 from .request_limits import (
     DECISION_BODY,
     IMPACT_BODY,
+    INFERENCE_BODY,
     MAX_PATH,
     PLAN_BODY,
     SESSION_BODY,
+    TIMELINE_BODY,
     UNDO_BODY,
     check_size,
     parse_body,
@@ -187,6 +189,42 @@ class DecisionHandler(SessionsBase):
         choice, rationale = data["choice"], data.get("rationale", "")
         try:
             hosted.decide(decision_id, choice, rationale, via=Via.PANEL)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        except ValueError as error:
+            raise tornado.web.HTTPError(409, str(error)) from error
+        self.send(hosted)
+
+
+class TimelineHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/timeline {column, group, rationale?} → the expert places a
+    column on the column timeline (its own group: confirms it); 404 for a column not on it, 400
+    for a place that is not one."""
+
+    @tornado.web.authenticated
+    def post(self, session_id: str) -> None:
+        hosted = self.hosted(session_id)
+        data = self.body(TIMELINE_BODY)
+        try:
+            hosted.move_column(data["column"], data["group"], data.get("rationale", ""), via=Via.PANEL)
+        except KeyError as error:
+            raise tornado.web.HTTPError(404, str(error.args[0])) from error
+        except ValueError as error:
+            raise tornado.web.HTTPError(400, str(error)) from error
+        self.send(hosted)
+
+
+class InferenceHandler(SessionsBase):
+    """POST /dcpilot/api/sessions/{id}/inferences/{inference_id} {value, rationale?} → the expert
+    answers a structural question: the inferred value confirms it, an alternative changes it (the
+    data is diagnosed again); 404 for no such inference, 409 for a value it does not offer."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str, inference_id: str) -> None:
+        hosted = self.hosted(session_id)
+        data = self.body(INFERENCE_BODY)
+        try:
+            await hosted.answer_inference(inference_id, data["value"], data.get("rationale", ""), via=Via.PANEL)
         except KeyError as error:
             raise tornado.web.HTTPError(404, str(error.args[0])) from error
         except ValueError as error:
@@ -357,6 +395,8 @@ def setup_handlers(web_app: Any, dcpilot: DCPilot) -> None:
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)/impact", ImpactHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/plan", PlanHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/undo", UndoHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/timeline", TimelineHandler),
+            (sessions + r"/(?P<session_id>[0-9a-f]{32})/inferences/(?P<inference_id>[^/]+)", InferenceHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/interrupt", InterruptHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/resume", ResumeHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/events", SessionEventsHandler),

@@ -94,6 +94,9 @@ PARAMS_SET = re.compile(r"^(?:set|params?)\s+(?:(?:for|on|of)\s+)?" + STEP_ID + 
                         re.I | re.S)
 PAIR = re.compile(r"(?P<key>[a-z_]+)\s*(?:=|\bto\b)\s*(?P<value>`[^`]*`|[^\s,]+(?:\s*,\s*[^\s,=]+)*)", re.I)
 # a start that would end a session waits for this, from the same sender, within CONFIRM_S
+# a column's place on the column timeline: "put `bili_day7` in follow-up", "place `age` at baseline"
+PLACE = re.compile(r"^(?:place|put|move)\s+(?:column\s+)?[`'\"](?P<column>[^`'\"]+)[`'\"]\s+(?:to|at|in|into|on)\s+"
+                   r"(?:the\s+)?(?P<group>[a-z][\w\s-]*?)(?:\s+group)?(?:[:,;]\s*(?P<why>.*))?\W*$", re.I | re.S)
 CONFIRM = re.compile(r"^(?:yes|y|confirm|yes,?\s+(?:replace|start over|end it)(?:\s+it)?)\W*$", re.I)
 CONFIRM_S = 300.0
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
@@ -218,6 +221,8 @@ class DCPilotPersona(BasePersona):
         if hosted is None:
             return problem or "No co-pilot session."
         text = without_notebook(text).strip()  # the notebook named says which session, nothing more
+        if place := PLACE.match(text):
+            return place_reply(hosted, place) + "\n\n" + summary_markdown(hosted.session)
         edit = parse_edit(hosted.session, text)
         if edit is not None:
             return await edit_reply(hosted, edit) + "\n\n" + summary_markdown(hosted.session)
@@ -532,7 +537,8 @@ def respond(hosted: HostedSession, text: str) -> str:
     session = hosted.session
     if not text or STATUS.match(text):
         return (f"Co-pilot on **{session.frame}** in `{hosted.path}`. Ask me ``why did you drop `x`?``, "
-                "say `approve`, `choose <option>` or `reject`, edit the plan (`skip s5`, `move s7 before s6`, "
+                "say `approve`, `choose <option>` or `reject`, place a column on the timeline "
+                "(``put `x` in follow-up``), edit the plan (`skip s5`, `move s7 before s6`, "
                 "``add outliers on `age` ``, `set threshold=3 for s7`, `reopen s4`), or write an instruction.")
     if WHY.search(text):
         return why_markdown(session, text)
@@ -583,6 +589,21 @@ def parse_edit(session: Session, text: str) -> dict[str, Any] | None:
         except ValueError as error:  # a value the words do not make a number of: said back
             return {"op": "params", "step": step, "error": str(error)}
     return None
+
+
+def place_reply(hosted: HostedSession, place: re.Match[str]) -> str:
+    """Move a column on the column timeline as the panel does, and say where it is now."""
+    column, group = place.group("column"), place.group("group").strip()
+    try:
+        hosted.move_column(column, group, (place.group("why") or "").strip(), via=Via.CHAT)
+    except KeyError as error:
+        return f"Could not place it: {md_text(str(error.args[0]))}."
+    except ValueError as error:
+        return f"Could not place it: {md_text(str(error))}."
+    card = hosted.session.structure.card()
+    where = card.columns[column].group.replace("_", " ") if card is not None else group
+    late = "" if where == "baseline" else " A step that drops it is planned and asked, as for any late column."
+    return f"Done: `{md_text(column)}` is now {where} on the column timeline (confirmed by you).{late}"
 
 
 async def edit_reply(hosted: HostedSession, edit: dict[str, Any]) -> str:

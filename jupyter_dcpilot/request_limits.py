@@ -72,6 +72,23 @@ DECISION_BODY: dict[str, Any] = {
     "properties": {"choice": _text(MAX_ID, minLength=1), "rationale": _text(MAX_TEXT)},
 }
 
+TIMELINE_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["column", "group"],
+    "properties": {"column": _text(MAX_NAME, minLength=1, description="a column on the timeline"),
+                   "group": _text(MAX_ID, minLength=1, description="baseline, during_follow_up, "
+                                  "at_or_after_outcome or unknown"),
+                   "rationale": _text(MAX_TEXT)},
+}
+
+INFERENCE_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["value"],
+    "properties": {"value": {"type": ["string", "number", "boolean", "null"],
+                             "description": "the inferred value (confirm it) or one of its alternatives"},
+                   "rationale": _text(MAX_TEXT)},
+}
+
 UNDO_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["checkpoint"],

@@ -20,12 +20,12 @@ from jupyter_core.utils import ensure_async
 from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .config import DCPilot
-from .engine import fingerprint, impact, plan_edits
+from .engine import fingerprint, gatekeeping, impact, model_audit, plan_edits, structure
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.factory import Request, build, open_session
-from .engine.hosts import CellResult, agent_name
-from .engine.session import Decision, EditRecord, Session, move_sidecar, sidecar_path
+from .engine.hosts import CellResult, agent_name, by_the_user
+from .engine.session import Decision, EditRecord, Session, move_sidecar, now, sidecar_path
 from .engine.task import Given, Inputs, task_kind
 from .kernel_bridge import (
     KernelBridge,
@@ -247,7 +247,9 @@ class HostedSession:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage(),
-                "library": plan_edits.library(self.session, self.coordinator.episodes)}
+                "library": plan_edits.library(self.session, self.coordinator.episodes),
+                # the column timeline card and the structural choices, as the panel shows them
+                "timeline": self.session.structure.card_dict(), "inferences": structure.inferences_view(self.session)}
 
     # -- decision impact: estimated in the kernel's background while the card waits -----------
     def _on_event(self, event: dict[str, Any]) -> None:
@@ -348,6 +350,42 @@ class HostedSession:
                                    "a gate the user lets agents decide")
         self.resume()
         return decision
+
+    def move_column(self, column: str, group: str, rationale: str = "", *, via: str) -> None:
+        """A person's move of a column on the timeline (its own group: they confirm it): KeyError
+        for a column not on it, ValueError for a place that is not one. A column placed after the
+        prediction time gets a leakage finding (its drop is planned and asked); a model already
+        judged is judged again (known_at_index reads the moves)."""
+        move = self.session.structure.move(column, group, via, now(), rationale)
+        structure.moved(self.session, move)
+        self._judge_again()
+
+    async def answer_inference(self, inference_id: str, value: Any, rationale: str = "", *, via: str) -> None:
+        """A person's answer to a structural question (:meth:`.engine.structure.Structure.answer`):
+        the inferred value confirms it; another one is the task card's choice, taken by an open
+        question that offers it, else applied after going back to before the first step that ran
+        (the data is diagnosed again with it and the steps since are asked again)."""
+        s = self.session
+        choice = s.structure.answer(inference_id, value, via, now(), rationale)
+        s.log("structure", f"{inference_id} {'confirmed' if choice is None else f'set to {value!r}'} "
+              f"{by_the_user(via)}" + (f": {rationale}" if rationale else ""), inference=inference_id)
+        if choice is None:
+            self._judge_again()
+            return
+        asking = next((d for d in s.open_decisions() if d.option(choice) is not None), None)
+        if asking is not None:
+            self.decide(asking.id, choice, rationale, via=via)
+            return
+        if s.checkpoints:  # the structure every step since rests on changes: back to before them
+            first = s.checkpoints[0].id
+            await self._track(self.coordinator.undo(first, f"{inference_id} set to {value!r} {by_the_user(via)}"))
+            self._stop_stale()
+        gatekeeping.apply_task_answer(s, choice)
+        self.resume()
+
+    def _judge_again(self) -> None:
+        if self.session.validity:
+            model_audit.judge(self.session, self.coordinator.episodes)
 
     def note_agent(self, agent: str, text: str) -> None:
         """One line of the transcript (the decision log) for what an agent did."""

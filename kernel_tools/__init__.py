@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Diagnosis": "findings",
     # inferences.py — structural choices with their confidence; the column timeline
     "Inference": "inferences",
-    "ColumnTimeline": "diagnosis.timeline",
+    "ColumnTimeline": "inferences",
     # diagnosis/ — the issue taxonomy (the package is not named "diagnose": a submodule of
     # that name would shadow the function of the same name on this package)
     "diagnose": "diagnosis",

@@ -123,7 +123,7 @@ class Diagnosis:
     """All findings for one frame, the inferred task and per-column numbers for the plots, the
     structural inferences (:class:`kernel_tools.inferences.Inference`: task, entity, index ...
     each with its confidence) and the column timeline
-    (:class:`kernel_tools.diagnosis.timeline.ColumnTimeline`)."""
+    (:class:`kernel_tools.inferences.ColumnTimeline`)."""
 
     findings: list[Finding]
     task: dict
@@ -159,8 +159,7 @@ class Diagnosis:
     @classmethod
     def from_dict(cls, d: dict) -> Diagnosis:
         # both modules build on this one: imported here, not at the top
-        from kernel_tools.diagnosis.timeline import ColumnTimeline
-        from kernel_tools.inferences import Inference
+        from kernel_tools.inferences import ColumnTimeline, Inference
 
         return cls(
             findings=[Finding.from_dict(f) for f in d.get("findings", [])],

@@ -52,6 +52,7 @@ class Gate(StrEnum):
     LABEL_ISSUES = "label_issues"
     IMPUTATION = "imputation"
     ROW_REMOVAL = "row_removal"
+    JOIN = "join"  # which key joins two files, and how (records over time summarised first)
 
 
 class StepGate(StrEnum):
@@ -226,6 +227,7 @@ class EventType(StrEnum):
     LLM_USAGE = "llm_usage"
     RENAMED = "renamed"
     CLOSED = "closed"
+    TIMELINE = "timeline"  # a column moved on the timeline (the card, with the moves)
 
 
 def values(vocabulary: type[StrEnum]) -> tuple[str, ...]:

@@ -46,7 +46,11 @@ def churn_diagnosis():
             "task": {"kind": "classification", "target": "y", "time": None, "event": None, "id": None,
                      "visit": None, "reason": "binary target",
                      "index": {"kind": "row", "column": None, "reason": "no dates or entities",
-                               "label": "each row's own time"}}}
+                               "label": "each row's own time"}},
+            # a plain table's structure: every choice clear from the data (kernel_tools.inferences)
+            "inferences": [{"what": "task", "value": "classification", "confidence": "high"},
+                           {"what": "entity", "value": None, "confidence": "high"},
+                           {"what": "index", "value": "each row's own time", "confidence": "high"}]}
 
 
 class FakeKernel:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import time
 
 import pytest
 from engine_fakes import churn_diagnosis, finding, option
@@ -127,12 +126,10 @@ def test_a_bad_decisions_file_is_refused_in_one_line_before_any_kernel(tmp_path,
     data = rossi_csv(tmp_path)
     spec = tmp_path / "decisions.json"
     spec.write_text(json.dumps({"*": "recommended", "plan": plan}))  # json writes NaN as Python reads it
-    started = time.perf_counter()
     code = main(["run", str(data), "--target", "arrest", "--approve", str(spec), "--out", str(tmp_path / "out")])
-    took = time.perf_counter() - started
     err = capsys.readouterr().err
     assert code == 1 and said in err and len(err.strip().splitlines()) == 1, err
-    assert took < 2 and not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists()  # its time: benchmarks/bench_trust.py --only files
 
 
 async def test_rest_and_chat_refuse_the_same_bad_edits_with_one_line(chat, jp_fetch, jp_ws_fetch, jp_serverapp,  # noqa: F811

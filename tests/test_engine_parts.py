@@ -13,9 +13,11 @@ from jupyter_dcpilot.engine import gatekeeping, history, model_audit, plan_merge
 from jupyter_dcpilot.engine.episodes import library
 from jupyter_dcpilot.engine.planners import PlanUpdate
 from jupyter_dcpilot.engine.session import Session, Step
+from jupyter_dcpilot.engine.structure import Structure
 from jupyter_dcpilot.engine.task import Inputs, Task
 from jupyter_dcpilot.engine.worker import Worker
 from kernel_tools.findings import Finding, Option
+from kernel_tools.inferences import Inference
 
 
 def renamed(episodes, old, new, **changes):
@@ -127,7 +129,9 @@ def test_the_verdict_finds_the_aggregation_split_model_and_custom_steps_whatever
              "features": ["age"], "grouped": True, "warnings": [], "importance": []}
     s = Session(task=Task(kind="survival", target="status", time="futime", id="id",
                           index={"kind": "entity_start", "label": "each entity's first record"}),
-                diagnosis={"shape": [312, 18]})
+                diagnosis={"shape": [312, 18]},
+                structure=Structure([Inference("task", "survival", "high"), Inference("entity", "id", "high"),
+                                     Inference("index", "each entity's first record", "high")]))
     s.findings = [Finding("repeated_measurements", ["id", "day"], "critical", "",
                           {"time_varying_columns": ["age"]})]
     s.plan = [_done("s1", "one_row_each", "aggregate_per_entity", params={"how": "baseline"}),

@@ -6,7 +6,6 @@ name. Each is read as pandas reads it, or refused in one line, in well under two
 from __future__ import annotations
 
 import gzip
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +32,8 @@ def test_a_header_of_30000_names_and_a_200_kb_field_are_read(tmp_path):
         y=[0, 1, 0, 1, 1]).to_csv(wide, index=False)  # a 400 KB header line
     note = tmp_path / "note.csv"
     frame().assign(note=["short"] * 59 + ["z" * 200_000]).to_csv(note, index=False)
-    started = time.perf_counter()
     assert len(header(wide)) == 30_001 and header(note) == ["x", "y", "note"]
     assert check_run_inputs([wide], target="y") == [] and check_run_inputs([note], target="y") == []
-    assert time.perf_counter() - started < 2
 
 
 def test_a_data_line_larger_than_pyarrows_block_is_read(tmp_path):
@@ -91,12 +88,10 @@ def test_a_binary_file_and_a_repeated_name_are_refused_by_name(tmp_path):
     (lambda p: p.write_text(",".join(f"c{i}" for i in range(30_000)) + "\n" + ",".join("1" * 30_000) + "\n"),
      "--target 'y' is not a column"),
 ])
-def test_every_bad_file_is_one_line_within_two_seconds(tmp_path, capsys, make, said):
+def test_every_bad_file_is_one_line_and_writes_nothing(tmp_path, capsys, make, said):
     path = tmp_path / "bad.csv"
     make(path)
-    started = time.perf_counter()
     code = main(["run", str(path), "--target", "y", "--out", str(tmp_path / "out")])
-    took = time.perf_counter() - started
     err = capsys.readouterr().err
     assert code == 1 and said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    assert took < 2 and not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists()  # its time: benchmarks/bench_trust.py --only files

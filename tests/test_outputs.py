@@ -6,7 +6,6 @@ kernel starts, and every file the user had is byte for byte the same afterwards.
 from __future__ import annotations
 
 import hashlib
-import time
 from pathlib import Path
 
 import pytest
@@ -23,11 +22,9 @@ def hashes(folder: Path) -> dict[str, str]:
 
 
 def refused(capsys, argv: list[str], said: str) -> None:
-    started = time.perf_counter()
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 1 and said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    assert time.perf_counter() - started < 2
 
 
 def test_a_folder_of_the_users_an_input_inside_out_and_a_file_as_out_are_refused(tmp_path, capsys):

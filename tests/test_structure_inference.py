@@ -71,11 +71,30 @@ def test_an_ordered_score_is_regression_and_asked():
     assert [a.value for a in task.alternatives] == ["classification"]
 
 
-def test_integer_class_codes_named_as_classes_stay_classification_but_are_asked():
+def test_integer_class_codes_named_as_classes_are_classes_with_high_confidence():
+    # the name says classes and every class is seen often: earned, nothing to ask (digits' 'target')
     rng = np.random.default_rng(2)
     d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "cluster": np.repeat(np.arange(6), 50)}),
                   target="cluster")
+    assert d.task["kind"] == "classification" and d.inference("task").confidence == "high"
+    assert any("name that says classes" in e for e in d.inference("task").evidence)
+
+
+def test_unnamed_integer_codes_are_classes_but_asked():
+    rng = np.random.default_rng(2)
+    d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "grade": np.repeat([1, 2, 4], 100)}), target="grade")
     assert d.task["kind"] == "classification" and d.inference("task").confidence == "low"
+    assert [a.value for a in d.inference("task").alternatives] == ["regression"]
+
+
+def test_a_panel_entity_is_earned_by_one_record_per_year():
+    # a firm each year (statsmodels' grunfeld, development half): the entity is clear, not asked
+    rng = np.random.default_rng(4)
+    firms = np.repeat([f"firm {k}" for k in range(10)], 20)
+    df = pd.DataFrame({"firm": firms, "year": np.tile(np.arange(1935, 1955), 10),
+                       "capital": rng.gamma(2, size=200), "invest": rng.normal(size=200)})
+    d = _diagnose(df, target="invest")
+    assert d.task["id"] == "firm" and d.inference("entity").confidence == "high"
 
 
 @pytest.mark.parametrize(("item", "target"), [("soup", "SURENESS")])
@@ -195,6 +214,23 @@ def test_files_are_joined_on_the_named_id_never_on_row_numbers_or_a_lab_value():
     assert finding.evidence["records"]["time"] == "day"
     summarise = next(o for o in finding.options if o.id == "summarize_then_join")
     assert summarise.action["function"] == "summarize_records" and summarise.action["params"]["until"] == 0
+
+
+def test_an_uncertain_join_key_is_asked_at_the_join_and_a_clear_one_is_not():
+    base, labs = _two_files()
+    assert kt.diagnose_join({"df": base, "df_2": labs}, target="status").by_kind("join_keys")[0].gate is None
+    # a second id-named column, unique on one side: two keys as good as each other
+    base["patient_no"] = base["id"] + 10_000
+    labs["patient_no"] = labs["id"] + 10_000
+    j = kt.diagnose_join({"df": base, "df_2": labs}, target="status")
+    key = j.inference("join_key", "df+df_2")
+    assert key.confidence == "low" and len(key.alternatives) >= 1
+    finding = j.by_kind("join_keys")[0]
+    assert finding.gate == "join"
+    # the runner-up key is an option of the question, after the recommended one
+    other = next(o for o in finding.options if o.id.startswith("join_left_on_"))
+    keys = [other.action["params"]["on"], finding.options[0].action["params"]["on"]]
+    assert sorted(keys) == ["id", "patient_no"]
 
 
 def test_the_dev_half_two_file_cohorts_join_on_id():

@@ -5,9 +5,11 @@ from __future__ import annotations
 from jupyter_dcpilot.engine.notebook import validity_markdown
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
+from jupyter_dcpilot.engine.structure import Structure
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import CHECKS, audit, verdict
 from kernel_tools.findings import Finding
+from kernel_tools.inferences import Inference
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
          "features": ["age", "bili", "albumin"], "grouped": True, "warnings": [], "importance": []}
@@ -18,7 +20,13 @@ def finding(kind, columns, **evidence):
     return Finding(kind, columns, "critical", kind, evidence)
 
 
+# a plain structure: every choice clear from the data (structure_confirmed is tested in test_structure_gates.py)
+PLAIN = Structure([Inference("task", "survival", "high"), Inference("entity", "id", "high"),
+                   Inference("index", "each entity's first record", "high")])
+
+
 def session(findings=(), plan=(), task=None, **kw) -> Session:
+    kw.setdefault("structure", PLAIN)
     s = Session(task=task or Task(kind="survival", target="status", time="futime", id="id", index=INDEX_FIRST),
                 findings=list(findings), diagnosis={"shape": [312, 18]}, **kw)
     s.plan = list(plan)
@@ -56,7 +64,7 @@ def test_a_clean_run_passes_every_check_and_says_what_was_checked():
     s = session([REPEATED, finding("id_column", ["rownames"])], valid_plan())
     checks = audit(s)
     assert verdict(checks) and failed(checks) == {}
-    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 12
+    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 13
     details = {c.check: c.detail for c in checks}
     assert "'rownames'" in details["no_identifiers"]
     assert "first record" in details["known_at_index"]
@@ -162,7 +170,7 @@ def test_report_json_lists_the_checks_and_the_markdown_shows_them():
                                                           if k != "detail"}
     assert any(w.startswith("known_at_index:") for w in report["warnings"])
     text = validity_markdown(audit(s))
-    assert text.startswith("*Valid model:* no — 1 of 12 checks failed")
+    assert text.startswith("*Valid model:* no — 1 of 13 checks failed")
     assert "❌ **known_at_index**" in text and "✅ **task_metric**" in text
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
-from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits
+from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits, structure
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -124,6 +124,8 @@ class Coordinator:
             await observe(s, self.calls, self.episodes, budgets=self.budgets, tick=self.tick,
                           interrupted=lambda: self.interrupted)
             await fingerprint.record(s, self.calls)  # which data this sidecar speaks of
+            if self.policy.mode == "file":  # the file's word on the timeline, once it exists
+                structure.apply_file_timeline(s, self.policy.choices.get("timeline"))
             update = await self.planner.revise(s)
             back = history.backtrack_request(s, update, self.max_backtracks)
             if back is not None:
@@ -142,7 +144,8 @@ class Coordinator:
                 return self._finish(SessionState.BLOCKED)
             if verdict == "skip":
                 await self._decision_cell(step)
-                self._close(step, StepStatus.SKIPPED, "skipped by the approval policy")
+                restructured = gatekeeping.restructure(s, s.decision(step.decision_id)) if step.decision_id else None
+                self._close(step, StepStatus.SKIPPED, restructured or "skipped by the approval policy")
                 continue
             outcome = await self.execute(step, mark)
             if outcome == "failed":
@@ -264,7 +267,8 @@ class Coordinator:
         # the decision's markdown cell is written while the step checkpoints (see _decision_cell)
         self._markdown = asyncio.ensure_future(self.notebook.insert_markdown(
             nb.decision_markdown(decision, step), {"dcpilot": {"step": step.id, "decision": decision.id}}))
-        return "skip" if decision.choice == "skip" else "go"
+        structural = decision.gate != StepGate.TASK and str(decision.choice).startswith("entity:")
+        return "skip" if decision.choice == "skip" or structural else "go"
 
     async def _decision_cell(self, step: Step) -> None:
         """Wait for the decision's markdown cell the gate started writing and record it: before

@@ -14,6 +14,9 @@ A decisions file maps gates (and optionally columns) to option ids::
 - A choice may also be ``"recommended"`` (the recommended option) or ``"ask"`` (a human).
 - ``"*": "recommended"`` takes the recommended option for every gate the file does not name.
 - LLM-written custom code is never approved by a file: it is always shown to a human.
+- ``"timeline": {"<column>": "<place>"}`` places columns on the column timeline (``baseline``,
+  ``follow_up``, ``outcome``, ``unknown`` ...): the expert's word on when each is known, which
+  confirms its timing; a column placed after the prediction time is asked to be dropped.
 - ``"plan": [...]`` edits the plan ahead of time (see :mod:`.plan_edits`), each edit matched
   by episode (and columns) whenever such a step is proposed::
 
@@ -38,6 +41,7 @@ from kernel_tools.findings import GATES
 from .edit_checks import check_strings
 from .episodes import EPISODES, library
 from .plan_edits import check_standing
+from .structure import GROUP_WORDS
 from .validation import depth, problem
 
 ANSWERABLE_GATES = ("task", *GATES)
@@ -77,13 +81,17 @@ SCHEMA: dict[str, Any] = {
     "title": "jupyter-dcpilot decisions file",
     "description": "Answers to the co-pilot's expert gates given ahead of time (see docs/demo.md).",
     "type": "object",
-    "propertyNames": {"enum": ["*", "columns", "plan", *ANSWERABLE_GATES]},
+    "propertyNames": {"enum": ["*", "columns", "plan", "timeline", *ANSWERABLE_GATES]},
     "properties": {
         "*": {"enum": ["recommended", "ask"],
               "description": "what to do at a gate the file does not name"},
         "columns": _BY_COLUMN,
         "plan": {"type": "array", "maxItems": 100, "items": _PLAN_EDIT,
                  "description": "plan edits given ahead of time: skip, add or params by episode"},
+        "timeline": {"type": "object", "maxProperties": MAX_ENTRIES, "propertyNames": {"maxLength": MAX_COLUMN},
+                     "additionalProperties": {"enum": sorted(GROUP_WORDS)},
+                     "description": "column -> its place on the column timeline (baseline, follow_up, "
+                                    "outcome, unknown ...): the expert's word on when it is known"},
         **{gate: {"anyOf": [_CHOICE, _BY_COLUMN],
                   "description": "an option id, or an object mapping columns to option ids"}
            for gate in ANSWERABLE_GATES},

@@ -14,29 +14,20 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jupyter_dcpilot.terminal import one_line
-from kernel_tools.vocabulary import StepGate, StepStatus, TaskKind
+from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 
-from . import decisions_file
+from . import decisions_file, structure_cards
 from .charts import chart_for
 from .episodes import Episode
 from .session import Decision, Session, Step
-from .task import Task
+from .structure import FROM_FILE
+from .structure_cards import Question
 from .validation import did_you_mean
-from .wire import DecisionOption, skip_option
+from .wire import DecisionOption, InferenceWire, skip_option
 
-# the other moments a prediction can be made, offered on the task card
-INDEX_CHOICES = {
-    "index:first": ("Predict at each entity's first record",
-                    "Predictions are made at enrolment (the first record of each entity): later "
-                    "records are not known then.", "later measurements cannot be used as they are"),
-    "index:row": ("Predict at every record",
-                  "Each record is a prediction at its own time; the outcome and any duration are "
-                  "counted from that record.", "wrong when the outcome or duration counts from the "
-                  "first record: later records would know the future"),
-}
 Prompt = Callable[[Decision, Step], Awaitable[tuple[str, str] | None]]
 APPROVE_MODES = ("ask", "recommended", "none")
 
@@ -104,7 +95,7 @@ class ApprovalPolicy:
                     ids = [o.id for o in decision.options]
                     raise ValueError(f"decisions file: {choice!r} is not an option of the "
                                      f"{decision.gate} decision on {decision.columns} (options: {ids})")
-                return choice, "from the decisions file"
+                return choice, FROM_FILE
         return None
 
     def _from_file(self, decision: Decision) -> str | None:
@@ -119,7 +110,7 @@ class ApprovalPolicy:
                     return entry[column]
             entry = entry.get("*")
         if entry is None and self.choices.get("*") == "recommended":
-            return decision.recommended
+            return "recommended"  # the policy's answer, not the file's: it confirms nothing
         return entry
 
 
@@ -143,29 +134,36 @@ async def answer(session: Session, step: Step, decision: Decision, policy: Appro
 
 def new_decision(session: Session, step: Step, episode: Episode | None) -> Decision:
     """The question a gated step asks, added to the session: the task card for an episode whose
-    answer is the task, the code itself for custom code, else its finding's options less those a
-    backtrack excluded."""
+    answer is the task, the code itself for custom code, else its finding's options less those a backtrack excluded (with the entity's candidates at
+    an uncertain aggregation; the join key's inference at a join)."""
     s = session
-    if episode is not None and episode.runs == "task":
-        options, question, evidence = task_options(s.task)
+    answers_task = episode is not None and episode.runs == "task"
+    if answers_task:
+        q = structure_cards.task_card(s.task, s.structure)
     elif step.code is not None:
-        options = [DecisionOption(id="run", label="Run this code", description=step.code,
-                                  risk="custom code: read it before running", recommended=True), skip_option()]
-        question, evidence = f"Run this custom step? {step.reason}", {}
+        q = Question([DecisionOption(id="run", label="Run this code", description=step.code,
+                                     risk="custom code: read it before running", recommended=True), skip_option()],
+                     f"Run this custom step? {step.reason}", {})
     else:
-        options, question, evidence = finding_options(s, step)
+        q = Question(*finding_options(s, step))
+        if step.gate == Gate.AGGREGATION:
+            more, q.inferences = structure_cards.entity_options(s.structure)
+            q.options += more
+        elif step.gate == Gate.JOIN:
+            q.inferences = structure_cards.join_inferences(s.structure, s.inputs.frames)
+    options = q.options
     recommended = next((o.id for o in options if o.recommended), None)
     if recommended is None:  # the recommended option was excluded: the next one that acts
         recommended = next((o.id for o in options if o.action), options[0].id)
     finding = s.finding(step.finding_ids[0]) if step.finding_ids and step.code is None else None
-    answers_task = episode is not None and episode.runs == "task"
     rejects = None if answers_task else next(
         (o.id for o in options if o.id == "skip"),
         next((o.id for o in options if o.id != recommended and not o.action), None))
     # a random suffix: a decision id of another notebook's session never matches one here
     decision = Decision(id=f"{s.new_id('d')}-{uuid.uuid4().hex[:8]}", step_id=step.id, gate=step.gate or "",
-                        question=question, evidence=evidence, options=options, recommended=recommended,
-                        columns=list(step.columns), chart=chart_for(finding), rejects=rejects)
+                        question=q.question, evidence=q.evidence, options=options, recommended=recommended,
+                        columns=list(step.columns), chart=chart_for(finding), rejects=rejects,
+                        inferences=[cast(InferenceWire, i.to_dict()) for i in q.inferences])
     s.decisions.append(decision)
     step.decision_id = decision.id
     s.changed("decision", decision=decision.to_dict())
@@ -188,31 +186,17 @@ def finding_options(session: Session, step: Step) -> tuple[list[DecisionOption],
     return options, finding.summary, dict(finding.evidence)
 
 
-def task_options(task: Task) -> tuple[list[DecisionOption], str, dict[str, Any]]:
-    """``(options, question, evidence)`` of the task card: confirm, another task kind, another
-    moment of prediction."""
-    t = task
-    kind = t.kind.value if t.kind else None
-    desc = (f"{kind}: predict '{t.target}'"
-            + (f" with duration '{t.time}'" if t.time else "")
-            + (f", one entity = '{t.id}'" if t.id else "")
-            + (f", at {t.index_label}" if t.index_label else ""))
-    options = [DecisionOption(id="confirm", label="Confirm", description=desc, risk="", recommended=True)]
-    for other in TaskKind:
-        if other != t.kind and (other != TaskKind.SURVIVAL or t.time):
-            options.append(DecisionOption(id=other.value, label=f"It is {other.value}",
-                                          description=f"Treat '{t.target}' as a {other.value} target.",
-                                          risk="a wrong task means a wrong metric"))
-    for choice, (label, description, risk) in INDEX_CHOICES.items():
-        index_kind = {"index:first": "entity_start", "index:row": "row"}[choice]
-        if t.index.get("kind") != index_kind and (choice != "index:first" or t.id):
-            options.append(DecisionOption(id=choice, label=label, description=description, risk=risk))
-    evidence: dict[str, Any] = {k: v for k, v in (("kind", kind), ("target", t.target), ("time", t.time),
-                                                  ("event", t.event), ("id", t.id), ("visit", t.visit)) if v}
-    if t.index:
-        evidence["prediction_time"] = t.index.get("label")
-        evidence["prediction_time_reason"] = t.index.get("reason")
-    return options, f"Is this the task? {desc}. ({t.reason})", evidence
+def restructure(session: Session, decision: Decision) -> str | None:
+    """An answer at another gate that changes the structure instead of running the step (the
+    entity at the aggregation: ``entity:<column>`` or ``entity:none``): applied to the task, the
+    data diagnosed again; what happened, in words (None: not such an answer)."""
+    choice = decision.choice or ""
+    if decision.gate == StepGate.TASK or not choice.startswith("entity:"):
+        return None
+    apply_task_answer(session, choice)
+    entity = session.task.given.id
+    return (f"the entity is now '{entity}'" if entity else "no entity: each row is its own subject") + (
+        "; the data is diagnosed again")
 
 
 def apply_task_answer(session: Session, choice: str | None) -> None:

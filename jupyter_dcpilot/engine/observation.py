@@ -12,6 +12,7 @@ from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.findings import Finding
+from kernel_tools.inferences import ColumnTimeline, Inference
 from kernel_tools.vocabulary import FindingKind, Severity, StepStatus
 
 from .budgets import Budgets
@@ -20,6 +21,7 @@ from .kernel_calls import KernelCalls
 from .memory import memory_warning
 from .progress import TICK_S, Progress
 from .session import Session
+from .structure import moved_late
 from .task import Task
 
 
@@ -42,14 +44,19 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
         diagnosis_failed(s, exc)
         return
     findings = [Finding.from_dict(f) for f in diagnosis.get("findings", [])]
+    inferences = [Inference.from_dict(i) for i in diagnosis.get("inferences") or []]
     frames = s.inputs.frames
     if len(frames) > 1 and not _done(s, episodes, lambda ep: ep.combines_frames):  # joined: one frame
         try:
             joined = await calls.diagnose_join(frames, **hints)
             findings += [Finding.from_dict(f) for f in joined.get("findings", [])]
+            inferences += [Inference.from_dict(i) for i in joined.get("inferences") or []]
         except ProbeError as exc:
             s.log("error", f"diagnose_join failed: {exc}")
+    timeline = diagnosis.get("timeline")
+    s.structure.record(inferences, ColumnTimeline.from_dict(timeline) if timeline else None)
     seen = {g.id for g in findings}
+    findings += moved_late(s, findings)  # what a person placed after the index stays so
     s.findings = findings + timing_kept(s, findings) + [
         f for f in s.findings if f.kind == FindingKind.SUSPECTED_LEAKAGE and f.id not in seen]
     s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}

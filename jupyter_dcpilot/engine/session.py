@@ -26,8 +26,17 @@ from kernel_tools.vocabulary import PENDING, EventType, Gate, SessionState, Step
 from . import sidecar_io, signatures
 from .edit_checks import check_strings
 from .hosts import by_the_user
+from .structure import Structure
 from .task import Inputs, Task, from_old_sidecar
-from .wire import AgentProposal, Chart, DecisionOption, ImpactSummary, PastAnswer, skip_option
+from .wire import (
+    AgentProposal,
+    Chart,
+    DecisionOption,
+    ImpactSummary,
+    InferenceWire,
+    PastAnswer,
+    skip_option,
+)
 
 # "agent": an agent the user allowed to decide a gate (its name in the decision's proposal)
 Answerer = Literal["user", "policy", "agent"]
@@ -124,6 +133,8 @@ class Decision:
     # the option that declines the step ("skip", a finding's "keep"); None when nothing declines
     # (the task card is confirmed or corrected, never rejected)
     rejects: str | None = field(default=None, metadata={"may_be_absent": True})
+    # the structural inferences it asks about (engine/structure.py): a person's answer confirms them
+    inferences: list[InferenceWire] = field(default_factory=list, metadata={"may_be_absent": True})
 
     @property
     def decided(self) -> bool:
@@ -269,6 +280,8 @@ class Session:
     inputs: Inputs = field(default_factory=Inputs)
     findings: list[Finding] = field(default_factory=list)
     diagnosis: dict[str, Any] = field(default_factory=dict)  # shape, elapsed_s, sample_size
+    # the structural inferences, the column timeline and the expert's moves on it (structure.py)
+    structure: Structure = field(default_factory=Structure)
     plan: list[Step] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
@@ -461,6 +474,7 @@ class Session:
             data["task"] = Task.from_dict(old_task)
             data["inputs"] = Inputs.from_dict(data.get("inputs") or {})
         data["findings"] = [Finding.from_dict(f) for f in data.get("findings") or []]
+        data["structure"] = Structure.from_dict(data.get("structure"))
         data["plan"] = [Step.from_dict(s) for s in data.get("plan", [])]
         data["decisions"] = [Decision.from_dict(d) for d in data.get("decisions", [])]
         data["checkpoints"] = [Checkpoint.from_dict(c) for c in data.get("checkpoints", [])]
@@ -543,6 +557,7 @@ class Session:
             if instruction.get("status") == "pending":
                 instruction["status"] = "not trusted"
         self.task, self.findings, self.diagnosis, self.validity = Task(), [], {}, []
+        self.structure = Structure()
         self.checkpoints, self.cells, self.variables, self.settings = [], [], {}, {}
         self.handled, self.exclusions, self.rejections = [], {}, []
         self.data_version, self.diagnosed_version, self.backtracks = 0, -1, 0

@@ -24,6 +24,7 @@ from kernel_tools.vocabulary import TaskKind
 
 # the other moments a prediction can be made, as the user names them (--index first | row | a column)
 INDEX_WORDS = {"first": "entity_start", "row": "row"}
+NO_ENTITY = "none"  # the task card's entity:none: each row is its own subject
 
 
 class PredictionIndex(TypedDict, total=False):
@@ -53,7 +54,7 @@ class Given:
 
     target: str | None = None
     time: str | None = None
-    id: str | None = None
+    id: str | None = None  # "": no entity, each row is its own subject (an answer to the task card)
     kind: TaskKind | None = None
     index: str | None = None  # first | row | a date column
 
@@ -100,7 +101,7 @@ class Task:
         task = cls(**{k: v for k, v in detected.items() if k in known}, given=given)
         task.target = given.target or task.target
         task.time = given.time or task.time
-        task.id = given.id or task.id
+        task.id = None if given.id == "" else given.id or task.id
         task.kind = given.kind or task.kind
         return task
 
@@ -114,7 +115,8 @@ class Task:
         """What the diagnosis is told: the whole task once the user confirmed it, else what they
         named; the moment of prediction whenever they named one."""
         source: Task | Given = self if self.confirmed else self.given
-        args: dict[str, Any] = {"target": source.target, "time": source.time, "id": source.id}
+        args: dict[str, Any] = {"target": source.target, "time": source.time,
+                                "id": "" if self.given.id == "" else source.id}
         if source.kind is not None:
             args["task"] = source.kind.value
         if self.given.index:
@@ -122,17 +124,25 @@ class Task:
         return args
 
     def answer(self, choice: str | None) -> bool:
-        """The task card's answer: another task kind, or another moment of prediction (the user's
-        word, kept in :attr:`given`); confirmed either way. True when the data must be diagnosed
-        again (the options follow the moment of prediction)."""
-        again = False
+        """The task card's answer: another task kind, moment of prediction, survival time or
+        entity (``entity:none``: each row is its own subject) — the user's word, kept in
+        :attr:`given`; confirmed either way. True when the data must be diagnosed again (the
+        options follow the moment of prediction, the time and the entity)."""
+        self.confirmed = True
         if choice in {k.value for k in TaskKind}:
             self.kind = self.given.kind = TaskKind(choice)
-        elif choice is not None and choice.startswith("index:"):
-            self.given.index = choice.split(":", 1)[1]
-            again = True
-        self.confirmed = True
-        return again
+            return False
+        part, _, value = (choice or "").partition(":")
+        if part == "index" and value:
+            self.given.index = value
+        elif part == "time" and value:
+            self.given.time = self.time = value
+        elif part == "entity" and value:
+            self.given.id = "" if value == NO_ENTITY else value
+            self.id = self.given.id or None
+        else:
+            return False
+        return True
 
     @property
     def index_label(self) -> str | None:
@@ -188,4 +198,4 @@ def from_old_sidecar(task: dict[str, Any], hints: dict[str, Any]) -> tuple[Task,
     return Task.from_dict(task, given) if task else Task(given=given), Inputs.from_dict(hints)
 
 
-__all__ = ["INDEX_WORDS", "Given", "Inputs", "PredictionIndex", "Task", "from_old_sidecar", "task_kind"]
+__all__ = ["INDEX_WORDS", "NO_ENTITY", "Given", "Inputs", "PredictionIndex", "Task", "from_old_sidecar", "task_kind"]

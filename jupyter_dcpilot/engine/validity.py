@@ -13,7 +13,12 @@ whether it is known at prediction time, and of the model whether it was judged h
 - ``entities_together``: the records of one entity never sit on both sides of a split or fold;
 - ``known_at_index``: the rows the model learns from hold only what is known at the index
   (e.g. each entity's first record, not its latest; or every record as a (start, stop]
-  interval that a time-varying model uses only from its start on);
+  interval that a time-varying model uses only from its start on), and no feature is a column a
+  person placed after the index on the column timeline;
+- ``structure_confirmed``: every structural choice the run rests on (the task kind and target
+  coding, the survival time, the entity, the prediction time, a join key, the timing of each
+  feature) was given, is clear from the data (high confidence) or was confirmed by a person; an
+  approval policy's recommended answer confirms nothing (see :mod:`.structure`);
 - ``task_metric``: the metric fits the task (AUROC, R², C-index);
 - ``holdout_confirms_cv``: the held-out score confirms the cross-validated one;
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
@@ -36,14 +41,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import METRIC, FindingKind, Gate, StepStatus, TaskKind
+from kernel_tools.inferences import ColumnTimeline
+from kernel_tools.vocabulary import METRIC, FindingKind, Gate, InferenceKind, StepStatus, TaskKind, TimelineGroup
 
 from .episodes import Episode, library, stage_of
 from .session import Session, Step
+from .structure import confirmations, in_words, unconfirmed
 
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
-          "entities_together", "known_at_index", "task_metric", "holdout_confirms_cv", "test_untouched",
+          "entities_together", "known_at_index", "structure_confirmed", "task_metric", "holdout_confirms_cv", "test_untouched",
           "no_suspect_score", "approved_steps_ran")
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
@@ -91,7 +98,10 @@ def flagged_columns(session: Session) -> dict[str, list[str]]:
                     and f.kind != FindingKind.REPEATED_MEASUREMENTS)
     ids = _columns(findings, lambda f: f.kind == FindingKind.ID_COLUMN)
     entity = session.task.id
-    return {"identifiers": [c for c in ids if c != entity], "timed": timed,
+    # a person's word on the timeline over the data's: a column they placed at baseline is known then
+    baseline = {m.column for m in session.structure.moves} & set(
+        (session.structure.card() or ColumnTimeline({})).groups()[TimelineGroup.BASELINE])
+    return {"identifiers": [c for c in ids if c != entity], "timed": [c for c in timed if c not in baseline],
             "leakage": [c for c in leak if c not in timed]}
 
 
@@ -230,6 +240,49 @@ def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
                  + (f" ({_names(varying)} change between records)" if varying else ""))
 
 
+def _placed_after(session: Session, features: set[str]) -> Check | None:
+    """``known_at_index`` failed by the confirmed timeline: a feature a person placed during
+    follow-up or at the outcome (None: there is none)."""
+    card = session.structure.card()
+    moved = {m.column: m for m in session.structure.moves}
+    late = [c for c in sorted(features) if card is not None and c in moved and c in card.columns
+            and not card.columns[c].known_at_index and card.columns[c].group != TimelineGroup.UNKNOWN]
+    if not late:
+        return None
+    return Check("known_at_index", False, "features a person placed after the prediction time on the column "
+                 "timeline: " + "; ".join(f"'{c}' ({card.columns[c].group.replace('_', ' ')}, moved "  # type: ignore[union-attr]
+                                          f"{_via(moved[c].via)})" for c in late)
+                 + ": the timeline step that drops them ran before the move (undo it, or reopen it)")
+
+
+def _via(via: str) -> str:
+    return "by an agent" if via.startswith("agent ") else f"by the user ({via})"
+
+
+WHERE = {InferenceKind.TASK: "the task card", InferenceKind.DURATION: "the task card",
+         InferenceKind.ENTITY: "the task card", InferenceKind.INDEX: "the task card",
+         InferenceKind.JOIN_KEY: "the join question", InferenceKind.TIMING: "the column timeline"}
+
+
+def _structure_confirmed(session: Session, features: set[str]) -> Check:
+    s = session.structure
+    if not s.inferences:
+        return Check("structure_confirmed", False, "the diagnosis recorded no structural choice (task, entity, "
+                     "prediction time) with its confidence: the structure the model rests on could not be checked")
+    missing = unconfirmed(session, features)
+    if missing:
+        where = sorted({WHERE[InferenceKind(i.what)] for i in missing}, key=list(WHERE.values()).index)
+        shown = "; ".join(in_words(i) for i in missing[:8]) + (f"; and {len(missing) - 8} more" if len(missing) > 8 else "")
+        return Check("structure_confirmed", False, f"{len(missing)} structural choice(s) an expert must confirm "
+                     f"(inferred with low confidence; an approval policy's answer confirms nothing): {shown}. "
+                     f"Confirm or correct them on {' and '.join(where)}")
+    confirmed = confirmations(session)
+    by_person = [i for i in [*s.table()] if i.id in confirmed]
+    return Check("structure_confirmed", True, f"{len(s.table())} structural choice(s) and the timing of "
+                 f"{len(features)} feature(s) given, clear from the data or confirmed by a person"
+                 + (f" ({', '.join(i.id for i in by_person)} {confirmed[by_person[0].id]})" if by_person else ""))
+
+
 def _redcap_events(session: Session, episodes: dict[str, Episode]) -> Check | None:
     """The verdict on a REDCap export's rows per record and event (None: not one)."""
     found = [f for f in all_findings(session) if f.kind == "redcap_events"]
@@ -365,7 +418,8 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         _features_check("no_leakage", features, flagged["leakage"], "columns flagged as giving the outcome away",
                         "no column was found to give the outcome away", session),
         _entities_together(session, model, episodes),
-        _known_at_index(session, episodes),
+        _placed_after(session, features) or _known_at_index(session, episodes),
+        _structure_confirmed(session, features),
         *[c for c in (_documented(session, features),) if c is not None],
         _task_metric(session, model),
         _holdout_confirms(model),

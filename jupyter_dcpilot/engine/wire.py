@@ -10,9 +10,10 @@ mypy sees the dict, the schema sees the shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from kernel_tools.findings import Option
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,31 @@ class PastAnswer(_PastAnswerExtras):
     undone_at: str
 
 
+class AlternativeWire(TypedDict):
+    """Another value a structural inference could take, with its evidence (``score``: the rank
+    within its inference, higher is likelier)."""
+
+    value: Any
+    evidence: list[str]
+    score: float
+
+
+class InferenceWire(TypedDict):
+    """A structural choice (``kernel_tools.inferences.Inference``): the task, the survival time, the
+    entity, the prediction time, a join key or a column's timing, with its confidence, its evidence
+    in words and the alternatives ranked best first. A decision lists those it asks about: a
+    person's answer confirms them (engine/structure.py)."""
+
+    id: str  # what, or what:subject (timing:los, join_key:df+labs)
+    what: Annotated[str, InferenceKind]
+    subject: str | None  # the column of a timing, the two frames of a join key
+    value: Any
+    confidence: Annotated[str, Confidence]
+    evidence: list[str]
+    alternatives: list[AlternativeWire]
+    details: dict[str, Any]
+
+
 @dataclass
 class DecisionOption(Option):
     """One answer a decision offers: a finding's option (or one the engine adds: confirm the task,
@@ -131,4 +157,5 @@ def skip_option() -> DecisionOption:
                           risk="what the step would change stays as it is", recommended=False, action=None)
 
 
-__all__ = ["Wire", "AgentProposal", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary", "PastAnswer", "skip_option"]
+__all__ = ["Wire", "AgentProposal", "AlternativeWire", "Chart", "ChartBar", "DecisionOption", "Impact", "ImpactSummary",
+           "InferenceWire", "PastAnswer", "skip_option"]

@@ -17,11 +17,12 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
-from kernel_tools.diagnosis.entity_evidence import entity_inference, not_an_entity, subject_ids
+from kernel_tools.diagnosis.entity_evidence import TIME_WORDS, entity_inference, not_an_entity, subject_ids
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -43,6 +44,12 @@ class Entity:
     evidence: dict = field(default_factory=dict)
     varying: list[str] = field(default_factory=list)  # columns that change between its records
     inference: Inference | None = None  # the choice, its confidence and the other candidates
+
+
+def no_entity() -> Entity:
+    """No entity, as the user said: each row is its own subject."""
+    return Entity(inference=Inference(InferenceKind.ENTITY, None, Confidence.GIVEN,
+                                      ["given: no entity, each row is its own subject"]))
 
 
 def _is_id_like_kind(prof: ColumnProfile) -> bool:
@@ -256,7 +263,7 @@ def find_entity(
         out.inference = entity_inference(None, judged, rejected, [], True, False)
         return out
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
-                                      _clear(best, profiles, best_shared), given_id is not None)
+                                      _clear(df, best, profiles, best_shared), given_id is not None)
     return _held(df, profiles, target, given_id, given_time, exclude, best)
 
 
@@ -302,13 +309,18 @@ def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_onl
     return words
 
 
-def _clear(entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> bool:
-    """Clear evidence of an entity: named as an id or a unit, no missing ids, more than shared
-    attributes."""
+def _clear(df: pd.DataFrame, entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> bool:
+    """Clear evidence of an entity: no missing ids, more than shared attributes, and named as an
+    id or a unit, or holding one record per time of a column named as a time (a panel: a firm or
+    a state each year)."""
     key = entity.id
     assert key is not None
-    named = bool(looks_like_id_name(key) or ENTITY_NAME.search(key))
-    return named and profiles[key].n_missing == 0 and not shared_only
+    if profiles[key].n_missing or shared_only:
+        return False
+    if looks_like_id_name(key) or ENTITY_NAME.search(key):
+        return True
+    visit = entity.visit
+    return bool(visit and TIME_WORDS.search(visit) and not df.duplicated([key, visit]).any())
 
 
 def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], target: str | None) -> list[str]:

@@ -45,7 +45,7 @@ def check_arguments(df, target, task, time, id, test, sample, index=None) -> Non
     check_frame(df)
     if index is not None and index not in ("first", "row"):
         check_column(df, index, "index")
-    for column, role in ((target, "target"), (time, "time"), (id, "id")):
+    for column, role in ((target, "target"), (time, "time"), (id or None, "id")):  # id "": no entity
         check_column(df, column, role)
     if task is not None and task not in TASKS:
         raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")

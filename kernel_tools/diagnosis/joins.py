@@ -22,7 +22,7 @@ from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind
+from kernel_tools.vocabulary import Confidence, Gate, InferenceKind
 
 MAX_KEY_VALUES = 200_000
 
@@ -205,8 +205,11 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
         cands = key_candidates(frames[left], frames[right])
         if not cands:
             continue
-        inferences.append(key_inference(left, right, cands))
+        key = key_inference(left, right, cands)
+        inferences.append(key)
         findings.append(_join_finding(frames, left, right, cands))
+        if not key.settled:  # an uncertain key is a question at the join, with its alternatives
+            findings[-1].gate = Gate.JOIN
         if target is not None and left in holders:
             findings += _leaks_through_join(frames, left, right, cands[0], target, random_state)
     task = {"kind": None, "target": target, "time": None, "event": None, "id": None, "visit": None,
@@ -214,6 +217,19 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
     shape = [sum(len(df) for df in frames.values()), sum(df.shape[1] for df in frames.values())]
     return Diagnosis(findings, task, shape, round(_time.perf_counter() - started, 3), 0,
                      {"frames": {k: list(v.shape) for k, v in frames.items()}}, inferences)
+
+
+def _other_keys(left: str, right: str, cands: list[dict]) -> list[Option]:
+    """A left join on each runner-up key of the same name on both sides (an uncertain key is
+    asked with its alternatives), ranked as the candidates are."""
+    return [Option(f"join_left_on_{c['left']}", f"Left-join {right} on '{c['left']}'",
+                   f"Add the columns of '{right}' to '{left}' by '{c['left']}' instead "
+                   f"({c['match_rate_left']:.0%} of '{left}' rows match).",
+                   "duplicates rows when the key repeats on the right" if c["join_duplicates_rows"] else
+                   "unmatched rows get missing values", False,
+                   call("join_frames", right=right, on=c["left"], how="left",
+                        allow_duplicates=c["join_duplicates_rows"]))
+            for c in cands[1:3] if c["left"] == c["right"] and c["named_as_id"]]
 
 
 def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands: list[dict]) -> Finding:
@@ -239,6 +255,7 @@ def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands:
                # names the other frame's variable
                call("join_frames", right=right, on=best["left"], how="left", allow_duplicates=dup)
                if same_name else None),
+        *_other_keys(left, right, cands),
         keep("Do not join.", "loses whatever the other frame adds", label="Keep separate"),
     ]
     if records is not None:

@@ -69,7 +69,8 @@ def diagnose(
     target : the outcome column; for survival, the event indicator.
     task : "classification" | "regression" | "survival"; inferred from the target when None.
     time : the duration (follow-up) column for survival; for other tasks, the visit/order column.
-    id : the entity id (patient, customer) when known; otherwise one is looked for.
+    id : the entity id (patient, customer) when known; otherwise one is looked for; ``""``: there is
+        none, each row is its own subject (the expert's answer when a repeating column is not one).
     test : a held-out frame; adds a train_test_shift finding.
     sample : rows used by model-based checks (stratified); None uses every row.
     random_state : seed of the sample and the folds.
@@ -147,7 +148,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == "survival" else None
     visit_given = time if outcome.kind != "survival" else None
-    structural = {c for c in (target, duration, id) if c is not None} | codebook.bookkeeping(said, df)
+    structural: set[str] = {c for c in (target, duration, id) if c} | codebook.bookkeeping(said, df)
 
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
@@ -164,10 +165,11 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     # a name or code that repeats may be the entity rather than a row label: let the entity
     # search judge it first
     unique_ids = {f.columns[0] for f in id_findings if not f.evidence["looks_like"].startswith("high")}
-    entity = run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
-                     structural | unique_ids, default=entities.Entity())
+    entity = (entities.no_entity() if id == "" else
+              run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
+                      structural | unique_ids, default=entities.Entity()))
     id_findings = [f for f in id_findings if f.columns[0] != entity.id]
-    id_findings = codebook.identifier_findings(said, id_findings, structural | {entity.id, entity.visit})
+    id_findings = codebook.identifier_findings(said, id_findings, {*structural, entity.id, entity.visit})
     id_cols = [f.columns[0] for f in id_findings]
     findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
@@ -301,7 +303,7 @@ def _task_info(outcome: Outcome, target: str | None, duration: str | None, entit
     task_info: dict[str, Any] = {
         "kind": outcome.kind, "target": target,
         "time": duration, "event": target if outcome.kind == "survival" else None,
-        "id": entity.id or id, "visit": entity.visit or visit_given, "reason": outcome.reason,
+        "id": entity.id or id or None, "visit": entity.visit or visit_given, "reason": outcome.reason,
         "index": when.to_dict(),
     }
     if target is not None:

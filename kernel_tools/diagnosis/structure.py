@@ -25,11 +25,10 @@ from kernel_tools.diagnosis.timeline import (
     ORDER,
     Placement,
     TimelineContext,
-    TimelineGroup,
     timeline_source,
 )
 from kernel_tools.diagnosis.waves import parse_wave
-from kernel_tools.vocabulary import EvidenceSource
+from kernel_tools.vocabulary import EvidenceSource, TimelineGroup
 
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
 ORDERED = 0.99  # a series' next member is no earlier on this share of rows where both are present

@@ -312,9 +312,11 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
     alternatives: list[Alternative] = []
     if task == "classification":
         confidence = Confidence.GIVEN
-    elif distinct == 2 or not integer_codes and not tiny:
-        confidence = Confidence.HIGH  # yes/no, or named classes each seen often enough
-        evidence.append("two values" if distinct == 2 else "named classes")
+    elif distinct == 2 or not tiny and (not integer_codes or NOMINAL_NAME.search(target)):
+        # yes/no, named classes, or codes under a name that says classes, each seen often enough
+        confidence = Confidence.HIGH
+        evidence.append("two values" if distinct == 2 else "named classes" if not integer_codes
+                        else f"whole-number codes under a name that says classes ('{target}')")
     else:
         confidence = Confidence.LOW
         if integer_codes:

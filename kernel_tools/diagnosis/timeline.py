@@ -24,123 +24,23 @@ against the data's placement, with low confidence (asked). A column nothing plac
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.json_safe import to_json_safe
-from kernel_tools.vocabulary import Confidence, EvidenceSource, InferenceKind, TimelineGroup, values
-
-GROUPS = values(TimelineGroup)
-SOURCES = values(EvidenceSource)
-# a timing of kernel_tools.diagnosis.timing -> its group
-GROUP_OF = {"baseline": TimelineGroup.BASELINE, "follow_up": TimelineGroup.DURING_FOLLOW_UP,
-            "outcome_derived": TimelineGroup.AT_OR_AFTER_OUTCOME, "unknown": TimelineGroup.UNKNOWN}
-TIMING_OF: dict[str, str] = {str(v): k for k, v in GROUP_OF.items()}
-ORDER = {TimelineGroup.UNKNOWN: 0, TimelineGroup.BASELINE: 1, TimelineGroup.DURING_FOLLOW_UP: 2,
-         TimelineGroup.AT_OR_AFTER_OUTCOME: 3}
-
-
-@dataclass(frozen=True)
-class Placement:
-    """One source's word on one column: the group, the test, why, and whether it is decisive
-    on its own (``strong``: a test on the data) or only a proposal (a name)."""
-
-    group: str
-    source: str
-    test: str
-    reason: str
-    strong: bool = True
-    numbers: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"group": self.group, "source": self.source, "test": self.test, "reason": self.reason,
-                "strong": self.strong, "numbers": to_json_safe(self.numbers)}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Placement:
-        return cls(d["group"], d["source"], d["test"], d["reason"], bool(d.get("strong", True)),
-                   dict(d.get("numbers") or {}))
-
-
-@dataclass(frozen=True)
-class TimelineColumn:
-    """One column on the timeline: its group, confidence and the evidence behind them."""
-
-    column: str
-    group: str
-    confidence: str
-    evidence: tuple[Placement, ...] = ()
-
-    @property
-    def known_at_index(self) -> bool:
-        return self.group == TimelineGroup.BASELINE
-
-    def inference(self) -> Inference:
-        proposed = {p.group for p in self.evidence if p.group != self.group}
-        words = [p.reason for p in self.evidence if p.group == self.group] or [
-            "nothing places it after the index"]
-        alternatives = [Alternative(g, [p.reason for p in self.evidence if p.group == g],
-                                    sum(p.strong for p in self.evidence if p.group == g) + 0.5)
-                        for g in sorted(proposed, key=lambda g: -ORDER[TimelineGroup(g)])]
-        return Inference(InferenceKind.TIMING, self.group, self.confidence, words, alternatives, subject=self.column,
-                         details={"sources": sorted({p.source for p in self.evidence})})
-
-    def to_dict(self) -> dict:
-        return {"column": self.column, "group": self.group, "confidence": self.confidence,
-                "evidence": [p.to_dict() for p in self.evidence]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TimelineColumn:
-        return cls(d["column"], d["group"], d["confidence"], tuple(Placement.from_dict(p) for p in d.get("evidence") or []))
-
-
-@dataclass
-class ColumnTimeline:
-    """Every feature of a diagnosis on the timeline of its task (``index``: when a prediction
-    is made, in words)."""
-
-    columns: dict[str, TimelineColumn]
-    index: str = ""
-
-    def groups(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {g: [] for g in GROUPS}
-        for c in self.columns.values():
-            out[c.group].append(c.column)
-        return out
-
-    def known_at_index(self, column: str) -> bool:
-        """Whether ``column`` is known when a prediction is made (a column not on the timeline
-        is not a feature the diagnosis saw: unknown, so not known)."""
-        entry = self.columns.get(column)
-        return entry is not None and entry.known_at_index
-
-    def unsettled(self) -> list[TimelineColumn]:
-        """The columns whose place an expert must confirm."""
-        return [c for c in self.columns.values() if c.confidence == Confidence.LOW]
-
-    def inferences(self) -> list[Inference]:
-        """A timing inference for each column some evidence speaks about."""
-        return [c.inference() for c in self.columns.values() if c.evidence]
-
-    def move(self, column: str, group: str) -> ColumnTimeline:
-        """A new timeline with ``column`` moved to ``group`` by a person (confidence ``given``)."""
-        if group not in GROUPS:
-            raise ValueError(f"group must be one of {GROUPS}, got {group!r}")
-        if column not in self.columns:
-            raise KeyError(f"{column!r} is not on the timeline")
-        moved = replace(self.columns[column], group=group, confidence=Confidence.GIVEN)
-        return ColumnTimeline({**self.columns, column: moved}, self.index)
-
-    def to_dict(self) -> dict:
-        return {"index": self.index, "groups": self.groups(),
-                "columns": {c: e.to_dict() for c, e in self.columns.items()}}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ColumnTimeline:
-        return cls({c: TimelineColumn.from_dict(e) for c, e in (d.get("columns") or {}).items()}, d.get("index", ""))
+# the timeline's data types live with the other structural inferences (light: the engine reads them)
+from kernel_tools.inferences import (  # noqa: F401  (re-exported: where the sources find them)
+    GROUP_OF,
+    GROUPS,
+    ORDER,
+    TIMING_OF,
+    ColumnTimeline,
+    Placement,
+    TimelineColumn,
+    place,
+)
+from kernel_tools.vocabulary import EvidenceSource, values
 
 
 @dataclass
@@ -158,6 +58,7 @@ class TimelineContext:
 
 
 Source = Callable[[TimelineContext], dict[str, list[Placement]]]
+SOURCES = values(EvidenceSource)
 TIMELINE_SOURCES: dict[str, Source] = {}
 
 
@@ -196,23 +97,6 @@ def value_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
             out.setdefault(c, []).append(Placement(GROUP_OF[e["timing"]], source, e["test"], e["reason"], strong,
                                                    numbers))
     return out
-
-
-def place(column: str, evidence: list[Placement]) -> TimelineColumn:
-    """The group and confidence of one column from all its evidence."""
-    strong = [p for p in evidence if p.strong]
-    weak = [p for p in evidence if not p.strong]
-    if strong:
-        group = max((TimelineGroup(p.group) for p in strong), key=ORDER.__getitem__)
-        # a name saying later than the data's baseline is a disagreement to ask about
-        against = [p for p in weak if ORDER[TimelineGroup(p.group)] > ORDER[group]]
-        if against and group == TimelineGroup.BASELINE:
-            return TimelineColumn(column, TimelineGroup.UNKNOWN, Confidence.LOW, tuple(evidence))
-        return TimelineColumn(column, group, Confidence.HIGH, tuple(evidence))
-    if weak:
-        group = max((TimelineGroup(p.group) for p in weak), key=ORDER.__getitem__)
-        return TimelineColumn(column, group, Confidence.LOW, tuple(evidence))
-    return TimelineColumn(column, TimelineGroup.BASELINE, Confidence.HIGH, ())
 
 
 def build_timeline(ctx: TimelineContext, sources: dict[str, Source] | None = None) -> ColumnTimeline:

@@ -17,6 +17,7 @@ export const GATES = [
   'label_issues',
   'imputation',
   'row_removal',
+  'join',
 ] as const;
 
 export type Gate = (typeof GATES)[number];
@@ -107,6 +108,7 @@ export const EVENT_TYPES = [
   'llm_usage',
   'renamed',
   'closed',
+  'timeline',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -83,6 +83,7 @@ class RulePlanner:
             if ep.combines_frames and join is not None:
                 join.finding_ids = [f.id for f in found]
                 join.params = _merged_params(ep, found)
+                join.gate = next((f.gate for f in found if f.gate), join.gate)  # an uncertain key asks
             elif ep.per_finding or any(f.gate for f in found):
                 for f in found:
                     action = recommended_action(f) or {}

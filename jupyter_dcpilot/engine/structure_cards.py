@@ -1,0 +1,140 @@
+"""The structural questions: what a gate asks about the table's structure, with the alternatives
+ranked and their evidence, and what an answer changes.
+
+- **The task card** (gate ``task``): the task kind, the survival time, the entity and the moment
+  of prediction as inferred, each with its evidence; an uncertain one offers its alternatives
+  (another task kind, ``time:<column>``, ``entity:<column>`` or ``entity:none``, ``index:...``).
+- **The aggregation** (gate ``aggregation``): when the entity is uncertain, its ranked candidates
+  and "no entity" beside the ways to aggregate.
+- **The join** (gate ``join``): the key's inference beside the finding's options (a key per
+  candidate, never row numbers; records over time summarised up to the index first).
+
+Each question lists the inferences it asks about (``Decision.inferences``): a person's answer
+confirms them (:func:`.structure.confirmations`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_tools.inferences import Inference
+from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
+
+from .structure import Structure, in_words
+from .task import NO_ENTITY, Task
+from .wire import DecisionOption
+
+# the other moments a prediction can be made, offered on the task card
+INDEX_CHOICES = {
+    "index:first": ("Predict at each entity's first record",
+                    "Predictions are made at enrolment (the first record of each entity): later "
+                    "records are not known then.", "later measurements cannot be used as they are"),
+    "index:row": ("Predict at every record",
+                  "Each record is a prediction at its own time; the outcome and any duration are "
+                  "counted from that record.", "wrong when the outcome or duration counts from the "
+                  "first record: later records would know the future"),
+}
+
+
+@dataclass
+class Question:
+    """What a structural gate asks: options, the question in words, its evidence, and the
+    inferences it settles."""
+
+    options: list[DecisionOption]
+    question: str
+    evidence: dict[str, Any]
+    inferences: list[Inference] = field(default_factory=list)
+
+
+def _unsure(inference: Inference | None) -> bool:
+    return inference is not None and inference.confidence == Confidence.LOW
+
+
+def _said(alt_evidence: list[str]) -> str:
+    return (" " + "; ".join(alt_evidence[:2]) + ".") if alt_evidence else ""
+
+
+def task_card(task: Task, structure: Structure) -> Question:
+    """The task card: confirm, or another task kind, survival time, entity or moment of prediction."""
+    t = task
+    kind = t.kind.value if t.kind else None
+    desc = (f"{kind}: predict '{t.target}'" + (f" with duration '{t.time}'" if t.time else "")
+            + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
+    asked = {InferenceKind(i.what): i for i in structure.table() if i.what != InferenceKind.JOIN_KEY}
+    unsure = [i for i in asked.values() if _unsure(i)]
+    options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=True,
+                              risk=("" if not unsure else "confirms what is uncertain: "
+                                    + "; ".join(in_words(i) for i in unsure)))]
+    options += _kinds(t, asked.get(InferenceKind.TASK))
+    options += _times(asked.get(InferenceKind.DURATION))
+    options += _entities(asked.get(InferenceKind.ENTITY))
+    for choice, (label, description, risk) in INDEX_CHOICES.items():
+        index_kind = {"index:first": "entity_start", "index:row": "row"}[choice]
+        if t.index.get("kind") != index_kind and (choice != "index:first" or t.id):
+            options.append(DecisionOption(id=choice, label=label, description=description, risk=risk))
+    evidence: dict[str, Any] = {k: v for k, v in (("kind", kind), ("target", t.target), ("time", t.time),
+                                                  ("event", t.event), ("id", t.id), ("visit", t.visit)) if v}
+    if t.index:
+        evidence["prediction_time"] = t.index.get("label")
+        evidence["prediction_time_reason"] = t.index.get("reason")
+    if unsure:
+        evidence["uncertain"] = [in_words(i) for i in unsure]
+    question = f"Is this the task? {desc}. ({t.reason})"
+    if unsure:
+        question += " Uncertain: " + "; ".join(in_words(i) for i in unsure) + "."
+    return Question(options, question, evidence, list(asked.values()))
+
+
+def _kinds(task: Task, inferred: Inference | None) -> list[DecisionOption]:
+    """The other task kinds, the inference's alternatives first (with their evidence)."""
+    ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
+    kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time)]
+    kinds.sort(key=lambda k: (k.value not in ranked, -(ranked[k.value].score if k.value in ranked else 0)))
+    return [DecisionOption(id=k.value, label=f"It is {k.value}",
+                           description=f"Treat '{task.target}' as a {k.value} target."
+                           + _said(ranked[k.value].evidence if k.value in ranked else []),
+                           risk="a wrong task means a wrong metric") for k in kinds]
+
+
+def _times(inferred: Inference | None) -> list[DecisionOption]:
+    if not _unsure(inferred):
+        return []
+    assert inferred is not None
+    return [DecisionOption(id=f"time:{a.value}", label=f"The survival time is '{a.value}'",
+                           description=f"Count the follow-up in '{a.value}'." + _said(a.evidence),
+                           risk="the data is diagnosed again with this time")
+            for a in inferred.alternatives if a.value is not None]
+
+
+def _entities(inferred: Inference | None) -> list[DecisionOption]:
+    """The ranked entity candidates and "no entity", when the entity is uncertain."""
+    if not _unsure(inferred):
+        return []
+    assert inferred is not None
+    options = [DecisionOption(id=f"entity:{a.value}", label=f"One entity = '{a.value}'",
+                              description=f"Rows sharing '{a.value}' are one subject's records." + _said(a.evidence),
+                              risk="the data is diagnosed again with this entity")
+               for a in sorted(inferred.alternatives, key=lambda a: -a.score) if a.value is not None and a.score > 0]
+    if inferred.value is not None:
+        options.append(DecisionOption(id=f"entity:{NO_ENTITY}", label="No entity: each row is its own subject",
+                                      description=f"'{inferred.value}' groups rows of different subjects (a matched "
+                                      "set, a family, a centre) or is a measurement: rows are not merged or grouped "
+                                      "by it.", risk="rows of one subject on both sides of a split score too well"))
+    return options
+
+
+def entity_options(structure: Structure) -> tuple[list[DecisionOption], list[Inference]]:
+    """What the aggregation question adds when the entity is uncertain: its candidates and none."""
+    entity = structure.inference(InferenceKind.ENTITY)
+    if not _unsure(entity):
+        return [], []
+    assert entity is not None
+    return _entities(entity), [entity]
+
+
+def join_inferences(structure: Structure, frames: list[str]) -> list[Inference]:
+    """The join key inferences between the session's frames (what the join question settles)."""
+    return [i for i in structure.inferences if i.what == InferenceKind.JOIN_KEY
+            and set(str(i.subject or "").split("+")) <= set(frames)]
