@@ -52,6 +52,7 @@ from .engine.task import Given, Inputs
 from .engine.validation import did_you_mean
 from .engine.validity import audit
 from .inputs import INDEX_WORDS
+from .widget_cards import DecisionCard
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
 
@@ -202,54 +203,6 @@ class ShellNotebook:
         return cell_id
 
 
-class DecisionCard:
-    """One open decision as widgets: question, evidence, an option button each, a rationale box.
-
-    Clicking an option calls ``on_choose(decision_id, option_id, rationale)``.
-    """
-
-    def __init__(self, decision: Decision, title: str,
-                 on_choose: Callable[[str, str, str], None]) -> None:
-        import ipywidgets as w
-
-        self.decision = decision
-        self.on_choose = on_choose
-        self.rationale = w.Text(placeholder="why (optional, goes into the decision log)",
-                                layout=w.Layout(width="60%"))
-        self.buttons: dict[str, Any] = {}
-        for o in decision.options:
-            recommended = o.id == decision.recommended
-            label = o.label or o.id
-            button = w.Button(description=f"★ {label} (recommended)" if recommended else label,
-                              button_style="success" if recommended else "",
-                              tooltip=f"{o.description} — risk: {o.risk}",
-                              layout=w.Layout(width="auto"))
-            button.on_click(lambda _b, option=o.id: self.choose(option))
-            self.buttons[o.id] = button
-        evidence = evidence_text(decision.evidence)
-        self.header = w.HTML(
-            f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
-            + (f"<br><small>Evidence: {_esc(evidence)}</small>" if evidence else ""))
-        self.widget = w.VBox([self.header, w.HBox(list(self.buttons.values())), self.rationale])
-
-    def choose(self, option_id: str) -> None:
-        for button in self.buttons.values():
-            button.disabled = True
-        self.on_choose(self.decision.id, option_id, self.rationale.value)
-
-    def close(self) -> None:
-        """No more answers from this card: its question was answered, or asks nothing any more."""
-        for button in self.buttons.values():
-            button.disabled = True
-        self.rationale.disabled = True
-        answered = self.decision.chosen_label
-        if answered is not None and "Answered:" not in self.header.value:
-            self.header.value += f"<br><i>Answered: {_esc(answered)} ({_esc(self.decision.by)})</i>"
-
-    def _ipython_display_(self) -> None:
-        display(self.widget)
-
-
 def _esc(text: Any) -> str:
     import html
 
@@ -292,6 +245,14 @@ class Pilot:
             for card in self.cards:  # answered, wherever: its card takes no second answer
                 if card.decision.id == event["decision"]["id"]:
                     card.close()
+        elif event["type"] == "impact":  # estimated before the card shows (see Request.impact)
+            info, options = event["impact"], event.get("options") or []
+            done = sum(1 for o in options if o.get("impact"))
+            self.progress.value = ("" if info.get("status") != "running" else
+                                   f"Estimating what each option does to the model · {done}/{len(options)}")
+            for card in self.cards:
+                if card.decision.id == event["decision_id"]:
+                    card.show_impact()
 
     def set_budgets(self, budgets: Budgets) -> None:
         """New time budgets for the steps still to run."""
@@ -333,12 +294,18 @@ class Pilot:
 
     def refresh(self) -> None:
         s = self.session
-        for card in self.cards:  # the cards shown before: live buttons only on open questions
-            card.close()
+        asked = s.next_decision()
+        kept = [c for c in self.cards if c.decision is asked]  # the same question: its card stays live
+        for card in self.cards:  # the cards shown before: live buttons only on the question asked now
+            if card not in kept:
+                card.close(still_open=card.decision in s.open_decisions())
         self.status.value = (f"<b>dcpilot</b> on <code>{_esc(s.frame)}</code>: {_esc(s.state)} — "
                              f"{sum(st.status == StepStatus.DONE for st in s.plan)} steps done, "
                              f"{len(s.open_decisions())} decisions open")
-        self.cards = [DecisionCard(d, self._title(d), self._choose) for d in s.open_decisions()]
+        # one question at a time, in plan order (as the panel asks)
+        for card in kept:  # its estimate may have changed meanwhile (new parameters, estimated again)
+            card.show_impact()
+        self.cards = kept or [DecisionCard(d, self._title(d), self._choose) for d in [asked] if d is not None]
         self.cards_box.children = [c.widget for c in self.cards]
 
     def _title(self, decision: Decision) -> str:
@@ -353,6 +320,9 @@ class Pilot:
                 self.decide(decision_id, option_id, rationale)
             except DecisionClosed as closed:  # a stale card: said, and nothing changes
                 display(Markdown(f"**Not recorded:** {md_text(closed)}."))
+                for card in self.cards:
+                    if card.decision.id == decision_id:
+                        card.close()
 
 
 def status_markdown(session: Session) -> str:
@@ -473,6 +443,8 @@ class DCPilotMagics(Magics):
     @argument("--new", action="store_true", help="start over even if a session exists")
     @argument("--budget", action="append", default=None, metavar="[STEP=]SECONDS",
               help="time budget per step, e.g. --budget train_evaluate=900 (repeatable)")
+    @argument("--no-impact", dest="impact", action="store_false",
+              help="with --approve ask, do not estimate what each option does to the model before a card asks")
     @line_magic
     def dcplan(self, line: str) -> None:
         """Start (or show and resume) the co-pilot on a DataFrame in this kernel."""
@@ -501,7 +473,9 @@ class DCPilotMagics(Magics):
             args.approve = load_settings().default_approve
         notebook = Path(args.notebook or INLINE_NOTEBOOK).resolve()
         try:
+            # the cards show each option's impact when a person answers them (as the panel does)
             request = Request(frame=args.frame, approve=args.approve, budget=args.budget,
+                              impact=args.impact and args.approve == "ask",
                               given=Given(target=args.target, time=args.time, id=args.entity, kind=args.task,
                                           index=args.index),
                               inputs=Inputs(frames=[args.frame], kernel=self.token,
@@ -514,6 +488,7 @@ class DCPilotMagics(Magics):
         if (pilot is not None and not args.new and Path(pilot.session.notebook) == notebook
                 and request.resumed_by(pilot.session)):
             pilot.coordinator.policy = policy
+            pilot.coordinator.estimate_impact = request.impact
             if budgets is not None:
                 pilot.set_budgets(budgets)
         else:

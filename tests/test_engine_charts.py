@@ -41,7 +41,8 @@ def test_leakage_chart_compares_the_column_with_the_best_other_feature(findings)
     chart = chart_for(findings["target_leakage"])
     evidence = findings["target_leakage"].evidence
     assert values(chart) == {"complained": evidence["score"], "best other feature": evidence["next_best_score"]}
-    assert chart["unit"] == "roc_auc" and chart["threshold"] == pytest.approx(0.95)
+    assert chart["unit"] == "AUROC" and chart["threshold"] == pytest.approx(0.95)  # the metric in words
+    assert chart["title"] == "Outcome predicted from one feature alone (AUROC)"
     assert values(chart)["complained"] > values(chart)["best other feature"]
 
 

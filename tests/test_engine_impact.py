@@ -78,12 +78,13 @@ async def test_the_card_fills_in_option_by_option_and_says_how_much_the_choice_m
     assert set(drop) >= {"metric", "mean", "sd", "rows", "columns", "top_features", "flags"}
     assert keep["mean"] > drop["mean"] and keep["top_features"][0] == "leak"
     assert any("uses follow-up data: 'leak'" in f for f in keep["flags"])  # the finding's timing evidence
-    assert info["status"] == "done" and info["best"] == "keep" and "changes the AUROC by up to" in info["note"]  # metric names in words
+    assert info["status"] == "done" and "changes the AUROC by up to" in info["note"]  # metric names in words
+    assert info["best"] == "drop"  # the best *valid* score: keeping the flagged leak scores higher
     assert events[0]["impact"]["status"] == "running" and events[-1]["impact"]["status"] == "done"
     assert Session.load(s.path).decisions[0].options[1].impact["mean"] == keep["mean"]  # in the sidecar
     report = build_report(s, None)
     entry = report["decisions"][0]
-    assert entry["options"][1]["impact"]["mean"] == keep["mean"] and entry["impact"]["best"] == "keep"
+    assert entry["options"][1]["impact"]["mean"] == keep["mean"] and entry["impact"]["best"] == "drop"
     assert "uses follow-up data" in render_html(report, report_details(s, None))
 
 

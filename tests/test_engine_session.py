@@ -143,3 +143,25 @@ def test_a_sidecar_written_before_the_typed_core_still_loads(tmp_path):
     assert trusted.checkpoints[0].snapshot.task.kind is TaskKind.SURVIVAL
     assert trusted.task.diagnosis_args() == {"target": "death", "time": "futime", "id": "pid", "task": "survival",
                                              "index": "first"}
+
+
+def test_next_decision_is_the_one_question_to_ask_now_in_plan_order(tmp_path):
+    """One card at a time (issue 29): the waiting step's question, else the next step's; none while
+    a step before it still has to run (a question reopened by an undo waits for the split)."""
+    s = _populated(tmp_path)
+    leak = s.decisions[0]
+    s.plan.insert(0, Step(id="s0", episode="split", title="Split", gate=None))
+    s.plan.append(Step(id="s2", episode="handle_outliers", title="Outliers", gate="outliers", decision_id="d3"))
+    s.decisions.append(Decision(id="d3", step_id="s2", gate="outliers", question="clip?",
+                                options=[DecisionOption(id="clip", label="Clip", description="", risk="")]))
+    assert s.next_decision() is None  # the split runs first
+    s.plan[0].status = StepStatus.DONE
+    assert s.next_decision() is leak
+    s.plan[2].status = StepStatus.AWAITING_DECISION  # the run waits at a later step: its question first
+    assert s.next_decision() is s.decisions[1]
+    s.plan[2].status = StepStatus.PROPOSED
+    s.decide("d2", "drop")
+    s.plan[1].status = StepStatus.DONE
+    assert s.next_decision() is s.decisions[1]
+    s.decide("d3", "clip")
+    assert s.next_decision() is None

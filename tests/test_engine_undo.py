@@ -71,9 +71,16 @@ async def test_a_user_answer_is_asked_again_after_undo(tmp_path):
     first = next(c for c in session.checkpoints)
     steps_after = [s.id for s in session.plan if s.decision_id and s.status == "done"
                    and s.checkpoint_id and s.checkpoint_id != first.id]
+    for st in steps_after:  # estimated on the data as it was then
+        decision = session.decision(session.step(st).decision_id)
+        decision.impact = {"status": "done", "best": decision.options[0].id}
+        decision.options[0].impact = {"metric": "roc_auc", "mean": 0.9, "sd": 0.01, "rows": 9, "columns": 2,
+                                      "top_features": [], "flags": []}
     await coord.undo(first.id)
     reopened = [session.decision(session.step(s).decision_id) for s in steps_after]
     assert reopened and all(d.reopened and d.choice is None for d in reopened)  # the user answered them
+    # asked again with a fresh estimate, never with the old chart
+    assert all(d.impact is None and all(o.impact is None for o in d.options) for d in reopened)
     assert await coord.run_until_blocked() == "blocked"
 
 

@@ -12,7 +12,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from jupyter_dcpilot.engine.session import sidecar_path
-from jupyter_dcpilot.magics import DCPilotMagics, DecisionCard, MainThreadBridge
+from jupyter_dcpilot.magics import DCPilotMagics, MainThreadBridge
+from jupyter_dcpilot.widget_cards import DecisionCard
 
 
 def leaky_frame(n: int = 150, seed: int = 0) -> pd.DataFrame:
@@ -153,10 +154,18 @@ def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(
     recommended = card.buttons[card.decision.recommended]
     assert "recommended" in recommended.description and recommended.button_style == "success"
 
+    progress: list[str] = []
+    pilot.progress.observe(lambda change: progress.append(change["new"]), "value")
     with capture_output():
         recommended.click()  # what the frontend does; the run resumes until the next gate
+    assert any(p.startswith("Estimating what each option does to the model · ") for p in progress)
     card = next(c for c in pilot.cards if c.decision.gate == "leakage")
     assert "leak" in card.decision.columns and card.decision.evidence
+    assert len(pilot.cards) == 1  # one question at a time (issue 29)
+    # what each option does to the model, estimated before the card asks (as the panel's card shows)
+    assert card.decision.impact is not None and card.decision.impact["status"] == "done"
+    chart = card.impact.value
+    assert 'data-option="drop"' in chart and "AUROC" in chart and "recommended" in chart
     card.rationale.value = "filed after the outcome"
     with capture_output():
         card.buttons["drop"].click()
@@ -191,6 +200,16 @@ def test_ask_shows_cards_and_a_click_records_a_user_decision_then_the_step_runs(
     assert [h["choice"] for h in pilot.session.decision(decision.id).history] == ["drop"]
 
 
+def test_no_impact_asks_without_estimating(shell):
+    run(shell, "dcplan", "df --target y --approve ask --no-impact")
+    pilot = magics(shell).pilot
+    with capture_output():
+        pilot.cards[0].buttons[pilot.cards[0].decision.recommended].click()
+    (card,) = pilot.cards
+    assert card.decision.gate == "leakage" and card.decision.impact is None and card.impact.value == ""
+    assert pilot.coordinator.estimate_impact is False
+
+
 def test_dcdecide_answers_without_widgets_and_dcundo_defaults_to_the_last_checkpoint(shell):
     run(shell, "dcplan", "df --target y")
     pilot = magics(shell).pilot
@@ -221,6 +240,7 @@ def test_a_stale_card_never_rewrites_the_decision_log(shell):
     task = pilot.session.decision(task_card.decision.id)
     assert (task.choice, task.via) == ("confirm", "magic")
     assert task_card not in pilot.cards and all(b.disabled for b in task_card.buttons.values())
+    assert "Answered: <b>" in task_card.status.value and "takes no other answer" in task_card.status.value
     stale = DecisionCard(task, "Confirm task and target", pilot._choose)  # live buttons, answered question
     with capture_output() as shown:
         stale.buttons["regression"].click()
@@ -231,8 +251,8 @@ def test_a_stale_card_never_rewrites_the_decision_log(shell):
     status = markdown(run(shell, "dcstatus"))
     assert "regression" not in status and "confirm (by user)" in status
     assert "regression" not in markdown(run(shell, "dcreport"))
-    # %dcstatus shows a card only for a question still open
-    assert {c.decision.id for c in pilot.cards} == {d.id for d in pilot.session.open_decisions()}
+    # %dcstatus shows a card only for the question asked now
+    assert [c.decision for c in pilot.cards] == [pilot.session.next_decision()]
 
 
 def test_a_second_dcplan_resumes_the_same_session_and_new_starts_over(shell):
@@ -348,10 +368,12 @@ def test_in_a_real_kernel_plan_cards_and_clicks_work(tmp_path):
                 "%dcplan df --target y")
         out = execute("p = get_ipython().magics_manager.registry['DCPilotMagics'].pilot\n"
                       "p.cards[0].buttons[p.cards[0].decision.recommended].click()\n"
-                      "[c for c in p.cards if c.decision.gate == 'leakage'][0].buttons['drop'].click()\n"
+                      "c = p.cards[0]; print(len(p.cards), c.decision.gate, 'data-option=\"drop\"' in c.impact.value)\n"
+                      "c.buttons['drop'].click()\n"
                       "d = [d for d in p.session.decisions if d.gate == 'leakage'][0]\n"
                       "print(d.by, p.session.step(d.step_id).status, 'leak' in df.columns)")
-        assert out.split() == ["user", "done", "False"]
+        # one card, with its impact chart, in the kernel Notebook 7 and JupyterLab run
+        assert out.split() == ["1", "leakage", "True", "user", "done", "False"]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -192,7 +192,8 @@ async def test_the_leakage_card_gets_its_impact_in_the_background(jp_fetch, jp_w
         assert by_id["keep"]["mean"] > by_id["drop"]["mean"]
         assert "complained" in by_id["keep"]["top_features"] and "complained" not in by_id["drop"]["top_features"]
         assert by_id["keep"]["flags"] and not by_id["drop"]["flags"]
-        assert decision["impact"]["best"] == "keep" and decision["impact"]["note"]
+        # "best" is the best score that leaves a valid model: never the flagged leak's (issue 29)
+        assert decision["impact"]["best"] == "drop" and decision["impact"]["note"]
         pushed = [m for m in frontend.received if m.get("type") == "impact"]
         assert pushed and pushed[-1]["impact"]["status"] == "done"
         # nothing runs now: cancel is refused; start runs it again; an answer stops it

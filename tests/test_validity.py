@@ -12,6 +12,7 @@ from kernel_tools.findings import Finding
 from kernel_tools.inferences import Inference
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
+         "holdout_ci": [0.63, 0.77], "cv_sd": 0.03, "n_test": 62,
          "features": ["age", "bili", "albumin"], "grouped": True, "warnings": [], "importance": []}
 INDEX_FIRST = {"kind": "entity_start", "column": "day", "label": "each entity's first record (by 'day')"}
 
@@ -119,14 +120,55 @@ def test_a_diagnosis_that_could_not_run_makes_the_result_not_valid():
     assert "never diagnosed" in failed(audit(never))["diagnosis_complete"]
 
 
-def test_the_holdout_must_confirm_the_cross_validation():
-    weak = {**MODEL, "cv_score": 0.642, "holdout_score": 0.491}
-    checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(weak)]))
-    assert "does not confirm" in failed(checks)["holdout_confirms_cv"]
-    r2 = {**MODEL, "metric": "r2", "cv_score": 0.35, "holdout_score": -0.02}
+def test_the_holdout_must_not_be_implausibly_low_for_the_cross_validation():
+    """A gap far outside both intervals fails, with the probability in words; the demo's small,
+    unlucky holdout (87 subjects, 0.495 against 0.642) is within the luck of its size."""
+    weak = {**MODEL, "cv_score": 0.81, "cv_se": 0.01, "holdout_score": 0.60, "holdout_ci": [0.55, 0.65],
+            "n_test": 400}
+    detail = failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(weak)])))["holdout_confirms_cv"]
+    assert "the holdout contradicts the cross-validation" in detail
+    assert "fewer than 1 time in 1,000" in detail and "keeps 32% of the skill over chance" in detail
+    demo = {**MODEL, "cv_score": 0.642, "cv_sd": 0.044, "cv_scores": [0.6] * 5, "holdout_score": 0.495,
+            "holdout_ci": [0.385, 0.634], "n_test": 87}
+    checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(demo)]))
+    assert "holdout_confirms_cv" not in failed(checks)
+    detail = {c.check: c.detail for c in checks}["holdout_confirms_cv"]
+    assert "a holdout of 87 rows would score this low about 1 time in" in detail and "within the luck" in detail
+    r2 = {**MODEL, "metric": "r2", "cv_score": 0.35, "cv_se": 0.02, "holdout_score": -0.02,
+          "holdout_ci": [-0.1, 0.06], "n_test": 300}
     s = session([], [split_step("stratified"), model_step(r2)],
                 task=Task(kind="regression", index={"kind": "row", "label": "x"}))
-    assert "holdout_confirms_cv" in failed(audit(s))
+    assert "keeps 0% of the skill" in failed(audit(s))["holdout_confirms_cv"]
+
+
+def test_an_unusual_holdout_is_not_a_broken_evaluation_until_one_in_a_thousand():
+    """The demo's split seed 2 (benchmarks/bench_split_seeds.py): 1 time in 200 is rare, but the
+    check runs on every run, and fails only below 1 in 1,000."""
+    seed2 = {**MODEL, "cv_score": 0.643, "cv_se": 0.033, "cv_interval": [0.575, 0.711], "cv_repeats": 5,
+             "holdout_score": 0.462, "holdout_ci": [0.331, 0.585], "n_test": 86}
+    checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(seed2)]))
+    detail = {c.check: c.detail for c in checks}["holdout_confirms_cv"]
+    assert "holdout_confirms_cv" not in failed(checks)
+    assert "cross-validated 0.643 [95% interval 0.575–0.711] over 5 partitions" in detail
+    assert "about 1 time in" in detail and "unusual, but the check fails only below 1 time in 1,000" in detail
+
+
+def test_a_clear_but_small_gap_on_a_large_holdout_is_not_a_broken_evaluation():
+    large = {**MODEL, "metric": "roc_auc", "cv_score": 0.80, "cv_se": 0.002, "holdout_score": 0.785,
+             "holdout_ci": [0.78, 0.79], "n_test": 20000}
+    checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(large)]))
+    detail = {c.check: c.detail for c in checks}["holdout_confirms_cv"]
+    assert "holdout_confirms_cv" not in failed(checks) and "keeps 95% of the skill" in detail
+
+
+def test_a_holdout_without_an_interval_cannot_be_judged():
+    bare = {**MODEL, "cv_score": 0.75, "holdout_score": 0.60, "holdout_ci": None}
+    assert "could not be computed" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(bare)])))[
+        "holdout_confirms_cv"]
+    close = {**bare, "holdout_score": 0.73}  # keeps 92% of the skill over chance: a gap too small to matter
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(close)])))
+    above = {**bare, "holdout_score": 0.80}
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(above)])))
     missing = {**MODEL, "holdout_score": None}
     assert "never scored" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(missing)])))[
         "holdout_confirms_cv"]
@@ -203,8 +245,8 @@ def test_scores_are_reported_with_their_spread_and_a_model_card():
     assert card["decisions"] == [{"step": "s_aggregate", "gate": "aggregation", "columns": ["id"],
                                   "choice": "aggregate_first", "by": "user", "rationale": "enrolment"}]
     details = {c["check"]: c["detail"] for c in report["validity"]}
-    assert details["holdout_confirms_cv"] == ("c_index holdout 0.700 [95% interval 0.640–0.770], "
-                                              "cross-validated 0.720 ± 0.031")
+    assert details["holdout_confirms_cv"].startswith("c_index holdout 0.700 [95% interval 0.640–0.770], "
+                                                     "cross-validated 0.720 ± 0.031; a holdout of 62 rows")
 
 
 def test_intervals_are_known_at_their_start_only_when_the_model_fits_them_as_intervals():

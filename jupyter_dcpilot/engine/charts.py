@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import LEAKAGE_SCORE
+from kernel_tools.vocabulary import LEAKAGE_SCORE, metric_words
 
 from .wire import Chart, ChartBar
 
@@ -56,7 +56,8 @@ def leakage_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | None:
         bars = [(f"{name} equals the outcome", evidence.get("agreement")),
                 ("by chance (majority class)", evidence.get("chance_agreement"))]
         return _chart("Rows where the column's value is the outcome's own label", "share", bars)
-    return _chart(f"Outcome predicted from one feature alone ({metric})", metric, bars, threshold)
+    return _chart(f"Outcome predicted from one feature alone ({metric_words(metric)})", metric_words(metric), bars,
+                  threshold)
 
 
 def suspected_leakage_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | None:

@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.vocabulary import LEAKAGE_SCORE, SessionState, StepGate, StepStatus
 
-from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits, structure
+from . import fingerprint, gatekeeping, history, impact, model_audit, plan_edits, reask, structure
 from . import notebook as nb
 from .budgets import Budgets
 from .episodes import Episode, library
@@ -332,6 +332,9 @@ class Coordinator:
             self._close(step, StepStatus.DONE, step.note)
             return "done"
         if outcome == "failed":
+            if ep.stage in ("split", "model") and await reask.reask_task(
+                    s, self.calls, self.notebook, step, self.episodes, self.max_backtracks):
+                return "done"  # a question again, not an end (:mod:`.reask`)
             return self._failed(step, ep)
         self._close(step, StepStatus.DONE)
         if ep.stage == "pre_split":

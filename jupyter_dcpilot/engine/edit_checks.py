@@ -59,6 +59,8 @@ def check_value(key: str, spec: dict[str, Any], value: Any) -> None:
             raise ValueError(f"{key} must be a number, not {value!r}")
         if not math.isfinite(value):
             raise ValueError(f"{key} must be a finite number, not {value}")
+        if spec.get("integer") and not isinstance(value, int):
+            raise ValueError(f"{key} must be a whole number, not {value}")
         low, high = spec.get("min"), spec.get("max")
         if low is not None and (value < low or (spec.get("exclusive_min") and value == low)):
             raise ValueError(f"{key} must be {'above' if spec.get('exclusive_min') else 'at least'} {low}, not {value}")

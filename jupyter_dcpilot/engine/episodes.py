@@ -232,7 +232,9 @@ EPISODES: tuple[Episode, ...] = (
         changes=("df", "train", "test"),
         fallback_params=({"test_size": 0.25, "random_state": 0},), required=True,
         edit_params={"test_size": {"kind": "number", "min": 0.05, "max": 0.5,
-                                   "doc": "share of rows (or entities) held out"}},
+                                   "doc": "share of rows (or entities) held out"},
+                     "random_state": {"kind": "number", "min": 0, "max": 2**31 - 1, "integer": True,
+                                      "doc": "seed of the split: another seed holds out other rows"}},
         coordinator="Split before learning anything from the data; grouped by the entity id "
         "when one exists, stratified for classification.",
         worker="train, test, split_report = kt.split(df, target=..., groups=id, ...).",

@@ -23,10 +23,20 @@ _SPOKEN = ("ProbeError", "HostError", "KernelDiedError", "KernelBusyError", "NoK
 _WAITING = (queue.Empty, asyncio.TimeoutError, TimeoutError)
 
 
+# numpy 2's reprs of scalars, as they leak into messages built with {value!r}: np.int64(6), np.True_
+NUMPY_REPR = re.compile(r"\bnp\.(?:u?int\d*|float\d*|str_|bool_?)\((.*?)\)|\bnp\.(True|False)_")
+
+
+def plain(text: str) -> str:
+    """``text`` with numpy's scalar reprs as people write the values: ``np.int64(6)`` → ``6``,
+    ``np.True_`` → ``True``."""
+    return NUMPY_REPR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
+
+
 def in_words(exc: BaseException, doing: str) -> str:
     """A sentence for ``exc`` raised while ``doing`` (e.g. "running step s4 (Impute missing
     values)"): never a bare class name or an empty message."""
-    message = " ".join(str(exc).split())
+    message = plain(" ".join(str(exc).split()))
     name = type(exc).__name__
     if isinstance(exc, _WAITING) and not message:
         return (f"the kernel did not answer while {doing}; it may still be busy or stuck: "
@@ -40,7 +50,7 @@ def in_words(exc: BaseException, doing: str) -> str:
 
 def cell_error(ename: str, evalue: str) -> str:
     """A step cell's error as a sentence: the kernel's message, its type only when it says more."""
-    evalue = " ".join(str(evalue or "").split())
+    evalue = plain(" ".join(str(evalue or "").split()))
     if not evalue:
         return f"the cell stopped with {_spaced(ename) or 'an error'}"
     if ename == "KeyError":

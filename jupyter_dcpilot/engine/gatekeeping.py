@@ -19,7 +19,7 @@ from typing import Any, cast
 from jupyter_dcpilot.terminal import one_line
 from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 
-from . import decisions_file, structure_cards
+from . import alike, decisions_file, structure_cards
 from .charts import chart_for
 from .episodes import Episode
 from .session import Decision, Session, Step
@@ -183,6 +183,10 @@ def finding_options(session: Session, step: Step) -> tuple[list[DecisionOption],
                                   action={"function": step.function, "params": step.params})]
     if finding is None:
         return options, step.reason, {}
+    found = [f for f in (session.finding(fid) for fid in step.finding_ids) if f is not None]
+    keys = {alike.alike_key(f) for f in found}
+    if len(found) > 1 and len(keys) == 1 and None not in keys:  # columns alike, asked once
+        return alike.merged_options(options, found), alike.question(found), {"columns": len(step.columns)}
     return options, finding.summary, dict(finding.evidence)
 
 

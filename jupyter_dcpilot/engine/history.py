@@ -111,6 +111,7 @@ def reset(session: Session, step: Step, reason: str, ask_user: bool) -> None:
     decision = next((d for d in s.decisions if d.id == step.decision_id), None)
     if decision is not None and (ask_user or decision.by == "user"):
         decision.reopen(reason)
+        decision.clear_impact()  # estimated on the data before the undo
         s.changed("decision", decision=decision.to_dict())
     else:
         s.decisions = [d for d in s.decisions if d is not decision]

@@ -82,18 +82,21 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
 
 
 def summary(decision: Decision, tolerance: float = TOLERANCE) -> dict[str, Any]:
-    """The comparison of the options estimated so far (best, spread, and a note in words)."""
+    """The comparison of the options estimated so far: ``best``, the best score among the options
+    that leave a valid model (no flag: a leak's 0.99 is not "best"; None while none is scored),
+    the spread of all the scores, and a note in words."""
     scored: dict[str, float] = {o.id: float(mean) for o in decision.options
                                 if o.impact is not None and isinstance(mean := o.impact.get("mean"), (int, float))}
+    valid = {o.id: scored[o.id] for o in decision.options if o.id in scored and o.impact and not o.impact.get("flags")}
+    best = max(valid, key=valid.__getitem__) if valid else None
     metric = next((o.impact["metric"] for o in decision.options if o.impact), None)
     if len(scored) < 2:
-        return {"best": next(iter(scored), None), "spread": None, "barely_differ": False, "note": ""}
+        return {"best": best, "spread": None, "barely_differ": False, "note": ""}
     spread = max(scored.values()) - min(scored.values())
     barely = spread < tolerance
     note = (f"the choice changes the score by < {tolerance}" if barely
             else f"the choice changes the {metric_words(metric)} by up to {spread:.3f}")
-    return {"best": max(scored, key=scored.__getitem__), "spread": round(spread, 6),
-            "barely_differ": barely, "note": note}
+    return {"best": best, "spread": round(spread, 6), "barely_differ": barely, "note": note}
 
 
 async def estimate(session: Session, kernel: KernelProbe, decision: Decision,

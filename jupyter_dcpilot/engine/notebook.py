@@ -142,10 +142,16 @@ def validity_markdown(checks: list[Any]) -> str:
 
 
 def score_text(model: dict[str, Any]) -> str:
-    """'c_index: cv 0.811 ± 0.030, holdout 0.755 [0.70–0.81]' — every score with its spread."""
-    ci, sd = model.get("holdout_ci"), model.get("cv_sd")
-    return (f"{model.get('metric')}: cv {num_text(model.get('cv_score'))}"
-            + (f" ± {num_text(sd)}" if isinstance(sd, (int, float)) else "")
+    """'c_index: cv 0.811 ± 0.030, holdout 0.755 [0.70–0.81]' — every score with its spread (the
+    cross-validated one's interval when it has one: '[95% interval 0.75–0.87] over 5 × 5 folds')."""
+    ci, sd, cv_ci = model.get("holdout_ci"), model.get("cv_sd"), model.get("cv_interval")
+    repeats = model.get("cv_repeats") or 1
+    if cv_ci and None not in cv_ci:
+        spread = f" [95% interval {num_text(cv_ci[0])}–{num_text(cv_ci[1])}]" + (
+            f" over {repeats} partitions" if repeats > 1 else "")
+    else:
+        spread = f" ± {num_text(sd)}" if isinstance(sd, (int, float)) else ""
+    return (f"{model.get('metric')}: cv {num_text(model.get('cv_score'))}{spread}"
             + f", holdout {num_text(model.get('holdout_score'))}"
             + (f" [95% interval {num_text(ci[0])}–{num_text(ci[1])}]" if ci and None not in ci else ""))
 

@@ -339,8 +339,7 @@ def _refresh_options(decision: Decision, step: Step, episodes: dict[str, Episode
         if action and action.get("function"):
             action["params"] = call_params(step, action["function"], action.get("params") or {},
                                            episodes.get(step.episode))
-        option.impact = None
-    decision.impact = None
+    decision.clear_impact()
 
 
 def _add(session: Session, edit: dict[str, Any], episodes: dict[str, Episode]) -> Step:

@@ -76,6 +76,8 @@ def build_report(session: Session, model: dict[str, Any] | None,
         "model": None if not model else {
             "name": model.get("model_name"), "metric": model.get("metric"),
             "cv_score": model.get("cv_score"), "cv_sd": model.get("cv_sd"),
+            "cv_interval": model.get("cv_interval"), "cv_repeats": model.get("cv_repeats"),
+            "estimate": model.get("estimate"),
             "holdout_score": model.get("holdout_score"), "holdout_ci": model.get("holdout_ci"),
             "features": model.get("features"), "candidates_tried": model.get("candidates_tried"),
             "degraded": model.get("degraded") or [], "card": model_card(session, model),

@@ -166,6 +166,13 @@ class Decision:
         self.choice = self.by = self.at = self.via = self.proposal = None
         self.rationale = ""
 
+    def clear_impact(self) -> None:
+        """Forget the options' impact estimates: they were made on the data as it was (an undo
+        or new parameters change it), so the card asks with a fresh estimate, not an old chart."""
+        self.impact = None
+        for option in self.options:
+            option.impact = None
+
     def option(self, option_id: str | None = None) -> DecisionOption | None:
         wanted = self.choice if option_id is None else option_id
         return next((o for o in self.options if o.id == wanted), None)
@@ -371,6 +378,17 @@ class Session:
         decision of an undone or replaced step asks nothing any more)."""
         pending = {s.id for s in self.plan if s.pending}
         return [d for d in self.decisions if not d.decided and d.step_id in pending]
+
+    def next_decision(self) -> Decision | None:
+        """The one question to ask now, in plan order: the open decision of the step the run waits
+        at, else that of the next step to run; None when the next step has none (it runs first:
+        after an undo, a reopened question waits for the steps it depends on)."""
+        open_ = {d.step_id: d for d in self.open_decisions()}
+        pending = [st for st in self.plan if st.pending]
+        waiting = next((st for st in pending if st.status == StepStatus.AWAITING_DECISION and st.id in open_), None)
+        if waiting is not None:
+            return open_[waiting.id]
+        return open_.get(pending[0].id) if pending else None
 
     def cells_after(self, checkpoint_id: str) -> list[str]:
         """Ids of the co-pilot cells added after a checkpoint (never user cells)."""

@@ -58,7 +58,7 @@ class Impact(_ImpactExtras):
 
 
 class _ImpactSummaryExtras(TypedDict, total=False):
-    best: str | None  # the option with the best mean score
+    best: str | None  # the option with the best mean score among those without a validity flag
     spread: float | None  # best minus worst mean score
     barely_differ: bool
     note: str

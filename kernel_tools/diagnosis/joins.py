@@ -22,7 +22,7 @@ from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, Gate, InferenceKind
+from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, metric_words
 
 MAX_KEY_VALUES = 200_000
 
@@ -169,7 +169,7 @@ def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]
             findings.append(Finding(
                 "target_leakage", [c], "critical",
                 f"'{c}' from frame '{right}' gives '{target}' away once joined on '{key['left']}' "
-                f"({metric} {s:.3f} on its own): it must not be joined in as a feature.",
+                f"({metric_words(metric)} {s:.3f} on its own): it must not be joined in as a feature.",
                 {"metric": metric, "score": round(s, 4), "frame": right, "joined_on": key["left"],
                  "sample_size": len(pos)},
                 [drop([c], "target leaked through a join", "none if it is recorded after the outcome"),

@@ -26,6 +26,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeri
 from kernel_tools.diagnosis.options import drop, keep
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
 from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import metric_words
 
 OUTCOME_NAME = re.compile(
     r"death|died|dead|deceas|mortal|outcome|discharg|exit|churn|cancel|complain|recur|relaps|"
@@ -251,7 +252,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     flagged = _strong_single_features(frame, profiles, outcome, scores, strengths, ranked, metric)
     for c, s in _missingness_scores(frame, profiles, features, outcome, folds).items():
         if strength(s, kind) >= 0.8 and c not in flagged:
-            flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric} of "
+            flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric_words(metric)} of "
                                     f"the missingness pattern {s:.3f}): it is likely recorded only "
                                     "when the event happened", "missingness_score": round(s, 4)}
     if kind == "survival":  # filled exactly for the events (cause of death, reason for leaving)
@@ -276,7 +277,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
         flagged[c] = {**ev, **flagged.get(c, {})}
     if kind == "classification" and follow_up in scores and follow_up not in flagged:
         if strength(scores[follow_up], kind) >= 0.3:
-            flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric} "
+            flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric_words(metric)} "
                                             f"{scores[follow_up]:.3f}): follow-up ends with the outcome, "
                                             "so it is not known when a prediction is made "
                                             "(consider a survival model instead)",
@@ -299,13 +300,13 @@ def _strong_single_features(frame: pd.DataFrame, profiles: dict[str, ColumnProfi
         second = max(rest) if rest else 0.0
         if g >= ABSOLUTE and not _easy_outcome(c, frame, profiles, outcome):
             flagged[c] = {"reason": f"on its own it predicts the outcome almost perfectly "
-                                    f"({metric} {scores[c]:.3f})"}
+                                    f"({metric_words(metric)} {scores[c]:.3f})"}
         elif g >= RELATIVE_FLOOR and g >= RELATIVE_FACTOR * second and len(rest) >= 3:
             flagged[c] = {"reason": f"on its own it predicts the outcome far better than any other "
-                                    f"feature ({metric} {scores[c]:.3f})"}
+                                    f"feature ({metric_words(metric)} {scores[c]:.3f})"}
         elif g >= 0.6 and OUTCOME_NAME.search(c) and g >= 1.3 * second:
             flagged[c] = {"reason": f"it is named like an outcome and predicts it strongly "
-                                    f"({metric} {scores[c]:.3f})"}
+                                    f"({metric_words(metric)} {scores[c]:.3f})"}
     return flagged
 
 

@@ -38,9 +38,10 @@ from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
 from kernel_tools.models.pipelines import candidates
+from kernel_tools.models.repeats import estimate_sentence, planned_repeats
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
-from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval
+from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
 
 TASKS = TASK_KINDS
@@ -76,6 +77,7 @@ def fit_evaluate(
     *,
     max_cv_rows: int = 50_000,
     budget: float | None = None,
+    repeats: int | None = None,
 ) -> ModelReport:
     """Cross-validate candidate models on ``df`` and refit the best on all of it.
 
@@ -93,6 +95,12 @@ def fit_evaluate(
     error of it; the refit is scored once on ``test``, with a bootstrap 95% interval
     (``report.holdout_ci``; whole entities resampled when ``groups`` is in ``test``).
     ``report.candidates_tried`` counts every setting cross-validated.
+
+    ``repeats``: how many random partitions into ``cv`` folds the chosen model is
+    cross-validated on (None: 5 below 1,000 entities or, for survival, 100 events, else 1; see
+    :mod:`kernel_tools.models.repeats`). ``report.cv_score`` is their mean, ``report.cv_interval``
+    its 95% interval and ``report.estimate`` says which estimate it is and why. Candidates are
+    compared on the first partition.
 
     ``budget`` (seconds, None = unlimited) bounds the wall time: fits are never interrupted,
     but the work is planned from measured fit times, and what would not fit is cut on purpose
@@ -120,15 +128,17 @@ def fit_evaluate(
                                  preprocess=preprocess, random_state=random_state, max_cv_rows=max_cv_rows,
                                  budget=budget)
     _check_arguments(df, target, task, time, groups, test, cv, max_cv_rows)
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1):
+        raise ValueError(f"repeats must be an integer >= 1 (or None: chosen by the data's size), got {repeats!r}")
     clock = Clock(budget)
     pre_steps = _preprocess_steps(preprocess)
     # One thread per fit: on a small shared machine OpenMP spin-waiting made fits 3x slower.
     with threadpool_limits(limits=1):
         return _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state,
-                             max_cv_rows, clock)
+                             max_cv_rows, clock, repeats)
 
 
-def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows, clock):
+def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_state, max_cv_rows, clock, repeats):
     warnings: list[str] = []
 
     train = _usable_rows(df, target, time, "df", warnings)
@@ -145,6 +155,8 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     metric = PRIMARY_METRIC[task]
     best, selection = _choose(_scored(results), {c.name: c for c in pool}, metric)
     chosen = results[best]
+    group_values = train[groups].to_numpy()[sample] if groups else None
+    estimate = _estimate(chosen, X_cv, y_cv, group_values, task, classes, len(folds), repeats, random_state, clock)
 
     with clock.phase("refit"), _quiet():
         model = clone(chosen["pipeline"]).fit(train[features], y)
@@ -167,8 +179,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     with clock.phase("calibration"):
         calibration, calibration_warning = _calibration(
             task, model, holdout, features, y, classes, pred, y_test, chosen, y_cv, grid)
-    if calibration_warning:
-        warnings.append(calibration_warning)
+    warnings += [calibration_warning] if calibration_warning else []
 
     risk_groups = _risk_groups(y_test, pred, y_cv, chosen) if task == TaskKind.SURVIVAL else None
 
@@ -199,6 +210,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         risk_groups=risk_groups,
         holdout_ci=holdout_ci,
         cv_sd=chosen["cv_std"],
+        **estimate,
         calibration=calibration,
         candidates_tried=sum(r.get("tried", 0) for r in results.values()),
         selection=selection,
@@ -206,6 +218,42 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         budget=clock.budget,
         timings={**clock.timings, "total": round(clock.elapsed(), 3)},
     )
+
+
+def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats, random_state, clock) -> dict[str, Any]:
+    """The chosen candidate's estimate: cross-validated again on more random partitions when the
+    data are small (``chosen``'s scores, means and spread then cover every partition), with its
+    interval and the sentence that says which estimate it is and why (``ModelReport``'s fields)."""
+    wanted, why = planned_repeats(task, y_cv, group_values, repeats)
+    done = 1
+    per_fold = list(chosen["per_fold"])
+    with clock.phase("repeats"):
+        for r in range(1, wanted):
+            if clock.limited and not clock.fits(chosen["seconds"], REPEAT_SHARE):
+                clock.degrade(f"the estimate rests on {done} of {wanted} partitions of the cross-validation: "
+                              f"another (~{chosen['seconds']:.1f} s) would not fit in the {clock.budget:.0f} s "
+                              "budget; its interval is wider for it")
+                break
+            folds, _ = _folds(task, y_cv, group_values, n_folds, random_state + r)
+            result = _cross_validate(chosen["pipeline"], X_cv, y_cv, folds, task, classes)
+            if "per_fold" not in result:  # it fitted on the first partition: a failure here is said
+                clock.degrade(f"partition {r + 1} of the cross-validation failed ({result.get('error')}); "
+                              f"the estimate rests on {done}")
+                break
+            per_fold += result["per_fold"]
+            done += 1
+    if done > 1:
+        table = pd.DataFrame(per_fold)
+        scores = table[PRIMARY_METRIC[task]].tolist()
+        chosen.update(cv_scores=[float(v) for v in scores], cv_mean=float(np.nanmean(scores)),
+                      cv_std=float(np.nanstd(scores)), repeats=done,
+                      means={k: float(v) for k, v in table.mean().items()},
+                      stds={k: float(v) for k, v in table.std(ddof=0).items()})
+    interval = cv_interval(chosen["cv_scores"], n_folds)
+    ci, se = interval if interval is not None else (None, None)
+    sentence = estimate_sentence(task, PRIMARY_METRIC[task], chosen["cv_mean"], ci, n_folds, done,
+                                 group_values is not None, why)
+    return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}
 
 
 def _scored(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -223,6 +271,7 @@ def _cv_metrics(chosen, n_folds, n_sample, n_train, max_cv_rows, warnings) -> di
     metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
     metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
     metrics["cv_folds"] = float(n_folds)
+    metrics["cv_repeats"] = float(chosen.get("repeats", 1))
     if n_sample < n_train:
         metrics["cv_sample_size"] = float(n_sample)
         if n_train > max_cv_rows:  # else the budget sampled, and ``degraded`` says so
@@ -334,6 +383,7 @@ def _score_holdout(model, test, train, features, target, task, time, groups, cla
 # Shares of the budget: cross-validation (with the search) must end by 60% of it, leaving the
 # refit, the holdout interval, permutation importance and calibration the rest.
 CV_SHARE = 0.6
+REPEAT_SHARE = 0.7  # ...and the chosen model's repeated partitions by 70%
 SAMPLE_SHARE = 0.3  # the explainable model's cross-validation alone gets at most this much
 MIN_CV_ROWS = 200
 # The search ranks settings on the first 3 folds: the chosen one is cross-validated on all of
@@ -458,7 +508,7 @@ def _choose(scored, pool, metric) -> tuple[str, str]:
 
 
 def _candidate_summary(result: dict[str, Any]) -> dict[str, Any]:
-    keep = ("cv_mean", "cv_std", "cv_scores", "means", "error", "skipped", "params", "tried", "search")
+    keep = ("cv_mean", "cv_std", "cv_scores", "means", "error", "skipped", "params", "tried", "search", "repeats")
     return {("metrics" if k == "means" else k): v for k, v in result.items()
             if k in keep and v is not None and v != {}}
 
@@ -632,6 +682,33 @@ def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
     return numeric, categorical
 
 
+# A class needs this many rows so that every fold's training rows hold two of it (scikit-learn's
+# early stopping and calibration split the training rows again, stratified)
+MIN_CLASS_ROWS = 3
+TOO_FEW_TO_CROSS_VALIDATE = "too few rows to cross-validate"  # the words the co-pilot reads as a task problem
+AS_A_SCORE = "whole-number classes may be an ordered score (regression)"
+
+
+def small_classes_message(counts: pd.Series) -> str:
+    """The classes too small to cross-validate, in words (labels as written, never ``np.int64(6)``)."""
+    small = counts[counts < MIN_CLASS_ROWS].sort_index()
+    listed = ", ".join(f"{_label(c)} ({n} row{'s' if n != 1 else ''})" for c, n in small.items())
+    numbers = all(isinstance(_label_value(c), (int, float)) for c in counts.index)
+    remedy = (f"{AS_A_SCORE}; else merge the rare classes or drop their rows" if numbers
+              else "merge the rare classes into another or drop their rows")
+    return (f"{len(small)} class{'es have' if len(small) > 1 else ' has'} {TOO_FEW_TO_CROSS_VALIDATE}: "
+            f"{listed}; each class needs at least {MIN_CLASS_ROWS}. The task may be wrong: {remedy}")
+
+
+def _label_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _label(value: Any) -> str:
+    plain = _label_value(value)
+    return repr(plain) if isinstance(plain, str) else str(plain)
+
+
 def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> list[str]:
     out = []
     n = len(frame)
@@ -643,11 +720,9 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
     if task == TaskKind.CLASSIFICATION:
         counts = pd.Series(y).value_counts()
         if len(counts) < 2:
-            raise ValueError(f"the target has one class ({counts.index[0]!r}); nothing to classify")
-        if counts.min() < 2:
-            raise ValueError(
-                f"class {counts.idxmin()!r} has a single row; each class needs at least 2 to cross-validate"
-            )
+            raise ValueError(f"the target has one class ({_label(counts.index[0])}); nothing to classify")
+        if counts.min() < MIN_CLASS_ROWS:
+            raise ValueError(small_classes_message(counts))
         if ptypes.is_float_dtype(np.asarray(y)) or (len(counts) > 20 and len(counts) > 0.05 * n):
             out.append(
                 f"the classification target has {len(counts)} distinct values; is this regression?"
@@ -755,6 +830,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     fold models (for permutation importance). ``stop()``: seconds left for this work; when the
     remaining folds would not fit in it the candidate is abandoned (``{"skipped": ...}``)."""
     per_fold: list[dict[str, float]] = []
+    began = perf_counter()
     oof = np.full((len(y), len(classes)), np.nan) if task == TaskKind.CLASSIFICATION else np.full(len(y), np.nan)
     times = None if grid is None else np.append(grid[0], grid[1])
     oof_survival = None if times is None else np.full((len(y), len(times)), np.nan)
@@ -787,6 +863,8 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
         "fold_models": fold_models,
         "oof": oof,
         "oof_survival": oof_survival,
+        "per_fold": per_fold,
+        "seconds": perf_counter() - began,
     }
 
 

@@ -25,6 +25,9 @@ class ModelReport:
 
     - ``holdout_ci``: ``[lo, hi]``, bootstrap 95% interval of the holdout metric (None without
       a holdout); ``cv_sd``: standard deviation of the chosen model's fold scores.
+    - ``cv_interval``: ``[lo, hi]``, 95% interval of the cross-validated mean (corrected for the
+      folds sharing rows), ``cv_se`` its standard error; ``cv_repeats``: how many random
+      partitions into folds it averages; ``estimate``: which estimate it is and why, in a sentence.
     - ``calibration``: for classification ``{"brier", "curve"}``; for survival
       ``{"integrated_brier", "time" (the median follow-up), "curve"}``; ``curve`` holds lists
       ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
@@ -61,17 +64,22 @@ class ModelReport:
     degraded: list[str] = field(default_factory=list)
     budget: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    cv_interval: list[float] | None = None
+    cv_se: float | None = None
+    cv_repeats: int = 1
+    estimate: str = ""
 
     def __repr__(self) -> str:
         """One paragraph: what a reader (or the co-pilot reading text output) needs first."""
-        folds = f"{len(self.cv_scores)} {'grouped ' if self.grouped else ''}folds"
         text = (
             f"ModelReport({self.task} of {self.target!r}: {self.model_name}, {self.metric} cv "
-            f"{_plain(self.cv_score)} ± {_plain(self.metrics.get('cv_' + self.metric + '_std'))} "
-            f"({folds})"
+            f"{_plain(self.cv_score)}{_interval(self.cv_interval, _plain)} ± "
+            f"{_plain(self.metrics.get('cv_' + self.metric + '_std'))} ({self._folds()})"
         )
         if self.holdout_score is not None:
             text += f", holdout {_plain(self.holdout_score)}{_interval(self.holdout_ci, _plain)} (n={self.n_test})"
+        if self.cv_repeats > 1:
+            text += f"; {self.estimate}"
         text += f"; {self.n_train} rows, {len(self.features)} features"
         text += f"; {self.candidates_tried} settings tried"
         if self.importance:
@@ -81,6 +89,13 @@ class ModelReport:
         if self.degraded:
             text += "; degraded to fit the budget: " + " | ".join(self.degraded)
         return text + ")"
+
+    def _folds(self) -> str:
+        """'5 grouped folds', or '5 × 5 grouped folds' when the partition was repeated."""
+        grouped = "grouped " if self.grouped else ""
+        if self.cv_repeats > 1:
+            return f"{self.cv_repeats} × {len(self.cv_scores) // self.cv_repeats} {grouped}folds"
+        return f"{len(self.cv_scores)} {grouped}folds"
 
     def to_dict(self) -> dict[str, Any]:
         """Everything but the pipeline, JSON-safe (NaN becomes None)."""
@@ -106,6 +121,10 @@ class ModelReport:
                 "risk_groups": self.risk_groups,
                 "holdout_ci": self.holdout_ci,
                 "cv_sd": self.cv_sd,
+                "cv_interval": self.cv_interval,
+                "cv_se": self.cv_se,
+                "cv_repeats": self.cv_repeats,
+                "estimate": self.estimate,
                 "calibration": self.calibration,
                 "candidates_tried": self.candidates_tried,
                 "selection": self.selection,
@@ -120,8 +139,9 @@ class ModelReport:
         """The model's part of a model card (JSON-safe): what it is, how good and how sure,
         how calibrated, on which features, for what use, and its known limits. The data and
         the decisions that prepared it belong to whoever ran the preparation."""
-        metric = {"name": self.metric, "cv": self.cv_score, "cv_sd": self.cv_sd,
-                  "cv_folds": len(self.cv_scores), "grouped": self.grouped,
+        metric = {"name": self.metric, "cv": self.cv_score, "cv_sd": self.cv_sd, "cv_interval": self.cv_interval,
+                  "cv_folds": len(self.cv_scores) // max(self.cv_repeats, 1), "cv_repeats": self.cv_repeats,
+                  "estimate": self.estimate, "grouped": self.grouped,
                   "holdout": self.holdout_score, "holdout_ci": self.holdout_ci, "n_test": self.n_test}
         calibration = None
         if self.calibration:
@@ -154,17 +174,17 @@ class ModelReport:
 
     def _repr_html_(self) -> str:
         e = html.escape
-        folds = f"{len(self.cv_scores)} {'grouped ' if self.grouped else ''}folds"
         head = (
             f"<h4>{e(self.model_name)} &mdash; {e(self.task)} of <code>{e(self.target)}</code></h4>"
-            f"<p><b>{e(self.metric)}</b>: cv {_fmt(self.cv_score)} "
-            f"(&plusmn; {_fmt(self.metrics.get('cv_' + self.metric + '_std'))}, {folds})"
+            f"<p><b>{e(self.metric)}</b>: cv {_fmt(self.cv_score)}{e(_interval(self.cv_interval, _plain, '95% CI '))} "
+            f"(&plusmn; {_fmt(self.metrics.get('cv_' + self.metric + '_std'))}, {e(self._folds())})"
         )
         if self.holdout_score is not None:
             head += (f", holdout {_fmt(self.holdout_score)}"
                      f"{e(_interval(self.holdout_ci, _plain, '95% CI '))} (n={self.n_test})")
         head += f"; trained on {self.n_train} rows, {len(self.features)} features.</p>"
         head += f"<p>{e(self.selection)} ({self.candidates_tried} settings tried)</p>" if self.selection else ""
+        head += f"<p>Estimate: {e(self.estimate)}</p>" if self.estimate else ""
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings)
         if warnings:
             head += f"<ul style='color:#b00020'>{warnings}</ul>"

@@ -51,6 +51,7 @@ from kernel_tools.models.evaluate import (
 )
 from kernel_tools.models.pipelines import FeatureFrame
 from kernel_tools.models.report import ModelReport
+from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval
 
 MODEL_NAME = "Time-varying Cox (penalized)"
 PENALIZER = 0.1
@@ -297,24 +298,11 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
     metrics = {"cv_c_index": cv_score, "cv_c_index_std": cv_std, "cv_folds": float(len(folds)),
                "entities_train": float(train[id].nunique()), "events_train": float(events)}
 
-    holdout_score, n_test = None, 0
+    holdout_score, n_test, holdout_ci, held_out = None, 0, None, fold_models
     if test is not None:
-        held = _usable(test, roles, "test", warnings)
-        missing = [c for c in features if c not in held.columns]
-        if missing:
-            raise KeyError(f"test is missing feature columns the model uses: {missing}")
-        shared = np.intersect1d(train[id].unique(), held[id].unique())
-        if len(shared):
-            warnings.append(f"{len(shared)} {id!r} entities are in both df and test: the holdout score "
-                            "is not independent (split by entity)")
-        y_test = _target(held, start, stop, event)
-        holdout_score = _score(y_test, model.predict(held[features]))
-        metrics["holdout_c_index"] = holdout_score
-        metrics["entities_test"] = float(held[id].nunique())
-        n_test = len(held)
-        held_out = [(model, held[features], y_test, held[id].to_numpy())]
-    else:
-        held_out = fold_models
+        holdout_score, n_test, holdout_ci, held_out = _score_holdout(
+            model, test, train, features, roles, metrics, warnings, random_state)
+    estimate = cv_interval(scores, len(folds))
     importance = _importance(held_out, random_state)
     warnings += _leakage_warnings(cv_score, holdout_score, importance)
     metrics["fit_seconds"] = round(_time.perf_counter() - began, 3)
@@ -328,8 +316,31 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
         model_name=MODEL_NAME,
         candidates={MODEL_NAME: {"cv_mean": cv_score, "cv_std": cv_std, "cv_scores": [float(s) for s in scores]}},
         features=features, importance=importance, warnings=warnings, pipeline=pipeline, grouped=True,
-        n_train=len(train), n_test=n_test, time=stop, groups=id,
+        n_train=len(train), n_test=n_test, time=stop, groups=id, holdout_ci=holdout_ci, cv_sd=cv_std,
+        cv_interval=estimate[0] if estimate else None, cv_se=estimate[1] if estimate else None,
     )
+
+
+def _score_holdout(model, test, train, features, roles, metrics, warnings, random_state):
+    """``(score, rows, 95% interval, held-out triples for importance)`` of the refit model on
+    ``test``; the interval resamples whole entities."""
+    id, start, stop, event = roles
+    held = _usable(test, roles, "test", warnings)
+    missing = [c for c in features if c not in held.columns]
+    if missing:
+        raise KeyError(f"test is missing feature columns the model uses: {missing}")
+    shared = np.intersect1d(train[id].unique(), held[id].unique())
+    if len(shared):
+        warnings.append(f"{len(shared)} {id!r} entities are in both df and test: the holdout score "
+                        "is not independent (split by entity)")
+    y_test = _target(held, start, stop, event)
+    pred = model.predict(held[features])
+    score = _score(y_test, pred)
+    metrics["holdout_c_index"] = score
+    metrics["entities_test"] = float(held[id].nunique())
+    interval, _ = bootstrap_interval(lambda rows: _score(y_test[rows], pred[rows]), len(held),
+                                     held[id].to_numpy(), random_state=random_state)
+    return score, len(held), interval, [(model, held[features], y_test, held[id].to_numpy())]
 
 
 # --- arguments and data ------------------------------------------------------------------------

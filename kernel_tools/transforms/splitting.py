@@ -102,7 +102,9 @@ def _grouped_split(
 ) -> tuple[str, np.ndarray]:
     """(kind, test mask) keeping each entity on one side, class-stratified when ``stratify`` and
     every class spans enough entities."""
-    from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
+    from sklearn.model_selection import GroupShuffleSplit, train_test_split
+
+    from kernel_tools.folds import StratifiedEntityKFold
 
     n_groups = df[groups].nunique()
     if n_groups < 2:
@@ -113,7 +115,7 @@ def _grouped_split(
     if stratify and groups_per_class >= n_splits:
         kind = "grouped, stratified"
         if n_groups <= STRATIFIED_GROUP_KFOLD_MAX_GROUPS:
-            cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+            cv = StratifiedEntityKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
             _, test_idx = next(cv.split(df, strata, df[groups]))
         else:  # its greedy search is slow on many entities: stratify entities by their usual class
             label = pd.crosstab(df[groups], strata).idxmax(axis=1)

@@ -51,7 +51,10 @@ export interface IStatus {
 export class APIError extends Error {
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    /** False when no co-pilot handler answered: the server's own "404 Not Found" page for an
+     * endpoint it does not have (an older server), not a handler's JSON error. */
+    readonly routed = true
   ) {
     super(message);
   }
@@ -79,7 +82,8 @@ export async function requestAPI<T>(
   if (!response.ok) {
     const body = data && typeof data === 'object' ? (data as { message?: unknown; reason?: unknown }) : {};
     const message = body.message || body.reason || response.statusText;
-    throw new APIError(String(message), response.status);
+    const routed = response.status !== 404 || (data !== null && typeof data === 'object');
+    throw new APIError(String(message), response.status, routed);
   }
   return data as T;
 }

@@ -26,6 +26,9 @@ export function recommendedOption(decision: IDecision): string | null {
  * offered, else the option that changes nothing and is not the recommended one.
  */
 export function rejectOption(decision: IDecision): IDecisionOption | null {
+  if (decision.gate === 'task') {
+    return null; // never "Reject (It is classification)": another kind is a correction, not a rejection
+  }
   if (decision.rejects !== undefined) {
     return decision.options.find(o => o.id === decision.rejects) ?? null;
   }
@@ -62,9 +65,12 @@ export function DecisionCard(props: {
   onEstimate?: (action: 'start' | 'cancel') => void;
   /** Parameters the expert set on the step, shown with the options they change. */
   params?: { [key: string]: unknown };
+  /** Set the session up again (another outcome, duration or entity than the task card's). */
+  onRestart?: () => void;
 }): JSX.Element {
-  const { decision, title, disabled, onDecide, onEstimate, params } = props;
+  const { decision, title, disabled, onDecide, onEstimate, params, onRestart } = props;
   const [rationale, setRationale] = React.useState('');
+  const [notThis, setNotThis] = React.useState(false);
   const recommended = recommendedOption(decision);
   const advised = decision.options.find(o => o.id === recommended);
   const reject = rejectOption(decision);
@@ -169,6 +175,18 @@ export function DecisionCard(props: {
             Reject ({reject.label ?? reject.id})
           </button>
         )}
+        {decision.gate === 'task' && (
+          <button
+            type="button"
+            className="jp-dcpilot-not-this jp-mod-styled jp-mod-reject"
+            title="The task is wrong: say what it is"
+            aria-expanded={notThis}
+            disabled={disabled}
+            onClick={() => setNotThis(!notThis)}
+          >
+            Not this task…
+          </button>
+        )}
         {recommended && (
           <button
             type="button"
@@ -180,6 +198,17 @@ export function DecisionCard(props: {
           </button>
         )}
       </div>
+      {notThis && (
+        <div className="jp-dcpilot-not-this-help" role="note">
+          Then say what it is: another task kind or moment of prediction is one of the options above (each
+          says what it changes). Another outcome, duration or entity needs a new session set up with it.
+          {onRestart && (
+            <button type="button" className="jp-dcpilot-button jp-dcpilot-restart" onClick={onRestart}>
+              Set up again…
+            </button>
+          )}
+        </div>
+      )}
     </div>
   );
 }

@@ -37,23 +37,63 @@ export function parseParam(spec: IParamSpec, text: string): unknown {
   return trimmed;
 }
 
-/** The parameters of one step, edited before it runs. */
+/** A kernel_tools call as options carry it. */
+interface ICall {
+  function?: string;
+  params?: { [key: string]: unknown };
+}
+
+/**
+ * The parameters the step's call takes as planned, before the expert's own: those of its
+ * decision's answer (else its recommended option), else of its finding's recommended option,
+ * else the step's — each only when it calls the step's own function.
+ */
+export function plannedParams(session: ISession, step: IStep): { [key: string]: unknown } {
+  const decision = session.decisions.find(d => d.id === step.decision_id);
+  const finding = (session.findings ?? []).find(f => (step.finding_ids ?? []).includes(f.id));
+  const calls = [
+    decision?.options.find(o => o.id === (decision.choice ?? decision.recommended))?.action,
+    finding?.options.find(o => o.recommended)?.action
+  ] as (ICall | null | undefined)[];
+  const own = calls.find(call => call?.function && call.function === step.function);
+  return { ...(step.params ?? {}), ...(own?.params ?? {}) };
+}
+
+/** A parameter's value now: the expert's, else the planned call's; undefined: the function's default. */
+export function currentParam(
+  step: IStep,
+  key: string,
+  spec: IParamSpec,
+  planned: { [key: string]: unknown }
+): unknown {
+  if (step.user_params && key in step.user_params) {
+    return step.user_params[key];
+  }
+  const value = planned[spec.param ?? key];
+  if (value === undefined && key === 'columns' && step.columns.length > 0) {
+    return step.columns;
+  }
+  return value;
+}
+
+/** The parameters of one step, edited before it runs: each shows its value now. */
 function ParamsForm(props: {
   step: IStep;
   specs: { [key: string]: IParamSpec };
+  planned: { [key: string]: unknown };
   disabled: boolean;
   onSave: (params: { [key: string]: unknown }) => void;
   onClose: () => void;
 }): JSX.Element {
-  const { step, specs, disabled, onSave, onClose } = props;
+  const { step, specs, planned, disabled, onSave, onClose } = props;
+  const now = (key: string) => shown(currentParam(step, key, specs[key], planned));
   const [values, setValues] = React.useState<{ [key: string]: string }>(() =>
-    Object.fromEntries(Object.keys(specs).map(key => [key, shown(step.user_params?.[key])]))
+    Object.fromEntries(Object.keys(specs).map(key => [key, now(key)]))
   );
   const changed = () => {
     const params: { [key: string]: unknown } = {};
     for (const [key, spec] of Object.entries(specs)) {
-      const before = shown(step.user_params?.[key]);
-      if (values[key] !== before) {
+      if (values[key] !== now(key)) {
         params[key] = parseParam(spec, values[key]);
       }
     }
@@ -81,7 +121,7 @@ function ParamsForm(props: {
               value={values[key]}
               onChange={e => setValues({ ...values, [key]: e.target.value })}
             >
-              <option value="">(as proposed)</option>
+              {now(key) === '' && <option value="">(its default)</option>}
               {(spec.choices ?? []).map(choice => (
                 <option key={choice} value={choice}>
                   {choice}
@@ -95,11 +135,12 @@ function ParamsForm(props: {
               step="any"
               min={spec.min}
               max={spec.max}
-              placeholder={spec.kind === 'number' ? '(as proposed)' : 'as proposed; names, comma-separated'}
+              placeholder={spec.kind === 'number' ? '(its default)' : 'names, comma-separated'}
               value={values[key]}
               onChange={e => setValues({ ...values, [key]: e.target.value })}
             />
           )}
+          {spec.doc && now(key) === '' && <span className="jp-dcpilot-param-doc">{spec.doc}</span>}
         </label>
       ))}
       <div className="jp-dcpilot-params-actions">
@@ -187,6 +228,7 @@ export function StepActions(props: { model: SessionModel; step: IStep }): JSX.El
         <ParamsForm
           step={step}
           specs={specs}
+          planned={plannedParams(session, step)}
           disabled={busy}
           onSave={params => void model.edit({ op: 'params', step: step.id, params })}
           onClose={() => setEditing(false)}

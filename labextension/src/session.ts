@@ -16,7 +16,7 @@ import {
   openEvents,
   serverSessions
 } from './sessionApi';
-import { EventType, isPending } from './vocabulary';
+import { EventType, isPending, TimelineGroup } from './vocabulary';
 
 /** A notebook request from the server (run_cell, insert_markdown, delete_cells). */
 export interface IHostRequest {
@@ -81,15 +81,38 @@ export class SessionModel {
       this._pending > 0 || (!!s && (s.state === 'running' || s.plan.some(step => step.status === 'running')))
     );
   }
-  /** Decisions still waiting for the expert. */
+  /** Decisions still waiting for the expert, in the order of their steps in the plan. */
   get openDecisions(): IDecision[] {
     const s = this._session;
     if (!s) {
       return [];
     }
     // a decision whose step was undone or replaced asks nothing any more
-    const pending = new Set(s.plan.filter(st => isPending(st.status)).map(st => st.id));
-    return s.decisions.filter(d => d.choice === null && pending.has(d.step_id));
+    const order = new Map(s.plan.filter(st => isPending(st.status)).map((st, i) => [st.id, i]));
+    return s.decisions
+      .filter(d => d.choice === null && order.has(d.step_id))
+      .sort((a, b) => (order.get(a.step_id) as number) - (order.get(b.step_id) as number));
+  }
+
+  /**
+   * The one question the panel asks now: the open decision of the step the co-pilot waits at,
+   * else, while nothing runs, that of the next step to run. Null while a step before every open
+   * decision has still to run: after an undo, a reopened question waits for the steps it
+   * depends on (the split, say), and is asked when the co-pilot reaches its step.
+   */
+  get nextDecision(): IDecision | null {
+    const s = this._session;
+    if (!s) {
+      return null;
+    }
+    const open = new Map(this.openDecisions.map(d => [d.step_id, d]));
+    const pending = s.plan.filter(st => isPending(st.status));
+    const waiting = pending.find(st => st.status === 'awaiting_decision' && open.has(st.id));
+    if (waiting) {
+      return open.get(waiting.id) as IDecision;
+    }
+    const busy = s.state === 'running' || s.plan.some(st => st.status === 'running');
+    return busy || pending.length === 0 ? null : (open.get(pending[0].id) ?? null);
   }
   /** False once the event socket closed (the panel can reconnect). */
   get connected(): boolean {
@@ -316,6 +339,43 @@ export class SessionModel {
     if (id && source.impact) {
       await this._call(() => source.impact!(id, decisionId, action));
     }
+  }
+
+  /** Move a column to another group of the timeline (its own group confirms it). */
+  async moveColumn(column: string, group: TimelineGroup, rationale = ''): Promise<void> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (id && source.moveColumn) {
+      await this._call(
+        () => source.moveColumn!(id, column, group, rationale),
+        this._unsupported(`move '${column}' on the timeline`)
+      );
+    }
+  }
+
+  /** Answer a structural question: the inferred value, or one of its alternatives. */
+  async answerInference(inferenceId: string, value: unknown, rationale = ''): Promise<void> {
+    const id = this._session?.id;
+    const source = this.source;
+    if (id && source.answerInference) {
+      await this._call(
+        () => source.answerInference!(id, inferenceId, value, rationale),
+        this._unsupported('record answers to structural questions')
+      );
+    }
+  }
+
+  /** A server without the endpoint (an older co-pilot, 404 page): said in words, nothing changed. */
+  private _unsupported(what: string): (reason: unknown) => boolean {
+    return reason => {
+      if (reason instanceof APIError && !reason.routed) {
+        this._error =
+          `This server's co-pilot cannot ${what} yet (it has no such endpoint: 404 Not Found). ` +
+          'Nothing was changed; update jupyter-dcpilot on the server to answer it here.';
+        return true;
+      }
+      return false;
+    };
   }
 
   /** Restore the state before a checkpoint's step. */

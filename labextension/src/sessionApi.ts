@@ -2,7 +2,8 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IStatus, requestAPI } from './api';
-import { IDecision } from './findingTypes';
+import { IDecision, IFinding } from './findingTypes';
+import { Confidence, EvidenceSource, InferenceKind, TimelineGroup } from './vocabulary';
 
 // findings, options and decisions: generated from the Python types (see findingTypes.ts)
 export type {
@@ -41,6 +42,11 @@ export interface IStep {
   user_params?: { [key: string]: unknown };
   /** What the expert did to it: added, moved, params, skipped. */
   by_user?: string[];
+  /** The kernel_tools function it calls, and the call's parameters as planned. */
+  function?: string | null;
+  params?: { [key: string]: unknown };
+  /** The findings it answers. */
+  finding_ids?: string[];
 }
 
 /** One parameter an edit may set on a step of an episode. */
@@ -50,7 +56,10 @@ export interface IParamSpec {
   min?: number;
   max?: number;
   optional?: boolean;
+  integer?: boolean;
   doc?: string;
+  /** The call's keyword, when it differs from the parameter's name. */
+  param?: string;
 }
 
 /** One episode of the library, as the "add a step" list shows it. */
@@ -119,6 +128,52 @@ export interface IValidityCheck {
   detail: string;
 }
 
+/** One source's word on when a column is known (kernel_tools.diagnosis.timeline.Placement). */
+export interface IPlacement {
+  group: TimelineGroup;
+  source: EvidenceSource;
+  test: string;
+  reason: string;
+  /** A test on the data or the table's structure; false: a proposal (a name) an expert confirms. */
+  strong: boolean;
+  numbers: { [key: string]: unknown };
+}
+
+/** One column on the timeline: its group, how sure, and the evidence (timeline.TimelineColumn). */
+export interface ITimelineColumn {
+  column: string;
+  group: TimelineGroup;
+  confidence: Confidence;
+  evidence: IPlacement[];
+}
+
+/** Every feature placed relative to the prediction time (ColumnTimeline.to_dict in the kernel). */
+export interface IColumnTimeline {
+  /** When a prediction is made, in words. */
+  index: string;
+  groups: { [group: string]: string[] };
+  columns: { [column: string]: ITimelineColumn };
+}
+
+/** Another value a structural inference could take, with its evidence (higher score: likelier). */
+export interface IAlternative {
+  value: unknown;
+  evidence: string[];
+  score: number;
+}
+
+/** One structural choice of the diagnosis with its confidence (kernel_tools.inferences.Inference). */
+export interface IInference {
+  id: string;
+  what: InferenceKind;
+  subject: string | null;
+  value: unknown;
+  confidence: Confidence;
+  evidence: string[];
+  alternatives: IAlternative[];
+  details: { [key: string]: unknown };
+}
+
 /** A session as the server sends it (the subset the panel shows). */
 export interface ISession {
   id: string;
@@ -127,6 +182,8 @@ export interface ISession {
   state: string;
   plan: IStep[];
   decisions: IDecision[];
+  /** What the diagnosis found (each finding's options carry the calls the steps make). */
+  findings?: IFinding[];
   checkpoints: ICheckpoint[];
   transcript: ITranscriptEntry[];
   llm_usage?: ILLMUsage[];
@@ -141,6 +198,10 @@ export interface ISession {
   library?: IEpisode[];
   /** The expert's edits of the plan, by the user. */
   plan_edits?: { op: string; step?: string; text: string; at: string }[];
+  /** Each feature on the timeline of the task (sent by a server that lets the expert move them). */
+  timeline?: IColumnTimeline | null;
+  /** The structural choices of the diagnosis (task, duration, entity, index, join keys, timings). */
+  inferences?: IInference[];
 }
 
 /** A notebook's session as the listing shows it. */
@@ -200,6 +261,10 @@ export interface ISessionSource {
   edit?(id: string, edit: IPlanEdit): Promise<ISession>;
   /** Start (again) or cancel the impact estimate of a decision's options. */
   impact?(id: string, decisionId: string, action: 'start' | 'cancel'): Promise<ISession>;
+  /** Move a column to another group of the timeline (its own group: confirm it). */
+  moveColumn?(id: string, column: string, group: TimelineGroup, rationale: string): Promise<ISession>;
+  /** Answer a structural question: keep the inferred value or take an alternative. */
+  answerInference?(id: string, inferenceId: string, value: unknown, rationale: string): Promise<ISession>;
 }
 
 /** Sum the LLM calls of a session (the server's own summary wins when it sends one). */
@@ -242,6 +307,13 @@ export const serverSessions: ISessionSource = {
     requestAPI<ISession>(
       `sessions/${id}/decisions/${encodeURIComponent(decisionId)}/impact`,
       json({ action })
+    ),
+  moveColumn: (id, column, group, rationale) =>
+    requestAPI<ISession>(`sessions/${id}/timeline`, json({ column, group, rationale })),
+  answerInference: (id, inferenceId, value, rationale) =>
+    requestAPI<ISession>(
+      `sessions/${id}/inferences/${encodeURIComponent(inferenceId)}`,
+      json({ value, rationale })
     )
 };
 

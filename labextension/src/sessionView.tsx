@@ -4,6 +4,7 @@ import { DecisionCard } from './decisionCard';
 import { EpisodeLibrary, StepActions } from './planEditor';
 import { formatCount } from './format';
 import { SessionModel } from './session';
+import { StructureQuestion, TimelineCard } from './structureCards';
 import { ISession, IStep, IValidityCheck, usageTotal } from './sessionApi';
 
 /** How often the progress line counts the seconds. */
@@ -230,6 +231,11 @@ export function SessionView(props: {
   const busy = model.running;
   const titles = new Map(session.plan.map(st => [st.id, st.title]));
   const last = session.transcript[session.transcript.length - 1];
+  // one card at a time, in plan order; the others are named (their steps show in the plan)
+  const next = model.nextDecision;
+  const later = model.openDecisions.filter(d => d !== next);
+  // a structural choice made on weak evidence is asked (the timings: on the timeline card)
+  const asked = (session.inferences ?? []).find(i => i.confidence === 'low' && i.what !== 'timing');
   return (
     <div className="jp-dcpilot-session" data-state={session.state}>
       <div className="jp-dcpilot-toolbar">
@@ -253,17 +259,43 @@ export function SessionView(props: {
         </button>
       )}
       <Progress model={model} />
-      {model.openDecisions.map(decision => (
+      {next && (
         <DecisionCard
-          key={decision.id}
-          decision={decision}
-          title={titles.get(decision.step_id)}
+          key={next.id}
+          decision={next}
+          title={titles.get(next.step_id)}
           disabled={model.running && session.state !== 'blocked'}
-          onDecide={(choice, rationale) => void model.decide(decision.id, choice, rationale)}
-          onEstimate={action => void model.estimate(decision.id, action)}
-          params={session.plan.find(st => st.id === decision.step_id)?.user_params}
+          onDecide={(choice, rationale) => void model.decide(next.id, choice, rationale)}
+          onEstimate={action => void model.estimate(next.id, action)}
+          params={session.plan.find(st => st.id === next.step_id)?.user_params}
+          onRestart={() => model.setRestarting(true)}
         />
-      ))}
+      )}
+      {!next && asked && (
+        <StructureQuestion
+          key={asked.id}
+          inference={asked}
+          disabled={model.running && session.state !== 'blocked'}
+          onAnswer={
+            model.source.answerInference ? value => void model.answerInference(asked.id, value) : undefined
+          }
+        />
+      )}
+      {later.length > 0 && (
+        <div className="jp-dcpilot-later" data-count={later.length}>
+          {later.length === 1 ? '1 more question' : `${later.length} more questions`} later in the plan:{' '}
+          {later.map(d => titles.get(d.step_id) ?? d.step_id).join('; ')}
+        </div>
+      )}
+      {session.timeline && Object.keys(session.timeline.columns).length > 0 && (
+        <TimelineCard
+          timeline={session.timeline}
+          disabled={model.running && session.state !== 'blocked'}
+          onMove={
+            model.source.moveColumn ? (column, group) => void model.moveColumn(column, group) : undefined
+          }
+        />
+      )}
       {session.plan.length > 0 && (
         <>
           <div className="jp-dcpilot-subtitle">Plan</div>

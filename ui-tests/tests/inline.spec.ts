@@ -54,6 +54,12 @@ test.describe('Data co-pilot inline (magics)', () => {
       .locator('.widget-vbox', { has: page.locator('.widget-html', { hasText: 'Decision (leakage)' }) })
       .last();
     await expect(card.locator('button.widget-button')).not.toHaveCount(0);
+    // one question at a time, with what each option does to the model, as the panel's card shows it
+    await expect(headers).toHaveCount(1);
+    const chart = card.locator('.dcpilot-impact');
+    await expect(chart).toContainText('What each option does to the model (AUROC');
+    await expect(chart.locator('.dcpilot-impact-row', { hasText: 'recommended' })).toHaveCount(1);
+    await card.screenshot({ path: '../docs/images/inline-card-impact.png' });
     await card.locator('.widget-text input').fill('recorded after the outcome');
     await card.locator('button.widget-button', { hasText: '★' }).click();
 

@@ -98,7 +98,7 @@ test.describe('Data co-pilot: the expert steers', () => {
     await expect(chart).toBeVisible({ timeout: 30000 });
     await expect(chart).toHaveAttribute('data-status', 'done', { timeout: 120000 });
     const rows = chart.locator('.jp-dcpilot-impact-row');
-    await expect(rows.locator('rect')).toHaveCount(await rows.count());
+    await expect(rows.locator('.jp-dcpilot-impact-bar')).toHaveCount(await rows.count());
     expect(await rows.count()).toBeGreaterThanOrEqual(2);
     const means = await rows.evaluateAll(gs =>
       gs.map(g => ({

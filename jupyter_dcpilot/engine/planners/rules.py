@@ -13,6 +13,7 @@ from typing import Any
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Severity, StepStatus, severity_rank
 
+from .. import alike
 from ..episodes import Episode, episode_for, library, recommended_action
 from ..session import Session, Step
 from . import PlanUpdate
@@ -85,7 +86,14 @@ class RulePlanner:
                 join.params = _merged_params(ep, found)
                 join.gate = next((f.gate for f in found if f.gate), join.gate)  # an uncertain key asks
             elif ep.per_finding or any(f.gate for f in found):
-                for f in found:
+                for group in [g for g in alike.groups(found) if len(g) > 1]:  # asked once (:mod:`..alike`)
+                    action = recommended_action(group[0]) or {}
+                    columns = [c for f in group for c in f.columns]
+                    add(ep, title=alike.title(ep.name, group), gate=group[0].gate or ep.gate,
+                        finding_ids=[f.id for f in group], function=action.get("function") or ep.function,
+                        columns=columns, params={**(action.get("params") or {}), "columns": columns},
+                        reason=alike.question(group))
+                for f in [g[0] for g in alike.groups(found) if len(g) == 1]:
                     action = recommended_action(f) or {}
                     function = action.get("function") or ep.function
                     params = _merged_params(ep, [f]) if function == ep.function else dict(action.get("params") or {})

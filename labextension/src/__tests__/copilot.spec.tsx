@@ -232,6 +232,71 @@ describe('SessionModel', () => {
     model.dispose();
   });
 
+  it('asks one question at a time, in plan order, and not before the steps it depends on', async () => {
+    // issue 29: two cards open at once, out of plan order; after an undo, a card reopened
+    // before the split ran
+    const step = (id: string, episode: string, status: string, decision: string | null) => ({
+      ...session().plan[0],
+      id,
+      episode,
+      title: `Step ${id} (${episode})`,
+      status,
+      gate: decision ? episode : null,
+      decision_id: decision
+    });
+    const ask = (id: string, stepId: string, gate: IDecision['gate']): IDecision => ({
+      ...leakage,
+      id,
+      step_id: stepId,
+      gate
+    });
+    // undone to before the split: the outlier question (reopened) and an added step's wait
+    const undone = session({
+      state: 'running',
+      plan: [
+        step('s1', 'task', 'done', null),
+        step('s2', 'split', 'proposed', null),
+        step('s3', 'outliers', 'proposed', 'd3'),
+        step('s4', 'deduplicate', 'proposed', 'd4')
+      ],
+      decisions: [ask('d4', 's4', 'row_removal'), ask('d3', 's3', 'outliers')]
+    });
+    const socket = fakeSocket();
+    const model = new SessionModel(fakeSource([]), null, () => socket);
+    await model.start({ path: 'nb.ipynb', frame: 'df', target: 'y', task: 'auto', approve: 'ask' });
+    const view = render(<SessionView model={model} />);
+    const cards = () => Array.from(document.querySelectorAll('.jp-dcpilot-decision'));
+    act(() => model.apply({ type: 'session', session: undone }));
+    view.rerender(<SessionView model={model} />);
+    expect(model.openDecisions.map(d => d.id)).toEqual(['d3', 'd4']); // plan order
+    expect(model.nextDecision).toBeNull(); // the split runs first
+    expect(cards()).toHaveLength(0);
+    expect(document.querySelector('.jp-dcpilot-later')?.textContent).toBe(
+      '2 more questions later in the plan: Step s3 (outliers); Step s4 (deduplicate)'
+    );
+
+    // the split ran; the co-pilot waits at the outlier step: its card only
+    act(() => {
+      model.apply({ type: 'step', step: 's2', status: 'done' });
+      model.apply({ type: 'step', step: 's3', status: 'awaiting_decision' });
+      model.apply({ type: 'state', state: 'blocked' });
+    });
+    view.rerender(<SessionView model={model} />);
+    expect(cards().map(c => c.getAttribute('data-decision'))).toEqual(['d3']);
+    expect(document.querySelector('.jp-dcpilot-later')?.textContent).toBe(
+      '1 more question later in the plan: Step s4 (deduplicate)'
+    );
+
+    // nothing runs and nothing waits: the next step's question, never a later one's
+    act(() => {
+      model.apply({ type: 'step', step: 's3', status: 'proposed' });
+      model.apply({ type: 'state', state: 'idle' });
+    });
+    expect(model.nextDecision?.id).toBe('d3');
+    view.unmount();
+    model.dispose();
+  });
+
   it('says when the session came from a file it does not trust', async () => {
     const note = "The co-pilot file .nb.ipynb.dcpilot.json was not written by this user's co-pilot.";
     const source = { ...fakeSource([]), start: async () => session({ trusted: false, trust_note: note }) };

@@ -3,8 +3,8 @@ import { act, fireEvent, render } from '@testing-library/react';
 
 import { UseSignal } from '@jupyterlab/ui-components';
 
-import { ImpactChart, rankedOptions } from '../impactChart';
-import { parseParam } from '../planEditor';
+import { bestOption, ImpactChart, metricWords, rankedOptions } from '../impactChart';
+import { currentParam, parseParam, plannedParams } from '../planEditor';
 import { IEventSocket, SessionModel } from '../session';
 import {
   IDecision,
@@ -54,7 +54,10 @@ function outliers(extra: Partial<IDecision> = {}): IDecision {
     question: 'bp has 8 extreme values. Errors or real?',
     evidence: {},
     options: [
-      option('clip', 'Clip them', { function: 'handle_outliers' }),
+      option('clip', 'Clip them', {
+        function: 'handle_outliers',
+        params: { columns: ['bp'], action: 'clip' }
+      }),
       option('remove', 'Remove the rows', { function: 'handle_outliers' }),
       option('keep', 'Keep them', null),
       option('skip', 'Skip', null)
@@ -122,7 +125,11 @@ function session(): ISession {
     plan: [
       step('s1', 'impute', 'proposed'),
       step('s2', 'label_issues', 'proposed'),
-      step('s3', 'outliers', 'awaiting_decision', { decision_id: 'd1', gate: 'outliers' }),
+      step('s3', 'outliers', 'awaiting_decision', {
+        decision_id: 'd1',
+        gate: 'outliers',
+        function: 'handle_outliers'
+      }),
       step('s4', 'report', 'proposed')
     ],
     decisions: [outliers({ impact: { status: 'running' } })],
@@ -173,15 +180,17 @@ describe('ImpactChart', () => {
     render(<ImpactChart decision={decision} />);
     const rows = Array.from(document.querySelectorAll('.jp-dcpilot-impact-row'));
     expect(rows.map(r => r.getAttribute('data-option'))).toEqual(['clip', 'remove', 'keep']);
-    const width = (r: Element) => Number(r.querySelector('rect')!.getAttribute('width')!.replace('%', ''));
+    const bar = (r: Element) => r.querySelector('.jp-dcpilot-impact-bar') as HTMLElement;
+    const width = (r: Element) => Number(bar(r).style.width.replace('%', ''));
     // bars grow with the score on a shared axis
     expect(width(rows[2])).toBeGreaterThan(width(rows[0]));
     expect(width(rows[0])).toBeGreaterThan(width(rows[1]));
-    expect(rows[2].querySelector('rect')!.classList.contains('jp-mod-best')).toBe(true);
-    expect(rows[1].querySelector('rect')!.classList.contains('jp-mod-flagged')).toBe(true);
-    expect(rows[0].querySelector('.jp-dcpilot-chart-value')?.textContent).toBe('0.710 ± 0.010');
+    expect(bar(rows[2]).classList.contains('jp-mod-best')).toBe(true);
+    expect(bar(rows[1]).classList.contains('jp-mod-flagged')).toBe(true);
+    expect(rows[0].querySelector('.jp-dcpilot-impact-value')?.textContent).toBe('0.710 ± 0.010');
+    // an older server's note names the metric by its id: said in words
     expect(document.querySelector('.jp-dcpilot-impact-note')?.textContent).toBe(
-      'the choice changes the roc_auc by up to 0.040'
+      'the choice changes the AUROC by up to 0.040'
     );
     expect(document.querySelector('.jp-dcpilot-impact-details')?.textContent).toContain(
       '392 rows × 5 columns'
@@ -213,10 +222,63 @@ describe('ImpactChart', () => {
     render(<ImpactChart decision={running} onEstimate={action => calls.push(action)} />);
     expect(document.querySelector('.jp-dcpilot-impact-status')?.textContent).toContain('estimating 1/3');
     const waiting = document.querySelector('.jp-dcpilot-impact-row[data-option="remove"]')!;
-    expect(waiting.querySelector('rect')).toBeNull();
+    expect(waiting.querySelector('.jp-dcpilot-impact-bar')).toBeNull();
     expect(waiting.textContent).toContain('…');
     fireEvent.click(document.querySelector('.jp-dcpilot-impact-cancel')!);
     expect(calls).toEqual(['cancel']);
+  });
+
+  it('marks the recommended option, and "best" only among the options that leave a valid model', () => {
+    // issue 29: an invalid "mean over records" 0.911 was highlighted against the recommended 0.829
+    const entity = outliers({
+      gate: 'aggregation',
+      recommended: 'first',
+      impact: { status: 'done', best: 'mean', note: 'the choice changes the c_index by up to 0.082' },
+      options: [
+        option('first', 'Keep one row per entity (first record)', { function: 'aggregate_per_entity' }),
+        option('mean', 'Mean over records', { function: 'aggregate_per_entity' }),
+        option('keep', 'Keep every record as a training row', null)
+      ]
+    });
+    const survival = (mean: number, flags: string[] = []) => impact(mean, 0.02, { metric: 'c_index', flags });
+    entity.options[0].impact = survival(0.829);
+    entity.options[1].impact = survival(0.911, ["features take the 'mean' of every record"]);
+    entity.options[2].impact = survival(0.84, ['every record is a training row']);
+    expect(bestOption(entity)).toBe('first');
+    render(<ImpactChart decision={entity} />);
+    const row = (id: string) => document.querySelector(`.jp-dcpilot-impact-row[data-option="${id}"]`)!;
+    expect(row('first').getAttribute('data-best')).toBe('yes');
+    expect(row('first').querySelector('.jp-dcpilot-impact-bar')!.classList.contains('jp-mod-best')).toBe(
+      true
+    );
+    expect(row('mean').getAttribute('data-best')).toBe('no');
+    expect(row('mean').querySelector('.jp-mod-best')).toBeNull();
+    expect(row('mean').querySelector('.jp-dcpilot-impact-invalid')?.textContent).toBe('⚠ not valid');
+    expect(row('first').querySelector('.jp-dcpilot-impact-recommended')?.textContent).toBe('recommended');
+    expect(row('mean').querySelector('.jp-dcpilot-impact-recommended')).toBeNull();
+    // the whole label, as text that wraps (never an SVG label cut at the chart's edge)
+    expect(row('first').querySelector('.jp-dcpilot-impact-name')?.textContent).toBe(
+      'Keep one row per entity (first record)'
+    );
+    expect(row('first').getAttribute('title')).toContain(
+      'Keep one row per entity (first record): C-index 0.829'
+    );
+    // metric names in words, never "c_index"
+    const figure = document.querySelector('.jp-dcpilot-impact')!;
+    expect(figure.textContent).toContain('(C-index, 5 perturbations)');
+    expect(figure.textContent).toContain('the choice changes the C-index by up to 0.082');
+    expect(figure.textContent).not.toContain('c_index');
+    expect([metricWords('roc_auc'), metricWords('r2'), metricWords('brier_score')]).toEqual([
+      'AUROC',
+      'R²',
+      'brier score'
+    ]);
+  });
+
+  it('has no best while every scored option is flagged', () => {
+    const decision = outliers({ impact: { status: 'done' } });
+    decision.options[0].impact = impact(0.7, 0.01, { flags: ['uses an identifier'] });
+    expect(bestOption(decision)).toBeNull();
   });
 
   it('shows nothing before an estimate was asked for', () => {
@@ -232,6 +294,54 @@ describe('parseParam', () => {
     expect(parseParam({ kind: 'columns' }, 'age, bp ,')).toEqual(['age', 'bp']);
     expect(parseParam({ kind: 'choice' }, 'mad')).toBe('mad');
     expect(parseParam({ kind: 'number' }, '')).toBeNull();
+  });
+});
+
+describe('the values the parameters form shows', () => {
+  it("shows each parameter's value now: the expert's, else the planned call's, never '(as proposed)'", () => {
+    const specs = library[0].params;
+    const s = session();
+    const decision = s.decisions[0];
+    decision.options[0].action = { function: 'handle_outliers', params: { columns: ['bp'], method: 'iqr' } };
+    const edited = { ...s.plan[2], function: 'handle_outliers', user_params: { threshold: 4 } };
+    const planned = plannedParams(s, edited);
+    expect(currentParam(edited, 'threshold', specs.threshold, planned)).toBe(4);
+    expect(currentParam(edited, 'method', specs.method, planned)).toBe('iqr');
+    expect(currentParam(edited, 'columns', specs.columns, planned)).toEqual(['bp']);
+    // answered: the chosen option's call
+    decision.choice = 'remove';
+    decision.options[1].action = { function: 'handle_outliers', params: { columns: ['bp'], method: 'mad' } };
+    expect(currentParam(edited, 'method', specs.method, plannedParams(s, edited))).toBe('mad');
+    // no decision yet: its finding's recommended option
+    const fresh = { ...edited, decision_id: null, user_params: {}, finding_ids: ['f1'] };
+    const withFinding = {
+      ...s,
+      findings: [
+        {
+          id: 'f1',
+          kind: 'outliers' as const,
+          columns: ['bp'],
+          severity: 'warning' as const,
+          summary: '',
+          evidence: {},
+          gate: 'outliers' as const,
+          options: [
+            {
+              ...decision.options[0],
+              recommended: true,
+              action: { function: 'handle_outliers', params: { method: 'isolation_forest' } }
+            }
+          ]
+        }
+      ]
+    };
+    expect(currentParam(fresh, 'method', specs.method, plannedParams(withFinding, fresh))).toBe(
+      'isolation_forest'
+    );
+    // left to the function's default: unknown here, and said so
+    expect(
+      currentParam(fresh, 'threshold', specs.threshold, plannedParams(withFinding, fresh))
+    ).toBeUndefined();
   });
 });
 
@@ -272,6 +382,9 @@ describe('Plan editor in the session view', () => {
       fireEvent.click(actions('s3').querySelector('.jp-dcpilot-edit')!);
     });
     const form = document.querySelector('.jp-dcpilot-params[data-step="s3"]')!;
+    // the value now, not "(as proposed)": the recommended option's columns; the rest at their default
+    expect((form.querySelector('input[name="columns"]') as HTMLInputElement).value).toBe('bp');
+    expect(form.textContent).not.toContain('as proposed');
     fireEvent.change(form.querySelector('input[name="threshold"]')!, { target: { value: '3' } });
     fireEvent.change(form.querySelector('select[name="method"]')!, { target: { value: 'mad' } });
     await act(async () => {
@@ -308,14 +421,14 @@ describe('Plan editor in the session view', () => {
         socket.onmessage!({ data: JSON.stringify(message) } as MessageEvent);
       });
     const card = () => document.querySelector('.jp-dcpilot-decision[data-decision="d1"]')!;
-    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(0);
+    expect(card().querySelectorAll('.jp-dcpilot-impact-bar')).toHaveLength(0);
     send({
       type: 'impact',
       decision_id: 'd1',
       impact: { status: 'running' },
       options: [{ id: 'clip', impact: impact(0.7, 0.01) }]
     });
-    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(1);
+    expect(card().querySelectorAll('.jp-dcpilot-impact-bar')).toHaveLength(1);
     await act(async () => {
       fireEvent.click(card().querySelector('.jp-dcpilot-impact-cancel')!);
     });
@@ -331,7 +444,7 @@ describe('Plan editor in the session view', () => {
         { id: 'keep', impact: impact(0.72, 0.01) }
       ]
     });
-    expect(card().querySelectorAll('.jp-dcpilot-impact-row rect')).toHaveLength(3);
+    expect(card().querySelectorAll('.jp-dcpilot-impact-bar')).toHaveLength(3);
     expect(card().querySelector('.jp-dcpilot-impact')?.getAttribute('data-status')).toBe('done');
     model.dispose();
   });

@@ -512,9 +512,28 @@ describe('DecisionCard with chart and reject', () => {
       ]
     };
     expect(rejectOption(task)).toBeNull(); // not "Reject (It is classification)"
+    const older: IDecision = { ...task };
+    delete older.rejects; // an older server names no rejecting option
+    expect(rejectOption(older)).toBeNull();
     expect(rejectOption({ ...leakage, rejects: 'keep' })?.id).toBe('keep');
-    render(<DecisionCard decision={{ ...task, chart: null }} onDecide={() => undefined} />);
+    const chosen: string[] = [];
+    let restarts = 0;
+    render(
+      <DecisionCard
+        decision={{ ...task, chart: null }}
+        onDecide={choice => chosen.push(choice)}
+        onRestart={() => (restarts += 1)}
+      />
+    );
     expect(document.querySelector('.jp-dcpilot-reject')).toBeNull();
+    // "not this": the card says how to say what it is, and picks nothing by itself
+    fireEvent.click(screen.getByText('Not this task…'));
+    expect(document.querySelector('.jp-dcpilot-not-this-help')?.textContent).toContain(
+      'another task kind or moment of prediction is one of the options above'
+    );
+    fireEvent.click(screen.getByText('Set up again…'));
+    expect(restarts).toBe(1);
+    expect(chosen).toEqual([]);
   });
 
   it('prefers an explicit skip option, and offers no reject when nothing declines', () => {

@@ -1,0 +1,250 @@
+import * as React from 'react';
+
+import { IAlternative, IColumnTimeline, IInference, IPlacement, ITimelineColumn } from './sessionApi';
+import { EvidenceSource, InferenceKind, TIMELINE_GROUPS, TimelineGroup } from './vocabulary';
+
+/** The groups of the timeline as the card names them, in time order, and what each means. */
+export const GROUP_WORDS: { [group in TimelineGroup]: { title: string; meaning: string } } = {
+  baseline: { title: 'Baseline', meaning: 'known when a prediction is made' },
+  during_follow_up: { title: 'During follow-up', meaning: 'recorded after the prediction time' },
+  at_or_after_outcome: { title: 'At or after the outcome', meaning: 'recorded with or because of it' },
+  unknown: { title: 'Unknown', meaning: 'the evidence disagrees or is too weak to place it' }
+};
+
+/** Where a timing's evidence comes from, in words. */
+const SOURCE_WORDS: { [source in EvidenceSource]: string } = {
+  values: 'the data',
+  structure: "the table's structure",
+  names: 'its name',
+  dictionary: 'the codebook',
+  proposal: "the planner's proposal"
+};
+
+/** Evidence agreeing with a column's group first, then what speaks against it. */
+function evidenceOf(entry: ITimelineColumn): { agrees: IPlacement[]; against: IPlacement[] } {
+  return {
+    agrees: entry.evidence.filter(p => p.group === entry.group),
+    against: entry.evidence.filter(p => p.group !== entry.group)
+  };
+}
+
+/** One column of the timeline: where it is, how sure, why, and the controls that move it. */
+function TimelineColumnItem(props: {
+  entry: ITimelineColumn;
+  disabled: boolean;
+  onMove?: (column: string, group: TimelineGroup) => void;
+}): JSX.Element {
+  const { entry, disabled, onMove } = props;
+  const { agrees, against } = evidenceOf(entry);
+  const placement = (p: IPlacement, but: boolean) => (
+    <li key={`${p.source}-${p.test}-${p.group}`} className={but ? 'jp-mod-against' : ''}>
+      {but ? `but ${GROUP_WORDS[p.group].title.toLowerCase()}: ` : ''}
+      {p.reason} <span className="jp-dcpilot-timeline-source">({SOURCE_WORDS[p.source] ?? p.source})</span>
+    </li>
+  );
+  return (
+    <li
+      className="jp-dcpilot-timeline-column"
+      data-column={entry.column}
+      data-group={entry.group}
+      data-confidence={entry.confidence}
+    >
+      <div className="jp-dcpilot-timeline-head">
+        <code className="jp-dcpilot-timeline-name">{entry.column}</code>
+        {entry.confidence === 'low' && (
+          <span
+            className="jp-dcpilot-chip jp-dcpilot-timeline-unsure"
+            title="Only weak evidence, or it disagrees"
+          >
+            ⚠ to confirm
+          </span>
+        )}
+        {entry.confidence === 'given' && <span className="jp-dcpilot-chip">set by you</span>}
+        {onMove && (
+          <span className="jp-dcpilot-timeline-controls">
+            {entry.confidence === 'low' && (
+              <button
+                type="button"
+                className="jp-dcpilot-step-action jp-dcpilot-timeline-confirm"
+                title={`Confirm: ${entry.column} is ${GROUP_WORDS[entry.group].title.toLowerCase()}`}
+                disabled={disabled}
+                onClick={() => onMove(entry.column, entry.group)}
+              >
+                confirm
+              </button>
+            )}
+            <select
+              className="jp-dcpilot-timeline-move"
+              aria-label={`Move ${entry.column} to another group`}
+              value=""
+              disabled={disabled}
+              onChange={e => onMove(entry.column, e.target.value as TimelineGroup)}
+            >
+              <option value="">move to…</option>
+              {TIMELINE_GROUPS.filter(g => g !== entry.group).map(g => (
+                <option key={g} value={g}>
+                  {GROUP_WORDS[g].title}
+                </option>
+              ))}
+            </select>
+          </span>
+        )}
+      </div>
+      {entry.evidence.length > 0 && (
+        <ul className="jp-dcpilot-timeline-evidence">
+          {agrees.map(p => placement(p, false))}
+          {against.map(p => placement(p, true))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+/**
+ * The column timeline: every feature placed relative to the prediction time — baseline, during
+ * follow-up, at or after the outcome, unknown — each with its evidence; the columns to confirm
+ * marked. The expert moves a column to another group (or confirms where it is); baseline columns
+ * nothing speaks about are folded into one line.
+ */
+export function TimelineCard(props: {
+  timeline: IColumnTimeline;
+  disabled?: boolean;
+  onMove?: (column: string, group: TimelineGroup) => void;
+}): JSX.Element {
+  const { timeline, disabled = false, onMove } = props;
+  const entries = Object.values(timeline.columns);
+  const unsure = entries.filter(e => e.confidence === 'low');
+  return (
+    <details className="jp-dcpilot-timeline" open={unsure.length > 0} aria-label="Column timeline">
+      <summary>
+        When each column is known ({entries.length})
+        {unsure.length > 0 && (
+          <span className="jp-dcpilot-timeline-count"> · {unsure.length} to confirm</span>
+        )}
+      </summary>
+      {timeline.index && (
+        <div className="jp-dcpilot-timeline-index">Predictions are made at {timeline.index}.</div>
+      )}
+      {TIMELINE_GROUPS.map(group => {
+        const members = entries.filter(e => e.group === group);
+        // baseline by default: nothing places them later; one line, opened to move one
+        const quiet = members.filter(
+          e => group === 'baseline' && e.evidence.length === 0 && e.confidence !== 'low'
+        );
+        const shown = members.filter(e => !quiet.includes(e));
+        return (
+          <section key={group} className="jp-dcpilot-timeline-group" data-group={group}>
+            <div className="jp-dcpilot-timeline-group-title">
+              <b>{GROUP_WORDS[group].title}</b> ({members.length}){' '}
+              <span className="jp-dcpilot-timeline-meaning">{GROUP_WORDS[group].meaning}</span>
+            </div>
+            <ul className="jp-dcpilot-timeline-columns">
+              {shown.map(entry => (
+                <TimelineColumnItem key={entry.column} entry={entry} disabled={disabled} onMove={onMove} />
+              ))}
+            </ul>
+            {quiet.length > 0 && (
+              <details className="jp-dcpilot-timeline-quiet">
+                <summary>
+                  {quiet.map(e => e.column).join(', ')}: nothing places {quiet.length === 1 ? 'it' : 'them'}{' '}
+                  after the prediction time
+                </summary>
+                <ul className="jp-dcpilot-timeline-columns">
+                  {quiet.map(entry => (
+                    <TimelineColumnItem
+                      key={entry.column}
+                      entry={entry}
+                      disabled={disabled}
+                      onMove={onMove}
+                    />
+                  ))}
+                </ul>
+              </details>
+            )}
+          </section>
+        );
+      })}
+    </details>
+  );
+}
+
+/** What a structural question asks, per kind of inference. */
+const QUESTIONS: { [what in InferenceKind]: (subject: string | null) => string } = {
+  task: () => 'What kind of task is this?',
+  duration: () => 'Which column is the follow-up time?',
+  entity: () => 'Which column says whose record each row is?',
+  index: () => 'When is a prediction made?',
+  join_key: subject => `Which column joins ${subject ?? 'the files'}?`,
+  timing: subject => `When is '${subject}' known?`
+};
+
+/** An inferred value in words: no entity is "none", a timeline group its title. */
+export function inferenceValue(what: InferenceKind, value: unknown): string {
+  if (value === null || value === undefined) {
+    return what === 'entity' ? 'none: each row is its own subject' : 'none';
+  }
+  if (what === 'timing' && typeof value === 'string' && value in GROUP_WORDS) {
+    return GROUP_WORDS[value as TimelineGroup].title;
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * A structural choice the diagnosis made with low confidence, asked: its value and evidence,
+ * the alternatives ranked with theirs, and one button each (keep it, or take another).
+ */
+export function StructureQuestion(props: {
+  inference: IInference;
+  disabled?: boolean;
+  onAnswer?: (value: unknown) => void;
+}): JSX.Element {
+  const { inference, disabled = false, onAnswer } = props;
+  const { what } = inference;
+  const ranked = [...inference.alternatives].sort((a, b) => b.score - a.score);
+  const choice = (value: unknown, evidence: string[], chosen: boolean, alternative?: IAlternative) => (
+    <li
+      key={JSON.stringify(value)}
+      className={`jp-dcpilot-structure-choice${chosen ? ' jp-mod-chosen' : ''}`}
+      data-value={JSON.stringify(value)}
+    >
+      <div className="jp-dcpilot-structure-value">
+        <b>{inferenceValue(what, value)}</b>
+        {chosen && <span className="jp-dcpilot-chip">the co-pilot&apos;s guess</span>}
+        {onAnswer && (
+          <button
+            type="button"
+            className={`jp-dcpilot-option${chosen ? ' jp-mod-recommended' : ''}`}
+            disabled={disabled}
+            onClick={() => onAnswer(value)}
+          >
+            {chosen ? 'Keep it' : 'Use this'}
+          </button>
+        )}
+      </div>
+      <ul className="jp-dcpilot-structure-evidence">
+        {evidence.map(line => (
+          <li key={line}>{line}</li>
+        ))}
+        {alternative && evidence.length === 0 && <li>no evidence for it</li>}
+      </ul>
+    </li>
+  );
+  return (
+    <div
+      className="jp-dcpilot-decision jp-dcpilot-structure"
+      data-inference={inference.id}
+      data-what={what}
+      data-confidence={inference.confidence}
+    >
+      <div className="jp-dcpilot-decision-head">
+        <span className="jp-dcpilot-chip jp-dcpilot-gate">structure</span>
+        <span className="jp-dcpilot-decision-title">unsure: please confirm</span>
+      </div>
+      <div className="jp-dcpilot-question">{QUESTIONS[what](inference.subject)}</div>
+      <ol className="jp-dcpilot-structure-choices">
+        {choice(inference.value, inference.evidence, true)}
+        {ranked.map(a => choice(a.value, a.evidence, false, a))}
+      </ol>
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+"""A failed step is a question, not an end: a step that fails because of the task sends the run
+back to the task card (real kernels, ``jupyter dcpilot run``), and what a user reads says values
+as people write them (no ``np.int64(6)``, no ``np.True_``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_dcpilot.cli import main
+from jupyter_dcpilot.engine.errors import cell_error, in_words
+from kernel_tools.models import fit_evaluate
+
+NUMPY_REPR = re.compile(r"\bnp\.\w+\(|\bnp\.(True|False)_")
+
+
+def strings(value: Any) -> list[str]:
+    """Every string in a JSON value (keys included)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [str(k), *strings(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def shown_to_a_user(out: Path) -> list[str]:
+    """What a person reads of a run: the report, the session's transcript, questions, warnings
+    and step errors, and the notebook's markdown."""
+    report = json.loads((out / "report.json").read_text())
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    notebook = json.loads((out / "notebook.ipynb").read_text())
+    shown = strings(report) + strings(session["transcript"]) + strings(session["decisions"])
+    shown += strings(session["warnings"]) + [st.get("error") or "" for st in session["plan"]]
+    return shown + ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"]
+
+
+def scores(folder: Path, tiny: Any, name: str) -> Path:
+    """300 rows whose target takes 0-5 often and ``tiny`` on three rows (two after the split)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 3))
+    y = np.clip(np.round(2.5 + 1.2 * x[:, 0] + rng.normal(size=300) * 0.5), 0, 5).astype(int).astype(object)
+    y[[7, 8, 9]] = tiny
+    path = folder / f"{name}.csv"
+    pd.DataFrame(x, columns=["a", "b", "c"]).assign(**{name: y}).to_csv(path, index=False)
+    return path
+
+
+def test_numpy_reprs_are_said_as_values():
+    message = "class np.int64(6) has a single row; flagged np.True_ at np.float64(0.5)"
+    assert cell_error("ValueError", message) == "class 6 has a single row; flagged True at 0.5"
+    assert in_words(ValueError(message), "training") == "training failed: class 6 has a single row; flagged True at 0.5"
+
+
+def test_a_class_too_small_to_cross_validate_is_said_in_words_with_what_to_do(tmp_path):
+    frame = pd.read_csv(scores(tmp_path, 6, "score")).drop(index=[9])
+    with pytest.raises(ValueError) as info:
+        fit_evaluate(frame, target="score", task="classification")
+    assert str(info.value).startswith("1 class has too few rows to cross-validate: 6 (2 rows); each class needs at least 3")
+    assert "ordered score (regression)" in str(info.value)
+    named = frame.assign(score=frame["score"].map(lambda v: f"grade {v}"))
+    with pytest.raises(ValueError) as info:
+        fit_evaluate(named, target="score", task="classification")
+    assert "'grade 6' (2 rows)" in str(info.value) and "regression" not in str(info.value)
+
+
+def test_a_class_too_small_sends_the_run_back_to_the_task_question(tmp_path, capsys):
+    """An ordered 0-6 score taken for seven classes (as asked) fails to cross-validate: the run
+    goes back, asks the task card again with the failure in words, and (recommended) regression
+    finishes it."""
+    data = scores(tmp_path, 6, "score")
+    out = tmp_path / "out"
+    code = main(["run", str(data), "--target", "score", "--task", "classification", "--approve", "recommended",
+                 "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["task"]["kind"] == "regression" and report["model"]["metric"] == "r2" and report["valid"]
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    task_cards = [d for d in session["decisions"] if d["gate"] == "task"]
+    assert [d["choice"] for d in task_cards] == ["confirm", "regression"]
+    again = task_cards[1]
+    assert again["question"].startswith("Train and evaluate failed because of the task: 1 class has too few rows "
+                                        "to cross-validate: 6 (2 rows)")
+    assert again["recommended"] == "regression" and session["backtracks"] == 1
+    assert any(t["kind"] == "backtrack" and "the task is asked again" in t["text"] for t in session["transcript"])
+    leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
+    assert not leaked, leaked[:3]
+
+
+@pytest.mark.slow
+def test_named_classes_too_rare_stop_the_run_with_the_failure_in_words(tmp_path, capsys):
+    """No other task would do for named classes: the run stops, saying which class and what to do."""
+    data = scores(tmp_path, "rare", "grade")
+    frame = pd.read_csv(data)
+    frame.assign(grade=frame["grade"].map(lambda v: v if v == "rare" else f"g{v}")).to_csv(data, index=False)
+    out = tmp_path / "out"
+    assert main(["run", str(data), "--target", "grade", "--approve", "recommended", "--out", str(out)]) == 1
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    assert session["backtracks"] == 0
+    assert any("'rare' (2 rows)" in w and "merge the rare classes" in w for w in session["warnings"])
+    leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
+    assert not leaked, leaked[:3]

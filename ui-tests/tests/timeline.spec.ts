@@ -1,0 +1,81 @@
+import { expect, test } from '@jupyterlab/galata';
+
+// galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
+test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
+
+/**
+ * The column timeline card (issue 26, item 5) in the panel: the server's session carries the
+ * timeline its diagnosis inferred, each column with its evidence; the expert moves a column and
+ * the server's answer shows it where the expert put it.
+ */
+test.describe('Data co-pilot: the column timeline card', () => {
+  test('groups the columns with their evidence; the expert moves one', async ({ page }) => {
+    test.setTimeout(300000);
+    await page.notebook.createNew('timeline.ipynb');
+    // a cohort with a copy of the follow-up time, a (time, indicator) pair of a reoperation, and
+    // two measures whose names say they were taken after the index
+    await page.notebook.setCell(
+      0,
+      'code',
+      [
+        'import numpy as np, pandas as pd',
+        'rng = np.random.default_rng(4)',
+        'n = 200',
+        'marker = rng.normal(size=n)',
+        'futime = (rng.exponential(400, n) * np.exp(-0.5 * marker)).round() + 30',
+        'df = pd.DataFrame({"id": np.arange(n), "age": rng.normal(60, 10, n), "marker": marker,',
+        '                   "futime": futime, "death": (marker + rng.normal(scale=0.7, size=n) > 0).astype(int)})',
+        'df["reop"] = (rng.random(n) < 0.3).astype(int)',
+        'df["reop_time"] = np.where(df.reop == 1, (futime * rng.uniform(0.1, 0.9, n)).round(), futime)',
+        'df["crp_postop"] = marker * 2 + rng.normal(size=n)',
+        'df["weight_followup"] = rng.normal(70, 10, n)',
+        'df["futime2"] = futime'
+      ].join('\n')
+    );
+    await page.notebook.runCell(0, true);
+
+    await page.evaluate(async () => {
+      await window.jupyterapp.commands.execute('dcpilot:open');
+    });
+    const panel = page.locator('#jp-dcpilot-panel');
+    await panel.locator('.jp-dcpilot-frame[data-frame="df"]').click({ timeout: 30000 });
+    const form = panel.locator('.jp-dcpilot-start');
+    await expect(form).toBeVisible({ timeout: 30000 });
+    await form.locator('select[name="target"]').selectOption('death');
+    await form.locator('summary').click();
+    await form.locator('select[name="approve"]').selectOption('ask');
+    await form.getByRole('button', { name: 'Start co-pilot' }).click();
+    await expect(panel.locator('.jp-dcpilot-decision').first()).toBeVisible({ timeout: 120000 });
+
+    const card = panel.locator('.jp-dcpilot-timeline');
+    await expect(card).toBeVisible({ timeout: 30000 });
+    await expect(card).toHaveAttribute('open', ''); // columns to confirm: open
+    const group = (name: string) => card.locator(`.jp-dcpilot-timeline-group[data-group="${name}"]`);
+    const column = (name: string) => card.locator(`.jp-dcpilot-timeline-column[data-column="${name}"]`);
+    await expect(group('at_or_after_outcome').locator('.jp-dcpilot-timeline-column')).toHaveCount(2);
+    await expect(column('futime2')).toContainText(
+      "equal to the duration 'futime' on 100% of rows (the data)"
+    );
+    await expect(column('reop')).toContainText("says whether 'reop_time' ended before the follow-up did");
+    await expect(group('during_follow_up').locator('.jp-dcpilot-timeline-unsure')).toHaveCount(2);
+    await expect(column('crp_postop')).toContainText('(its name)');
+    // nothing cut at the panel's default width
+    const cut = await card
+      .locator('summary, .jp-dcpilot-timeline-group-title, .jp-dcpilot-timeline-head')
+      .evaluateAll(els => els.filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.textContent));
+    expect(cut).toEqual([]);
+    await card.scrollIntoViewIfNeeded();
+    await card.screenshot({ path: '../docs/images/timeline-card.png' });
+    await page.theme.setDarkTheme();
+    await card.scrollIntoViewIfNeeded();
+    await card.screenshot({ path: '../docs/images/timeline-card-dark.png' });
+    await page.theme.setLightTheme();
+
+    // the expert knows the CRP was measured before the operation: it moves to baseline
+    await column('crp_postop').locator('select').selectOption('baseline');
+    await expect(group('baseline').locator('[data-column="crp_postop"]')).toHaveCount(1, { timeout: 30000 });
+    await expect(group('during_follow_up').locator('[data-column="crp_postop"]')).toHaveCount(0);
+    await expect(column('crp_postop')).toHaveAttribute('data-confidence', 'given');
+    await expect(panel.locator('.jp-dcpilot-error')).toHaveCount(0);
+  });
+});
