@@ -2,7 +2,8 @@
 
 Starts a real kernel, runs the coordinator's loop to the end (or until a decision is needed
 and nobody can answer it), and writes ``DIR/notebook.ipynb``, ``DIR/report.json`` and
-``DIR/report.html``. Inputs are checked before any kernel starts (:mod:`jupyter_dcpilot.inputs`);
+``DIR/report.html``. Inputs are checked while the kernel starts, before any step runs
+(:mod:`jupyter_dcpilot.inputs`; a refused input stops the kernel and writes nothing);
 the exit status is in :data:`EXIT` (see ``jupyter dcpilot run --help``).
 """
 
@@ -35,7 +36,7 @@ from jupyter_dcpilot.terminal import TerminalStream, one_line
 from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus
 
-# 1 is also every input refused before a kernel starts, and a command line argparse rejects
+# 1 is also every input refused before a step runs, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
 
 
@@ -134,6 +135,51 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     stream = TerminalStream(stream if stream is not None else sys.stderr)
     Budgets.from_spec(budget)  # refused before anything starts
     started = time.perf_counter()
+    # The kernel starts, importing what the first steps need (kernel_tools.warmup), while this
+    # process checks the columns' values and prepares the notebook: one after the other, they
+    # were the fixed cost of a small table. A refused input stops it before any step runs.
+    # the files and column names first: a wrong one is refused in a second, with no kernel
+    check_run_inputs([Path(p).resolve() for p in data], target=target, time=time_col, entity=entity, index=index,
+                     test=Path(test).resolve() if test else None, folders=True, values=False)
+    out_dir = Path(out).resolve()
+    host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True)
+    await host.launch()
+    try:
+        session, coordinator, out_dir = await _checked_run(
+            host, data, stream, started, target=target, time_col=time_col, task=task, entity=entity, test=test,
+            index=index, engine=engine, approve=approve, planner=planner, out=out, interactive=interactive,
+            budget=budget, impact=impact, force=force, dictionary=dictionary, events=events)
+        try:
+            state = await coordinator.run_until_blocked()
+        except Exception as exc:  # recorded in the transcript; the notebook and report still get written
+            state = "failed"
+            session.warnings.append(in_words(exc, "running the co-pilot"))
+        report = coordinator.report()
+        details = report_details(session, coordinator.model_report())
+    finally:
+        await host.stop()
+    report["elapsed_s"] = round(time.perf_counter() - started, 1)
+    report["state"] = state
+    write_reports(report, out_dir, details)
+    outputs.record(out_dir, outputs.OUTPUTS)
+    if state == "blocked":
+        waiting = session.open_decisions()
+        what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
+        stream.write(f"stopped: {one_line(what)} needs a domain expert. Rerun with --approve recommended, "
+                     "--approve FILE (a JSON map of gates to choices), or on a terminal with --approve ask.\n")
+    session.notify("activity", text=f"{state} in {minutes(report['elapsed_s'])}")
+    session.notify("activity", text=f"notebook: {out_dir / 'notebook.ipynb'}")
+    session.notify("activity", text=f"report: {out_dir / 'report.html'} (and report.json)")
+    return state, report
+
+
+async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started: float, *, target: str | None,
+                       time_col: str | None, task: str, entity: str | None, test: str | None, index: str | None,
+                       engine: str, approve: str, planner: str, out: str, interactive: bool | None, budget: Any,
+                       impact: bool, force: bool, dictionary: str | None,
+                       events: str | None) -> tuple[Session, Any, Path]:
+    """Check the inputs, claim the output folder, open the session, load the data in ``host``'s
+    kernel: the session and the coordinator ready to run, and the output folder."""
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -151,49 +197,29 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     approve_file = Path(approve) if policy.mode == "file" else None
     inputs = [*paths, test_path, approve_file, *(Path(p) for p in codebook.values())]
     out_dir = outputs.claim(Path(out), inputs, force)  # nothing of the user's replaced
-    notebook_path = out_dir / "notebook.ipynb"
     if test_path is not None and (not target or target in header(test_path)):
         request.inputs.test_path = str(test_path)
     # a headless run starts from the data, not from an older run
-    session = open_session(request, notebook_path, fresh=True)
+    session = open_session(request, out_dir / "notebook.ipynb", fresh=True)
     session.subscribe(progress_printer(stream, started, session))
     llm = _claude_config() if planner == "claude" else None
     session.notify("activity", text="starting a Python kernel")
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
-    probe_s = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
-    async with HeadlessHost(notebook_path, cwd=out_dir, timeout=probe_s) as host:
-        files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
-        session.notify("activity", text=f"loading {files}")
-        loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine, **codebook),
-                                     {"dcpilot": {"step": "load"}})
-        if loaded.error:
-            raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
-        frames = await KernelCalls(host).frame_info(names)
-        session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
-        session.variables["imports"] = True
-        coordinator = build(request, session, host, host, policy=policy, llm=llm, stop=host.interrupt)
-        for warning in session.warnings:  # e.g. no API key for the Claude planner
-            stream.write(f"warning: {one_line(warning)}\n")
-        try:
-            state = await coordinator.run_until_blocked()
-        except Exception as exc:  # recorded in the transcript; the notebook and report still get written
-            state = "failed"
-            session.warnings.append(in_words(exc, "running the co-pilot"))
-        report = coordinator.report()
-        details = report_details(session, coordinator.model_report())
-    report["elapsed_s"] = round(time.perf_counter() - started, 1)
-    report["state"] = state
-    write_reports(report, out_dir, details)
-    outputs.record(out_dir, outputs.OUTPUTS)
-    if state == "blocked":
-        waiting = session.open_decisions()
-        what = f"{waiting[0].gate} on {waiting[0].columns}" if waiting else "a decision"
-        stream.write(f"stopped: {one_line(what)} needs a domain expert. Rerun with --approve recommended, "
-                     "--approve FILE (a JSON map of gates to choices), or on a terminal with --approve ask.\n")
-    session.notify("activity", text=f"{state} in {minutes(report['elapsed_s'])}")
-    session.notify("activity", text=f"notebook: {notebook_path}")
-    session.notify("activity", text=f"report: {out_dir / 'report.html'} (and report.json)")
-    return state, report
+    host.timeout = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
+    await host.start()
+    files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
+    session.notify("activity", text=f"loading {files}")
+    loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine, **codebook),
+                                 {"dcpilot": {"step": "load"}})
+    if loaded.error:
+        raise RuntimeError(f"loading the data failed: {cell_error(loaded.error['ename'], loaded.error['evalue'])}")
+    frames = await KernelCalls(host).frame_info(names)
+    session.notify("activity", text="loaded " + ", ".join(_shape_text(n, f) for n, f in frames.items() if f))
+    session.variables["imports"] = True
+    coordinator = build(request, session, host, host, policy=policy, llm=llm, stop=host.interrupt)
+    for warning in session.warnings:  # e.g. no API key for the Claude planner
+        stream.write(f"warning: {one_line(warning)}\n")
+    return session, coordinator, out_dir
 
 
 def _claude_config() -> Any:
@@ -236,7 +262,7 @@ kernel_tools), report.json and report.html."""
 EXIT_CODES = """\
 exit status:
   0  finished: the notebook and the reports are written
-  1  failed, or an input was refused before any kernel started (unknown column, unusable
+  1  failed, or an input was refused before any step ran (unknown column, unusable
      target, unreadable file, invalid decisions file, bad option); the error is one line
   2  stopped at an expert decision nobody answered (see --approve)"""
 

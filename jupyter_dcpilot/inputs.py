@@ -1,4 +1,4 @@
-"""What ``jupyter dcpilot run`` checks about its inputs before any kernel starts.
+"""What ``jupyter dcpilot run`` checks about its inputs before any step runs (while its kernel starts).
 
 A wrong column name or an unusable target used to surface after the kernel started, the data
 loaded and a split was retried (~25 s later, as a KeyError). These checks read only the files'
@@ -257,8 +257,10 @@ INDEX_WORDS = ("first", "row")  # --index values that name no column
 
 def check_run_inputs(data: list[Path], *, target: str | None, time: str | None = None,
                      entity: str | None = None, index: str | None = None,
-                     test: Path | None = None, folders: bool = False) -> list[str]:
+                     test: Path | None = None, folders: bool = False, values: bool = True) -> list[str]:
     """Check ``jupyter dcpilot run``'s files and column options; returns warnings.
+    ``values=False``: the files and the column names only, no column read (what the command
+    line checks before it starts its kernel; the values are checked while the kernel starts).
 
     InputError (one line, close names suggested) for: a missing or unreadable file, a
     ``--target`` / ``--time`` / ``--id`` / ``--index`` column that no data file has, a target
@@ -287,6 +289,8 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
         words = list(INDEX_WORDS) if option == "--index" else []
         also = " nor 'first' or 'row'" if words else ""
         raise InputError(f"{option} {name!r} is not a column of {files}{also}{did_you_mean(name, known + words)}")
+    if not values:
+        return []
     for path, names in headers.items():
         wanted = [(o, n) for o, n in (("--target", target), ("--time", time))
                   if n is not None and names.count(n) == 1]
@@ -305,7 +309,7 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
 
 
 def check_dictionary(path: Path, data: list[Path], events: Path | None = None) -> list[str]:
-    """Check ``--dictionary`` (and REDCap's ``--events`` mapping) before any kernel starts; returns
+    """Check ``--dictionary`` (and REDCap's ``--events`` mapping) before any step runs; returns
     warnings. InputError (one line) for a missing file, a file that is not a codebook, or a
     codebook that describes none of the data's columns (another study's, most likely): a codebook
     that disagrees with the data in part is a finding of the diagnosis, not an error."""

@@ -8,6 +8,7 @@ user expression cannot pass it in without naming it.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 
@@ -158,6 +159,13 @@ def warm_json(functions: list[str]) -> str:
     store()
     warmed = [name for name in functions if name in kernel_tools.__all__ and getattr(kernel_tools, name)]
     return json.dumps({"warmed": warmed})
+
+
+def chdir_json(path: str) -> str:
+    """Move the kernel to ``path``, the folder of the notebook it runs (a headless kernel is
+    started before its output folder exists, so that its start-up overlaps the input checks)."""
+    os.chdir(path)
+    return json.dumps({"cwd": os.getcwd()})
 
 
 def parameters_json(function: str) -> str:

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from jupyter_dcpilot.probe import execute_request_content, parse_reply
+from jupyter_dcpilot.probe import execute_request_content, parse_reply, probe_expression
 from kernel_tools.vocabulary import StrEnum
+from kernel_tools.warmup import START_UP_LINE
 
 from .budgets import minutes
 
@@ -232,6 +233,15 @@ def socket_folder() -> str | None:
     return None
 
 
+def _new_notebook(kernel_name: str) -> Any:
+    from nbformat.v4 import new_notebook
+
+    notebook = new_notebook()
+    notebook.metadata["kernelspec"] = {"name": kernel_name, "display_name": "Python 3", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    return notebook
+
+
 def _kernel_tools_root() -> str:
     """The directory that holds the ``kernel_tools`` package the engine itself imports."""
     import kernel_tools
@@ -247,7 +257,8 @@ class HeadlessHost:
     can be produced before the package is installed. ``timeout`` bounds a silent probe; a cell
     runs as long as the kernel lives (its step's budget decides when it is stopped, see
     :meth:`interrupt`); a kernel that dies under a cell or a probe fails it within a second
-    with :class:`KernelDiedError`.
+    with :class:`KernelDiedError`. ``warm``: the kernel imports what the first steps need
+    (:mod:`kernel_tools.warmup`) as it starts; :meth:`launch` starts it ahead of :meth:`start`.
     """
 
     def __init__(
@@ -257,29 +268,28 @@ class HeadlessHost:
         kernel_name: str = "python3",
         cwd: str | os.PathLike[str] | None = None,
         timeout: float = PROBE_TIMEOUT_S,
+        warm: bool = False,
     ) -> None:
         self.path = Path(notebook_path)
         self.kernel_name = kernel_name
         self.cwd = str(cwd) if cwd is not None else str(self.path.parent)
         self.timeout = timeout
-        from nbformat.v4 import new_notebook  # nbformat pulls in jsonschema: slow, so only here
-
-        self.notebook = new_notebook()
-        self.notebook.metadata["kernelspec"] = {
-            "name": kernel_name,
-            "display_name": "Python 3",
-            "language": "python",
-        }
-        self.notebook.metadata["language_info"] = {"name": "python"}
+        self.warm = warm
+        self.notebook: Any = None  # made in start(): nbformat pulls in jsonschema, slow to import
         self._km: Any = None
         self._kc: Any = None
         self._sockets: str | None = None
+        self._launched_in = self.cwd
         self._lock = asyncio.Lock()
 
-    async def start(self) -> None:
+    async def launch(self) -> None:
+        """Start the kernel's process and return without waiting for it, so the caller's own
+        work (the command line's input checks) overlaps the kernel's start-up. ``cwd`` may not
+        exist yet (an output folder made after the checks): the kernel moves there in start()."""
+        if self._km is not None:
+            return
         from jupyter_client.manager import AsyncKernelManager
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         # Unix sockets in a folder only this user can open, not TCP ports on localhost: no other
         # user can connect, and ipykernel has no plain-text warning to print into the CLI's output.
         # An absolute path: the kernel runs in another working directory than this process.
@@ -287,11 +297,22 @@ class HeadlessHost:
         transport = {} if self._sockets is None else {"transport": "ipc",
                                                       "ip": os.path.join(self._sockets, "kernel")}
         self._km = AsyncKernelManager(kernel_name=self.kernel_name, **transport)
-        await self._km.start_kernel(cwd=self.cwd, env=_kernel_env([_kernel_tools_root()]))
+        self._launched_in = self.cwd if os.path.isdir(self.cwd) else os.getcwd()
+        # warm: IPython runs the start-up line before the kernel answers (kernel_tools.warmup)
+        extra = [f"--IPKernelApp.exec_lines={START_UP_LINE}"] if self.warm else []
+        await self._km.start_kernel(cwd=self._launched_in, env=_kernel_env([_kernel_tools_root()]),
+                                    extra_arguments=extra)
+
+    async def start(self) -> None:
+        await self.launch()
+        self.notebook = _new_notebook(self.kernel_name)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._kc = self._km.client()
         self._kc.session.session = uuid.uuid4().hex  # our own session id
         self._kc.start_channels()
-        await self._kc.wait_for_ready(timeout=60)
+        await self._kc.wait_for_ready(timeout=120 if self.warm else 60)
+        if self._launched_in != self.cwd:
+            await self.evaluate(probe_expression("chdir_json", self.cwd))
         self._write()
 
     async def stop(self) -> None:

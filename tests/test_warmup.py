@@ -1,0 +1,73 @@
+"""The headless kernel starts ahead and warm (kernel_tools/warmup.py, HeadlessHost.launch): its
+imports are made before the first cell, in the notebook's folder even when that folder is made
+after the launch, with nothing bound in the user's namespace; a refused input stops it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import psutil
+import pytest
+
+from jupyter_dcpilot.cli import run_job
+from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.inputs import InputError
+from kernel_tools.warmup import FIRST_STEPS, START_UP_LINE
+
+PROBE = """
+import json as _json, os as _os, sys as _sys
+print(_json.dumps({"modules": sorted(m for m in _sys.modules if m.startswith(("sklearn.", "kernel_tools.diagnosis."))),
+                   "cwd": _os.getcwd(),
+                   "names": sorted(n for n in globals() if not n.startswith("_"))}))
+"""
+
+
+def kernel_state(warm: bool, folder) -> dict:
+    async def go():
+        host = HeadlessHost(folder / "notebook.ipynb", cwd=folder, warm=warm)
+        await host.launch()
+        folder.mkdir()  # made after the launch, as the command line claims its output folder
+        async with host:
+            result = await host.run_cell(PROBE, {})
+        assert result.error is None, result.error
+        return json.loads(result.outputs[0]["text"])
+
+    return asyncio.run(go())
+
+
+def test_a_warm_kernel_has_the_first_steps_imports_before_its_first_cell(tmp_path):
+    warm = kernel_state(True, tmp_path / "warm")
+    cold = kernel_state(False, tmp_path / "cold")
+    for state, folder in ((warm, tmp_path / "warm"), (cold, tmp_path / "cold")):
+        assert state["cwd"] == str(folder)  # moved into the folder once it existed
+        # nothing of the warm-up in the user's namespace: the same names as a cold kernel's
+    assert warm["names"] == cold["names"]
+    assert {"kernel_tools.diagnosis.labels", "kernel_tools.diagnosis.missing", "sklearn.ensemble"} <= set(warm["modules"])
+    assert "kernel_tools.diagnosis.labels" not in cold["modules"]
+
+
+def test_the_start_up_line_imports_and_prints_nothing():
+    code = f"import sys; value = {START_UP_LINE}; print(value, all(m in sys.modules for m in {FIRST_STEPS!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["None", "True"] and done.stderr == ""
+
+
+def _kernels() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)
+            if any("ipykernel" in part for part in p.cmdline())}
+
+
+def test_a_refused_input_stops_the_kernel_launched_beside_the_checks(tmp_path):
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"x": range(20), "y": [1] * 20}).to_csv(data, index=False)
+    before = _kernels()
+    # a name is checked before the launch; a column's values while the kernel starts
+    with pytest.raises(InputError, match="--target 'y' has the single value '1'"):
+        asyncio.run(run_job([str(data)], target="y", out=str(tmp_path / "out"), interactive=False))
+    assert not (tmp_path / "out").exists()  # nothing written
+    assert not {pid for pid in _kernels() - before if psutil.pid_exists(pid)
+                and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE}
