@@ -57,7 +57,7 @@ def test_classification_report(clf_frame, clf_report):
     assert r.model_name in r.candidates
     assert set(r.candidates) == {"HistGradientBoostingClassifier", "LogisticRegression"}
     assert 0.75 < r.cv_score < 0.98
-    assert len(r.cv_scores) == 3
+    assert len(r.cv_scores) == 3 * r.cv_repeats and r.cv_repeats == 5  # 5 x 3 folds: 100 patients
     assert r.cv_score == pytest.approx(np.mean(r.cv_scores))
     for name in ("cv_roc_auc", "cv_average_precision", "cv_balanced_accuracy", "cv_roc_auc_std"):
         assert 0 <= r.metrics[name] <= 1

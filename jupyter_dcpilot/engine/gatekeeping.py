@@ -186,7 +186,9 @@ def finding_options(session: Session, step: Step) -> tuple[list[DecisionOption],
     found = [f for f in (session.finding(fid) for fid in step.finding_ids) if f is not None]
     keys = {alike.alike_key(f) for f in found}
     if len(found) > 1 and len(keys) == 1 and None not in keys:  # columns alike, asked once
-        return alike.merged_options(options, found), alike.question(found), {"columns": len(step.columns)}
+        # the first finding's evidence stands for the group (what it rests on: the data, a codebook line)
+        return (alike.merged_options(options, found), alike.question(found),
+                {**dict(finding.evidence), "alike_columns": len(step.columns)})
     return options, finding.summary, dict(finding.evidence)
 
 

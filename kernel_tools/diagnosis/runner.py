@@ -7,6 +7,7 @@ stratified sample whose size is stated in the evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time as _time
 from typing import Any
@@ -234,6 +235,11 @@ def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str
                        personal=frozenset(said.private) if said is not None else frozenset(),
                        default=timing.PredictionIndex("row", None, "could not be inferred"))
     if codebook.longitudinal(said):
+        if when.kind == "entity_start" and not when.sure and not when.given:
+            # the export's events are ordered by its codebook: the first is each record's baseline
+            when = dataclasses.replace(when, sure=True, others=[], reason=(
+                "a REDCap export's events, in the codebook's order: each record is predicted from "
+                "its first (baseline) event"))
         return when, None
     survival = outcome.kind == "survival"
     landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
