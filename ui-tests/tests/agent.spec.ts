@@ -2,6 +2,7 @@ import { execFileSync } from 'child_process';
 import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
+import { startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 1600 } });
@@ -32,17 +33,7 @@ test.describe("Data co-pilot: an agent's proposal", () => {
       const widget = window.jupyterapp.shell.currentWidget as unknown as { context: { path: string } };
       return widget.context.path;
     });
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('dcpilot:open');
-    });
-    const panel = page.locator('#jp-dcpilot-panel');
-    await panel.locator('.jp-dcpilot-frame[data-frame="df"]').click({ timeout: 30000 });
-    const form = panel.locator('.jp-dcpilot-start');
-    await expect(form).toBeVisible({ timeout: 30000 });
-    await form.locator('select[name="target"]').selectOption('y');
-    await form.locator('summary').click();
-    await form.locator('select[name="approve"]').selectOption('ask');
-    await form.getByRole('button', { name: 'Start co-pilot' }).click();
+    const panel = await startCopilot(page, 'y', 'ask');
 
     const card = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
     for (let i = 0; i < 5; i++) {

@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import { startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
@@ -34,17 +35,7 @@ test.describe('Data co-pilot: the column timeline card', () => {
     );
     await page.notebook.runCell(0, true);
 
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('dcpilot:open');
-    });
-    const panel = page.locator('#jp-dcpilot-panel');
-    await panel.locator('.jp-dcpilot-frame[data-frame="df"]').click({ timeout: 30000 });
-    const form = panel.locator('.jp-dcpilot-start');
-    await expect(form).toBeVisible({ timeout: 30000 });
-    await form.locator('select[name="target"]').selectOption('death');
-    await form.locator('summary').click();
-    await form.locator('select[name="approve"]').selectOption('ask');
-    await form.getByRole('button', { name: 'Start co-pilot' }).click();
+    const panel = await startCopilot(page, 'death', 'ask');
     await expect(panel.locator('.jp-dcpilot-decision').first()).toBeVisible({ timeout: 120000 });
 
     const card = panel.locator('.jp-dcpilot-timeline');

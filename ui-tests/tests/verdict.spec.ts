@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import { startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null });
@@ -23,17 +24,7 @@ test.describe('Data co-pilot verdict', () => {
       ].join('\n')
     );
     await page.notebook.runCell(0, true);
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('dcpilot:open');
-    });
-    const panel = page.locator('#jp-dcpilot-panel');
-    await panel.locator('.jp-dcpilot-frame[data-frame="df"]').click({ timeout: 30000 });
-    const form = panel.locator('.jp-dcpilot-start');
-    await expect(form).toBeVisible({ timeout: 30000 });
-    await form.locator('select[name="target"]').selectOption('y');
-    await form.locator('summary').click();
-    await form.locator('select[name="approve"]').selectOption('recommended');
-    await form.getByRole('button', { name: 'Start co-pilot' }).click();
+    const panel = await startCopilot(page, 'y', 'recommended');
 
     const verdict = panel.locator('.jp-dcpilot-validity');
     await expect(verdict).toBeVisible({ timeout: 240000 });
