@@ -78,8 +78,10 @@ def test_bad_inputs():
         split(df, "y", groups="patient")
     with pytest.raises(ValueError, match="test_size"):
         split(df, "y", test_size=20)
-    with pytest.raises(ValueError, match="missing ids"):
+    with pytest.raises(ValueError, match="1 row has no 'pid' \\(the entity\\): drop them \\(missing_ids='drop'\\)"):
         split(df.assign(pid=df["pid"].where(df.index > 0)), "y", groups="pid")
+    with pytest.raises(ValueError, match="missing_ids must be one of 'drop', 'own'"):
+        split(df.assign(pid=df["pid"].where(df.index > 0)), "y", groups="pid", missing_ids="fill")
     with pytest.raises(ValueError, match="single entity"):
         split(df.assign(pid=1), "y", groups="pid")
     with pytest.raises(TypeError, match="DataFrame"):
@@ -111,3 +113,32 @@ def test_many_entities_use_the_fast_stratified_grouping(monkeypatch):
     assert report.details["kind"] == "grouped, stratified" and report.details["groups_on_both_sides"] == 0
     share = df.groupby("pid")["y"].first()
     assert share[test["pid"].unique()].mean() == pytest.approx(share.mean(), abs=0.03)
+
+
+def test_rows_without_an_entity_id_are_dropped_or_each_their_own_entity():
+    df = visits(3).astype({"pid": float})
+    df.loc[[0, 5, 9], "pid"] = np.nan
+    train, test, report = split(df, "y", groups="pid", missing_ids="drop")
+    assert len(train) + len(test) == len(df) - 3 and report.warnings[0] == "3 rows without an id in 'pid' dropped"
+    assert set(train["pid"]).isdisjoint(test["pid"])
+    train, test, report = split(df, "y", groups="pid", missing_ids="own")
+    both = pd.concat([train, test])
+    assert len(both) == len(df) and both["pid"].notna().all()
+    own = both.loc[[0, 5, 9], "pid"]
+    assert own.nunique() == 3 and (own < df["pid"].min()).all()  # never another entity's id
+    assert "3 rows without an id in 'pid' each taken as an entity of its own" in report.warnings
+    text = df.assign(pid=df["pid"].map(lambda v: f"P{v:.0f}", na_action="ignore"))
+    train, test, _ = split(text, "y", groups="pid", missing_ids="own")
+    assert pd.concat([train, test]).loc[5, "pid"] == "no id: row 5"
+
+
+def test_an_aggregation_keeps_rows_without_an_id_as_their_own_entities_on_new_data():
+    from kernel_tools.transforms import aggregate_per_entity
+
+    df = visits(4).astype({"pid": float})
+    df.loc[[0, 1], "pid"] = np.nan
+    dropped, report = aggregate_per_entity(df, id="pid", time="visit", how="baseline")
+    assert len(dropped) == df["pid"].nunique() and report.warnings[0] == "2 rows without an id in 'pid' dropped"
+    own, report = aggregate_per_entity(df, id="pid", time="visit", how="baseline", missing_ids="own")
+    assert len(own) == df["pid"].nunique() + 2
+    assert len(report.apply(df.iloc[:10])) == df.iloc[:10]["pid"].nunique() + 2

@@ -64,9 +64,12 @@ def task_card(task: Task, structure: Structure) -> Question:
             + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
     asked = {InferenceKind(i.what): i for i in structure.table() if i.what != InferenceKind.JOIN_KEY}
     unsure = [i for i in asked.values() if _unsure(i)]
-    options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=True,
-                              risk=("" if not unsure else "confirms what is uncertain: "
+    ids = missing_id_options(t)
+    options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=not ids,
+                              risk=(f"the {t.id_missing} rows without an id in '{t.id}' stop the split: say what "
+                                    "they are" if ids else "" if not unsure else "confirms what is uncertain: "
                                     + "; ".join(in_words(i) for i in unsure)))]
+    options += ids
     options += _kinds(t, asked.get(InferenceKind.TASK))
     options += _times(asked.get(InferenceKind.DURATION))
     options += _entities(asked.get(InferenceKind.ENTITY))
@@ -82,9 +85,31 @@ def task_card(task: Task, structure: Structure) -> Question:
     if unsure:
         evidence["uncertain"] = [in_words(i) for i in unsure]
     question = f"Is this the task? {desc}. ({t.reason})"
+    if ids:
+        evidence["rows_without_id"] = t.id_missing
+        question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
+                     "as an entity of its own, or choose another entity (or none).")
     if unsure:
         question += " Uncertain: " + "; ".join(in_words(i) for i in unsure) + "."
     return Question(options, question, evidence, list(asked.values()))
+
+
+def missing_id_options(task: Task) -> list[DecisionOption]:
+    """What rows without an id in the entity in force are, when some are and it is not said yet:
+    dropped (recommended: a record whose subject is unknown cannot be kept with its subject's
+    other records), or each an entity of its own (a subject outside every group)."""
+    if not task.id or not task.id_missing or task.missing_ids:
+        return []
+    n, key = task.id_missing, task.id
+    rows = f"{n} row{'s' if n != 1 else ''} without an id in '{key}'"
+    return [DecisionOption(id="ids:drop", label=f"Drop the {rows}", recommended=True,
+                           description=f"Leave out the {rows}: whose records they are is not known.",
+                           risk=f"{n} fewer rows; wrong if they are subjects of their own"),
+            DecisionOption(id="ids:own", label=f"Take each of the {rows} as its own entity",
+                           description=f"Each row without an id in '{key}' is a subject of its own (outside every "
+                           "group), kept apart from every other row.",
+                           risk="wrong if they are records of subjects who have other rows: the same subject "
+                           "on both sides of the split")]
 
 
 def _kinds(task: Task, inferred: Inference | None) -> list[DecisionOption]:

@@ -25,6 +25,8 @@ from kernel_tools.vocabulary import TaskKind
 # the other moments a prediction can be made, as the user names them (--index first | row | a column)
 INDEX_WORDS = {"first": "entity_start", "row": "row"}
 NO_ENTITY = "none"  # the task card's entity:none: each row is its own subject
+# the task card's ids:<how> for rows without an entity id (kernel_tools.transforms.entity_ids)
+MISSING_IDS = ("drop", "own")
 
 
 class PredictionIndex(TypedDict, total=False):
@@ -88,6 +90,8 @@ class Task:
     target_missing: int | None = None
     start: str | None = None  # (start, stop] intervals made by to_intervals
     stop: str | None = None
+    id_missing: int = 0  # rows without an id in ``id`` (the diagnosis's count)
+    missing_ids: str | None = None  # what they are: "drop" | "own" (the task card's ids:<how>)
     confirmed: bool = False
     given: Given = field(default_factory=Given)
 
@@ -126,7 +130,7 @@ class Task:
     def answer(self, choice: str | None) -> bool:
         """The task card's answer: another task kind, moment of prediction, survival time or
         entity (``entity:none``: each row is its own subject) — the user's word, kept in
-        :attr:`given`; confirmed either way. True when the data must be diagnosed again (the
+        :attr:`given` — or what rows without an entity id are (``ids:drop``, ``ids:own``); confirmed either way. True when the data must be diagnosed again (the
         options follow the moment of prediction, the time and the entity)."""
         self.confirmed = True
         if choice in {k.value for k in TaskKind}:
@@ -140,6 +144,9 @@ class Task:
         elif part == "entity" and value:
             self.given.id = "" if value == NO_ENTITY else value
             self.id = self.given.id or None
+        elif part == "ids" and value in MISSING_IDS:
+            self.missing_ids = value
+            return False
         else:
             return False
         return True

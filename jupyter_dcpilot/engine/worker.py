@@ -95,7 +95,10 @@ class Worker:
         runs and the work is grouped by entity (a value already there is kept)."""
         if episode is None or not self.grouping():
             return params
-        return episode.with_entity(function, params, self.session.task.id)
+        task = self.session.task
+        if function == "aggregate_per_entity" and task.missing_ids and params.get("id") == task.id:
+            params = {**params, "missing_ids": params.get("missing_ids", task.missing_ids)}  # as the task card said
+        return episode.with_entity(function, params, task.id)
 
     def intervals(self) -> tuple[str, str] | None:
         """The (start, stop] columns when the rows are intervals of a survival follow-up, else None.
@@ -192,6 +195,8 @@ class Worker:
         kwargs: dict[str, Any] = {"target": task.target}
         if self.grouping():
             kwargs["groups"] = task.id
+            if task.missing_ids:  # the task card said what rows without an id are
+                kwargs["missing_ids"] = task.missing_ids
         kwargs.update(params)
         return [f"train, test, {var} = kt.split({frame}{call_args(kwargs)})", var]
 

@@ -263,7 +263,8 @@ def find_entity(
         out.inference = entity_inference(None, judged, rejected, [], True, False)
         return out
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
-                                      _clear(df, best, profiles, best_shared), given_id is not None)
+                                      _clear(df, best, profiles, best_shared), given_id is not None,
+                                      profiles[best.id].n_missing)
     return _held(df, profiles, target, given_id, given_time, exclude, best)
 
 
@@ -285,7 +286,7 @@ def _held(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | No
     if held.inference is not None:
         held.inference = entity_inference(coarser, {}, {}, [
             f"'{coarser}' is named as an id and holds {per:g} '{best.id}' each, never splitting one"],
-            True, False)
+            True, False, profiles[coarser].n_missing)
     return held
 
 
@@ -302,8 +303,6 @@ def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_onl
                      f"({', '.join(ev['baseline_columns'][:4])})")
     if entity.visit:
         words.append(f"'{entity.visit}' orders its rows")
-    if profiles[key].n_missing:
-        words.append(f"{profiles[key].n_missing} rows have no '{key}': an id is never missing")
     if shared_only:
         words.append("found only by the attributes its rows share, not by its name or an order")
     return words
@@ -381,7 +380,9 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
               and (profiles[key].is_integer or _unit_codes(profiles[key])))
     if not (accept or shared):
         return None
-    score = 2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10
+    # an id is never missing: a column with missing values ranks below one without
+    score = (2 * hint + len(diverse) / len(cols) + bool(visits or crossed) + (key == given_id) * 10
+             - 0.5 * bool(profiles[key].n_missing))
     return score, visits, crossed, shared
 
 

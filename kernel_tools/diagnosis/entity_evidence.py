@@ -68,14 +68,20 @@ def subject_ids(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: s
 
 
 def entity_inference(chosen: str | None, judged: dict[str, float], rejected: dict[str, str],
-                     evidence: list[str], settled: bool, given: bool) -> Inference:
+                     evidence: list[str], settled: bool, given: bool, missing: int = 0) -> Inference:
     """The entity, its confidence and its alternatives.
 
     ``judged``: the score of every candidate accepted as an entity; ``rejected``: why each other
     candidate is not one; ``evidence``: the chosen one's in words; ``settled``: its evidence is
-    clear (named as an id, no missing ids, more than shared attributes)."""
-    if given:
-        return Inference(InferenceKind.ENTITY, chosen, Confidence.GIVEN, [f"'{chosen}' given as the entity"])
+    clear (named as an id, no missing ids, more than shared attributes); ``missing``: its rows
+    without an id (``details["missing_ids"]``: what becomes of them is asked)."""
+    details = {"missing_ids": missing} if chosen is not None and missing else {}
+    if given:  # rows without the given id are a question the user did not answer by naming it
+        words = [f"'{chosen}' given as the entity"]
+        if details:
+            return Inference(InferenceKind.ENTITY, chosen, Confidence.LOW, [missing_words(chosen, missing), *words],
+                             [Alternative(None, ["no entity: each row is its own subject"], 0.0)], details=details)
+        return Inference(InferenceKind.ENTITY, chosen, Confidence.GIVEN, words)
     ranked = sorted(((k, s) for k, s in judged.items() if k != chosen), key=lambda kv: -kv[1])
     alternatives = [Alternative(k, [f"also repeats like an entity id (score {s:.2f})"], s) for k, s in ranked]
     alternatives += [Alternative(k, [f"not an entity: {why}"], 0.0) for k, why in rejected.items()]
@@ -84,6 +90,9 @@ def entity_inference(chosen: str | None, judged: dict[str, float], rejected: dic
         confidence = Confidence.LOW if close else Confidence.HIGH
         words = evidence or ["no column repeats like a subject's id: each row is its own subject"]
         return Inference(InferenceKind.ENTITY, None, confidence, words, alternatives)
+    if details:  # first, so the verdict's short form says it
+        evidence = [missing_words(chosen, missing), *evidence]
+        settled = False
     rival = ranked[0][1] if ranked else None
     best = judged.get(chosen, 0.0)
     if rival is not None and best - rival < CLOSE:
@@ -91,4 +100,9 @@ def entity_inference(chosen: str | None, judged: dict[str, float], rejected: dic
         settled = False
     alternatives.append(Alternative(None, ["no entity: each row is its own subject"], 0.0))
     return Inference(InferenceKind.ENTITY, chosen, Confidence.HIGH if settled else Confidence.LOW, evidence,
-                     alternatives)
+                     alternatives, details=details)
+
+
+def missing_words(entity: str | None, missing: int) -> str:
+    """The entity's rows without an id, in words."""
+    return f"{missing} row{'s have' if missing != 1 else ' has'} no '{entity}': an id is never missing"

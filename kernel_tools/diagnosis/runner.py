@@ -207,6 +207,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     findings += run.failed
 
     task_info = _task_info(outcome, target, duration, entity, id, visit_given, when, int(n - valid.sum()))
+    if task_info["id"] in profiles:  # what becomes of rows without an id is asked (the task card)
+        task_info["id_missing"] = int(profiles[task_info["id"]].n_missing)
     column_stats = _column_stats(profiles, scores, outcome, target, ctx, leak_cols, timings, entity, when)
     codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._base import FrameTransformer, check_columns, is_numeric
+from ._base import FrameTransformer, check_choice, check_columns, is_numeric
+from .entity_ids import MISSING_IDS, with_ids
 
 # last/first: last/first non-missing value in time order (last observation carried forward);
 # baseline/final: the earliest/latest record exactly as it is.
@@ -84,6 +85,7 @@ class EntityAggregator(FrameTransformer):
         outcome_how: str = "final",
         landmark: Any = None,
         duration: str | None = None,
+        missing_ids: str = "drop",
     ) -> None:
         self.id = id
         self.time = time
@@ -92,10 +94,12 @@ class EntityAggregator(FrameTransformer):
         self.outcome_how = outcome_how
         self.landmark = landmark
         self.duration = duration
+        self.missing_ids = missing_ids
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> EntityAggregator:
         X = self._remember_input(X)
         check_columns(X, [self.id], "id column")
+        check_choice(self.missing_ids, "missing_ids", MISSING_IDS)
         if self.time is not None:
             check_columns(X, [self.time], "time column")
         if self.landmark is not None and self.time is None:
@@ -145,6 +149,7 @@ class EntityAggregator(FrameTransformer):
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         X = self._check_transform_input(X, required=[self.id] + ([self.time] if self.time else []))
+        X, _ = with_ids(X, self.id, self.missing_ids)
         rows, codes, ids = self._records(X)
         history_rows, history_codes = rows, codes
         if self.landmark is not None:

@@ -11,6 +11,7 @@ from kernel_tools.lazy import lazy_aware
 
 from ._base import check_frame
 from .aggregation import EntityAggregator
+from .entity_ids import said
 from .report import StepReport
 
 
@@ -24,6 +25,7 @@ def aggregate_per_entity(
     outcome_how: str = "final",
     landmark: Any = None,
     duration: str | None = None,
+    missing_ids: str = "drop",
 ) -> tuple[pd.DataFrame, StepReport]:
     """One row per ``id``, records ordered by ``time``.
 
@@ -37,10 +39,12 @@ def aggregate_per_entity(
     duration: with ``landmark``, the survival time column, counted from the landmark afterwards
     (its value minus ``landmark``, in the same units as ``time``); entities whose follow-up
     ended by the landmark are left out, since they are no longer at risk there.
+    missing_ids: rows without an ``id`` are dropped (``"drop"``) or each taken as an entity of
+    its own (``"own"``), here and on new data.
     """
     check_frame(df)
     agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how,
-                           landmark=landmark, duration=duration)
+                           landmark=landmark, duration=duration, missing_ids=missing_ids)
     agg.fit(df)
     out = agg.transform(df)
     n_missing_id = int(df[id].isna().sum())
@@ -49,7 +53,7 @@ def aggregate_per_entity(
         raise ValueError(f"id column {id!r} has no values: nothing to aggregate")
     warnings = []
     if n_missing_id:
-        warnings.append(f"{n_missing_id} rows without an {id!r} value were dropped")
+        warnings.append(said(id, missing_ids, n_missing_id))
     if agg.non_numeric_fallback_:
         warnings.append(f"non-numeric columns took 'last' instead of {how!r}: {agg.non_numeric_fallback_[:10]}")
     if time is None and counts.max() > 1:
@@ -65,6 +69,7 @@ def aggregate_per_entity(
         "outcome": agg.outcome_,
         "landmark": landmark,
         "rows_without_id": n_missing_id,
+        "missing_ids": missing_ids,
     }
     if landmark is not None:
         details["entities_left_out_at_landmark"] = int(counts.shape[0] - out.shape[0])

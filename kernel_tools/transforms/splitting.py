@@ -11,6 +11,7 @@ from kernel_tools.lazy import lazy_aware
 
 from ._base import check_columns, check_frame
 from ._targets import is_classification
+from .entity_ids import said, with_ids
 from .report import StepReport, json_safe
 
 STRATIFIED_GROUP_KFOLD_MAX_GROUPS = 2000
@@ -42,6 +43,7 @@ def split(
     test_size: float = 0.2,
     stratify: bool = True,
     random_state: int = 0,
+    missing_ids: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, StepReport]:
     """Split rows into (train, test, report) without leaking across the split.
 
@@ -49,12 +51,19 @@ def split(
     for class targets when ``stratify``, else GroupShuffleSplit). time: train gets the
     earliest rows (with groups: the entities whose first record is earliest). Otherwise a
     stratified split for class targets, a shuffled one for numbers.
+    missing_ids: rows without a ``groups`` id are dropped (``"drop"``) or each taken as an
+    entity of its own (``"own"``); None: such rows are an error that says so.
     """
+    warnings: list[str] = []
+    if groups is not None and missing_ids is not None:
+        check_columns(df, [groups], "groups column")
+        df, n_missing = with_ids(df, groups, missing_ids)
+        if n_missing:
+            warnings.append(said(groups, missing_ids, n_missing))
     _check_arguments(df, target, groups, time, test_size)
     y = df[target]
     classes = is_classification(y)
     strata = y.astype(object).where(y.notna(), "<missing>").astype(str)
-    warnings: list[str] = []
     if time is not None:
         kind = "time, grouped" if groups is not None else "time"
         test_mask = _time_split(df, time, groups, test_size)
@@ -86,7 +95,9 @@ def _check_arguments(df: pd.DataFrame, target: str, groups: str | None, time: st
     if groups is not None:
         check_columns(df, [groups], "groups column")
         if df[groups].isna().any():
-            raise ValueError(f"groups column {groups!r} has {int(df[groups].isna().sum())} missing ids; fill or drop them first")
+            n = int(df[groups].isna().sum())
+            raise ValueError(f"{n} row{'s have' if n != 1 else ' has'} no '{groups}' (the entity): drop them "
+                             "(missing_ids='drop') or take each as an entity of its own (missing_ids='own')")
     if time is not None:
         check_columns(df, [time], "time column")
         if df[time].isna().any():

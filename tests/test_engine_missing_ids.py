@@ -1,0 +1,95 @@
+"""An entity with missing ids is a question, not an end: the task card asks what rows without an
+id are (dropped, each its own entity, another entity or none), ``--approve recommended`` drops
+them, and while no person said so the verdict's ``structure_confirmed`` names the entity with
+its missing ids (real kernels, ``jupyter dcpilot run``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_dcpilot.cli import main
+from kernel_tools import diagnose
+
+
+def visits(folder: Path, missing: int = 25, name: str = "patient_id") -> Path:
+    """120 patients with three visits each (age, sex, site, bmi fixed; blood pressure varies),
+    ``missing`` rows with no id."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for p in range(120):
+        age, sex, site, bmi = rng.integers(30, 80), rng.integers(0, 2), rng.integers(1, 6), rng.normal(27, 4)
+        y = int(rng.random() < 1 / (1 + np.exp(-(age - 55) / 10)))
+        rows += [{name: p + 1000, "visit": v, "age": age, "sex": sex, "site": site, "bmi": round(bmi, 1),
+                  "sbp": rng.normal(130, 15) + 5 * y, "outcome": y} for v in range(3)]
+    df = pd.DataFrame(rows).astype({name: float})
+    df.loc[rng.choice(len(df), missing, replace=False), name] = np.nan
+    path = folder / "visits.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def run(data: Path, out: Path, *extra: str) -> tuple[dict, dict, str]:
+    code = main(["run", str(data), "--target", "outcome", "--out", str(out), *extra])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    cells = json.loads((out / "notebook.ipynb").read_text())["cells"]
+    code_text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return report, session, code_text
+
+
+def test_an_entity_with_missing_ids_is_never_chosen_with_high_confidence(tmp_path):
+    frame = pd.read_csv(visits(tmp_path))
+    entity = next(i for i in diagnose(frame, target="outcome").inferences if i.what == "entity")
+    assert entity.value == "patient_id" and entity.confidence == "low"
+    assert entity.details == {"missing_ids": 25}
+    assert entity.evidence[0] == "25 rows have no 'patient_id': an id is never missing"
+    complete = next(i for i in diagnose(frame.dropna(), target="outcome").inferences if i.what == "entity")
+    assert complete.confidence == "high" and not complete.details
+    given = next(i for i in diagnose(frame, target="outcome", id="patient_id").inferences if i.what == "entity")
+    assert given.confidence == "low" and given.evidence[0].startswith("25 rows have no 'patient_id'")
+
+
+def test_rows_without_an_id_are_asked_and_dropped_as_recommended(tmp_path, capsys):
+    report, session, code = run(visits(tmp_path), tmp_path / "out", "--approve", "recommended")
+    card = next(d for d in session["decisions"] if d["gate"] == "task")
+    assert [o["id"] for o in card["options"]][:3] == ["confirm", "ids:drop", "ids:own"]
+    assert "entity:none" in [o["id"] for o in card["options"]]
+    assert card["recommended"] == card["choice"] == "ids:drop"
+    assert "25 rows have no 'patient_id': drop them, take each as an entity of its own" in card["question"]
+    labels = {o["id"]: o["label"] for o in card["options"]}
+    assert labels["ids:drop"] == "Drop the 25 rows without an id in 'patient_id'"
+    assert "missing_ids='drop'" in code
+    assert report["state"] == "finished" and report["model"]["cv_score"] > 0.6
+    assert not report["valid"]  # an approval policy confirms nothing
+    check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
+    assert not check["passed"] and "the entity: patient id (25 rows have no 'patient_id'" in check["detail"]
+
+
+def test_rows_without_an_id_kept_grouped_each_as_its_own_entity(tmp_path, capsys):
+    """Answered by a person (a decisions file naming the answers): each row without an id is a
+    subject of its own, every row is kept and split grouped; the entity is confirmed."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"task": "ids:own", "aggregation": "keep", "*": "recommended"}))
+    report, session, code = run(visits(tmp_path), tmp_path / "out", "--approve", str(answers))
+    assert "groups='patient_id', missing_ids='own'" in code
+    split = next(st for st in session["plan"] if st["episode"] == "split")
+    assert split["status"] == "done"
+    assert split["result"]["report"]["rows_out"] == 360
+    assert "25 rows without an id in 'patient_id' each taken as an entity of its own" in split["result"]["report"]["warnings"]
+    check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
+    assert "patient_id" not in check["detail"]
+
+
+@pytest.mark.parametrize("how", ["drop", "own"])
+def test_a_given_entity_with_missing_ids_is_asked_too(tmp_path, capsys, how):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"task": f"ids:{how}", "aggregation": "keep", "*": "recommended"}))
+    report, session, code = run(visits(tmp_path), tmp_path / "out", "--id", "patient_id", "--approve", str(answers))
+    assert f"missing_ids='{how}'" in code and report["state"] == "finished"
+    assert report["model"]["cv_score"] > 0.6
