@@ -5,6 +5,7 @@ its missing ids (real kernels, ``jupyter dcpilot run``)."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import warnings
@@ -125,3 +126,74 @@ def test_a_matched_set_given_as_the_entity_on_a_development_half_table(tmp_path,
     assert report["state"] == "finished" and report["model"]["metric"] == "c_index"
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
     assert not check["passed"] and f"the entity: case.id ({missing} rows have no 'case.id'" in check["detail"]
+
+
+class Terminal(io.StringIO):
+    """A person's answers typed at the terminal (``--approve ask``): Enter takes the recommended."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_split_that_fails_on_missing_ids_goes_back_to_the_entity_question(tmp_path, capsys, monkeypatch):
+    """A person confirms the task card as it is and keeps every row: the grouped split stops at the
+    rows without an id. The run goes back to the task card (where the entity is asked), says why
+    in words, recommends dropping them; taken, the run finishes. Asked again once, not in a loop."""
+    monkeypatch.setattr(sys, "stdin", Terminal("confirm\nkeep\n" + "\n" * 40))
+    report, session, code = run(visits(tmp_path), tmp_path / "out", "--approve", "ask")
+    cards = [d for d in session["decisions"] if d["gate"] == "task"]
+    assert [d["choice"] for d in cards] == ["confirm", "ids:drop"]
+    again = cards[1]
+    assert again["question"].startswith("Split train/test failed because of the entity: 25 rows have no 'patient_id' "
+                                        "(the entity): drop them")
+    assert again["recommended"] == "ids:drop" and session["backtracks"] == 1
+    assert any(t["kind"] == "backtrack" and t.get("reasked") == "task: the entity" for t in session["transcript"])
+    assert report["state"] == "finished" and "missing_ids='drop'" in code
+
+
+def test_a_join_that_fails_goes_back_to_the_join_question_without_its_key(tmp_path, capsys, monkeypatch):
+    """A person joins two files on a key written as numbers in one and as text in the other: the
+    join fails. The join is asked again without that key, the failure in words, the next key
+    recommended; taken (Enter), the run finishes with the other file's columns."""
+    rng = np.random.default_rng(0)
+    n = 200
+    left = pd.DataFrame({"subject": np.arange(1, n + 1), "patient_id": np.arange(5001, 5001 + n),
+                         "age": rng.integers(20, 80, n)})
+    left["outcome"] = (rng.random(n) < 1 / (1 + np.exp(-(left["age"] - 50) / 8))).astype(int)
+    right = pd.DataFrame({"subject": np.arange(1, n + 1), "patient_id": [str(i) for i in range(5001, 5001 + n)],
+                          "bmi": rng.normal(27, 4, n).round(1)})
+    right.loc[0, "patient_id"] = "unknown"
+    left.to_csv(tmp_path / "people.csv", index=False)
+    right.to_csv(tmp_path / "measures.csv", index=False)
+    monkeypatch.setattr(sys, "stdin", Terminal("\njoin_left_on_patient_id\n" + "\n" * 40))
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "people.csv"), str(tmp_path / "measures.csv"), "--target", "outcome",
+                 "--approve", "ask", "--out", str(out)]) == 0
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    joins = [d for d in session["decisions"] if d["gate"] == "join"]
+    assert [d["choice"] for d in joins] == ["join_left_on_patient_id", "join_left"]
+    assert joins[1]["question"].startswith("Join files failed because of the join (Left-join df_2 on 'patient_id'): "
+                                           "key 'patient_id' is int64 on the left but object on the right")
+    assert "join_left_on_patient_id" not in [o["id"] for o in joins[1]["options"]]
+    assert session["backtracks"] == 1
+    report = json.loads((out / "report.json").read_text())
+    assert report["state"] == "finished" and "bmi" in report["model"]["features"]
+
+
+def test_an_entity_with_a_single_value_goes_back_to_the_task_card_with_no_entity_recommended(tmp_path, capsys):
+    """A centre column given as the entity holds one centre: nothing to split by. The run goes
+    back to the task card, "no entity" recommended and taken; the entity is then a choice an
+    expert must confirm (the step's failure is evidence against it)."""
+    rng = np.random.default_rng(2)
+    n = 300
+    df = pd.DataFrame({"centre": "A", "age": rng.integers(20, 80, n), "bmi": rng.normal(27, 4, n).round(1)})
+    df["outcome"] = (rng.random(n) < 1 / (1 + np.exp(-(df["age"] - 50) / 8))).astype(int)
+    df.to_csv(tmp_path / "centre.csv", index=False)
+    report, session, _ = run(tmp_path / "centre.csv", tmp_path / "out", "--id", "centre", "--approve", "recommended")
+    cards = [d for d in session["decisions"] if d["gate"] == "task"]
+    assert [d["choice"] for d in cards] == ["confirm", "entity:none"]
+    assert cards[1]["question"].startswith("Split train/test failed because of the entity: groups column 'centre' "
+                                           "has a single entity: nothing to split by.")
+    assert report["state"] == "finished" and session["task"]["id"] is None and session["backtracks"] == 1
+    check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
+    assert not check["passed"] and "the entity: none (Split train/test failed because of the entity" in check["detail"]

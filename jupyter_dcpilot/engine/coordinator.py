@@ -332,8 +332,7 @@ class Coordinator:
             self._close(step, StepStatus.DONE, step.note)
             return "done"
         if outcome == "failed":
-            if ep.stage in ("split", "model") and await reask.reask_task(
-                    s, self.calls, self.notebook, step, self.episodes, self.max_backtracks):
+            if await reask.reask(s, self.calls, self.notebook, step, self.episodes, self.max_backtracks):
                 return "done"  # a question again, not an end (:mod:`.reask`)
             return self._failed(step, ep)
         self._close(step, StepStatus.DONE)

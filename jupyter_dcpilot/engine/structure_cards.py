@@ -94,14 +94,15 @@ def task_card(task: Task, structure: Structure) -> Question:
     return Question(options, question, evidence, list(asked.values()))
 
 
-def missing_id_options(task: Task) -> list[DecisionOption]:
-    """What rows without an id in the entity in force are, when some are and it is not said yet:
-    dropped (recommended: a record whose subject is unknown cannot be kept with its subject's
-    other records), or each an entity of its own (a subject outside every group)."""
-    if not task.id or not task.id_missing or task.missing_ids:
+def missing_id_options(task: Task, asked: bool = False) -> list[DecisionOption]:
+    """What rows without an id in the entity in force are, when some are (or ``asked``: a step
+    failed on them) and it is not said yet: dropped (recommended: a record whose subject is
+    unknown cannot be kept with its subject's other records), or each an entity of its own (a
+    subject outside every group)."""
+    if not task.id or not (task.id_missing or asked) or task.missing_ids:
         return []
     n, key = task.id_missing, task.id
-    rows = f"{n} row{'s' if n != 1 else ''} without an id in '{key}'"
+    rows = (f"{n} row{'s' if n != 1 else ''}" if n else "rows") + f" without an id in '{key}'"
     return [DecisionOption(id="ids:drop", label=f"Drop the {rows}", recommended=True,
                            description=f"Leave out the {rows}: whose records they are is not known.",
                            risk=f"{n} fewer rows; wrong if they are subjects of their own"),
@@ -110,6 +111,18 @@ def missing_id_options(task: Task) -> list[DecisionOption]:
                            "group), kept apart from every other row.",
                            risk="wrong if they are records of subjects who have other rows: the same subject "
                            "on both sides of the split")]
+
+
+def answer_option(choice: str, task: Task) -> DecisionOption:
+    """The task card's option for ``choice`` when the card did not offer it (a step failed
+    because of the entity: rows without an id, or no entity to split by)."""
+    if choice.startswith("ids:"):
+        return next(o for o in missing_id_options(task, asked=True) if o.id == choice)
+    if choice == f"entity:{NO_ENTITY}":
+        return DecisionOption(id=choice, label="No entity: each row is its own subject",
+                              description=f"Rows are not merged or grouped by '{task.id}'.",
+                              risk="rows of one subject on both sides of a split score too well")
+    raise ValueError(f"the task card has no option {choice!r}")
 
 
 def _kinds(task: Task, inferred: Inference | None) -> list[DecisionOption]:

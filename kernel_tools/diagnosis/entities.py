@@ -264,7 +264,7 @@ def find_entity(
         return out
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
                                       _clear(df, best, profiles, best_shared), given_id is not None,
-                                      profiles[best.id].n_missing)
+                                      profiles[best.id].n_missing if best.id is not None else 0)
     return _held(df, profiles, target, given_id, given_time, exclude, best)
 
 
