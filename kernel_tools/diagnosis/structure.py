@@ -11,7 +11,11 @@ Names say more, but only as proposals (weak evidence, confirmed by an expert): a
 with a time later than the target's own (``depress2`` next to the target ``work1`` and its
 ``depress1``; ``pain_24h`` next to ``pain_2h``), a step of the process that produced the target
 (collected, received, verified, turnaround), or the outcome event itself (at discharge, at
-death, post-operative).
+death, post-operative). A series named by its time that the target is not in (``re74``, ``re75``,
+``re78`` beside the target ``treat``; ``wt_1m``, ``wt_6m``; ``day1`` ... ``day7``) has a latest
+member measured after the others, and so perhaps after the index: its timing is *unknown*, asked
+(when the target is in the series, its later members are follow-up: with high confidence where the
+data shows one measure, :func:`.waves.later_waves`, else as a name's proposal).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from kernel_tools.diagnosis.timeline import (
     TimelineContext,
     timeline_source,
 )
-from kernel_tools.diagnosis.waves import parse_wave
+from kernel_tools.diagnosis.waves import Wave, named_series, parse_wave
 from kernel_tools.vocabulary import EvidenceSource, TimelineGroup
 
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
@@ -132,6 +136,35 @@ def structure_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     return out
 
 
+def _target_series(ctx: TimelineContext) -> tuple[list[list[Wave]], Wave | None]:
+    """The features' series named by time (:func:`.waves.named_series`, the target among them when
+    its name is one of theirs), and the target's own wave (None: it is in none)."""
+    target = ctx.outcome.target if ctx.outcome is not None else None
+    found = named_series([*ctx.features, *([target] if target else [])])
+    own = next((w for members in found for w in members if w.column == target), None)
+    return found, own
+
+
+def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
+    """The latest member of each series named by time that the target is not in: measured after
+    the others, it may be measured after the index or the outcome too; whether it is, the names do
+    not say (``re78`` beside ``re74``, ``re75``, predicting ``treat``): unknown, asked."""
+    found, own = _target_series(ctx)
+    out: dict[str, list[Placement]] = {}
+    for members in found:
+        if own is not None and own in members:
+            continue
+        last, earlier = members[-1], members[:-1]
+        if last.column in ctx.features and last.at > earlier[-1].at:
+            out[last.column] = [Placement(
+                TimelineGroup.UNKNOWN, EvidenceSource.NAMES, "latest_in_named_series",
+                f"the latest of a series named by its time ({', '.join(w.column for w in members)}): "
+                f"'{last.token}' is later than {', '.join(repr(w.token) for w in earlier)}; whether it was "
+                f"measured before '{ctx.outcome.target}' the names do not say", False,
+                {"series": [w.column for w in members]})]
+    return out
+
+
 PROCESS_NAME = re.compile(
     r"collect|receiv|verif|turn.?around|(^|[_\W])tat([_\W]|$)|resulted|report(ed)?[_\W]?(time|date|at)|"
     r"sign(ed)?[_\W]?off|analy[sz]ed|process(ed|ing)[_\W]?(time|date)", re.IGNORECASE)
@@ -166,6 +199,7 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     if ctx.outcome is None or ctx.outcome.target is None:
         return out
     target = ctx.outcome.target
+    out = _latest_of_a_series(ctx)
     for c in ctx.features:
         later = _later_than_target(ctx, c)
         if later is not None:

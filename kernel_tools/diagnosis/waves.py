@@ -31,6 +31,10 @@ UNIT_AMOUNT = re.compile(rf"^(?P<stem>.*?[A-Za-z])[._ -](?P<unit>{_ANY_UNIT})[._
 ORDINAL = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -](?P<unit>t|v|visit|wave|round|fu|followup)[._ -]?(?P<num>\d+)$",
                      re.IGNORECASE)
 YEAR = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>(19|20)\d\d|\d\d)$")
+# a bare time word and its number (day1 ... day7, week_2): the word is the series
+BARE = re.compile(r"^(?P<unit>hours?|days?|weeks?|months?|years?)[._ -]?(?P<num>\d{1,3})$", re.IGNORECASE)
+ONE_DIGIT = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?\d$")
+YEARS_SPAN = 30  # years of one series: emp10 ... emp52 (weeks counted) would span a century
 
 MAX_MONTHS = 120  # "800m" next to "200m" is a distance, not months
 SAME_MEASURE = 0.3  # |Spearman| with the target: the columns move together
@@ -66,6 +70,9 @@ def parse_wave(column: str) -> Wave | None:
             if unit == "m" and int(m["num"]) > MAX_MONTHS:
                 return None
             return Wave(column, _stem(m["stem"]), "days", int(m["num"]) * DAYS[unit], _token(name, m))
+    if m := BARE.match(name):
+        unit = m["unit"].lower()[0]
+        return Wave(column, m["unit"].lower().rstrip("s"), "days", int(m["num"]) * DAYS[unit], name)
     if m := ORDINAL.match(name):
         unit = m["unit"].lower()
         return Wave(column, _stem(m["stem"]), "fu" if unit == "followup" else unit, float(m["num"]), _token(name, m))
@@ -75,6 +82,27 @@ def parse_wave(column: str) -> Wave | None:
             year += 2000 if year < 30 else 1900
         return Wave(column, _stem(m["stem"]), "year", float(year), m["num"])
     return None
+
+
+def named_series(columns: list[str]) -> list[list[Wave]]:
+    """Columns sharing a stem whose names carry comparable times (``re74``, ``re75``, ``re78``;
+    ``wt_1m``, ``wt_6m``; ``day1`` ... ``day7``), each series in time order. Two-digit endings
+    are years only when no column of the stem ends in one digit and they span a few decades
+    (``emp1`` ... ``emp52`` count weeks)."""
+    stems: dict[str, list[Wave]] = {}
+    for c in columns:
+        if (wave := parse_wave(c)) is not None:
+            stems.setdefault(wave.stem, []).append(wave)
+    out = []
+    for stem, waves in stems.items():
+        times = {w.at for w in waves}
+        if len(waves) < 2 or len(times) < len(waves) or not all(a.comparable(b) for a in waves for b in waves):
+            continue
+        if waves[0].unit == "year" and (max(times) - min(times) > YEARS_SPAN or any(
+                (m := ONE_DIGIT.match(c)) is not None and _stem(m["stem"]) == stem for c in columns)):
+            continue
+        out.append(sorted(waves, key=lambda w: w.at))
+    return out
 
 
 def _token(name: str, m: re.Match) -> str:
