@@ -142,3 +142,14 @@ def test_an_aggregation_keeps_rows_without_an_id_as_their_own_entities_on_new_da
     own, report = aggregate_per_entity(df, id="pid", time="visit", how="baseline", missing_ids="own")
     assert len(own) == df["pid"].nunique() + 2
     assert len(report.apply(df.iloc[:10])) == df.iloc[:10]["pid"].nunique() + 2
+
+
+def test_a_lazy_split_drops_rows_without_an_id_and_refuses_ids_of_their_own_in_words():
+    dd = pytest.importorskip("dask.dataframe")
+    df = visits(5).astype({"pid": float})
+    df.loc[[0, 3], "pid"] = np.nan
+    lazy = dd.from_pandas(df, npartitions=3)
+    train, test, _ = split(lazy, "y", groups="pid", missing_ids="drop")
+    assert len(train) + len(test) == len(df) - 2
+    with pytest.raises(NotImplementedError, match="drop them \\(missing_ids='drop'\\)"):
+        split(lazy, "y", groups="pid", missing_ids="own")

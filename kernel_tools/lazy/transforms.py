@@ -124,8 +124,11 @@ def fitted_step(function: Callable[..., tuple[pd.DataFrame, StepReport]], df: An
 
 def aggregate_per_entity(df: Any, id: str, time: str | None = None, how: Any = "last",
                          outcome: Sequence[str] | None = None, outcome_how: str = "final",
-                         landmark: Any = None, duration: str | None = None) -> tuple[Any, StepReport]:
+                         landmark: Any = None, duration: str | None = None,
+                         missing_ids: str = "drop") -> tuple[Any, StepReport]:
     from kernel_tools.transforms.aggregation import EntityAggregator
+
+    _own_ids_refused(missing_ids)  # rows without an id are dropped, as the aggregator does
 
     agg = EntityAggregator(id=id, time=time, how=how, outcome=outcome, outcome_how=outcome_how,
                            landmark=landmark, duration=duration).fit(df._meta)
@@ -138,13 +141,18 @@ def aggregate_per_entity(df: Any, id: str, time: str | None = None, how: Any = "
 
 
 def split(df: Any, target: str, groups: str | None = None, time: str | None = None,
-          test_size: float = 0.2, stratify: bool = True, random_state: int = 0) -> tuple[Any, Any, StepReport]:
+          test_size: float = 0.2, stratify: bool = True, random_state: int = 0,
+          missing_ids: str | None = None) -> tuple[Any, Any, StepReport]:
     """Train/test by a hash: of the entity id (``groups``: every entity on one side), else of
     each row's values (equal rows on one side). Reproducible across runs and machines;
-    class shares are kept in expectation rather than exactly (no stratification)."""
+    class shares are kept in expectation rather than exactly (no stratification).
+    ``missing_ids="drop"``: rows without a ``groups`` id are left out (they hash to no entity)."""
     _columns(df, [target], "target column")
     if groups is not None:
         _columns(df, [groups], "groups column")
+        if missing_ids is not None:
+            _own_ids_refused(missing_ids)
+            df = df.dropna(subset=[groups])
     if time is not None:
         raise NotImplementedError("a time split of a lazy frame is not available yet: split by entity "
                                   "(groups=) or compute a sample first")
@@ -166,6 +174,14 @@ def split(df: Any, target: str, groups: str | None = None, time: str | None = No
     report = lazy_report("split", df, train, details=details, warnings=warnings,
                          rows=(n_train + n_test, n_train + n_test))
     return train, test, report
+
+
+def _own_ids_refused(missing_ids: str) -> None:
+    """Ids of their own for rows without one are made per partition and could repeat across
+    partitions: refused in words on a lazy frame."""
+    if missing_ids != "drop":
+        raise NotImplementedError("rows without an entity id as entities of their own are not available for a "
+                                  "lazy frame yet: drop them (missing_ids='drop') or compute a sample first")
 
 
 def _side(part: pd.DataFrame, groups: str | None, seed: int, share: int, test: bool) -> pd.DataFrame:
