@@ -137,15 +137,20 @@ class Structure:
     def move(self, column: str, group: str, via: str, at: str, rationale: str = "") -> TimelineMove:
         """Record that a person put ``column`` in ``group`` (a word :func:`timeline_group` reads);
         KeyError for a column not on the timeline, ValueError for a place that is not one."""
+        card = self.on_card(column)
+        move = TimelineMove(column, timeline_group(group), via, at, rationale, card.columns[column].group)
+        self.moves.append(move)
+        return move
+
+    def on_card(self, column: str) -> ColumnTimeline:
+        """The card, which has ``column``; KeyError in one line (close names suggested) otherwise."""
         card = self.card()
         if card is None or column not in card.columns:
             known = sorted(card.columns) if card is not None else []
             raise KeyError(f"{column!r} is not on the column timeline"
                            + (did_you_mean(column, known) or (f"; its columns are {known[:12]}" if known else
                                                               ": the data was not diagnosed with a target yet")))
-        move = TimelineMove(column, timeline_group(group), via, at, rationale, card.columns[column].group)
-        self.moves.append(move)
-        return move
+        return card
 
     def value(self, inferred: Inference) -> Any:
         """The inference's value as a person last answered it (else as inferred)."""
