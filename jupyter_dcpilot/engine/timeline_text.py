@@ -75,7 +75,8 @@ def column_view(entry: TimelineColumn, moved_by: dict[str, str]) -> ColumnView:
     ruled = [p for p in entry.evidence if p.source != EvidenceSource.PROPOSAL]
     words = [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
     words += [f"but {group_title(p.group).lower()}: {p.reason} ({_source(p)})" for p in ruled if p.group != entry.group]
-    return ColumnView(entry.column, mark.get(Confidence(entry.confidence), ""), words, proposal_words(entry))
+    proposal = proposal_words(entry) if entry.confidence != Confidence.GIVEN else None  # a person said since
+    return ColumnView(entry.column, mark.get(Confidence(entry.confidence), ""), words, proposal)
 
 
 def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
