@@ -387,6 +387,10 @@ def status_markdown(session: Session) -> str:
             options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
+    unsure = to_confirm(session.structure)
+    if unsure:
+        lines += ["", f"**Column timeline:** {len(unsure)} column(s) to confirm "
+                  f"({', '.join(f'`{md_text(c)}`' for c in unsure[:6])}{' …' if len(unsure) > 6 else ''}): `%dctimeline`"]
     if session.warnings:
         lines += ["", "**Warnings:**", *[f"- {md_text(w)}" for w in session.warnings[-10:]]]
     return "\n".join(lines)

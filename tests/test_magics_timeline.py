@@ -63,6 +63,9 @@ def test_the_timeline_is_grouped_with_its_evidence_and_the_columns_to_confirm(fi
     assert "named as taken after the index or at the outcome" in text and "(its name)" in text
     assert "`x1`, `x2`: nothing places them after the prediction time" in text
     assert not checks(pilot.session)["structure_confirmed"][0]
+    status = run(sh, "dcstatus").outputs[0].data["text/markdown"]
+    assert ("**Column timeline:** 2 column(s) to confirm (`albumin_at_discharge`, `sample_received_min`): "
+            "`%dctimeline`") in status
 
 
 def test_moves_and_confirmations_are_the_experts_word_for_the_verdict(finished):
