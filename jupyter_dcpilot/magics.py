@@ -1,7 +1,7 @@
 """IPython magics: the co-pilot inline, hosted in the kernel itself (no panel needed).
 
 ``%load_ext jupyter_dcpilot`` registers ``%dccheck``, ``%dcplan``, ``%dcstatus``,
-``%dccheckpoints``, ``%dcundo``, ``%dcreport`` and ``%dcdecide``, and the plan edits
+``%dccheckpoints``, ``%dcundo``, ``%dcreport``, ``%dcdecide`` and ``%dctimeline``, and the plan edits
 ``%dcskip``, ``%dcmove``, ``%dcadd``, ``%dcparams`` and ``%dcreopen``. They work wherever IPython
 does (Notebook 7, JupyterLab without the panel, a terminal): the engine's two interfaces are
 implemented on the shell itself — probes are evaluated with ``eval`` in the user namespace
@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import queue
+import shlex
 import threading
 import traceback
 import uuid
@@ -38,8 +39,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
-from kernel_tools.vocabulary import SessionState, StepStatus
+from kernel_tools.vocabulary import SessionState, StepStatus, TimelineGroup
 
+from .engine import model_audit, structure
 from .engine.budgets import Budgets, minutes
 from .engine.episodes import Episode
 from .engine.factory import Request, build, open_session
@@ -47,12 +49,14 @@ from .engine.hosts import CellResult, Via
 from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
 from .engine.plan_edits import EditRefused, parse_pairs
 from .engine.plan_edits import library as plan_library
-from .engine.session import Decision, DecisionClosed, EditRecord, Session
+from .engine.session import Decision, DecisionClosed, EditRecord, Session, now
+from .engine.structure import timeline_group
 from .engine.task import Given, Inputs
+from .engine.timeline_text import NONE_YET, timeline_markdown, to_confirm
 from .engine.validation import did_you_mean
 from .engine.validity import audit
 from .inputs import INDEX_WORDS
-from .widget_cards import DecisionCard
+from .widget_cards import DecisionCard, TimelineCard
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
 
@@ -281,6 +285,49 @@ class Pilot:
         self.run()
         return record
 
+    def move_columns(self, columns: list[str], group: str, rationale: str = "") -> str:
+        """A person's moves on the column timeline, by the path the panel and the chat take
+        (:func:`.engine.structure.moved`: a column placed after the index gets a finding asking
+        to drop it; a model already judged is judged again). Every column and the place are
+        checked before any move is recorded: KeyError or ValueError, and nothing moved."""
+        s = self.session
+        place = timeline_group(group)
+        if not columns:
+            raise ValueError("name the columns to move")
+        for column in columns:
+            s.structure.on_card(column)
+        for column in columns:
+            structure.moved(s, s.structure.move(column, place, Via.MAGIC, now(), rationale))
+        if s.validity:
+            model_audit.judge(s, self.coordinator.episodes)
+        names = ", ".join(f"'{c}'" for c in columns)
+        late = "" if place == TimelineGroup.BASELINE else " A step that drops what is recorded late is planned and asked."
+        return f"{names} {'is' if len(columns) == 1 else 'are'} now {place.replace('_', ' ')} (set by you).{late}"
+
+    def confirm_columns(self, columns: list[str] | None = None, rationale: str = "") -> str:
+        """Confirm columns where the card has them (default: every column to confirm that is not
+        unknown); a column on *unknown* needs a place, a ValueError says so."""
+        s = self.session
+        card = s.structure.card()
+        if card is None:
+            raise ValueError(NONE_YET)
+        named = columns is not None
+        chosen = list(columns) if columns is not None else to_confirm(s.structure)
+        for column in chosen:
+            s.structure.on_card(column)
+        unknown = [c for c in chosen if card.columns[c].group == TimelineGroup.UNKNOWN]
+        if named and unknown:
+            raise ValueError(f"{', '.join(repr(c) for c in unknown)} {'is' if len(unknown) == 1 else 'are'} "
+                             "unknown on the timeline: say where with '%dctimeline move COL to baseline|follow-up|outcome'")
+        chosen = [c for c in chosen if c not in unknown]
+        for column in chosen:
+            structure.moved(s, s.structure.move(column, card.columns[column].group, Via.MAGIC, now(), rationale))
+        if chosen and s.validity:
+            model_audit.judge(s, self.coordinator.episodes)
+        said = (f"Confirmed {', '.join(repr(c) for c in chosen)} where {'it is' if len(chosen) == 1 else 'they are'}."
+                if chosen else "Nothing to confirm.")
+        return said + (f" Still to place (unknown): {', '.join(repr(c) for c in unknown)}." if unknown else "")
+
     def undo(self, checkpoint_id: str | None = None) -> str:
         """Undo back to a checkpoint (default: the last one); returns its id."""
         if checkpoint_id is None:
@@ -340,6 +387,10 @@ def status_markdown(session: Session) -> str:
             options = ", ".join(f"`{o.id}`" + (" (recommended)" if o.id == d.recommended else "")
                                 for o in d.options)
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
+    unsure = to_confirm(session.structure)
+    if unsure:
+        lines += ["", f"**Column timeline:** {len(unsure)} column(s) to confirm "
+                  f"({', '.join(f'`{md_text(c)}`' for c in unsure[:6])}{' …' if len(unsure) > 6 else ''}): `%dctimeline`"]
     if session.warnings:
         lines += ["", "**Warnings:**", *[f"- {md_text(w)}" for w in session.warnings[-10:]]]
     return "\n".join(lines)
@@ -599,6 +650,52 @@ class DCPilotMagics(Magics):
         except (ValueError, EditRefused) as error:  # malformed, or not allowed now: nothing changed
             raise UsageError(f"{magic}: {error}") from None
         display(Markdown(f"The user {md_text(record.text)}.\n\n{status_markdown(pilot.session)}"))
+
+    @line_magic
+    def dctimeline(self, line: str = "") -> None:
+        """The column timeline, and the expert's word on it: ``%dctimeline`` shows it;
+        ``%dctimeline move COL [COL ...] to follow-up|baseline|outcome|unknown [--why "..."]`` puts
+        columns in a group; ``%dctimeline confirm [COL ...]`` confirms columns where they are
+        (default: every column to confirm)."""
+        pilot = self._pilot()
+        try:
+            words = shlex.split(line)
+        except ValueError as error:
+            raise UsageError(f"%dctimeline: {error}") from None
+        why = ""
+        if "--why" in words:
+            at = words.index("--why")
+            why, words = " ".join(words[at + 1:at + 2]), words[:at] + words[at + 2:]
+        if not words:
+            self._show_timeline(pilot)
+            return
+        verb, rest = words[0], words[1:]
+        try:
+            if verb == "move":
+                if "to" not in rest:
+                    raise ValueError("say where: %dctimeline move COL [COL ...] to baseline|follow-up|outcome|unknown")
+                at = len(rest) - 1 - rest[::-1].index("to")
+                said = pilot.move_columns(rest[:at], " ".join(rest[at + 1:]), why)
+            elif verb == "confirm":
+                said = pilot.confirm_columns(rest or None, why)
+            else:
+                raise ValueError(f"say 'move' or 'confirm', not {verb!r}{did_you_mean(verb, ['move', 'confirm'])}")
+        except KeyError as error:  # a column not on the timeline: nothing moved
+            raise UsageError(f"%dctimeline: {error.args[0]}") from None
+        except ValueError as error:  # a place that is not one, a line that says neither
+            raise UsageError(f"%dctimeline: {error}") from None
+        display(Markdown(md_text(said)))
+        self._show_timeline(pilot)
+
+    def _show_timeline(self, pilot: Pilot) -> None:
+        """The card: a widget where ipywidgets is installed (its text where no frontend draws
+        widgets), else the Markdown."""
+        try:
+            import ipywidgets  # noqa: F401
+        except ImportError:
+            display(Markdown(timeline_markdown(pilot.session.structure)))
+            return
+        display(TimelineCard(pilot.session.structure, pilot.move_columns, pilot.confirm_columns))
 
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:

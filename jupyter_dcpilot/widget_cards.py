@@ -180,3 +180,57 @@ class DecisionCard:
         from IPython.display import display
 
         display(self.widget)
+
+
+
+class TimelineCard:
+    """The column timeline as widgets (``%dctimeline``): the groups with their evidence and
+    proposals (:func:`.engine.timeline_text.timeline_html`), a column picker (the columns to
+    confirm first), a group picker, "Move" and "Confirm all". ``on_move(columns, group)`` and
+    ``on_confirm()`` record the person's word and return what to say; the card is drawn again.
+    Where no frontend draws widgets (a terminal), the card is its text."""
+
+    def __init__(self, structure: Any, on_move: Callable[[list[str], str], str],
+                 on_confirm: Callable[[], str]) -> None:
+        import ipywidgets as w
+
+        from kernel_tools.inferences import GROUPS
+
+        from .engine.timeline_text import group_title
+
+        self.structure, self.on_move, self.on_confirm = structure, on_move, on_confirm
+        self.body = w.HTML()
+        self.columns = w.SelectMultiple(description="columns", rows=5, layout=w.Layout(width="45%"))
+        self.group = w.Dropdown(options=[(group_title(g), g) for g in GROUPS], description="move to",
+                                layout=w.Layout(width="auto"))
+        self.move = w.Button(description="Move", tooltip="Put the selected columns in this group (you confirm them)")
+        self.confirm = w.Button(description="Confirm all", button_style="success",
+                                tooltip="Confirm every column to confirm where it is now")
+        self.status = w.HTML()
+        self.move.on_click(lambda _b: self._act(lambda: self.on_move(list(self.columns.value), self.group.value)))
+        self.confirm.on_click(lambda _b: self._act(self.on_confirm))
+        controls = w.HBox([self.columns, w.VBox([self.group, w.HBox([self.move, self.confirm])])])
+        self.widget = w.VBox([self.body, controls, self.status])
+        self.redraw()
+
+    def redraw(self) -> None:
+        from .engine.timeline_text import timeline_html, to_confirm
+
+        card = self.structure.card()
+        unsure = to_confirm(self.structure)
+        self.body.value = timeline_html(self.structure)
+        self.columns.options = [*unsure, *[c for c in (card.columns if card is not None else []) if c not in unsure]]
+        self.confirm.disabled = not unsure
+
+    def _act(self, action: Callable[[], str]) -> None:
+        try:
+            said = action()
+        except (KeyError, ValueError) as error:  # a column or a place that is not one: nothing moved
+            said = f"Not recorded: {error.args[0] if isinstance(error, KeyError) else error}"
+        self.redraw()
+        self.status.value = f"<i>{_esc(said)}</i>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from .engine.timeline_text import timeline_markdown
+
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/plain": timeline_markdown(self.structure)}

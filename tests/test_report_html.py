@@ -109,6 +109,29 @@ def test_the_data_is_never_markup() -> None:
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
+def test_the_timeline_lists_the_placed_columns_with_evidence_and_claudes_proposals() -> None:
+    def placed(group, source, reason, **numbers):
+        return {"group": group, "source": source, "test": "t", "reason": reason, "strong": source != "names",
+                "numbers": numbers}
+
+    timeline = {"index": "each row's own time", "groups": {}, "moves": [], "columns": {
+        "age": {"column": "age", "group": "baseline", "confidence": "high", "evidence": []},
+        "los_days": {"column": "los_days", "group": "during_follow_up", "confidence": "low", "evidence": [
+            placed("during_follow_up", "names", "named for a later time"),
+            placed("at_or_after_outcome", "proposal", "proposed by Claude from the column's name and schema: "
+                   "the stay ends at discharge", by="Claude")]},
+        "report_filed": {"column": "report_filed", "group": "at_or_after_outcome", "confidence": "given",
+                         "evidence": [placed("at_or_after_outcome", "values", "implies the event <b>")]}}}
+    page = render_html(report(timeline=timeline))
+    rows = re.findall(r'<tr data-column="([^"]+)"><td><code>[^<]*</code></td><td>([^<]*)</td>', page)
+    assert rows == [("los_days", "during follow up"), ("report_filed", "at or after outcome")]  # not 'age'
+    assert "Predictions are made at each row&#39;s own time" in page and "⚠ to confirm" in page
+    assert ("<i class=\"proposal\">proposed by Claude from the column&#39;s name and schema: the stay ends at "
+            "discharge — a proposal, nothing moved</i>") in page
+    assert "implies the event &lt;b&gt; (values)" in page and "set by a person" in page
+    assert 'id="timeline"' not in render_html(report())
+
+
 def test_light_and_dark_come_from_the_system_theme() -> None:
     page = render_html(report())
     assert "@media (prefers-color-scheme: dark)" in page and 'name="color-scheme" content="light dark"' in page

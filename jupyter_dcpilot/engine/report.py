@@ -84,6 +84,8 @@ def build_report(session: Session, model: dict[str, Any] | None,
         },
         "valid": verdict(checks),
         "validity": [c.to_dict() for c in checks],
+        # the column timeline card: the rules' evidence, a planner's proposals, the expert's moves
+        "timeline": session.structure.card_dict(),
         "warnings": problems + list(session.warnings) + list((model or {}).get("warnings", [])),
         "llm_usage": {"calls": len(session.llm_usage),
                       "cost_usd": round(sum(u.get("cost_usd", 0) for u in session.llm_usage), 6)},

@@ -18,12 +18,12 @@ verdict's ``structure_confirmed`` names.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from kernel_tools.findings import Finding, Option
-from kernel_tools.inferences import GROUPS, ORDER, ColumnTimeline, Inference, Placement, place
+from kernel_tools.inferences import GROUPS, ORDER, ColumnTimeline, Inference, Placement, TimelineColumn
 from kernel_tools.vocabulary import (
     Confidence,
     EventType,
@@ -137,15 +137,20 @@ class Structure:
     def move(self, column: str, group: str, via: str, at: str, rationale: str = "") -> TimelineMove:
         """Record that a person put ``column`` in ``group`` (a word :func:`timeline_group` reads);
         KeyError for a column not on the timeline, ValueError for a place that is not one."""
+        card = self.on_card(column)
+        move = TimelineMove(column, timeline_group(group), via, at, rationale, card.columns[column].group)
+        self.moves.append(move)
+        return move
+
+    def on_card(self, column: str) -> ColumnTimeline:
+        """The card, which has ``column``; KeyError in one line (close names suggested) otherwise."""
         card = self.card()
         if card is None or column not in card.columns:
             known = sorted(card.columns) if card is not None else []
             raise KeyError(f"{column!r} is not on the column timeline"
                            + (did_you_mean(column, known) or (f"; its columns are {known[:12]}" if known else
                                                               ": the data was not diagnosed with a target yet")))
-        move = TimelineMove(column, timeline_group(group), via, at, rationale, card.columns[column].group)
-        self.moves.append(move)
-        return move
+        return card
 
     def value(self, inferred: Inference) -> Any:
         """The inference's value as a person last answered it (else as inferred)."""
@@ -173,22 +178,38 @@ class Structure:
         self.answers.append(InferenceAnswer(inference_id, value, via, at, rationale))
         return choice
 
-    def propose(self, column: str, group: str, reason: str, by: str) -> None:
-        """A planner's proposal for a column's place (weak: the card shows it, an expert confirms)."""
-        if self.timeline is not None and column in self.timeline.columns:
-            self.proposals[column] = {"group": timeline_group(group), "reason": reason, "by": by}
+    def askable(self) -> list[str]:
+        """The columns a planner may propose a place for: unknown or of low confidence on the
+        diagnosis's timeline, and not placed by a person."""
+        if self.timeline is None:
+            return []
+        moved = {m.column for m in self.moves}
+        return [c for c, e in self.timeline.columns.items() if c not in moved and _open(e)]
+
+    def propose(self, column: str, group: str, reason: str, by: str) -> bool:
+        """A planner's proposal for a column's place: kept only for a column it may speak about
+        (:meth:`askable`: never one a rule placed with high confidence); False when refused.
+        ValueError for a place that is not one."""
+        place_ = timeline_group(group)
+        if column not in self.askable():
+            return False
+        self.proposals[column] = {"group": place_, "reason": reason, "by": by}
+        return True
 
     def card(self) -> ColumnTimeline | None:
-        """The timeline as the expert sees it: the diagnosis's evidence, a planner's proposals as
-        weak evidence, and the expert's moves over them (a moved column is ``given``)."""
+        """The timeline as the expert sees it: the diagnosis's evidence, a planner's proposals
+        beside it, and the expert's moves over them (a moved column is ``given``). A proposal is
+        evidence shown (``source`` "proposal") and an alternative to weigh; it moves nothing and
+        confirms nothing: the column keeps the rules' place and confidence until a person says."""
         if self.timeline is None:
             return None
         columns = dict(self.timeline.columns)
         for name, p in self.proposals.items():
-            if name in columns:
+            if name in columns and _open(columns[name]):  # a later diagnosis may have settled it
                 proposal = Placement(p["group"], EvidenceSource.PROPOSAL, "proposed",
-                                     f"proposed by {p['by']} from the column names: {p['reason']}", False)
-                columns[name] = place(name, [*columns[name].evidence, proposal])
+                                     f"proposed by {p['by']} from the column's name and schema: {p['reason']}", False,
+                                     {"by": p["by"]})
+                columns[name] = replace(columns[name], evidence=(*columns[name].evidence, proposal))
         timeline = ColumnTimeline(columns, self.timeline.index)
         for move in self.moves:
             if move.column in timeline.columns:
@@ -215,6 +236,11 @@ class Structure:
                    ColumnTimeline.from_dict(data["timeline"]) if data.get("timeline") else None,
                    [TimelineMove(**m) for m in data.get("moves") or []], dict(data.get("proposals") or {}),
                    [InferenceAnswer(**a) for a in data.get("answers") or []])
+
+
+def _open(entry: TimelineColumn) -> bool:
+    """Whether a column's place is open to a proposal: unknown, or of low confidence."""
+    return entry.group == TimelineGroup.UNKNOWN or entry.confidence == Confidence.LOW
 
 
 def _later(group: str, than: str) -> bool:

@@ -20,12 +20,51 @@ const SOURCE_WORDS: { [source in EvidenceSource]: string } = {
   proposal: "the planner's proposal"
 };
 
-/** Evidence agreeing with a column's group first, then what speaks against it. */
-function evidenceOf(entry: ITimelineColumn): { agrees: IPlacement[]; against: IPlacement[] } {
+/** Evidence agreeing with a column's group first, then what speaks against it; a planner's
+ * proposal (Claude's, from the schema) apart: it moves nothing, the expert takes it or not. */
+function evidenceOf(entry: ITimelineColumn): {
+  agrees: IPlacement[];
+  against: IPlacement[];
+  proposal?: IPlacement;
+} {
+  const ruled = entry.evidence.filter(p => p.source !== 'proposal');
+  const proposals = entry.evidence.filter(p => p.source === 'proposal');
   return {
-    agrees: entry.evidence.filter(p => p.group === entry.group),
-    against: entry.evidence.filter(p => p.group !== entry.group)
+    agrees: ruled.filter(p => p.group === entry.group),
+    against: ruled.filter(p => p.group !== entry.group),
+    proposal: proposals[proposals.length - 1]
   };
+}
+
+/** A planner's proposal for a column's place: whose, where, why, and a button that takes it. */
+function ProposalLine(props: {
+  column: string;
+  proposal: IPlacement;
+  disabled: boolean;
+  onMove?: (column: string, group: TimelineGroup) => void;
+}): JSX.Element {
+  const { column, proposal, disabled, onMove } = props;
+  const by = String(proposal.numbers.by ?? 'the planner');
+  const reason = proposal.reason.includes(': ')
+    ? proposal.reason.slice(proposal.reason.indexOf(': ') + 2)
+    : proposal.reason;
+  return (
+    <div className="jp-dcpilot-timeline-proposal" data-group={proposal.group}>
+      <span className="jp-dcpilot-chip">proposed by {by}</span> {GROUP_WORDS[proposal.group].title}: {reason}
+      {onMove && ' '}
+      {onMove && (
+        <button
+          type="button"
+          className="jp-dcpilot-step-action jp-dcpilot-timeline-take"
+          title={`Put ${column} in ${GROUP_WORDS[proposal.group].title.toLowerCase()}, as ${by} proposes`}
+          disabled={disabled}
+          onClick={() => onMove(column, proposal.group)}
+        >
+          take it
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** One column of the timeline: where it is, how sure, why, and the controls that move it. */
@@ -35,7 +74,7 @@ function TimelineColumnItem(props: {
   onMove?: (column: string, group: TimelineGroup) => void;
 }): JSX.Element {
   const { entry, disabled, onMove } = props;
-  const { agrees, against } = evidenceOf(entry);
+  const { agrees, against, proposal } = evidenceOf(entry);
   const placement = (p: IPlacement, but: boolean) => (
     <li key={`${p.source}-${p.test}-${p.group}`} className={but ? 'jp-mod-against' : ''}>
       {but ? `but ${GROUP_WORDS[p.group].title.toLowerCase()}: ` : ''}
@@ -90,11 +129,14 @@ function TimelineColumnItem(props: {
           </span>
         )}
       </div>
-      {entry.evidence.length > 0 && (
+      {agrees.length + against.length > 0 && (
         <ul className="jp-dcpilot-timeline-evidence">
           {agrees.map(p => placement(p, false))}
           {against.map(p => placement(p, true))}
         </ul>
+      )}
+      {proposal && entry.confidence !== 'given' && (
+        <ProposalLine column={entry.column} proposal={proposal} disabled={disabled} onMove={onMove} />
       )}
     </li>
   );

@@ -12,7 +12,8 @@ answers with tools — an observation, the backtracking decision and the plan up
 validated against their schemas (never parsed from prose). The engine keeps the last word: it
 takes the rule planner's candidate steps as the menu, keeps the steps a valid model needs even
 if Claude leaves them out, and decides gates itself. When the API fails after bounded retries
-the rule planner takes over, visibly (transcript, warning, event).
+the rule planner takes over, visibly (transcript, warning, event). Before planning, Claude
+proposes places on the column timeline for the columns the rules are unsure of (:mod:`.timings`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..session import Session, Step
 from ..sharing import SHARE_MODES, numbers_only, private_columns, redact
 from . import PlanUpdate
 from .rules import RulePlanner
+from .timings import propose_timings
 
 SYSTEM = """You are the coordinator of a data-centric machine-learning co-pilot in a Jupyter notebook.
 Each turn you observe the state of the data work, decide whether the last step made things worse
@@ -182,6 +184,7 @@ class ClaudePlanner:
         self.client = client or LLMClient(config, on_usage=self._usage, on_payload=self._payload)
         self.disabled: str | None = None  # why the LLM is off for the rest of the run
         self._samples: tuple[int, dict[str, Any]] | None = None  # (data_version, samples)
+        self._timings_asked: set[str] = set()  # columns whose timing Claude was asked about
 
     def share_mode(self, session: Session) -> str:
         share = self.share or session.inputs.share
@@ -218,6 +221,8 @@ class ClaudePlanner:
         candidates = self.rules.propose(session)
         if self.disabled:
             return PlanUpdate(steps=candidates, planner="rules (fallback)")
+        # the timeline's open columns: Claude proposes their places from the schema (a proposal only)
+        await propose_timings(session, self.client, self.kernel, self._timings_asked)
         share = self.share_mode(session)
         samples = await self.samples(session) if share == "samples" else None
         state = state_for_llm(session, candidates, self.episodes, share=share, samples=samples)

@@ -178,6 +178,67 @@ describe('TimelineCard', () => {
   });
 });
 
+describe("a planner's proposal on the timeline card", () => {
+  // Claude's proposal for los_days, as Structure.card() adds it: shown apart, as Claude's
+  const proposed: IColumnTimeline = {
+    ...timeline,
+    columns: {
+      ...timeline.columns,
+      los_days: {
+        ...timeline.columns.los_days,
+        evidence: [
+          ...timeline.columns.los_days.evidence,
+          {
+            group: 'at_or_after_outcome',
+            source: 'proposal',
+            test: 'proposed',
+            reason: "proposed by Claude from the column's name and schema: the stay ends at discharge",
+            strong: false,
+            numbers: { by: 'Claude' }
+          }
+        ]
+      }
+    }
+  };
+
+  it('is marked as Claude’s, moves nothing, and the expert takes it with one click', () => {
+    const moves: [string, TimelineGroup][] = [];
+    render(<TimelineCard timeline={proposed} onMove={(c, g) => moves.push([c, g])} />);
+    const column = document.querySelector('.jp-dcpilot-timeline-column[data-column="los_days"]')!;
+    // still where the rules put it, still to confirm
+    expect(column.closest('.jp-dcpilot-timeline-group')?.getAttribute('data-group')).toBe('during_follow_up');
+    expect(column.querySelector('.jp-dcpilot-timeline-unsure')?.textContent).toBe('⚠ to confirm');
+    const line = column.querySelector('.jp-dcpilot-timeline-proposal')!;
+    expect(line.textContent).toBe(
+      'proposed by Claude At or after the outcome: the stay ends at discharge take it'
+    );
+    // apart from the rules' evidence
+    expect(
+      Array.from(column.querySelectorAll('.jp-dcpilot-timeline-evidence li')).map(li => li.textContent)
+    ).toEqual(["its name carries a time ('days') later than the target's own (its name)"]);
+    fireEvent.click(line.querySelector('.jp-dcpilot-timeline-take')!);
+    expect(moves).toEqual([['los_days', 'at_or_after_outcome']]);
+  });
+
+  it('is read only without a way to move, and gone once a person placed the column', () => {
+    render(<TimelineCard timeline={proposed} />);
+    expect(document.querySelector('.jp-dcpilot-timeline-take')).toBeNull();
+    expect(document.querySelector('.jp-dcpilot-timeline-proposal')?.textContent).toContain(
+      'proposed by Claude'
+    );
+    document.body.innerHTML = '';
+    const placed = {
+      ...proposed,
+      columns: {
+        ...proposed.columns,
+        los_days: { ...proposed.columns.los_days, confidence: 'given' as const }
+      }
+    };
+    render(<TimelineCard timeline={placed} />);
+    expect(document.querySelector('.jp-dcpilot-timeline-proposal')).toBeNull();
+  });
+});
+
 describe('StructureQuestion', () => {
   it('asks a low-confidence choice with its alternatives ranked, one button each', () => {
     const answers: unknown[] = [];

@@ -1,0 +1,152 @@
+"""The column timeline card in words: what ``%dctimeline`` shows (Markdown in a kernel without
+widgets, HTML in its widget card), the same groups, evidence and proposals the panel's card shows.
+
+Each group in time order — baseline, during follow-up, at or after the outcome, unknown — with its
+columns; a column with evidence lists it (what agrees with its place first, then what speaks
+against it), a planner's proposal marked as that planner's (Claude's: it moves nothing), and the
+columns to confirm marked. Baseline columns nothing speaks about are one line.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from kernel_tools.inferences import GROUPS, Placement, TimelineColumn
+from kernel_tools.vocabulary import Confidence, EvidenceSource, TimelineGroup
+
+from .hosts import by_the_user
+from .notebook import md_text
+from .structure import Structure
+
+TITLES = {TimelineGroup.BASELINE: ("Baseline", "known when a prediction is made"),
+          TimelineGroup.DURING_FOLLOW_UP: ("During follow-up", "recorded after the prediction time"),
+          TimelineGroup.AT_OR_AFTER_OUTCOME: ("At or after the outcome", "recorded with or because of it"),
+          TimelineGroup.UNKNOWN: ("Unknown", "the evidence disagrees or is too weak to place it")}
+SOURCE_WORDS = {EvidenceSource.VALUES: "the data", EvidenceSource.STRUCTURE: "the table's structure",
+                EvidenceSource.NAMES: "its name", EvidenceSource.DICTIONARY: "the codebook",
+                EvidenceSource.PROPOSAL: "a proposal"}
+USAGE = ("Move columns: `%dctimeline move COL [COL ...] to baseline|follow-up|outcome|unknown [--why \"...\"]`; "
+         "confirm where they are: `%dctimeline confirm [COL ...]`.")
+
+
+def group_title(group: str) -> str:
+    return TITLES[TimelineGroup(group)][0]
+
+
+def to_confirm(structure: Structure) -> list[str]:
+    """The columns of the card whose place a person has not given and no rule is sure of."""
+    card = structure.card()
+    return [] if card is None else [c.column for c in card.unsettled()]
+
+
+@dataclass
+class ColumnView:
+    column: str
+    mark: str  # "⚠ to confirm", "set by the user with a magic", or ""
+    evidence: list[str] = field(default_factory=list)  # in words, what agrees first
+    proposal: str | None = None  # a planner's proposal, in words
+
+
+@dataclass
+class GroupView:
+    group: str
+    columns: list[ColumnView]
+    quiet: list[str]  # baseline columns nothing speaks about
+
+
+def _source(p: Placement) -> str:
+    return SOURCE_WORDS.get(EvidenceSource(p.source), p.source)
+
+
+def proposal_words(entry: TimelineColumn) -> str | None:
+    """A planner's proposal for the column, in words (None: there is none)."""
+    proposed = [p for p in entry.evidence if p.source == EvidenceSource.PROPOSAL]
+    if not proposed:
+        return None
+    p = proposed[-1]
+    reason = p.reason.split(": ", 1)[-1]
+    return (f"{p.numbers.get('by') or 'the planner'} proposes {group_title(p.group).lower()}: {reason} "
+            f"(a proposal, nothing moved: '%dctimeline move {entry.column} to {p.group}' takes it)")
+
+
+def column_view(entry: TimelineColumn, moved_by: dict[str, str]) -> ColumnView:
+    mark = {Confidence.LOW: "⚠ to confirm", Confidence.GIVEN: f"set {moved_by.get(entry.column, 'by the user')}"}
+    ruled = [p for p in entry.evidence if p.source != EvidenceSource.PROPOSAL]
+    words = [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
+    words += [f"but {group_title(p.group).lower()}: {p.reason} ({_source(p)})" for p in ruled if p.group != entry.group]
+    proposal = proposal_words(entry) if entry.confidence != Confidence.GIVEN else None  # a person said since
+    return ColumnView(entry.column, mark.get(Confidence(entry.confidence), ""), words, proposal)
+
+
+def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
+    """The card's head line and its groups in time order (None before a diagnosis with a target)."""
+    card = structure.card()
+    if card is None:
+        return None
+    unsure = to_confirm(structure)
+    moved_by = {m.column: by_the_user(m.via) for m in structure.moves}
+    head = (f"Column timeline — {len(card.columns)} columns"
+            + (f", predictions at {card.index}" if card.index else "")
+            + (f" · {len(unsure)} to confirm" if unsure else " · nothing to confirm"))
+    groups = []
+    for group in GROUPS:
+        members = [e for e in card.columns.values() if e.group == group]
+        quiet = [e.column for e in members if group == TimelineGroup.BASELINE and not e.evidence
+                 and e.confidence == Confidence.HIGH]
+        groups.append(GroupView(group, [column_view(e, moved_by) for e in members if e.column not in quiet], quiet))
+    return head, groups
+
+
+NONE_YET = "No column timeline yet: the data was not diagnosed with a target (`%dcplan df --target y`)."
+
+
+def _quiet(names: list[str]) -> str:
+    return f"nothing places {'it' if len(names) == 1 else 'them'} after the prediction time"
+
+
+def timeline_markdown(structure: Structure) -> str:
+    """The card as Markdown."""
+    view = card_view(structure)
+    if view is None:
+        return NONE_YET
+    head, groups = view
+    lines = [f"**{md_text(head)}**"]
+    for g in groups:
+        title, meaning = TITLES[TimelineGroup(g.group)]
+        lines += ["", f"**{title}** ({len(g.columns) + len(g.quiet)}) — {meaning}"]
+        for c in g.columns:
+            lines.append(f"- `{md_text(c.column)}`" + (f" · {c.mark}" if c.mark else ""))
+            lines += [f"  - {md_text(e)}" for e in c.evidence]
+            if c.proposal:
+                lines.append(f"  - *{md_text(c.proposal)}*")
+        if g.quiet:
+            lines.append(f"- {', '.join(f'`{md_text(c)}`' for c in g.quiet)}: {_quiet(g.quiet)}")
+    return "\n".join([*lines, "", USAGE])
+
+
+def timeline_html(structure: Structure) -> str:
+    """The card as HTML (the widget card's body)."""
+    esc = html.escape
+    view = card_view(structure)
+    if view is None:
+        return f"<i>{esc(NONE_YET)}</i>"
+    head, groups = view
+    parts = [f'<div class="dcpilot-timeline"><b>{esc(head)}</b>']
+    for g in groups:
+        title, meaning = TITLES[TimelineGroup(g.group)]
+        parts.append(f'<div data-group="{esc(g.group)}" style="margin-top:6px"><b>{esc(title)}</b> '
+                     f"({len(g.columns) + len(g.quiet)}) <small>{esc(meaning)}</small><ul style=\"margin:2px 0\">")
+        for c in g.columns:
+            items = "".join(f"<li>{esc(e)}</li>" for e in c.evidence)
+            if c.proposal:
+                items += f'<li class="dcpilot-proposal"><i>{esc(c.proposal)}</i></li>'
+            parts.append(f'<li data-column="{esc(c.column)}"><code>{esc(c.column)}</code>'
+                         + (f" · {esc(c.mark)}" if c.mark else "") + (f"<ul>{items}</ul>" if items else "") + "</li>")
+        if g.quiet:
+            parts.append(f"<li>{', '.join(f'<code>{esc(c)}</code>' for c in g.quiet)}: {esc(_quiet(g.quiet))}</li>")
+        parts.append("</ul></div>")
+    return "".join(parts) + "</div>"
+
+
+__all__ = ["TITLES", "USAGE", "card_view", "group_title", "timeline_html", "timeline_markdown", "to_confirm"]
