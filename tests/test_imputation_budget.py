@@ -160,7 +160,9 @@ async def test_the_impute_step_in_a_real_kernel_keeps_to_its_budget_and_says_so(
         # the whole imputation would not fit: the test would fail if the budget were ignored
         assert plan["budget_s"] == 3 and plan["estimate_s"] > 3 * 1.1 + ALLOWANCE_S
         assert plan["columns_by_median"] > 0 or plan["rounds"] < 10
-        assert any("model-based imputer would take about" in w and "3 s budget" in w for w in report["warnings"])
+        # planned to fit (cut rounds or columns), or stopped by the clock when the plan was wrong
+        said = [w for w in report["warnings"] if "model-based imputer" in w and "3 s budget" in w]
+        assert said, report["warnings"]
         assert step.elapsed_s is not None and step.elapsed_s <= 3 * 1.1 + ALLOWANCE_S  # the cell's own time
         gaps = await host.run_cell("print(int(test.drop(columns='y').isna().sum().sum()))", {})
         assert gaps.text().strip().splitlines()[-1] == "0"  # the test split replayed, every gap filled
