@@ -237,7 +237,7 @@ async def test_claude_repairs_a_failing_call_with_new_parameters(tmp_path):
     impute = next(s for s in session.plan if s.episode == "impute" and s.status == "done")
     cell = next(c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == impute.id
                 and c["type"] == "code")
-    assert "kt.impute(train, method='most_frequent', target='y')" in cell["source"]
+    assert "kt.impute(train, method='most_frequent', target='y', budget=180)" in cell["source"]
     assert any(t["kind"] == "repair" for t in session.transcript)
 
 

@@ -213,7 +213,8 @@ async def test_worker_falls_back_to_safer_parameters_and_cleans_failed_cells(tmp
     assert impute.attempts == 3 and impute.error is None
     cell = next(c for c in notebook.cells if c["metadata"].get("dcpilot", {}).get("step") == impute.id
                 and c["type"] == "code")
-    assert "kt.impute(train, method='mean', target='y')" in cell["source"]
+    # the budget is the step's (180 s), passed whatever the option the fallback took
+    assert "kt.impute(train, method='mean', target='y', budget=180)" in cell["source"]
     assert not any("method='median'" in c for c in notebook.sources())
     assert sum(t["kind"] == "fallback" for t in session.transcript) == 2
 
@@ -324,7 +325,11 @@ async def test_the_model_step_gets_its_budget_when_the_kernels_fit_evaluate_take
     assert await coord.run_until_blocked() == "finished"
     fit = next(c for c in notebook.sources() if "kt.fit_evaluate(" in c)
     assert ("budget=90" in fit) is takes_budget
-    assert kernel.names("parameters_json") == ["parameters_json"]  # asked once
+    # so does imputation, with its own budget (its episode's default, 3 minutes)
+    impute = next(c for c in notebook.sources() if "kt.impute(" in c)
+    assert ("budget=180)" in impute) is takes_budget
+    asked = [c[1][0] for c in kernel.calls if c[0] == "parameters_json"]
+    assert sorted(asked) == sorted(set(asked)) and "fit_evaluate" in asked  # each function asked once
 
 
 def visits_with_label_issues(entity):

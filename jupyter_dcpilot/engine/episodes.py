@@ -41,7 +41,9 @@ class Episode:
     ``budget``: the seconds a step of it should take (None: the default of every step).
     ``entity_param``: the keyword of its call that takes the entity id, which the worker passes
     whenever splits and folds are grouped by the entity (:meth:`.worker.Worker.grouping`), so an
-    entity's rows are judged together.
+    entity's rows are judged together. ``budget_param``: the keyword of its call that takes the
+    step's time budget in seconds, which the worker passes so that the call keeps to it itself
+    (degrading and saying so) rather than being stopped far past it.
     """
 
     id: str
@@ -68,6 +70,7 @@ class Episode:
     edit_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     budget: float | None = None
     entity_param: str | None = None
+    budget_param: str | None = None
 
     @property
     def combines_frames(self) -> bool:
@@ -264,7 +267,7 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("impute",)},
         gate="imputation", function="impute", params={"method": "auto"}, report_var="imputation",
         changes=("train", "test"), expect={"rows": "same", "new_missing": False},
-        fallback_params=({"method": "median"}, {"method": "mean"}), budget=180.0,
+        fallback_params=({"method": "median"}, {"method": "mean"}), budget=180.0, budget_param="budget",
         edit_params={"columns": _COLUMNS,
                      "method": {"kind": "choice", "choices": list(IMPUTE_METHODS),
                                 "doc": "how missing values are filled"}},

@@ -228,6 +228,20 @@ class Worker:
         return [f"model = kt.{function}({frame}{call_args(kwargs)}, test=test, "
                 f"preprocess=[{', '.join(pre)}])", "model"]
 
+    async def _with_budget(self, step: Step, function: str | None, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with the step's budget (whole seconds) under its episode's ``budget_param``
+        when its own call runs and the kernel's kernel_tools takes that keyword (a value the
+        expert set is kept): the call then keeps to its budget itself, and says what it cut."""
+        ep = self.episodes.get(step.episode)
+        if ep is None or not ep.budget_param or function is None or function != ep.function or step.code is not None:
+            return params
+        known = f"{function}_parameters"
+        if known not in self.session.variables:
+            self.session.variables[known] = await self.calls.parameters(function)
+        if ep.budget_param not in (self.session.variables.get(known) or []):
+            return params
+        return {**params, ep.budget_param: params.get(ep.budget_param, round(self.budgets.of(step.episode)))}
+
     def grouping(self) -> bool:
         """Group splits and folds by the entity id whenever it is known and still a column.
 
@@ -270,6 +284,7 @@ class Worker:
             # asked of the kernel, whose kernel_tools runs the cell (importing the models there
             # is no extra cost: the cell needs them; here it would cost seconds)
             self.session.variables["fit_evaluate_parameters"] = await self.calls.parameters("fit_evaluate")
+        params = await self._with_budget(step, function, params)
         source = self.code(step, function, params)
         if source is None:
             step.note = "kept as is: nothing to run"

@@ -8,6 +8,7 @@ stratified sample whose size is stated in the evidence.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time as _time
 from typing import Any
@@ -19,6 +20,7 @@ from kernel_tools.diagnosis import (
     codebook,
     entities,
     leakage,
+    reuse,
     stray_rows,
     structure,  # noqa: F401  (registers the timeline's structure and names sources)
     timing,
@@ -102,8 +104,10 @@ def diagnose(
     df, unchecked = wide.sample_columns(df, max_columns, (target, time, id, index), random_state)
     if test is not None and unchecked:
         test = test[[c for c in test.columns if str(c) not in set(unchecked)]]
+    memo = reuse.Memo(df)
     diagnosis = _diagnose_rows(df, run, target, task, time, id, test, sample, random_state, index, started,
-                               dictionary)
+                               dictionary, memo)
+    memo.keep()
     gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget)
     if gap is not None:
         diagnosis.findings = _sort([*diagnosis.findings, gap])
@@ -113,13 +117,14 @@ def diagnose(
 
 def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: str | None, time: str | None,
                    id: str | None, test: pd.DataFrame | None, sample: int | None, random_state: int,
-                   index: str | None, started: float, dictionary: Any) -> Diagnosis:
-    """The detectors on ``df``, without the rows that are not data (a repeated header, a total)."""
-    profiles = _profiles(df, run)
+                   index: str | None, started: float, dictionary: Any, memo: reuse.Memo | None = None) -> Diagnosis:
+    """The detectors on ``df``, without the rows that are not data (a repeated header, a total);
+    ``memo``: the columns' own results kept from the last diagnosis (:mod:`.reuse`)."""
+    profiles = _profiles(df, run, memo)
     stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
     if stray is None:
         return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
-                             started, dictionary)
+                             started, dictionary, memo)
     # every other check reads the data as it will be once the rows that are not data are gone
     # (a repeated header would make the target a text column with a class of its own)
     finding, is_data = stray
@@ -132,8 +137,16 @@ def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: s
     return diagnosis
 
 
-def _profiles(df: pd.DataFrame, run: Detectors) -> dict[str, ColumnProfile]:
-    return {str(c): run.run(f"profile of '{c}'", profile_column, str(c), df[c], columns=(str(c),),
+def _profiles(df: pd.DataFrame, run: Detectors, memo: reuse.Memo | None = None) -> dict[str, ColumnProfile]:
+    """Each column's profile (the last diagnosis's, for a column ``memo`` finds unchanged; one
+    that failed is not kept, so it fails again, a finding each time)."""
+    def profile(c: Any) -> ColumnProfile:
+        return profile_column(str(c), df[c])
+
+    def kept(c: Any) -> ColumnProfile:
+        return profile(c) if memo is None else memo.get(memo.key("profile", str(c), len(df)), lambda: profile(c))
+
+    return {str(c): run.run(f"profile of '{c}'", kept, c, columns=(str(c),),
                             default=ColumnProfile(str(c), "empty", len(df), len(df), 0))
             for c in df.columns}
 
@@ -141,9 +154,11 @@ def _profiles(df: pd.DataFrame, run: Detectors) -> dict[str, ColumnProfile]:
 def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Detectors,
                   target: str | None, task: str | None, time: str | None, id: str | None,
                   test: pd.DataFrame | None, sample: int | None, random_state: int,
-                  index: str | None, started: float, dictionary: Any = None) -> Diagnosis:
+                  index: str | None, started: float, dictionary: Any = None,
+                  memo: reuse.Memo | None = None) -> Diagnosis:
     """Every detector on ``df`` given its column ``profiles`` (computed over ``df``, or over a
-    larger frame ``df`` is a sample of, whose counts they then carry)."""
+    larger frame ``df`` is a sample of, whose counts they then carry); ``memo``: the columns'
+    single-feature scores kept from the last diagnosis (:mod:`.reuse`)."""
     said = run.run("codebook", codebook.read_codebook, df, dictionary, target)
     id = codebook.entity_id(said, id)  # a REDCap export's records are its entities
     outcome = infer_task(df, profiles, target, task, time)
@@ -183,8 +198,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     scores: dict[str, float] = {}
     leak_cols: list[str] = []
     if target is not None:
-        scores = run.run("single-feature score", leakage.feature_scores, frame, profiles, features, sub,
-                         folds, default={})
+        scores = run.run("single-feature score", _feature_scores, frame, profiles, features, sub, folds, memo,
+                         default={})
         # several classes next to times named alike (time.car, time.bus ... of a choice) are
         # attributes of the alternatives; a time next to outcome states is a follow-up
         follow_up = (find_duration(df, profiles, structural) if outcome.kind == "classification" and (
@@ -214,6 +229,20 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
                      round(_time.perf_counter() - started, 3), int(len(frame)), column_stats,
                      _inferences(outcome, entity, when, timeline), timeline)
+
+
+def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str], sub: Outcome,
+                    folds: np.ndarray, memo: reuse.Memo | None) -> dict[str, float]:
+    """Each feature's single-feature score (the last diagnosis's, for a column ``memo`` finds
+    unchanged on the same sampled rows, outcome and folds)."""
+    if memo is None:
+        return leakage.feature_scores(frame, profiles, features, sub, folds)
+    context = memo.outcome_context(sub, folds, frame)
+
+    def score(column: str) -> float:
+        return leakage.feature_scores(frame, profiles, [column], sub, folds)[column]
+
+    return {c: memo.get(memo.key("score", c, *context), functools.partial(score, c)) for c in features}
 
 
 def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.PredictionIndex,

@@ -7,8 +7,10 @@ otherwise, so the core install stays small and a notebook re-runs without hyperi
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import pickle
+import time
 import warnings as _warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from kernel_tools.lazy import lazy_aware
 
+from . import imputation_budget as budgeted
 from ._base import FrameTransformer, check_choice, check_columns, check_frame, is_categorical
 from .report import StepReport
 
@@ -96,19 +99,30 @@ def _imputed_like_mean(observed: pd.Series, imputed: pd.Series) -> bool:
     return bool(np.abs(imputed.to_numpy(float) - float(observed.mean())).max() <= 1e-6 * scale)
 
 
-def _iterative_imputer(method: str, settings: Mapping[str, Any]) -> Any:
-    """scikit-learn's IterativeImputer for "iterative" / "ice", with random forests for "missforest"."""
+def _iterative_imputer(method: str, settings: Mapping[str, Any], clock: budgeted.Clock | None = None) -> Any:
+    """scikit-learn's IterativeImputer for "iterative" / "ice", with random forests for "missforest";
+    with a ``clock``, each column fit first checks it (:mod:`.imputation_budget`)."""
     from sklearn.experimental import enable_iterative_imputer  # noqa: F401
     from sklearn.impute import IterativeImputer
 
     settings = dict(settings)
-    estimator = None
+    estimator = _column_model(method, settings)
+    if clock is not None:
+        estimator = budgeted.Clocked(estimator, clock)
+    return IterativeImputer(estimator=estimator, **settings, keep_empty_features=True)
+
+
+def _column_model(method: str, settings: dict[str, Any]) -> Any:
+    """The per-column model of scikit-learn's iterative imputer (its forest settings are taken
+    out of ``settings``): random forests for "missforest", else its default Bayesian ridge."""
     if method == "missforest":
         from sklearn.ensemble import RandomForestRegressor
 
         forest = {k: settings.pop(k) for k in ("n_estimators", "max_depth") if k in settings}
-        estimator = RandomForestRegressor(**forest, random_state=settings.get("random_state"), n_jobs=1)
-    return IterativeImputer(estimator=estimator, **settings, keep_empty_features=True)
+        return RandomForestRegressor(**forest, random_state=settings.get("random_state"), n_jobs=1)
+    from sklearn.linear_model import BayesianRidge
+
+    return BayesianRidge()
 
 
 class Imputer(FrameTransformer):
@@ -127,6 +141,7 @@ class Imputer(FrameTransformer):
         columns: Sequence[str] | None = None,
         random_state: int = 0,
         settings: Mapping[str, Any] | None = None,
+        budget: float | None = None,
     ) -> None:
         self.method = method
         self.indicators = indicators
@@ -134,6 +149,7 @@ class Imputer(FrameTransformer):
         self.columns = columns
         self.random_state = random_state
         self.settings = settings
+        self.budget = budget
 
     def __getstate__(self) -> dict:
         # hyperimpute loads its plugin classes from files, so plain pickle cannot find them;
@@ -205,7 +221,9 @@ class Imputer(FrameTransformer):
 
     def _fit(self, X: pd.DataFrame) -> pd.DataFrame:
         """Fit and return the imputed training frame (the model's own output on it)."""
+        started = time.perf_counter()
         X = self._remember_input(X)
+        budget = budgeted.check_budget(self.budget)
         check_choice(self.method, "method", METHODS)
         if self.target is not None:
             check_columns(X, [self.target], "target column")
@@ -243,6 +261,9 @@ class Imputer(FrameTransformer):
         self.substituted_: str | None = None
         self.implementation_: str | None = None
         self.model_: Any = None  # the fitted imputer: scikit-learn's, a KNN triple or hyperimpute's internals
+        self.simple_columns_: list = []  # left to the simple fill by the budget (.imputation_budget)
+        self.budget_note_: str | None = None
+        self.budget_plan_: dict[str, Any] = {}
         self.feature_names_out_ = [str(c) for c in X.columns] + self.indicator_names_
         if method in MODEL_METHODS and not self.missing_columns_:
             self.method_ = "median"
@@ -256,8 +277,32 @@ class Imputer(FrameTransformer):
             self.substituted_ = (f"hyperimpute is not installed: {method} ran as scikit-learn's "
                                  f"{SKLEARN_EQUIVALENT[method]} (values differ from hyperimpute's; "
                                  f"{INSTALL_HINT})")
+        requested = self.settings
+        if budget is not None:
+            method, requested = self._within_budget(method, rows, budget, started)
+            if method == "median":
+                return self._fill_simple(rows)
+            rows = self._prefill(rows)
         enc = self._encode(rows)
-        filled = self._fit_model(method, enc, self.settings)
+        clock = budgeted.Clock(budgeted.deadline(started, budget)) if budget is not None else None
+        try:
+            return self._fit_checked(method, rows, enc, requested, clock)
+        except budgeted.OverBudget:
+            assert clock is not None and budget is not None
+            rounds = int((requested or {}).get("max_iter") or self.settings_.get("max_iter") or 10)
+            fitted = (self.budget_plan_.get("columns_by_model") if (requested or {}).get("skip_complete")
+                      else len(self.columns_))
+            self.budget_note_ = budgeted.stopped_note(budget, clock, rounds * int(fitted or len(self.columns_)))
+            self.budget_plan_["stopped_after_fits"] = clock.fits
+            self.method_, self.model_, self.simple_columns_ = "median", None, []
+            self.reason_ = self.budget_note_
+            return self._fill_simple(rows)
+
+    def _fit_checked(self, method: str, rows: pd.DataFrame, enc: pd.DataFrame,
+                     requested: Mapping[str, Any] | None, clock: budgeted.Clock | None) -> pd.DataFrame:
+        """Fit the model, and refit when it silently returned mean imputation (or, hyperimpute,
+        nothing to replay); the imputed training rows."""
+        filled = self._fit_model(method, enc, requested, clock)
         degenerate = self._mean_like(enc, filled)
         if degenerate or (self.implementation_ == "hyperimpute" and self.model_ is None):
             problem = (
@@ -265,7 +310,9 @@ class Imputer(FrameTransformer):
                 else "exposes no fitted models to apply to new data"
             )
             self.fallback_ = f"{method} {problem}; refit with scikit-learn IterativeImputer"
-            filled = self._fit_model("iterative", enc, None)  # the requested settings were for the other model
+            # the requested settings were for the other model (the budget's rounds still hold)
+            rounds = {"max_iter": requested["max_iter"]} if clock is not None and requested and "max_iter" in requested else None
+            filled = self._fit_model("iterative", enc, rounds, clock)
             if self._mean_like(enc, filled):
                 self.fallback_ += "; that also returned the mean, so the median is used"
                 self.method_ = "median"
@@ -273,9 +320,64 @@ class Imputer(FrameTransformer):
                 return self._fill_simple(rows)
         return self._assemble(rows, filled)
 
-    def _fit_model(self, method: str, enc: pd.DataFrame, requested: Mapping[str, Any] | None) -> pd.DataFrame:
+    def _within_budget(self, method: str, rows: pd.DataFrame, budget: float,
+                       started: float) -> tuple[str, Mapping[str, Any] | None]:
+        """The method and settings that fit ``budget`` seconds (:mod:`.imputation_budget`): fewer
+        rounds, or the fewest-missing columns by the model and ``simple_columns_`` by the median;
+        hyperimpute, whose loop cannot be stopped between columns, runs as scikit-learn's
+        iterative imputer when its estimate does not fit. ``budget_note_`` says what was cut."""
+        if method == "knn":  # its cost is in the neighbours' search of every row, not in column fits
+            return method, self.settings
+        enc = self._encode(rows)
+        keys = [f"c{i}" for i, c in enumerate(self.columns_) if c in self.missing_columns_]
+        names = {f"c{i}": str(c) for i, c in enumerate(self.columns_)}
+        sk_method = "missforest" if method == "missforest" else "iterative"
+        hyper = method in HYPERIMPUTE_METHODS and self.substituted_ is None
+        given = dict(self.settings or {})
+        settings = {**default_settings(method if hyper else sk_method, enc.shape[0], enc.shape[1], self.random_state), **given}
+        rounds = budgeted.rounds_needed(settings, hyper)
+        with threadpool_limits(limits=1):  # as the fits it estimates run (see _fit_model)
+            fit_s, seen = budgeted.column_fit_seconds(_column_model(sk_method, dict(settings)), enc, keys)
+        factor = budgeted.HYPERIMPUTE_FACTOR if hyper else 1.0
+        available = budgeted.SHARE * budget - (time.perf_counter() - started)
+        p = budgeted.plan(enc, keys, rounds, factor * fit_s / max(seen, 1), available)
+        if hyper and p.rounds is not None:  # too slow for hyperimpute: scikit-learn's, planned afresh
+            sk_rounds = budgeted.rounds_needed({**default_settings(sk_method, enc.shape[0], enc.shape[1], self.random_state),
+                                                **given}, False)
+            estimate = p.estimate_s
+            p = budgeted.plan(enc, keys, sk_rounds, fit_s / max(seen, 1), available)
+            p.estimate_s, rounds = estimate, sk_rounds
+            method, given = sk_method, {}  # hyperimpute's settings are not scikit-learn's
+            self.substituted_ = None
+        self.budget_plan_ = {"budget_s": budget, "estimate_s": round(p.estimate_s, 2),
+                             "planned_s": round(p.planned_s, 2), "rounds": p.rounds or rounds,
+                             "columns_by_model": len(p.model), "columns_by_median": len(p.simple)}
+        note = budgeted.planned_note(p, budget, rounds, names)
+        if note is not None and hyper and p.model:
+            note = f"{note} (scikit-learn's iterative imputer instead of hyperimpute, which cannot be stopped midway)"
+        self.budget_note_ = note
+        self.simple_columns_ = [self.columns_[int(k[1:])] for k in p.simple]
+        if not p.model:
+            self.method_, self.simple_columns_, self.reason_ = "median", [], note or self.reason_
+            return "median", None
+        if p.rounds is None:
+            return method, self.settings
+        # cut to fewer columns: only theirs are fitted (scikit-learn's skip_complete), the
+        # others, complete once pre-filled, are their features
+        return method, {**given, "max_iter": p.rounds, **({"skip_complete": True} if p.simple else {})}
+
+    def _prefill(self, X: pd.DataFrame) -> pd.DataFrame:
+        """``X`` with the columns the budget left to the simple fill filled (the model then sees
+        them as complete features), in fit and in every replay alike."""
+        if not getattr(self, "simple_columns_", None):  # also an imputer fitted before budgets
+            return X
+        return X.fillna({c: self.fill_values_[c] for c in self.simple_columns_})
+
+    def _fit_model(self, method: str, enc: pd.DataFrame, requested: Mapping[str, Any] | None,
+                   clock: budgeted.Clock | None = None) -> pd.DataFrame:
         """Fit ``method`` (with the ``requested`` settings over the defaults) on the encoded
-        training rows; return them imputed."""
+        training rows; return them imputed. ``clock``: each column fit checks it (raises
+        :class:`.imputation_budget.OverBudget` past its deadline)."""
         n_rows, n_cols = enc.shape
         settings = {**default_settings(method, n_rows, n_cols, self.random_state), **dict(requested or {})}
         hyper = method in HYPERIMPUTE_METHODS and self.substituted_ is None
@@ -283,8 +385,12 @@ class Imputer(FrameTransformer):
         with quiet:
             _warnings.simplefilter("ignore")  # convergence chatter from the inner models
             if method in ("iterative", *SKLEARN_EQUIVALENT) and not hyper:
-                model = _iterative_imputer(method, settings)
-                filled = pd.DataFrame(model.fit_transform(enc), columns=enc.columns)
+                model = _iterative_imputer(method, settings, clock)
+                # under a budget, one BLAS thread: small per-column fits gain nothing from more, and
+                # threads spinning on a shared machine's busy cores made them many times slower
+                # (and the estimate of their time worthless)
+                with threadpool_limits(limits=1) if clock is not None else contextlib.nullcontext():
+                    filled = pd.DataFrame(model.fit_transform(enc), columns=enc.columns)
             elif method == "knn":
                 from sklearn.impute import KNNImputer
 
@@ -381,6 +487,7 @@ class Imputer(FrameTransformer):
         if self.model_ is None:
             done = self._fill_simple(rows)
         else:
+            rows = self._prefill(rows)
             enc = self._encode(rows)
             if self.implementation_ == "hyperimpute":
                 filled = self._replay_hyperimpute(enc)
@@ -414,6 +521,7 @@ def impute(
     columns: Sequence[str] | None = None,
     random_state: int = 0,
     settings: Mapping[str, Any] | None = None,
+    budget: float | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
     """Impute missing values; apply ``report.apply(test)`` to fill the test split the same way.
 
@@ -427,9 +535,14 @@ def impute(
     ``details["implementation"]`` which library ran.
     A model that silently returns plain mean imputation is detected and replaced (warning).
     ``settings`` overrides the size-based defaults passed to the imputer.
+    ``budget``: seconds the step should take (None: no limit). A model-based imputer whose
+    estimated time does not fit runs fewer rounds, or models only the columns with the fewest
+    missing values and fills the rest by the median, and is stopped (the median for every column)
+    if it still runs past the budget; ``details["budget"]`` has the numbers and the warnings say
+    what was cut, in words (:mod:`.imputation_budget`).
     """
     check_frame(df)
-    imputer = Imputer(method, indicators, target, columns, random_state, settings)
+    imputer = Imputer(method, indicators, target, columns, random_state, settings, budget)
     data = df.reset_index(drop=True)  # work by position: an index may repeat labels
     filled = imputer._fit(data)
     keep = data[target].isna() if target is not None else pd.Series(False, index=data.index)
@@ -447,11 +560,16 @@ def impute(
         "values_imputed": counts,
         "rows_with_missing_target_left_as_is": int(keep.sum()),
         "skipped_columns": imputer.skipped_,
-        "fill_values": {str(c): v for c, v in imputer.fill_values_.items()} if imputer.model_ is None else {},
+        "fill_values": ({str(c): v for c, v in imputer.fill_values_.items()} if imputer.model_ is None
+                        else {str(c): imputer.fill_values_[c] for c in imputer.simple_columns_}),
         "fallback": imputer.fallback_,
         "implementation": imputer.implementation_,
+        "budget": imputer.budget_plan_,
+        "by_median_for_the_budget": [str(c) for c in imputer.simple_columns_],
     }
     warnings = [imputer.substituted_] if imputer.substituted_ else []
+    if imputer.budget_note_:
+        warnings.append(imputer.budget_note_)
     if imputer.fallback_:
         warnings.append(imputer.fallback_)
     if imputer.skipped_:

@@ -1,0 +1,112 @@
+"""A re-diagnosis re-checks only what changed: each column's own results are kept for the
+columns whose values did not change since the last diagnosis.
+
+After a step that drops columns the co-pilot diagnoses the frame again; the surviving columns'
+profiles and single-feature scores (the per-column share of a diagnosis: about a third of it on
+100k x 40, docs/benchmarks.md) are then those of the last diagnosis. Whether a column is
+unchanged is decided by its values — a fingerprint of every value, its dtype and name, and the
+frame's index — never by what the step says it did, so a column changed in place is checked
+afresh and a notebook's own ``kt.diagnose`` calls gain alike. The detectors that read several
+columns together (duplicates, entity, leakage, label issues, the timeline ...) always run again:
+their inputs changed. Only the last diagnosis's results are kept (memory: one per column).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# what the last diagnosis computed: (what, column name, fingerprints ...) -> result
+_last: dict[tuple, Any] = {}
+_reused = 0  # how many of its results that diagnosis took from the one before
+
+
+def fingerprint(values: pd.Series | pd.Index | np.ndarray | None) -> str | None:
+    """A digest of every value (and the dtype): equal digests, equal columns. None when the
+    values cannot be hashed (lists in cells, objects whose text raises): such a column is
+    always checked afresh."""
+    if values is None:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        if isinstance(values, pd.RangeIndex):
+            digest.update(repr((values.start, values.stop, values.step)).encode())
+            return digest.hexdigest()
+        array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values
+        dtype = getattr(values, "dtype", array.dtype)
+        digest.update(str(dtype).encode())
+        if isinstance(dtype, np.dtype) and dtype.kind in "biufcmM":
+            digest.update(np.ascontiguousarray(array).view(np.uint8).tobytes())
+        else:  # objects, categories, extension arrays: pandas' hash of each value, and what
+            # kinds of values they are (True and 1 hash alike)
+            objects = np.asarray(array, dtype=object)
+            digest.update(pd.api.types.infer_dtype(objects, skipna=False).encode())
+            digest.update(pd.util.hash_array(objects).tobytes())
+    except Exception:  # a value whose hash or text raises: the column is checked afresh, never
+        return None     # reused (and the profile's own check says what is wrong with it)
+    return digest.hexdigest()
+
+
+class Memo:
+    """The fingerprints of one frame's columns, and each column's results: kept from the last
+    diagnosis where the column is unchanged, computed (and kept for the next) otherwise."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.index = fingerprint(df.index)
+        self.columns = {str(c): fingerprint(df[c]) for c in df.columns}
+        self.now: dict[tuple, Any] = {}
+        self.reused = 0
+
+    def key(self, what: str, column: str, *context: Any) -> tuple | None:
+        own = self.columns.get(column)
+        if own is None or self.index is None:
+            return None
+        return (what, column, own, self.index, *context)
+
+    def get(self, key: tuple | None, compute: Callable[[], Any]) -> Any:
+        """The result kept under ``key`` (a copy: detectors never share a mutable result), else
+        ``compute()``, kept for the next diagnosis."""
+        if key is not None and key in _last:
+            value = copy.deepcopy(_last[key])
+            self.reused += 1
+        else:
+            value = compute()
+        if key is not None:
+            self.now[key] = value
+        return value
+
+    def outcome_context(self, outcome: Any, folds: np.ndarray, frame: pd.DataFrame) -> tuple:
+        """What a column's single-feature score depends on besides the column: the sampled rows,
+        the outcome on them and the folds."""
+        parts = [fingerprint(frame.index), fingerprint(folds)]
+        for f in dataclasses.fields(outcome):
+            value = getattr(outcome, f.name)
+            if isinstance(value, np.ndarray):
+                parts.append(fingerprint(value))
+            elif isinstance(value, (str, int, float, bool, type(None))):
+                parts.append(repr(value))
+            elif isinstance(value, list):
+                parts.append(repr(value))
+        return tuple(parts)
+
+    def keep(self) -> None:
+        """This diagnosis's results replace the last one's."""
+        global _last, _reused
+        _last, _reused = self.now, self.reused
+
+
+def reused_last() -> int:
+    """How many column results the last diagnosis took from the one before it."""
+    return _reused
+
+
+def forget() -> None:
+    """Drop every kept result (tests; a kernel that needs the memory back)."""
+    global _last, _reused
+    _last, _reused = {}, 0

