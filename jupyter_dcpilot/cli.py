@@ -142,7 +142,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     check_run_inputs([Path(p).resolve() for p in data], target=target, time=time_col, entity=entity, index=index,
                      test=Path(test).resolve() if test else None, folders=True, values=False)
     out_dir = Path(out).resolve()
-    host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True)
+    # a duration column asks for survival models: their libraries warm too
+    host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True,
+                        task=task if task != "auto" else ("survival" if time_col else None))
     await host.launch()
     try:
         session, coordinator, out_dir = await _checked_run(

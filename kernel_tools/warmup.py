@@ -95,3 +95,11 @@ def warm_up_in_background(task: str | None = None) -> dict[str, Any]:
 
 # the start-up line a kernel is given (IPython's exec_lines): binds no name, prints nothing
 START_UP_LINE = "__import__('kernel_tools.warmup', fromlist=['_']).warm_up() and None"
+
+
+def start_up_line(task: str | None = None) -> str:
+    """:data:`START_UP_LINE`, then the model step's imports for ``task`` in the background
+    (they overlap the first steps and the pauses between them instead of starting the model
+    step); binds no name, prints nothing."""
+    return (f"{START_UP_LINE}; __import__('kernel_tools.warmup', fromlist=['_'])"
+            f".warm_up_in_background({task!r}) and None")
