@@ -16,25 +16,22 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_dcpilot import __version__, outputs
-from jupyter_dcpilot.engine import notebook as nb
 from jupyter_dcpilot.engine.budgets import Budgets, data_scale, minutes
 from jupyter_dcpilot.engine.decisions_file import ANSWERABLE_GATES
 from jupyter_dcpilot.engine.errors import cell_error, in_words
-from jupyter_dcpilot.engine.factory import Request, build, open_session
-from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
-from jupyter_dcpilot.engine.report import write_reports
-from jupyter_dcpilot.engine.report_html import report_details
-from jupyter_dcpilot.engine.session import Session
 from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
 from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows
 from jupyter_dcpilot.terminal import TerminalStream, one_line
 from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus
+
+if TYPE_CHECKING:
+    from jupyter_dcpilot.engine.session import Session
 
 # 1 is also every input refused before a step runs, and a command line argparse rejects
 EXIT = {"finished": 0, "blocked": 2, "failed": 1}
@@ -142,7 +139,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
     check_run_inputs([Path(p).resolve() for p in data], target=target, time=time_col, entity=entity, index=index,
                      test=Path(test).resolve() if test else None, folders=True, values=False)
     out_dir = Path(out).resolve()
-    host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True)
+    # a duration column asks for survival models: their libraries warm too
+    host = HeadlessHost(out_dir / "notebook.ipynb", cwd=out_dir, warm=True,
+                        task=task if task != "auto" else ("survival" if time_col else None))
     await host.launch()
     try:
         session, coordinator, out_dir = await _checked_run(
@@ -154,6 +153,9 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         except Exception as exc:  # recorded in the transcript; the notebook and report still get written
             state = "failed"
             session.warnings.append(in_words(exc, "running the co-pilot"))
+        from jupyter_dcpilot.engine.report import write_reports
+        from jupyter_dcpilot.engine.report_html import report_details
+
         report = coordinator.report()
         details = report_details(session, coordinator.model_report())
     finally:
@@ -180,6 +182,12 @@ async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started
                        events: str | None) -> tuple[Session, Any, Path]:
     """Check the inputs, claim the output folder, open the session, load the data in ``host``'s
     kernel: the session and the coordinator ready to run, and the output folder."""
+    # the engine's own imports (the coordinator pulls in scikit-learn through the model audit:
+    # ~1.5 s) made here, while the kernel launched before starts on the other core
+    from jupyter_dcpilot.engine import notebook as nb
+    from jupyter_dcpilot.engine.factory import Request, build, open_session
+    from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
+
     paths = [Path(p).resolve() for p in data]
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive

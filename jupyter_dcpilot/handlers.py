@@ -13,7 +13,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 from tornado import websocket
 
-from kernel_tools.vocabulary import SessionState
+from kernel_tools.vocabulary import SessionState, TaskKind
 
 from . import __version__
 from .config import DCPilot
@@ -106,6 +106,22 @@ class ProfileHandler(BaseHandler):
         if not name.isidentifier():
             raise tornado.web.HTTPError(400, f"{name!r} is not a Python variable name")
         self.finish(json.dumps(await self.probe(self.bridge.calls(path).profile(name))))
+
+
+class WarmUpHandler(BaseHandler):
+    """POST /dcpilot/api/warmup?path=<notebook>[&task=<task>] → the notebook's kernel starts
+    importing what the first diagnosis and the model step need, in a background thread
+    (:func:`kernel_tools.warmup.warm_up_in_background`); answers at once with what is warm.
+    The panel sends it when it opens on a notebook and when the notebook's kernel changes."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        path = self.required_argument("path")
+        task = self.get_argument("task", default="") or None
+        tasks = [kind.value for kind in TaskKind]
+        if task is not None and task not in tasks:
+            raise tornado.web.HTTPError(400, f"task must be one of {tasks}, got {task[:40]!r}")
+        self.finish(json.dumps(await self.probe(self.bridge.calls(path).warm_up(task))))
 
 
 class SessionsBase(BaseHandler):
@@ -389,6 +405,7 @@ def setup_handlers(web_app: Any, dcpilot: DCPilot) -> None:
             (url_path_join(base_url, API, "status"), StatusHandler),
             (url_path_join(base_url, API, "frames"), FramesHandler),
             (url_path_join(base_url, API, "profile"), ProfileHandler),
+            (url_path_join(base_url, API, "warmup"), WarmUpHandler),
             (sessions, SessionsHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})", SessionHandler),
             (sessions + r"/(?P<session_id>[0-9a-f]{32})/decisions/(?P<decision_id>[\w-]+)", DecisionHandler),

@@ -161,6 +161,15 @@ def warm_json(functions: list[str]) -> str:
     return json.dumps({"warmed": warmed})
 
 
+def warm_up_json(task: str | None = None) -> str:
+    """Start importing what the first diagnosis and the model step of ``task`` need, in a
+    background thread of the kernel (:func:`kernel_tools.warmup.warm_up_in_background`), while
+    the user reads the panel; returns at once with what is warm so far."""
+    from kernel_tools.warmup import warm_up_in_background
+
+    return json.dumps(warm_up_in_background(task))
+
+
 def chdir_json(path: str) -> str:
     """Move the kernel to ``path``, the folder of the notebook it runs (a headless kernel is
     started before its output folder exists, so that its start-up overlaps the input checks)."""

@@ -6,11 +6,18 @@ headless command line starts its kernel with :func:`warm_up` as a start-up line,
 imports run while the command line is still checking the file and preparing its notebook,
 instead of one after the other with them. Only a head start: nothing is bound in the user's
 namespace, and a step that needs a module imports it as it always does.
+
+In a notebook the kernel is already running when the panel opens: :func:`warm_up_in_background`
+(the ``warm_up_json`` probe the server sends then) makes the same imports, and the model
+step's, in a thread that gives way to the user's cells (:mod:`kernel_tools.background`), so the
+first diagnosis and model fit do not pay for them and the user's cells do not wait for them.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
+from typing import Any
 
 # what loading a table and the first kt.diagnose import (the detectors register on import)
 FIRST_STEPS = (
@@ -23,16 +30,24 @@ FIRST_STEPS = (
 )
 
 
-def warm_up() -> list[str]:
+# what the model step imports on top (scipy.stats, the candidates' pipelines), and its survival
+# candidates' libraries: seconds on a loaded machine, so only in the background
+MODEL_STEP = ("kernel_tools.models",)
+SURVIVAL_MODELS = ("lifelines", "xgboost")
+
+
+def warm_up(names: tuple[str, ...] = FIRST_STEPS) -> list[str]:
     """Import the modules the first steps need; returns those imported. One that cannot be
     imported is left to the step that needs it, whose cell then says why in the notebook."""
     warmed = []
-    for name in FIRST_STEPS:
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a head start only: the step's own import reports it
             continue
         warmed.append(name)
+    if "kernel_tools.findings" not in names:
+        return warmed
     try:
         from kernel_tools.diagnosis.registry import load_detectors
 
@@ -42,5 +57,49 @@ def warm_up() -> list[str]:
     return [*warmed, "kernel_tools.diagnosis"]
 
 
+class _Background:
+    """The one warm-up thread of this kernel and what it has imported so far."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.warmed: list[str] = []
+        self.asked: set[str] = set()
+
+    def run(self, names: tuple[str, ...]) -> None:
+        from kernel_tools.background import in_the_background
+
+        with in_the_background():
+            self.warmed += warm_up(names)
+
+
+_BACKGROUND = _Background()
+
+
+def warm_up_in_background(task: str | None = None) -> dict[str, Any]:
+    """Start importing what the first steps and the model step of ``task`` need in a daemon
+    thread of this kernel, once (a second call while one runs or after it adds only what is new:
+    a survival task's libraries); returns at once with what is warm so far and whether it runs."""
+    wanted = FIRST_STEPS + MODEL_STEP + (SURVIVAL_MODELS if task == "survival" else ())
+    state = _BACKGROUND
+    with state.lock:
+        names = tuple(n for n in wanted if n not in state.asked)
+        running = state.thread is not None and state.thread.is_alive()
+        if names and not running:
+            state.asked.update(names)
+            state.thread = threading.Thread(target=state.run, args=(names,), name="dcpilot-warm-up", daemon=True)
+            state.thread.start()
+            running = True
+    return {"running": running, "warmed": list(state.warmed), "pending": [n for n in wanted if n not in state.asked]}
+
+
 # the start-up line a kernel is given (IPython's exec_lines): binds no name, prints nothing
 START_UP_LINE = "__import__('kernel_tools.warmup', fromlist=['_']).warm_up() and None"
+
+
+def start_up_line(task: str | None = None) -> str:
+    """:data:`START_UP_LINE`, then the model step's imports for ``task`` in the background
+    (they overlap the first steps and the pauses between them instead of starting the model
+    step); binds no name, prints nothing."""
+    return (f"{START_UP_LINE}; __import__('kernel_tools.warmup', fromlist=['_'])"
+            f".warm_up_in_background({task!r}) and None")

@@ -17,7 +17,7 @@ from kernel_tools import probes
 CALLS = {
     "frames": (), "frame_info": (["df", "train"],), "fingerprint": (["df"],), "profile": ("df",), "sample_rows": ("df", 5),
     "diagnose": ("df",), "diagnose_join": (["a", "b"],), "report": ("report",),
-    "warm": (["impute"],), "parameters": ("fit_evaluate",),
+    "warm": (["impute"],), "warm_up": ("survival",), "parameters": ("fit_evaluate",),
     "validate": ("c1", "df", "train"), "split_audit": ("train", "test"),
     "checkpoint_save": (["df"], "before s1"), "checkpoint_restore": ("c1",),
     "checkpoint_problem": ("c1",), "checkpoint_discard": ("c1",),

@@ -57,7 +57,8 @@ def test_classification_report(clf_frame, clf_report):
     assert r.model_name in r.candidates
     assert set(r.candidates) == {"HistGradientBoostingClassifier", "LogisticRegression"}
     assert 0.75 < r.cv_score < 0.98
-    assert len(r.cv_scores) == 3 * r.cv_repeats and r.cv_repeats == 5  # 5 x 3 folds: 100 patients
+    # 100 patients: 3 folds repeated on 3 to 5 partitions (the last two while their means disagree)
+    assert len(r.cv_scores) == 3 * r.cv_repeats and 3 <= r.cv_repeats <= 5
     assert r.cv_score == pytest.approx(np.mean(r.cv_scores))
     for name in ("cv_roc_auc", "cv_average_precision", "cv_balanced_accuracy", "cv_roc_auc_std"):
         assert 0 <= r.metrics[name] <= 1

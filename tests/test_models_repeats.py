@@ -11,6 +11,7 @@ from lifelines.datasets import load_rossi
 import kernel_tools as kt
 from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.models import fit_evaluate
+from kernel_tools.models.repeats import settled
 from kernel_tools.models.uncertainty import cv_interval, odds_in_words, shortfall_probability
 
 
@@ -45,19 +46,35 @@ def test_grouped_stratified_splits_differ_from_seed_to_seed():
     assert len(tests[0] & tests[1]) < 0.5 * len(tests[0])
 
 
-def test_small_data_is_cross_validated_on_five_random_partitions_with_an_interval():
+def test_small_data_is_cross_validated_on_random_partitions_until_their_means_agree():
     r = fit_evaluate(one_row_per_entity(300), target="y", task="classification", groups="pid")
-    assert r.cv_repeats == 5 and len(r.cv_scores) == 25 and r.metrics["cv_repeats"] == 5
+    # at least three partitions, a fourth and fifth only while their means disagree
+    assert 3 <= r.cv_repeats <= 5 and len(r.cv_scores) == 5 * r.cv_repeats and r.metrics["cv_repeats"] == r.cv_repeats
     assert r.cv_score == pytest.approx(np.mean(r.cv_scores))
     lo, hi = r.cv_interval
     assert lo < r.cv_score < hi and 0.02 < hi - lo < 0.3
     assert r.estimate.startswith(f"roc_auc {r.cv_score:.3f} [95% interval")
-    assert "5 × 5-fold cross-validation (grouped by the entity, stratified by class)" in r.estimate
+    assert f"{r.cv_repeats} × 5-fold cross-validation (grouped by the entity, stratified by class)" in r.estimate
     assert "300 entities, fewer than 1,000" in r.estimate
-    assert "5 × 5 grouped folds" in repr(r) and r.to_dict()["cv_repeats"] == 5
+    if r.cv_repeats < 5:
+        assert f"{r.cv_repeats} partitions sufficed" in r.estimate
+    assert f"{r.cv_repeats} × 5 grouped folds" in repr(r) and r.to_dict()["cv_repeats"] == r.cv_repeats
     assert r.model_card()["metric"]["cv_folds"] == 5 and r.model_card()["metric"]["cv_interval"] == r.cv_interval
-    # the partitions differ: 25 fold scores, not 5 repeated
-    assert len({round(s, 9) for s in r.cv_scores}) > 10
+    # the partitions differ: not one partition's 5 fold scores repeated
+    assert len({round(s, 9) for s in r.cv_scores}) > 2 * 5
+    # asked for five, it makes five whatever they say
+    asked = fit_evaluate(one_row_per_entity(300), target="y", task="classification", groups="pid", repeats=5)
+    assert asked.cv_repeats == 5 and len(asked.cv_scores) == 25 and "as asked" in asked.estimate
+    assert asked.cv_scores[:5 * r.cv_repeats] == r.cv_scores  # the same partitions, in the same order
+
+
+def test_partitions_past_the_third_are_made_only_while_their_means_disagree():
+    # the means agree: their standard error 0.005 is under a quarter of the half-width 0.05
+    assert settled([0.60, 0.61, 0.615], 0.05).startswith("3 partitions sufficed")
+    assert settled([0.55, 0.62, 0.66], 0.05) is None  # standard error 0.032: a fourth is made
+    assert settled([0.60, 0.60], 0.05) is None  # two are never enough
+    assert settled([0.60, 0.61, 0.62], None) is None  # no interval to weigh them against
+    assert settled([0.55, 0.62, 0.66, 0.60, 0.61], 0.05) is None  # the caller stops at its plan
 
 
 def test_large_data_keeps_one_partition_and_a_request_wins():
@@ -75,7 +92,7 @@ def test_survival_with_few_events_is_repeated_whatever_its_size():
     rows = pd.concat([rossi.assign(arrest=0)] * 3, ignore_index=True)  # 1,296 rows...
     rows.loc[rows.sample(60, random_state=0).index, "arrest"] = 1  # ...and 60 events
     r = fit_evaluate(rows, target="arrest", task="survival", time="week", cv=3)
-    assert r.cv_repeats == 5 and "60 events, fewer than 100" in r.estimate and "stratified by event" in r.estimate
+    assert r.cv_repeats >= 3 and "60 events, fewer than 100" in r.estimate and "stratified by event" in r.estimate
 
 
 def test_the_interval_of_a_cross_validated_mean_is_corrected_for_shared_training_rows():

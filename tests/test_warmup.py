@@ -16,6 +16,7 @@ import pytest
 from jupyter_dcpilot.cli import run_job
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.inputs import InputError
+from jupyter_dcpilot.probe import probe_expression
 from kernel_tools.warmup import FIRST_STEPS, START_UP_LINE
 
 PROBE = """
@@ -48,6 +49,28 @@ def test_a_warm_kernel_has_the_first_steps_imports_before_its_first_cell(tmp_pat
     assert warm["names"] == cold["names"]
     assert {"kernel_tools.diagnosis.labels", "kernel_tools.diagnosis.missing", "sklearn.ensemble"} <= set(warm["modules"])
     assert "kernel_tools.diagnosis.labels" not in cold["modules"]
+
+
+def test_a_warm_survival_kernel_imports_the_model_step_behind_the_first_steps(tmp_path):
+    async def go():
+        host = HeadlessHost(tmp_path / "notebook.ipynb", cwd=tmp_path, warm=True, task="survival")
+        async with host:
+            first = await host.evaluate(probe_expression("warm_up_json", "survival"))
+            state = first
+            for _ in range(240):  # the model step's imports run on in the background
+                if not state["running"]:
+                    break
+                await asyncio.sleep(0.5)
+                state = await host.evaluate(probe_expression("warm_up_json", "survival"))
+            result = await host.run_cell(PROBE, {})
+        assert result.error is None, result.error
+        return first, state, json.loads(result.outputs[0]["text"])
+
+    first, state, kernel = asyncio.run(go())
+    assert first["pending"] == [] and not state["running"]  # asked once, by the start-up line
+    assert {"kernel_tools.models", "lifelines", "xgboost"} <= set(state["warmed"])
+    assert "sklearn.ensemble" in kernel["modules"] and "kernel_tools.diagnosis.labels" in kernel["modules"]
+    assert not {"lifelines", "xgboost", "kt", "warmup"} & set(kernel["names"])  # nothing bound
 
 
 def test_the_start_up_line_imports_and_prints_nothing():

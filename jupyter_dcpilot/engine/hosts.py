@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from jupyter_dcpilot.probe import execute_request_content, parse_reply, probe_expression
 from kernel_tools.vocabulary import StrEnum
-from kernel_tools.warmup import START_UP_LINE
+from kernel_tools.warmup import start_up_line
 
 from .budgets import minutes
 
@@ -258,7 +258,8 @@ class HeadlessHost:
     runs as long as the kernel lives (its step's budget decides when it is stopped, see
     :meth:`interrupt`); a kernel that dies under a cell or a probe fails it within a second
     with :class:`KernelDiedError`. ``warm``: the kernel imports what the first steps need
-    (:mod:`kernel_tools.warmup`) as it starts; :meth:`launch` starts it ahead of :meth:`start`.
+    (:mod:`kernel_tools.warmup`) as it starts, and those of the model step of ``task`` in the
+    background; :meth:`launch` starts it ahead of :meth:`start`.
     """
 
     def __init__(
@@ -269,12 +270,14 @@ class HeadlessHost:
         cwd: str | os.PathLike[str] | None = None,
         timeout: float = PROBE_TIMEOUT_S,
         warm: bool = False,
+        task: str | None = None,
     ) -> None:
         self.path = Path(notebook_path)
         self.kernel_name = kernel_name
         self.cwd = str(cwd) if cwd is not None else str(self.path.parent)
         self.timeout = timeout
         self.warm = warm
+        self.task = task
         self.notebook: Any = None  # made in start(): nbformat pulls in jsonschema, slow to import
         self._km: Any = None
         self._kc: Any = None
@@ -299,7 +302,7 @@ class HeadlessHost:
         self._km = AsyncKernelManager(kernel_name=self.kernel_name, **transport)
         self._launched_in = self.cwd if os.path.isdir(self.cwd) else os.getcwd()
         # warm: IPython runs the start-up line before the kernel answers (kernel_tools.warmup)
-        extra = [f"--IPKernelApp.exec_lines={START_UP_LINE}"] if self.warm else []
+        extra = [f"--IPKernelApp.exec_lines={start_up_line(self.task)}"] if self.warm else []
         await self._km.start_kernel(cwd=self._launched_in, env=_kernel_env([_kernel_tools_root()]),
                                     extra_arguments=extra)
 

@@ -56,6 +56,9 @@ class KernelCalls:
     async def warm(self, functions: list[str]) -> Any:
         return await self._call("warm_json", functions)
 
+    async def warm_up(self, task: str | None = None) -> Json:
+        return await self._call("warm_up_json", task)
+
     async def parameters(self, function: str) -> Any:
         return await self._call("parameters_json", function)
 

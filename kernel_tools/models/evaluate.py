@@ -38,7 +38,7 @@ from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
 from kernel_tools.models.pipelines import candidates
-from kernel_tools.models.repeats import estimate_sentence, planned_repeats
+from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval
@@ -227,8 +227,13 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
     wanted, why = planned_repeats(task, y_cv, group_values, repeats)
     done = 1
     per_fold = list(chosen["per_fold"])
+    metric = PRIMARY_METRIC[task]
     with clock.phase("repeats"):
         for r in range(1, wanted):
+            enough = None if repeats is not None else _partitions_settled(per_fold, metric, n_folds)
+            if enough:
+                why += f"; {enough}"
+                break
             if clock.limited and not clock.fits(chosen["seconds"], REPEAT_SHARE):
                 clock.degrade(f"the estimate rests on {done} of {wanted} partitions of the cross-validation: "
                               f"another (~{chosen['seconds']:.1f} s) would not fit in the {clock.budget:.0f} s "
@@ -254,6 +259,15 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
     sentence = estimate_sentence(task, PRIMARY_METRIC[task], chosen["cv_mean"], ci, n_folds, done,
                                  group_values is not None, why)
     return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}
+
+
+def _partitions_settled(per_fold: list[dict[str, float]], metric: str, n_folds: int) -> str | None:
+    """:func:`~kernel_tools.models.repeats.settled` for the fold scores so far (``n_folds`` per
+    partition, in order)."""
+    scores = [row[metric] for row in per_fold]
+    means = [float(np.nanmean(scores[i:i + n_folds])) for i in range(0, len(scores), n_folds)]
+    interval = cv_interval(scores, n_folds)
+    return settled(means, None if interval is None else (interval[0][1] - interval[0][0]) / 2)
 
 
 def _scored(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

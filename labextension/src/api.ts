@@ -93,6 +93,18 @@ export function fetchFrames(path: string): Promise<IFrameInfo[]> {
   return requestAPI<IFrameInfo[]>(`frames?path=${encodeURIComponent(path)}`);
 }
 
+/** What the kernel of the notebook at `path` has warmed (imports made ahead of the first step). */
+export interface IWarmUp {
+  running: boolean;
+  warmed: string[];
+  pending: string[];
+}
+
+/** Ask the notebook's kernel to import what the co-pilot's first steps need, in the background. */
+export function warmUp(path: string): Promise<IWarmUp> {
+  return requestAPI<IWarmUp>(`warmup?path=${encodeURIComponent(path)}`, { method: 'POST' });
+}
+
 /** The compact profile of the DataFrame `name` in the notebook at `path`. */
 export function fetchProfile(path: string, name: string): Promise<IFrameProfile> {
   return requestAPI<IFrameProfile>(

@@ -97,6 +97,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
       widget.sessionContext.kernelChanged.connect(() => {
         if (tracker.currentWidget === widget) {
+          model.warmUp(); // a new kernel: its imports ahead of the co-pilot's first step
           void model.refresh();
         }
       });
@@ -119,6 +120,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: () => {
         labShell.activateById(panel.id);
         void follow();
+        model.warmUp();
         void model.refresh();
       }
     });

@@ -1,17 +1,20 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { APIError, fetchFrames, fetchProfile, IFrameInfo, IFrameProfile } from './api';
+import { APIError, fetchFrames, fetchProfile, IFrameInfo, IFrameProfile, warmUp } from './api';
 
 /** Where the model gets its data from (the server, or a fake in tests). */
 export interface IFramesSource {
   frames(path: string): Promise<IFrameInfo[]>;
   profile(path: string, name: string): Promise<IFrameProfile>;
+  /** Start the kernel's imports ahead of the first step (optional: a source may not warm). */
+  warmUp?(path: string): Promise<unknown>;
 }
 
 /** The real source: the co-pilot's REST API. */
 export const serverSource: IFramesSource = {
   frames: fetchFrames,
-  profile: fetchProfile
+  profile: fetchProfile,
+  warmUp
 };
 
 /**
@@ -66,7 +69,20 @@ export class FramesModel {
     this._profile = null;
     this._error = null;
     this._changed.emit();
+    this.warmUp();
     await this.refresh();
+  }
+
+  /**
+   * Have the notebook's kernel import what the co-pilot's first diagnosis and model step need,
+   * in a background thread, while the user reads the panel. Only a head start: a kernel not
+   * started yet (or without the co-pilot) is warmed when its kernel changes, or never.
+   */
+  warmUp(): void {
+    const path = this._path;
+    if (path && this._source.warmUp) {
+      this._source.warmUp(path).catch(() => undefined);
+    }
   }
 
   /** The same notebook under a new name (renamed or moved): keep its frames and selection. */

@@ -42,6 +42,37 @@ function fakeSource(list: IFrameInfo[] | Error): IFramesSource & { calls: string
   };
 }
 
+describe('FramesModel warm-up', () => {
+  it('asks the kernel of each notebook it follows to warm up, once, before listing its frames', async () => {
+    const source = fakeSource(frames);
+    const warmed: string[] = [];
+    source.warmUp = async (path: string) => {
+      warmed.push(path);
+      source.calls.push(`warmUp:${path}`);
+      return { running: true, warmed: [], pending: [] };
+    };
+    const model = new FramesModel(source);
+    await model.setNotebook('work/analysis.ipynb');
+    await model.setNotebook('work/analysis.ipynb'); // the same notebook: nothing new to warm
+    await model.setNotebook('work/other.ipynb');
+    expect(warmed).toEqual(['work/analysis.ipynb', 'work/other.ipynb']);
+    expect(source.calls.slice(0, 2)).toEqual(['warmUp:work/analysis.ipynb', 'frames:work/analysis.ipynb']);
+  });
+
+  it('lists the frames when the warm-up fails (no kernel yet, an older server)', async () => {
+    const source = fakeSource(frames);
+    source.warmUp = async () => {
+      throw new Error('no running kernel for notebook');
+    };
+    const model = new FramesModel(source);
+    await model.setNotebook('work/analysis.ipynb');
+    model.warmUp(); // the kernel changed: tried again, its failure still unseen
+    await Promise.resolve();
+    expect(model.error).toBeNull();
+    expect(model.frames).toHaveLength(3);
+  });
+});
+
 describe('FramesView', () => {
   it('lists a lazy (Dask) frame by its partitions, its rows not counted', async () => {
     const lazy: IFrameInfo = {
