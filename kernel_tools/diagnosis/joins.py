@@ -22,7 +22,7 @@ from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, metric_words
+from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, TaskKind, metric_words
 
 MAX_KEY_VALUES = 200_000
 
@@ -156,7 +156,7 @@ def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]
     outcome = infer_task(joined, profiles, target, None, None)
     assert outcome.valid is not None and outcome.y is not None  # a target was given
     valid_pos = np.flatnonzero(outcome.valid)
-    strata = outcome.y[valid_pos] if outcome.kind == "classification" else None
+    strata = outcome.y[valid_pos] if outcome.kind == TaskKind.CLASSIFICATION else None
     pos = valid_pos[stratified_sample(len(valid_pos), 10_000, strata, seed)]
     sub = outcome.take(pos)
     folds = fold_ids(len(pos), sub.y if strata is not None else None, seed)

@@ -13,6 +13,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeri
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import TaskKind
 
 MIN_ISSUE_RATE = 0.01
 MIN_ISSUES = 5
@@ -78,7 +79,7 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     """Rows whose given label disagrees confidently with what the other rows teach."""
     from cleanlab.filter import find_label_issues as cl_find
 
-    if outcome.kind != "classification" or not features or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or not features or outcome.n_classes < 2:
         return None
     y = outcome.y
     counts = np.bincount(y, minlength=outcome.n_classes)
@@ -142,7 +143,7 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
 
 
 def find_class_imbalance(outcome) -> Finding | None:
-    if outcome.kind != "classification" or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
         return None
     counts = np.bincount(outcome.y[outcome.valid], minlength=outcome.n_classes)
     shares = counts / counts.sum()

@@ -12,10 +12,11 @@ import pandas as pd
 from kernel_tools.diagnosis.options import keep
 from kernel_tools.diagnosis.registry import Context, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import TaskKind
 
 
 def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
-    if outcome.kind != "survival":
+    if outcome.kind != TaskKind.SURVIVAL:
         return None
     dur = outcome.duration
     event = outcome.y[outcome.valid]
