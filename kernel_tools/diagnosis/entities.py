@@ -20,9 +20,10 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_p
 from kernel_tools.diagnosis.entity_evidence import TIME_WORDS, entity_inference, not_an_entity, subject_ids
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
+from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -103,6 +104,11 @@ RANK_NAME = re.compile(r"rank|order|position|place|score|grade|level|rating", re
 TIME_NAME = re.compile(r"time|date|day|week|month|year|period|wave|quarter", re.IGNORECASE)
 # a saved DataFrame index, or the row names of an R export
 INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|row\.?_?names?|rownum|)$", re.IGNORECASE)
+
+
+# both found by the runner's structural checks, before the registered detectors run
+declare(FindingKind.ID_COLUMN, KindData(chart=None, basis=Basis.WHOLE_DATA))
+declare(FindingKind.REPEATED_MEASUREMENTS, KindData(chart=Chart.ROWS_PER_ENTITY, basis=Basis.WHOLE_DATA))
 
 
 def find_id_columns(

@@ -24,9 +24,10 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import TaskKind, metric_words
+from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
 
 OUTCOME_NAME = re.compile(
     r"death|died|dead|deceas|mortal|outcome|discharg|exit|churn|cancel|complain|recur|relaps|"
@@ -234,6 +235,12 @@ def timed_leaks(timing: dict[str, dict], scores: dict[str, float], outcome, n: i
     strengths = {c: strength(s, kind) for c, s in scores.items()}
     rank = {c: i + 1 for i, c in enumerate(sorted(strengths, key=lambda c: strengths[c], reverse=True))}
     return [_leakage_finding(c, ev, scores, strengths, metric_name(kind), rank.get(c), n) for c, ev in timing.items()]
+
+
+# found by the runner's leakage check (and by a join's, diagnose_join); suspected_leakage is the
+# same leak seen from the model's side: the engine's model audit raises it from the scores
+declare(FindingKind.TARGET_LEAKAGE, KindData(chart=Chart.LEAKAGE, basis=Basis.SAMPLE))
+declare(FindingKind.SUSPECTED_LEAKAGE, KindData(chart=Chart.MODEL_SCORE, basis=Basis.SAMPLE))
 
 
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
