@@ -156,6 +156,26 @@ class FindingKind(StrEnum):
     JOIN_KEYS = "join_keys"
 
 
+class Basis(StrEnum):
+    """Where a finding's numbers come from on a lazy (Dask) frame (``evidence["basis"]``)."""
+
+    WHOLE_DATA = "whole data"  # counts over every row
+    SAMPLE = "sample"  # a model or a statistic of the sample of whole entities
+
+
+class Chart(StrEnum):
+    """The small bar charts a decision card draws of a finding's evidence
+    (``jupyter_dcpilot/engine/charts.py`` draws each)."""
+
+    LEAKAGE = "leakage"  # the suspect column's single-feature score beside the best other's
+    MODEL_SCORE = "model_score"  # the model's too-good cross-validated and holdout scores
+    MISSING = "missing"  # missing values per column
+    OUTLIERS = "outliers"  # values outside the fences per column
+    LABEL_ISSUES = "label_issues"  # rows flagged as mislabelled, by recorded class
+    ROWS_PER_ENTITY = "rows_per_entity"  # rows per entity (a model wants one)
+    DUPLICATES = "duplicates"  # exact and near duplicate rows
+
+
 _DECLARED: dict[str, int] = {}  # kinds declared by registered detectors -> their display order
 
 

@@ -84,6 +84,13 @@ def test_no_import_cycles():
     assert census().import_cycles(everywhere=True) == [], "an import cycle (see scripts/typing_census.py)"
 
 
+def test_task_kinds_are_compared_as_vocabulary_members():
+    """A task kind is named as its ``TaskKind`` member, never spelled as a string literal, in both
+    packages (the census counts ``kind == "survival"`` and the like)."""
+    module = census()
+    assert module.literal_comparisons(module.sources(*module.PACKAGES))["task_kind"] == 0
+
+
 def test_the_cycle_reader_sees_function_level_and_package_imports(tmp_path):
     tree = tmp_path / "pkg"
     tree.mkdir()

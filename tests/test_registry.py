@@ -14,6 +14,8 @@ from kernel_tools.diagnosis import registry
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import (
     METRIC,
+    Basis,
+    Chart,
     FindingKind,
     Severity,
     StepStatus,
@@ -38,8 +40,10 @@ def temporary_detector():
     names: list[str] = []
     registry.load_detectors()  # the real detectors declare their kinds first: those stay
     declared = dict(vocabulary._DECLARED)
+    kinds = dict(registry.KINDS)
 
     def add(name, find, **kw):
+        kw.setdefault("finds", {FindingKind.MISSING_VALUES: registry.KINDS[FindingKind.MISSING_VALUES]})
         registry.detector(name, **kw)(find)
         names.append(name)
 
@@ -48,6 +52,8 @@ def temporary_detector():
         registry.DETECTORS.pop(name, None)
     vocabulary._DECLARED.clear()
     vocabulary._DECLARED.update(declared)
+    registry.KINDS.clear()
+    registry.KINDS.update(kinds)
 
 
 def test_a_detector_registered_in_its_own_module_runs_with_the_context(temporary_detector):
@@ -58,7 +64,8 @@ def test_a_detector_registered_in_its_own_module_runs_with_the_context(temporary
         seen["target"] = ctx.target
         return [Finding("wide_column", ["z"], "info", "z is wide", {"sd": float(ctx.df["z"].std())})]
 
-    temporary_detector("wide columns", find_wide_columns, kinds=("wide_column",), order=5)
+    temporary_detector("wide columns", find_wide_columns, order=5,
+                       finds={"wide_column": registry.KindData(chart=None, basis=Basis.SAMPLE)})
     result = kt.diagnose(frame(), target="y")
     assert seen == {"features": ["x", "z", "g"], "target": "y"}
     assert [f.kind for f in result.findings if f.kind == "wide_column"] == ["wide_column"]
@@ -102,7 +109,45 @@ def test_a_detector_that_raises_is_a_critical_finding_and_the_verdict_is_not_val
 def test_two_detectors_may_not_share_a_name(temporary_detector):
     temporary_detector("unique name", lambda ctx: [])
     with pytest.raises(ValueError, match="already registered"):
-        registry.detector("unique name")(lambda ctx: [])
+        registry.detector("unique name", finds={"missing_values": registry.KINDS["missing_values"]})(lambda ctx: [])
+
+
+def test_every_finding_kind_is_declared_with_its_chart_and_dask_basis():
+    """Each finding kind's chart and Dask basis are declared once, by the detector that finds it
+    (or, for the runner's structural checks, next to them): a kind of the taxonomy nobody declares
+    fails here, and every chart declared is one the engine draws."""
+    from jupyter_dcpilot.engine.charts import CHARTS
+
+    for kind in registry.every_finding_kind():
+        declared = registry.kind_data(kind)
+        assert declared is not None, f"finding kind {kind!r} is not declared (registry.declare / detector finds=)"
+        assert declared.basis in set(Basis) and (declared.chart is None or declared.chart in CHARTS), kind
+    assert set(CHARTS) == set(Chart)
+    for d in registry.DETECTORS.values():
+        assert d.finds and all(registry.kind_data(k) is not None for k in d.finds), d.name
+
+
+def test_a_detector_registers_only_with_what_it_finds_declared(temporary_detector):
+    """A new detector without the declaration is refused where it registers; one with it gets its
+    kind's chart in the engine and its basis on a Dask frame, with nothing added elsewhere."""
+    from jupyter_dcpilot.engine.charts import chart_for
+
+    with pytest.raises(TypeError):
+        registry.detector("no declaration")(lambda ctx: [])  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="declares no finding kind"):
+        registry.detector("empty declaration", finds={})(lambda ctx: [])
+    with pytest.raises(ValueError, match="already declared"):  # one declaration per kind
+        registry.detector("other chart", finds={FindingKind.OUTLIERS: registry.KindData(
+            chart=Chart.MISSING, basis=Basis.WHOLE_DATA)})(lambda ctx: [])
+    assert "no declaration" not in registry.DETECTORS and "other chart" not in registry.DETECTORS
+
+    rates = {"columns": {"a": {"missing_rate": 0.7}, "b": {"missing_rate": 0.2}}}
+    assert registry.kind_data("sparse_columns") is None
+    temporary_detector("sparse columns", lambda ctx: [], finds={
+        "sparse_columns": registry.KindData(chart=Chart.MISSING, basis=Basis.WHOLE_DATA)})
+    chart = chart_for(Finding("sparse_columns", ["a", "b"], "warning", "", rates))
+    assert chart is not None and [b["label"] for b in chart["bars"]] == ["a", "b"]
+    assert registry.kind_data("sparse_columns").basis == Basis.WHOLE_DATA
 
 
 def test_every_detector_module_registers_itself():

@@ -2,8 +2,9 @@
 
 A chart is plain JSON — ``{"title", "unit", "bars": [{"label", "value"}], "threshold"}`` — so
 the panel draws it as an SVG without a plotting library and the sidecar keeps it. One small
-function per finding kind reads the evidence that kind's diagnostic writes
-(``kernel_tools/diagnosis/*``); a kind without a chart, or evidence without the numbers, gets
+function per :class:`~kernel_tools.vocabulary.Chart` reads the evidence its finding kinds' detector
+writes (``kernel_tools/diagnosis/*``); which chart a kind gets is declared where its detector
+registers (``registry.KindData``). A kind without a chart, or evidence without the numbers, gets
 None rather than a misleading picture.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import LEAKAGE_SCORE, metric_words
+from kernel_tools.vocabulary import Chart as ChartKind
 
 from .wire import Chart, ChartBar
 
@@ -114,14 +116,15 @@ def duplicates_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | No
     return _chart("Duplicate rows", "share of rows", bars, None)
 
 
-CHARTS: dict[str, Callable[[dict[str, Any], list[str]], Chart | None]] = {
-    "target_leakage": leakage_chart,
-    "suspected_leakage": suspected_leakage_chart,
-    "missing_values": missing_chart,
-    "outliers": outliers_chart,
-    "label_issues": label_issues_chart,
-    "repeated_measurements": aggregation_chart,
-    "duplicate_rows": duplicates_chart,
+# how each chart is drawn (which kind gets which: its detector's declaration)
+CHARTS: dict[ChartKind, Callable[[dict[str, Any], list[str]], Chart | None]] = {
+    ChartKind.LEAKAGE: leakage_chart,
+    ChartKind.MODEL_SCORE: suspected_leakage_chart,
+    ChartKind.MISSING: missing_chart,
+    ChartKind.OUTLIERS: outliers_chart,
+    ChartKind.LABEL_ISSUES: label_issues_chart,
+    ChartKind.ROWS_PER_ENTITY: aggregation_chart,
+    ChartKind.DUPLICATES: duplicates_chart,
 }
 
 
@@ -129,7 +132,11 @@ def chart_for(finding: Finding | None) -> Chart | None:
     """The chart of a finding's evidence, or None for a kind (or evidence) without one."""
     if finding is None:
         return None
-    build = CHARTS.get(finding.kind)
+    # read when a card is drawn, not when the engine is imported: it loads the detectors' modules
+    from kernel_tools.diagnosis.registry import kind_data
+
+    declared = kind_data(finding.kind)
+    build = CHARTS.get(declared.chart) if declared is not None and declared.chart is not None else None
     if build is None or not isinstance(finding.evidence, dict):
         return None
     return build(finding.evidence, list(finding.columns))

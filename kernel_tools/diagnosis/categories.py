@@ -14,8 +14,9 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, FindingKind
 
 MAX_FREQUENT = 150
 MAX_RARE = 150
@@ -103,6 +104,7 @@ def find_inconsistent(profiles: dict[str, ColumnProfile], exclude: set[str]) -> 
     return findings
 
 
-@detector("categories", order=90)
+@detector("categories", order=90,
+          finds={FindingKind.INCONSISTENT_CATEGORIES: KindData(chart=None, basis=Basis.WHOLE_DATA)})
 def find_inconsistent_in(ctx: Context) -> list[Finding]:
     return find_inconsistent(ctx.profiles, set(ctx.id_cols) | ({ctx.duration} if ctx.duration is not None else set()))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.vocabulary import TaskKind
 
 EQUAL_SHARE = 0.95  # rows of a class on which the column equals the alternative's
 MIN_CLASS_ROWS = 10
@@ -32,7 +33,7 @@ def _varied(x: np.ndarray) -> bool:
 def chosen_alternative(frame, profiles: dict[str, ColumnProfile], outcome, features: list[str]) -> dict[str, dict]:
     """The features that copy the chosen alternative's column: for each, the column it equals
     in each class of the outcome (``{"beach": "pbeach", "boat": "pboat", ...}``)."""
-    if outcome.kind != "classification" or outcome.y is None or not 2 <= outcome.n_classes <= MAX_CLASSES:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.y is None or not 2 <= outcome.n_classes <= MAX_CLASSES:
         return {}
     numeric = [c for c in features if profiles[c].holds_numbers and profiles[c].nunique >= 10]
     if not 3 <= len(numeric) <= MAX_COLUMNS:

@@ -35,11 +35,12 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.dictionary import Dictionary, Field
 from kernel_tools.findings import Finding, Option
 from kernel_tools.privacy import mark_private, personal_data
 from kernel_tools.redcap import Layout, blank_by_design, find_layout, is_system_column
+from kernel_tools.vocabulary import Basis
 
 if TYPE_CHECKING:
     from kernel_tools.diagnosis.timing import Timing
@@ -573,7 +574,8 @@ def redcap_finding(df: pd.DataFrame, codebook: Codebook, target: str | None) -> 
                    evidence, options, "aggregation")
 
 
-@detector("codebook", order=15, kinds=("redcap_events", "dictionary_mismatch", "value_out_of_range"))
+@detector("codebook", order=15, finds=dict.fromkeys(("redcap_events", "dictionary_mismatch", "value_out_of_range"),
+                                                    KindData(chart=None, basis=Basis.SAMPLE)))
 def find_codebook_issues(ctx: Context) -> list[Finding]:
     """The findings of a codebook given to ``diagnose(..., dictionary=...)``."""
     if ctx.codebook is None:

@@ -18,8 +18,9 @@ import numpy as np
 
 from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis
 
 # numbers that count days: a spreadsheet's serial dates, SAS's and Stata's dates, Unix days
 DAY_ORIGINS = {"1899-12-30": "Excel's serial dates", "1960-01-01": "SAS's and Stata's dates",
@@ -80,7 +81,7 @@ def out_of_range_days(days: np.ndarray, today: float) -> dict[str, list[float]]:
     return {k: v for k, v in bad.items() if v}
 
 
-@detector("dates out of range", order=65, kinds=("date_out_of_range",))
+@detector("dates out of range", order=65, finds={"date_out_of_range": KindData(chart=None, basis=Basis.SAMPLE)})
 def find_dates_out_of_range(ctx: Context) -> list[Finding]:
     today = today_days()
     findings = []

@@ -9,9 +9,10 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
 from kernel_tools.diagnosis.dates import DAY_ORIGINS, day_number_origin, today_days
 from kernel_tools.diagnosis.options import call, drop, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.number_text import count_signs, number_format, to_numbers
+from kernel_tools.vocabulary import Basis, FindingKind
 
 SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
 
@@ -164,7 +165,10 @@ def _written_as(keys: pd.Series) -> str:
     return ", ".join(said)
 
 
-@detector("dtypes", order=60)
+@detector("dtypes", order=60, finds={
+    FindingKind.NUMERIC_AS_TEXT: KindData(chart=None, basis=Basis.WHOLE_DATA),
+    FindingKind.CONSTANT_COLUMN: KindData(chart=None, basis=Basis.WHOLE_DATA),
+    FindingKind.FREE_TEXT: KindData(chart=None, basis=Basis.SAMPLE)})
 def find_dtype_issues_in(ctx: Context) -> list[Finding]:
     private = frozenset(ctx.codebook.private) if ctx.codebook is not None else frozenset()
     return find_dtype_issues(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols), private)

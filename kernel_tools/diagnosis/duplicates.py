@@ -13,8 +13,9 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, drop, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -249,13 +250,15 @@ def _pairs_not_compared(cats: list[str], cut: int) -> Finding:
                     "not_compared_from": cats[cut]})
 
 
-@detector("duplicate rows", order=70)
+@detector("duplicate rows", order=70,
+          finds={FindingKind.DUPLICATE_ROWS: KindData(chart=Chart.DUPLICATES, basis=Basis.WHOLE_DATA)})
 def find_duplicate_rows_in(ctx: Context) -> list[Finding]:
     found = find_duplicate_rows(ctx.df, ctx.id_cols)
     return [found] if found is not None else []
 
 
-@detector("redundant features", order=80)
+@detector("redundant features", order=80,
+          finds={FindingKind.REDUNDANT_FEATURES: KindData(chart=None, basis=Basis.SAMPLE)})
 def find_redundant_in(ctx: Context) -> list[Finding]:
     return find_redundant(ctx.frame, ctx.profiles, [c for c in ctx.features if c not in ctx.leak_cols],
                           deadline=ctx.deadline)

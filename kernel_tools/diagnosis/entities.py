@@ -20,9 +20,10 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_p
 from kernel_tools.diagnosis.entity_evidence import TIME_WORDS, entity_inference, not_an_entity, subject_ids
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind
+from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -103,6 +104,11 @@ RANK_NAME = re.compile(r"rank|order|position|place|score|grade|level|rating", re
 TIME_NAME = re.compile(r"time|date|day|week|month|year|period|wave|quarter", re.IGNORECASE)
 # a saved DataFrame index, or the row names of an R export
 INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|row\.?_?names?|rownum|)$", re.IGNORECASE)
+
+
+# both found by the runner's structural checks, before the registered detectors run
+declare(FindingKind.ID_COLUMN, KindData(chart=None, basis=Basis.WHOLE_DATA))
+declare(FindingKind.REPEATED_MEASUREMENTS, KindData(chart=Chart.ROWS_PER_ENTITY, basis=Basis.WHOLE_DATA))
 
 
 def find_id_columns(
@@ -537,7 +543,7 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
     per_row = index is not None and index.kind == "row"
     options = _baseline_options(key, visit, task_kind, duration, event, landmark, at_start) if visit else []
-    if visit and intervals and at_start and task_kind == "survival" and duration and event:
+    if visit and intervals and at_start and task_kind == TaskKind.SURVIVAL and duration and event:
         options.append(Option(
             "time_varying", "Keep every record as (start, stop] intervals: time-varying Cox",
             f"Each '{key}' record holds from its '{visit}' until the next record (or the end of "
@@ -550,7 +556,7 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
         ))
     options += _collapse_options(key, visit, at_start, per_row)
     keep_risk = ("every later record already knows the entity was event-free until then: not valid "
-                 "for a time counted from the first record" if at_start and task_kind == "survival"
+                 "for a time counted from the first record" if at_start and task_kind == TaskKind.SURVIVAL
                  else "entities with many rows weigh more in the model; needs a grouped split everywhere")
     options.append(keep(
         f"Keep every row and validate with groups='{key}' (grouped split and cross-validation)."
@@ -573,7 +579,7 @@ def _baseline_options(key: str, visit: str, task_kind: str, duration: str | None
         "ignores everything measured after the first record", at_start,
         call("aggregate_per_entity", id=key, time=visit, how="baseline"),
     )]
-    if landmark is not None and task_kind == "survival" and duration:
+    if landmark is not None and task_kind == TaskKind.SURVIVAL and duration:
         options.append(Option(
             "aggregate_landmark", f"One row per entity at a landmark ({visit} = {landmark:g})",
             f"Use what is known by {visit} = {landmark:g} (each column's latest value by then); "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kernel_tools.vocabulary import TASK_KINDS as TASKS
+from kernel_tools.vocabulary import TaskKind
 
 
 def check_frame(df, name: str = "df") -> None:
@@ -57,7 +58,7 @@ def check_arguments(df, target, task, time, id, test, sample, index=None) -> Non
             raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
         if df[target].nunique(dropna=True) < 2:
             raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
-    elif task == "survival" and time is None:
+    elif task == TaskKind.SURVIVAL and time is None:
         raise ValueError("task='survival' needs target=<event column> and time=<duration column>")
     if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 100):
         raise ValueError(f"sample must be an integer >= 100 or None, got {sample!r}")

@@ -17,12 +17,13 @@ from kernel_tools.diagnosis.id_names import looks_like_id_name
 from kernel_tools.diagnosis.inputs import check_column, check_frame
 from kernel_tools.diagnosis.leakage import ABSOLUTE, feature_scores, strength
 from kernel_tools.diagnosis.options import call, drop, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.diagnosis.scoring import fold_ids, metric_name, stratified_sample
 from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.findings import Diagnosis, Finding, Option
 from kernel_tools.frames import to_pandas
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, metric_words
+from kernel_tools.vocabulary import Basis, Confidence, FindingKind, Gate, InferenceKind, TaskKind, metric_words
 
 MAX_KEY_VALUES = 200_000
 
@@ -156,7 +157,7 @@ def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]
     outcome = infer_task(joined, profiles, target, None, None)
     assert outcome.valid is not None and outcome.y is not None  # a target was given
     valid_pos = np.flatnonzero(outcome.valid)
-    strata = outcome.y[valid_pos] if outcome.kind == "classification" else None
+    strata = outcome.y[valid_pos] if outcome.kind == TaskKind.CLASSIFICATION else None
     pos = valid_pos[stratified_sample(len(valid_pos), 10_000, strata, seed)]
     sub = outcome.take(pos)
     folds = fold_ids(len(pos), sub.y if strata is not None else None, seed)
@@ -177,6 +178,9 @@ def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]
                 "leakage",
             ))
     return findings
+
+
+declare(FindingKind.JOIN_KEYS, KindData(chart=None, basis=Basis.SAMPLE))
 
 
 def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,

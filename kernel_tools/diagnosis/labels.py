@@ -11,8 +11,9 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind
 
 MIN_ISSUE_RATE = 0.01
 MIN_ISSUES = 5
@@ -78,7 +79,7 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     """Rows whose given label disagrees confidently with what the other rows teach."""
     from cleanlab.filter import find_label_issues as cl_find
 
-    if outcome.kind != "classification" or not features or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or not features or outcome.n_classes < 2:
         return None
     y = outcome.y
     counts = np.bincount(y, minlength=outcome.n_classes)
@@ -142,7 +143,7 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
 
 
 def find_class_imbalance(outcome) -> Finding | None:
-    if outcome.kind != "classification" or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
         return None
     counts = np.bincount(outcome.y[outcome.valid], minlength=outcome.n_classes)
     shares = counts / counts.sum()
@@ -168,13 +169,15 @@ def find_class_imbalance(outcome) -> Finding | None:
     )
 
 
-@detector("label issues", order=10, needs_target=True)
+@detector("label issues", order=10, needs_target=True,
+          finds={FindingKind.LABEL_ISSUES: KindData(chart=Chart.LABEL_ISSUES, basis=Basis.SAMPLE)})
 def find_label_issues_in(ctx: Context) -> list[Finding]:
     found = find_label_issues(ctx.frame, ctx.profiles, ctx.model_features, ctx.sub, ctx.random_state)
     return [found] if found is not None else []
 
 
-@detector("class imbalance", order=20, needs_target=True)
+@detector("class imbalance", order=20, needs_target=True,
+          finds={FindingKind.CLASS_IMBALANCE: KindData(chart=None, basis=Basis.WHOLE_DATA)})
 def find_class_imbalance_in(ctx: Context) -> list[Finding]:
     found = find_class_imbalance(ctx.outcome)
     return [found] if found is not None else []

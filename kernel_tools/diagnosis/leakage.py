@@ -24,9 +24,10 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import metric_words
+from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
 
 OUTCOME_NAME = re.compile(
     r"death|died|dead|deceas|mortal|outcome|discharg|exit|churn|cancel|complain|recur|relaps|"
@@ -51,7 +52,7 @@ def strength(score: float, kind: str) -> float:
     """
     if score is None or np.isnan(score):
         return 0.0
-    if kind == "regression":
+    if kind == TaskKind.REGRESSION:
         return max(0.0, score) ** 2
     return max(0.0, 2.0 * score - 1.0)
 
@@ -103,7 +104,7 @@ def impure_share(codes: np.ndarray, y: np.ndarray, purity: float = 0.95) -> floa
 def _easy_outcome(c: str, frame, profiles, outcome) -> bool:
     """A strong feature of a classification outcome whose bins still mix the classes where
     they meet: an honest strong predictor (petal width for iris species), not a recording."""
-    if outcome.kind != "classification":
+    if outcome.kind != TaskKind.CLASSIFICATION:
         return False
     return impure_share(bin_codes(frame[c], profiles[c]), outcome.y) >= MIN_IMPURE_SHARE
 
@@ -128,7 +129,7 @@ def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict
     """Regression: up to three numeric columns that give the target as an exact linear formula
     (a total from its parts, a price from its minimum and maximum, 24 h minus hours asleep).
     Each alone may look like an ordinary predictor; together they are the target."""
-    if outcome.kind != "regression" or len(frame) < 20:
+    if outcome.kind != TaskKind.REGRESSION or len(frame) < 20:
         return {}
     numeric = [c for c in features if profiles[c].kind in ("numeric", "bool") or profiles[c].parsed_as == "numeric"]
     values = {c: numeric_values(frame[c], profiles[c]) for c in numeric}
@@ -165,7 +166,7 @@ def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict
 def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
     """Category levels that (almost) only occur with one minority class and cover most of it."""
     found: dict[str, dict] = {}
-    if outcome.kind != "classification" or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
         return found
     y = outcome.y
     class_counts = np.bincount(y, minlength=outcome.n_classes)
@@ -201,7 +202,7 @@ GENERIC_LABELS = {"0", "1", "-1", "true", "false", "yes", "no", "y", "n", "t", "
 def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
     """Categorical columns spelled with the outcome's own (non-generic) class labels that agree
     with it far beyond chance: a recoded copy of the outcome, whatever its name."""
-    if outcome.kind != "classification" or outcome.n_classes < 2:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
         return {}
     labels = [str(c).strip().casefold() for c in outcome.classes]
     if len(set(labels)) < outcome.n_classes or set(labels) <= GENERIC_LABELS:
@@ -236,6 +237,12 @@ def timed_leaks(timing: dict[str, dict], scores: dict[str, float], outcome, n: i
     return [_leakage_finding(c, ev, scores, strengths, metric_name(kind), rank.get(c), n) for c, ev in timing.items()]
 
 
+# found by the runner's leakage check (and by a join's, diagnose_join); suspected_leakage is the
+# same leak seen from the model's side: the engine's model audit raises it from the scores
+declare(FindingKind.TARGET_LEAKAGE, KindData(chart=Chart.LEAKAGE, basis=Basis.SAMPLE))
+declare(FindingKind.SUSPECTED_LEAKAGE, KindData(chart=Chart.MODEL_SCORE, basis=Basis.SAMPLE))
+
+
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
                  follow_up: str | None = None, timing: dict[str, dict] | None = None) -> list[Finding]:
@@ -255,7 +262,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
             flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric_words(metric)} of "
                                     f"the missingness pattern {s:.3f}): it is likely recorded only "
                                     "when the event happened", "missingness_score": round(s, 4)}
-    if kind == "survival":  # filled exactly for the events (cause of death, reason for leaving)
+    if kind == TaskKind.SURVIVAL:  # filled exactly for the events (cause of death, reason for leaving)
         for c, a in _missingness_event_auroc(frame, profiles, features, outcome).items():
             if strength(a, "classification") >= 0.9 and c not in flagged:
                 flagged[c] = {"reason": f"it is filled in (almost) exactly for the rows with the event "
@@ -275,7 +282,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
             flagged[c] = ev
     for c, ev in _label_copies(frame, profiles, features, outcome).items():
         flagged[c] = {**ev, **flagged.get(c, {})}
-    if kind == "classification" and follow_up in scores and follow_up not in flagged:
+    if kind == TaskKind.CLASSIFICATION and follow_up in scores and follow_up not in flagged:
         if strength(scores[follow_up], kind) >= 0.3:
             flagged[follow_up] = {"reason": f"it looks like a follow-up time ({metric_words(metric)} "
                                             f"{scores[follow_up]:.3f}): follow-up ends with the outcome, "

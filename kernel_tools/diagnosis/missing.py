@@ -15,9 +15,10 @@ from kernel_tools.diagnosis.codebook import real_profiles
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.leakage import strength
 from kernel_tools.diagnosis.options import call, drop, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.diagnosis.scoring import metric_name, single_feature_score
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 DROP_RATE = 0.6
 
@@ -138,7 +139,7 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
     return findings
 
 
-@detector("missing values", order=40)
+@detector("missing values", order=40, finds={FindingKind.MISSING_VALUES: KindData(chart=Chart.MISSING, basis=Basis.WHOLE_DATA)})
 def find_missing_in(ctx: Context) -> list[Finding]:
     # blanks by design (forms a REDCap event does not hold) are structure, not missing values
     return find_missing(ctx.df, ctx.frame, real_profiles(ctx), ctx.structural, ctx.sub if ctx.target else None,

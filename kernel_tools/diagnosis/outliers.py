@@ -12,8 +12,9 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.dtypes import find_sentinels
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 IQR_K = 3.0
 MAX_RATE = 0.05  # more than this outside the fences is a heavy tail, not a few outliers
@@ -148,7 +149,7 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
     return [Finding("outliers", cols, severity, summary, evidence, options, "outliers")], rates
 
 
-@detector("outliers", order=50)
+@detector("outliers", order=50, finds={FindingKind.OUTLIERS: KindData(chart=Chart.OUTLIERS, basis=Basis.WHOLE_DATA)})
 def find_outliers_in(ctx: Context) -> list[Finding]:
     found, rates = find_outliers(ctx.df, ctx.frame, ctx.profiles,
                                  ctx.structural | set(ctx.id_cols)

@@ -4,12 +4,17 @@ The shape of cleanlab's issue managers: what every detector needs (the frame, it
 profiles, the sample and folds of the model-based checks, the task, the entity, the prediction
 time, the columns already known to be ids or leaks) is a :class:`Context` built once by
 :func:`kernel_tools.diagnose`; a detector is a function ``find(ctx) -> list[Finding]``
-registered with :func:`detector` in its own module, which also declares any finding kind of
-its own. Adding a detector touches its module (and its test), not the runner.
+registered with :func:`detector` in its own module, which also declares what the hosts need
+to know of each finding kind it finds (:class:`KindData`: the decision card's chart, where its
+numbers come from on a Dask frame), and any finding kind of its own. The structural checks the
+runner calls itself (ids, entities, leakage, stray rows, joins) declare their kinds with
+:func:`declare` in their modules. Adding a detector touches its module (and its test), not the
+runner, the charts or the lazy diagnosis.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import time
@@ -21,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.findings import Finding
-from kernel_tools.vocabulary import declare_kind, finding_kinds
+from kernel_tools.vocabulary import Basis, Chart, FindingKind, declare_kind, finding_kinds
 
 if TYPE_CHECKING:
     from kernel_tools.diagnosis.columns import ColumnProfile
@@ -69,12 +74,44 @@ class Context:
 
 
 @dataclass(frozen=True)
+class KindData:
+    """What the hosts read of one finding kind, declared by the detector that finds it."""
+
+    chart: Chart | None  # the decision card's chart of its evidence; None: no chart fits it
+    basis: Basis  # where its numbers come from on a lazy (Dask) frame
+
+
+KINDS: dict[str, KindData] = {}  # finding kind -> what its detector declared
+
+
+def declare(kind: str, data: KindData) -> None:
+    """Declare ``kind``'s data (a finding kind of its own too, outside the taxonomy). One
+    declaration per kind: a second, different one is an error, not a silent override."""
+    kind = str(kind)
+    if KINDS.get(kind, data) != data:
+        raise ValueError(f"finding kind {kind!r} is already declared as {KINDS[kind]}")
+    declare_kind(kind)
+    KINDS[kind] = data
+
+
+def kind_data(kind: str) -> KindData | None:
+    """What the detector that finds ``kind`` declared of it (None for a kind nobody declared)."""
+    load_detectors()
+    return KINDS.get(kind)
+
+
+# a detector that raised (Detectors.run below), or one the time budget stopped (wide.py)
+declare(FindingKind.DIAGNOSIS_INCOMPLETE, KindData(chart=None, basis=Basis.WHOLE_DATA))
+
+
+@dataclass(frozen=True)
 class Detector:
     name: str  # in words: "missing values" (a failure says "the missing values check could not run")
     find: Callable[[Context], list[Finding]]
     order: int  # run order; the findings are sorted by severity and kind afterwards anyway
     needs_target: bool
     needs_test: bool
+    finds: tuple[str, ...] = ()  # the finding kinds it declared
 
     def applies(self, ctx: Context) -> bool:
         return (ctx.target is not None or not self.needs_target) and (ctx.test is not None or not self.needs_test)
@@ -86,11 +123,16 @@ DETECTORS: dict[str, Detector] = {}
 def load_detectors() -> dict[str, Detector]:
     """Import every module of :mod:`kernel_tools.diagnosis`, so that each detector registers:
     a new detector module needs no import added anywhere."""
+    _import_detector_modules()
+    return DETECTORS
+
+
+@functools.cache  # once: kind_data reads the declarations for every card and every finding
+def _import_detector_modules() -> None:
     import kernel_tools.diagnosis as package
 
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
-    return DETECTORS
 
 
 def every_finding_kind() -> tuple[str, ...]:
@@ -100,21 +142,24 @@ def every_finding_kind() -> tuple[str, ...]:
     return finding_kinds()
 
 
-def detector(name: str, *, order: int = 100, kinds: tuple[str, ...] = (), needs_target: bool = False,
+def detector(name: str, *, finds: dict[str, KindData], order: int = 100, needs_target: bool = False,
              needs_test: bool = False) -> Callable[[Callable[[Context], list[Finding]]],
                                                   Callable[[Context], list[Finding]]]:
     """Register ``find(ctx) -> list[Finding]`` as the detector ``name``.
 
-    ``kinds`` declares finding kinds this detector introduces (beyond the taxonomy of
-    :class:`kernel_tools.vocabulary.FindingKind`); ``needs_target`` / ``needs_test`` skip it
-    when there is no target / no held-out frame.
+    ``finds`` declares, for each finding kind it finds, its chart and Dask basis (a kind beyond
+    the taxonomy of :class:`kernel_tools.vocabulary.FindingKind` becomes a finding kind);
+    ``needs_target`` / ``needs_test`` skip it when there is no target / no held-out frame.
     """
+    if not finds:
+        raise ValueError(f"the detector {name!r} declares no finding kind it finds")
+
     def register(find: Callable[[Context], list[Finding]]) -> Callable[[Context], list[Finding]]:
         if name in DETECTORS and DETECTORS[name].find is not find:
             raise ValueError(f"a detector named {name!r} is already registered")
-        for kind in kinds:
-            declare_kind(kind)
-        DETECTORS[name] = Detector(name, find, order, needs_target, needs_test)
+        for kind, data in finds.items():
+            declare(kind, data)
+        DETECTORS[name] = Detector(name, find, order, needs_target, needs_test, tuple(map(str, finds)))
         return find
 
     return register

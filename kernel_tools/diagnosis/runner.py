@@ -35,7 +35,7 @@ from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_durat
 from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
-from kernel_tools.vocabulary import EvidenceSource, kind_rank, severity_rank
+from kernel_tools.vocabulary import EvidenceSource, TaskKind, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
 
@@ -162,8 +162,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     said = run.run("codebook", codebook.read_codebook, df, dictionary, target)
     id = codebook.entity_id(said, id)  # a REDCap export's records are its entities
     outcome = infer_task(df, profiles, target, task, time)
-    duration = outcome.time if outcome.kind == "survival" else None
-    visit_given = time if outcome.kind != "survival" else None
+    duration = outcome.time if outcome.kind == TaskKind.SURVIVAL else None
+    visit_given = time if outcome.kind != TaskKind.SURVIVAL else None
     structural: set[str] = {c for c in (target, duration, id) if c} | codebook.bookkeeping(said, df)
 
     n = len(df)
@@ -202,7 +202,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                          default={})
         # several classes next to times named alike (time.car, time.bus ... of a choice) are
         # attributes of the alternatives; a time next to outcome states is a follow-up
-        follow_up = (find_duration(df, profiles, structural) if outcome.kind == "classification" and (
+        follow_up = (find_duration(df, profiles, structural) if outcome.kind == TaskKind.CLASSIFICATION and (
             outcome.n_classes == 2 or not _alternatives(duration_candidates(df, profiles, structural)))
             else None)
         leaks = run.run("leakage", leakage.find_leakage, frame, profiles, features, sub, folds, scores,
@@ -272,7 +272,7 @@ def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str
                 "a REDCap export's events, in the codebook's order: each record is predicted from "
                 "its first (baseline) event"))
         return when, None
-    survival = outcome.kind == "survival"
+    survival = outcome.kind == TaskKind.SURVIVAL
     landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
     intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
                         default=False) if survival else False
@@ -323,7 +323,7 @@ def _model_sample(df: pd.DataFrame, outcome: Outcome, valid: np.ndarray, target:
     target, stratified by class (or event) when there is one."""
     valid_pos = np.flatnonzero(valid)
     # a target always has its values (y)
-    strata = (outcome.y[valid_pos] if outcome.kind in ("classification", "survival") and target
+    strata = (outcome.y[valid_pos] if outcome.kind in (TaskKind.CLASSIFICATION, TaskKind.SURVIVAL) and target
               and outcome.y is not None else None)
     pos = valid_pos[stratified_sample(len(valid_pos), sample, strata, random_state)]
     frame = df.iloc[pos]
@@ -339,7 +339,7 @@ def _task_info(outcome: Outcome, target: str | None, duration: str | None, entit
     """The diagnosis's ``task``: the task kind and the role of each column, as inferred."""
     task_info: dict[str, Any] = {
         "kind": outcome.kind, "target": target,
-        "time": duration, "event": target if outcome.kind == "survival" else None,
+        "time": duration, "event": target if outcome.kind == TaskKind.SURVIVAL else None,
         "id": entity.id or id or None, "visit": entity.visit or visit_given, "reason": outcome.reason,
         "index": when.to_dict(),
     }

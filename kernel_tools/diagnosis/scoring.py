@@ -111,14 +111,14 @@ def concordance(duration: np.ndarray, score: np.ndarray, event: np.ndarray) -> f
 def score_encoded(encoded: np.ndarray, outcome) -> float:
     """Rate an out-of-fold prediction with the task's metric (higher is better, 0.5/0 = none)."""
     kind = outcome.kind
-    if kind == "classification":
+    if kind == TaskKind.CLASSIFICATION:
         if outcome.n_classes == 2:
             return auroc(encoded, outcome.y == 1)
         aucs = np.array([auroc(encoded[:, k], outcome.y == k) for k in range(outcome.n_classes)])
         weights = np.bincount(outcome.y, minlength=outcome.n_classes)
         ok = ~np.isnan(aucs)
         return float(np.average(aucs[ok], weights=weights[ok])) if ok.any() else float("nan")
-    if kind == "regression":
+    if kind == TaskKind.REGRESSION:
         y = outcome.y
         sst = float(((y - y.mean()) ** 2).sum())
         return 1.0 - float(((y - encoded) ** 2).sum()) / sst if sst > 0 else float("nan")
@@ -127,11 +127,11 @@ def score_encoded(encoded: np.ndarray, outcome) -> float:
 
 def encode_target(outcome) -> np.ndarray:
     """What the out-of-fold encoder averages: class indicators, the value, or the duration."""
-    if outcome.kind == "classification":
+    if outcome.kind == TaskKind.CLASSIFICATION:
         if outcome.n_classes == 2:
             return (outcome.y == 1).astype(float)
         return np.eye(outcome.n_classes)[outcome.y]
-    if outcome.kind == "regression":
+    if outcome.kind == TaskKind.REGRESSION:
         return outcome.y.astype(float)
     # survival: rank-normalised duration with events counted shorter than censored times
     return rankdata(outcome.duration) / len(outcome.duration) - 0.5 * outcome.y

@@ -13,9 +13,10 @@ from scipy.stats import ks_2samp
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_columns
 from kernel_tools.diagnosis.labels import model_matrix
 from kernel_tools.diagnosis.options import drop, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.diagnosis.scoring import auroc
 from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import Basis, FindingKind
 
 SAMPLE = 5000
 
@@ -97,7 +98,8 @@ def find_shift(df: pd.DataFrame, test: pd.DataFrame, profiles: dict[str, ColumnP
     return Finding("train_test_shift", drifting or features[:0], severity, summary, evidence, options, None)
 
 
-@detector("train/test shift", order=120, needs_test=True)
+@detector("train/test shift", order=120, needs_test=True,
+          finds={FindingKind.TRAIN_TEST_SHIFT: KindData(chart=None, basis=Basis.SAMPLE)})
 def find_shift_in(ctx: Context) -> list[Finding]:
     assert ctx.test is not None  # needs_test
     found = find_shift(ctx.df, ctx.test, ctx.profiles, ctx.structural | set(ctx.id_cols), ctx.random_state)

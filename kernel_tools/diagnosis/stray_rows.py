@@ -16,7 +16,9 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, FindingKind
 
 HEADER_SHARE = 0.5  # a row holding its column's name in at least this share of the columns
 EDGE_ROWS = 5  # summary rows are looked for among the first and last rows
@@ -88,6 +90,10 @@ def _summary_label(value: object, prof: ColumnProfile) -> bool:
 
 def _decimals(v: float) -> int:
     return next((k for k in range(7) if abs(v - round(v, k)) <= 1e-9 * max(1.0, abs(v))), 7)
+
+
+# run by the runner before every other check (the others read the data without these rows)
+declare(FindingKind.STRAY_ROWS, KindData(chart=None, basis=Basis.SAMPLE))
 
 
 def find_stray_rows(df: pd.DataFrame, profiles: dict[str, ColumnProfile],

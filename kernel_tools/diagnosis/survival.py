@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.options import keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, FindingKind, TaskKind
 
 
 def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
-    if outcome.kind != "survival":
+    if outcome.kind != TaskKind.SURVIVAL:
         return None
     dur = outcome.duration
     event = outcome.y[outcome.valid]
@@ -68,7 +69,8 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     return Finding("survival_setup", [outcome.time, outcome.target], severity, summary, evidence, options, None)
 
 
-@detector("survival setup", order=30, needs_target=True)
+@detector("survival setup", order=30, needs_target=True,
+          finds={FindingKind.SURVIVAL_SETUP: KindData(chart=None, basis=Basis.SAMPLE)})
 def find_survival_setup_in(ctx: Context) -> list[Finding]:
     found = find_survival_setup(ctx.df, ctx.outcome)
     return [found] if found is not None else []

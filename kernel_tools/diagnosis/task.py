@@ -10,7 +10,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind
+from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 DURATION_NAME = re.compile(
     r"(^|[_\W])(time|times|duration|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
@@ -188,7 +188,7 @@ def infer_task(
     raw = df[target]
     s = blank_as_missing(raw)
     prof = profiles[target] if s is raw else profile_column(target, s)
-    if task == "survival" or (time is not None and task is None):
+    if task == TaskKind.SURVIVAL or (time is not None and task is None):
         return _given_survival(df, profiles, s, target, task, time)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
@@ -202,7 +202,7 @@ def infer_task(
     score = (ordered_score(values, target) if plain_number and values is not None and prof.is_integer
              and not quantity else None)
     distinct = prof.nunique
-    if task == "regression" or (plain_number and (
+    if task == TaskKind.REGRESSION or (plain_number and (
             distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity or score)):
         return _regression(values, target, task, distinct, quantity, score)
     return _classification(s, target, task, distinct, numeric and prof.is_integer)
@@ -219,7 +219,7 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
     if event is None:
         raise ValueError(f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)")
     reason = (f"survival: duration column {time!r} with event indicator {target!r}"
-              + (" (given)" if task == "survival" else ""))
+              + (" (given)" if task == TaskKind.SURVIVAL else ""))
     outcome = _survival(df, profiles, target, time, event, reason)
     outcome.inference = Inference(InferenceKind.TASK, "survival", Confidence.GIVEN, [reason],
                                   details={"event_codes": event[1]})
@@ -278,12 +278,12 @@ def _regression(values: np.ndarray | None, target: str, task: str | None, distin
     if values is None:
         raise ValueError(f"regression target {target!r} is not numeric")
     valid = ~np.isnan(values)
-    reason = ("regression (given)" if task == "regression"
+    reason = ("regression (given)" if task == TaskKind.REGRESSION
               else f"regression: numeric target, {quantity}" if quantity
               else f"regression: {score}" if score
               else f"regression: numeric target with {distinct} distinct values")
     outcome = Outcome("regression", target, np.nan_to_num(values), valid, reason=reason)
-    if task == "regression":
+    if task == TaskKind.REGRESSION:
         confidence, alternatives = Confidence.GIVEN, []
     elif score:
         # an ordered score is a regression by default, but classes are a fair reading too: asked
@@ -303,14 +303,14 @@ MIN_CLASS_ROWS = 2  # a class with fewer rows cannot be on both sides of a split
 def _classification(s: pd.Series, target: str, task: str | None, distinct: int, integer_codes: bool) -> Outcome:
     codes, classes = _class_codes(s)
     valid = codes >= 0
-    reason = (f"classification (given): {distinct} classes" if task == "classification"
+    reason = (f"classification (given): {distinct} classes" if task == TaskKind.CLASSIFICATION
               else f"classification: target has {distinct} classes")
     outcome = Outcome("classification", target, codes, valid, classes, reason=reason)
     counts = np.bincount(codes[valid], minlength=len(classes)) if len(classes) else np.array([], int)
     tiny = [classes[i] for i in np.flatnonzero(counts < MIN_CLASS_ROWS)]
     evidence = [reason]
     alternatives: list[Alternative] = []
-    if task == "classification":
+    if task == TaskKind.CLASSIFICATION:
         confidence = Confidence.GIVEN
     elif distinct == 2 or not tiny and (not integer_codes or NOMINAL_NAME.search(target)):
         # yes/no, named classes, or codes under a name that says classes, each seen often enough

@@ -43,7 +43,7 @@ from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
 from kernel_tools.inferences import Alternative, Inference
-from kernel_tools.vocabulary import Confidence, InferenceKind
+from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 TIMINGS = ("baseline", "follow_up", "outcome_derived", "unknown")
 INDEX_KINDS = ("entity_start", "date", "row")
@@ -227,7 +227,7 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
     """
     visit = entity.visit if entity is not None else None
     entity_id = entity.id if entity is not None else None
-    duration = outcome.time if outcome.kind == "survival" else None
+    duration = outcome.time if outcome.kind == TaskKind.SURVIVAL else None
     if given is not None:
         if given == "first":
             if entity_id is None:
@@ -251,7 +251,7 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
             return PredictionIndex("row", visit, f"'{duration}' changes between the records of an "
                                    "entity: it counts from each record's own time")
         constant = entity.evidence.get("target_constant_within_entity")
-        if outcome.kind != "survival" and constant is not None and constant < 0.5:
+        if outcome.kind != TaskKind.SURVIVAL and constant is not None and constant < 0.5:
             return PredictionIndex("row", visit, "the outcome changes from record to record: each "
                                    "record is a prediction at its own time")
         why = (f"'{duration}' is the same on every record of an entity: it counts from a fixed "
@@ -380,7 +380,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     """The timing of every feature (see the module docstring); ``frame`` is the (sampled) rows
     ``outcome`` describes, ``df`` the whole data (for entity-level tests)."""
     timings = {c: Timing() for c in features}
-    survival = outcome.kind == "survival" and outcome.duration is not None
+    survival = outcome.kind == TaskKind.SURVIVAL and outcome.duration is not None
     t = outcome.duration if survival else None
     event, happened = (outcome.y.astype(bool), "the event") if survival else _rarer_class(outcome)
     calendar = (numeric_values(frame[index.column], profiles[index.column])
@@ -438,7 +438,7 @@ def _rarer_class(outcome) -> tuple[np.ndarray | None, str]:
     and its words; (None, "") for other targets. Only the rarer class: a value that nearly always
     comes with the common one (survivors of the youngest age group) is a strong predictor, one
     that always comes with the rare one at this significance is recorded because of it."""
-    if outcome.kind != "classification" or outcome.n_classes != 2 or outcome.y is None:
+    if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes != 2 or outcome.y is None:
         return None, ""
     y = np.asarray(outcome.y)
     counts = [int((y == k).sum()) for k in (0, 1)]
@@ -452,7 +452,7 @@ def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timi
         dates.append(index.column)
     if not dates:
         return
-    duration = outcome.duration if outcome.kind == "survival" else None
+    duration = outcome.duration if outcome.kind == TaskKind.SURVIVAL else None
     start = index.column if index.kind == "date" else None
     end = None
     if start is not None:

@@ -15,8 +15,9 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, detector
+from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import Basis, FindingKind
 
 UNITS = {
     "oz": "oz", "ounce": "oz", "ounces": "oz", "floz": "oz", "fl": "oz",
@@ -173,11 +174,15 @@ def find_numeric_units(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exc
     return findings
 
 
-@detector("mixed units", order=100)
+# both unit checks find mixed units, from a column's text or from its numbers' groups
+MIXED_UNITS: dict[str, KindData] = {FindingKind.MIXED_UNITS: KindData(chart=None, basis=Basis.SAMPLE)}
+
+
+@detector("mixed units", order=100, finds=MIXED_UNITS)
 def find_mixed_units_in(ctx: Context) -> list[Finding]:
     return find_mixed_units(ctx.profiles, ctx.structural - {ctx.target})
 
 
-@detector("numeric units", order=110)
+@detector("numeric units", order=110, finds=MIXED_UNITS)
 def find_numeric_units_in(ctx: Context) -> list[Finding]:
     return find_numeric_units(ctx.df, ctx.profiles, ctx.structural | set(ctx.id_cols) | ctx.entity_cols)

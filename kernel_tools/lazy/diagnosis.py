@@ -32,20 +32,17 @@ import pandas as pd
 
 from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
-from kernel_tools.diagnosis.registry import Detectors
+from kernel_tools.diagnosis.registry import Detectors, kind_data
 from kernel_tools.diagnosis.runner import run_detectors
 from kernel_tools.findings import Diagnosis, Finding
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy import engine, summary
+from kernel_tools.vocabulary import Basis
 
 SAMPLE_ROWS = 200_000  # rows of the in-memory sample the detectors run on
 EXACT_BELOW = 1_000_000  # rows under which every distinct count is exact
 FEW_VALUES = 1_000  # a column with at most this many values in the first partition: exact counts
 
-# where each kind of finding gets its numbers on a lazy frame
-WHOLE = {"missing_values", "duplicate_rows", "outliers", "repeated_measurements", "constant_column",
-         "id_column", "inconsistent_categories", "numeric_as_text", "class_imbalance",
-         "diagnosis_incomplete"}
 
 
 def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None) -> None:
@@ -259,8 +256,10 @@ def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, pe
         finding.summary = re.sub(r"^The \d+ rows describe \d+ entities \('([^']*)', [\d.]+ rows each",
                                  lambda m: f"The {rows} rows describe {entities_n} entities ('{m.group(1)}', "
                                            f"{rows / max(entities_n, 1):.1f} rows each", finding.summary)
-    ev["basis"] = "whole data" if finding.kind in WHOLE else "sample"
-    if ev["basis"] == "sample":
+    # where each kind gets its numbers is declared by its detector (an undeclared kind: the sample)
+    declared = kind_data(finding.kind)
+    ev["basis"] = str(declared.basis if declared is not None else Basis.SAMPLE)
+    if ev["basis"] == Basis.SAMPLE:
         ev["sample"] = sample_note
 
 

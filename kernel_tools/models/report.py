@@ -12,6 +12,8 @@ from typing import Any
 
 from sklearn.pipeline import Pipeline
 
+from kernel_tools.vocabulary import TaskKind
+
 
 @dataclass(repr=False)
 class ModelReport:
@@ -210,7 +212,7 @@ class ModelReport:
         c = self.calibration
         if not c:
             return ""
-        if c["kind"] == "classification":
+        if c["kind"] == TaskKind.CLASSIFICATION:
             return (f"<p><b>Calibration</b> ({html.escape(c['on'])}, {html.escape(c['of'])}): "
                     f"Brier score {_fmt(c['brier'])}</p>")
         return (f"<p><b>Calibration</b> ({html.escape(c['on'])}): integrated Brier score "
@@ -248,7 +250,7 @@ class ModelReport:
             cal.plot(curve["predicted"], curve["observed"], marker="o", color="#cc6677")
             cal.set_xlim(0, 1)
             cal.set_ylim(0, 1)
-            if self.calibration["kind"] == "survival":
+            if self.calibration["kind"] == TaskKind.SURVIVAL:
                 cal.set_xlabel(f"predicted survival at {self.calibration['time']:.4g}")
                 cal.set_ylabel("observed (Kaplan-Meier)")
                 cal.set_title(f"calibration, IBS {self.calibration['integrated_brier']:.3f}", fontsize=10)
