@@ -19,6 +19,8 @@ import importlib
 import threading
 from typing import Any
 
+from kernel_tools.vocabulary import TaskKind
+
 # what loading a table and the first kt.diagnose import (the detectors register on import)
 FIRST_STEPS = (
     "pandas",
@@ -80,7 +82,7 @@ def warm_up_in_background(task: str | None = None) -> dict[str, Any]:
     """Start importing what the first steps and the model step of ``task`` need in a daemon
     thread of this kernel, once (a second call while one runs or after it adds only what is new:
     a survival task's libraries); returns at once with what is warm so far and whether it runs."""
-    wanted = FIRST_STEPS + MODEL_STEP + (SURVIVAL_MODELS if task == "survival" else ())
+    wanted = FIRST_STEPS + MODEL_STEP + (SURVIVAL_MODELS if task == TaskKind.SURVIVAL else ())
     state = _BACKGROUND
     with state.lock:
         names = tuple(n for n in wanted if n not in state.asked)
