@@ -5,6 +5,7 @@ wrong, says what it cut in words, and the fitted step replays the same fill on n
 from __future__ import annotations
 
 import pickle
+import re
 import time
 
 import numpy as np
@@ -50,13 +51,16 @@ def test_a_wide_table_is_imputed_by_the_model_only_where_the_budget_reaches_and_
     plan = report.details["budget"]
     # the whole imputation would not fit (the test would fail if the budget were ignored)
     assert plan["estimate_s"] > 2 * 1.1 + ALLOWANCE_S
-    assert plan["columns_by_median"] > 0 and plan["columns_by_model"] + plan["columns_by_median"] == 96
     assert plan["columns_by_model"] + plan["columns_by_median"] == 96
     note = next(w for w in report.warnings if "model-based imputer would take about" in w)
     assert elapsed <= 2 * 1.1 + ALLOWANCE_S
     assert not out.drop(columns="y").isna().any().any()
     by_median = report.details["by_median_for_the_budget"]
     assert len(by_median) == plan["columns_by_median"]
+    if not plan["columns_by_median"]:  # a quiet machine: a round of every column fits, fewer rounds run
+        assert re.search(r"it ran \d+ of 10 rounds", note), note
+        assert not out.drop(columns="y").isna().any().any()
+        return
     if not plan["columns_by_model"]:  # a machine so loaded that not one column fits: all by median
         assert "every column was filled by its training median instead" in note
         return
@@ -142,7 +146,7 @@ async def test_the_impute_step_in_a_real_kernel_keeps_to_its_budget_and_says_so(
     host = HeadlessHost(tmp_path / "nb.ipynb", timeout=600.0)
     await host.start()
     try:
-        setup = WIDE + ("import kernel_tools as kt\ntrain = wide()\ntest = wide(n=400, seed=1)\n"
+        setup = WIDE + ("import kernel_tools as kt\ntrain = wide(n=6000)\ntest = wide(n=400, seed=1)\n"
                         "df = pd.concat([train, test])\n")
         assert (await host.run_cell(setup, {})).error is None
         notebook = tmp_path / "nb.ipynb"
@@ -157,7 +161,8 @@ async def test_the_impute_step_in_a_real_kernel_keeps_to_its_budget_and_says_so(
         assert step.result["params"]["budget"] == 3  # the step's budget, passed to the call
         report = step.result["report"]
         plan = report["details"]["budget"]
-        # the whole imputation would not fit: the test would fail if the budget were ignored
+        # the whole imputation would not fit (6,000 rows: ~20 s on a quiet machine): the test
+        # would fail if the budget were ignored
         assert plan["budget_s"] == 3 and plan["estimate_s"] > 3 * 1.1 + ALLOWANCE_S
         assert plan["columns_by_median"] > 0 or plan["rounds"] < 10
         # planned to fit (cut rounds or columns), or stopped by the clock when the plan was wrong
