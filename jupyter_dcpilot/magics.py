@@ -265,11 +265,15 @@ class Pilot:
 
     def run(self) -> str:
         """Run the coordinator until blocked, finished or failed; refresh the cards."""
+        state: str | None = None
         try:
             with self.output:
                 state = self.bridge.run(self.coordinator.run_until_blocked)
         finally:
             self.refresh()
+        if state is None:  # in a kernel the widget's output area shows the error and swallows it
+            raise RuntimeError("the co-pilot stopped on an error, shown in its card above; nothing was lost: "
+                               "%dcstatus says where it stands, %dcundo goes back")
         return state
 
     def decide(self, decision_id: str, choice: str, rationale: str = "") -> str:

@@ -318,3 +318,13 @@ async def test_the_frames_endpoint_answers_503_naming_a_kernel_that_died(jp_fetc
         await jp_fetch("dcpilot", "api", "frames", params={"path": "dies.ipynb"})
     assert caught.value.code == 503
     assert "the kernel died" in caught.value.response.body.decode()
+    # the server restarts a kernel that died: let that settle before the fixture shuts the server
+    # down (a restart still pending there makes jupyter_client's shutdown_all raise, and the
+    # server's teardown fail for every later test on this worker)
+    kernel = jp_serverapp.kernel_manager.get_kernel(kernel_id)
+    deadline = asyncio.get_running_loop().time() + 60
+    while asyncio.get_running_loop().time() < deadline:
+        if kernel.ready.done() and await kernel.is_alive():
+            break
+        await asyncio.sleep(0.2)
+    await jp_serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
