@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_tools.durations import minutes  # noqa: F401 (the engine's hosts read it from here)
+
 from .episodes import Episode, library
 
 # seconds on a 2-core machine: a 100k x 50 table fits in these (see docs/benchmarks.md); the
@@ -127,13 +129,3 @@ def _seconds(value: Any, kind: str) -> float:
         raise ValueError(f"budget for {kind!r} must be a positive number of seconds, not {value!r}")
     return seconds
 
-
-def minutes(seconds: float) -> str:
-    """Seconds as people read them: 45 → "45 s", 300 → "5 min", 90 → "1 min 30 s"."""
-    if seconds < 9.95 and seconds != int(seconds):
-        return f"{seconds:.1f} s"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    m, s = divmod(seconds, 60)
-    return f"{m} min" + (f" {s} s" if s else "")

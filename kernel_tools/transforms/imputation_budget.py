@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 
+from kernel_tools.durations import minutes
+
 # of the budget planned for the model; the rest is the encoding, the estimate itself, assembling
 # the frame and replaying it on the test split
 SHARE = 0.7
@@ -123,17 +125,6 @@ def plan(enc: pd.DataFrame, keys: list[str], rounds: int, per_row_s: float, avai
         kept.append(k)
         spent += one_fit[k]
     return Plan(kept, [k for k in order if k not in kept], rounds=1, estimate_s=full, planned_s=spent)
-
-
-def minutes(seconds: float) -> str:
-    """Seconds as people read them (the engine's ``budgets.minutes``: kernel_tools cannot import it)."""
-    if seconds < 9.95 and seconds != int(seconds):
-        return f"{seconds:.1f} s"
-    whole = int(round(seconds))
-    if whole < 60:
-        return f"{whole} s"
-    m, s = divmod(whole, 60)
-    return f"{m} min" + (f" {s} s" if s else "")
 
 
 def planned_note(p: Plan, budget: float, rounds: int, names: dict[str, str]) -> str | None:
