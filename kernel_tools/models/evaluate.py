@@ -40,6 +40,7 @@ from kernel_tools.models.calibration import classification_calibration, evaluati
 from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
+from kernel_tools.models.stability import broken_folds
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
@@ -161,7 +162,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     with clock.phase("refit"), _quiet():
         model = clone(chosen["pipeline"]).fit(train[features], y)
 
-    metrics = _cv_metrics(chosen, len(folds), len(sample), len(train), max_cv_rows, warnings)
+    metrics = _cv_metrics(chosen, metric, len(folds), len(sample), len(train), max_cv_rows, warnings)
 
     holdout = y_test = pred = holdout_ci = holdout_score = None
     if test is not None:
@@ -279,9 +280,12 @@ def _scored(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return scored
 
 
-def _cv_metrics(chosen, n_folds, n_sample, n_train, max_cv_rows, warnings) -> dict[str, float]:
+def _cv_metrics(chosen, metric, n_folds, n_sample, n_train, max_cv_rows, warnings) -> dict[str, float]:
     """The chosen candidate's cross-validated means and standard deviations, the number of folds
-    and, when cross-validation ran on a sample, its size."""
+    and, when cross-validation ran on a sample, its size; a warning when a broken fold decides
+    its mean."""
+    if why := _broken(chosen, metric):
+        warnings.append(f"the cross-validated estimate is unstable: {why}")
     metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
     metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
     metrics["cv_folds"] = float(n_folds)
@@ -499,9 +503,23 @@ def _halving_search(cand, X, y, folds, task, classes, random_state):
     return dict(search.best_params_), summary
 
 
+def _broken(result: dict[str, Any], metric: str) -> str | None:
+    """:func:`~kernel_tools.models.stability.broken_folds` of a candidate's fold scores (None
+    also when too few are finite to tell: the verdict says so)."""
+    try:
+        return broken_folds(result["cv_scores"], metric)
+    except ValueError:
+        return None
+
+
 def _choose(scored, pool, metric) -> tuple[str, str]:
     """The best cross-validated candidate, unless an explainable one is within noise of it:
-    the paired fold differences' mean is at most one standard error (or 0.005)."""
+    the paired fold differences' mean is at most one standard error (or 0.005). A candidate
+    with a broken fold (:mod:`~kernel_tools.models.stability`) is set aside while another has none."""
+    broken = {n: why for n in scored if (why := _broken(scored[n], metric))}
+    if broken and len(broken) < len(scored):
+        name, how = _choose({n: r for n, r in scored.items() if n not in broken}, pool, metric)
+        return name, how + "; set aside: " + "; ".join(f"{n}, {why}" for n, why in broken.items())
     best = max(scored, key=lambda n: _nan_to_low(scored[n]["cv_mean"]))
     simple = next((n for n in scored if pool[n].explainable), None)
     if simple is None or simple == best:
