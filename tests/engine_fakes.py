@@ -65,6 +65,7 @@ class FakeKernel:
         self.columns = ["customer_id", "age", "income", "complained", "plan", "y"]
         self.rows = 200
         self.model = model or {"metric": "roc_auc", "cv_score": 0.81, "holdout_score": 0.8,
+                               "cv_scores": [0.79, 0.81, 0.83],
                                "model_name": "hgb", "warnings": [],
                                "importance": [{"feature": "complained", "importance": 0.4},
                                               {"feature": "income", "importance": 0.1}],

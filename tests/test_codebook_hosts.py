@@ -191,7 +191,7 @@ def run_session(findings: list[dict], plan: list[Step], codebook: bool = True, f
     if codebook:
         s.diagnosis["codebook"] = {"source": "/data/dictionary.csv", "format": "redcap"}
     model = {"model_name": "LR", "metric": "roc_auc", "cv_score": 0.7, "holdout_score": 0.7,
-             "features": list(features), "grouped": True, "warnings": [], "importance": []}
+             "cv_scores": [0.68, 0.7, 0.72], "features": list(features), "grouped": True, "warnings": [], "importance": []}
     s.plan = [*plan, Step(id="s9", episode="split", title="split", status="done",
                           result={"function": "split", "report": {"details": {"kind": "grouped", "test_rows": 80}}}),
               Step(id="s10", episode="train_evaluate", title="model", status="done",

@@ -147,6 +147,7 @@ async def test_a_high_score_spread_over_many_features_is_a_warning_not_a_backtra
     diagnosis = churn_diagnosis()
     diagnosis["findings"] = [f for f in diagnosis["findings"] if f["kind"] != "target_leakage"]
     model = {"metric": "roc_auc", "cv_score": 0.995, "holdout_score": 0.99, "model_name": "hgb",
+             "cv_scores": [0.994, 0.995, 0.996],
              "warnings": [], "grouped": False,
              "importance": [{"feature": "complained", "importance": 0.2},
                             {"feature": "income", "importance": 0.18},

@@ -10,7 +10,7 @@ from jupyter_dcpilot.engine.session import Session
 from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.engine.validity import audit
 
-MODEL = {"metric": "c_index", "cv_score": 0.89, "holdout_score": 0.93, "model_name": "Time-varying Cox (penalized)",
+MODEL = {"metric": "c_index", "cv_score": 0.89, "cv_scores": [0.87, 0.89, 0.91], "holdout_score": 0.93, "model_name": "Time-varying Cox (penalized)",
          "warnings": [], "importance": [{"feature": "bili", "importance": 0.2}], "grouped": True}
 
 

@@ -126,7 +126,7 @@ def test_the_verdict_finds_the_aggregation_split_model_and_custom_steps_whatever
     episodes = renamed(renamed(renamed(renamed(library(), "aggregate", "one_row_each"), "split", "hold_out"),
                                "train_evaluate", "fit_model"), "custom", "free_code")
     model = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
-             "features": ["age"], "grouped": True, "warnings": [], "importance": []}
+             "cv_scores": [0.7, 0.72, 0.74], "features": ["age"], "grouped": True, "warnings": [], "importance": []}
     s = Session(task=Task(kind="survival", target="status", time="futime", id="id",
                           index={"kind": "entity_start", "label": "each entity's first record"}),
                 diagnosis={"shape": [312, 18]},

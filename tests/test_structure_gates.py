@@ -49,7 +49,7 @@ def session(s: Structure, features=("age", "bili")) -> Session:
                   diagnosis={"shape": [312, 18]}, structure=s, variables={"columns": ["id", "age", "bili", "bili_day7",
                                                                                       "status", "futime"]})
     model = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
-             "features": list(features), "grouped": True, "warnings": [], "importance": []}
+             "cv_scores": [0.7, 0.72, 0.74], "features": list(features), "grouped": True, "warnings": [], "importance": []}
     out.plan = [Step(id="s1", episode="aggregate", title="aggregate", status="done", function="aggregate_per_entity",
                      params={"how": "baseline"}),
                 Step(id="s2", episode="split", title="split", status="done", function="split",

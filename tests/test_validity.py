@@ -12,6 +12,7 @@ from kernel_tools.findings import Finding
 from kernel_tools.inferences import Inference
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
+         "cv_scores": [0.69, 0.75, 0.72, 0.70, 0.74],
          "holdout_ci": [0.63, 0.77], "cv_sd": 0.03, "n_test": 62,
          "features": ["age", "bili", "albumin"], "grouped": True, "warnings": [], "importance": []}
 INDEX_FIRST = {"kind": "entity_start", "column": "day", "label": "each entity's first record (by 'day')"}
@@ -65,7 +66,7 @@ def test_a_clean_run_passes_every_check_and_says_what_was_checked():
     s = session([REPEATED, finding("id_column", ["rownames"])], valid_plan())
     checks = audit(s)
     assert verdict(checks) and failed(checks) == {}
-    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 13
+    assert tuple(c.check for c in checks) == CHECKS and len(CHECKS) == 14
     details = {c.check: c.detail for c in checks}
     assert "'rownames'" in details["no_identifiers"]
     assert "first record" in details["known_at_index"]
@@ -212,7 +213,7 @@ def test_report_json_lists_the_checks_and_the_markdown_shows_them():
                                                           if k != "detail"}
     assert any(w.startswith("known_at_index:") for w in report["warnings"])
     text = validity_markdown(audit(s))
-    assert text.startswith("*Valid model:* no — 1 of 13 checks failed")
+    assert text.startswith("*Valid model:* no — 1 of 14 checks failed")
     assert "❌ **known_at_index**" in text and "✅ **task_metric**" in text
 
 
@@ -303,3 +304,16 @@ def test_a_real_cohorts_event_codes_make_a_classifier_not_valid():
     task = Task(kind="classification", target="status", index={"kind": "row", "label": "x"})
     s = session(diagnosis.findings, [split_step("stratified"), model_step(CLASSIFIER)], task=task)
     assert "survival (c_index)" in failed(audit(s))["task_metric"]
+
+
+def test_an_estimate_one_broken_fold_decides_is_not_valid_and_missing_fold_scores_are_said():
+    # the quality suite's diabetes-visits run before the linear model was guarded: R² -62 as a score
+    broken = {**MODEL, "metric": "r2", "cv_score": -61.996,
+              "cv_scores": [0.47, 0.60, 0.47, 0.53, 0.44, 0.40, 0.49, 0.50, 0.63, 0.43, 0.57, 0.55, 0.48, 0.41, -936.9]}
+    s = session([REPEATED], valid_plan(), task=Task(kind="regression", target="y", id="id", index=INDEX_FIRST))
+    problems = failed(audit(s, broken))
+    assert list(problems) == ["cv_stable"] and problems["cv_stable"].startswith("1 of 15 folds score far below")
+    assert "-937" in problems["cv_stable"]
+    assert "fold scores agree" in {c.check: c.detail for c in audit(s, {**broken, "cv_scores": broken["cv_scores"][:-1]})}["cv_stable"]
+    unrecorded = failed(audit(s, {**MODEL, "cv_scores": None}))
+    assert "0 finite fold score(s)" in unrecorded["cv_stable"] and "could not be checked" in unrecorded["cv_stable"]

@@ -20,6 +20,8 @@ whether it is known at prediction time, and of the model whether it was judged h
   feature) was given, is clear from the data (high confidence) or was confirmed by a person; an
   approval policy's recommended answer confirms nothing (see :mod:`.structure`);
 - ``task_metric``: the metric fits the task (AUROC, R², C-index);
+- ``cv_stable``: no fold scores far below the others: one broken fold (a wild prediction on a
+  value typed x100) must not decide the cross-validated estimate (:mod:`kernel_tools.models.stability`);
 - ``holdout_confirms_cv``: the held-out score is not implausibly low for the cross-validated one,
   given the size of both (:mod:`.holdout`);
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
@@ -37,12 +39,14 @@ the model the step of the ``model`` stage, custom code a step of an episode whos
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline
+from kernel_tools.models.stability import broken_folds
 from kernel_tools.vocabulary import METRIC, FindingKind, Gate, InferenceKind, StepStatus, TaskKind, TimelineGroup
 
 from .episodes import Episode, library, stage_of
@@ -52,7 +56,8 @@ from .structure import confirmations, in_words, unconfirmed
 
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
-          "entities_together", "known_at_index", "structure_confirmed", "task_metric", "holdout_confirms_cv", "test_untouched",
+          "entities_together", "known_at_index", "structure_confirmed", "task_metric", "cv_stable",
+          "holdout_confirms_cv", "test_untouched",
           "no_suspect_score", "approved_steps_ran")
 TIMED = ("follow_up", "outcome_derived")
 BASELINE_HOWS = ("baseline", "first")
@@ -330,6 +335,20 @@ def _documented(session: Session, features: set[str]) -> Check | None:
     return None
 
 
+def _cv_stable(model: dict[str, Any]) -> Check:
+    """The cross-validated estimate is the model's usual skill, not one broken fold's."""
+    scores = [s for s in model.get("cv_scores") or [] if isinstance(s, (int, float))]
+    try:
+        broken = broken_folds(scores, str(model.get("metric")))
+    except ValueError as error:
+        return Check("cv_stable", False, f"{error}: whether one fold decides the cross-validated estimate "
+                     "could not be checked")
+    if broken:
+        return Check("cv_stable", False, broken)
+    return Check("cv_stable", True, f"the {len(scores)} fold scores agree: none lies far below their median "
+                 f"{statistics.median(scores):.3f}")
+
+
 def _holdout_confirms(model: dict[str, Any]) -> Check:
     """A test that accounts for the holdout's size (:mod:`.holdout`), not a fixed floor."""
     return Check("holdout_confirms_cv", *holdout_confirms(model))
@@ -410,6 +429,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         _structure_confirmed(session, features),
         *[c for c in (_documented(session, features),) if c is not None],
         _task_metric(session, model),
+        _cv_stable(model),
         _holdout_confirms(model),
         _test_untouched(session, train_step, episodes),
         _suspect_score(session, model),

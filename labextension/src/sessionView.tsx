@@ -134,6 +134,7 @@ const CHECK_TITLES: { [check: string]: string } = {
   known_at_index: 'Rows known at the prediction time',
   documented: 'What each column is could be read',
   task_metric: "The task's metric",
+  cv_stable: 'No single fold decides the estimate',
   holdout_confirms_cv: 'The holdout confirms the model',
   test_untouched: 'Test rows untouched by any fit',
   no_suspect_score: 'No too-good-to-be-true score'
