@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from kernel_tools.vocabulary import TaskKind
+
 WIDE_INTERVAL = 0.1  # a 95% interval wider than this gets a warning
 BOOTSTRAP_ROUNDS = 200
 
@@ -115,13 +117,13 @@ def holdout_size(task: str, y: np.ndarray, groups: np.ndarray | None = None) -> 
     n = units.nunique()
     size = {"holdout_entities": float(n)}
     odds: float | None
-    if task == "survival":
+    if task == TaskKind.SURVIVAL:
         y = np.asarray(y, dtype=float)
         per = pd.DataFrame({"unit": units, "time": y[:, -2], "event": y[:, -1] > 0}).groupby("unit", sort=False)
         entity = per.agg(time=("time", "max"), event=("event", "any"))
         size["holdout_events"] = float(entity["event"].sum())
         odds = perfect_by_chance(entity["time"].to_numpy(), entity["event"].to_numpy())
-    elif task == "classification":
+    elif task == TaskKind.CLASSIFICATION:
         labels = pd.Series(np.asarray(y))
         events = min(units[labels == c].nunique() for c in labels.unique())
         size["holdout_events"] = float(events)
