@@ -21,7 +21,7 @@ whether it is known at prediction time, and of the model whether it was judged h
   approval policy's recommended answer confirms nothing (see :mod:`.structure`);
 - ``task_metric``: the metric fits the task (AUROC, R², C-index);
 - ``holdout_confirms_cv``: the held-out score is not implausibly low for the cross-validated one,
-  given the size of both (:mod:`.holdout`);
+  given the size of both, and the holdout is large enough to tell at all (:mod:`.holdout`);
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
   from the test set, no custom code after the split);
 - ``no_suspect_score``: no unexplained too-good-to-be-true score;
