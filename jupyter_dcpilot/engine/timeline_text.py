@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from kernel_tools.inferences import GROUPS, Placement, TimelineColumn
 from kernel_tools.vocabulary import Confidence, EvidenceSource, TimelineGroup
 
-from .hosts import by_the_user
+from .hosts import agent_name, by_the_user, by_whom
 from .notebook import md_text
-from .structure import Structure
+from .structure import Structure, TimelineMove
 
 TITLES = {TimelineGroup.BASELINE: ("Baseline", "known when a prediction is made"),
           TimelineGroup.DURING_FOLLOW_UP: ("During follow-up", "recorded after the prediction time"),
@@ -43,7 +43,7 @@ def to_confirm(structure: Structure) -> list[str]:
 @dataclass
 class ColumnView:
     column: str
-    mark: str  # "⚠ to confirm", "set by the user with a magic", or ""
+    mark: str  # "⚠ to confirm", "moved by you", "confirmed by agent X", or ""
     evidence: list[str] = field(default_factory=list)  # in words, what agrees first
     proposal: str | None = None  # a planner's proposal, in words
 
@@ -70,13 +70,33 @@ def proposal_words(entry: TimelineColumn) -> str | None:
             f"(a proposal, nothing moved: '%dctimeline move {entry.column} to {p.group}' takes it)")
 
 
-def column_view(entry: TimelineColumn, moved_by: dict[str, str]) -> ColumnView:
-    mark = {Confidence.LOW: "⚠ to confirm", Confidence.GIVEN: f"set {moved_by.get(entry.column, 'by the user')}"}
+def by_you(move: TimelineMove) -> str:
+    """Who placed a column, said to the person: "by you in the panel", "by agent X"."""
+    return by_whom(move.via) if agent_name(move.via) is not None else by_the_user(move.via, "you")
+
+
+def moved_words(move: TimelineMove) -> tuple[str, str]:
+    """A person's move as the card shows it: the mark ("moved by you", "confirmed by you") and
+    the evidence line that says from where, through which host, and why."""
+    verb = "confirmed" if move.before == move.group else "moved"
+    mark = f"{verb} {by_whom(move.via) if agent_name(move.via) is not None else 'by you'}"
+    line = (f"confirmed here {by_you(move)}" if verb == "confirmed" else
+            f"moved here from {group_title(move.before).lower()} {by_you(move)}" if move.before else
+            f"moved here {by_you(move)}")
+    return mark, line + (f": {move.rationale}" if move.rationale else "")
+
+
+def column_view(entry: TimelineColumn, moves: dict[str, TimelineMove]) -> ColumnView:
+    """One column as the card shows it; ``moves``: each column's last move by a person."""
+    move = moves.get(entry.column) if entry.confidence == Confidence.GIVEN else None
+    said = moved_words(move) if move is not None else None
+    mark = said[0] if said else "⚠ to confirm" if entry.confidence == Confidence.LOW else ""
     ruled = [p for p in entry.evidence if p.source != EvidenceSource.PROPOSAL]
-    words = [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
+    words = [said[1]] if said else []
+    words += [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
     words += [f"but {group_title(p.group).lower()}: {p.reason} ({_source(p)})" for p in ruled if p.group != entry.group]
     proposal = proposal_words(entry) if entry.confidence != Confidence.GIVEN else None  # a person said since
-    return ColumnView(entry.column, mark.get(Confidence(entry.confidence), ""), words, proposal)
+    return ColumnView(entry.column, mark, words, proposal)
 
 
 def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
@@ -85,7 +105,7 @@ def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
     if card is None:
         return None
     unsure = to_confirm(structure)
-    moved_by = {m.column: by_the_user(m.via) for m in structure.moves}
+    moves = {m.column: m for m in structure.moves}  # the last one counts
     head = (f"Column timeline — {len(card.columns)} columns"
             + (f", predictions at {card.index}" if card.index else "")
             + (f" · {len(unsure)} to confirm" if unsure else " · nothing to confirm"))
@@ -94,7 +114,7 @@ def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
         members = [e for e in card.columns.values() if e.group == group]
         quiet = [e.column for e in members if group == TimelineGroup.BASELINE and not e.evidence
                  and e.confidence == Confidence.HIGH]
-        groups.append(GroupView(group, [column_view(e, moved_by) for e in members if e.column not in quiet], quiet))
+        groups.append(GroupView(group, [column_view(e, moves) for e in members if e.column not in quiet], quiet))
     return head, groups
 
 
