@@ -28,6 +28,13 @@ SOURCE_WORDS = {EvidenceSource.VALUES: "the data", EvidenceSource.STRUCTURE: "th
                 EvidenceSource.PROPOSAL: "a proposal"}
 USAGE = ("Move columns: `%dctimeline move COL [COL ...] to baseline|follow-up|outcome|unknown [--why \"...\"]`; "
          "confirm where they are: `%dctimeline confirm [COL ...]`.")
+# how a proposal is taken, in the words of the host that shows it (a group as a person says it)
+SAID: dict[str, str] = {TimelineGroup.DURING_FOLLOW_UP: "follow-up", TimelineGroup.AT_OR_AFTER_OUTCOME: "outcome"}
+MAGIC_TAKE = "'%dctimeline move {column} to {group}'"
+CHAT_TAKE = "``put `{column}` in {group}``"
+CHAT_USAGE = ("Place a column, or confirm it where it is: ``put `x` in follow-up`` (or baseline, outcome, "
+              "unknown), a reason after a colon (``put `x` in baseline: drawn at admission``). "
+              "`timeline` shows this card again.")
 
 
 def group_title(group: str) -> str:
@@ -59,15 +66,16 @@ def _source(p: Placement) -> str:
     return SOURCE_WORDS.get(EvidenceSource(p.source), p.source)
 
 
-def proposal_words(entry: TimelineColumn) -> str | None:
-    """A planner's proposal for the column, in words (None: there is none)."""
+def proposal_words(entry: TimelineColumn, take: str = MAGIC_TAKE) -> str | None:
+    """A planner's proposal for the column, in words, with how to take it (``take``: the host's
+    words, formatted with the column and the group); None: there is none."""
     proposed = [p for p in entry.evidence if p.source == EvidenceSource.PROPOSAL]
     if not proposed:
         return None
     p = proposed[-1]
     reason = p.reason.split(": ", 1)[-1]
     return (f"{p.numbers.get('by') or 'the planner'} proposes {group_title(p.group).lower()}: {reason} "
-            f"(a proposal, nothing moved: '%dctimeline move {entry.column} to {p.group}' takes it)")
+            f"(a proposal, nothing moved: {take.format(column=entry.column, group=SAID.get(p.group, p.group))} takes it)")
 
 
 def by_you(move: TimelineMove) -> str:
@@ -86,7 +94,7 @@ def moved_words(move: TimelineMove) -> tuple[str, str]:
     return mark, line + (f": {move.rationale}" if move.rationale else "")
 
 
-def column_view(entry: TimelineColumn, moves: dict[str, TimelineMove]) -> ColumnView:
+def column_view(entry: TimelineColumn, moves: dict[str, TimelineMove], take: str = MAGIC_TAKE) -> ColumnView:
     """One column as the card shows it; ``moves``: each column's last move by a person."""
     move = moves.get(entry.column) if entry.confidence == Confidence.GIVEN else None
     said = moved_words(move) if move is not None else None
@@ -95,11 +103,11 @@ def column_view(entry: TimelineColumn, moves: dict[str, TimelineMove]) -> Column
     words = [said[1]] if said else []
     words += [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
     words += [f"but {group_title(p.group).lower()}: {p.reason} ({_source(p)})" for p in ruled if p.group != entry.group]
-    proposal = proposal_words(entry) if entry.confidence != Confidence.GIVEN else None  # a person said since
+    proposal = proposal_words(entry, take) if entry.confidence != Confidence.GIVEN else None  # a person said since
     return ColumnView(entry.column, mark, words, proposal)
 
 
-def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
+def card_view(structure: Structure, take: str = MAGIC_TAKE) -> tuple[str, list[GroupView]] | None:
     """The card's head line and its groups in time order (None before a diagnosis with a target)."""
     card = structure.card()
     if card is None:
@@ -114,8 +122,22 @@ def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
         members = [e for e in card.columns.values() if e.group == group]
         quiet = [e.column for e in members if group == TimelineGroup.BASELINE and not e.evidence
                  and e.confidence == Confidence.HIGH]
-        groups.append(GroupView(group, [column_view(e, moves) for e in members if e.column not in quiet], quiet))
+        groups.append(GroupView(group, [column_view(e, moves, take) for e in members if e.column not in quiet], quiet))
     return head, groups
+
+
+def proposals_markdown(structure: Structure, columns: list[str], take: str = CHAT_TAKE) -> str:
+    """A planner's proposals for ``columns`` as a list: where each column is now and what is
+    proposed, as proposals (nothing moved); "" when none of them has one (still open)."""
+    card = structure.card()
+    lines = []
+    for column in columns:
+        entry = card.columns.get(column) if card is not None else None
+        words = proposal_words(entry, take) if entry is not None and entry.confidence != Confidence.GIVEN else None
+        if entry is not None and words:
+            now = group_title(entry.group).lower() + (", to confirm" if entry.confidence == Confidence.LOW else "")
+            lines.append(f"- `{md_text(column)}` (now {now}): {md_text(words)}")
+    return "\n".join(lines)
 
 
 NONE_YET = "No column timeline yet: the data was not diagnosed with a target (`%dcplan df --target y`)."
@@ -125,9 +147,10 @@ def _quiet(names: list[str]) -> str:
     return f"nothing places {'it' if len(names) == 1 else 'them'} after the prediction time"
 
 
-def timeline_markdown(structure: Structure) -> str:
-    """The card as Markdown."""
-    view = card_view(structure)
+def timeline_markdown(structure: Structure, usage: str = USAGE, take: str = MAGIC_TAKE) -> str:
+    """The card as Markdown (``usage`` and ``take``: how the host's user moves a column and takes
+    a proposal: the magics' words by default, the chat's :data:`CHAT_USAGE` and :data:`CHAT_TAKE`)."""
+    view = card_view(structure, take)
     if view is None:
         return NONE_YET
     head, groups = view
@@ -142,7 +165,7 @@ def timeline_markdown(structure: Structure) -> str:
                 lines.append(f"  - *{md_text(c.proposal)}*")
         if g.quiet:
             lines.append(f"- {', '.join(f'`{md_text(c)}`' for c in g.quiet)}: {_quiet(g.quiet)}")
-    return "\n".join([*lines, "", USAGE])
+    return "\n".join([*lines, "", usage])
 
 
 def timeline_html(structure: Structure) -> str:
@@ -169,4 +192,4 @@ def timeline_html(structure: Structure) -> str:
     return "".join(parts) + "</div>"
 
 
-__all__ = ["TITLES", "USAGE", "card_view", "group_title", "timeline_html", "timeline_markdown", "to_confirm"]
+__all__ = ["CHAT_TAKE", "CHAT_USAGE", "MAGIC_TAKE", "TITLES", "USAGE", "card_view", "proposals_markdown", "group_title", "timeline_html", "timeline_markdown", "to_confirm"]
