@@ -15,7 +15,7 @@ from typing import Any
 
 from kernel_tools.vocabulary import EventType, metric_words
 
-from .engine.notebook import evidence_text
+from .engine.notebook import evidence_words
 from .engine.session import Decision
 from .engine.wire import DecisionOption, Impact
 
@@ -154,7 +154,7 @@ class DecisionCard:
                               layout=w.Layout(width="auto", max_width="100%"))
             button.on_click(lambda _b, option=o.id: self.choose(option))
             self.buttons[o.id] = button
-        evidence = evidence_text(decision.evidence)
+        evidence = evidence_words(decision.evidence, decision.question)
         self.header = w.HTML(
             f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
             + (f"<br><small>Evidence: {_esc(evidence)}</small>" if evidence else ""))
