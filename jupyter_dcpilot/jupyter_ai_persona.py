@@ -490,7 +490,8 @@ def which_frame(path: str, frames: list[dict[str, Any]], named: str | None) -> s
 
 
 def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -> str | None:
-    """What the chat hears of one session event: a new question (once), or where the run stopped."""
+    """What the chat hears of one session event: a new question (once), a planner's timing
+    proposals (once, as proposals), or where the run stopped."""
     session, kind = hosted.session, event.get("type")
     if kind == "awaiting_decision":
         decision = session.decision(event["decision"]["id"])
