@@ -160,12 +160,8 @@ class Worker:
             body = [ep.source]
         elif function is None:
             return None
-        elif function == "join_frames":
-            params = dict(params)
-            frames: list[str | None] = [*self.session.inputs.frames] or [self.session.frame, None]
-            left = params.pop("left", None) or frames[0]
-            right = params.pop("right", None) or frames[1]
-            body = [f"{self.session.frame}, {var} = kt.join_frames({left}, {right}{call_args(params)})", var]
+        elif function == "join_frames" or (function == "summarize_records" and ep.combines_frames):
+            body = self._join_code(var, function, params)
         elif ep.stage == "post_split":
             body = [f"train, {var} = kt.{function}(train{call_args(params)})"]
             if function in REPLAYABLE and "test" in ep.changes:
@@ -174,6 +170,19 @@ class Worker:
         else:
             body = [f"{self.session.frame}, {var} = kt.{function}({self.session.frame}{call_args(params)})", var]
         return "\n".join([why, *lines, *body])
+
+    def _join_code(self, var: str, function: str, params: dict[str, Any]) -> list[str]:
+        """The join of two frames; records over time (``summarize_records``) are summarised per
+        entity up to the index first, then joined on the entity's id: one row per subject."""
+        params = dict(params)
+        frames: list[str | None] = [*self.session.inputs.frames] or [self.session.frame, None]
+        left = params.pop("left", None) or frames[0]
+        right = params.pop("records" if function == "summarize_records" else "right", None) or frames[1]
+        join = f"{self.session.frame}, {var} = kt.join_frames({left}, {right}"
+        if function == "join_frames":
+            return [f"{join}{call_args(params)})", var]
+        return [f"{right}, records = kt.summarize_records({right}{call_args(params)})",
+                f"{join}, on={py(params['id'])}, how='left')", var]
 
     def _split_code(self, var: str, params: dict[str, Any]) -> list[str]:
         task = self.session.task

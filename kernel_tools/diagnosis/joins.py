@@ -3,6 +3,7 @@ whether an auxiliary frame gives the target away once joined."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import time as _time
@@ -267,11 +268,16 @@ def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands:
         summary += (f" '{right}' holds {records['records_per_key_mean']:g} records per '{best['right']}' over "
                     f"'{records['time']}': those after the index are follow-up, so only the records up to it, "
                     "summarised per subject, may become features.")
+        # joined as they are, the records multiply the rows (a 3,500-row cohort became 84,000) and
+        # bring the follow-up in: summarising them first is what is recommended
+        summarise = same_name
+        if summarise:
+            options[0] = dataclasses.replace(options[0], recommended=False)
         options.insert(1, Option(
             "summarize_then_join", f"Summarise {right} up to the index, then join",
             f"One row per '{best['right']}' from its records with '{records['time']}' <= 0 (the index)"
             + (f", a column per '{records['key']}'" if records["key"] else "") + ", then a left join.",
-            "assumes '" + records["time"] + "' counts from the index (day 0)", False,
+            "assumes '" + records["time"] + "' counts from the index (day 0)", summarise,
             call("summarize_records", records=right, id=best["right"], time=records["time"], until=0,
                  key=records["key"], value=records["value"])))
     key_columns = [best["left"]] + ([best["right"]] if best["right"] != best["left"] else [])

@@ -24,7 +24,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
-from kernel_tools.diagnosis.registry import KindData, declare
+from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
@@ -58,10 +58,11 @@ def strength(score: float, kind: str) -> float:
 
 
 def feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
-                   outcome, folds: np.ndarray) -> dict[str, float]:
-    """Out-of-fold single-feature score of every feature on the (sampled) rows."""
+                   outcome, folds: np.ndarray, clock: Clock = NO_CLOCK) -> dict[str, float]:
+    """Out-of-fold single-feature score of every feature on the (sampled) rows (those ``clock``
+    reaches before the diagnosis's deadline: the rest are named as not checked)."""
     scores = {}
-    for c in features:
+    for c in clock.reach("single-feature score", features):
         codes = bin_codes(frame[c], profiles[c])
         scores[c] = single_feature_score(codes, outcome, folds)
     return scores

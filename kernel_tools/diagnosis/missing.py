@@ -15,7 +15,7 @@ from kernel_tools.diagnosis.codebook import real_profiles
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.leakage import strength
 from kernel_tools.diagnosis.options import call, drop, keep
-from kernel_tools.diagnosis.registry import Context, KindData, detector
+from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.diagnosis.scoring import metric_name, single_feature_score
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
@@ -35,13 +35,17 @@ def _rank_matrix(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], column
     return cols, (np.column_stack(ranks) if ranks else np.empty((len(frame), 0)))
 
 
-def mechanism_evidence(frame, profiles, columns, outcome, folds) -> dict[str, dict]:
-    """Per column: which other column best predicts its missingness, and the target's link."""
+NOT_ESTIMATED = "not estimated: the diagnosis's time budget ran out first"
+
+
+def mechanism_evidence(frame, profiles, columns, outcome, folds, clock: Clock = NO_CLOCK) -> dict[str, dict]:
+    """Per column: which other column best predicts its missingness, and the target's link (for
+    the columns ``clock`` reaches; the others say it was not estimated, never a guess)."""
     others = [c for c in profiles if profiles[c].kind in ("numeric", "bool", "datetime")
               or profiles[c].parsed_as in ("numeric", "bool", "datetime")]
     names, ranks = _rank_matrix(frame, profiles, others[:60])
-    out = {}
-    for c in columns:
+    out = {c: {"mechanism": NOT_ESTIMATED} for c in columns}
+    for c in clock.reach("missing values", columns):
         miss = frame[c].isna().to_numpy()
         n1 = int(miss.sum())
         n0 = len(miss) - n1
@@ -70,13 +74,13 @@ def mechanism_evidence(frame, profiles, columns, outcome, folds) -> dict[str, di
 
 
 def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
-                 exclude: set[str], outcome, folds) -> list[Finding]:
+                 exclude: set[str], outcome, folds, clock: Clock = NO_CLOCK) -> list[Finding]:
     cols = [c for c, p in profiles.items() if p.n_missing > 0 and c not in exclude]
     if not cols:
         return []
     target = outcome.target if outcome is not None else None
     mech = mechanism_evidence(frame, profiles, [c for c in cols if profiles[c].n_present > 0],
-                              outcome if target else None, folds)
+                              outcome if target else None, folds, clock)
     findings = []
     heavy = [c for c in cols if profiles[c].missing_rate >= DROP_RATE]
     light = [c for c in cols if profiles[c].missing_rate < DROP_RATE]
@@ -143,4 +147,4 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
 def find_missing_in(ctx: Context) -> list[Finding]:
     # blanks by design (forms a REDCap event does not hold) are structure, not missing values
     return find_missing(ctx.df, ctx.frame, real_profiles(ctx), ctx.structural, ctx.sub if ctx.target else None,
-                        ctx.folds)
+                        ctx.folds, ctx.clock)

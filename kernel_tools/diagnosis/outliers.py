@@ -12,7 +12,7 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.dtypes import find_sentinels
 from kernel_tools.diagnosis.options import call, keep
-from kernel_tools.diagnosis.registry import Context, KindData, detector
+from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
@@ -96,11 +96,11 @@ def multivariate_share(frame: pd.DataFrame, profiles, columns: list[str], seed: 
 
 
 def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
-                  exclude: set[str]) -> tuple[list[Finding], dict[str, float]]:
+                  exclude: set[str], clock: Clock = NO_CLOCK) -> tuple[list[Finding], dict[str, float]]:
     per_col, rates = {}, {}
     numeric = [c for c, p in profiles.items() if c not in exclude and p.kind == "numeric"
                and p.nunique > 10 and not pd.api.types.is_timedelta64_dtype(df[c].dtype)]
-    for c in numeric:
+    for c in clock.reach("outliers", numeric):
         v = numeric_values(df[c], profiles[c])
         codes = find_sentinels(v)  # codes such as 999 are reported as such, not as outliers
         res = column_outliers(np.where(np.isin(v, codes), np.nan, v) if codes else v)
@@ -153,6 +153,6 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
 def find_outliers_in(ctx: Context) -> list[Finding]:
     found, rates = find_outliers(ctx.df, ctx.frame, ctx.profiles,
                                  ctx.structural | set(ctx.id_cols)
-                                 | ({ctx.entity.id} if ctx.entity.id is not None else set()))
+                                 | ({ctx.entity.id} if ctx.entity.id is not None else set()), ctx.clock)
     ctx.column_stats["outlier_rate"] = rates  # for the plots
     return found

@@ -18,7 +18,7 @@ import functools
 import importlib
 import pkgutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,38 @@ if TYPE_CHECKING:
     from kernel_tools.diagnosis.entities import Entity
     from kernel_tools.diagnosis.task import Outcome
     from kernel_tools.diagnosis.timing import PredictionIndex, Timing
+
+
+class Clock:
+    """The diagnosis's deadline, read between detectors and between the columns of a long one.
+
+    A detector that works column by column asks :meth:`reach` for its columns: once the deadline
+    has passed it gets no more, and the columns it did not reach are kept per detector, so the
+    ``diagnosis_incomplete`` finding names them (wide.py) instead of the check silently covering
+    fewer columns."""
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline  # time.perf_counter() after which nothing more starts
+        self.unreached: dict[str, list[str]] = {}  # detector -> columns it did not reach
+
+    def over(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def reach(self, detector: str, columns: Iterable[str]) -> Iterator[str]:
+        """``columns`` one at a time while the deadline has not passed; the rest are noted."""
+        columns = list(columns)
+        for i, column in enumerate(columns):
+            if self.over():
+                self.not_reached(detector, columns[i:])
+                return
+            yield column
+
+    def not_reached(self, detector: str, columns: Iterable[str]) -> None:
+        missed = self.unreached.setdefault(detector, [])
+        missed += [c for c in columns if c not in missed]
+
+
+NO_CLOCK = Clock()  # no deadline: every column is reached
 
 
 @dataclass
@@ -62,6 +94,7 @@ class Context:
     # a confidence (``codebook.timing_evidence()``), private columns, a REDCap export's layout
     codebook: Any = None
     deadline: float | None = None  # time.perf_counter() by which a long detector stops (wide.py)
+    clock: Clock = NO_CLOCK  # the same deadline, and what the detectors did not reach by it
 
     @property
     def entity_cols(self) -> set[str]:
@@ -171,12 +204,16 @@ class Detectors:
 
     def __init__(self, deadline: float | None = None) -> None:
         self.failed: list[Finding] = []
-        self.deadline = deadline  # time.perf_counter() after which no detector starts (wide.py)
+        self.clock = Clock(deadline)  # after its deadline no detector starts (wide.py)
         self.skipped: list[str] = []  # detectors not run: the deadline had passed
+
+    @property
+    def deadline(self) -> float | None:
+        return self.clock.deadline
 
     def run(self, name: str, function: Callable[..., Any], *args: Any, default: Any = None,
             columns: tuple = (), **kwargs: Any) -> Any:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.clock.over():
             self.skipped.append(name)
             return default
         try:

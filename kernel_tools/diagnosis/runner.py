@@ -28,7 +28,7 @@ from kernel_tools.diagnosis import (
 )
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
 from kernel_tools.diagnosis.inputs import check_arguments
-from kernel_tools.diagnosis.registry import Context, Detectors
+from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
 from kernel_tools.diagnosis.structure import strong_after
 from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
@@ -108,7 +108,7 @@ def diagnose(
     diagnosis = _diagnose_rows(df, run, target, task, time, id, test, sample, random_state, index, started,
                                dictionary, memo)
     memo.keep()
-    gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget)
+    gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget, run.clock.unreached)
     if gap is not None:
         diagnosis.findings = _sort([*diagnosis.findings, gap])
     diagnosis.shape = full_shape
@@ -199,7 +199,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     leak_cols: list[str] = []
     if target is not None:
         scores = run.run("single-feature score", _feature_scores, frame, profiles, features, sub, folds, memo,
-                         default={})
+                         run.clock, default={})
         # several classes next to times named alike (time.car, time.bus ... of a choice) are
         # attributes of the alternatives; a time next to outcome states is a follow-up
         follow_up = (find_duration(df, profiles, structural) if outcome.kind == TaskKind.CLASSIFICATION and (
@@ -217,7 +217,8 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         findings += found
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
-                  features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline)
+                  features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline,
+                  clock=run.clock)
     findings += run.run_registered(ctx)
     findings += run.failed
 
@@ -232,17 +233,18 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
 
 
 def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str], sub: Outcome,
-                    folds: np.ndarray, memo: reuse.Memo | None) -> dict[str, float]:
+                    folds: np.ndarray, memo: reuse.Memo | None, clock: Clock = NO_CLOCK) -> dict[str, float]:
     """Each feature's single-feature score (the last diagnosis's, for a column ``memo`` finds
-    unchanged on the same sampled rows, outcome and folds)."""
+    unchanged on the same sampled rows, outcome and folds), for the columns ``clock`` reaches."""
     if memo is None:
-        return leakage.feature_scores(frame, profiles, features, sub, folds)
+        return leakage.feature_scores(frame, profiles, features, sub, folds, clock)
     context = memo.outcome_context(sub, folds, frame)
 
     def score(column: str) -> float:
         return leakage.feature_scores(frame, profiles, [column], sub, folds)[column]
 
-    return {c: memo.get(memo.key("score", c, *context), functools.partial(score, c)) for c in features}
+    return {c: memo.get(memo.key("score", c, *context), functools.partial(score, c))
+            for c in clock.reach("single-feature score", features)}
 
 
 def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.PredictionIndex,

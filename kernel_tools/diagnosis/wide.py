@@ -40,9 +40,13 @@ def _few(names: list[str], n: int = 5) -> str:
     return ", ".join(repr(c) for c in names[:n]) + (f" and {len(names) - n:,} more" if len(names) > n else "")
 
 
-def incomplete(columns: int, unchecked: list[str], skipped: list[str], budget: float | None) -> Finding | None:
-    """The finding that says what this diagnosis did not check (None when it checked everything)."""
-    if not unchecked and not skipped:
+def incomplete(columns: int, unchecked: list[str], skipped: list[str], budget: float | None,
+               unreached: dict[str, list[str]] | None = None) -> Finding | None:
+    """The finding that says what this diagnosis did not check (None when it checked everything):
+    columns left out of a wide table, checks not started, and per check the columns it had not
+    reached when the time budget ran out (``unreached``)."""
+    unreached = {name: cols for name, cols in (unreached or {}).items() if cols}
+    if not unchecked and not skipped and not unreached:
         return None
     parts = []
     if unchecked:
@@ -50,12 +54,18 @@ def incomplete(columns: int, unchecked: list[str], skipped: list[str], budget: f
                      f"the task names and a random sample): {len(unchecked):,} were not ({_few(unchecked)})")
     if skipped:
         parts.append(f"its time budget of {budget:g} s ran out before {len(skipped):,} checks ran ({_few(skipped)})")
+    if unreached:
+        parts.append(f"{'then' if skipped else f'its time budget of {budget:g} s ran out'} while "
+                     + "; ".join(f"the {name} check had not reached {len(cols):,} columns ({_few(cols, 3)})"
+                                 for name, cols in unreached.items()))
     summary = ("The diagnosis is incomplete: " + "; ".join(parts) + ". No model on these columns can be called "
                "valid until they are checked: select the columns that matter (df[[...]]) or give the diagnosis "
                "more time (--budget diagnose=SECONDS).")
     evidence = {"detector": "wide table", "columns": columns, "not_checked_columns": unchecked[:50],
                 "not_checked_count": len(unchecked), "checks_not_run": skipped[:50],
-                "checks_not_run_count": len(skipped), "budget_s": budget}
+                "checks_not_run_count": len(skipped), "budget_s": budget,
+                "columns_not_reached": {name: cols[:50] for name, cols in unreached.items()},
+                "columns_not_reached_count": {name: len(cols) for name, cols in unreached.items()}}
     return Finding("diagnosis_incomplete", [], "critical", summary, evidence)
 
 

@@ -56,15 +56,22 @@ class RulePlanner:
         for episode in self.episodes.values():
             if episode.when.get("always") and episode.id not in finished:
                 add(episode, reason=episode.coordinator.split(". ")[0])
+        # a join that failed was left out, and one backtracked with no key left is not tried again:
+        # proposed again without a key it would fail at every turn, and the run would never end
+        tried = {s.episode for s in session.plan if s.status in (StepStatus.FAILED, StepStatus.UNDONE)}
+        open_joins = {ep.id for f in session.findings if f.id not in session.handled
+                      for ep in [episode_for(f, self.episodes)] if ep is not None}
         for join_ep in self.episodes.values():
             if (join_ep.combines_frames and join_ep.id not in finished
+                    and not (join_ep.id in tried and join_ep.id not in open_joins)
                     and len(session.inputs.frames) >= join_ep.when["min_frames"]):
                 add(join_ep, params=dict(join_ep.params), reason="several input files: join them first")
 
         groups: dict[str, list[Finding]] = {}
+        gone = removed_columns(session)
         for finding in sorted(session.findings, key=lambda f: severity_rank(f.severity)):
-            if finding.id in session.handled:
-                continue
+            if finding.id in session.handled or (finding.columns and set(finding.columns) <= gone):
+                continue  # handled, or about columns a step has removed since it was found
             ep = episode_for(finding, self.episodes)
             if ep is None or ep.combines_frames and ep.id in finished:
                 continue
@@ -84,6 +91,9 @@ class RulePlanner:
             if ep.combines_frames and join is not None:
                 join.finding_ids = [f.id for f in found]
                 join.params = _merged_params(ep, found)
+                action = recommended_action(found[0]) or {}
+                if action.get("function") not in (None, ep.function):  # records summarised, then joined
+                    join.function, join.params = action["function"], dict(action.get("params") or {})
                 join.gate = next((f.gate for f in found if f.gate), join.gate)  # an uncertain key asks
             elif ep.per_finding or any(f.gate for f in found):
                 for group in [g for g in alike.groups(found) if len(g) > 1]:  # asked once (:mod:`..alike`)
@@ -106,8 +116,23 @@ class RulePlanner:
                     finding_ids=[f.id for f in found], columns=columns,
                     params=_merged_params(ep, found),
                     reason="; ".join(f.summary for f in found[:3]))
+        for step in steps:  # a step after the split acts on train, which no longer has them
+            if isinstance(step.params.get("columns"), list) and gone & set(step.params["columns"]):
+                step.params["columns"] = [c for c in step.params["columns"] if c not in gone]
         steps.sort(key=lambda s: self.episodes[s.episode].order)
         return steps
+
+
+def removed_columns(session: Session) -> set[str]:
+    """The columns the done steps removed and none added back: findings after the split are not
+    diagnosed again, so one may still name a column dropped since (a mostly-missing column with
+    outliers)."""
+    gone: set[str] = set()
+    for step in session.plan:
+        report = step.result.get("report") if step.status == StepStatus.DONE else None
+        if isinstance(report, dict):
+            gone = (gone | set(report.get("columns_removed") or [])) - set(report.get("columns_added") or [])
+    return gone
 
 
 def _merged_params(ep: Episode, findings: list[Finding]) -> dict[str, Any]:
