@@ -61,13 +61,14 @@ def by_whom(via: str | None) -> str:
     return f"by agent {name}" if name is not None else by_the_user(via)
 
 
-def by_the_user(via: str | None) -> str:
-    """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"."""
+def by_the_user(via: str | None, who: str = "the user") -> str:
+    """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"
+    (``who="you"``: the same, said to the person)."""
     where = {Via.PANEL: "in the panel", Via.CHAT: "in the chat", Via.MAGIC: "with a magic",
              Via.TERMINAL: "at the terminal", Via.DECISIONS_FILE: "in the decisions file"}
     if via is None:
-        return "by the user"
-    return f"by the user {where.get(via, f'through {via}')}"  # type: ignore[call-overload]
+        return f"by {who}"
+    return f"by {who} {where.get(via, f'through {via}')}"  # type: ignore[call-overload]
 
 
 @dataclass
