@@ -13,7 +13,11 @@ export TEST_WORKERS
 
 .PHONY: install install-python lock demo test test-fast test-python test-js test-ui bench generated clean
 
-install: $(VENV)/.installed
+# independent prerequisites are made at once (the two JavaScript installs wait on the registry
+# and the disk, not the CPU); each output line stays whole
+MAKEFLAGS += --jobs=2 --output-sync=line
+
+install: $(VENV)/.installed $(VENV)/.ui-tests-installed
 install-python: $(VENV)/.python-installed
 
 # The Python side: both distributions of this tree (kernel_tools is its own,
@@ -25,12 +29,15 @@ $(VENV)/.python-installed: pyproject.toml kernel_tools/pyproject.toml requiremen
 	$(BIN)/python scripts/install_python.py $(BIN)/python
 	touch $@
 
-# Then the JupyterLab extension, built once, and the browser tests' packages
-$(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock ui-tests/package.json ui-tests/yarn.lock
+# Then the JupyterLab extension, built once, and beside it the browser tests' packages
+$(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock
 	$(BIN)/jlpm install
 	$(BIN)/jlpm build
 	$(BIN)/jupyter-builder develop --overwrite .
 	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
+	touch $@
+
+$(VENV)/.ui-tests-installed: $(VENV)/.python-installed ui-tests/package.json ui-tests/yarn.lock
 	cd ui-tests && $(BIN)/jlpm install
 	touch $@
 

@@ -153,6 +153,7 @@ async def run_job(data: list[str], *, target: str | None, time_col: str | None =
         except Exception as exc:  # recorded in the transcript; the notebook and report still get written
             state = "failed"
             session.warnings.append(in_words(exc, "running the co-pilot"))
+        session.flush()
         from jupyter_dcpilot.engine.report import write_reports
         from jupyter_dcpilot.engine.report_html import report_details
 
@@ -209,6 +210,7 @@ async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started
         request.inputs.test_path = str(test_path)
     # a headless run starts from the data, not from an older run
     session = open_session(request, out_dir / "notebook.ipynb", fresh=True)
+    session.coalesce = True  # one write per burst of changes, not one per change
     session.subscribe(progress_printer(stream, started, session))
     llm = _claude_config() if planner == "claude" else None
     session.notify("activity", text="starting a Python kernel")

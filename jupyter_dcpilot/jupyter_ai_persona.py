@@ -13,13 +13,16 @@ question of a session started here is posted to the chat, and can be answered he
 notebook's panel alike.
 
 Any other message reaches the co-pilot session of a notebook — the notebook attached to the
-message, else the only live session, else the persona asks which. It understands three things
+message, else the only live session, else the persona asks which. It understands four things
 and reads everything else as an instruction for the session:
 
 - ``approve`` / ``approve <decision>`` / ``choose <option> [for <decision>]`` / ``reject``:
   answers a pending decision through :meth:`HostedSession.decide`, the same path (and the same
   gate checks) as the panel's decision endpoint;
 - ``why did you drop `x`?``: answers from the decision log — who decided, on what evidence;
+- ``timeline``: the column timeline card — each column's group and evidence, a planner's
+  proposals shown as proposals (Claude's, from the schema: they move nothing), and
+  ``put `x` in follow-up`` to place a column (the panel's path);
 - ``status`` / ``plan``: the plan and the pending decisions (every reply ends with them).
 
 Intents are recognised by rules, never by an LLM: an answer to a gate must mean exactly what
@@ -47,7 +50,9 @@ from kernel_tools.vocabulary import PENDING, SessionState, StepGate, StepStatus
 from .config import DEFAULT_MODEL, load_llm_config
 from .engine.hosts import Via
 from .engine.notebook import evidence_text, md_text, validity_markdown
+from .engine.planners.timings import BY as TIMING_PROPOSER
 from .engine.session import Decision, Session, sidecar_path
+from .engine.timeline_text import CHAT_TAKE, CHAT_USAGE, proposals_markdown, timeline_markdown
 from .kernel_bridge import KernelBusyError, KernelDiedError, NoKernelError, ProbeError
 from .server_sessions import HostedSession, SessionExists, SessionRegistry, pick_frame
 
@@ -97,6 +102,10 @@ PAIR = re.compile(r"(?P<key>[a-z_]+)\s*(?:=|\bto\b)\s*(?P<value>`[^`]*`|[^\s,]+(
 # a column's place on the column timeline: "put `bili_day7` in follow-up", "place `age` at baseline"
 PLACE = re.compile(r"^(?:place|put|move)\s+(?:column\s+)?[`'\"](?P<column>[^`'\"]+)[`'\"]\s+(?:to|at|in|into|on)\s+"
                    r"(?:the\s+)?(?P<group>[a-z][\w\s-]*?)(?:\s+group)?(?:[:,;]\s*(?P<why>.*))?\W*$", re.I | re.S)
+# the column timeline card: "timeline", "show the timeline", "what is on the column timeline?"
+TIMELINE = re.compile(r"^(?:(?:show|see)\s+(?:me\s+)?)?(?:the\s+)?(?:column\s+)?timeline\W*$|"
+                      r"^what(?:'s|\s+is)\s+(?:on\s+)?the\s+(?:column\s+)?timeline\W*$|"
+                      r"^when\s+is\s+each\s+column\s+known\W*$", re.I)
 CONFIRM = re.compile(r"^(?:yes|y|confirm|yes,?\s+(?:replace|start over|end it)(?:\s+it)?)\W*$", re.I)
 CONFIRM_S = 300.0
 RULES = re.compile(r"\b(?:with(?:out)?\s+(?:the\s+)?(?:rules?|rule\s+planner|llm|claude|ai))\b", re.I)
@@ -223,6 +232,9 @@ class DCPilotPersona(BasePersona):
         text = without_notebook(text).strip()  # the notebook named says which session, nothing more
         if place := PLACE.match(text):
             return place_reply(hosted, place) + "\n\n" + summary_markdown(hosted.session)
+        if TIMELINE.match(text):
+            return timeline_markdown(hosted.session.structure, CHAT_USAGE, CHAT_TAKE) + "\n\n" + summary_markdown(
+                hosted.session)
         edit = parse_edit(hosted.session, text)
         if edit is not None:
             return await edit_reply(hosted, edit) + "\n\n" + summary_markdown(hosted.session)
@@ -478,7 +490,8 @@ def which_frame(path: str, frames: list[dict[str, Any]], named: str | None) -> s
 
 
 def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -> str | None:
-    """What the chat hears of one session event: a new question (once), or where the run stopped."""
+    """What the chat hears of one session event: a new question (once), a planner's timing
+    proposals (once, as proposals), or where the run stopped."""
     session, kind = hosted.session, event.get("type")
     if kind == "awaiting_decision":
         decision = session.decision(event["decision"]["id"])
@@ -496,6 +509,15 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
                     session.decision(event["decision"]["id"]))
             return None
         asked.discard(event["decision"]["id"])  # reopened (undone): asked again when it comes up
+    if kind == "timeline" and event.get("proposed"):  # a planner's proposals: posted once, as proposals
+        key = "proposed:" + ",".join(event["proposed"])
+        listed = proposals_markdown(session.structure, event["proposed"])
+        if key in asked or not listed:
+            return None
+        asked.add(key)
+        return (f"`{hosted.path}`: {TIMING_PROPOSER} proposes where {len(event['proposed'])} column(s) of the "
+                "timeline belong, from their names and the schema only. These are proposals: nothing is moved "
+                f"or confirmed until you say.\n{listed}\n\nSay `timeline` for the whole card.")
     if kind == "state" and event.get("state") in (SessionState.FINISHED, SessionState.FAILED):
         return f"The co-pilot on **{session.frame}** in `{hosted.path}` has {event['state']}.\n\n" + summary_markdown(session)
     if kind == "closed":
@@ -537,8 +559,8 @@ def respond(hosted: HostedSession, text: str) -> str:
     session = hosted.session
     if not text or STATUS.match(text):
         return (f"Co-pilot on **{session.frame}** in `{hosted.path}`. Ask me ``why did you drop `x`?``, "
-                "say `approve`, `choose <option>` or `reject`, place a column on the timeline "
-                "(``put `x` in follow-up``), edit the plan (`skip s5`, `move s7 before s6`, "
+                "say `approve`, `choose <option>` or `reject`, see the column `timeline` and place a column "
+                "on it (``put `x` in follow-up``), edit the plan (`skip s5`, `move s7 before s6`, "
                 "``add outliers on `age` ``, `set threshold=3 for s7`, `reopen s4`), or write an instruction.")
     if WHY.search(text):
         return why_markdown(session, text)

@@ -699,7 +699,7 @@ class DCPilotMagics(Magics):
         except ImportError:
             display(Markdown(timeline_markdown(pilot.session.structure)))
             return
-        display(TimelineCard(pilot.session.structure, pilot.move_columns, pilot.confirm_columns))
+        display(TimelineCard(pilot.session, pilot.move_columns, pilot.confirm_columns))
 
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:

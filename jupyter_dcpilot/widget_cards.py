@@ -13,11 +13,15 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-from kernel_tools.vocabulary import metric_words
+from kernel_tools.vocabulary import EventType, metric_words
 
-from .engine.notebook import evidence_text
+from .engine.notebook import evidence_words
 from .engine.session import Decision
 from .engine.wire import DecisionOption, Impact
+
+# what a session says that moves no column: the timeline card is not drawn again for these
+QUIET_EVENTS = frozenset({EventType.PROGRESS, EventType.ACTIVITY, EventType.LLM_USAGE, EventType.IMPACT,
+                          EventType.TRANSCRIPT, EventType.CELL})
 
 
 def _esc(text: Any) -> str:
@@ -150,7 +154,7 @@ class DecisionCard:
                               layout=w.Layout(width="auto", max_width="100%"))
             button.on_click(lambda _b, option=o.id: self.choose(option))
             self.buttons[o.id] = button
-        evidence = evidence_text(decision.evidence)
+        evidence = evidence_words(decision.evidence, decision.question)
         self.header = w.HTML(
             f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
             + (f"<br><small>Evidence: {_esc(evidence)}</small>" if evidence else ""))
@@ -188,9 +192,11 @@ class TimelineCard:
     proposals (:func:`.engine.timeline_text.timeline_html`), a column picker (the columns to
     confirm first), a group picker, "Move" and "Confirm all". ``on_move(columns, group)`` and
     ``on_confirm()`` record the person's word and return what to say; the card is drawn again.
-    Where no frontend draws widgets (a terminal), the card is its text."""
+    It follows the session as the panel does: a column moved anywhere else (another card,
+    ``%dctimeline move``, a decisions file, Claude's proposals, an undo) is drawn where it is now,
+    with who moved it. Where no frontend draws widgets (a terminal), the card is its text."""
 
-    def __init__(self, structure: Any, on_move: Callable[[list[str], str], str],
+    def __init__(self, session: Any, on_move: Callable[[list[str], str], str],
                  on_confirm: Callable[[], str]) -> None:
         import ipywidgets as w
 
@@ -198,7 +204,7 @@ class TimelineCard:
 
         from .engine.timeline_text import group_title
 
-        self.structure, self.on_move, self.on_confirm = structure, on_move, on_confirm
+        self.session, self.on_move, self.on_confirm = session, on_move, on_confirm
         self.body = w.HTML()
         self.columns = w.SelectMultiple(description="columns", rows=5, layout=w.Layout(width="45%"))
         self.group = w.Dropdown(options=[(group_title(g), g) for g in GROUPS], description="move to",
@@ -212,15 +218,36 @@ class TimelineCard:
         controls = w.HBox([self.columns, w.VBox([self.group, w.HBox([self.move, self.confirm])])])
         self.widget = w.VBox([self.body, controls, self.status])
         self.redraw()
+        self.unsubscribe = session.subscribe(self._on_event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        """Draw the card again after a change that can move a column (from the engine's thread:
+        a widget's state goes out on iopub, safe from any thread); a step's progress cannot."""
+        if event["type"] not in QUIET_EVENTS:
+            self.redraw()
 
     def redraw(self) -> None:
+        """The card as the session has it now (the session's structure: an undo may replace it);
+        what the person selected stays selected while it is on the card."""
         from .engine.timeline_text import timeline_html, to_confirm
 
-        card = self.structure.card()
-        unsure = to_confirm(self.structure)
-        self.body.value = timeline_html(self.structure)
-        self.columns.options = [*unsure, *[c for c in (card.columns if card is not None else []) if c not in unsure]]
+        structure = self.session.structure
+        card = structure.card()
+        unsure = to_confirm(structure)
+        body = timeline_html(structure)
+        if body != self.body.value:
+            self.body.value = body
+        options = (*unsure, *[c for c in (card.columns if card is not None else []) if c not in unsure])
+        if options != tuple(self.columns.options):
+            selected = [c for c in self.columns.value if c in options]
+            self.columns.options = options
+            self.columns.value = tuple(selected)
         self.confirm.disabled = not unsure
+
+    def close(self) -> None:
+        """Stop following the session and take the card's widgets down."""
+        self.unsubscribe()
+        self.widget.close()
 
     def _act(self, action: Callable[[], str]) -> None:
         try:
@@ -233,4 +260,4 @@ class TimelineCard:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from .engine.timeline_text import timeline_markdown
 
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/plain": timeline_markdown(self.structure)}
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/plain": timeline_markdown(self.session.structure)}

@@ -1,8 +1,12 @@
-"""Run every suite — pytest, the frontend lint (prettier, eslint), jest, browser tests — and
-print one summary line.
+"""Run every suite — pytest, the frontend lint (prettier, eslint), ruff, mypy, jest, browser
+tests — and print one summary line.
 
 CI reads the last line, ``N passed, N failed``, which sums all the suites (the lint counts as
 one test). The exit status is non-zero if any suite failed or could not run.
+
+Order: the parallel pytest part, and beside it (at a lower CPU priority) the checks that start
+no kernel or server: lint, ruff, mypy, jest; then the tests marked ``serial`` alone; then the
+browser tests alone, whose timeouts a loaded machine would turn into flakes.
 """
 
 from __future__ import annotations
@@ -12,15 +16,19 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# each suite's wall seconds, printed in the summary (the ones beside pytest: until each ended)
+SECONDS: dict[str, float] = {}
 
 
-def run(cmd: list[str], cwd: Path = ROOT) -> int:
+def run(cmd: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> int:
     print(f"\n$ {' '.join(cmd)}  (in {cwd.relative_to(ROOT) if cwd != ROOT else '.'})", flush=True)
-    return subprocess.call(cmd, cwd=cwd)
+    return subprocess.call(cmd, cwd=cwd, env=env)
 
 
 def pytest_counts(report: Path) -> tuple[int, int, int]:
@@ -43,46 +51,73 @@ def playwright_counts(report: Path) -> tuple[int, int, int]:
     return stats["expected"] + stats.get("flaky", 0), stats["unexpected"], stats["skipped"]
 
 
-def main() -> int:
-    tmp = Path(tempfile.mkdtemp(prefix="dcpilot-tests-"))
-    python = sys.executable
-    bin_dir = Path(python).parent
-    results: dict[str, tuple[int, int, int]] = {}
-    broken: list[str] = []
+def start(name: str, cmd: list[str], log: Path) -> subprocess.Popen:
+    """A check started in the background at a lower CPU priority (pytest's kernels and servers
+    keep theirs, so their timeouts see no more load than before), its output kept in ``log``."""
+    began = time.monotonic()
+    with log.open("w") as out:
+        job = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, preexec_fn=lambda: os.nice(10))
 
-    # the tests that load the whole machine (20 kernels) run alone, after the others ran on
-    # TEST_WORKERS processes (pytest-xdist); "no test collected" (exit 5) is fine for either part
-    workers = os.environ.get("TEST_WORKERS", "2")
-    parts = [("pytest", ["-n", workers, "-m", "not serial"]), ("pytest (serial)", ["-m", "serial"])]
-    for name, options in parts:
-        report = tmp / f"{name.split()[-1].strip('()')}.xml"
-        code = run([python, "-m", "pytest", *options, f"--junitxml={report}", *sys.argv[1:]])
-        if report.exists():
-            results[name] = pytest_counts(report)
-        if code not in (0, 1, 5) or name not in results:
-            broken.append(f"{name} exited {code}")
+    def timed() -> None:
+        job.wait()
+        SECONDS[name] = time.monotonic() - began
 
-    # prettier and eslint on labextension/src: one check, failed when either reports anything
-    code = run([str(bin_dir / "jlpm"), "lint:check"])
-    results["lint"] = (1, 0, 0) if code == 0 else (0, 1, 0)
-    # ruff on every Python file ([tool.ruff] in pyproject.toml)
-    code = run([python, "-m", "ruff", "check", "."])
-    results["ruff"] = (1, 0, 0) if code == 0 else (0, 1, 0)
-    # mypy on kernel_tools and the engine ([tool.mypy] in pyproject.toml says which files)
-    code = run([python, "-m", "mypy"])
-    results["mypy"] = (1, 0, 0) if code == 0 else (0, 1, 0)
+    threading.Thread(target=timed, daemon=True).start()
+    return job
 
-    code = run([str(bin_dir / "jlpm"), "test", "--json", f"--outputFile={tmp / 'jest.json'}"])
+
+def start_checks(tmp: Path, python: str, bin_dir: Path) -> dict[str, tuple[list[str], subprocess.Popen]]:
+    """The checks that need no kernel, server or port, started at once beside pytest: they use
+    the CPU a test leaves idle while it waits on a kernel. The frontend was built before this
+    script (``make test``), so nothing here writes what pytest reads."""
+    jlpm = str(bin_dir / "jlpm")
+    commands = {
+        # prettier and eslint on labextension/src: one check, failed when either reports anything
+        "lint": [jlpm, "lint:check"],
+        # ruff on every Python file ([tool.ruff] in pyproject.toml)
+        "ruff": [python, "-m", "ruff", "check", "."],
+        # mypy on kernel_tools and the engine ([tool.mypy] in pyproject.toml says which files)
+        "mypy": [python, "-m", "mypy"],
+        "jest": [jlpm, "test", "--json", f"--outputFile={tmp / 'jest.json'}"],
+    }
+    return {name: (cmd, start(name, cmd, tmp / f"{name}.log")) for name, cmd in commands.items()}
+
+
+def collect_checks(tmp: Path, jobs: dict[str, tuple[list[str], subprocess.Popen]],
+                   results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
+    """Wait for the checks run beside pytest, print each one's output, and count it."""
+    codes = {}
+    for name, (cmd, job) in jobs.items():
+        codes[name] = job.wait()
+        print(f"\n$ {' '.join(cmd)}  ({name}, run beside pytest)", flush=True)
+        sys.stdout.write((tmp / f"{name}.log").read_text(errors="replace"))
+        sys.stdout.flush()
+    for name in ("lint", "ruff", "mypy"):
+        results[name] = (1, 0, 0) if codes[name] == 0 else (0, 1, 0)
     if (tmp / "jest.json").exists():
         results["jest"] = jest_counts(tmp / "jest.json")
-    if "jest" not in results or (code != 0 and results["jest"][1] == 0):
-        broken.append(f"jest exited {code} without reporting a failed test")
+    if "jest" not in results or (codes["jest"] != 0 and results["jest"][1] == 0):
+        broken.append(f"jest exited {codes['jest']} without reporting a failed test")
 
+
+def run_pytest(tmp: Path, python: str, options: list[str], name: str,
+               results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
+    report = tmp / f"{name.split()[-1].strip('()')}.xml"
+    began = time.monotonic()
+    code = run([python, "-m", "pytest", *options, f"--junitxml={report}", *sys.argv[1:]])
+    SECONDS[name] = time.monotonic() - began
+    if report.exists():
+        results[name] = pytest_counts(report)
+    # "no test collected" (exit 5) is fine for either part
+    if code not in (0, 1, 5) or name not in results:
+        broken.append(f"{name} exited {code}")
+
+
+def run_browser(tmp: Path, bin_dir: Path, results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
     env = dict(os.environ, PLAYWRIGHT_JSON_OUTPUT_NAME=str(tmp / "playwright.json"))
-    print("\n$ jlpm playwright test  (in ui-tests)", flush=True)
-    code = subprocess.call(
-        [str(bin_dir / "jlpm"), "playwright", "test", "--reporter=list,json"], cwd=ROOT / "ui-tests", env=env
-    )
+    began = time.monotonic()
+    code = run([str(bin_dir / "jlpm"), "playwright", "test", "--reporter=list,json"], ROOT / "ui-tests", env)
+    SECONDS["browser"] = time.monotonic() - began
     if (tmp / "playwright.json").exists():
         results["browser"] = playwright_counts(tmp / "playwright.json")
     # a run that could not start (e.g. port 8888 taken) exits non-zero with zero tests counted
@@ -91,9 +126,31 @@ def main() -> int:
     elif sum(results["browser"]) == 0:
         broken.append("playwright ran no browser test")
 
+
+def main() -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="dcpilot-tests-"))
+    python = sys.executable
+    bin_dir = Path(python).parent
+    results: dict[str, tuple[int, int, int]] = {}
+    broken: list[str] = []
+
+    jobs = start_checks(tmp, python, bin_dir)
+    try:
+        run_pytest(tmp, python, ["-n", os.environ.get("TEST_WORKERS", "2"), "-m", "not serial"], "pytest",
+                   results, broken)
+    except BaseException:  # interrupted: no check outlives this script
+        for _, job in jobs.values():
+            job.terminate()
+        raise
+    collect_checks(tmp, jobs, results, broken)
+    # the tests that load the whole machine (20 kernels) run alone, after every check ended
+    run_pytest(tmp, python, ["-m", "serial"], "pytest (serial)", results, broken)
+    run_browser(tmp, bin_dir, results, broken)
+
     print("\nSuites:")
     for name, (passed, failed, skipped) in results.items():
-        print(f"  {name:15s} {passed} passed, {failed} failed, {skipped} skipped")
+        took = f"  ({SECONDS[name]:.0f} s)" if name in SECONDS else ""
+        print(f"  {name:15s} {passed} passed, {failed} failed, {skipped} skipped{took}")
     for problem in broken:
         print(f"  BROKEN: {problem}")
     passed = sum(r[0] for r in results.values())

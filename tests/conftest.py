@@ -39,3 +39,12 @@ def no_llm(monkeypatch, tmp_path):
     """No Claude configured: the rule planner, whatever the developer's machine has."""
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that hold end-to-end (``slow``) tests first, each module kept whole (its
+    module-scoped fixtures are made once): pytest-xdist hands tests out in this order, so the
+    longest start while the short ones are left to fill both processes at the end, instead of a
+    minute-long run starting last on one process while the other waits."""
+    slow_modules = {item.module.__name__ for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.module.__name__ not in slow_modules)  # stable: order kept within

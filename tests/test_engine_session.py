@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -58,6 +59,70 @@ def test_every_change_is_persisted_and_announced(tmp_path):
     unsubscribe()
     s.log("note", "after unsubscribe")
     assert len(events) == 1
+
+
+def test_a_coalescing_session_writes_a_burst_of_changes_once_before_the_next_await(tmp_path, monkeypatch):
+    s = _populated(tmp_path)
+    s.save()
+    s.coalesce = True
+    writes = []
+    save = Session.save
+    monkeypatch.setattr(Session, "save", lambda self: (writes.append(self.transcript[-1]["text"]), save(self))[1])
+
+    async def burst_then_await():
+        for i in range(5):
+            s.log("note", f"change {i}")
+        assert writes == []  # not yet: the loop has not turned
+        await asyncio.sleep(0)  # what the coordinator does next: await the kernel
+        assert writes == ["change 4"]  # once, with every change of the burst
+        on_disk = json.loads(open(s.path).read())
+        assert [e["text"] for e in on_disk["transcript"][-5:]] == [f"change {i}" for i in range(5)]
+        s.log("note", "the last")
+        s.flush()  # the command line's end: written now, not left for a turn that may not come
+        assert writes == ["change 4", "the last"]
+        await asyncio.sleep(0)
+        assert writes == ["change 4", "the last"]  # nothing left to write
+
+    asyncio.run(burst_then_await())
+    s.log("note", "outside a loop")  # no loop to wait for: written at once
+    assert writes == ["change 4", "the last", "outside a loop"]
+
+
+def test_a_coalesced_write_that_fails_raises_at_the_next_change(tmp_path):
+    s = _populated(tmp_path)
+    s.coalesce = True
+    (tmp_path / "a file").write_text("")
+    s.path = str(tmp_path / "a file" / "sidecar.json")  # its folder cannot be made
+
+    async def go():
+        s.log("note", "lost?")
+        await asyncio.sleep(0)
+        with pytest.raises(OSError):
+            s.log("note", "the next change")
+
+    asyncio.run(go())
+
+
+def test_each_checkpoint_is_encoded_once_and_the_sidecar_follows_undo(tmp_path, monkeypatch):
+    from jupyter_dcpilot.engine import session as session_module
+
+    s = _populated(tmp_path)
+    encoded = []
+    encode = session_module.encode
+    monkeypatch.setattr(session_module, "encode", lambda value: (encoded.append(type(value).__name__), encode(value))[1])
+    s.checkpoints.append(Checkpoint(id="k2", step_id="s1", label="before s1 again", names=["df"], cell_count=1,
+                                    snapshot=s.snapshot()))
+    for i in range(3):
+        s.log("note", f"save {i}")
+    assert encoded.count("Checkpoint") == 1  # the new one, once; k1's from the save before
+    assert Session.load(s.path) == s
+    s.checkpoints.pop()  # an undo
+    s.checkpoints.append(Checkpoint(id="k3", step_id="s1", label="a new one", names=["df"], cell_count=2,
+                                    snapshot=s.snapshot()))
+    s.log("note", "after the undo")
+    assert encoded.count("Checkpoint") == 2
+    assert [c.id for c in Session.load(s.path).checkpoints] == ["k1", "k3"]
+    assert Session.load(s.path) == s
 
 
 def test_decide_rejects_unknown_options_and_deciders(tmp_path):

@@ -75,11 +75,14 @@ def test_moves_and_confirmations_are_the_experts_word_for_the_verdict(finished):
     (move,) = pilot.session.structure.moves
     assert (move.column, move.group, move.via, move.rationale, move.before) == (
         "albumin_at_discharge", "baseline", "magic", "drawn at admission", "during_follow_up")
-    assert "`albumin_at_discharge` · set by the user with a magic" in said
+    baseline = said.split("**Baseline**")[1].split("**During follow-up**")[0]
+    assert "`albumin_at_discharge` · moved by you" in baseline
+    assert "moved here from during follow-up by you with a magic: drawn at admission" in baseline
     assert not checks(pilot.session)["structure_confirmed"][0]  # one still to confirm
 
     said = text_of(run(sh, "dctimeline", "confirm"))
     assert "Confirmed 'sample_received_min' where it is" in said and "nothing to confirm" in said
+    assert "`sample_received_min` · confirmed by you\n  - confirmed here by you with a magic" in said
     verdict = checks(pilot.session)
     assert verdict["structure_confirmed"][0]
     # confirmed after the outcome while the model holds it: the verdict says so, and a drop is asked
@@ -115,7 +118,7 @@ def test_an_unknown_column_needs_a_place_not_a_confirmation(finished):
 
 def test_the_widget_card_moves_and_confirms_through_the_same_path(finished):
     sh, pilot = finished
-    card = TimelineCard(pilot.session.structure, pilot.move_columns, pilot.confirm_columns)
+    card = TimelineCard(pilot.session, pilot.move_columns, pilot.confirm_columns)
     assert list(card.columns.options[:2]) == ["albumin_at_discharge", "sample_received_min"]  # to confirm first
     card.columns.value = ("albumin_at_discharge",)
     card.group.value = "baseline"
@@ -127,6 +130,38 @@ def test_the_widget_card_moves_and_confirms_through_the_same_path(finished):
     card.columns.value = ()
     card.move.click()
     assert "Not recorded: name the columns to move" in card.status.value
+
+
+def in_group(card: TimelineCard, group: str) -> str:
+    """The HTML of one group of the widget card."""
+    return card.body.value.split(f'data-group="{group}"')[1].split("data-group=")[0]
+
+
+def test_the_widget_card_follows_moves_made_elsewhere(finished):
+    from jupyter_dcpilot.engine.hosts import Via
+    from jupyter_dcpilot.engine.structure import apply_file_timeline, moved
+
+    sh, pilot = finished
+    s = pilot.session
+    card = TimelineCard(s, pilot.move_columns, pilot.confirm_columns)
+    assert 'data-column="albumin_at_discharge"' in in_group(card, "during_follow_up")
+    card.columns.value = ("x1",)
+    run(sh, "dctimeline", "move albumin_at_discharge to baseline")  # a later cell, not this card
+    assert 'data-column="albumin_at_discharge"' in in_group(card, "baseline")
+    assert 'data-column="albumin_at_discharge"' not in in_group(card, "during_follow_up")
+    assert "moved by you" in in_group(card, "baseline")
+    assert "moved here from during follow-up by you with a magic" in in_group(card, "baseline")
+    assert card.columns.options[0] == "sample_received_min" and card.columns.value == ("x1",)  # still chosen
+    # the panel's (and the chat's) path: HostedSession.move_column records and announces the move so
+    moved(s, s.structure.move("sample_received_min", "baseline", Via.PANEL, "now", "measured at admission"))
+    assert "moved here from at or after the outcome by you in the panel: measured at admission" in in_group(
+        card, "baseline")
+    assert card.confirm.disabled and "nothing to confirm" in card.body.value
+    apply_file_timeline(s, {"x2": "follow-up"})  # a decisions file
+    assert "moved here from baseline by you in the decisions file" in in_group(card, "during_follow_up")
+    card.close()  # a card taken down follows nothing
+    run(sh, "dctimeline", "move x2 to baseline")
+    assert 'data-column="x2"' in in_group(card, "during_follow_up")
 
 
 def test_a_claude_proposal_is_shown_as_claudes_and_moves_nothing(finished):

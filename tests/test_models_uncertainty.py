@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import joblib
 import numpy as np
@@ -12,7 +13,7 @@ from lifelines.datasets import load_rossi
 from sklearn.metrics import brier_score_loss
 
 from kernel_tools.models import fit_evaluate
-from kernel_tools.models.uncertainty import bootstrap_interval
+from kernel_tools.models.uncertainty import bootstrap_interval, holdout_size, perfect_by_chance
 
 
 def binary_frame(n: int, seed: int = 0) -> pd.DataFrame:
@@ -77,6 +78,38 @@ def test_repeated_rows_are_resampled_by_entity():
     # copies are not new evidence: by entity the interval is as wide as on one row per entity
     assert width(by_entity) == pytest.approx(width(once), rel=0.35)
     assert width(by_row) < 0.7 * width(by_entity)
+
+
+def test_the_holdout_counts_its_entities_and_events(clf, surv):
+    """What the verdict's power test rests on: entities (rows without groups), events (the rarest
+    class, or the survival events), each entity counted once, and how often a model at chance
+    would rank the holdout perfectly."""
+    r, test = clf
+    events = test["y"].value_counts().min()
+    assert r.metrics["holdout_entities"] == len(test) and r.metrics["holdout_events"] == events
+    assert r.metrics["holdout_perfect_by_chance"] == pytest.approx(1 / math.comb(len(test), events))
+    s, held = surv
+    assert s.metrics["holdout_events"] == held["arrest"].sum() and s.metrics["holdout_entities"] == len(held)
+    assert s.metrics["holdout_perfect_by_chance"] < 1e-50  # 132 rows, 39 events: far from a handful
+    grouped = holdout_size("classification", np.array([1, 1, 0, 0, 0, 1]), np.array([7, 7, 8, 8, 9, 9]))
+    assert grouped == {"holdout_entities": 3, "holdout_events": 2, "holdout_perfect_by_chance": 1 / 3}
+    assert holdout_size("regression", np.arange(4.0))["holdout_perfect_by_chance"] == pytest.approx(1 / 24)
+    # every entity holds both classes: no count says how well it could be ranked
+    assert "holdout_perfect_by_chance" not in holdout_size("classification", np.array([0, 1, 0, 1]),
+                                                           np.array([1, 1, 2, 2]))
+
+
+def test_a_survival_holdout_is_ranked_perfectly_one_time_in_its_risk_sets():
+    """No censoring: 1 in n!. Censored entities add pairs: an event at 1 before a censoring at 2 and
+    an event at 3 must outrank both (1 in 3); the event at 3 has no one later (1 in 1)."""
+    none_censored = np.column_stack([[1.0, 2, 3, 4], [1, 1, 1, 1]])
+    assert holdout_size("survival", none_censored)["holdout_perfect_by_chance"] == pytest.approx(1 / 24)
+    censored = np.column_stack([[1.0, 2, 3], [1, 0, 1]])
+    assert holdout_size("survival", censored)["holdout_perfect_by_chance"] == pytest.approx(1 / 3)
+    assert perfect_by_chance(np.array([1.0, 2, 3]), np.array([True, False, True])) == pytest.approx(1 / 3)
+    # intervals (start, stop, event) of entities: each entity once, at its last stop
+    intervals = np.array([[0, 1, 0], [1, 2, 1], [0, 3, 0]], dtype=float)
+    assert holdout_size("survival", intervals, np.array(["a", "a", "b"]))["holdout_perfect_by_chance"] == 0.5
 
 
 def test_grouped_holdout_interval_uses_the_groups():

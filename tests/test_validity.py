@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from jupyter_dcpilot.engine.notebook import validity_markdown
 from jupyter_dcpilot.engine.report import build_report
 from jupyter_dcpilot.engine.session import Checkpoint, Decision, Session, Snapshot, Step
@@ -10,6 +12,7 @@ from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import CHECKS, audit, verdict
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import Inference
+from kernel_tools.models.uncertainty import holdout_size
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
          "cv_scores": [0.69, 0.75, 0.72, 0.70, 0.74],
@@ -160,6 +163,57 @@ def test_a_clear_but_small_gap_on_a_large_holdout_is_not_a_broken_evaluation():
     checks = audit(session([REPEATED], [*valid_plan()[:3], model_step(large)]))
     detail = {c.check: c.detail for c in checks}["holdout_confirms_cv"]
     assert "holdout_confirms_cv" not in failed(checks) and "keeps 95% of the skill" in detail
+
+
+def test_a_holdout_of_a_handful_of_entities_is_too_small_to_confirm():
+    """r_sleepstudy's shape (development half): 4 subjects held out, r2 -0.98 against 0.32
+    cross-validated, p = 0.049 by the test: not a contradiction, and no confirmation either — even
+    a perfect ranking of 4 happens by chance 1 time in 24. The run is not valid, and says why."""
+    tiny = {**MODEL, "metric": "r2", "cv_score": 0.324, "cv_se": 0.06, "cv_interval": [0.17, 0.48],
+            "cv_repeats": 5, "holdout_score": -0.982, "holdout_ci": [-2.9, 0.05], "n_test": 40, "groups": "Subject",
+            "metrics": {"holdout_entities": 4, "holdout_perfect_by_chance": 1 / 24}}
+    s = session([REPEATED], [*valid_plan()[:3], model_step(tiny)])
+    checks = audit(s)
+    detail = failed(checks)["holdout_confirms_cv"]
+    assert not verdict(checks)
+    assert detail.startswith("too small to confirm: a holdout of 4 entities could not tell a working model "
+                             "from chance (even a perfect ranking of it happens by chance about 1 time in 24)")
+    assert "rests on the cross-validation alone (0.324 [95% interval 0.170–0.480] over 5 partitions)" in detail
+    assert "What to do: confirm the model on new data" in detail
+    # a few events: the bootstrap interval degenerates (every resample scores 1.0), the count does not
+    lucky = {**MODEL, "metric": "roc_auc", "cv_score": 0.80, "cv_se": 0.03, "holdout_score": 1.0,
+             "holdout_ci": [1.0, 1.0], "n_test": 9, "groups": None,
+             "metrics": {"holdout_entities": 9, "holdout_events": 2, "holdout_perfect_by_chance": 1 / 36}}
+    detail = failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(lucky)])))["holdout_confirms_cv"]
+    assert "a holdout of 9 rows (2 in its rarest class) could not tell" in detail
+    few = {**MODEL, "cv_score": 0.75, "cv_se": 0.02, "holdout_score": 0.76, "holdout_ci": [0.70, 0.82],
+           "groups": "id", "metrics": {"holdout_entities": 30, "holdout_events": 4,
+                                        "holdout_perfect_by_chance": 1 / 200}}
+    assert "(4 events)" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(few)])))[
+        "holdout_confirms_cv"]
+
+
+def test_a_holdout_with_the_power_to_tell_is_judged_as_before():
+    """The demo's 87 subjects (30 events): the test judges its low score, within the luck of its
+    size; on a holdout a perfect ranking of which happens 1 time in 200 by chance, it could not."""
+    demo = {**MODEL, "cv_score": 0.642, "cv_sd": 0.044, "cv_scores": [0.6] * 5, "holdout_score": 0.495,
+            "holdout_ci": [0.385, 0.634], "n_test": 87, "groups": "id",
+            "metrics": {"holdout_entities": 87, "holdout_events": 30, "holdout_perfect_by_chance": 1e-40}}
+    detail = {c.check: c.detail for c in audit(session([REPEATED], [*valid_plan()[:3], model_step(demo)]))}
+    assert "within the luck" in detail["holdout_confirms_cv"]
+    three = {**demo, "metrics": {"holdout_entities": 87, "holdout_events": 3, "holdout_perfect_by_chance": 1 / 200}}
+    assert "too small to confirm" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(three)])))[
+        "holdout_confirms_cv"]
+    seven = {**demo, "metrics": {"holdout_entities": 87, "holdout_events": 7, "holdout_perfect_by_chance": 1e-9}}
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(seven)])))
+    r2 = {**MODEL, "metric": "r2", "cv_score": 0.5, "cv_se": 0.05, "holdout_score": 0.55, "holdout_ci": [0.2, 0.8]}
+    for rows, small in ((6, True), (7, False)):  # 6! = 720, 7! = 5,040
+        counted = {**r2, "n_test": rows, "metrics": holdout_size("regression", np.arange(rows))}
+        checks = audit(session([], [split_step("stratified"), model_step(counted)],
+                               task=Task(kind="regression", index={"kind": "row", "label": "x"})))
+        assert ("holdout_confirms_cv" in failed(checks)) is small
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(
+        {**demo, "metrics": {}})])))  # a report from before the counts: judged by the test alone
 
 
 def test_a_holdout_without_an_interval_cannot_be_judged():

@@ -94,3 +94,32 @@ def test_a_refused_input_stops_the_kernel_launched_beside_the_checks(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing written
     assert not {pid for pid in _kernels() - before if psutil.pid_exists(pid)
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE}
+
+
+def test_the_headless_notebook_comes_without_jsonschemas_iri_grammar_and_still_validates():
+    code = """
+import sys
+from jupyter_dcpilot.engine.hosts import _new_notebook
+notebook = _new_notebook("python3")
+import nbformat
+from nbformat.v4 import new_code_cell
+notebook.cells.append(new_code_cell("1 + 1"))
+nbformat.validate(notebook)
+bad = _new_notebook("python3")
+bad.cells.append({"cell_type": "code", "source": 1})
+try:
+    nbformat.validate(bad)
+    refused = False
+except nbformat.ValidationError:
+    refused = True
+import rfc3987_syntax  # importable again once nbformat is in
+print(refused, "iri" in __import__("jsonschema").FormatChecker().checkers)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]  # a bad notebook still refused; no iri checker
+    # a process that imported jsonschema first keeps its iri formats
+    first = subprocess.run([sys.executable, "-c", "import jsonschema\n" + code], capture_output=True, text=True,
+                           timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["True", "True"]

@@ -83,3 +83,16 @@ def test_a_card_redraws_its_chart_and_once_closed_says_who_answered():
 def test_a_closed_card_with_an_open_question_says_whether_it_waits_its_turn_or_asks_nothing():
     assert closed_text(_decision()).startswith("No longer asked")
     assert closed_text(_decision(), still_open=True).startswith("Not asked now: another question comes first")
+
+
+def test_the_cards_evidence_is_words_not_key_value_pairs():
+    decision = _decision()
+    decision.question = "'leak' may give the outcome away: on its own it predicts the outcome almost perfectly (AUROC 0.998)."
+    decision.evidence = {"metric": "roc_auc", "score": 0.99763, "rank": 1, "features_scored": 3, "sample_size": 200,
+                         "next_best_score": 0.59941, "reason": "on its own it predicts the outcome almost perfectly "
+                         "(AUROC 0.998)", "missing_share": 0.25, "rows": [1, 2]}
+    card = DecisionCard(decision, "Remove leakage: leak", lambda *a: None)
+    evidence = card.header.value.split("Evidence: ")[1]
+    assert evidence.startswith("AUROC 0.998; ranked 1 of 3 features scored; the next best 0.599; "
+                               "on a sample of 200 rows; missing share 0.25</small>")
+    assert "=" not in evidence and "roc_auc" not in evidence and "on its own" not in evidence  # said once

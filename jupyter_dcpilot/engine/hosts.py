@@ -12,6 +12,7 @@ import asyncio
 import os
 import queue
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
@@ -60,13 +61,14 @@ def by_whom(via: str | None) -> str:
     return f"by agent {name}" if name is not None else by_the_user(via)
 
 
-def by_the_user(via: str | None) -> str:
-    """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"."""
+def by_the_user(via: str | None, who: str = "the user") -> str:
+    """"by the user in the panel", "... in the chat", "... with a magic", "... through agent X"
+    (``who="you"``: the same, said to the person)."""
     where = {Via.PANEL: "in the panel", Via.CHAT: "in the chat", Via.MAGIC: "with a magic",
              Via.TERMINAL: "at the terminal", Via.DECISIONS_FILE: "in the decisions file"}
     if via is None:
-        return "by the user"
-    return f"by the user {where.get(via, f'through {via}')}"  # type: ignore[call-overload]
+        return f"by {who}"
+    return f"by {who} {where.get(via, f'through {via}')}"  # type: ignore[call-overload]
 
 
 @dataclass
@@ -233,7 +235,26 @@ def socket_folder() -> str | None:
     return None
 
 
+def import_nbformat() -> None:
+    """Import nbformat without jsonschema's RFC 3987 grammar when jsonschema is not imported yet.
+
+    nbformat validates with jsonschema, whose import builds ~40 parsers for the "iri" formats
+    (rfc3987_syntax, when installed): ~1.3 s CPU of nbformat's ~1.5 s, on the command line's path
+    to its first step. No notebook schema uses those formats, nor does anything else the
+    command line's process validates (fastjsonschema checks the co-pilot's own files:
+    :mod:`.validation`), so there jsonschema goes without them: it skips a format checker whose
+    module cannot be imported. A process that imported jsonschema before keeps it as it is."""
+    if "nbformat" in sys.modules or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # "cannot be imported"
+    try:
+        import nbformat  # noqa: F401
+    finally:
+        del sys.modules["rfc3987_syntax"]
+
+
 def _new_notebook(kernel_name: str) -> Any:
+    import_nbformat()
     from nbformat.v4 import new_notebook
 
     notebook = new_notebook()

@@ -8,6 +8,7 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.csv_format import sniff
 from kernel_tools.dictionary import LABELLED
+from kernel_tools.vocabulary import metric_words
 
 from .session import Decision, Session, Step
 
@@ -76,6 +77,32 @@ def evidence_text(evidence: dict[str, Any], limit: int = 8) -> str:
             continue
         items.append(f"{key} = {value}")
     return ", ".join(items[:limit])
+
+
+def _number(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8) -> str:
+    """The evidence as a card says it, in words, not ``key = value``: a score named by its metric
+    ("AUROC 0.998"), a rank out of what was ranked, a sample's size; other keys with their
+    underscores as spaces. A ``reason`` the question already says is not said twice."""
+    ev = {k: v for k, v in evidence.items() if not isinstance(v, (dict, list))}
+    words = []
+    if ev.get("reason") and str(ev["reason"]) not in question:
+        words.append(str(ev["reason"]))
+    if "score" in ev:
+        words.append(f"{metric_words(ev['metric']) if 'metric' in ev else 'score'} {_number(ev['score'])}")
+    if "rank" in ev:
+        out_of = f" of {ev['features_scored']} features scored" if "features_scored" in ev else ""
+        words.append(f"ranked {ev['rank']}{out_of}")
+    if "next_best_score" in ev:
+        words.append(f"the next best {_number(ev['next_best_score'])}")
+    if "sample_size" in ev:
+        words.append(f"on a sample of {ev['sample_size']} rows")
+    said = {"reason", "score", "metric", "rank", "features_scored", "next_best_score", "sample_size"}
+    words += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in ev.items() if k not in said]
+    return "; ".join(words[:limit])
 
 
 def decision_markdown(decision: Decision, step: Step) -> str:

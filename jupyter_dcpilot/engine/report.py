@@ -79,6 +79,7 @@ def build_report(session: Session, model: dict[str, Any] | None,
             "cv_interval": model.get("cv_interval"), "cv_repeats": model.get("cv_repeats"),
             "estimate": model.get("estimate"),
             "holdout_score": model.get("holdout_score"), "holdout_ci": model.get("holdout_ci"),
+            "n_test": model.get("n_test"), **_holdout_counts(model),
             "features": model.get("features"), "candidates_tried": model.get("candidates_tried"),
             "degraded": model.get("degraded") or [], "card": model_card(session, model),
         },
@@ -90,6 +91,12 @@ def build_report(session: Session, model: dict[str, Any] | None,
         "llm_usage": {"calls": len(session.llm_usage),
                       "cost_usd": round(sum(u.get("cost_usd", 0) for u in session.llm_usage), 6)},
     }
+
+
+def _holdout_counts(model: dict[str, Any]) -> dict[str, Any]:
+    """The holdout's entities and events (what the verdict's power test counts), when known."""
+    metrics = model.get("metrics") or {}
+    return {k: metrics[k] for k in ("holdout_entities", "holdout_events") if k in metrics}
 
 
 def decision_entry(d: Decision) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from kernel_tools.inferences import GROUPS, Placement, TimelineColumn
 from kernel_tools.vocabulary import Confidence, EvidenceSource, TimelineGroup
 
-from .hosts import by_the_user
+from .hosts import agent_name, by_the_user, by_whom
 from .notebook import md_text
-from .structure import Structure
+from .structure import Structure, TimelineMove
 
 TITLES = {TimelineGroup.BASELINE: ("Baseline", "known when a prediction is made"),
           TimelineGroup.DURING_FOLLOW_UP: ("During follow-up", "recorded after the prediction time"),
@@ -28,6 +28,13 @@ SOURCE_WORDS = {EvidenceSource.VALUES: "the data", EvidenceSource.STRUCTURE: "th
                 EvidenceSource.PROPOSAL: "a proposal"}
 USAGE = ("Move columns: `%dctimeline move COL [COL ...] to baseline|follow-up|outcome|unknown [--why \"...\"]`; "
          "confirm where they are: `%dctimeline confirm [COL ...]`.")
+# how a proposal is taken, in the words of the host that shows it (a group as a person says it)
+SAID: dict[str, str] = {TimelineGroup.DURING_FOLLOW_UP: "follow-up", TimelineGroup.AT_OR_AFTER_OUTCOME: "outcome"}
+MAGIC_TAKE = "'%dctimeline move {column} to {group}'"
+CHAT_TAKE = "``put `{column}` in {group}``"
+CHAT_USAGE = ("Place a column, or confirm it where it is: ``put `x` in follow-up`` (or baseline, outcome, "
+              "unknown), a reason after a colon (``put `x` in baseline: drawn at admission``). "
+              "`timeline` shows this card again.")
 
 
 def group_title(group: str) -> str:
@@ -43,7 +50,7 @@ def to_confirm(structure: Structure) -> list[str]:
 @dataclass
 class ColumnView:
     column: str
-    mark: str  # "⚠ to confirm", "set by the user with a magic", or ""
+    mark: str  # "⚠ to confirm", "moved by you", "confirmed by agent X", or ""
     evidence: list[str] = field(default_factory=list)  # in words, what agrees first
     proposal: str | None = None  # a planner's proposal, in words
 
@@ -59,33 +66,54 @@ def _source(p: Placement) -> str:
     return SOURCE_WORDS.get(EvidenceSource(p.source), p.source)
 
 
-def proposal_words(entry: TimelineColumn) -> str | None:
-    """A planner's proposal for the column, in words (None: there is none)."""
+def proposal_words(entry: TimelineColumn, take: str = MAGIC_TAKE) -> str | None:
+    """A planner's proposal for the column, in words, with how to take it (``take``: the host's
+    words, formatted with the column and the group); None: there is none."""
     proposed = [p for p in entry.evidence if p.source == EvidenceSource.PROPOSAL]
     if not proposed:
         return None
     p = proposed[-1]
     reason = p.reason.split(": ", 1)[-1]
     return (f"{p.numbers.get('by') or 'the planner'} proposes {group_title(p.group).lower()}: {reason} "
-            f"(a proposal, nothing moved: '%dctimeline move {entry.column} to {p.group}' takes it)")
+            f"(a proposal, nothing moved: {take.format(column=entry.column, group=SAID.get(p.group, p.group))} takes it)")
 
 
-def column_view(entry: TimelineColumn, moved_by: dict[str, str]) -> ColumnView:
-    mark = {Confidence.LOW: "⚠ to confirm", Confidence.GIVEN: f"set {moved_by.get(entry.column, 'by the user')}"}
+def by_you(move: TimelineMove) -> str:
+    """Who placed a column, said to the person: "by you in the panel", "by agent X"."""
+    return by_whom(move.via) if agent_name(move.via) is not None else by_the_user(move.via, "you")
+
+
+def moved_words(move: TimelineMove) -> tuple[str, str]:
+    """A person's move as the card shows it: the mark ("moved by you", "confirmed by you") and
+    the evidence line that says from where, through which host, and why."""
+    verb = "confirmed" if move.before == move.group else "moved"
+    mark = f"{verb} {by_whom(move.via) if agent_name(move.via) is not None else 'by you'}"
+    line = (f"confirmed here {by_you(move)}" if verb == "confirmed" else
+            f"moved here from {group_title(move.before).lower()} {by_you(move)}" if move.before else
+            f"moved here {by_you(move)}")
+    return mark, line + (f": {move.rationale}" if move.rationale else "")
+
+
+def column_view(entry: TimelineColumn, moves: dict[str, TimelineMove], take: str = MAGIC_TAKE) -> ColumnView:
+    """One column as the card shows it; ``moves``: each column's last move by a person."""
+    move = moves.get(entry.column) if entry.confidence == Confidence.GIVEN else None
+    said = moved_words(move) if move is not None else None
+    mark = said[0] if said else "⚠ to confirm" if entry.confidence == Confidence.LOW else ""
     ruled = [p for p in entry.evidence if p.source != EvidenceSource.PROPOSAL]
-    words = [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
+    words = [said[1]] if said else []
+    words += [f"{p.reason} ({_source(p)})" for p in ruled if p.group == entry.group]
     words += [f"but {group_title(p.group).lower()}: {p.reason} ({_source(p)})" for p in ruled if p.group != entry.group]
-    proposal = proposal_words(entry) if entry.confidence != Confidence.GIVEN else None  # a person said since
-    return ColumnView(entry.column, mark.get(Confidence(entry.confidence), ""), words, proposal)
+    proposal = proposal_words(entry, take) if entry.confidence != Confidence.GIVEN else None  # a person said since
+    return ColumnView(entry.column, mark, words, proposal)
 
 
-def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
+def card_view(structure: Structure, take: str = MAGIC_TAKE) -> tuple[str, list[GroupView]] | None:
     """The card's head line and its groups in time order (None before a diagnosis with a target)."""
     card = structure.card()
     if card is None:
         return None
     unsure = to_confirm(structure)
-    moved_by = {m.column: by_the_user(m.via) for m in structure.moves}
+    moves = {m.column: m for m in structure.moves}  # the last one counts
     head = (f"Column timeline — {len(card.columns)} columns"
             + (f", predictions at {card.index}" if card.index else "")
             + (f" · {len(unsure)} to confirm" if unsure else " · nothing to confirm"))
@@ -94,8 +122,22 @@ def card_view(structure: Structure) -> tuple[str, list[GroupView]] | None:
         members = [e for e in card.columns.values() if e.group == group]
         quiet = [e.column for e in members if group == TimelineGroup.BASELINE and not e.evidence
                  and e.confidence == Confidence.HIGH]
-        groups.append(GroupView(group, [column_view(e, moved_by) for e in members if e.column not in quiet], quiet))
+        groups.append(GroupView(group, [column_view(e, moves, take) for e in members if e.column not in quiet], quiet))
     return head, groups
+
+
+def proposals_markdown(structure: Structure, columns: list[str], take: str = CHAT_TAKE) -> str:
+    """A planner's proposals for ``columns`` as a list: where each column is now and what is
+    proposed, as proposals (nothing moved); "" when none of them has one (still open)."""
+    card = structure.card()
+    lines = []
+    for column in columns:
+        entry = card.columns.get(column) if card is not None else None
+        words = proposal_words(entry, take) if entry is not None and entry.confidence != Confidence.GIVEN else None
+        if entry is not None and words:
+            now = group_title(entry.group).lower() + (", to confirm" if entry.confidence == Confidence.LOW else "")
+            lines.append(f"- `{md_text(column)}` (now {now}): {md_text(words)}")
+    return "\n".join(lines)
 
 
 NONE_YET = "No column timeline yet: the data was not diagnosed with a target (`%dcplan df --target y`)."
@@ -105,9 +147,10 @@ def _quiet(names: list[str]) -> str:
     return f"nothing places {'it' if len(names) == 1 else 'them'} after the prediction time"
 
 
-def timeline_markdown(structure: Structure) -> str:
-    """The card as Markdown."""
-    view = card_view(structure)
+def timeline_markdown(structure: Structure, usage: str = USAGE, take: str = MAGIC_TAKE) -> str:
+    """The card as Markdown (``usage`` and ``take``: how the host's user moves a column and takes
+    a proposal: the magics' words by default, the chat's :data:`CHAT_USAGE` and :data:`CHAT_TAKE`)."""
+    view = card_view(structure, take)
     if view is None:
         return NONE_YET
     head, groups = view
@@ -122,7 +165,7 @@ def timeline_markdown(structure: Structure) -> str:
                 lines.append(f"  - *{md_text(c.proposal)}*")
         if g.quiet:
             lines.append(f"- {', '.join(f'`{md_text(c)}`' for c in g.quiet)}: {_quiet(g.quiet)}")
-    return "\n".join([*lines, "", USAGE])
+    return "\n".join([*lines, "", usage])
 
 
 def timeline_html(structure: Structure) -> str:
@@ -149,4 +192,4 @@ def timeline_html(structure: Structure) -> str:
     return "".join(parts) + "</div>"
 
 
-__all__ = ["TITLES", "USAGE", "card_view", "group_title", "timeline_html", "timeline_markdown", "to_confirm"]
+__all__ = ["CHAT_TAKE", "CHAT_USAGE", "MAGIC_TAKE", "TITLES", "USAGE", "card_view", "proposals_markdown", "group_title", "timeline_html", "timeline_markdown", "to_confirm"]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
+from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
@@ -40,6 +41,7 @@ class Outcome:
     reason: str = ""
     inference: Inference | None = None  # the task, its confidence and evidence
     duration_inference: Inference | None = None  # survival: the follow-up time chosen
+    start: str | None = None  # survival over (start, stop] intervals found in the data: their start
 
     @property
     def n_classes(self) -> int:
@@ -50,7 +52,7 @@ class Outcome:
         return Outcome(self.kind, self.target, None if self.y is None else self.y[positions],
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
-                       self.event_values, self.reason, self.inference, self.duration_inference)
+                       self.event_values, self.reason, self.inference, self.duration_inference, self.start)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -194,7 +196,7 @@ def infer_task(
     values = numeric_values(s, prof) if numeric else None
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
     if task is None and _event_codes(values):
-        survival = _found_survival(df, profiles, s, target)
+        survival = _found_survival(df, profiles, s, target) or _found_intervals(df, profiles, s, target)
         if survival is not None:
             return survival
     # plain_number implies numeric values
@@ -242,6 +244,32 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
                                          "would count as 'no event'"], 0.2)],
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
+    return outcome
+
+
+def _found_intervals(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Event codes at the end of chained (start, stop] intervals of an entity, with no column
+    named as a follow-up time: survival with time-varying covariates, found from the data's
+    structure alone, so asked (low confidence) with classification as the alternative."""
+    event = event_indicator(s)
+    found = find_intervals(df, profiles, {target}) if event is not None else None
+    if event is None or found is None:
+        return None
+    reason = f"survival over (start, stop] intervals: event codes {target!r} at the end of each interval"
+    outcome = _survival(df, profiles, target, found.stop, event, reason)
+    outcome.start = found.start
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds event codes {event[1]} and the {found.reason}: survival with time-varying "
+         "covariates (each interval's values in force until its end)"],
+        [Alternative("classification", [f"'{target}' as classes with each row a unit: the rows of one "
+                                         f"'{found.id}' would count as many subjects, and an interval's "
+                                         "length would decide its class"], 0.3)],
+        details={"event_codes": event[1], "start": found.start, "stop": found.stop, "id": found.id})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, found.stop, Confidence.LOW,
+        [f"'{found.stop}' ends each interval ('{found.start}', '{found.stop}'] (from the data; no column is "
+         "named as a follow-up time)"])
     return outcome
 
 

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom, spearmanr
 
+from kernel_tools.diagnosis import intervals
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
@@ -160,15 +161,8 @@ def _start_stop(df: pd.DataFrame, entity_id: str, visit: str | None, duration: s
     the entity starts where the previous one stopped."""
     if visit is None or visit == duration:
         return False
-    start = pd.to_numeric(df[visit], errors="coerce")
-    stop = pd.to_numeric(df[duration], errors="coerce")
-    ok = start.notna() & stop.notna()
-    if ok.sum() < MIN_ROWS or (start[ok] < stop[ok]).mean() < 0.99:
-        return False
-    frame = pd.DataFrame({"id": df[entity_id], "start": start, "stop": stop})[ok].sort_values(["id", "start"])
-    previous = frame.groupby("id", sort=False)["stop"].shift()
-    follows = previous.notna()
-    return bool(follows.any() and np.isclose(frame["start"][follows], previous[follows]).mean() >= 0.9)
+    return intervals.is_chained(df, entity_id, pd.to_numeric(df[visit], errors="coerce"),
+                                pd.to_numeric(df[duration], errors="coerce"))
 
 
 def _date_days(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str]) -> dict[str, np.ndarray]:
@@ -245,9 +239,10 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
         return PredictionIndex("date", given, "given", True)
     if entity_id is not None and entity.evidence.get("share_entities_with_several_rows", 0) > 0:
         if duration is not None and _duration_constant(df, entity_id, duration) < 0.95:
-            if _start_stop(df, entity_id, visit, duration):
-                return PredictionIndex("row", visit, f"records are intervals ('{visit}', '{duration}'] "
-                                       "of one entity: each counts from its own start", start=visit)
+            start = outcome.start or visit  # the task may have found the intervals from the data
+            if _start_stop(df, entity_id, start, duration):
+                return PredictionIndex("row", start, f"records are intervals ('{start}', '{duration}'] "
+                                       "of one entity: each counts from its own start", start=start)
             return PredictionIndex("row", visit, f"'{duration}' changes between the records of an "
                                    "entity: it counts from each record's own time")
         constant = entity.evidence.get("target_constant_within_entity")

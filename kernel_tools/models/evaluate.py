@@ -42,7 +42,7 @@ from kernel_tools.models.repeats import estimate_sentence, planned_repeats, sett
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.stability import broken_folds
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
-from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval
+from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
 
 TASKS = TASK_KINDS
@@ -386,6 +386,7 @@ def _score_holdout(model, test, train, features, target, task, time, groups, cla
     pred = _predict(model, holdout[features], task, classes)
     for k, v in _metrics(task, y_test, pred, classes).items():
         metrics[f"holdout_{k}"] = v
+    metrics.update(holdout_size(task, y_test, test_groups))
     metric = PRIMARY_METRIC[task]
     with clock.phase("uncertainty"):
         holdout_ci = _holdout_interval(task, y_test, pred, classes, test_groups, clock, random_state)

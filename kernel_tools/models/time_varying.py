@@ -51,7 +51,8 @@ from kernel_tools.models.evaluate import (
 )
 from kernel_tools.models.pipelines import FeatureFrame
 from kernel_tools.models.report import ModelReport
-from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval
+from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval, holdout_size
+from kernel_tools.vocabulary import TaskKind
 
 MODEL_NAME = "Time-varying Cox (penalized)"
 PENALIZER = 0.1
@@ -338,6 +339,7 @@ def _score_holdout(model, test, train, features, roles, metrics, warnings, rando
     score = _score(y_test, pred)
     metrics["holdout_c_index"] = score
     metrics["entities_test"] = float(held[id].nunique())
+    metrics.update(holdout_size(TaskKind.SURVIVAL, y_test, held[id].to_numpy()))
     interval, _ = bootstrap_interval(lambda rows: _score(y_test[rows], pred[rows]), len(held),
                                      held[id].to_numpy(), random_state=random_state)
     return score, len(held), interval, [(model, held[features], y_test, held[id].to_numpy())]

@@ -13,12 +13,15 @@ taken as (1/J + n_val/n_train) s², n_val/n_train = 1/(k - 1).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from kernel_tools.vocabulary import TaskKind
 
 WIDE_INTERVAL = 0.1  # a 95% interval wider than this gets a warning
 BOOTSTRAP_ROUNDS = 200
@@ -102,3 +105,41 @@ def odds_in_words(probability: float) -> str:
     if probability < 0.001:
         return "fewer than 1 time in 1,000"
     return f"about 1 time in {round(1 / probability):,}"
+
+
+def holdout_size(task: str, y: np.ndarray, groups: np.ndarray | None = None) -> dict[str, float]:
+    """What a holdout's power rests on: its entities (rows without ``groups``), for classification
+    and survival its events — entities with the event, or with the rarest class — and
+    ``holdout_perfect_by_chance``: how often a model at chance would rank it perfectly (a test on
+    it can find nothing rarer; see :func:`perfect_by_chance`). ``y`` as the models take it: labels,
+    values, ``(n, 2)`` duration/event or ``(n, 3)`` start/stop/event."""
+    units = pd.Series(np.arange(len(y)) if groups is None else np.asarray(groups))
+    n = units.nunique()
+    size = {"holdout_entities": float(n)}
+    odds: float | None
+    if task == TaskKind.SURVIVAL:
+        y = np.asarray(y, dtype=float)
+        per = pd.DataFrame({"unit": units, "time": y[:, -2], "event": y[:, -1] > 0}).groupby("unit", sort=False)
+        entity = per.agg(time=("time", "max"), event=("event", "any"))
+        size["holdout_events"] = float(entity["event"].sum())
+        odds = perfect_by_chance(entity["time"].to_numpy(), entity["event"].to_numpy())
+    elif task == TaskKind.CLASSIFICATION:
+        labels = pd.Series(np.asarray(y))
+        events = min(units[labels == c].nunique() for c in labels.unique())
+        size["holdout_events"] = float(events)
+        # every entity holding every class: ranked within entities, not between them (no count says)
+        odds = 1 / math.comb(n, events) if events < n else None
+    else:
+        odds = math.exp(-math.lgamma(n + 1))
+    if odds is not None:
+        size["holdout_perfect_by_chance"] = float(odds)
+    return size
+
+
+def perfect_by_chance(time: np.ndarray, event: np.ndarray) -> float:
+    """How often a random risk score ranks every comparable pair of a survival holdout (one row
+    per entity) correctly: each event must outrank everyone still at risk after it (Harrell's
+    pairs: later times, or censored at its time), 1 chance in (those + 1) — independently for a
+    random ordering. With no censoring, 1 in n!; a regression's n values alike."""
+    at_risk = [np.sum(time > t) + np.sum((time == t) & ~event) + 1 for t in time[event]]
+    return float(np.exp(-np.sum(np.log(at_risk)))) if at_risk else 1.0

@@ -147,12 +147,26 @@ export interface ITimelineColumn {
   evidence: IPlacement[];
 }
 
+/** A person's move of a column on the timeline (structure.TimelineMove): where from, how, why. */
+export interface ITimelineMove {
+  column: string;
+  group: TimelineGroup;
+  /** The host it came through: panel, chat, magic, terminal, decisions file, or "agent <name>". */
+  via: string;
+  at: string;
+  rationale: string;
+  /** The group it was in ("" when not known). */
+  before: TimelineGroup | '';
+}
+
 /** Every feature placed relative to the prediction time (ColumnTimeline.to_dict in the kernel). */
 export interface IColumnTimeline {
   /** When a prediction is made, in words. */
   index: string;
   groups: { [group: string]: string[] };
   columns: { [column: string]: ITimelineColumn };
+  /** The people's moves, oldest first (the server's card carries them). */
+  moves?: ITimelineMove[];
 }
 
 /** Another value a structural inference could take, with its evidence (higher score: likelier). */

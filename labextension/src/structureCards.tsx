@@ -1,6 +1,13 @@
 import * as React from 'react';
 
-import { IAlternative, IColumnTimeline, IInference, IPlacement, ITimelineColumn } from './sessionApi';
+import {
+  IAlternative,
+  IColumnTimeline,
+  IInference,
+  IPlacement,
+  ITimelineColumn,
+  ITimelineMove
+} from './sessionApi';
 import { EvidenceSource, InferenceKind, TIMELINE_GROUPS, TimelineGroup } from './vocabulary';
 
 /** The groups of the timeline as the card names them, in time order, and what each means. */
@@ -19,6 +26,31 @@ const SOURCE_WORDS: { [source in EvidenceSource]: string } = {
   dictionary: 'the codebook',
   proposal: "the planner's proposal"
 };
+
+/** Where a person's move came from, in words (hosts.by_the_user, said to the person). */
+const VIA_WORDS: { [via: string]: string } = {
+  panel: 'in the panel',
+  chat: 'in the chat',
+  magic: 'with a magic',
+  terminal: 'at the terminal',
+  'decisions file': 'in the decisions file'
+};
+
+/** A person's move as the card says it: the chip ("moved by you") and the line saying from
+ * where, through which host and why (an agent's move is the agent's). */
+export function movedWords(move: ITimelineMove): { chip: string; line: string } {
+  const verb = move.before === move.group ? 'confirmed' : 'moved';
+  const agent = move.via.startsWith('agent ') ? move.via.slice('agent '.length) : null;
+  const who = agent !== null ? `by agent ${agent}` : 'by you';
+  const how = agent !== null ? who : `${who} ${VIA_WORDS[move.via] ?? `through ${move.via}`}`;
+  const where =
+    verb === 'confirmed'
+      ? 'confirmed here'
+      : move.before
+        ? `moved here from ${GROUP_WORDS[move.before].title.toLowerCase()}`
+        : 'moved here';
+  return { chip: `${verb} ${who}`, line: `${where} ${how}${move.rationale ? `: ${move.rationale}` : ''}` };
+}
 
 /** Evidence agreeing with a column's group first, then what speaks against it; a planner's
  * proposal (Claude's, from the schema) apart: it moves nothing, the expert takes it or not. */
@@ -71,10 +103,12 @@ function ProposalLine(props: {
 function TimelineColumnItem(props: {
   entry: ITimelineColumn;
   disabled: boolean;
+  move?: ITimelineMove;
   onMove?: (column: string, group: TimelineGroup) => void;
 }): JSX.Element {
   const { entry, disabled, onMove } = props;
   const { agrees, against, proposal } = evidenceOf(entry);
+  const moved = props.move && entry.confidence === 'given' ? movedWords(props.move) : null;
   const placement = (p: IPlacement, but: boolean) => (
     <li key={`${p.source}-${p.test}-${p.group}`} className={but ? 'jp-mod-against' : ''}>
       {but ? `but ${GROUP_WORDS[p.group].title.toLowerCase()}: ` : ''}
@@ -98,7 +132,9 @@ function TimelineColumnItem(props: {
             ⚠ to confirm
           </span>
         )}
-        {entry.confidence === 'given' && <span className="jp-dcpilot-chip">set by you</span>}
+        {entry.confidence === 'given' && (
+          <span className="jp-dcpilot-chip jp-dcpilot-timeline-given">{moved?.chip ?? 'set by you'}</span>
+        )}
         {onMove && (
           <span className="jp-dcpilot-timeline-controls">
             {entry.confidence === 'low' && (
@@ -129,12 +165,13 @@ function TimelineColumnItem(props: {
           </span>
         )}
       </div>
-      {agrees.length + against.length > 0 && (
+      {agrees.length + against.length > 0 || moved ? (
         <ul className="jp-dcpilot-timeline-evidence">
+          {moved && <li className="jp-dcpilot-timeline-moved">{moved.line}</li>}
           {agrees.map(p => placement(p, false))}
           {against.map(p => placement(p, true))}
         </ul>
-      )}
+      ) : null}
       {proposal && entry.confidence !== 'given' && (
         <ProposalLine column={entry.column} proposal={proposal} disabled={disabled} onMove={onMove} />
       )}
@@ -156,6 +193,7 @@ export function TimelineCard(props: {
   const { timeline, disabled = false, onMove } = props;
   const entries = Object.values(timeline.columns);
   const unsure = entries.filter(e => e.confidence === 'low');
+  const lastMove = new Map((timeline.moves ?? []).map(m => [m.column, m] as const)); // the last one counts
   return (
     <details className="jp-dcpilot-timeline" open={unsure.length > 0} aria-label="Column timeline">
       <summary>
@@ -169,9 +207,10 @@ export function TimelineCard(props: {
       )}
       {TIMELINE_GROUPS.map(group => {
         const members = entries.filter(e => e.group === group);
-        // baseline by default: nothing places them later; one line, opened to move one
+        // baseline by default: nothing places them later; one line, opened to move one (a column a
+        // person placed is shown with their word)
         const quiet = members.filter(
-          e => group === 'baseline' && e.evidence.length === 0 && e.confidence !== 'low'
+          e => group === 'baseline' && e.evidence.length === 0 && e.confidence === 'high'
         );
         const shown = members.filter(e => !quiet.includes(e));
         return (
@@ -182,7 +221,13 @@ export function TimelineCard(props: {
             </div>
             <ul className="jp-dcpilot-timeline-columns">
               {shown.map(entry => (
-                <TimelineColumnItem key={entry.column} entry={entry} disabled={disabled} onMove={onMove} />
+                <TimelineColumnItem
+                  key={entry.column}
+                  entry={entry}
+                  disabled={disabled}
+                  move={lastMove.get(entry.column)}
+                  onMove={onMove}
+                />
               ))}
             </ul>
             {quiet.length > 0 && (
@@ -197,6 +242,7 @@ export function TimelineCard(props: {
                       key={entry.column}
                       entry={entry}
                       disabled={disabled}
+                      move={lastMove.get(entry.column)}
                       onMove={onMove}
                     />
                   ))}

@@ -69,4 +69,66 @@ test.describe('Data co-pilot: the column timeline card', () => {
     await expect(column('crp_postop')).toHaveAttribute('data-confidence', 'given');
     await expect(panel.locator('.jp-dcpilot-error')).toHaveCount(0);
   });
+
+  test("shows Claude's proposal; a move through the card changes the verdict", async ({ page }) => {
+    test.setTimeout(360000);
+    await page.notebook.createNew('proposal.ipynb');
+    // a marker measured "post-op" by its name only: the rules place it in follow-up, unsure
+    await page.notebook.setCell(
+      0,
+      'code',
+      [
+        'import numpy as np, pandas as pd',
+        'rng = np.random.default_rng(4)',
+        'n = 300',
+        'marker = rng.normal(size=n)',
+        'df = pd.DataFrame({"id": np.arange(n), "age": rng.normal(60, 10, n), "marker": marker,',
+        '                   "y": (marker + rng.normal(scale=0.7, size=n) > 0).astype(int)})',
+        'df["crp_postop"] = marker * 0.5 + rng.normal(size=n)'
+      ].join('\n')
+    );
+    await page.notebook.runCell(0, true);
+
+    const panel = await startCopilot(page, 'y', 'recommended', 'claude');
+    const verdict = panel.locator('.jp-dcpilot-validity');
+    await expect(verdict).toBeVisible({ timeout: 240000 });
+    const check = (name: string) => verdict.locator(`li[data-check="${name}"]`);
+    await expect(check('structure_confirmed')).toHaveAttribute('data-passed', 'no');
+    await expect(check('structure_confirmed')).toContainText("the timing of 'crp_postop'");
+    await expect(check('known_at_index')).toHaveAttribute('data-passed', 'yes');
+
+    const card = panel.locator('.jp-dcpilot-timeline');
+    const group = (name: string) => card.locator(`.jp-dcpilot-timeline-group[data-group="${name}"]`);
+    const column = card.locator('.jp-dcpilot-timeline-column[data-column="crp_postop"]');
+    const proposal = column.locator('.jp-dcpilot-timeline-proposal');
+    // Claude's proposal, from the schema: shown as Claude's, nothing moved
+    await expect(proposal).toContainText('proposed by Claude');
+    await expect(proposal).toContainText('Baseline: measured before the operation in this study');
+    await expect(group('during_follow_up').locator('[data-column="crp_postop"]')).toHaveCount(1);
+    await expect(column).toHaveAttribute('data-confidence', 'low');
+    await column.scrollIntoViewIfNeeded();
+    await card.screenshot({ path: '../docs/images/timeline-proposal.png' });
+
+    // the expert takes it: baseline, moved by them, and nothing left to confirm
+    await proposal.locator('.jp-dcpilot-timeline-take').click();
+    await expect(group('baseline').locator('[data-column="crp_postop"]')).toHaveCount(1, { timeout: 30000 });
+    await expect(column.locator('.jp-dcpilot-timeline-given')).toHaveText('moved by you');
+    await expect(column.locator('.jp-dcpilot-timeline-moved')).toHaveText(
+      'moved here from during follow-up by you in the panel'
+    );
+    await expect(proposal).toHaveCount(0);
+    await expect(check('structure_confirmed')).toHaveAttribute('data-passed', 'yes', { timeout: 30000 });
+
+    // then learns it was measured after the outcome: the verdict says the model used it (the
+    // card folds once nothing is left to confirm: opened again)
+    await expect(card).not.toHaveAttribute('open', '');
+    await card.locator('summary').first().click();
+    await column.locator('select').selectOption('at_or_after_outcome');
+    await expect(group('at_or_after_outcome').locator('[data-column="crp_postop"]')).toHaveCount(1, {
+      timeout: 30000
+    });
+    await expect(check('known_at_index')).toHaveAttribute('data-passed', 'no', { timeout: 30000 });
+    await expect(check('known_at_index')).toContainText("'crp_postop' (at or after outcome");
+    await expect(panel.locator('.jp-dcpilot-error')).toHaveCount(0);
+  });
 });

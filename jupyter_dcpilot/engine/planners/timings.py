@@ -140,5 +140,5 @@ async def propose_timings(session: Session, client: LLMClient, kernel: KernelPro
                                      for c in proposed[:8]) if proposed else ""))
     for note in notes:
         s.log("planner", note)
-    s.changed(EventType.TIMELINE, timeline=s.structure.card_dict())
+    s.changed(EventType.TIMELINE, timeline=s.structure.card_dict(), proposed=proposed)  # the chat posts them
     return notes

@@ -239,6 +239,73 @@ describe("a planner's proposal on the timeline card", () => {
   });
 });
 
+describe('TimelineCard after a person moved columns', () => {
+  it('shows each moved column in its new group, moved or confirmed by you, from where, how and why', () => {
+    const given = (column: string, group: TimelineGroup) => ({
+      ...timeline.columns[column],
+      group,
+      confidence: 'given' as const
+    });
+    const moved: IColumnTimeline = {
+      ...timeline,
+      columns: {
+        ...timeline.columns,
+        surgery_day: given('surgery_day', 'baseline'),
+        marker: given('marker', 'baseline'),
+        los_days: given('los_days', 'at_or_after_outcome')
+      },
+      moves: [
+        {
+          column: 'surgery_day',
+          group: 'at_or_after_outcome',
+          via: 'chat',
+          at: '',
+          rationale: '',
+          before: 'during_follow_up'
+        },
+        {
+          column: 'surgery_day',
+          group: 'baseline',
+          via: 'panel',
+          at: '',
+          rationale: 'planned at admission',
+          before: 'at_or_after_outcome'
+        },
+        { column: 'marker', group: 'baseline', via: 'magic', at: '', rationale: '', before: 'baseline' },
+        {
+          column: 'los_days',
+          group: 'at_or_after_outcome',
+          via: 'agent Reviewer',
+          at: '',
+          rationale: '',
+          before: 'during_follow_up'
+        }
+      ]
+    };
+    render(<TimelineCard timeline={moved} />);
+    const column = (name: string) =>
+      document.querySelector(`.jp-dcpilot-timeline-column[data-column="${name}"]`)!;
+    const said = (name: string) => [
+      column(name).closest('.jp-dcpilot-timeline-group')?.getAttribute('data-group'),
+      column(name).querySelector('.jp-dcpilot-timeline-given')?.textContent,
+      column(name).querySelector('.jp-dcpilot-timeline-moved')?.textContent
+    ];
+    // the last move counts
+    expect(said('surgery_day')).toEqual([
+      'baseline',
+      'moved by you',
+      'moved here from at or after the outcome by you in the panel: planned at admission'
+    ]);
+    // a column confirmed where it was is shown with the person's word, not folded away
+    expect(said('marker')).toEqual(['baseline', 'confirmed by you', 'confirmed here by you with a magic']);
+    expect(said('los_days')).toEqual([
+      'at_or_after_outcome',
+      'moved by agent Reviewer',
+      'moved here from during follow-up by agent Reviewer'
+    ]);
+  });
+});
+
 describe('StructureQuestion', () => {
   it('asks a low-confidence choice with its alternatives ranked, one button each', () => {
     const answers: unknown[] = [];
