@@ -37,7 +37,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 TARGETS = {"vs_skrub_at_100k": 1.0, "vs_floor_at_1m": 1.25}
 
 
-def _timed_detectors() -> dict[str, float]:
+def timed_detectors() -> dict[str, float]:
     """Make every detector the runner calls add its seconds to the returned dict (by name;
     the per-column profiles under one name)."""
     from kernel_tools.diagnosis import registry
@@ -70,7 +70,7 @@ def worker(path: str, repeats: int) -> dict[str, Any]:
     except ImportError:
         TableReport = None
     df = pd.read_parquet(path)
-    spent = _timed_detectors()
+    spent = timed_detectors()
     diagnose(df.head(2000), target="y")  # imports the detectors' own libraries, as a kernel has
     times: dict[str, list[float]] = defaultdict(list)
     detectors: dict[str, list[float]] = defaultdict(list)

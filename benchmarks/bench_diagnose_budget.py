@@ -20,6 +20,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from bench_detectors import timed_detectors  # noqa: E402
 
 
 def frame(rows: int, columns: int, seed: int = 0) -> pd.DataFrame:
@@ -30,25 +31,6 @@ def frame(rows: int, columns: int, seed: int = 0) -> pd.DataFrame:
     return df.assign(y=rng.integers(0, 2, rows))
 
 
-def timed_checks() -> dict[str, float]:
-    """Seconds per check of every diagnosis from now on (the profiles summed as one)."""
-    from kernel_tools.diagnosis import registry
-
-    seconds: dict[str, float] = {}
-    run = registry.Detectors.run
-
-    def timed(self, name, function, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return run(self, name, function, *args, **kwargs)
-        finally:
-            key = "profiles" if name.startswith("profile of") else name
-            seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - started
-
-    registry.Detectors.run = timed  # type: ignore[method-assign]
-    return seconds
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shapes", default="5000x1000", help="ROWSxCOLUMNS, comma-separated")
@@ -56,7 +38,7 @@ def main() -> None:
     args = ap.parse_args()
     import kernel_tools as kt
 
-    seconds = timed_checks()
+    seconds = timed_detectors()
     kt.diagnose(frame(200, 5), target="y")  # warm-up: imports
     print(f"load average {os.getloadavg()[0]:.2f}; kernel_tools from {os.path.dirname(kt.__file__)}")
     for shape in args.shapes.split(","):

@@ -194,6 +194,16 @@ export function TimelineCard(props: {
   const entries = Object.values(timeline.columns);
   const unsure = entries.filter(e => e.confidence === 'low');
   const lastMove = new Map((timeline.moves ?? []).map(m => [m.column, m] as const)); // the last one counts
+  const items = (shown: ITimelineColumn[]): JSX.Element[] =>
+    shown.map(entry => (
+      <TimelineColumnItem
+        key={entry.column}
+        entry={entry}
+        disabled={disabled}
+        move={lastMove.get(entry.column)}
+        onMove={onMove}
+      />
+    ));
   return (
     <details className="jp-dcpilot-timeline" open={unsure.length > 0} aria-label="Column timeline">
       <summary>
@@ -219,34 +229,14 @@ export function TimelineCard(props: {
               <b>{GROUP_WORDS[group].title}</b> ({members.length}){' '}
               <span className="jp-dcpilot-timeline-meaning">{GROUP_WORDS[group].meaning}</span>
             </div>
-            <ul className="jp-dcpilot-timeline-columns">
-              {shown.map(entry => (
-                <TimelineColumnItem
-                  key={entry.column}
-                  entry={entry}
-                  disabled={disabled}
-                  move={lastMove.get(entry.column)}
-                  onMove={onMove}
-                />
-              ))}
-            </ul>
+            <ul className="jp-dcpilot-timeline-columns">{items(shown)}</ul>
             {quiet.length > 0 && (
               <details className="jp-dcpilot-timeline-quiet">
                 <summary>
                   {quiet.map(e => e.column).join(', ')}: nothing places {quiet.length === 1 ? 'it' : 'them'}{' '}
                   after the prediction time
                 </summary>
-                <ul className="jp-dcpilot-timeline-columns">
-                  {quiet.map(entry => (
-                    <TimelineColumnItem
-                      key={entry.column}
-                      entry={entry}
-                      disabled={disabled}
-                      move={lastMove.get(entry.column)}
-                      onMove={onMove}
-                    />
-                  ))}
-                </ul>
+                <ul className="jp-dcpilot-timeline-columns">{items(quiet)}</ul>
               </details>
             )}
           </section>
