@@ -94,6 +94,11 @@ def test_the_holdout_counts_its_entities_and_events(clf, surv):
     grouped = holdout_size("classification", np.array([1, 1, 0, 0, 0, 1]), np.array([7, 7, 8, 8, 9, 9]))
     assert grouped == {"holdout_entities": 3, "holdout_events": 2, "holdout_perfect_by_chance": 1 / 3}
     assert holdout_size("regression", np.arange(4.0))["holdout_perfect_by_chance"] == pytest.approx(1 / 24)
+    # several classes, one per row: all of them must be ranked apart, not only the rarest from the rest
+    six = np.repeat(np.arange(6), [2, 5, 6, 8, 9, 13])
+    odds = holdout_size("classification", six)["holdout_perfect_by_chance"]
+    assert odds == pytest.approx(math.prod(math.factorial(k) for k in (2, 5, 6, 8, 9, 13)) / math.factorial(43))
+    assert odds < 1e-20 < 1 / math.comb(43, 2)
     # every entity holds both classes: no count says how well it could be ranked
     assert "holdout_perfect_by_chance" not in holdout_size("classification", np.array([0, 1, 0, 1]),
                                                            np.array([1, 1, 2, 2]))

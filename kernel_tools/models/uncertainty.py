@@ -125,10 +125,17 @@ def holdout_size(task: str, y: np.ndarray, groups: np.ndarray | None = None) -> 
         odds = perfect_by_chance(entity["time"].to_numpy(), entity["event"].to_numpy())
     elif task == TaskKind.CLASSIFICATION:
         labels = pd.Series(np.asarray(y))
-        events = min(units[labels == c].nunique() for c in labels.unique())
+        counts = [units[labels == c].nunique() for c in labels.unique()]
+        events = min(counts)
         size["holdout_events"] = float(events)
-        # every entity holding every class: ranked within entities, not between them (no count says)
-        odds = 1 / math.comb(n, events) if events < n else None
+        if len(counts) > 1 and sum(counts) == n:
+            # one class per entity: every class ranked apart from the others (a macro AUC of 1) is one
+            # of n! / (n_1! ... n_k!) orderings; with two classes C(n, e)
+            odds = math.exp(sum(math.lgamma(k + 1) for k in counts) - math.lgamma(n + 1))
+        else:
+            # entities holding several classes: the rarest against the rest; every entity holding
+            # every class: ranked within entities, not between them (no count says)
+            odds = 1 / math.comb(n, events) if events < n else None
     else:
         odds = math.exp(-math.lgamma(n + 1))
     if odds is not None:
