@@ -10,20 +10,12 @@ import json
 import pytest
 from fake_anthropic import FakeAnthropic, tool_use
 from test_engine_claude import plan_answer
+from test_magics_timeline import FRAME  # two columns whose names alone place them later (to confirm)
 from test_persona import chat, notebook_running, persona_posts, say  # noqa: F401 (the chat fixture)
 from test_server_sessions import wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
-# two columns whose names alone place them after the prediction time (low confidence: to confirm)
-FRAME = (
-    "import numpy as np, pandas as pd\n"
-    "rng = np.random.default_rng(0); n = 200\n"
-    "x1, x2 = rng.normal(size=n), rng.normal(size=n)\n"
-    "y = (x1 + rng.normal(size=n) > 0).astype(int)\n"
-    "df = pd.DataFrame({'x1': x1, 'x2': x2, 'albumin_at_discharge': rng.normal(size=n),\n"
-    "                   'sample_received_min': rng.gamma(2, size=n), 'y': y})\n"
-)
 REASONS = {"albumin_at_discharge": ("baseline", "albumin is drawn at admission in this study"),
            "sample_received_min": ("at_or_after_outcome", "the turnaround of the sample behind the result")}
 
