@@ -35,6 +35,13 @@ $(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock
 	$(BIN)/jlpm build
 	$(BIN)/jupyter-builder develop --overwrite .
 	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
+	touch $@ $(VENV)/.built
+
+# the frontend's sources: the tests rebuild the bundle when one changed since the last build
+# (a fresh install has just built it and stamped it: after the install, not because of it)
+FRONTEND := $(shell find labextension -type f -not -path '*/__tests__/*') package.json tsconfig.json
+$(VENV)/.built: $(FRONTEND) | $(VENV)/.installed
+	$(BIN)/jlpm build
 	touch $@
 
 $(VENV)/.ui-tests-installed: $(VENV)/.python-installed ui-tests/package.json ui-tests/yarn.lock
@@ -52,9 +59,8 @@ lock:
 demo: install-python
 	$(BIN)/jupyter dcpilot demo --out dcpilot-out/demo --force
 
-# the frontend is rebuilt every time (seconds, incremental): the browser tests load the built bundle
-test: install
-	$(BIN)/jlpm build
+# the browser tests load the built bundle: rebuilt first if a frontend source changed
+test: install $(VENV)/.built
 	$(BIN)/python scripts/run_all_tests.py
 
 # the inner loop: every test not marked slow, on both cores (no browser, no end-to-end runs)
@@ -65,11 +71,11 @@ test-python: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not serial"
 	$(BIN)/python -m pytest -m serial
 
-test-js: install
-	$(BIN)/jlpm build && $(BIN)/jlpm test
+test-js: install $(VENV)/.built
+	$(BIN)/jlpm test
 
-test-ui: install
-	$(BIN)/jlpm build && cd ui-tests && $(BIN)/jlpm playwright test
+test-ui: install $(VENV)/.built
+	cd ui-tests && $(BIN)/jlpm playwright test
 
 # Quality (co-pilot vs naive vs oracle), speed (diagnose vs Datalab vs ydata-profiling),
 # checkpoint benchmarks, end to end at scale (bench_scale.py) and Dask on data larger than memory
@@ -91,4 +97,4 @@ generated: install
 	$(BIN)/python -m jupyter_dcpilot.engine.schema --typescript > labextension/src/findingTypes.ts
 
 clean:
-	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results
+	rm -rf lib jupyter_dcpilot/labextension tsconfig.tsbuildinfo dcpilot-out ui-tests/test-results $(VENV)/.built

@@ -361,6 +361,7 @@ def test_parquet_reads_counts_the_bytes_dask_asks_for(tmp_path):
     assert reads.most_per_file() == 2
 
 
+@pytest.mark.slow  # two benchmark runs in child processes (~25 s on 2 shared cores)
 def test_bench_dask_tiny_and_one_part_again(tmp_path):
     """The Dask benchmark on 20,000 generated rows (both diagnoses, no end-to-end run): the
     findings compared and the section written; ``--only diagnose-pandas`` then measures that
