@@ -29,19 +29,21 @@ $(VENV)/.python-installed: pyproject.toml kernel_tools/pyproject.toml requiremen
 	$(BIN)/python scripts/install_python.py $(BIN)/python
 	touch $@
 
-# Then the JupyterLab extension, built once, and beside it the browser tests' packages
-$(VENV)/.installed: $(VENV)/.python-installed package.json yarn.lock
+# Then the JupyterLab extension: its packages, its bundle, and the bundle linked into the venv
+# once (a rebuild updates the linked folder in place); beside it the browser tests' packages
+$(VENV)/.js-installed: $(VENV)/.python-installed package.json yarn.lock
 	$(BIN)/jlpm install
+	touch $@
+
+# the bundle, built once on a fresh install and again only when a frontend source changed
+FRONTEND := $(shell find labextension -type f -not -path '*/__tests__/*') package.json tsconfig.json
+$(VENV)/.built: $(VENV)/.js-installed $(FRONTEND)
 	$(BIN)/jlpm build
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.js-installed | $(VENV)/.built
 	$(BIN)/jupyter-builder develop --overwrite .
 	$(BIN)/jupyter server extension enable --sys-prefix jupyter_dcpilot
-	touch $@ $(VENV)/.built
-
-# the frontend's sources: the tests rebuild the bundle when one changed since the last build
-# (a fresh install has just built it and stamped it: after the install, not because of it)
-FRONTEND := $(shell find labextension -type f -not -path '*/__tests__/*') package.json tsconfig.json
-$(VENV)/.built: $(FRONTEND) | $(VENV)/.installed
-	$(BIN)/jlpm build
 	touch $@
 
 $(VENV)/.ui-tests-installed: $(VENV)/.python-installed ui-tests/package.json ui-tests/yarn.lock
