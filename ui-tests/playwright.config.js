@@ -8,9 +8,7 @@ module.exports = {
   ...baseConfig,
   timeout: 120000,
   retries: 0,
-  // two specs at once, each in its own folder against the one server: most of a spec's time is
-  // waits on a kernel or the panel, which the other spec fills (13 specs passed so at load 9)
-  workers: 2,
+  workers: 1,
   reporter: [['list']],
   use: {
     ...baseConfig.use,
