@@ -73,10 +73,24 @@ def test_far_out_values_are_clipped_to_the_fences_and_flags_keep_their_values():
 
 def test_a_trend_continues_past_the_fitted_range_inside_the_fences():
     """A later year of a trend lies beyond the years a fold was fitted on: left as it is."""
-    years = np.arange(1947.0, 1959.0).reshape(-1, 1)  # 12 years: fences 1933.25-1971.75
+    years = np.arange(1947.0, 1959.0).reshape(-1, 1)  # 12 years: fences near 1933 and 1972
     clip = FarOutClip().fit(years)
     out = clip.transform(np.array([[1960.0], [1962.0], [19620.0], [1000.0]])).ravel()
-    assert out == pytest.approx([1960.0, 1962.0, 1971.75, 1933.25])
+    assert list(out[:2]) == [1960.0, 1962.0] and 1971 < out[2] < 1973 and 1932 < out[3] < 1934
+
+
+def test_a_skewed_positive_column_keeps_its_real_tail_and_loses_a_typo():
+    """Fences on the log scale for positive values: the largest firms' assets (a lognormal tail)
+    stay; a value typed x100 in a column of blood pressures is still clipped."""
+    rng = np.random.default_rng(1)
+    assets = rng.lognormal(7, 1.5, 250)
+    bp = rng.normal(94, 14, 250)
+    clip = FarOutClip().fit(np.column_stack([assets, bp]))
+    q1, q3 = np.percentile(assets, [25, 75])
+    assert assets.max() > q3 + 3 * (q3 - q1)  # the data exercise it: fences on its own scale would clip it
+    big = np.array([[assets.max(), 94.0 * 100]])
+    out = clip.transform(big)
+    assert out[0, 0] == assets.max() and 150 < out[0, 1] < 250
 
 
 def test_a_regressor_never_predicts_beyond_the_fences_of_the_target_it_learned():

@@ -153,14 +153,18 @@ def far_out_fences(values: np.ndarray, k: float = FAR_OUT) -> tuple[np.ndarray, 
 
 
 class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Clip each column to its far-out fences learned at fit (:func:`far_out_fences`).
+    """Clip each column to its far-out fences learned at fit (:func:`far_out_fences`), drawn on
+    the log scale for a column of positive values.
 
     A linear model extrapolates along a value typed x100 (a blood pressure of 10,831): one such
     value in a validation fold made a Ridge fold score R² -937. Trees are immune (they split on
     order); a linear model needs the tails bounded. Values inside the fences, the bulk of any
-    column, are untouched, so coefficients keep their meaning. The fences may lie beyond the
-    fitted range: a trend (a year, a growing GNP) continues past it in a later row, and holding
-    such values to the range cost a 16-row table (Longley) a fold at R² -2.47.
+    column, are untouched, so coefficients keep their meaning. A positive measure spreads by
+    factors (assets, counts, prices): fences on its own scale clipped the real assets of the
+    largest firms (Ornstein, a Ridge 0.56 -> 0.32), on the log scale they do not, and a value typed
+    x100 is still 4.6 log units out. The fences may lie beyond the fitted range: a trend (a year,
+    a growing GNP) continues past it in a later row, and holding such values to the range cost a
+    16-row table (Longley) a fold at R² -2.47.
     """
 
     def __init__(self, k: float = FAR_OUT):
@@ -168,7 +172,11 @@ class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None) -> FarOutClip:
         values = np.asarray(X, dtype=float)
-        self.lower_, self.upper_ = far_out_fences(values, self.k)
+        positive = np.nanmin(values, axis=0) > 0
+        lower, upper = far_out_fences(values, self.k)
+        log_lower, log_upper = far_out_fences(np.log(np.where(positive, values, 1.0)), self.k)
+        self.lower_ = np.where(positive, np.exp(log_lower), lower)
+        self.upper_ = np.where(positive, np.exp(log_upper), upper)
         self.n_features_in_ = values.shape[1]
         return self
 
