@@ -398,3 +398,26 @@ def test_an_estimate_one_broken_fold_decides_is_not_valid_and_missing_fold_score
     assert "fold scores agree" in {c.check: c.detail for c in audit(s, {**broken, "cv_scores": broken["cv_scores"][:-1]})}["cv_stable"]
     unrecorded = failed(audit(s, {**MODEL, "cv_scores": None}))
     assert "0 finite fold score(s)" in unrecorded["cv_stable"] and "could not be checked" in unrecorded["cv_stable"]
+
+
+def test_tiny_folds_that_scatter_pass_and_a_model_worse_than_the_mean_is_said_so():
+    """R's trees (development half), 24 training rows in folds of 4-5: two folds' own R² near
+    -1.3, their errors ordinary against every fold's targets; R's warpbreaks: out-of-fold
+    predictions that err more than the mean would."""
+    s = session([REPEATED], valid_plan(), task=Task(kind="regression", target="y", id="id", index=INDEX_FIRST))
+    trees = {**MODEL, "metric": "r2", "cv_score": 0.604,
+             "cv_scores": [0.95, 0.91, -1.33, 0.88, 0.93, 0.63, 0.92, -1.07, 0.9, 0.94, 0.89, 0.93, 0.91, 0.86, 0.92],
+             "cv_shared_scores": [0.95, 0.92, 0.79, 0.9, 0.94, 0.71, 0.93, 0.8, 0.92, 0.95, 0.9, 0.94, 0.92, 0.88, 0.93]}
+    assert "far below" in failed(audit(s, {**trees, "cv_shared_scores": None}))["cv_stable"]  # own R² alone
+    passed = {c.check: c for c in audit(s, trees)}["cv_stable"]
+    assert passed.passed and "pooled out-of-fold r2, is 0.892" in passed.detail
+    warp = {**trees, "cv_score": -0.361, "cv_scores": [-0.13, -1.64, 0.2, -0.3, 0.1, -1.44, -0.05, 0.15],
+            "cv_shared_scores": [0.15, -0.2, 0.3, 0.05, 0.2, -0.1, 0.1, 0.12]}
+    why = failed(audit(s, {**warp, "cv_shared_scores": [0.15, -0.62, 0.1, -0.3, 0.0, -0.55, -0.1, 0.12]}))["cv_stable"]
+    assert why.startswith("the model predicts worse than the mean of the target would") and "r2 -0.150" in why
+    assert "cv_stable" not in failed(audit(s, warp))  # pooled r2 0.078: above the mean, if barely
+    own = failed(audit(s, {**warp, "cv_shared_scores": None}))["cv_stable"]
+    assert "worse than the mean" in own and "each fold's own mean" in own
+    # a broken fold on the shared scale is named as one, not as a model worse than the mean
+    typo = failed(audit(s, {**trees, "cv_shared_scores": [*trees["cv_shared_scores"][:-1], -900.0]}))["cv_stable"]
+    assert typo.startswith("1 of 15 folds score far below the others (r2 against the variance")

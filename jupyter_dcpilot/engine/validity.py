@@ -39,6 +39,7 @@ the model the step of the ``model`` stage, custom code a step of an episode whos
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Callable
@@ -47,7 +48,7 @@ from typing import Any
 
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline
-from kernel_tools.models.stability import broken_folds
+from kernel_tools.models.stability import SHARED_LABEL, broken_folds
 from kernel_tools.vocabulary import METRIC, FindingKind, Gate, InferenceKind, StepStatus, TaskKind, TimelineGroup
 
 from .episodes import Episode, library, stage_of
@@ -337,17 +338,39 @@ def _documented(session: Session, features: set[str]) -> Check | None:
 
 
 def _cv_stable(model: dict[str, Any]) -> Check:
-    """The cross-validated estimate is the model's usual skill, not one broken fold's."""
-    scores = [s for s in model.get("cv_scores") or [] if isinstance(s, (int, float))]
+    """The cross-validated estimate is the model's usual skill, not one broken fold's, and a
+    regression beats predicting the mean. A regression's folds are judged on their shared scale
+    (:func:`~kernel_tools.models.stability.shared_scale`): a fold of 3 rows has little variance of
+    its own, so its own R² scatters where its errors do not."""
+    shared = _finite_scores(model.get("cv_shared_scores"))
+    scores = shared or _finite_scores(model.get("cv_scores"))
+    metric = str(model.get("metric"))
     try:
-        broken = broken_folds(scores, str(model.get("metric")))
+        broken = broken_folds(scores, SHARED_LABEL if shared else metric)
     except ValueError as error:
         return Check("cv_stable", False, f"{error}: whether one fold decides the cross-validated estimate "
                      "could not be checked")
     if broken:
         return Check("cv_stable", False, broken)
+    if metric == "r2" and (mean := statistics.fmean(scores)) < 0:
+        return Check("cv_stable", False, _worse_than_the_mean(mean, bool(shared)))
     return Check("cv_stable", True, f"the {len(scores)} fold scores agree: none lies far below their median "
-                 f"{statistics.median(scores):.3f}")
+                 f"{statistics.median(scores):.3f}" + (f" ({SHARED_LABEL}; their mean, the pooled out-of-fold r2, "
+                                                       f"is {statistics.fmean(scores):.3f})" if shared else ""))
+
+
+def _finite_scores(values: Any) -> list[float]:
+    return [float(s) for s in values or [] if isinstance(s, (int, float)) and math.isfinite(s)]
+
+
+def _worse_than_the_mean(mean: float, shared: bool) -> str:
+    """Why a regression whose folds score below 0 on average is not a working model."""
+    if shared:
+        return (f"the model predicts worse than the mean of the target would: its out-of-fold predictions score "
+                f"r2 {mean:.3f} against the variance of every fold's targets (below 0: a constant, the "
+                "training mean, errs less)")
+    return (f"the model predicts worse than the mean of the target would: its folds score r2 {mean:.3f} on "
+            "average (below 0: each fold's own mean errs less)")
 
 
 def _holdout_confirms(model: dict[str, Any]) -> Check:

@@ -40,7 +40,7 @@ from kernel_tools.models.calibration import classification_calibration, evaluati
 from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
-from kernel_tools.models.stability import broken_folds
+from kernel_tools.models.stability import SHARED_LABEL, broken_folds, shared_scale
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
@@ -194,7 +194,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         target=target,
         metric=metric,
         cv_score=chosen["cv_mean"],
-        cv_scores=chosen["cv_scores"],
+        cv_scores=chosen["cv_scores"], cv_shared_scores=chosen.get("shared_scores"),
         holdout_score=holdout_score,
         metrics=metrics,
         model_name=best,
@@ -254,7 +254,8 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
         chosen.update(cv_scores=[float(v) for v in scores], cv_mean=float(np.nanmean(scores)),
                       cv_std=float(np.nanstd(scores)), repeats=done,
                       means={k: float(v) for k, v in table.mean().items()},
-                      stds={k: float(v) for k, v in table.std(ddof=0).items()})
+                      stds={k: float(v) for k, v in table.std(ddof=0).items()},
+                      shared_scores=shared_scale(table["rmse"].tolist(), y_cv) if task == TaskKind.REGRESSION else None)
     interval = cv_interval(chosen["cv_scores"], n_folds)
     ci, se = interval if interval is not None else (None, None)
     sentence = estimate_sentence(task, PRIMARY_METRIC[task], chosen["cv_mean"], ci, n_folds, done,
@@ -505,10 +506,12 @@ def _halving_search(cand, X, y, folds, task, classes, random_state):
 
 
 def _broken(result: dict[str, Any], metric: str) -> str | None:
-    """:func:`~kernel_tools.models.stability.broken_folds` of a candidate's fold scores (None
-    also when too few are finite to tell: the verdict says so)."""
+    """:func:`~kernel_tools.models.stability.broken_folds` of a candidate's fold scores, a
+    regression's on their shared scale (None also when too few are finite to tell: the verdict
+    says so)."""
+    shared = result.get("shared_scores")
     try:
-        return broken_folds(result["cv_scores"], metric)
+        return broken_folds(shared or result["cv_scores"], SHARED_LABEL if shared else metric)
     except ValueError:
         return None
 
@@ -897,6 +900,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
         "oof": oof,
         "oof_survival": oof_survival,
         "per_fold": per_fold,
+        "shared_scores": shared_scale(table["rmse"].tolist(), y) if task == TaskKind.REGRESSION else None,
         "seconds": perf_counter() - began,
     }
 

@@ -143,15 +143,28 @@ class MissingPatterns(TransformerMixin, BaseEstimator):
         return np.asarray([f"missing_{names[j]}" for j in self.columns_], dtype=object)
 
 
+def far_out_fences(values: np.ndarray, k: float = FAR_OUT) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the quartiles -/+ ``k`` interquartile ranges; a column whose quartiles
+    coincide (mostly one value, e.g. a 0/1 flag) gets its observed range instead."""
+    low, high = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+    q1, q3 = np.nanpercentile(values, [25, 75], axis=0)
+    iqr = q3 - q1
+    return np.where(iqr > 0, q1 - k * iqr, low), np.where(iqr > 0, q3 + k * iqr, high)
+
+
 class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Clip each column to its far-out fences learned at fit: the quartiles -/+ ``k``
-    interquartile ranges, never beyond the column's fitted range.
+    """Clip each column to its far-out fences learned at fit (:func:`far_out_fences`), drawn on
+    the log scale for a column of positive values.
 
     A linear model extrapolates along a value typed x100 (a blood pressure of 10,831): one such
     value in a validation fold made a Ridge fold score R² -937. Trees are immune (they split on
     order); a linear model needs the tails bounded. Values inside the fences, the bulk of any
-    column, are untouched, so coefficients keep their meaning; a column whose quartiles coincide
-    (mostly one value, e.g. a 0/1 flag) is only held within its fitted range.
+    column, are untouched, so coefficients keep their meaning. A positive measure spreads by
+    factors (assets, counts, prices): fences on its own scale clipped the real assets of the
+    largest firms (Ornstein, a Ridge 0.56 -> 0.32), on the log scale they do not, and a value typed
+    x100 is still 4.6 log units out. The fences may lie beyond the fitted range: a trend (a year,
+    a growing GNP) continues past it in a later row, and holding such values to the range cost a
+    16-row table (Longley) a fold at R² -2.47.
     """
 
     def __init__(self, k: float = FAR_OUT):
@@ -159,11 +172,11 @@ class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None) -> FarOutClip:
         values = np.asarray(X, dtype=float)
-        low, high = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
-        q1, q3 = np.nanpercentile(values, [25, 75], axis=0)
-        iqr = q3 - q1
-        self.lower_ = np.where(iqr > 0, np.maximum(low, q1 - self.k * iqr), low)
-        self.upper_ = np.where(iqr > 0, np.minimum(high, q3 + self.k * iqr), high)
+        positive = np.nanmin(values, axis=0) > 0
+        lower, upper = far_out_fences(values, self.k)
+        log_lower, log_upper = far_out_fences(np.log(np.where(positive, values, 1.0)), self.k)
+        self.lower_ = np.where(positive, np.exp(log_lower), lower)
+        self.upper_ = np.where(positive, np.exp(log_upper), upper)
         self.n_features_in_ = values.shape[1]
         return self
 
@@ -172,20 +185,26 @@ class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return np.clip(np.asarray(X, dtype=float), self.lower_, self.upper_)
 
 
-class WithinTargetRange(RegressorMixin, BaseEstimator):
-    """A regressor whose predictions are clipped to the range of the target it was fitted on.
+class WithinTargetFences(RegressorMixin, BaseEstimator):
+    """A regressor whose predictions are clipped to the far-out fences of the target it was
+    fitted on (:func:`far_out_fences`, never inside its observed range).
 
     A model must not predict far outside what it learned from: a linear model meeting an
-    unusual row extrapolates without bound, and one wild prediction decides a fold's R².
+    unusual row extrapolates without bound, and one wild prediction decides a fold's R². A
+    prediction a little past the largest target seen is often right (the next year of a trend,
+    the biggest tree): clipping at the observed range cost Longley's cross-validated R² 0.885 ->
+    0.676, so only predictions beyond the fences are held.
     """
 
-    def __init__(self, regressor: Any):
+    def __init__(self, regressor: Any, k: float = FAR_OUT):
         self.regressor = regressor
+        self.k = k
 
-    def fit(self, X, y) -> WithinTargetRange:
+    def fit(self, X, y) -> WithinTargetFences:
         self.regressor_ = clone(self.regressor).fit(X, y)
-        target = np.asarray(y, dtype=float)
-        self.range_ = (float(np.nanmin(target)), float(np.nanmax(target)))
+        target = np.asarray(y, dtype=float).reshape(-1, 1)
+        lower, upper = far_out_fences(target, self.k)
+        self.range_ = (min(float(lower[0]), float(np.nanmin(target))), max(float(upper[0]), float(np.nanmax(target))))
         self.n_features_in_ = getattr(self.regressor_, "n_features_in_", np.asarray(X).shape[1])
         return self
 
@@ -289,7 +308,7 @@ def candidates(
         names = ("LogisticRegression", "HistGradientBoostingClassifier")
     else:
         tree = HistGradientBoostingRegressor(**settings)
-        linear = WithinTargetRange(Ridge(alpha=1.0))
+        linear = WithinTargetFences(Ridge(alpha=1.0))
         names = ("Ridge", "HistGradientBoostingRegressor")
     return [
         Candidate(names[0], encoded(linear), explainable=True),

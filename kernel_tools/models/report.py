@@ -30,6 +30,9 @@ class ModelReport:
     - ``cv_interval``: ``[lo, hi]``, 95% interval of the cross-validated mean (corrected for the
       folds sharing rows), ``cv_se`` its standard error; ``cv_repeats``: how many random
       partitions into folds it averages; ``estimate``: which estimate it is and why, in a sentence.
+    - ``cv_shared_scores`` (regression): each fold's R² against the variance of every
+      cross-validated target, not its own few rows' (:func:`~kernel_tools.models.stability.shared_scale`):
+      what the fold stability check reads; their mean is the pooled out-of-fold R².
     - ``calibration``: for classification ``{"brier", "curve"}``; for survival
       ``{"integrated_brier", "time" (the median follow-up), "curve"}``; ``curve`` holds lists
       ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
@@ -70,6 +73,7 @@ class ModelReport:
     cv_se: float | None = None
     cv_repeats: int = 1
     estimate: str = ""
+    cv_shared_scores: list[float] | None = None
 
     def __repr__(self) -> str:
         """One paragraph: what a reader (or the co-pilot reading text output) needs first."""
@@ -110,6 +114,7 @@ class ModelReport:
                 "metric": self.metric,
                 "cv_score": self.cv_score,
                 "cv_scores": self.cv_scores,
+                "cv_shared_scores": self.cv_shared_scores,
                 "holdout_score": self.holdout_score,
                 "metrics": self.metrics,
                 "model_name": self.model_name,

@@ -9,6 +9,15 @@ metric's units, so a tight set of folds with one merely weaker fold is not calle
 Ten robust standard deviations is far beyond what fold-to-fold luck produces (Tukey's
 "far out" fence sits near 4.7); the absolute floor keeps near-identical folds (a spread of
 0.001) from making an ordinary dip look wild.
+
+A regression fold's own R² is no fair witness on small data: it measures the fold's errors
+against the variance of the fold's own few targets, and three trees of similar size have almost
+none, so ordinary errors score R² -1.3 there (31 trees, 15 folds of 5-7 rows, a median fold of
+0.91). :func:`shared_scale` measures every fold's errors against the variance of all the
+cross-validated targets instead: a fold is then broken only when its *errors* are far larger
+than its siblings' (the typo fold at R² -937 stays far out), and the folds' mean on that scale
+is the R² of the pooled out-of-fold predictions, which says whether the model beats predicting
+the mean at all.
 """
 
 from __future__ import annotations
@@ -19,7 +28,17 @@ import numpy as np
 
 FAR_SPREADS = 10.0
 MIN_GAP = 0.25  # in the metric's units (R², AUROC, C-index)
+SHARED_LABEL = "r2 against the variance of every fold's targets"  # how :func:`shared_scale` scores are named
 MIN_FOLDS = 3  # fewer fold scores cannot tell a broken fold from the rest
+
+
+def shared_scale(fold_rmse: Sequence[float], y: np.ndarray) -> list[float]:
+    """Each regression fold's R² against the variance of every cross-validated target
+    (``1 - RMSE² / Var(y)``) rather than of its own rows'."""
+    variance = float(np.nanvar(np.asarray(y, dtype=float)))
+    if not variance > 0:
+        return [float("nan")] * len(fold_rmse)
+    return [1.0 - float(r) ** 2 / variance for r in fold_rmse]
 
 
 def broken_folds(scores: Sequence[float], metric: str) -> str | None:
