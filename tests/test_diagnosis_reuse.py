@@ -114,3 +114,39 @@ def test_the_kept_results_are_copies():
     first.kind = "changed by a detector"
     again = reuse.Memo(df)
     assert again.get(again.key("profile", "a", len(df)), lambda: None).kind != "changed by a detector"
+
+
+def test_a_dtype_fix_the_label_model_does_not_read_keeps_its_fit(monkeypatch):
+    """The benchmark's table: fixing the text dates (a column the label model leaves out) changes
+    neither its matrix nor its labels, so its out-of-fold probabilities are the last diagnosis's;
+    the findings are a full diagnosis's, label issues among them."""
+    from bench_scale import make_tables
+
+    from kernel_tools.diagnosis import labels
+
+    df = make_tables(2000)[0]
+    fixed, _ = kt.fix_dtypes(df, columns=["admitted"], na_tokens=[], sentinels={})
+    hints = {"target": "outcome", "id": "patient_id", "task": "classification"}
+    fits = []
+    fit = labels.out_of_fold_probabilities
+    monkeypatch.setattr(labels, "out_of_fold_probabilities", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    incremental, full, _ = _incremental_and_full(df, fixed, **hints)
+    assert incremental == full
+    assert "label_issues" in incremental
+    assert len(fits) == 2  # the first diagnosis and the one from scratch; the re-diagnosis fitted none
+
+
+def test_the_label_model_is_fitted_again_when_a_label_changes(monkeypatch):
+    from bench_scale import make_tables
+
+    from kernel_tools.diagnosis import labels
+
+    df = make_tables(2000)[0]
+    flipped = df.copy()
+    flipped.loc[flipped.index[:40], "outcome"] = 1 - flipped["outcome"].iloc[:40]
+    fits = []
+    fit = labels.out_of_fold_probabilities
+    monkeypatch.setattr(labels, "out_of_fold_probabilities", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    incremental, full, _ = _incremental_and_full(df, flipped, target="outcome", id="patient_id")
+    assert incremental == full
+    assert len(fits) == 3  # other labels: no diagnosis took another's fit

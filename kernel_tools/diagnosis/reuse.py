@@ -7,8 +7,9 @@ profiles and single-feature scores (the per-column share of a diagnosis: about a
 unchanged is decided by its values — a fingerprint of every value, its dtype and name, and the
 frame's index — never by what the step says it did, so a column changed in place is checked
 afresh and a notebook's own ``kt.diagnose`` calls gain alike. The detectors that read several
-columns together (duplicates, entity, leakage, label issues, the timeline ...) always run again:
-their inputs changed. Only the last diagnosis's results are kept (memory: one per column).
+columns together (duplicates, entity, leakage, the timeline ...) run again; the label check's
+model is kept when its whole input matrix and labels are unchanged (a dtype fix of a date it
+does not read leaves them so: ~1 s of a 10k-row re-diagnosis). Only the last diagnosis's results are kept (memory: one per column).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ class Memo:
         if own is None or self.index is None:
             return None
         return (what, column, own, self.index, *context)
+
+    def key_of(self, what: str, *values: Any) -> tuple | None:
+        """A key for a result computed from ``values`` alone (arrays; numbers and text as they
+        are), such as a model fitted on a matrix: None when an array cannot be fingerprinted."""
+        parts = [fingerprint(v) if isinstance(v, np.ndarray) else repr(v) for v in values]
+        return None if None in parts else (what, *parts)
 
     def get(self, key: tuple | None, compute: Callable[[], Any]) -> Any:
         """The result kept under ``key`` (a copy: detectors never share a mutable result), else

@@ -218,7 +218,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
                   features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline,
-                  clock=run.clock)
+                  clock=run.clock, memo=memo)
     findings += run.run_registered(ctx)
     findings += run.failed
 
