@@ -1,11 +1,15 @@
-"""How many sweep runs would the verdict's power floor make not valid? (issue 26 item 6)
+"""How many sweep runs have a holdout too small to confirm? (issue 26 item 6)
+
+Written when such a holdout failed the verdict outright; it now passes unless it shows no skill
+where the cross-validation claims some (``jupyter_dcpilot.engine.holdout``), which only a run can
+tell: the counts here say how many runs rest on their cross-validation alone.
 
 For every run of a sweep record (``--record``, e.g. results/structure-dev-session3.json) that was
 valid with the audit passed, the table is loaded and a holdout drawn as the co-pilot draws it
 (20% of its entities, rounded up, ``--draws`` seeds); each draw is counted
 (:func:`kernel_tools.models.uncertainty.holdout_size`) and called too small when even a perfect
 ranking of it happens by chance at least 1 time in 1,000 (``jupyter_dcpilot.engine.holdout``).
-A run flips when most draws are too small. Prints counts only: the sealed half may be counted,
+A run is counted when most draws are too small. Prints counts only: the sealed half may be counted,
 never read row by row.
 
     python benchmarks/holdout_power.py --record benchmarks/results/structure-dev-session3.json

@@ -165,10 +165,11 @@ def test_a_clear_but_small_gap_on_a_large_holdout_is_not_a_broken_evaluation():
     assert "holdout_confirms_cv" not in failed(checks) and "keeps 95% of the skill" in detail
 
 
-def test_a_holdout_of_a_handful_of_entities_is_too_small_to_confirm():
+def test_a_holdout_of_a_handful_of_entities_that_shows_no_skill_contradicts():
     """r_sleepstudy's shape (development half): 4 subjects held out, r2 -0.98 against 0.32
-    cross-validated, p = 0.049 by the test: not a contradiction, and no confirmation either — even
-    a perfect ranking of 4 happens by chance 1 time in 24. The run is not valid, and says why."""
+    cross-validated, p = 0.049 by the test: no gap is implausible on 4 entities — even a perfect
+    ranking of 4 happens by chance 1 time in 24 — but a holdout worse than the mean contradicts a
+    cross-validation whose interval is above it. The run is not valid, and says why."""
     tiny = {**MODEL, "metric": "r2", "cv_score": 0.324, "cv_se": 0.06, "cv_interval": [0.17, 0.48],
             "cv_repeats": 5, "holdout_score": -0.982, "holdout_ci": [-2.9, 0.05], "n_test": 40, "groups": "Subject",
             "metrics": {"holdout_entities": 4, "holdout_perfect_by_chance": 1 / 24}}
@@ -177,20 +178,45 @@ def test_a_holdout_of_a_handful_of_entities_is_too_small_to_confirm():
     detail = failed(checks)["holdout_confirms_cv"]
     assert not verdict(checks)
     assert detail.startswith("too small to confirm: a holdout of 4 entities could not tell a working model "
-                             "from chance (even a perfect ranking of it happens by chance about 1 time in 24)")
-    assert "rests on the cross-validation alone (0.324 [95% interval 0.170–0.480] over 5 partitions)" in detail
+                             "from chance (even a perfect ranking of it happens by chance about 1 time in 24), "
+                             "and what it shows contradicts the cross-validation: r2 holdout -0.982, no better "
+                             "than chance (0)")
+    assert "claims 0.324 [95% interval 0.170–0.480] over 5 partitions" in detail
     assert "What to do: confirm the model on new data" in detail
+
+
+def test_a_holdout_of_a_handful_of_entities_that_agrees_rests_on_the_cross_validation():
+    """sm_longley's and sm_copper's shape (development half, 16 and 25 rows): a holdout of 4 or 5
+    rows cannot confirm, but it does not contradict either; the estimate is the repeated
+    cross-validation's, and the check says so instead of failing a model the audit accepts."""
+    agrees = {**MODEL, "metric": "r2", "cv_score": 0.885, "cv_se": 0.03, "cv_interval": [0.82, 0.95],
+              "cv_repeats": 5, "holdout_score": 0.89, "holdout_ci": [0.5, 0.99], "n_test": 4, "groups": None,
+              "metrics": {"holdout_entities": 4, "holdout_perfect_by_chance": 1 / 24}}
+    checks = {c.check: c for c in audit(session([REPEATED], [*valid_plan()[:3], model_step(agrees)]))}
+    assert checks["holdout_confirms_cv"].passed
+    assert checks["holdout_confirms_cv"].detail.startswith("too small to confirm: a holdout of 4 rows could not tell")
+    assert "rests on the cross-validation alone (0.885 [95% interval 0.820–0.950] over 5 partitions)" in checks[
+        "holdout_confirms_cv"].detail
+    # lower than the cross-validation but better than chance: too small to call it a contradiction
+    lower = {**agrees, "holdout_score": 0.11}
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(lower)])))
+    # at chance, where the cross-validation's interval reaches chance too: nothing is contradicted
+    unsure = {**agrees, "cv_score": 0.05, "cv_interval": [-0.2, 0.3], "holdout_score": -0.4}
+    assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(unsure)])))
     # a few events: the bootstrap interval degenerates (every resample scores 1.0), the count does not
     lucky = {**MODEL, "metric": "roc_auc", "cv_score": 0.80, "cv_se": 0.03, "holdout_score": 1.0,
              "holdout_ci": [1.0, 1.0], "n_test": 9, "groups": None,
              "metrics": {"holdout_entities": 9, "holdout_events": 2, "holdout_perfect_by_chance": 1 / 36}}
-    detail = failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(lucky)])))["holdout_confirms_cv"]
-    assert "a holdout of 9 rows (2 in its rarest class) could not tell" in detail
+    detail = {c.check: c.detail for c in audit(session([REPEATED], [*valid_plan()[:3], model_step(lucky)]))}
+    assert "a holdout of 9 rows (2 in its rarest class) could not tell" in detail["holdout_confirms_cv"]
+    chance = {**lucky, "holdout_score": 0.5}
+    assert "contradicts" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(chance)])))[
+        "holdout_confirms_cv"]
     few = {**MODEL, "cv_score": 0.75, "cv_se": 0.02, "holdout_score": 0.76, "holdout_ci": [0.70, 0.82],
            "groups": "id", "metrics": {"holdout_entities": 30, "holdout_events": 4,
                                         "holdout_perfect_by_chance": 1 / 200}}
-    assert "(4 events)" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(few)])))[
-        "holdout_confirms_cv"]
+    assert "(4 events)" in {c.check: c.detail for c in audit(session([REPEATED], [*valid_plan()[:3], model_step(
+        few)]))}["holdout_confirms_cv"]
 
 
 def test_a_holdout_with_the_power_to_tell_is_judged_as_before():
@@ -202,8 +228,8 @@ def test_a_holdout_with_the_power_to_tell_is_judged_as_before():
     detail = {c.check: c.detail for c in audit(session([REPEATED], [*valid_plan()[:3], model_step(demo)]))}
     assert "within the luck" in detail["holdout_confirms_cv"]
     three = {**demo, "metrics": {"holdout_entities": 87, "holdout_events": 3, "holdout_perfect_by_chance": 1 / 200}}
-    assert "too small to confirm" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(three)])))[
-        "holdout_confirms_cv"]
+    assert "contradicts" in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(three)])))[
+        "holdout_confirms_cv"]  # 0.495 is at chance: on 3 events, a contradiction rather than a gap
     seven = {**demo, "metrics": {"holdout_entities": 87, "holdout_events": 7, "holdout_perfect_by_chance": 1e-9}}
     assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(seven)])))
     r2 = {**MODEL, "metric": "r2", "cv_score": 0.5, "cv_se": 0.05, "holdout_score": 0.55, "holdout_ci": [0.2, 0.8]}
@@ -211,7 +237,8 @@ def test_a_holdout_with_the_power_to_tell_is_judged_as_before():
         counted = {**r2, "n_test": rows, "metrics": holdout_size("regression", np.arange(rows))}
         checks = audit(session([], [split_step("stratified"), model_step(counted)],
                                task=Task(kind="regression", index={"kind": "row", "label": "x"})))
-        assert ("holdout_confirms_cv" in failed(checks)) is small
+        detail = {c.check: c.detail for c in checks}["holdout_confirms_cv"]
+        assert "holdout_confirms_cv" not in failed(checks) and detail.startswith("too small") is small
     assert "holdout_confirms_cv" not in failed(audit(session([REPEATED], [*valid_plan()[:3], model_step(
         {**demo, "metrics": {}})])))  # a report from before the counts: judged by the test alone
 

@@ -14,8 +14,10 @@ from jupyter_dcpilot.engine.validity import audit
 from kernel_tools import diagnose
 from kernel_tools.diagnosis.columns import profile_columns
 from kernel_tools.diagnosis.duplicates import BLOCK, find_redundant, pairwise_correlation
+from kernel_tools.diagnosis.leakage import find_leakage
 from kernel_tools.diagnosis.missing import NOT_ESTIMATED, find_missing
 from kernel_tools.diagnosis.registry import Clock
+from kernel_tools.diagnosis.task import infer_task
 from kernel_tools.diagnosis.wide import incomplete as incomplete_finding
 
 
@@ -122,3 +124,22 @@ def test_a_slow_diagnosis_stops_at_its_budget_and_names_what_it_did_not_check():
     diagnosis = diagnose(gappy(600, rows=2000), target="y", budget=1.0)
     (gap,) = [g for g in incomplete(diagnosis) if g.evidence.get("detector") == "wide table"]
     assert gap.evidence["checks_not_run_count"] + sum(gap.evidence["columns_not_reached_count"].values()) > 0
+
+
+def test_the_leakage_checks_stop_between_columns_and_name_what_they_did_not_reach():
+    """Past the deadline the leakage sub-checks (missingness, linear formula, ...) fit nothing more:
+    what they skipped is named (and makes the diagnosis incomplete), not silently passed."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.normal(size=(200, 4)), columns=["a", "b", "c", "d"])
+    df["y"] = 2 * df["a"] - df["b"] + 1
+    df.loc[df.index[::4], "d"] = np.nan  # gaps: the missingness check has d to read
+    profiles = profile_columns(df)
+    outcome = infer_task(df, profiles, "y", None, None)
+    features = ["a", "b", "c", "d"]
+    folds = np.arange(len(df)) % 5
+    found = {f.columns[0]: f.evidence for f in find_leakage(df, profiles, features, outcome, folds, {})}
+    assert {"a", "b"} <= set(found) and "formula_columns" in found["a"]  # reached: found
+    clock = Countdown(0)
+    assert find_leakage(df, profiles, features, outcome, folds, {}, clock=clock) == []
+    assert clock.unreached["missingness as a leak"] == features
+    assert set(clock.unreached["target as a linear formula"]) == set(features) - {"d"}  # d has gaps: no formula

@@ -23,7 +23,8 @@ whether it is known at prediction time, and of the model whether it was judged h
 - ``cv_stable``: no fold scores far below the others: one broken fold (a wild prediction on a
   value typed x100) must not decide the cross-validated estimate (:mod:`kernel_tools.models.stability`);
 - ``holdout_confirms_cv``: the held-out score is not implausibly low for the cross-validated one,
-  given the size of both, and the holdout is large enough to tell at all (:mod:`.holdout`);
+  given the size of both; a holdout too small to tell a gap must at least show some skill where
+  the cross-validation claims it (:mod:`.holdout`);
 - ``test_untouched``: no fit saw the test rows (disjoint rows and entities, nothing removed
   from the test set, no custom code after the split);
 - ``no_suspect_score``: no unexplained too-good-to-be-true score;

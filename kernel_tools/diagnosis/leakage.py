@@ -69,9 +69,10 @@ def feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], feat
     return scores
 
 
-def _missingness_scores(frame, profiles, features, outcome, folds, memo=None) -> dict[str, float]:
+def _missingness_scores(frame, profiles, features, outcome, folds, clock: Clock = NO_CLOCK,
+                        memo: Any = None) -> dict[str, float]:
     out = {}
-    for c in features:
+    for c in clock.reach("missingness as a leak", features):
         miss = frame[c].isna().to_numpy()
         if profiles[c].parsed_as is not None or profiles[c].na_tokens:
             miss = miss | frame[c].astype(str).str.strip().str.lower().isin(
@@ -82,11 +83,11 @@ def _missingness_scores(frame, profiles, features, outcome, folds, memo=None) ->
     return out
 
 
-def _missingness_event_auroc(frame, profiles, features, outcome) -> dict[str, float]:
+def _missingness_event_auroc(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) -> dict[str, float]:
     """Survival: how well 'is it filled in' tells the event rows from the censored ones."""
     out = {}
     event = outcome.y == 1
-    for c in features:
+    for c in clock.reach("missingness at the event", features):
         miss = frame[c].isna().to_numpy()
         if 0.01 < miss.mean() < 0.99:
             out[c] = max(auroc(miss.astype(float), event), auroc((~miss).astype(float), event))
@@ -127,7 +128,7 @@ def _oof_linear_r2(X: np.ndarray, y: np.ndarray, folds: np.ndarray) -> float:
     return 1.0 - float(((y - pred) ** 2).sum()) / sst if sst > 0 else float("nan")
 
 
-def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict]:
+def _linear_formula(frame, profiles, features, outcome, folds, clock: Clock = NO_CLOCK) -> dict[str, dict]:
     """Regression: up to three numeric columns that give the target as an exact linear formula
     (a total from its parts, a price from its minimum and maximum, 24 h minus hours asleep).
     Each alone may look like an ordinary predictor; together they are the target."""
@@ -148,6 +149,9 @@ def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict
     chosen: list[str] = []
     best = -np.inf
     for _ in range(MAX_FORMULA_TERMS):
+        if clock.over():  # each round fits every candidate: past the deadline, name them instead
+            clock.not_reached("target as a linear formula", [c for c in pool if c not in chosen])
+            break
         trials = {c: _oof_linear_r2(np.column_stack([values[o][rows] for o in chosen + [c]]), y, f)
                   for c in pool if c not in chosen}
         if not trials:
@@ -165,7 +169,7 @@ def _linear_formula(frame, profiles, features, outcome, folds) -> dict[str, dict
     return {}
 
 
-def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
+def _pure_levels(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) -> dict[str, dict]:
     """Category levels that (almost) only occur with one minority class and cover most of it."""
     found: dict[str, dict] = {}
     if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
@@ -173,7 +177,7 @@ def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
     y = outcome.y
     class_counts = np.bincount(y, minlength=outcome.n_classes)
     majority = int(np.argmax(class_counts))
-    for c in features:
+    for c in clock.reach("levels tied to one class", features):
         prof = profiles[c]
         if prof.kind not in ("categorical", "bool") and not (prof.kind == "numeric" and prof.nunique <= 10):
             continue
@@ -201,7 +205,7 @@ def _pure_levels(frame, profiles, features, outcome) -> dict[str, dict]:
 GENERIC_LABELS = {"0", "1", "-1", "true", "false", "yes", "no", "y", "n", "t", "f", "none", "unknown"}
 
 
-def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
+def _label_copies(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) -> dict[str, dict]:
     """Categorical columns spelled with the outcome's own (non-generic) class labels that agree
     with it far beyond chance: a recoded copy of the outcome, whatever its name."""
     if outcome.kind != TaskKind.CLASSIFICATION or outcome.n_classes < 2:
@@ -213,7 +217,7 @@ def _label_copies(frame, profiles, features, outcome) -> dict[str, dict]:
     target = np.asarray(labels, dtype=object)[np.where(valid, outcome.y, 0)]
     chance = np.bincount(outcome.y[valid]).max() / max(int(valid.sum()), 1)
     found = {}
-    for c in features:
+    for c in clock.reach("copies of the outcome", features):
         if profiles[c].kind not in ("categorical", "bool", "text"):
             continue
         values = frame[c].astype("string").str.strip().str.casefold().to_numpy(dtype=object, na_value=None)
@@ -248,12 +252,14 @@ declare(FindingKind.SUSPECTED_LEAKAGE, KindData(chart=Chart.MODEL_SCORE, basis=B
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
                  follow_up: str | None = None, timing: dict[str, dict] | None = None,
-                 memo: Any = None) -> list[Finding]:
+                 clock: Clock = NO_CLOCK, memo: Any = None) -> list[Finding]:
     """Leakage findings from the sampled rows and the single-feature scores already computed.
 
     ``follow_up`` is a column that looks like a follow-up time next to a classification target;
     ``timing`` the evidence of the columns recorded after the prediction time (timing.py);
-    ``memo`` the missingness scores already computed (:func:`~.scoring.missingness_score`).
+    ``clock`` the diagnosis's deadline, read between the columns of each check (the columns a
+    check did not reach are named by the diagnosis, never silently left out); ``memo`` the
+    missingness scores already computed (:func:`~.scoring.missingness_score`).
     """
     kind = outcome.kind
     metric = metric_name(kind)
@@ -261,30 +267,30 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     strengths = {c: strength(s, kind) for c, s in scores.items()}
     ranked = sorted(strengths, key=lambda c: strengths[c], reverse=True)
     flagged = _strong_single_features(frame, profiles, outcome, scores, strengths, ranked, metric)
-    for c, s in _missingness_scores(frame, profiles, features, outcome, folds, memo).items():
+    for c, s in _missingness_scores(frame, profiles, features, outcome, folds, clock, memo).items():
         if strength(s, kind) >= 0.8 and c not in flagged:
             flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric_words(metric)} of "
                                     f"the missingness pattern {s:.3f}): it is likely recorded only "
                                     "when the event happened", "missingness_score": round(s, 4)}
     if kind == TaskKind.SURVIVAL:  # filled exactly for the events (cause of death, reason for leaving)
-        for c, a in _missingness_event_auroc(frame, profiles, features, outcome).items():
+        for c, a in _missingness_event_auroc(frame, profiles, features, outcome, clock).items():
             if strength(a, "classification") >= 0.9 and c not in flagged:
                 flagged[c] = {"reason": f"it is filled in (almost) exactly for the rows with the event "
                                         f"(AUROC of its missingness for '{outcome.target}' {a:.3f}): "
                                         "it is recorded because the event happened",
                               "missingness_event_auroc": round(a, 4)}
-    for c, ev in _linear_formula(frame, profiles, features, outcome, folds).items():
+    for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():
         if c not in flagged:
             flagged[c] = ev
     for c, ev in (timing or {}).items():
         flagged[c] = {**flagged.get(c, {}), **ev}
     crowd = [c for c, g in strengths.items() if g >= CROWD_STRENGTH]
-    for c, ev in _pure_levels(frame, profiles, features, outcome).items():
+    for c, ev in _pure_levels(frame, profiles, features, outcome, clock).items():
         # when many features predict the outcome well, a level tied to one class is an easy
         # outcome, not a recording of it
         if c not in flagged and len([o for o in crowd if o != c]) < 3:
             flagged[c] = ev
-    for c, ev in _label_copies(frame, profiles, features, outcome).items():
+    for c, ev in _label_copies(frame, profiles, features, outcome, clock).items():
         flagged[c] = {**ev, **flagged.get(c, {})}
     if kind == TaskKind.CLASSIFICATION and follow_up in scores and follow_up not in flagged:
         if strength(scores[follow_up], kind) >= 0.3:

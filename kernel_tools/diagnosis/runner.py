@@ -206,7 +206,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
             outcome.n_classes == 2 or not _alternatives(duration_candidates(df, profiles, structural)))
             else None)
         leaks = run.run("leakage", leakage.find_leakage, frame, profiles, features, sub, folds, scores,
-                        follow_up, timing.timing_leaks(timings), memo=memo, default=[])
+                        follow_up, timing.timing_leaks(timings), run.clock, memo, default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
     timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
