@@ -20,6 +20,7 @@ sys.path.insert(0, str(BENCH))
 
 import halves  # noqa: E402
 from _frames import mixed_frame  # noqa: E402
+from bench_scale import make_tables  # noqa: E402
 
 
 def _as_json(diagnosis) -> str:
@@ -114,3 +115,57 @@ def test_the_kept_results_are_copies():
     first.kind = "changed by a detector"
     again = reuse.Memo(df)
     assert again.get(again.key("profile", "a", len(df)), lambda: None).kind != "changed by a detector"
+
+
+def test_a_dtype_fix_the_label_model_does_not_read_keeps_its_fit(monkeypatch):
+    """The benchmark's table: fixing the text dates (a column the label model leaves out) changes
+    neither its matrix nor its labels, so its out-of-fold probabilities are the last diagnosis's;
+    the findings are a full diagnosis's, label issues among them."""
+    from kernel_tools.diagnosis import labels
+
+    df = make_tables(2000)[0]
+    fixed, _ = kt.fix_dtypes(df, columns=["admitted"], na_tokens=[], sentinels={})
+    hints = {"target": "outcome", "id": "patient_id", "task": "classification"}
+    fits = []
+    fit = labels.out_of_fold_probabilities
+    monkeypatch.setattr(labels, "out_of_fold_probabilities", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    incremental, full, _ = _incremental_and_full(df, fixed, **hints)
+    assert incremental == full
+    assert "label_issues" in incremental
+    assert len(fits) == 2  # the first diagnosis and the one from scratch; the re-diagnosis fitted none
+
+
+def test_the_label_model_is_fitted_again_when_a_label_changes(monkeypatch):
+    from kernel_tools.diagnosis import labels
+
+    df = make_tables(2000)[0]
+    flipped = df.copy()
+    flipped.loc[flipped.index[:40], "outcome"] = 1 - flipped["outcome"].iloc[:40]
+    fits = []
+    fit = labels.out_of_fold_probabilities
+    monkeypatch.setattr(labels, "out_of_fold_probabilities", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    incremental, full, _ = _incremental_and_full(df, flipped, target="outcome", id="patient_id")
+    assert incremental == full
+    assert len(fits) == 3  # other labels: no diagnosis took another's fit
+
+
+def test_a_survival_re_diagnosis_after_a_dtype_fix_scores_no_gap_again(monkeypatch):
+    """The benchmark's survival table: the gaps' scores (read by the leakage and missing-value
+    checks alike) are computed once per indicator, and not again after the dates are fixed."""
+    from kernel_tools.diagnosis import scoring
+
+    df = make_tables(2000)[1]
+    fixed, _ = kt.fix_dtypes(df, columns=["admitted"], na_tokens=[], sentinels={})
+    hints = {"target": "died", "time": "days", "id": "patient_id", "task": "survival"}
+    scored: list[bytes] = []
+    score = scoring.single_feature_score
+
+    def counted(codes, outcome, folds):
+        scored.append(codes.tobytes())
+        return score(codes, outcome, folds)
+
+    monkeypatch.setattr(scoring, "single_feature_score", counted)
+    incremental, full, _ = _incremental_and_full(df, fixed, **hints)
+    assert incremental == full
+    gaps = [c for c in scored if set(np.frombuffer(c, dtype=np.int64)) == {0, 1}]
+    assert gaps and len(gaps) == 2 * len(set(gaps))  # first diagnosis and the one from scratch, once each

@@ -39,13 +39,16 @@ def typo_pairs(counts: pd.Series) -> dict[str, str]:
     top = float(counts.iloc[0])
     rare = counts[counts <= max(2.0, 0.02 * top)].tail(MAX_RARE)
     out = {}
+    # one matcher per frequent value: it indexes its second sequence once (the costly part)
+    matchers = {f: difflib.SequenceMatcher(None, "", f) for f in freq.index}
     for r, rc in rare.items():
         if len(r) < 4:
             continue
         for f, fc in freq.items():
             if f == r or fc < 5 * rc or abs(len(f) - len(r)) > 2:
                 continue
-            sm = difflib.SequenceMatcher(None, r, f)
+            sm = matchers[f]
+            sm.set_seq1(r)
             cutoff = 0.85 if min(len(r), len(f)) >= 6 else 0.75
             if sm.real_quick_ratio() < cutoff or sm.quick_ratio() < cutoff or sm.ratio() < cutoff:
                 continue
@@ -71,10 +74,10 @@ def find_inconsistent(profiles: dict[str, ColumnProfile], exclude: set[str]) -> 
         grouped = raw.groupby(norm).sum().sort_values(ascending=False)
         variants: dict[str, list[str]] = {}
         by_norm = pd.Series(raw.index, index=norm)
-        for _, members in by_norm.groupby(level=0):
-            if len(members) > 1:
-                main = raw[members.tolist()].idxmax()
-                variants[main] = [m for m in members if m != main]
+        # only spellings that share a normal form: an id column has thousands of groups of one
+        for _, members in by_norm[norm.duplicated(keep=False)].groupby(level=0):
+            main = raw[members.tolist()].idxmax()
+            variants[main] = [m for m in members if m != main]
         rows = sum(int(raw[v].sum()) for vs in variants.values() for v in vs)
         typos = typo_pairs(grouped) if len(grouped) >= 2 else {}
         for r, f in typos.items():

@@ -6,6 +6,8 @@ of a fast gradient-boosting model, fitted on a stratified sample so the check st
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -75,8 +77,10 @@ def model_auroc(y: np.ndarray, probs: np.ndarray) -> float:
 
 
 def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
-                      outcome, seed: int = 0) -> Finding | None:
-    """Rows whose given label disagrees confidently with what the other rows teach."""
+                      outcome, seed: int = 0, memo: Any = None) -> Finding | None:
+    """Rows whose given label disagrees confidently with what the other rows teach; ``memo``
+    (:class:`~kernel_tools.diagnosis.reuse.Memo`): the last diagnosis's out-of-fold
+    probabilities are taken when the model's matrix and labels are the same."""
     from cleanlab.filter import find_label_issues as cl_find
 
     if outcome.kind != TaskKind.CLASSIFICATION or not features or outcome.n_classes < 2:
@@ -93,7 +97,11 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     remap[present] = np.arange(len(present))
     yk = remap[y[keep_rows]]
     X, is_cat = model_matrix(frame.iloc[np.flatnonzero(keep_rows)], profiles, features)
-    probs = out_of_fold_probabilities(X, is_cat, yk, len(present), seed)
+
+    def fit() -> np.ndarray:
+        return out_of_fold_probabilities(X, is_cat, yk, len(present), seed)
+
+    probs = fit() if memo is None else memo.get(memo.key_of("label model", X, is_cat, yk, len(present), seed), fit)
     skill = model_auroc(yk, probs)
     if skill < MIN_MODEL_AUROC:
         return None
@@ -172,7 +180,7 @@ def find_class_imbalance(outcome) -> Finding | None:
 @detector("label issues", order=10, needs_target=True,
           finds={FindingKind.LABEL_ISSUES: KindData(chart=Chart.LABEL_ISSUES, basis=Basis.SAMPLE)})
 def find_label_issues_in(ctx: Context) -> list[Finding]:
-    found = find_label_issues(ctx.frame, ctx.profiles, ctx.model_features, ctx.sub, ctx.random_state)
+    found = find_label_issues(ctx.frame, ctx.profiles, ctx.model_features, ctx.sub, ctx.random_state, ctx.memo)
     return [found] if found is not None else []
 
 

@@ -18,6 +18,7 @@ that scores near-perfectly but whose bins still mix the classes is an easy outco
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
-from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, single_feature_score
+from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
 
@@ -68,7 +69,8 @@ def feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], feat
     return scores
 
 
-def _missingness_scores(frame, profiles, features, outcome, folds, clock: Clock = NO_CLOCK) -> dict[str, float]:
+def _missingness_scores(frame, profiles, features, outcome, folds, clock: Clock = NO_CLOCK,
+                        memo: Any = None) -> dict[str, float]:
     out = {}
     for c in clock.reach("missingness as a leak", features):
         miss = frame[c].isna().to_numpy()
@@ -77,7 +79,7 @@ def _missingness_scores(frame, profiles, features, outcome, folds, clock: Clock 
                 [t.lower() for t in profiles[c].na_tokens]).to_numpy()
         rate = miss.mean()
         if 0.01 < rate < 0.99:
-            out[c] = single_feature_score(miss.astype(np.int64), outcome, folds)
+            out[c] = missingness_score(miss, outcome, folds, memo)
     return out
 
 
@@ -250,13 +252,14 @@ declare(FindingKind.SUSPECTED_LEAKAGE, KindData(chart=Chart.MODEL_SCORE, basis=B
 def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
                  outcome, folds: np.ndarray, scores: dict[str, float],
                  follow_up: str | None = None, timing: dict[str, dict] | None = None,
-                 clock: Clock = NO_CLOCK) -> list[Finding]:
+                 clock: Clock = NO_CLOCK, memo: Any = None) -> list[Finding]:
     """Leakage findings from the sampled rows and the single-feature scores already computed.
 
     ``follow_up`` is a column that looks like a follow-up time next to a classification target;
     ``timing`` the evidence of the columns recorded after the prediction time (timing.py);
     ``clock`` the diagnosis's deadline, read between the columns of each check (the columns a
-    check did not reach are named by the diagnosis, never silently left out).
+    check did not reach are named by the diagnosis, never silently left out); ``memo`` the
+    missingness scores already computed (:func:`~.scoring.missingness_score`).
     """
     kind = outcome.kind
     metric = metric_name(kind)
@@ -264,7 +267,7 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     strengths = {c: strength(s, kind) for c, s in scores.items()}
     ranked = sorted(strengths, key=lambda c: strengths[c], reverse=True)
     flagged = _strong_single_features(frame, profiles, outcome, scores, strengths, ranked, metric)
-    for c, s in _missingness_scores(frame, profiles, features, outcome, folds, clock).items():
+    for c, s in _missingness_scores(frame, profiles, features, outcome, folds, clock, memo).items():
         if strength(s, kind) >= 0.8 and c not in flagged:
             flagged[c] = {"reason": f"whether it is filled in predicts the outcome ({metric_words(metric)} of "
                                     f"the missingness pattern {s:.3f}): it is likely recorded only "

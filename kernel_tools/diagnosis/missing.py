@@ -7,6 +7,8 @@ in itself, so indicator columns should be kept.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
@@ -16,7 +18,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.leakage import strength
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
-from kernel_tools.diagnosis.scoring import metric_name, single_feature_score
+from kernel_tools.diagnosis.scoring import metric_name, missingness_score
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
@@ -38,9 +40,11 @@ def _rank_matrix(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], column
 NOT_ESTIMATED = "not estimated: the diagnosis's time budget ran out first"
 
 
-def mechanism_evidence(frame, profiles, columns, outcome, folds, clock: Clock = NO_CLOCK) -> dict[str, dict]:
+def mechanism_evidence(frame, profiles, columns, outcome, folds, clock: Clock = NO_CLOCK,
+                       memo: Any = None) -> dict[str, dict]:
     """Per column: which other column best predicts its missingness, and the target's link (for
-    the columns ``clock`` reaches; the others say it was not estimated, never a guess)."""
+    the columns ``clock`` reaches; the others say it was not estimated, never a guess).
+    ``memo``: the target links already computed (:func:`~.scoring.missingness_score`)."""
     others = [c for c in profiles if profiles[c].kind in ("numeric", "bool", "datetime")
               or profiles[c].parsed_as in ("numeric", "bool", "datetime")]
     names, ranks = _rank_matrix(frame, profiles, others[:60])
@@ -58,7 +62,7 @@ def mechanism_evidence(frame, profiles, columns, outcome, folds, clock: Clock = 
             ev["best_predictor_of_missingness"] = names[j]
             ev["predictor_auroc"] = round(float(max(auc[j], 1 - auc[j])), 4)
         if outcome is not None and outcome.target is not None and n1 and n0:
-            s = single_feature_score(miss.astype(np.int64), outcome, folds)
+            s = missingness_score(miss, outcome, folds, memo)
             ev["target_link_" + metric_name(outcome.kind)] = round(s, 4)
             ev["target_link_strength"] = round(strength(s, outcome.kind), 4)
         link = ev.get("target_link_strength", 0.0)
@@ -74,13 +78,13 @@ def mechanism_evidence(frame, profiles, columns, outcome, folds, clock: Clock = 
 
 
 def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
-                 exclude: set[str], outcome, folds, clock: Clock = NO_CLOCK) -> list[Finding]:
+                 exclude: set[str], outcome, folds, clock: Clock = NO_CLOCK, memo: Any = None) -> list[Finding]:
     cols = [c for c, p in profiles.items() if p.n_missing > 0 and c not in exclude]
     if not cols:
         return []
     target = outcome.target if outcome is not None else None
     mech = mechanism_evidence(frame, profiles, [c for c in cols if profiles[c].n_present > 0],
-                              outcome if target else None, folds, clock)
+                              outcome if target else None, folds, clock, memo)
     findings = []
     heavy = [c for c in cols if profiles[c].missing_rate >= DROP_RATE]
     light = [c for c in cols if profiles[c].missing_rate < DROP_RATE]
@@ -147,4 +151,4 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
 def find_missing_in(ctx: Context) -> list[Finding]:
     # blanks by design (forms a REDCap event does not hold) are structure, not missing values
     return find_missing(ctx.df, ctx.frame, real_profiles(ctx), ctx.structural, ctx.sub if ctx.target else None,
-                        ctx.folds, ctx.clock)
+                        ctx.folds, ctx.clock, ctx.memo)

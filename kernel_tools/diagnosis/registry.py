@@ -95,6 +95,7 @@ class Context:
     codebook: Any = None
     deadline: float | None = None  # time.perf_counter() by which a long detector stops (wide.py)
     clock: Clock = NO_CLOCK  # the same deadline, and what the detectors did not reach by it
+    memo: Any = None  # results kept from the last diagnosis (reuse.Memo), None: compute afresh
 
     @property
     def entity_cols(self) -> set[str]:

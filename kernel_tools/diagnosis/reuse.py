@@ -7,8 +7,9 @@ profiles and single-feature scores (the per-column share of a diagnosis: about a
 unchanged is decided by its values — a fingerprint of every value, its dtype and name, and the
 frame's index — never by what the step says it did, so a column changed in place is checked
 afresh and a notebook's own ``kt.diagnose`` calls gain alike. The detectors that read several
-columns together (duplicates, entity, leakage, label issues, the timeline ...) always run again:
-their inputs changed. Only the last diagnosis's results are kept (memory: one per column).
+columns together (duplicates, entity, leakage, the timeline ...) run again; the label check's
+model is kept when its whole input matrix and labels are unchanged (a dtype fix of a date it
+does not read leaves them so: ~1 s of a 10k-row re-diagnosis). Only the last diagnosis's results are kept (memory: one per column).
 """
 
 from __future__ import annotations
@@ -69,9 +70,17 @@ class Memo:
             return None
         return (what, column, own, self.index, *context)
 
+    def key_of(self, what: str, *values: Any) -> tuple | None:
+        """A key for a result computed from ``values`` alone (arrays; numbers and text as they
+        are), such as a model fitted on a matrix: None when an array cannot be fingerprinted."""
+        parts = [fingerprint(v) if isinstance(v, np.ndarray) else None if v is None else repr(v) for v in values]
+        return None if None in parts else (what, *parts)
+
     def get(self, key: tuple | None, compute: Callable[[], Any]) -> Any:
-        """The result kept under ``key`` (a copy: detectors never share a mutable result), else
-        ``compute()``, kept for the next diagnosis."""
+        """The result kept under ``key`` (a copy: detectors never share a mutable result) by this
+        diagnosis or the last, else ``compute()``, kept for the next diagnosis."""
+        if key is not None and key in self.now:
+            return copy.deepcopy(self.now[key])
         if key is not None and key in _last:
             value = copy.deepcopy(_last[key])
             self.reused += 1
@@ -81,10 +90,11 @@ class Memo:
             self.now[key] = value
         return value
 
-    def outcome_context(self, outcome: Any, folds: np.ndarray, frame: pd.DataFrame) -> tuple:
-        """What a column's single-feature score depends on besides the column: the sampled rows,
-        the outcome on them and the folds."""
-        parts = [fingerprint(frame.index), fingerprint(folds)]
+    def outcome_context(self, outcome: Any, folds: np.ndarray, frame: pd.DataFrame | None) -> tuple:
+        """What a column's single-feature score depends on besides the column: the sampled rows
+        (``frame``; None when the score's input is already an array of those rows), the outcome
+        on them and the folds."""
+        parts = [fingerprint(frame.index) if frame is not None else "", fingerprint(folds)]
         for f in dataclasses.fields(outcome):
             value = getattr(outcome, f.name)
             if isinstance(value, np.ndarray):

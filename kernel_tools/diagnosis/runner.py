@@ -206,7 +206,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
             outcome.n_classes == 2 or not _alternatives(duration_candidates(df, profiles, structural)))
             else None)
         leaks = run.run("leakage", leakage.find_leakage, frame, profiles, features, sub, folds, scores,
-                        follow_up, timing.timing_leaks(timings), run.clock, default=[])
+                        follow_up, timing.timing_leaks(timings), run.clock, memo, default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
     timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
@@ -218,7 +218,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
 
     ctx = Context(df, profiles, outcome, frame, sub, folds, target, duration, structural, id_cols, entity, when,
                   features, leak_cols, timings, test, random_state, codebook=said, deadline=run.deadline,
-                  clock=run.clock)
+                  clock=run.clock, memo=memo)
     findings += run.run_registered(ctx)
     findings += run.failed
 

@@ -494,7 +494,7 @@ def _halving_search(cand, X, y, folds, task, classes, random_state):
         cand.pipeline, [{k: [v] for k, v in g.items()} for g in cand.grid], factor=3,
         resource="n_samples", min_resources=min(len(X), max(len(X) // 9, 500)), cv=folds,
         scoring=_PrimaryScorer(task, classes), refit=False, random_state=random_state,
-        error_score=np.nan, n_jobs=1,
+        error_score=np.nan, n_jobs=1, return_train_score=False,  # its default scores each fit's training rows too
     )
     with _quiet():
         search.fit(X, y)
