@@ -52,9 +52,14 @@ def test_a_wide_table_is_imputed_by_the_model_only_where_the_budget_reaches_and_
     # the whole imputation would not fit (the test would fail if the budget were ignored)
     assert plan["estimate_s"] > 2 * 1.1 + ALLOWANCE_S
     assert plan["columns_by_model"] + plan["columns_by_median"] == 96
-    note = next(w for w in report.warnings if "model-based imputer would take about" in w)
     assert elapsed <= 2 * 1.1 + ALLOWANCE_S
     assert not out.drop(columns="y").isna().any().any()
+    stopped = [w for w in report.warnings if w.startswith("stopped the model-based imputer")]
+    if stopped:  # a loaded machine: the plan's estimate was too low and the clock stopped the fits
+        assert "every column filled by its training median" in stopped[0], report.warnings
+        return
+    note = next((w for w in report.warnings if "model-based imputer would take about" in w), None)
+    assert note is not None, report.warnings
     by_median = report.details["by_median_for_the_budget"]
     assert len(by_median) == plan["columns_by_median"]
     if not plan["columns_by_median"]:  # a quiet machine: a round of every column fits, fewer rounds run
