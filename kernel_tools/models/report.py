@@ -33,6 +33,10 @@ class ModelReport:
     - ``cv_shared_scores`` (regression): each fold's R² against the variance of every
       cross-validated target, not its own few rows' (:func:`~kernel_tools.models.stability.shared_scale`):
       what the fold stability check reads; their mean is the pooled out-of-fold R².
+      ``cv_fold_skill`` (regression): each fold's R² against predicting the training folds' mean
+      on its rows: at or below 0 a fold far below the others is broken, above it merely worse;
+      ``cv_fold_suspects``: per fold, the row that dominates its errors with a far-out value (a
+      likely entry error, in words) or None.
     - ``calibration``: for classification ``{"brier", "curve"}``; for survival
       ``{"integrated_brier", "time" (the median follow-up), "curve"}``; ``curve`` holds lists
       ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
@@ -74,6 +78,8 @@ class ModelReport:
     cv_repeats: int = 1
     estimate: str = ""
     cv_shared_scores: list[float] | None = None
+    cv_fold_skill: list[float] | None = None
+    cv_fold_suspects: list[str | None] | None = None
 
     def __repr__(self) -> str:
         """One paragraph: what a reader (or the co-pilot reading text output) needs first."""
@@ -115,6 +121,8 @@ class ModelReport:
                 "cv_score": self.cv_score,
                 "cv_scores": self.cv_scores,
                 "cv_shared_scores": self.cv_shared_scores,
+                "cv_fold_skill": self.cv_fold_skill,
+                "cv_fold_suspects": self.cv_fold_suspects,
                 "holdout_score": self.holdout_score,
                 "metrics": self.metrics,
                 "model_name": self.model_name,
