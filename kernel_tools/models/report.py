@@ -27,8 +27,11 @@ class ModelReport:
 
     - ``holdout_ci``: ``[lo, hi]``, bootstrap 95% interval of the holdout metric (None without
       a holdout); ``cv_sd``: standard deviation of the chosen model's fold scores.
+    - ``cv_score``: the cross-validated estimate; a regression's is the mean of its
+      ``cv_shared_scores`` (one minus the folds' mean squared error over the variance of every
+      cross-validated target), not the mean of each fold's own R² (``cv_scores``, low on small folds).
     - ``cv_interval``: ``[lo, hi]``, 95% interval of the cross-validated mean (corrected for the
-      folds sharing rows), ``cv_se`` its standard error; ``cv_repeats``: how many random
+      folds sharing rows; of the same scores ``cv_score`` averages), ``cv_se`` its standard error; ``cv_repeats``: how many random
       partitions into folds it averages; ``estimate``: which estimate it is and why, in a sentence.
     - ``cv_shared_scores`` (regression): each fold's R² against the variance of every
       cross-validated target, not its own few rows' (:func:`~kernel_tools.models.stability.shared_scale`):
