@@ -881,7 +881,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     out-of-fold survival curves at ``grid``: the times and the median follow-up) and the first
     fold models (for permutation importance). ``stop()``: seconds left for this work; when the
     remaining folds would not fit in it the candidate is abandoned (``{"skipped": ...}``)."""
-    per_fold: list[dict[str, float]] = []
+    per_fold: list[dict[str, Any]] = []  # a regression fold also holds its suspect row (a sentence)
     began = perf_counter()
     oof = np.full((len(y), len(classes)), np.nan) if task == TaskKind.CLASSIFICATION else np.full(len(y), np.nan)
     times = None if grid is None else np.append(grid[0], grid[1])
