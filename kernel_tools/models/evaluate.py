@@ -41,8 +41,8 @@ from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.stability import (
+    FOLD_MEAN_LABEL,
     MEAN_RMSE,
-    POOLED_LABEL,
     SHARED_LABEL,
     SUSPECT,
     broken_folds,
@@ -268,13 +268,10 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
                       stds={k: float(v) for k, v in table.std(ddof=0).items()},
                       shared_scores=shared_scale(table["rmse"].tolist(), y_cv) if task == TaskKind.REGRESSION else None,
                       fold_skill=skill, fold_suspects=suspects)
-    shared = chosen.get("shared_scores")
-    if shared and np.isfinite(shared).any():  # a regression's headline: the folds' errors on one scale
-        chosen["cv_mean"] = float(np.nanmean(shared))
-    interval = cv_interval(shared or chosen["cv_scores"], n_folds)
+    interval = cv_interval(chosen["cv_scores"], n_folds)
     ci, se = interval if interval is not None else (None, None)
-    sentence = estimate_sentence(task, POOLED_LABEL if shared else PRIMARY_METRIC[task], chosen["cv_mean"], ci,
-                                 n_folds, done, group_values is not None, why)
+    sentence = estimate_sentence(task, FOLD_MEAN_LABEL if task == TaskKind.REGRESSION else PRIMARY_METRIC[task],
+                                 chosen["cv_mean"], ci, n_folds, done, group_values is not None, why)
     return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}
 
 

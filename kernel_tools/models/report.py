@@ -27,9 +27,8 @@ class ModelReport:
 
     - ``holdout_ci``: ``[lo, hi]``, bootstrap 95% interval of the holdout metric (None without
       a holdout); ``cv_sd``: standard deviation of the chosen model's fold scores.
-    - ``cv_score``: the cross-validated estimate; a regression's is the mean of its
-      ``cv_shared_scores`` (one minus the folds' mean squared error over the variance of every
-      cross-validated target), not the mean of each fold's own R² (``cv_scores``, low on small folds).
+    - ``cv_score``: the mean of ``cv_scores`` (a regression's: of each fold's own R², low on tiny
+      folds; the mean of ``cv_shared_scores`` is its pooled out-of-fold R²).
     - ``cv_interval``: ``[lo, hi]``, 95% interval of the cross-validated mean (corrected for the
       folds sharing rows; of the same scores ``cv_score`` averages), ``cv_se`` its standard error; ``cv_repeats``: how many random
       partitions into folds it averages; ``estimate``: which estimate it is and why, in a sentence.
