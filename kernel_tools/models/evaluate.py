@@ -200,12 +200,10 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     _note_overrun(clock)
 
     return ModelReport(
-        task=task,
-        target=target,
-        metric=metric,
+        task=task, target=target, metric=metric,
         cv_score=chosen["cv_mean"],
-        cv_scores=chosen["cv_scores"], cv_shared_scores=chosen.get("shared_scores"), cv_fold_skill=chosen.get("fold_skill"),
-        cv_fold_suspects=chosen.get("fold_suspects"),
+        cv_scores=chosen["cv_scores"], cv_shared_scores=chosen.get("shared_scores"),
+        cv_fold_skill=chosen.get("fold_skill"), cv_fold_suspects=chosen.get("fold_suspects"),
         holdout_score=holdout_score,
         metrics=metrics,
         model_name=best,
