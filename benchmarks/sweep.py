@@ -400,7 +400,8 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
                 "wrong_join": False}
     found = _findings_summary(result["findings"])
     leaks = set(found.get("target_leakage", []))
-    ids = set(found.get("id_column", []))
+    # an identifier of a group of subjects (a matched set) is asked about as one
+    ids = set(found.get("id_column", [])) | set(found.get("grouping_column", []))
     entity = result.get("task_id")
     absent = set(result.get("absent", []))  # documented columns of another file: diagnose sees the main one
     # a column both files hold comes in from the joined one as name_right: judged as its name
