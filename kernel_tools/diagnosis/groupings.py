@@ -29,8 +29,8 @@ from kernel_tools.vocabulary import Basis, Confidence, FindingKind, Gate, Infere
 
 # a unit of a study's design that holds several subjects
 GROUP_NAME = re.compile(
-    r"(^|[_\W])(set|matchset|matched|match|pair|batch|lot|plate|run|site|centre|center|clinic|hospital|practice|"
-    r"ward|school|class|village|household|family|litter|herd|farm|cluster|block|stratum|strata|region|area)"
+    r"(^|[_\W])(set|matchset|matched|match|pair|batch|lot|plate|site|centre|center|clinic|hospital|practice|"
+    r"ward|school|village|household|family|litter|herd|farm|cluster|stratum|strata)"
     r"s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
     re.IGNORECASE,
 )
@@ -57,7 +57,8 @@ def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:
     if prof.kind == "numeric":
         if not prof.is_integer:
             return None
-    elif not (prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40):
+    elif not (prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40
+              and _codes(df[prof.name])):
         return None
     sizes = df[prof.name].value_counts(dropna=True)
     shared = float(sizes[sizes > 1].sum() / max(prof.n_present, 1))
@@ -66,6 +67,13 @@ def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:
     return {"groups": int(sizes.size), "rows": int(prof.n_present), "rows_per_group_mean": round(float(sizes.mean()), 2),
             "rows_per_group_max": int(sizes.max()), "share_rows_in_shared_groups": round(shared, 3),
             "missing": int(prof.n_missing)}
+
+
+def _codes(values: pd.Series) -> bool:
+    """Whether text labels are codes (most hold a digit: S-003, 17B), not words: a tumour's 'site'
+    or a 'centre' named by its town is a category an expert may well want as a feature."""
+    levels = pd.Series(values.dropna().astype(str).unique()[:500])
+    return bool(levels.size) and float(levels.str.contains(r"\d").mean()) >= 0.8
 
 
 def find_groupings(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | None,
