@@ -20,8 +20,9 @@ whether it is known at prediction time, and of the model whether it was judged h
   feature) was given, is clear from the data (high confidence) or was confirmed by a person; an
   approval policy's recommended answer confirms nothing (see :mod:`.structure`);
 - ``task_metric``: the metric fits the task (AUROC, R², C-index);
-- ``cv_stable``: no fold scores far below the others: one broken fold (a wild prediction on a
-  value typed x100) must not decide the cross-validated estimate (:mod:`kernel_tools.models.stability`);
+- ``cv_stable``: no fold scores far below the others and no better than the trivial predictor:
+  one broken fold (a wild prediction on a value typed x100) must not decide the cross-validated
+  estimate; folds too small to judge are said so (:mod:`.folds`);
 - ``holdout_confirms_cv``: the held-out score is not implausibly low for the cross-validated one,
   given the size of both; a holdout too small to tell a gap must at least show some skill where
   the cross-validation claims it (:mod:`.holdout`);
@@ -39,19 +40,17 @@ the model the step of the ``model`` stage, custom code a step of an episode whos
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline
-from kernel_tools.models.stability import SHARED_LABEL, broken_folds
 from kernel_tools.vocabulary import METRIC, FindingKind, Gate, InferenceKind, StepStatus, TaskKind, TimelineGroup
 
 from .episodes import Episode, library, stage_of
+from .folds import cv_stable
 from .holdout import holdout_confirms
 from .session import Session, Step
 from .structure import confirmations, in_words, unconfirmed
@@ -338,40 +337,9 @@ def _documented(session: Session, features: set[str]) -> Check | None:
     return None
 
 
-def _cv_stable(model: dict[str, Any]) -> Check:
-    """The cross-validated estimate is the model's usual skill, not one broken fold's, and a
-    regression beats predicting the mean. A regression's folds are judged on their shared scale
-    (:func:`~kernel_tools.models.stability.shared_scale`): a fold of 3 rows has little variance of
-    its own, so its own R² scatters where its errors do not."""
-    shared = _finite_scores(model.get("cv_shared_scores"))
-    scores = shared or _finite_scores(model.get("cv_scores"))
-    metric = str(model.get("metric"))
-    try:
-        broken = broken_folds(scores, SHARED_LABEL if shared else metric)
-    except ValueError as error:
-        return Check("cv_stable", False, f"{error}: whether one fold decides the cross-validated estimate "
-                     "could not be checked")
-    if broken:
-        return Check("cv_stable", False, broken)
-    if metric == "r2" and (mean := statistics.fmean(scores)) < 0:
-        return Check("cv_stable", False, _worse_than_the_mean(mean, bool(shared)))
-    return Check("cv_stable", True, f"the {len(scores)} fold scores agree: none lies far below their median "
-                 f"{statistics.median(scores):.3f}" + (f" ({SHARED_LABEL}; their mean, the pooled out-of-fold r2, "
-                                                       f"is {statistics.fmean(scores):.3f})" if shared else ""))
-
-
-def _finite_scores(values: Any) -> list[float]:
-    return [float(s) for s in values or [] if isinstance(s, (int, float)) and math.isfinite(s)]
-
-
-def _worse_than_the_mean(mean: float, shared: bool) -> str:
-    """Why a regression whose folds score below 0 on average is not a working model."""
-    if shared:
-        return (f"the model predicts worse than the mean of the target would: its out-of-fold predictions score "
-                f"r2 {mean:.3f} against the variance of every fold's targets (below 0: a constant, the "
-                "training mean, errs less)")
-    return (f"the model predicts worse than the mean of the target would: its folds score r2 {mean:.3f} on "
-            "average (below 0: each fold's own mean errs less)")
+def _cv_stable(session: Session, model: dict[str, Any]) -> Check:
+    """The cross-validated estimate is the model's usual skill, not one broken fold's (:mod:`.folds`)."""
+    return Check("cv_stable", *cv_stable(model, [st.title for st in session.plan if st.status == StepStatus.DONE]))
 
 
 def _holdout_confirms(model: dict[str, Any]) -> Check:
@@ -454,7 +422,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         _structure_confirmed(session, features),
         *[c for c in (_documented(session, features),) if c is not None],
         _task_metric(session, model),
-        _cv_stable(model),
+        _cv_stable(session, model),
         _holdout_confirms(model),
         _test_untouched(session, train_step, episodes),
         _suspect_score(session, model),

@@ -40,7 +40,17 @@ from kernel_tools.models.calibration import classification_calibration, evaluati
 from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
-from kernel_tools.models.stability import SHARED_LABEL, broken_folds, shared_scale
+from kernel_tools.models.stability import (
+    FOLD_MEAN_LABEL,
+    MEAN_RMSE,
+    SHARED_LABEL,
+    SUSPECT,
+    broken_folds,
+    shared_scale,
+    skill_over_the_mean,
+    suspect_row,
+    too_few_rows,
+)
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
@@ -190,11 +200,10 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     _note_overrun(clock)
 
     return ModelReport(
-        task=task,
-        target=target,
-        metric=metric,
+        task=task, target=target, metric=metric,
         cv_score=chosen["cv_mean"],
         cv_scores=chosen["cv_scores"], cv_shared_scores=chosen.get("shared_scores"),
+        cv_fold_skill=chosen.get("fold_skill"), cv_fold_suspects=chosen.get("fold_suspects"),
         holdout_score=holdout_score,
         metrics=metrics,
         model_name=best,
@@ -249,17 +258,18 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
             per_fold += result["per_fold"]
             done += 1
     if done > 1:
-        table = pd.DataFrame(per_fold)
+        table, skill, suspects = _fold_table(per_fold)
         scores = table[PRIMARY_METRIC[task]].tolist()
         chosen.update(cv_scores=[float(v) for v in scores], cv_mean=float(np.nanmean(scores)),
                       cv_std=float(np.nanstd(scores)), repeats=done,
                       means={k: float(v) for k, v in table.mean().items()},
                       stds={k: float(v) for k, v in table.std(ddof=0).items()},
-                      shared_scores=shared_scale(table["rmse"].tolist(), y_cv) if task == TaskKind.REGRESSION else None)
+                      shared_scores=shared_scale(table["rmse"].tolist(), y_cv) if task == TaskKind.REGRESSION else None,
+                      fold_skill=skill, fold_suspects=suspects)
     interval = cv_interval(chosen["cv_scores"], n_folds)
     ci, se = interval if interval is not None else (None, None)
-    sentence = estimate_sentence(task, PRIMARY_METRIC[task], chosen["cv_mean"], ci, n_folds, done,
-                                 group_values is not None, why)
+    sentence = estimate_sentence(task, FOLD_MEAN_LABEL if task == TaskKind.REGRESSION else PRIMARY_METRIC[task],
+                                 chosen["cv_mean"], ci, n_folds, done, group_values is not None, why)
     return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}
 
 
@@ -284,8 +294,8 @@ def _scored(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def _cv_metrics(chosen, metric, n_folds, n_sample, n_train, max_cv_rows, warnings) -> dict[str, float]:
     """The chosen candidate's cross-validated means and standard deviations, the number of folds
     and, when cross-validation ran on a sample, its size; a warning when a broken fold decides
-    its mean."""
-    if why := _broken(chosen, metric):
+    its mean (folds too small to judge: none; the verdict says so)."""
+    if not too_few_rows(n_sample / n_folds) and (why := _broken(chosen, metric)):
         warnings.append(f"the cross-validated estimate is unstable: {why}")
     metrics: dict[str, float] = {f"cv_{k}": v for k, v in chosen["means"].items()}
     metrics.update({f"cv_{k}_std": v for k, v in chosen["stds"].items()})
@@ -511,7 +521,8 @@ def _broken(result: dict[str, Any], metric: str) -> str | None:
     says so)."""
     shared = result.get("shared_scores")
     try:
-        return broken_folds(shared or result["cv_scores"], SHARED_LABEL if shared else metric)
+        return broken_folds(shared or result["cv_scores"], SHARED_LABEL if shared else metric,
+                            result.get("fold_skill") if shared else None, result.get("fold_suspects") if shared else None)
     except ValueError:
         return None
 
@@ -865,7 +876,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     out-of-fold survival curves at ``grid``: the times and the median follow-up) and the first
     fold models (for permutation importance). ``stop()``: seconds left for this work; when the
     remaining folds would not fit in it the candidate is abandoned (``{"skipped": ...}``)."""
-    per_fold: list[dict[str, float]] = []
+    per_fold: list[dict[str, Any]] = []  # a regression fold also holds its suspect row (a sentence)
     began = perf_counter()
     oof = np.full((len(y), len(classes)), np.nan) if task == TaskKind.CLASSIFICATION else np.full(len(y), np.nan)
     times = None if grid is None else np.append(grid[0], grid[1])
@@ -880,6 +891,9 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
                 if oof_survival is not None:
                     oof_survival[val_idx] = _survival_curves(fitted, X.iloc[val_idx], times)
             per_fold.append(_metrics(task, y[val_idx], pred, classes))
+            if task == TaskKind.REGRESSION:
+                per_fold[-1][MEAN_RMSE] = float(np.sqrt(np.mean((y[val_idx] - np.mean(y[train_idx])) ** 2)))
+                per_fold[-1][SUSPECT] = suspect_row(X.iloc[train_idx], y[train_idx], X.iloc[val_idx], y[val_idx], pred)
             if len(fold_models) < IMPORTANCE_FOLDS:
                 fold_models.append((fitted, val_idx))
             oof[val_idx] = pred
@@ -888,7 +902,7 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
     except Exception as error:  # one failing candidate must not hide the others
         return {"error": f"{type(error).__name__}: {error}"}
     metric = PRIMARY_METRIC[task]
-    table = pd.DataFrame(per_fold)
+    table, skill, suspects = _fold_table(per_fold)
     scores = table[metric].tolist()
     return {
         "cv_mean": float(np.nanmean(scores)) if not np.all(np.isnan(scores)) else float("nan"),
@@ -901,8 +915,23 @@ def _cross_validate(pipe, X, y, folds, task, classes, grid=None, stop=None) -> d
         "oof_survival": oof_survival,
         "per_fold": per_fold,
         "shared_scores": shared_scale(table["rmse"].tolist(), y) if task == TaskKind.REGRESSION else None,
+        "fold_skill": skill,
+        "fold_suspects": suspects,
         "seconds": perf_counter() - began,
     }
+
+
+def _fold_table(per_fold: list[dict[str, Any]]) -> tuple[pd.DataFrame, list[float] | None, list[str | None] | None]:
+    """The folds' metrics as a table; a regression's skill over predicting the training mean per
+    fold (:func:`~kernel_tools.models.stability.skill_over_the_mean`) and the row that dominates
+    each fold's errors as a likely entry error (:func:`~kernel_tools.models.stability.suspect_row`),
+    both kept out of the means."""
+    table = pd.DataFrame(per_fold)
+    if MEAN_RMSE not in table:
+        return table, None, None
+    skill = skill_over_the_mean(table["rmse"].tolist(), table[MEAN_RMSE].tolist())
+    suspects = [s if isinstance(s, str) else None for s in table[SUSPECT]]
+    return table.drop(columns=[MEAN_RMSE, SUSPECT]), skill, suspects
 
 
 def _survival_curves(model, X, times) -> np.ndarray:

@@ -27,12 +27,18 @@ class ModelReport:
 
     - ``holdout_ci``: ``[lo, hi]``, bootstrap 95% interval of the holdout metric (None without
       a holdout); ``cv_sd``: standard deviation of the chosen model's fold scores.
+    - ``cv_score``: the mean of ``cv_scores`` (a regression's: of each fold's own R², low on tiny
+      folds; the mean of ``cv_shared_scores`` is its pooled out-of-fold R²).
     - ``cv_interval``: ``[lo, hi]``, 95% interval of the cross-validated mean (corrected for the
-      folds sharing rows), ``cv_se`` its standard error; ``cv_repeats``: how many random
+      folds sharing rows; of the same scores ``cv_score`` averages), ``cv_se`` its standard error; ``cv_repeats``: how many random
       partitions into folds it averages; ``estimate``: which estimate it is and why, in a sentence.
     - ``cv_shared_scores`` (regression): each fold's R² against the variance of every
       cross-validated target, not its own few rows' (:func:`~kernel_tools.models.stability.shared_scale`):
       what the fold stability check reads; their mean is the pooled out-of-fold R².
+      ``cv_fold_skill`` (regression): each fold's R² against predicting the training folds' mean
+      on its rows: at or below 0 a fold far below the others is broken, above it merely worse;
+      ``cv_fold_suspects``: per fold, the row that dominates its errors with a far-out value (a
+      likely entry error, in words) or None.
     - ``calibration``: for classification ``{"brier", "curve"}``; for survival
       ``{"integrated_brier", "time" (the median follow-up), "curve"}``; ``curve`` holds lists
       ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
@@ -74,6 +80,8 @@ class ModelReport:
     cv_repeats: int = 1
     estimate: str = ""
     cv_shared_scores: list[float] | None = None
+    cv_fold_skill: list[float] | None = None
+    cv_fold_suspects: list[str | None] | None = None
 
     def __repr__(self) -> str:
         """One paragraph: what a reader (or the co-pilot reading text output) needs first."""
@@ -115,6 +123,8 @@ class ModelReport:
                 "cv_score": self.cv_score,
                 "cv_scores": self.cv_scores,
                 "cv_shared_scores": self.cv_shared_scores,
+                "cv_fold_skill": self.cv_fold_skill,
+                "cv_fold_suspects": self.cv_fold_suspects,
                 "holdout_score": self.holdout_score,
                 "metrics": self.metrics,
                 "model_name": self.model_name,
