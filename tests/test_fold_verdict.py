@@ -141,10 +141,11 @@ def test_longleys_folds_of_two_or_three_years_are_not_judged():
     assert passed and why.startswith("too few rows to judge fold stability (folds of about 3.2 rows")
 
 
-def test_grunfelds_largest_firm_in_its_own_fold_is_worse_not_broken():
+def test_grunfelds_largest_firm_in_its_own_fold_is_worse_not_broken_yet_its_estimate_below_0_fails():
     """Grunfeld (development half), folds grouped by firm: the fold holding General Motors (the
     largest investments) errs more than the variance of all targets, yet far less than
-    predicting the other firms' mean for it: not a broken fold (the sweep's run failed on it)."""
+    predicting the other firms' mean for it: not a broken fold. Its estimate, the mean of each
+    fold's own r2, is below 0 (each held-out firm's own mean errs less): never called valid."""
     sm = pytest.importorskip("statsmodels.datasets")
     assert halves.half("sm_grunfeld") == "dev"
     frame = sm.grunfeld.load_pandas().data
@@ -152,7 +153,10 @@ def test_grunfelds_largest_firm_in_its_own_fold_is_worse_not_broken():
     shared, skill = np.array(r.cv_shared_scores), np.array(r.cv_fold_skill)
     assert shared.min() < 0 and skill[shared.argmin()] > 0
     passed, why = cv_stable(r.to_dict())
-    assert passed and broken_folds(shared, SHARED_LABEL, skill) is None
+    assert broken_folds(shared, SHARED_LABEL, skill) is None
+    assert r.cv_score < 0 < np.mean(shared)
+    assert not passed and why.startswith(f"the estimate is r2 {r.cv_score:.3f} (the mean of each fold's own r2)")
+    assert f"pooled over the folds (against the variance of every fold's targets) it scores {np.mean(shared):.3f}" in why
 
 
 def test_a_regressions_headline_says_it_is_the_mean_of_the_folds_own_r2_and_its_interval_matches():
@@ -171,3 +175,13 @@ def test_a_regressions_headline_says_it_is_the_mean_of_the_folds_own_r2_and_its_
     passed, why = cv_stable(r.to_dict())
     assert passed and why.startswith("too few rows to judge fold stability (folds of about 4.8 rows")
     assert f"(cross-validated r2 {r.cv_score:.3f}, 95% interval [{lo:.3f}, {hi:.3f}])" in why
+
+
+def test_a_regression_estimate_below_0_is_never_valid_even_with_small_folds_or_pooled_skill():
+    """The reported estimate below 0 with pooled skill above 0: not valid in words, whether the
+    folds are judged or too small to be; an estimate above 0 with the same folds passes."""
+    shared = [0.6, 0.5, 0.7, 0.55, 0.65, 0.6]
+    for n_train in (300, 20):
+        passed, why = cv_stable(report(shared, n_train=n_train, repeats=1, cv_score=-0.4))
+        assert not passed and why.startswith("the estimate is r2 -0.400") and "it scores 0.600" in why
+        assert cv_stable(report(shared, n_train=n_train, repeats=1, cv_score=0.4))[0]

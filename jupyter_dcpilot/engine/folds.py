@@ -27,9 +27,12 @@ def cv_stable(model: dict[str, Any], steps: Sequence[str] = ()) -> tuple[bool, s
     scores = shared or _finite_scores(model.get("cv_scores"))
     metric = SHARED_LABEL if shared else str(model.get("metric"))
     worse = str(model.get("metric")) == "r2" and len(scores) > 0 and statistics.fmean(scores) < 0
+    below = _headline_below_zero(model, scores if shared else [])
     if small := too_few_rows(fold_rows(model)):
         if worse:
             return False, _worse_than_the_mean(statistics.fmean(scores), bool(shared))
+        if below:
+            return False, below
         return True, small + (f" ({shown})" if (shown := _interval(model)) else "")
     try:
         skill, suspects = _aligned(model, "cv_fold_skill", shared), _aligned(model, "cv_fold_suspects", shared)
@@ -41,6 +44,8 @@ def cv_stable(model: dict[str, Any], steps: Sequence[str] = ()) -> tuple[bool, s
         return False, broken + _step_of(broken, steps)
     if worse:
         return False, _worse_than_the_mean(statistics.fmean(scores), bool(shared))
+    if below:
+        return False, below
     pooled = f" ({SHARED_LABEL}; their mean, the pooled out-of-fold r2, is {statistics.fmean(scores):.3f})"
     return True, (weak or f"the {len(scores)} fold scores agree: none lies far below their median "
                    f"{statistics.median(scores):.3f}") + (pooled if shared else "")
@@ -81,6 +86,22 @@ def _step_of(why: str, steps: Sequence[str]) -> str:
 
 def _finite_scores(values: Any) -> list[float]:
     return [float(s) for s in values or [] if isinstance(s, (int, float)) and math.isfinite(s)]
+
+
+def _headline_below_zero(model: dict[str, Any], shared: list[float]) -> str | None:
+    """Why a regression whose reported estimate (the mean of each fold's own r2) is below 0 is not
+    declared valid, even when its pooled predictions beat the mean: a verdict must not call
+    "valid" an estimate that says a constant does better on the rows it predicts. Pooled skill
+    with fold-own r2 below 0 is a model that tells units apart but not the rows within one."""
+    score = model.get("cv_score")
+    if str(model.get("metric")) != "r2" or not isinstance(score, (int, float)) or not score < 0:
+        return None
+    pooled = (f"; pooled over the folds (against the variance of every fold's targets) it scores "
+              f"{statistics.fmean(shared):.3f}: it tells apart the rows of different folds, not those within one"
+              if shared else "")
+    return (f"the estimate is r2 {score:.3f} (the mean of each fold's own r2): on the rows of a fold, each fold's "
+            f"own mean errs less than the model{pooled}. Whether the fold-own or the pooled score is the task's "
+            "measure is for an expert to say")
 
 
 def _worse_than_the_mean(mean: float, shared: bool) -> str:
