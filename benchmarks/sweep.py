@@ -401,6 +401,7 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     found = _findings_summary(result["findings"])
     leaks = set(found.get("target_leakage", []))
     ids = set(found.get("id_column", []))
+    grouping = set(found.get("grouping_column", []))  # asked about: found, but not called a row's id
     entity = result.get("task_id")
     absent = set(result.get("absent", []))  # documented columns of another file: diagnose sees the main one
     # a column both files hold comes in from the joined one as name_right: judged as its name
@@ -414,7 +415,7 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
                               and not (ds.extra and base(c) == ds.target)),
         "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", [])) - absent),
         "false_ids": sorted(c for c in ids if base(c) not in {*ds.ids, ds.id}),
-        "missed_ids": sorted(set(ds.ids) - ids - set(found.get("target_leakage", []))
+        "missed_ids": sorted(set(ds.ids) - ids - grouping - set(found.get("target_leakage", []))
                              - set(found.get("constant_column", [])) - absent),
         "missed_entity": bool(ds.id) and entity != ds.id,
         # rows of independent entities taken as the records of one (a measurement, a matched set)

@@ -106,6 +106,7 @@ class InferenceKind(StrEnum):
     ENTITY = "entity"  # the column whose rows belong to one subject (or none)
     INDEX = "index"  # when a prediction is made
     JOIN_KEY = "join_key"  # the column joining two files
+    GROUPING = "grouping"  # what becomes of a column grouping several subjects (a matched set, a centre)
     TIMING = "timing"  # when one column is known, relative to the index
 
 
@@ -141,6 +142,8 @@ class FindingKind(StrEnum):
     REPEATED_MEASUREMENTS = "repeated_measurements"
     SURVIVAL_SETUP = "survival_setup"
     ID_COLUMN = "id_column"
+    # an identifier of a group of subjects (a matched set, a batch, a centre): not a measurement
+    GROUPING_COLUMN = "grouping_column"
     TRAIN_TEST_SHIFT = "train_test_shift"
     DUPLICATE_ROWS = "duplicate_rows"
     LABEL_ISSUES = "label_issues"

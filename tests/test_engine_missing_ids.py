@@ -102,6 +102,9 @@ def test_a_given_entity_with_missing_ids_is_asked_too(tmp_path, capsys):
     assert report["model"]["cv_score"] > 0.6
 
 
+# slow: the same card, recommendation and verdict as the synthetic run of
+# test_rows_without_an_id_are_asked_and_dropped_as_recommended (fast); this is their real-data case
+@pytest.mark.slow
 def test_a_matched_set_given_as_the_entity_on_a_development_half_table(tmp_path, capsys):
     """survival/nafld (dev half): 'case.id' is the NAFLD case a subject is matched to, missing
     for 31 subjects of the loader's fifth. Given as the entity, the run used to fail asking to

@@ -236,3 +236,52 @@ def test_an_uncertain_join_key_makes_the_join_a_question_that_confirms_it():
 
 def session_with(s: Structure) -> Session:
     return session(Structure([*structure().inferences, *s.inferences], structure().timeline))
+
+
+def grouping_session(columns=("id", "age", "bili", "status", "futime", "case_id")) -> tuple[Session, Decision]:
+    """A survival table with a matched-set id the diagnosis asks about (drop recommended), its
+    question opened on the identifiers gate."""
+    from jupyter_dcpilot.engine.planners import RulePlanner
+    from kernel_tools.diagnosis.groupings import _finding, _question
+
+    evidence = {"groups": 40, "rows": 150, "rows_per_group_mean": 3.75, "rows_per_group_max": 4,
+                "share_rows_in_shared_groups": 1.0, "missing": 6, "subject_id": "id"}
+    s = session(Structure([*structure().inferences, _question("case_id", evidence)], structure().timeline))
+    s.variables["columns"] = list(columns)
+    s.findings = [_finding("case_id", evidence)]
+    done, s.plan = s.plan, []
+    (step,) = [st for st in RulePlanner(library()).propose(s) if st.episode == "grouping_columns"]
+    s.plan = done
+    assert step.gate == "identifiers" and step.columns == ["case_id"]
+    s.plan = [replace(step, id="s9"), *s.plan]
+    return s, gatekeeping.new_decision(s, s.plan[0], library()["grouping_columns"])
+
+
+def test_a_grouping_column_is_a_structural_question_the_policy_does_not_confirm():
+    s, d = grouping_session()
+    assert [i["id"] for i in d.inferences] == ["grouping:case_id"] and d.recommended == "drop"
+    assert [o.id for o in d.options] == ["drop", "group", "keep"]
+    s.decide(d.id, "drop", "recommended option (--approve recommended)", by="policy", via="approval policy")
+    c = check(s)
+    assert not c.passed and "the use of 'case_id': drop" in c.detail and "the identifiers' questions" in c.detail
+    s, d = grouping_session()
+    s.decide(d.id, "group", "", by="user", via="panel")
+    assert check(s).passed and "grouping:case_id" in confirmations(s)
+    # the task card neither asks it nor confirms it
+    assert not any("case_id" in o.id for o in structure_cards.task_card(s.task, s.structure).options)
+
+
+def test_grouping_by_a_column_the_expert_chose_groups_the_split_and_the_folds():
+    from jupyter_dcpilot.engine.worker import Worker
+
+    s, d = grouping_session()
+    s.task.id = None  # each row its own subject: nothing else groups the split
+    worker = Worker(s, None, None, library())  # type: ignore[arg-type]
+    assert worker.chosen_groups() is None
+    assert "groups" not in worker._split_code("split_report", {})[0]
+    s.decide(d.id, "group", "", by="user", via="panel")
+    assert worker.chosen_groups() == "case_id"
+    assert "groups='case_id', missing_ids='own'" in worker._split_code("split_report", {})[0]
+    assert "groups='case_id'" in worker._model_code({})[0]
+    s.variables["columns"] = ["id", "age", "bili", "status", "futime"]  # dropped since: nothing to group by
+    assert worker.chosen_groups() is None

@@ -196,6 +196,16 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, aggregation = kt.aggregate_per_entity(df, id=..., time=..., how=...).",
     ),
     Episode(
+        id="grouping_columns", name="Columns that group subjects", stage="pre_split", order=4.5,
+        when={"finding_kinds": ("grouping_column",)},
+        gate="identifiers", function="drop_columns", params={"reason": "identifies a group of rows"},
+        report_var="grouping_drop", expect={"rows": "same"}, valid_model_needs=True, only_expert_drops=True,
+        edit_params=_DROPPED,
+        coordinator="A matched set, a batch, a site or a family id is not a measurement: the expert says "
+        "whether it goes, groups the split, or (rarely) is a feature. Each is its own question.",
+        worker="df, grouping_drop = kt.drop_columns(df, [col], reason='identifies a group of rows').",
+    ),
+    Episode(
         id="drop_identifiers", name="Drop identifiers", stage="pre_split", order=5,
         when={"finding_kinds": ("identifier", "identifiers", "id_column", "row_index",
                                 "free_text_identifier"),

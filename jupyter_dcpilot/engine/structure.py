@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # the session holds a Structure; these functions read a sessi
 
 # the table-level choices, in the order the verdict names them
 TABLE = (InferenceKind.TASK, InferenceKind.DURATION, InferenceKind.ENTITY, InferenceKind.INDEX)
+# the choices of a table asked on their own question, not on the task card
+ASKED_ELSEWHERE = (InferenceKind.JOIN_KEY, InferenceKind.GROUPING)
 # a decisions file's explicit answer, as gatekeeping records it (its "recommended" is the policy's)
 FROM_FILE = "from the decisions file"
 # what people call the groups: the vocabulary's words, and the short forms a chat or a file uses
@@ -111,9 +113,10 @@ class Structure:
         return next((i for i in self.inferences if i.id == inference_id), None)
 
     def table(self) -> list[Inference]:
-        """The table-level choices and the join keys, in the verdict's order."""
+        """The table-level choices, the join keys and what becomes of each column grouping
+        subjects, in the verdict's order."""
         order = {k: n for n, k in enumerate(TABLE)}
-        chosen = [i for i in self.inferences if i.what in order or i.what == InferenceKind.JOIN_KEY]
+        chosen = [i for i in self.inferences if i.what in order or i.what in ASKED_ELSEWHERE]
         return sorted(chosen, key=lambda i: order.get(InferenceKind(i.what), len(order)))
 
     def record(self, inferences: list[Inference], timeline: ColumnTimeline | None) -> None:
@@ -269,6 +272,7 @@ def task_choice(inferred: Inference, value: Any) -> str:
             return f"index:{date.group(1)}"
     raise ValueError(f"{inferred.id} cannot be changed to {value!r} here: "
                      + ("answer the join question (undo to it)" if what == InferenceKind.JOIN_KEY else
+                        "answer its question on the identifiers (undo to it)" if what == InferenceKind.GROUPING else
                         "say it on the task card"))
 
 
@@ -393,9 +397,10 @@ def in_words(inference: Inference) -> str:
     alternatives an expert weighs."""
     what = {InferenceKind.TASK: "the task", InferenceKind.DURATION: "the survival time",
             InferenceKind.ENTITY: "the entity", InferenceKind.INDEX: "the prediction time",
-            InferenceKind.JOIN_KEY: "the join key", InferenceKind.TIMING: "the timing of"}[InferenceKind(inference.what)]
-    if inference.what == InferenceKind.TIMING:
-        what = f"the timing of '{inference.subject}'"
+            InferenceKind.JOIN_KEY: "the join key", InferenceKind.TIMING: "the timing of",
+            InferenceKind.GROUPING: "the use of"}[InferenceKind(inference.what)]
+    if inference.what in (InferenceKind.TIMING, InferenceKind.GROUPING):
+        what = f"{what} '{inference.subject}'"
     value = "none" if inference.value is None else str(inference.value).replace("_", " ")
     why = "; ".join(inference.evidence[:2])
     others = ", ".join("none" if a.value is None else str(a.value).replace("_", " ")

@@ -21,7 +21,7 @@ from typing import Any
 from kernel_tools.inferences import Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
-from .structure import Structure, in_words
+from .structure import ASKED_ELSEWHERE, Structure, in_words
 from .task import NO_ENTITY, Task
 from .wire import DecisionOption
 
@@ -62,7 +62,7 @@ def task_card(task: Task, structure: Structure) -> Question:
     kind = t.kind.value if t.kind else None
     desc = (f"{kind}: predict '{t.target}'" + (f" with duration '{t.time}'" if t.time else "")
             + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
-    asked = {InferenceKind(i.what): i for i in structure.table() if i.what != InferenceKind.JOIN_KEY}
+    asked = {InferenceKind(i.what): i for i in structure.table() if i.what not in ASKED_ELSEWHERE}
     unsure = [i for i in asked.values() if _unsure(i)]
     ids = missing_id_options(t)
     options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=not ids,
@@ -176,3 +176,8 @@ def join_inferences(structure: Structure, frames: list[str]) -> list[Inference]:
     """The join key inferences between the session's frames (what the join question settles)."""
     return [i for i in structure.inferences if i.what == InferenceKind.JOIN_KEY
             and set(str(i.subject or "").split("+")) <= set(frames)]
+
+
+def grouping_inferences(structure: Structure, columns: list[str]) -> list[Inference]:
+    """What becomes of each of ``columns`` that groups subjects (what its identifier question settles)."""
+    return [i for i in structure.inferences if i.what == InferenceKind.GROUPING and i.subject in columns]

@@ -103,7 +103,7 @@ def flagged_columns(session: Session) -> dict[str, list[str]]:
     timed = _columns(findings, lambda f: f.kind == FindingKind.TARGET_LEAKAGE and f.evidence.get("timing") in TIMED)
     leak = _columns(findings, lambda f: (f.kind == FindingKind.TARGET_LEAKAGE or f.gate == Gate.LEAKAGE)
                     and f.kind != FindingKind.REPEATED_MEASUREMENTS)
-    ids = _columns(findings, lambda f: f.kind == FindingKind.ID_COLUMN)
+    ids = _columns(findings, lambda f: f.kind in (FindingKind.ID_COLUMN, FindingKind.GROUPING_COLUMN))
     entity = session.task.id
     # a person's word on the timeline over the data's: a column they placed at baseline is known then
     baseline = {m.column for m in session.structure.moves} & set(
@@ -268,7 +268,8 @@ def _via(via: str) -> str:
 
 WHERE = {InferenceKind.TASK: "the task card", InferenceKind.DURATION: "the task card",
          InferenceKind.ENTITY: "the task card", InferenceKind.INDEX: "the task card",
-         InferenceKind.JOIN_KEY: "the join question", InferenceKind.TIMING: "the column timeline"}
+         InferenceKind.JOIN_KEY: "the join question", InferenceKind.TIMING: "the column timeline",
+         InferenceKind.GROUPING: "the identifiers' questions"}
 
 
 def _structure_confirmed(session: Session, features: set[str]) -> Check:

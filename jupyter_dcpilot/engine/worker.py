@@ -17,7 +17,7 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.dictionary import LABELLED
-from kernel_tools.vocabulary import StepStatus, TaskKind
+from kernel_tools.vocabulary import Gate, StepStatus, TaskKind
 
 from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
@@ -206,6 +206,8 @@ class Worker:
             kwargs["groups"] = task.id
             if task.missing_ids:  # the task card said what rows without an id are
                 kwargs["missing_ids"] = task.missing_ids
+        elif (chosen := self.chosen_groups()) is not None:  # a row outside every group is a group of its own
+            kwargs.update(groups=chosen, missing_ids="own")
         kwargs.update(params)
         return [f"train, test, {var} = kt.split({frame}{call_args(kwargs)})", var]
 
@@ -221,8 +223,8 @@ class Worker:
             kwargs = {"target": task.target, "task": task.kind.value if task.kind else None}
             if task.kind == TaskKind.SURVIVAL:
                 kwargs["time"] = task.time
-            if self.grouping():
-                kwargs["groups"] = task.id
+            if self.grouping() or self.chosen_groups():
+                kwargs["groups"] = task.id if self.grouping() else self.chosen_groups()
             if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
                 kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
             kwargs.update(params)
@@ -260,6 +262,14 @@ class Worker:
         entity = self.session.task.id
         columns = self.session.variables.get("columns") or []
         return bool(entity) and (not columns or entity in columns)
+
+    def chosen_groups(self) -> str | None:
+        """A column grouping subjects (a matched set, a site) that the expert chose to group the
+        split and the folds by, while it is still a column; None when none was."""
+        columns = self.session.variables.get("columns") or []
+        chosen = [d.columns[0] for d in self.session.decisions
+                  if d.decided and d.gate == Gate.IDENTIFIERS and d.choice == "group" and d.columns]
+        return next((c for c in reversed(chosen) if not columns or c in columns), None)
 
     # -- running -------------------------------------------------------------------------
     def changes(self, step: Step) -> list[str]:
@@ -450,7 +460,7 @@ class Worker:
 
     async def _split_audit(self) -> dict[str, Any]:
         """What train and test share, for the verdict (empty when it could not be checked)."""
-        groups = self.session.task.id if self.grouping() else None
+        groups = self.session.task.id if self.grouping() else self.chosen_groups()
         try:
             return await self.calls.split_audit("train", "test", groups=groups,
                                                 same_source=not self.session.inputs.test_path)

@@ -5,7 +5,9 @@ transplants).
 Told from the data, not the names: on every row stop > start, and the intervals of one entity
 chain — each starts where the entity's previous one stopped. Read as rows of a classification,
 such a table counts one patient many times and asks, of each interval, whether it ends in the
-event: a question about the length of the interval as much as about the patient.
+event: a question about the length of the interval as much as about the patient. Exports differ:
+rows unsorted, the first interval not at 0, the next interval starting a unit after the last stop
+((0, 30], (31, 62]): none of these changes what the rows are.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 MIN_ROWS = 20
 ORDERED = 0.99  # share of rows with stop > start
 CHAINED = 0.9  # share of an entity's later intervals that start where its previous one stopped
+GAP_SHARE = 0.05  # a later interval may start this share of the median interval after the previous stop
 MIN_REPEATED = 0.1  # share of rows that follow an earlier interval of their entity
 MAX_COLUMNS = 40  # numeric columns tried as start or stop (the pairs grow as their square)
+MAX_IDS = 10  # entity candidates whose rows tell which columns vary
+MAX_ROWS_PER_ENTITY = 50  # intervals per entity on average, at most, for a column to tell which columns vary
 
 
 @dataclass
@@ -50,7 +55,11 @@ def chain_share(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Ser
     follows = previous.notna().to_numpy()
     if not follows.any():
         return 0.0, 0.0
-    share = float(np.isclose(frame["start"].to_numpy()[follows], previous.to_numpy()[follows]).mean())
+    # an export may start the next interval a unit after the last one stopped ((0, 30], (31, 62]):
+    # a gap small beside the intervals still leaves the entity observed almost throughout
+    gap = frame["start"].to_numpy()[follows] - previous.to_numpy()[follows]
+    allowed = GAP_SHARE * float(np.median(frame["stop"].to_numpy() - frame["start"].to_numpy()))
+    share = float(((gap >= 0) & (gap <= allowed) | np.isclose(gap, 0)).mean())
     return share, float(follows.mean())
 
 
@@ -71,11 +80,14 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
     on 90% of them, for at least a tenth of the rows."""
     if len(df) < MIN_ROWS:
         return None
+    ids = [c for c, p in profiles.items() if c not in exclude and _entity_like(df[c], p)]
     times = {c: pd.Series(numeric_values(df[c], p), index=df.index) for c, p in profiles.items()
              if c not in exclude and p.kind == "numeric" and p.missing_rate < 0.05}
-    times = {c: v for c, v in list(times.items())[:MAX_COLUMNS] if v.min() >= 0}
+    # a start or a stop changes between an entity's rows: those are tried first, so the cap leaves
+    # out baseline columns (however many, wherever they stand), not the times
+    varying = _varying(df, ids, [c for c, v in times.items() if v.min() >= 0])
+    times = {c: times[c] for c in varying[:MAX_COLUMNS]}
     pairs = [(a, b) for a in times for b in times if a != b and (times[a] < times[b]).mean() >= ORDERED]
-    ids = [c for c, p in profiles.items() if c not in exclude and _entity_like(df[c], p)]
     found = []
     for start, stop in pairs:
         for entity_id in ids:
@@ -86,6 +98,40 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
                 found.append(Intervals(start, stop, entity_id, chained, int(df[entity_id].nunique())))
     # the tightest chain wins; among equals the coarser entity (a finer split of one also chains)
     return max(found, key=lambda f: (f.chained, -f.entities), default=None)
+
+
+def _varying(df: pd.DataFrame, ids: list[str], columns: list[str]) -> list[str]:
+    """``columns``, those that change between the rows of one entity first: the entity taken as
+    the candidate of ``ids`` whose rows share the most columns (a subject keeps its baseline; an
+    age or a centre shared by chance by several subjects does not)."""
+    # a yes/no or a handful of levels groups everything: every column varies within it
+    units = [c for c in ids if df[c].nunique() >= 3 and len(df) / df[c].nunique() <= MAX_ROWS_PER_ENTITY]
+    best: list[str] | None = None
+    for entity_id in sorted(units, key=lambda c: -df[c].nunique())[:MAX_IDS]:
+        sizes = df.groupby(entity_id, sort=False)[entity_id].transform("size")
+        multi = df.loc[sizes.to_numpy() > 1, [entity_id, *[c for c in columns if c != entity_id]]]
+        if multi.empty:
+            continue
+        changing = (multi.groupby(entity_id, sort=False).nunique() > 1).mean()
+        found = [c for c, share in changing.items() if share >= 0.5]
+        if len(found) >= 2 and (best is None or len(found) < len(best)):
+            best = found
+    first = [c for c in columns if c in (best or [])]
+    return first + [c for c in columns if c not in first]
+
+
+def find_start(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity_id: str, stop: str,
+               exclude: set[str]) -> str | None:
+    """The column whose values start each interval of ``entity_id`` that ``stop`` ends (the
+    intervals chain, see :func:`is_chained`), whatever its name; None when none does."""
+    end = pd.to_numeric(df[stop], errors="coerce")
+    for name, prof in profiles.items():
+        if name in exclude or name in (stop, entity_id) or prof.kind != "numeric" or prof.missing_rate >= 0.05:
+            continue
+        start = pd.Series(numeric_values(df[name], prof), index=df.index)
+        if start.min() >= 0 and (start < end).mean() >= ORDERED and is_chained(df, entity_id, start, end):
+            return name
+    return None
 
 
 def _entity_like(values: pd.Series, profile: ColumnProfile) -> bool:

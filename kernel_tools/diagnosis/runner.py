@@ -19,6 +19,7 @@ import pandas as pd
 from kernel_tools.diagnosis import (
     codebook,
     entities,
+    groupings,
     leakage,
     reuse,
     stray_rows,
@@ -186,9 +187,10 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                       structural | unique_ids, default=entities.Entity()))
     id_findings = [f for f in id_findings if f.columns[0] != entity.id]
     id_findings = codebook.identifier_findings(said, id_findings, {*structural, entity.id, entity.visit})
-    id_cols = [f.columns[0] for f in id_findings]
-    findings += id_findings
     entity_cols = {c for c in (entity.id, entity.visit) if c}
+    grouped, grouping_questions = _groupings(df, profiles, target, entity, run, structural | entity_cols, id_findings)
+    findings += id_findings + grouped
+    id_cols = [f.columns[0] for f in id_findings + grouped]
     when, rm = _index_and_records(df, frame, profiles, outcome, sub, entity, run, index, duration, target, said)
     findings += [rm] if rm is not None else []
 
@@ -229,7 +231,18 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     codebook.report(said, column_stats)
     return Diagnosis(_sort(findings), task_info, [int(df.shape[0]), int(df.shape[1])],
                      round(_time.perf_counter() - started, 3), int(len(frame)), column_stats,
-                     _inferences(outcome, entity, when, timeline), timeline)
+                     _inferences(outcome, entity, when, timeline) + grouping_questions, timeline)
+
+
+def _groupings(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | None, entity: entities.Entity,
+               run: Detectors, exclude: set[str], id_findings: list[Finding]) -> tuple[list[Finding], list]:
+    """The columns that identify a group of subjects (not the entity, nor a row's own id): each
+    a finding and a structural question. The columns the entity holds or is held by are its own
+    finding's."""
+    related = {entity.evidence.get(k, {}).get("column") for k in ("holds", "held_by")} - {None}
+    ids = {f.columns[0] for f in id_findings}
+    return run.run("grouping columns", groupings.find_groupings, df, profiles, target, exclude | related | ids,
+                   default=([], []))
 
 
 def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str], sub: Outcome,

@@ -240,6 +240,8 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
     if entity_id is not None and entity.evidence.get("share_entities_with_several_rows", 0) > 0:
         if duration is not None and _duration_constant(df, entity_id, duration) < 0.95:
             start = outcome.start or visit  # the task may have found the intervals from the data
+            if not _start_stop(df, entity_id, start, duration):  # the visit column may not be the start
+                start = intervals.find_start(df, profiles, entity_id, duration, {outcome.target or ""}) or start
             if _start_stop(df, entity_id, start, duration):
                 return PredictionIndex("row", start, f"records are intervals ('{start}', '{duration}'] "
                                        "of one entity: each counts from its own start", start=start)

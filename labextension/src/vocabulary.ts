@@ -45,6 +45,7 @@ export const FINDING_KINDS = [
   'repeated_measurements',
   'survival_setup',
   'id_column',
+  'grouping_column',
   'train_test_shift',
   'duplicate_rows',
   'label_issues',
@@ -127,6 +128,7 @@ export const INFERENCE_KINDS = [
   'entity',
   'index',
   'join_key',
+  'grouping',
   'timing',
 ] as const;
 
