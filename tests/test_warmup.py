@@ -79,6 +79,27 @@ def test_the_start_up_line_imports_and_prints_nothing():
     assert done.stdout.split() == ["None", "True"] and done.stderr == ""
 
 
+PAUSED = """
+import gc, importlib, sys
+from kernel_tools import warmup
+seen = []
+real = importlib.import_module
+importlib.import_module = lambda name: seen.append(gc.isenabled()) or real(name)
+warmup.warm_up_at_start()
+after = gc.isenabled()
+gc.disable()
+warmup.warm_up_at_start()
+print(len(seen), any(seen), after, gc.isenabled())
+"""
+
+
+def test_the_start_up_line_pauses_the_collector_only_while_it_imports():
+    done = subprocess.run([sys.executable, "-c", PAUSED], capture_output=True, text=True, check=True)
+    calls, any_enabled, after, after_disabled = done.stdout.split()
+    assert int(calls) >= 2 * len(FIRST_STEPS) and any_enabled == "False"  # paused during every import
+    assert after == "True" and after_disabled == "False"  # as it was before: on, and off when it was off
+
+
 def _kernels() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)
             if any("ipykernel" in part for part in p.cmdline())}
