@@ -253,6 +253,7 @@ const QUESTIONS: { [what in InferenceKind]: (subject: string | null) => string }
   entity: () => 'Which column says whose record each row is?',
   index: () => 'When is a prediction made?',
   join_key: subject => `Which column joins ${subject ?? 'the files'}?`,
+  grouping: subject => `What should be done with '${subject}', which groups rows?`,
   timing: subject => `When is '${subject}' known?`
 };
 

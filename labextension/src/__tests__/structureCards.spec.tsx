@@ -323,6 +323,28 @@ describe('StructureQuestion', () => {
     expect(answers).toEqual(['futime2', 'futime']);
   });
 
+  it('asks what becomes of a column that groups rows, naming it', () => {
+    const grouping: IInference = {
+      ...duration,
+      id: 'grouping:case.id',
+      what: 'grouping',
+      subject: 'case.id',
+      value: 'drop',
+      evidence: ["'case.id' is named as an identifier; 3 rows each on average: it groups rows"],
+      alternatives: [
+        { value: 'group', evidence: ['keep it to group the split'], score: 0.6 },
+        { value: 'keep', evidence: ['a feature'], score: 0.2 }
+      ]
+    };
+    render(<StructureQuestion inference={grouping} />);
+    const card = document.querySelector('.jp-dcpilot-structure')!;
+    expect(card.querySelector('.jp-dcpilot-question')?.textContent).toBe(
+      "What should be done with 'case.id', which groups rows?"
+    );
+    const choices = Array.from(card.querySelectorAll('.jp-dcpilot-structure-choice b'));
+    expect(choices.map(c => c.textContent)).toEqual(['drop', 'group', 'keep']);
+  });
+
   it('says values in words', () => {
     expect(inferenceValue('entity', null)).toBe('none: each row is its own subject');
     expect(inferenceValue('timing', 'during_follow_up')).toBe('During follow-up');
