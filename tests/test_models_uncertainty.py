@@ -218,3 +218,18 @@ def test_the_fast_auroc_is_scikit_learns(n, levels):
     assert fast_auroc(positive, score) == pytest.approx(roc_auc_score(positive, score), abs=1e-12)
     with pytest.raises(ValueError, match="both classes"):
         fast_auroc(np.zeros(5, bool), score[:5])
+
+
+def test_a_cluster_bootstrap_draws_whole_entities_in_the_order_drawn():
+    """Each resample is the drawn entities' rows, entity after entity (the same rows a loop that
+    concatenates each drawn entity's rows gives), so the interval is the same as before it was vectorised."""
+    rng = np.random.default_rng(3)
+    groups = rng.choice(np.array(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]), size=40)
+    seen: list[np.ndarray] = []
+    bootstrap_interval(lambda rows: seen.append(rows) or 0.5, len(groups), groups, rounds=25, random_state=1)
+    codes, uniques = pd.factorize(pd.Series(groups))
+    draws = np.random.default_rng(1)
+    for rows in seen:
+        drawn = draws.integers(0, len(uniques), len(uniques))
+        expected = np.concatenate([np.flatnonzero(codes == g) for g in drawn])
+        assert np.array_equal(rows, expected)

@@ -49,7 +49,7 @@ def bootstrap_interval(
         codes, uniques = pd.factorize(pd.Series(groups))
         order = np.argsort(codes, kind="stable")
         starts = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-        members = [order[starts[g]:starts[g + 1]] for g in range(len(uniques))]
+        sizes = np.diff(starts)
     scores = []
     started = time.perf_counter()
     done = 0
@@ -57,7 +57,7 @@ def bootstrap_interval(
         if groups is None:
             rows = rng.integers(0, n, n)
         else:
-            rows = np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))])
+            rows = _members(order, starts, sizes, rng.integers(0, len(sizes), len(sizes)))
         value = score(rows)
         if value is not None and np.isfinite(value):
             scores.append(value)
@@ -68,6 +68,15 @@ def bootstrap_interval(
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(scores, [tail, 100 - tail])
     return [float(lo), float(hi)], done
+
+
+def _members(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """The rows of the ``drawn`` entities, entity after entity (each entity's rows in ``order``
+    from ``starts``): what concatenating each drawn entity's rows gives, without a Python loop
+    over 67k entities (~20 s of 200 rounds at 1M rows)."""
+    counts = sizes[drawn]
+    first = np.repeat(starts[drawn] - np.cumsum(counts) + counts, counts)
+    return order[first + np.arange(counts.sum())]
 
 
 def cv_interval(scores: list[float], folds: int, level: float = 0.95) -> tuple[list[float], float] | None:
