@@ -127,3 +127,45 @@ def test_large_data_gets_fewer_faster_folds_and_still_finds_flipped_labels(monke
     assert len(found & set(flipped.tolist())) / len(flipped) >= 0.6
     small, small_report = handle_label_issues(df.iloc[:900], "label")
     assert small_report.details["folds"] == 5 and small_report.details["boosting"]["max_iter"] == 100
+
+
+def _flipped_frame(n: int, seed: int = 2) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["label"] = np.where(X[:, 0] - X[:, 1] > 0, 1, 0)
+    flipped = rng.choice(n, size=n // 20, replace=False)
+    df.loc[flipped, "label"] = 1 - df.loc[flipped, "label"]
+    return df, flipped
+
+
+def test_at_or_below_the_scale_threshold_the_label_model_learns_from_every_training_row(monkeypatch):
+    """The quality suite's tables keep today's label step: at 5,000 rows (the threshold, pinned)
+    nothing is sampled however small the cap, and the flags equal scikit-learn's
+    cross_val_predict on all rows."""
+    import kernel_tools.scale as scale
+    import kernel_tools.transforms.labels as labels
+
+    assert scale.SCALE_ROWS == 5_000
+    monkeypatch.setattr(labels, "LABEL_FIT_ROWS", 500)
+    df, _ = _flipped_frame(5_000)
+    out, report = handle_label_issues(df, "label")
+    assert "sampled" not in report.details
+    monkeypatch.setattr(labels, "LABEL_FIT_ROWS", 10**9)
+    same, _ = handle_label_issues(df, "label")
+    assert out["label_issue"].tolist() == same["label_issue"].tolist()
+
+
+def test_above_the_threshold_each_fold_model_learns_from_a_sample_and_says_so(monkeypatch):
+    import kernel_tools.transforms.labels as labels
+
+    monkeypatch.setattr(labels, "LABEL_FIT_ROWS", 1_500)  # the rule, without 50k rows in a test
+    df, flipped = _flipped_frame(6_000)
+    out, report = handle_label_issues(df, "label")
+    assert report.details["sampled"] == (
+        "each of the 5 fold models learnt from 1,500 of 4,800 training rows (a sample: the table has "
+        "more than 5,000 rows); each of the 6,000 rows was still checked by a model that never saw it")
+    assert list(report.details)[0] == "sampled"  # the first line of the step's output
+    assert report._repr_html_().count("a sample: the table has more than 5,000 rows") == 1
+    found = set(np.flatnonzero(out["label_issue"].to_numpy()).tolist())
+    assert len(found & set(flipped.tolist())) / len(flipped) >= 0.6  # still finds the flipped labels

@@ -63,9 +63,12 @@ def label_model(y: np.ndarray, n_splits: int, random_state: int = 0, *, max_iter
 
 def out_of_fold_probabilities(
     X: pd.DataFrame, y: np.ndarray, groups: Any = None, n_splits: int = 5, random_state: int = 0,
-    *, max_iter: int = 100, learning_rate: float = 0.1,
+    *, max_iter: int = 100, learning_rate: float = 0.1, fit_rows: int | None = None,
 ) -> np.ndarray:
-    """Predicted class probabilities for each row from a model that never saw that row."""
+    """Predicted class probabilities for each row from a model that never saw that row.
+
+    ``fit_rows``: each fold's model learns from at most this many of its training rows (a
+    stratified sample) and still predicts all of its held-out rows; None: from all of them."""
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
 
@@ -78,7 +81,24 @@ def out_of_fold_probabilities(
         cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     # small data: one thread is faster; OpenMP threads on busy cores are 10-20x slower
     with threadpool_limits(limits=1 if X.size < SINGLE_THREAD_CELLS else None):
-        return cross_val_predict(model, X, y, groups=groups, cv=cv, method="predict_proba")
+        if fit_rows is None or fit_rows >= len(X) * (n_splits - 1) / n_splits:
+            return cross_val_predict(model, X, y, groups=groups, cv=cv, method="predict_proba")
+        return _sampled_folds(model, X, y, cv.split(X, y, groups), fit_rows, random_state)
+
+
+def _sampled_folds(model: Any, X: pd.DataFrame, y: np.ndarray, folds: Any, fit_rows: int,
+                   random_state: int) -> np.ndarray:
+    """Out-of-fold probabilities of ``model`` fitted on at most ``fit_rows`` rows of each training fold."""
+    from sklearn.base import clone
+
+    from kernel_tools.scale import stratified_rows
+
+    probs = np.zeros((len(X), int(np.max(y)) + 1))
+    for train, test in folds:
+        rows = stratified_rows(train, y[train], fit_rows, random_state)
+        fitted = clone(model).fit(X.iloc[rows], y[rows])
+        probs[np.ix_(test, fitted.classes_)] = fitted.predict_proba(X.iloc[test])
+    return probs
 
 
 def _check_arguments(

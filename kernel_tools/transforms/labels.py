@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.lazy import lazy_aware
+from kernel_tools.scale import LABEL_FIT_ROWS, at_scale, sampled_sentence
 
 from .label_model import (
     LARGE_ROWS,
@@ -49,9 +50,12 @@ def handle_label_issues(
     if large:
         n_splits = min(n_splits, 3)
     max_iter, learning_rate = (50, 0.2) if large else (100, 0.1)
+    n_folds = max(2, n_splits)
+    fold_rows = len(X) * (n_folds - 1) // n_folds  # a training fold's rows, about
+    fit_rows = min(fold_rows, LABEL_FIT_ROWS) if at_scale(len(X)) else fold_rows
     pred_probs = out_of_fold_probabilities(
-        X, y, df.loc[usable, groups] if groups is not None else None, max(2, n_splits), random_state,
-        max_iter=max_iter, learning_rate=learning_rate,
+        X, y, df.loc[usable, groups] if groups is not None else None, n_folds, random_state,
+        max_iter=max_iter, learning_rate=learning_rate, fit_rows=fit_rows if fit_rows < fold_rows else None,
     )
     issue = find_label_issues(labels=y, pred_probs=pred_probs)
     quality = get_label_quality_scores(labels=y, pred_probs=pred_probs)
@@ -70,12 +74,16 @@ def handle_label_issues(
         "per_class": {str(k): int(v) for k, v in per_class.items()},
         "examples": examples,
         "model": "HistGradientBoostingClassifier, out-of-fold",
-        "folds": max(2, n_splits),
+        "folds": n_folds,
         "boosting": {"max_iter": max_iter, "learning_rate": learning_rate},  # fewer, faster rounds above LARGE_ROWS rows
         "rows_not_checked": int((~usable).sum()),
         "skipped_features": skipped,
         "action": action,
     }
+    if fit_rows < fold_rows:  # first, where the step's output shows it
+        details = {"sampled": sampled_sentence(f"each of the {n_folds} fold models learnt", fit_rows,
+                                               fold_rows, "training rows")
+                   + f"; each of the {len(X):,} rows was still checked by a model that never saw it", **details}
     warnings = []
     if (~usable).any():
         warnings.append(f"{int((~usable).sum())} rows with a missing or single-row class were not checked")
