@@ -500,7 +500,7 @@ class Worker:
 KEPT = ("features", "metric", "cv_score", "cv_sd", "cv_se", "cv_interval", "cv_repeats", "estimate", "cv_scores",
         "cv_shared_scores", "cv_fold_skill", "cv_fold_suspects",
         "holdout_score", "holdout_ci", "grouped", "warnings",
-        "model_name", "n_train", "n_test", "degraded", "candidates_tried", "selection", "model_card",
+        "model_name", "n_train", "n_test", "sampled", "degraded", "candidates_tried", "selection", "model_card",
         "columns_removed", "columns_added", "details", "operation", "rows_in", "rows_out",
         "risk_groups", "calibration", "time")  # the last three: the report's curves
 

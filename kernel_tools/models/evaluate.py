@@ -53,6 +53,7 @@ from kernel_tools.models.stability import (
 )
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
 from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size
+from kernel_tools.scale import SEARCH_ROWS, cap, sampled_sentence
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
 
 TASKS = TASK_KINDS
@@ -223,7 +224,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
         **estimate,
         calibration=calibration,
         candidates_tried=sum(r.get("tried", 0) for r in results.values()),
-        selection=selection,
+        selection=selection, sampled=[r["sampled"] for r in results.values() if r.get("sampled")],
         degraded=list(clock.degraded),
         budget=clock.budget,
         timings={**clock.timings, "total": round(clock.elapsed(), 3)},
@@ -370,7 +371,8 @@ def _cv_candidates(pool, train, features, y, groups, task, classes, cv, max_cv_r
             train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
         warnings += fold_warnings
         grid = evaluation_times(y_cv) if task == TaskKind.SURVIVAL else None
-        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state)
+        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state,
+                           _search_rows(train, groups, sample, random_state))
     return X_cv, y_cv, folds, sample, grid, results
 
 
@@ -455,9 +457,20 @@ def _cv_data(train, features, y, groups, sample, task, cv, random_state, first, 
     return X_cv, y_cv, folds, warnings, sample
 
 
-def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dict[str, dict[str, Any]]:
+def _search_rows(train, groups, sample, random_state) -> np.ndarray | None:
+    """Positions among the cross-validation rows (``sample``) that the search ranks settings on:
+    None (all of them) at or below ``SCALE_ROWS`` training rows, else whole entities up to
+    ``SEARCH_ROWS`` (:mod:`kernel_tools.scale`)."""
+    if cap(len(train), SEARCH_ROWS) >= len(sample):
+        return None
+    return _cv_sample(train.iloc[sample], groups, SEARCH_ROWS, random_state)
+
+
+def _compare(pool, X, y, folds, task, classes, grid, clock, random_state,
+             search_rows=None) -> dict[str, dict[str, Any]]:
     """Cross-validate each candidate on the same folds; search a candidate's grid by successive
-    halving first. Within a budget, what would not finish is skipped and said."""
+    halving first (on ``search_rows`` of them when given: the chosen setting is then
+    cross-validated on all). Within a budget, what would not finish is skipped and said."""
     results: dict[str, dict[str, Any]] = {}
     probe = clock.probe
     for cand in pool:
@@ -472,7 +485,7 @@ def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dic
         params, tried, search = {}, 1, None
         if len(cand.grid) > 1:
             if estimate is None or clock.fits(estimate * (1 + HALVING_COST), CV_SHARE):
-                params, search = _halving_search(cand, X, y, folds, task, classes, random_state)
+                params, search = _halving_search(cand, X, y, folds, task, classes, random_state, search_rows)
                 tried = len(cand.grid)
             else:
                 clock.degrade(f"{cand.name}: the search over {len(cand.grid)} settings was skipped "
@@ -486,19 +499,25 @@ def _compare(pool, X, y, folds, task, classes, grid, clock, random_state) -> dic
                           f"the rest would not fit in the {clock.budget:.0f} s budget")
         result.update(pipeline=pipe, params={k.removeprefix("model__"): v for k, v in params.items()},
                       tried=tried, search=search)
+        if search is not None and search_rows is not None:
+            result["sampled"] = sampled_sentence(
+                f"{cand.name}: the search ranked its {tried} settings", len(search_rows), len(X),
+                "cross-validation rows (whole entities)") + "; the chosen setting was cross-validated on all of them"
         results[cand.name] = result
     return results
 
 
-def _halving_search(cand, X, y, folds, task, classes, random_state):
+def _halving_search(cand, X, y, folds, task, classes, random_state, rows=None):
     """Successive halving over ``cand.grid`` on the first ``SEARCH_FOLDS`` of the folds: every
     setting on a third or a ninth of each training fold, the best third on more rows, the best
-    on all. Returns the
-    winning parameters and each setting's best score (by the rows it reached)."""
+    on all. ``rows``: positions of ``X`` it runs on (each fold kept to them), None: all. Returns
+    the winning parameters and each setting's best score (by the rows it reached)."""
     from sklearn.experimental import enable_halving_search_cv  # noqa: F401
     from sklearn.model_selection import HalvingGridSearchCV
 
     folds = folds[:SEARCH_FOLDS]
+    if rows is not None:
+        X, y, folds = X.iloc[rows], y[rows], _folds_within(folds, rows, len(X))
     n_train = min(len(t) for t, _ in folds)
     search = HalvingGridSearchCV(
         cand.pipeline, [{k: [v] for k, v in g.items()} for g in cand.grid], factor=3,
@@ -513,6 +532,13 @@ def _halving_search(cand, X, y, folds, task, classes, random_state):
     summary = [{"params": {k.removeprefix("model__"): v for k, v in p.items()}, "rows": int(r * n_train / len(X)),
                 "score": float(s)} for p, r, s in zip(last["params"], last["n_resources"], last["mean_test_score"])]
     return dict(search.best_params_), summary
+
+
+def _folds_within(folds, rows: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``folds`` (positions among ``n`` rows) kept to ``rows`` and renumbered as positions in it."""
+    where = np.full(n, -1)
+    where[rows] = np.arange(len(rows))
+    return [(where[t][where[t] >= 0], where[v][where[v] >= 0]) for t, v in folds]
 
 
 def _broken(result: dict[str, Any], metric: str) -> str | None:

@@ -44,6 +44,8 @@ class ModelReport:
       ``predicted``, ``observed``, ``n`` per group; ``on`` says holdout or out-of-fold.
     - ``candidates_tried``: settings cross-validated in all (the search counts each);
       ``selection``: why this model, in a sentence.
+    - ``sampled``: sentences saying which parts that only rank or explain ran on a sample
+      because the table is large (:mod:`kernel_tools.scale`; never the scores or intervals);
     - ``degraded``: sentences saying what was cut to stay within ``budget`` seconds;
       ``timings``: wall seconds per phase.
     """
@@ -72,6 +74,7 @@ class ModelReport:
     calibration: dict[str, Any] | None = None
     candidates_tried: int = 0
     selection: str = ""
+    sampled: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     budget: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -100,6 +103,8 @@ class ModelReport:
             text += f"; top feature {self.importance[0]['feature']!r}"
         if self.warnings:
             text += "; warnings: " + " | ".join(self.warnings)
+        if self.sampled:
+            text += "; on a sample: " + " | ".join(self.sampled)
         if self.degraded:
             text += "; degraded to fit the budget: " + " | ".join(self.degraded)
         return text + ")"
@@ -145,6 +150,7 @@ class ModelReport:
                 "calibration": self.calibration,
                 "candidates_tried": self.candidates_tried,
                 "selection": self.selection,
+                "sampled": self.sampled,
                 "degraded": self.degraded,
                 "budget": self.budget,
                 "timings": self.timings,
@@ -205,6 +211,8 @@ class ModelReport:
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings)
         if warnings:
             head += f"<ul style='color:#b00020'>{warnings}</ul>"
+        sampled = "".join(f"<li>{e(d)}</li>" for d in self.sampled)
+        head += f"<p>On a sample (the table is large):</p><ul>{sampled}</ul>" if sampled else ""
         degraded = "".join(f"<li>{e(d)}</li>" for d in self.degraded)
         if degraded:
             head += f"<p>Cut to stay within the {self.budget:.0f} s budget:</p><ul style='color:#a05a00'>{degraded}</ul>"
