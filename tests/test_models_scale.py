@@ -61,6 +61,12 @@ def test_above_it_the_search_ranks_on_whole_entities_and_the_estimate_stays_on_a
     assert r.n_train == 6_000 and r.holdout_ci is not None
 
 
+def test_without_entities_the_search_samples_rows_and_says_rows(monkeypatch):
+    monkeypatch.setattr(evaluate, "SEARCH_ROWS", 2_000)
+    r = fit_evaluate(entity_frame(6_000).drop(columns="id"), target="y", task="classification")
+    assert r.sampled == [SENTENCE.format(used=2_000, of=6_000).replace(" (whole entities)", "")]
+
+
 def test_the_search_folds_keep_each_entity_on_one_side():
     folds = [(np.array([0, 1, 2, 3]), np.array([4, 5])), (np.array([2, 3, 4, 5]), np.array([0, 1]))]
     kept = evaluate._folds_within(folds, np.array([1, 2, 4]), 6)

@@ -371,8 +371,14 @@ def _cv_candidates(pool, train, features, y, groups, task, classes, cv, max_cv_r
             train, features, y, groups, sample, task, cv, random_state, pool[0], clock)
         warnings += fold_warnings
         grid = evaluation_times(y_cv) if task == TaskKind.SURVIVAL else None
-        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state,
-                           _search_rows(train, groups, sample, random_state))
+        search_rows = _search_rows(train, groups, sample, random_state)
+        results = _compare(pool, X_cv, y_cv, folds, task, classes, grid, clock, random_state, search_rows)
+    for name, result in results.items():
+        if result.get("search") is not None and search_rows is not None:
+            result["sampled"] = sampled_sentence(
+                f"{name}: the search ranked its {result['tried']} settings", len(search_rows), len(X_cv),
+                "cross-validation rows" + (" (whole entities)" if groups else "")
+            ) + "; the chosen setting was cross-validated on all of them"
     return X_cv, y_cv, folds, sample, grid, results
 
 
@@ -499,10 +505,6 @@ def _compare(pool, X, y, folds, task, classes, grid, clock, random_state,
                           f"the rest would not fit in the {clock.budget:.0f} s budget")
         result.update(pipeline=pipe, params={k.removeprefix("model__"): v for k, v in params.items()},
                       tried=tried, search=search)
-        if search is not None and search_rows is not None:
-            result["sampled"] = sampled_sentence(
-                f"{cand.name}: the search ranked its {tried} settings", len(search_rows), len(X),
-                "cross-validation rows (whole entities)") + "; the chosen setting was cross-validated on all of them"
         results[cand.name] = result
     return results
 
