@@ -11,6 +11,7 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
 from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_codes
 from kernel_tools.diagnosis.intervals import find_intervals
+from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
@@ -43,6 +44,7 @@ class Outcome:
     inference: Inference | None = None  # the task, its confidence and evidence
     duration_inference: Inference | None = None  # survival: the follow-up time chosen
     start: str | None = None  # survival over (start, stop] intervals found in the data: their start
+    periods: PersonPeriods | None = None  # survival over person-period rows found in the data
 
     @property
     def n_classes(self) -> int:
@@ -53,7 +55,8 @@ class Outcome:
         return Outcome(self.kind, self.target, None if self.y is None else self.y[positions],
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
-                       self.event_values, self.reason, self.inference, self.duration_inference, self.start)
+                       self.event_values, self.reason, self.inference, self.duration_inference, self.start,
+                       self.periods)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -127,12 +130,12 @@ def _event_codes(values: np.ndarray | None) -> bool:
 
 
 def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, plain_number: bool) -> Outcome | None:
-    """Survival found from the target's codes: two codes next to a follow-up time (high
-    confidence), a status of several codes next to one (competing events: asked), or event codes
+    """Survival found from the target's codes: person-period rows (asked), two codes next to a
+    follow-up time (high confidence), a status of several codes next to one (competing events: asked), or event codes
     at the end of chained intervals (asked)."""
     two = len(np.unique(values[~np.isnan(values)])) == 2
     if two:
-        found = _found_survival(df, profiles, s, target)
+        found = _found_periods(df, profiles, s, target) or _found_survival(df, profiles, s, target)
     else:
         found = _found_competing(df, profiles, s, target, values) if plain_number else None
     if found is None and _event_codes(values):
@@ -323,6 +326,31 @@ def _status_to_recode(s: pd.Series, target: str, duration: str, coding: Coding) 
          "it as survival; kept as classes meanwhile"],
         [], details={**outcome.inference.details, "censored": f"{coding.censored:g}",
                      "events": [f"{c:g}" for c in coding.events]})
+    return outcome
+
+
+def _found_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """A 0/1 target on person-period rows (see :mod:`.periods`): survival until each entity's last
+    period, found from the data's structure alone, so asked (low confidence) with classification
+    of the rows as the alternative."""
+    event = event_indicator(s)
+    found = find_person_periods(df, profiles, target, event[0]) if event is not None else None
+    if event is None or found is None:
+        return None
+    reason = f"survival over person-period rows: each '{found.id}' followed until its last '{found.period}'"
+    outcome = _survival(df, profiles, target, found.period, event, reason)
+    outcome.periods = found
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds event codes {event[1]} and the {found.reason}: discrete-time survival, each row the "
+         f"period ({found.period}-1, {found.period}], modelled as one row per '{found.id}' followed until its last"],
+        [Alternative("classification", [f"'{target}' as classes with each row a unit: the periods of one "
+                                         f"'{found.id}' would count as many subjects, and a row's class would say "
+                                         "whether it is the last"], 0.3)],
+        details={"event_codes": event[1], "id": found.id, "period": found.period, "person_period": True})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, found.period, Confidence.LOW,
+        [f"each '{found.id}' is followed until its last '{found.period}' (from the data's layout)"])
     return outcome
 
 
