@@ -127,3 +127,21 @@ def test_rossi_per_week_under_the_recommended_policy_is_survival_per_subject(tmp
     assert checks["entities_together"]["passed"] and checks["task_metric"]["passed"]
     assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
     assert "rows are periods of each 'id'" in checks["structure_confirmed"]["detail"]
+
+
+def test_start_stop_rows_whose_flag_turns_on_are_not_person_periods():
+    # a time-varying 0/1 covariate (a transplant) rises by one between an entity's two intervals
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(80):
+        end = int(rng.integers(5, 60))
+        event = int(rng.random() < 0.6)
+        if rng.random() < 0.6:
+            cut = int(rng.integers(1, end))
+            rows += [(i, 0, cut, 0, 0), (i, cut, end, event, 1)]
+        else:
+            rows.append((i, 0, end, event, 0))
+    df = pd.DataFrame(rows, columns=["id", "start", "stop", "event", "transplant"])
+    df["age"] = rng.normal(50, 8, len(df)).round(1)
+    d = _diagnose(df, target="event")
+    assert d.task["kind"] == "survival" and "person_period" not in d.inference("task").details

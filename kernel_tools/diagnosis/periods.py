@@ -27,7 +27,8 @@ from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import FindingKind
 
 MIN_ENTITIES = 10
-MIN_REPEATED = 0.3  # share of rows that follow an earlier period of their entity
+MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
+MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
 STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more
 MAX_IDS = 10  # entity candidates tried, the most distinct first
 MAX_PERIOD_LEVELS = 1000  # a period column holds a few hundred periods at most (weeks over years)
@@ -59,7 +60,7 @@ def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], ta
         return None
     periods = {c: numeric_values(df[c], p) for c, p in profiles.items()
                if c != target and p.kind == "numeric" and p.is_integer and p.missing_rate == 0
-               and 2 <= p.nunique <= MAX_PERIOD_LEVELS}
+               and MIN_PERIODS <= p.nunique <= MAX_PERIOD_LEVELS}
     ids = [c for c, p in profiles.items() if c != target and _entity_like(df[c], p) and _may_hold(df[c], event)]
     ids = sorted(ids, key=lambda c: -df[c].nunique())[:MAX_IDS]
     found = [f for entity_id in ids for period, values in periods.items() if period != entity_id
