@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
-from kernel_tools.diagnosis.intervals import _entity_like
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import FindingKind
@@ -30,7 +29,7 @@ MIN_ENTITIES = 10
 MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
 MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
 STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more
-MAX_IDS = 10  # entity candidates tried, the most distinct first
+MAX_IDS = 3  # entity candidates tried, the most distinct first (the entity is the finest repeated column)
 MAX_PERIOD_LEVELS = 1000  # a period column holds a few hundred periods at most (weeks over years)
 
 
@@ -61,12 +60,20 @@ def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], ta
     periods = {c: numeric_values(df[c], p) for c, p in profiles.items()
                if c != target and p.kind == "numeric" and p.is_integer and p.missing_rate == 0
                and MIN_PERIODS <= p.nunique <= MAX_PERIOD_LEVELS}
-    ids = [c for c, p in profiles.items() if c != target and _entity_like(df[c], p) and _may_hold(df[c], event)]
-    ids = sorted(ids, key=lambda c: -df[c].nunique())[:MAX_IDS]
+    # the profiles' counts first (no pass over the data), then a group-by for the few left
+    events = int(event.sum())  # at most one per entity
+    ids = [c for c, p in profiles.items() if c != target and _id_like(p) and p.nunique >= events]
+    ids = [c for c in sorted(ids, key=lambda c: -profiles[c].nunique)[:MAX_IDS] if _may_hold(df[c], event)]
     found = [f for entity_id in ids for period, values in periods.items() if period != entity_id
              if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None]
     # a period counted from each entity's start beats one that merely rises with it (an age in years)
     return min(found, key=lambda f: f.starts_at, default=None)
+
+
+def _id_like(profile: ColumnProfile) -> bool:
+    """Codes or whole numbers, never missing, repeated on half the rows or more."""
+    kind_ok = profile.kind in ("categorical", "text") or profile.kind == "numeric" and bool(profile.is_integer)
+    return kind_ok and profile.n_missing == 0 and MIN_ENTITIES <= profile.nunique <= profile.n * (1 - MIN_REPEATED)
 
 
 def _may_hold(ids: pd.Series, event: np.ndarray) -> bool:
