@@ -168,14 +168,17 @@ def test_a_renamed_pair_of_mgus2_goes_to_follow_up_together(mgus2, time, flag, e
     assert d.timeline.columns["age"].group == "baseline"
 
 
+@pytest.mark.parametrize("keep_flag", [False, True], ids=["no indicator", "indicator kept"])
 @pytest.mark.parametrize("time", ["ptime", "prtime", "T1", "dayslink", "rfs"])
-def test_mgus2_progression_time_present_only_where_it_happened(mgus2, time):
-    """The pair turned into one column: the time where progression happened, missing elsewhere,
-    no indicator."""
-    df = mgus2.assign(ptime=mgus2["ptime"].where(mgus2["pstat"] == 1)).drop(columns="pstat")
-    df = df.rename(columns={"ptime": time})
+def test_mgus2_progression_time_present_only_where_it_happened(mgus2, time, keep_flag):
+    """The pair turned into a time where progression happened, missing elsewhere (with or
+    without its indicator: the indicator then says where the time is filled, and goes with it)."""
+    df = mgus2.assign(ptime=mgus2["ptime"].where(mgus2["pstat"] == 1))
+    df = (df if keep_flag else df.drop(columns="pstat")).rename(columns={"ptime": time})
     only = event_times.time_only_where_happened(df[time].to_numpy(float), df["futime"].to_numpy(float))
     assert only is not None and only["share_below_by_chance"] < 0.9
     d = kt.diagnose(df, target="death", time="futime")
     assert _after(d, time) and time in _leaks(d)
+    if keep_flag:
+        assert _after(d, "pstat") and "pstat" in _leaks(d)
     assert d.timeline.columns["age"].group == "baseline"

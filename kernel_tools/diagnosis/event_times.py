@@ -41,6 +41,11 @@ def _at_or_below(x: np.ndarray, t: np.ndarray) -> np.ndarray:
     return x <= t * 1.01 + 1e-9
 
 
+def p_words(p_value: float) -> str:
+    """A p-value in words a reader takes in at a glance (no 5.5e-149)."""
+    return "p < 1e-12" if p_value < 1e-12 else f"p = {p_value:.0e}"
+
+
 def named_as_time(name: str) -> str:
     """Words for the evidence: whether the name carries a time word (never decisive)."""
     return f"; its name '{name}' carries a time word" if TIME_WORD.search(name) else ""

@@ -443,7 +443,7 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
         timing.add("follow_up", "time_only_where_happened",
                    f"present on {only['share_present']:.0%} of rows, and there at or below the row's own "
                    f"duration '{time}' on {only['share_below_own_duration']:.0%} of them (by chance "
-                   f"{only['share_below_by_chance']:.0%}, p = {only['p_value']:.1e}): the time of an event "
+                   f"{only['share_below_by_chance']:.0%}, {event_times.p_words(only['p_value'])}): the time of an event "
                    f"during follow-up, recorded where it happened{event_times.named_as_time(c)}", **only)
 
 
@@ -597,8 +597,8 @@ def _event_pairs(frame, profiles, features, timings, duration: np.ndarray | None
             timings[c].add("follow_up", "event_pair",
                            f"with '{f}', a (time, indicator) pair: never exceeds the duration '{time}', and equals "
                            f"it on {evidence['share_censored_at_duration']:.0%} of the rows '{f}' marks censored, "
-                           f"on {evidence['share_events_at_duration']:.0%} of the others (p = "
-                           f"{evidence['p_value']:.1e}): the time of an event during follow-up"
+                           f"on {evidence['share_events_at_duration']:.0%} of the others ("
+                           f"{event_times.p_words(evidence['p_value'])}): the time of an event during follow-up"
                            f"{event_times.named_as_time(c)}", flag=f, **evidence)
         if timings[f].timing not in after:
             timings[f].add("follow_up", "recorded_with_follow_up",
