@@ -257,3 +257,16 @@ def test_a_small_dev_half_regression_run_end_to_end_does_not_judge_its_folds_and
     low, high = report["model"]["cv_interval"]
     assert high == 1.0 and low < high
     assert "the interval is clipped to the values r2 can take (upper end" in report["model"]["estimate"]
+
+
+@pytest.mark.parametrize("metric", ["roc_auc", "c_index"])
+def test_a_ranking_estimate_at_or_below_a_coins_is_never_valid(metric):
+    """An AUROC or C-index estimate of 0.5 (a model that predicts one value for every row ranks
+    at random) is not a model to validate, with folds judged or too small to be; 0.55 passes."""
+    for n_train, scores in ((300, [0.52, 0.48, 0.5, 0.49, 0.51]), (12, [0.5, 0.5, 0.5])):
+        model = {"metric": metric, "cv_score": 0.5, "cv_scores": scores, "n_train": n_train, "cv_repeats": 1}
+        passed, why = cv_stable(model)
+        assert not passed and why.startswith(f"the estimate is {metric} 0.500: no better than ranking")
+    model = {"metric": metric, "cv_score": 0.55, "cv_scores": [0.56, 0.54, 0.55, 0.57, 0.53],
+             "n_train": 300, "cv_repeats": 1}
+    assert cv_stable(model)[0]

@@ -6,7 +6,8 @@ its own, so its own R² scatters where its errors do not. A fold is broken only 
 below its siblings and no better than the trivial predictor; a far-below fold that still beats
 it is named and passes (worse there, not broken); folds of a handful of rows are not judged, and
 the check says the estimate rests on the repeated cross-validation's interval instead. A
-regression whose pooled out-of-fold predictions err more than the mean fails in those words.
+regression whose pooled out-of-fold predictions err more than the mean fails in those words, and
+so does an estimate no better than a constant (r2 below 0, AUROC or C-index at most 0.5).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernel_tools.models.stability import SHARED_LABEL, broken_folds, too_few_rows, weak_folds
+
+RANKING_METRICS = ("roc_auc", "c_index")  # 0.5: ranking at random
 
 
 def cv_stable(model: dict[str, Any], steps: Sequence[str] = ()) -> tuple[bool, str]:
@@ -89,12 +92,17 @@ def _finite_scores(values: Any) -> list[float]:
 
 
 def _headline_below_zero(model: dict[str, Any], shared: list[float]) -> str | None:
-    """Why a regression whose reported estimate (the mean of each fold's own r2) is below 0 is not
-    declared valid, even when its pooled predictions beat the mean: a verdict must not call
-    "valid" an estimate that says a constant does better on the rows it predicts. Pooled skill
-    with fold-own r2 below 0 is a model that tells units apart but not the rows within one."""
-    score = model.get("cv_score")
-    if str(model.get("metric")) != "r2" or not isinstance(score, (int, float)) or not score < 0:
+    """Why an estimate no better than a constant is not declared valid: a regression whose reported
+    estimate (the mean of each fold's own r2) is below 0, even when its pooled predictions beat
+    the mean (a model that tells units apart but not the rows within one), and a ranking (AUROC,
+    C-index) at or below 0.5, the score of ranking at random."""
+    score, metric = model.get("cv_score"), str(model.get("metric"))
+    if not isinstance(score, (int, float)) or math.isnan(score):
+        return None
+    if metric in RANKING_METRICS:
+        return (f"the estimate is {metric} {score:.3f}: no better than ranking the rows at random (0.5); "
+                "the model has no skill to validate") if score <= 0.5 else None
+    if metric != "r2" or not score < 0:
         return None
     pooled = (f"; pooled over the folds (against the variance of every fold's targets) it scores "
               f"{statistics.fmean(shared):.3f}: it tells apart the rows of different folds, not those within one"

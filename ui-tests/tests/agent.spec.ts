@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot } from './start';
+import { startCopilot, approveUntilGate } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 1600 } });
@@ -36,16 +36,7 @@ test.describe("Data co-pilot: an agent's proposal", () => {
     const panel = await startCopilot(page, 'y', 'ask');
 
     const card = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
-    for (let i = 0; i < 5; i++) {
-      const first = panel.locator('.jp-dcpilot-decision').first();
-      await expect(first).toBeVisible({ timeout: 120000 });
-      if ((await first.getAttribute('data-gate')) === 'leakage') {
-        break;
-      }
-      const id = await first.getAttribute('data-decision');
-      await first.locator('.jp-dcpilot-approve').click();
-      await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 60000 });
-    }
+    await approveUntilGate(panel, 'leakage');
     await expect(card.locator('.jp-dcpilot-impact')).toHaveAttribute('data-status', 'done', {
       timeout: 120000
     });

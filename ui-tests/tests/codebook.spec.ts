@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import { approveUntilGate } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1280, height: 800 } });
@@ -54,16 +55,7 @@ test.describe('The study codebook', () => {
     await form.getByRole('button', { name: 'Start co-pilot' }).click();
 
     const leakCard = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
-    for (let i = 0; i < 5; i++) {
-      const card = panel.locator('.jp-dcpilot-decision').first();
-      await expect(card).toBeVisible({ timeout: 120000 });
-      if ((await card.getAttribute('data-gate')) === 'leakage') {
-        break;
-      }
-      const id = await card.getAttribute('data-decision');
-      await card.locator('.jp-dcpilot-approve').click();
-      await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 30000 });
-    }
+    await approveUntilGate(panel, 'leakage');
     await expect(leakCard).toBeVisible();
     await expect(leakCard).toContainText('stay');
     await expect(leakCard).toContainText('codebook.md');

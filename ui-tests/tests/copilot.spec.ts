@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import { approveUntilGate } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1280, height: 800 } });
@@ -60,18 +61,7 @@ test.describe('Data co-pilot session', () => {
 
     // approve whatever comes before the leakage question (e.g. confirming the task)
     const leakCard = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
-    for (let i = 0; i < 5; i++) {
-      const card = panel.locator('.jp-dcpilot-decision').first();
-      await expect(card).toBeVisible({ timeout: 120000 });
-      if ((await card.getAttribute('data-gate')) === 'leakage') {
-        break;
-      }
-      const id = await card.getAttribute('data-decision');
-      await card.locator('.jp-dcpilot-approve').click();
-      await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, {
-        timeout: 30000
-      });
-    }
+    await approveUntilGate(panel, 'leakage');
     await expect(leakCard).toBeVisible();
     await expect(leakCard).toContainText('leak');
     await expect(leakCard.locator('.jp-dcpilot-option.jp-mod-recommended')).toHaveCount(1);

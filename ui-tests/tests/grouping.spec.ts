@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot } from './start';
+import { approveAndWait, startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
@@ -34,9 +34,7 @@ test.describe('Data co-pilot: a column that groups subjects', () => {
     const other = panel.locator('.jp-dcpilot-decision').filter({ hasNotText: 'match_id' }).first();
     for (let i = 0; i < 60 && !(await card.isVisible()); i++) {
       if (await other.isVisible()) {
-        const id = await other.getAttribute('data-decision');
-        await other.locator('.jp-dcpilot-approve').click();
-        await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 30000 });
+        await approveAndWait(panel, other);
       } else {
         await page.waitForTimeout(2000);
       }
@@ -55,9 +53,7 @@ test.describe('Data co-pilot: a column that groups subjects', () => {
     for (let i = 0; i < 8 && (await split.count()) === 0; i++) {
       const next = panel.locator('.jp-dcpilot-decision').first();
       if (await next.isVisible()) {
-        const id = await next.getAttribute('data-decision');
-        await next.locator('.jp-dcpilot-approve').click();
-        await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 30000 });
+        await approveAndWait(panel, next);
       } else {
         await page.waitForTimeout(2000);
       }

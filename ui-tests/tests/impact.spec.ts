@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot } from './start';
+import { startCopilot, approveUntilGate } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 // a tall page, so the whole card shows; the panel keeps JupyterLab's default width
@@ -35,16 +35,7 @@ test.describe('Data co-pilot: the impact chart', () => {
 
     // approve what comes before the question of one row per patient (the task, ...)
     const card = panel.locator('.jp-dcpilot-decision[data-gate="aggregation"]');
-    for (let i = 0; i < 5; i++) {
-      const first = panel.locator('.jp-dcpilot-decision').first();
-      await expect(first).toBeVisible({ timeout: 120000 });
-      if ((await first.getAttribute('data-gate')) === 'aggregation') {
-        break;
-      }
-      const id = await first.getAttribute('data-decision');
-      await first.locator('.jp-dcpilot-approve').click();
-      await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 60000 });
-    }
+    await approveUntilGate(panel, 'aggregation');
     const chart = card.locator('.jp-dcpilot-impact');
     await expect(chart).toHaveAttribute('data-status', 'done', { timeout: 240000 });
 

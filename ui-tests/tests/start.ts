@@ -26,3 +26,25 @@ export async function startCopilot(
   await form.getByRole('button', { name: 'Start co-pilot' }).click();
   return panel;
 }
+
+/**
+ * Approve the panel's first decision card, wait until it has gone, and repeat until the first card
+ * is on `gate` (left for the test to answer) or `limit` cards were approved.
+ */
+export async function approveUntilGate(panel: Locator, gate: string, limit = 5): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    const card = panel.locator('.jp-dcpilot-decision').first();
+    await expect(card).toBeVisible({ timeout: 120000 });
+    if ((await card.getAttribute('data-gate')) === gate) {
+      return;
+    }
+    await approveAndWait(panel, card);
+  }
+}
+
+/** Approve `card` and wait until the panel no longer shows it. */
+export async function approveAndWait(panel: Locator, card: Locator): Promise<void> {
+  const id = await card.getAttribute('data-decision');
+  await card.locator('.jp-dcpilot-approve').click();
+  await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 60000 });
+}

@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import { approveUntilGate } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 1500 } });
@@ -81,16 +82,7 @@ test.describe('Data co-pilot: the expert steers', () => {
 
     // approve whatever comes before the leakage question (the task, ...)
     const leakCard = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
-    for (let i = 0; i < 5; i++) {
-      const card = panel.locator('.jp-dcpilot-decision').first();
-      await expect(card).toBeVisible({ timeout: 120000 });
-      if ((await card.getAttribute('data-gate')) === 'leakage') {
-        break;
-      }
-      const id = await card.getAttribute('data-decision');
-      await card.locator('.jp-dcpilot-approve').click();
-      await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 60000 });
-    }
+    await approveUntilGate(panel, 'leakage');
     await expect(leakCard).toBeVisible();
 
     // the card is there at once; the impact chart fills in as each option is estimated
