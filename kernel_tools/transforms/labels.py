@@ -15,6 +15,7 @@ from .label_model import (
     _check_arguments,
     _checkable_labels,
     _model_frame,
+    fold_groups,
     out_of_fold_probabilities,
 )
 from .report import StepReport
@@ -54,7 +55,7 @@ def handle_label_issues(
     fold_rows = len(X) * (n_folds - 1) // n_folds  # a training fold's rows, about
     fit_rows = min(fold_rows, LABEL_FIT_ROWS) if at_scale(len(X)) else fold_rows
     pred_probs = out_of_fold_probabilities(
-        X, y, df.loc[usable, groups] if groups is not None else None, n_folds, random_state,
+        X, y, fold_groups(df, usable, groups), n_folds, random_state,
         max_iter=max_iter, learning_rate=learning_rate, fit_rows=fit_rows if fit_rows < fold_rows else None,
     )
     issue = find_label_issues(labels=y, pred_probs=pred_probs)
