@@ -297,8 +297,8 @@ def find_entity(
 
 def _crossed_entity(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], pair: tuple[str, str],
                     others: list[str], target: str | None, given_time: str | None) -> Entity:
-    """The first of a crossed pair (the one named as a unit, else the one with fewer levels) as
-    the entity, measured under each level of the other."""
+    """The first of a crossed pair (see :func:`crossed_pair`) as the entity, measured under each
+    level of the other."""
     key, other = pair
     cols = [c for c in others if c != key]
     nun, sizes = _group_stats(sample, key, cols)

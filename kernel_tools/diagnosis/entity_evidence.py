@@ -27,6 +27,7 @@ SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant
                         r"([_\W]?(id|no|nr|num|number))?$", re.IGNORECASE)
 COARSE_LEVELS = 20  # fewer levels than this, or a typical level holding COARSE_SHARE of the rows: a category
 COARSE_SHARE = 0.05
+NESTING_SAMPLE = 50_000
 CROSSED_COVER = 0.8  # share of all rater × item pairs present, each about once: a crossed design
 DERIVED = 0.6  # |Spearman| with the target: the column moves with the outcome
 CLOSE = 1.0  # two candidates' scores closer than this are a question, not a choice
@@ -127,7 +128,7 @@ def coarse_category(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: 
         return None
     why = (f"'{name}' has {prof.nunique} levels, a typical one shared by {share:.0%} of the rows: "
            "a category, unless it names the unit whose rows must stay together")
-    sample = df.iloc[: min(len(df), 200_000)]
+    sample = df.iloc[:NESTING_SAMPLE]  # nesting in the whole table holds in any part of it
     for other, p in profiles.items():
         if other in (name, target) or p.nunique < 2 * prof.nunique or p.kind not in ("numeric", "categorical"):
             continue
@@ -144,7 +145,8 @@ def coarse_category(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: 
 def crossed_pair(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str]) -> tuple[str, str] | None:
     """Two id-like columns, both text codes or one named as a unit or an id, whose every pair of values
     appears about once (each judge rates each wine): the rows are ratings, and rows of one
-    rater or rows of one item must stay together — a choice the expert makes."""
+    rater or rows of one item must stay together — a choice the expert makes. The first of the
+    pair returned is the one recommended."""
     for i, a in enumerate(columns):
         for b in columns[i + 1:]:
             na, nb = profiles[a].nunique, profiles[b].nunique
@@ -154,7 +156,9 @@ def crossed_pair(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: 
             pairs = df[[a, b]].dropna()
             cells = pairs.drop_duplicates().shape[0]
             if len(pairs) and cells >= CROSSED_COVER * na * nb and cells >= 0.95 * len(pairs):
-                return (a, b) if (unit_named(a), -na) >= (unit_named(b), -nb) else (b, a)
+                # the one named as a unit first, else the one with more levels: the few levels
+                # of the other are more often the conditions compared (samples on each plate)
+                return (a, b) if (unit_named(a), na) >= (unit_named(b), nb) else (b, a)
     return None
 
 
