@@ -1,7 +1,8 @@
 """Timing evidence from the table's structure and from names (sources of the column timeline).
 
 Values alone miss what the shape of a table says. An event during follow-up is often recorded
-as a pair — its time and its indicator (``ptime``/``pstat``, ``ta``/``da``, ``rec``/``rec.s``)
+as a pair — its time and its indicator (``ptime``/``pstat``, ``ta``/``da``, ``rec``/``rec.s``,
+``dayslink``/``linkstatus``)
 — and the two go together: once one is known to come after the index, so is the other. The two
 bounds of one quantity (``lower``/``upper``) go together too. A series of times (``etime1`` ...
 ``etime7``, each no earlier than the one before) keeps its order: what follows a time after the
@@ -38,7 +39,7 @@ AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
 ORDERED = 0.99  # a series' next member is no earlier on this share of rows where both are present
 
 # the roles of a pair's members: prefix forms (ta / da, T1 / D1) and suffix forms (ptime / pstat)
-TIME_PREFIX = re.compile(r"^(?:t|time)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
+TIME_PREFIX = re.compile(r"^(?:t|time|days?|weeks?|months?|years?|dur)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
 FLAG_PREFIX = re.compile(r"^(?:d|delta|ind|status|event)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
 TIME_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:time|t|days|dur)$", re.IGNORECASE)
 FLAG_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:s|stat|status|flag|ind|event|e|d)$",

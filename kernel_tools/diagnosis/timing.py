@@ -10,6 +10,11 @@ data set's column names:
   of rows (a visit day, a length of stay, a time to another event) — or, short next to a long
   follow-up, equal to T on that share (a hospital stay that ended the follow-up: died in hospital);
 - equal to the duration on most rows (the follow-up time recorded twice);
+- present only where an event happened and then at or below the row's own duration, far more
+  often than chance pairing gives (time to transplant, missing where there was none;
+  :mod:`.event_times`);
+- a (time, indicator) pair whatever its names: the time never exceeds the duration and the
+  indicator says where it ran to the end (censored) and where it ended earlier — both go;
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
   tail) — covering >= 5% of the events (in-hospital death, "died before the 2-month interview");
   for a yes/no classification, the rarer class, when the name or the value also says so (a
@@ -17,8 +22,7 @@ data set's column names:
 - dated after the index date (discharge, transplant, last contact), or the end of follow-up
   (a date whose distance from the index is the duration);
 - recorded together with a follow-up column (filled exactly where it is, or a yes/no saying
-  whether it happened or whether a follow-up time ended before the follow-up did), or tracking
-  one closely (charges that rise with the length of stay);
+  whether it happened), or tracking one closely (charges that rise with the length of stay);
 - changes within an entity after its first record (time-varying: only its value at the index
   is known at prediction time);
 - the same on every record of an entity but a summary of them all: the number of its records,
@@ -39,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom, spearmanr
 
-from kernel_tools.diagnosis import intervals
+from kernel_tools.diagnosis import event_times, intervals
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
@@ -384,21 +388,9 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                 if index.kind == "date" and index.column in profiles else None)
     for c in features:
         prof = profiles[c]
-        if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 10:
-            x = numeric_values(frame[c], prof)
+        if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 5:
             assert t is not None  # survival means a duration
-            equal = _equal_to_duration(x, t)
-            if equal >= EQUAL_SHARE:
-                timings[c].add("outcome_derived", "equals_duration",
-                               f"equal to the duration '{outcome.time}' on {equal:.0%} of rows",
-                               share_equal=round(equal, 4))
-            else:
-                bound = _bounded_by_duration(x, t)
-                if bound is not None:
-                    timings[c].add("follow_up", "bounded_by_duration",
-                                   f"never exceeds the duration '{outcome.time}' and reaches it on "
-                                   f"{bound['share_reaching_duration']:.0%} of rows: it is measured "
-                                   "during follow-up", **bound)
+            _duration_tests(c, numeric_values(frame[c], prof), t, outcome.time, timings[c], prof.nunique >= 10)
         if event is not None:
             implied = _implied_event(frame[c], prof, event, calendar)
             # a classification has no follow-up to place a value in: an extreme value of a
@@ -426,8 +418,33 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                        **chosen)
     _date_tests(frame, profiles, outcome, index, features, timings)
     _entity_tests(df, profiles, entity, index, features, timings)
-    _propagate(frame, profiles, features, timings, t)
+    _event_pairs(frame, profiles, features, timings, t, outcome.time)
+    _propagate(frame, profiles, features, timings)
     return timings
+
+
+def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Timing, many: bool) -> None:
+    """The tests of a number against the survival time ``t``: equal to it, bounded by it
+    (``many``: at least 10 values), or a time present only where an event during follow-up
+    happened (:mod:`.event_times`)."""
+    equal = _equal_to_duration(x, t) if many else 0.0
+    if equal >= EQUAL_SHARE:
+        timing.add("outcome_derived", "equals_duration", f"equal to the duration '{time}' on {equal:.0%} of rows",
+                   share_equal=round(equal, 4))
+        return
+    bound = _bounded_by_duration(x, t) if many else None
+    if bound is not None:
+        timing.add("follow_up", "bounded_by_duration",
+                   f"never exceeds the duration '{time}' and reaches it on "
+                   f"{bound['share_reaching_duration']:.0%} of rows: it is measured during follow-up", **bound)
+        return
+    only = event_times.time_only_where_happened(x, t)
+    if only is not None:
+        timing.add("follow_up", "time_only_where_happened",
+                   f"present on {only['share_present']:.0%} of rows, and there at or below the row's own "
+                   f"duration '{time}' on {only['share_below_own_duration']:.0%} of them (by chance "
+                   f"{only['share_below_by_chance']:.0%}, {event_times.p_words(only['p_value'])}): the time of an event "
+                   f"during follow-up, recorded where it happened{event_times.named_as_time(c)}", **only)
 
 
 def _rarer_class(outcome) -> tuple[np.ndarray | None, str]:
@@ -564,36 +581,39 @@ def _summaries_of_records(df, profiles, entity, constant: list[str]) -> dict[str
     return out
 
 
-def _event_flag(frame, profiles, follow: str, other: str, duration: np.ndarray | None) -> str | None:
-    """Why the yes/no ``other`` is the event flag of the follow-up time ``follow``: where it
-    says no, that time ran to the end of follow-up (censored), where it says yes it mostly ended
-    earlier (a recurrence flag next to the time to recurrence)."""
-    prof = profiles[other]
-    if duration is None or prof.nunique != 2 or prof.n_present < len(frame) or not _is_number(profiles[follow]):
-        return None
-    x = numeric_values(frame[follow], profiles[follow])
-    ok = np.isfinite(x) & np.isfinite(duration)
-    if ok.sum() < MIN_ROWS:
-        return None
-    ran_out = np.isclose(x, duration, rtol=0.01, atol=0)
-    codes = category_codes(frame[other])
-    for code in (0, 1):
-        rows, rest = ok & (codes == code), ok & (codes == 1 - code)
-        if (rows.sum() >= MIN_REACH_SHARE * ok.sum() and rest.sum() >= MIN_REACH_SHARE * ok.sum()
-                and ran_out[rows].mean() >= EVENT_PURITY and ran_out[rest].mean() <= 0.5):
-            return f"says whether '{follow}' ended before the follow-up did (its event flag)"
-    return None
+def _event_pairs(frame, profiles, features, timings, duration: np.ndarray | None, time: str | None) -> None:
+    """(time, indicator) pairs of an event during follow-up, found by the data whatever their
+    names (:func:`.event_times.event_pairs`): the time never exceeds the duration and the
+    indicator is its event flag. Both go to follow-up, together, whether or not the time was
+    recognised on its own (an event most rows had, or one that came early, does not reach the
+    follow-up)."""
+    if duration is None:
+        return
+    times = [c for c in features if _is_number(profiles[c]) and not _is_date(profiles[c]) and profiles[c].nunique >= 5]
+    flags = [c for c in features if profiles[c].nunique == 2]
+    after = ("follow_up", "outcome_derived")
+    for c, f, evidence in event_times.event_pairs(frame, profiles, times, flags, duration):
+        if timings[c].timing not in after:
+            timings[c].add("follow_up", "event_pair",
+                           f"with '{f}', a (time, indicator) pair: never exceeds the duration '{time}', and equals "
+                           f"it on {evidence['share_censored_at_duration']:.0%} of the rows '{f}' marks censored, "
+                           f"on {evidence['share_events_at_duration']:.0%} of the others ("
+                           f"{event_times.p_words(evidence['p_value'])}): the time of an event during follow-up"
+                           f"{event_times.named_as_time(c)}", flag=f, **evidence)
+        if timings[f].timing not in after:
+            timings[f].add("follow_up", "recorded_with_follow_up",
+                           f"says whether '{c}' ended before the follow-up did (its event flag): recorded "
+                           "during follow-up", follows=c, **evidence)
 
 
-def _propagate(frame, profiles, features, timings, duration: np.ndarray | None = None) -> None:
-    """Columns recorded with, or tracking, a follow-up column are follow-up too, and so is the
-    event flag of a follow-up time (``duration``: the survival time, when there is one)."""
+def _propagate(frame, profiles, features, timings) -> None:
+    """Columns recorded with, or tracking, a follow-up column are follow-up too."""
     followed = [c for c, tm in timings.items() if tm.timing in ("follow_up", "outcome_derived")]
     for follow in followed:
         for c in features:
             if c == follow or timings[c].timing in ("follow_up", "outcome_derived"):
                 continue
-            why = _co_recorded(frame, follow, c, profiles[c]) or _event_flag(frame, profiles, follow, c, duration)
+            why = _co_recorded(frame, follow, c, profiles[c])
             if why is not None:
                 timings[c].add("follow_up", "recorded_with_follow_up",
                                f"{why}: recorded during follow-up", follows=follow)
