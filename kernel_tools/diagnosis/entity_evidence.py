@@ -28,6 +28,9 @@ SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant
 COARSE_LEVELS = 20  # fewer levels than this, or a typical level holding COARSE_SHARE of the rows: a category
 COARSE_SHARE = 0.05
 NESTING_SAMPLE = 50_000
+# who rates in a crossed design: named so, one side of a pair that meets once is the rater
+RATER_NAME = re.compile(r"^(rater|judge|taster|assessor|panelist|reader|observer|examiner|annotator|coder|"
+                        r"evaluator)s?([_\W]?(id|no|nr|code))?$", re.IGNORECASE)
 CROSSED_COVER = 0.8  # share of all rater × item pairs present, each about once: a crossed design
 DERIVED = 0.6  # |Spearman| with the target: the column moves with the outcome
 CLOSE = 1.0  # two candidates' scores closer than this are a question, not a choice
@@ -151,14 +154,16 @@ def crossed_pair(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: 
         for b in columns[i + 1:]:
             na, nb = profiles[a].nunique, profiles[b].nunique
             codes = all(profiles[c].kind == "categorical" and profiles[c].parsed_as is None for c in (a, b))
-            if min(na, nb) < 3 or not (codes or any(unit_named(c) or looks_like_id_name(c) for c in (a, b))):
+            named = [unit_named(c) or bool(RATER_NAME.search(c)) or looks_like_id_name(c) for c in (a, b)]
+            if min(na, nb) < 3 or not (codes or any(named)):
                 continue
             pairs = df[[a, b]].dropna()
             cells = pairs.drop_duplicates().shape[0]
             if len(pairs) and cells >= CROSSED_COVER * na * nb and cells >= 0.95 * len(pairs):
                 # the one named as a unit first, else the one with more levels: the few levels
                 # of the other are more often the conditions compared (samples on each plate)
-                return (a, b) if (unit_named(a), na) >= (unit_named(b), nb) else (b, a)
+                ranks = [(unit_named(c) or bool(RATER_NAME.search(c)), n) for c, n in ((a, na), (b, nb))]
+                return (a, b) if ranks[0] >= ranks[1] else (b, a)
     return None
 
 

@@ -25,7 +25,6 @@ STRONG_ID_NAME = re.compile(r"^(?i:id|ids)$|[_\W](?i:id|ids)$|^(?i:id)[_\W]|[a-z
 # rows of one unit by the name alone (a column "patient" or "litter_id" that repeats)
 ENTITY_NAME = re.compile(
     r"^(patient|subject|participant|person|individual|respondent|animal|rat|mouse|rabbit|chick|"
-    r"dog|pig|cow|tree|litter|family|twin|household|student|pupil|worker|operator|"
-    r"rater|judge|taster|assessor|panelist|reader|observer|examiner|annotator|coder|evaluator)s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
+    r"dog|pig|cow|tree|litter|family|twin|household|student|pupil|worker|operator|rater)s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
     re.IGNORECASE,
 )
