@@ -21,6 +21,7 @@ from kernel_tools.diagnosis import (
     entities,
     groupings,
     leakage,
+    periods,
     reuse,
     stray_rows,
     structure,  # noqa: F401  (registers the timeline's structure and names sources)
@@ -291,6 +292,8 @@ def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str
     landmark = run.run("landmark", entities.landmark_time, df, entity) if survival else None
     intervals = run.run("visit clock", entities.visits_on_duration_clock, df, entity, duration,
                         default=False) if survival else False
+    if outcome.periods is not None and target is not None:  # its own question: follow-up to the last period
+        return when, periods.person_period_finding(outcome.periods, target)
     rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
                  when, duration, target if survival else None, landmark, intervals)
     return when, rm

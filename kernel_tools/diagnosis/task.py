@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
+from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_codes
 from kernel_tools.diagnosis.intervals import find_intervals
+from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
@@ -42,6 +44,7 @@ class Outcome:
     inference: Inference | None = None  # the task, its confidence and evidence
     duration_inference: Inference | None = None  # survival: the follow-up time chosen
     start: str | None = None  # survival over (start, stop] intervals found in the data: their start
+    periods: PersonPeriods | None = None  # survival over person-period rows found in the data
 
     @property
     def n_classes(self) -> int:
@@ -52,7 +55,8 @@ class Outcome:
         return Outcome(self.kind, self.target, None if self.y is None else self.y[positions],
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
-                       self.event_values, self.reason, self.inference, self.duration_inference, self.start)
+                       self.event_values, self.reason, self.inference, self.duration_inference, self.start,
+                       self.periods)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -112,8 +116,9 @@ def quantity_reason(values: np.ndarray) -> str | None:
 
 
 def _event_codes(values: np.ndarray | None) -> bool:
-    """A numeric target that can be an event indicator: two codes (0/1, 1/2, False/True), or
-    0 = censored (the most common code) next to a few event codes (competing events)."""
+    """A numeric target that can be an event indicator at the end of (start, stop] intervals:
+    two codes (0/1, 1/2, False/True), or 0 = censored (the most common code) next to a few
+    event codes (competing events)."""
     if values is None:
         return False
     v = values[~np.isnan(values)]
@@ -122,6 +127,20 @@ def _event_codes(values: np.ndarray | None) -> bool:
         return True
     return (2 < len(distinct) <= MAX_EVENT_CODES and np.array_equal(distinct, np.arange(len(distinct)))
             and np.argmax(counts) == 0)
+
+
+def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, plain_number: bool) -> Outcome | None:
+    """Survival found from the target's codes: person-period rows (asked), two codes next to a
+    follow-up time (high confidence), a status of several codes next to one (competing events: asked), or event codes
+    at the end of chained intervals (asked)."""
+    two = len(np.unique(values[~np.isnan(values)])) == 2
+    if two:
+        found = _found_periods(df, profiles, s, target) or _found_survival(df, profiles, s, target)
+    else:
+        found = _found_competing(df, profiles, s, target, values) if plain_number else None
+    if found is None and _event_codes(values):
+        found = _found_intervals(df, profiles, s, target)
+    return found
 
 
 def duration_candidates(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
@@ -195,8 +214,8 @@ def infer_task(
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
-    if task is None and _event_codes(values):
-        survival = _found_survival(df, profiles, s, target) or _found_intervals(df, profiles, s, target)
+    if task is None and values is not None:
+        survival = _found_events(df, profiles, s, target, values, plain_number)
         if survival is not None:
             return survival
     # plain_number implies numeric values
@@ -244,6 +263,94 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
                                          "would count as 'no event'"], 0.2)],
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
+    return outcome
+
+
+def _found_competing(df, profiles, s: pd.Series, target: str, values: np.ndarray) -> Outcome | None:
+    """A status of 3-5 codes next to a follow-up time: survival with the censoring code chosen
+    from the follow-up (see :mod:`.event_codes`) and the other codes merged as 'any event',
+    always asked (low confidence): the codes do not say which is censoring. None when nothing
+    says the codes are a status (they stay classes)."""
+    duration = find_duration(df, profiles, {target})
+    if duration is None or status_codes(values) is None:
+        return None
+    coding = censoring_code(values, numeric_values(df[duration], profiles[duration]),
+                            bool(FOLLOW_UP_NAME.search(duration)))
+    if coding is None:
+        return None
+    if coding.censored != 0:
+        return _status_to_recode(s, target, duration, coding)
+    event = event_indicator(s)  # 0 = censored, every other code an event
+    if event is None:
+        return None
+    events = ", ".join(f"{c:g}" for c in coding.events)
+    reason = f"survival: status '{target}' next to follow-up time '{duration}', 0 censored, codes {events} events"
+    outcome = _survival(df, profiles, target, duration, event, reason)
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds {len(coding.medians)} codes next to the follow-up time '{duration}': read as survival "
+         f"with 0 censored and codes {events} as the event, the competing events merged as 'any event' (follow-up "
+         "ends at the first event, whichever it is)", *coding.evidence, *_other_codings(coding),
+         "to model one of the events alone, the others are censored at their time (cause-specific): recode "
+         f"'{target}' and run again"],
+        [Alternative("classification", [f"the {len(coding.medians)} codes as classes, ignoring the follow-up time: "
+                                         "a row's class would depend on how long it was followed"], 0.2)],
+        details={"event_codes": event[1], "censored": "0", "events": [f"{c:g}" for c in coding.events],
+                 "competing": "any event", "follow_up_medians": {f"{c:g}": m for c, m in coding.medians.items()},
+                 "censoring_stands_out": coding.stands_out})
+    outcome.duration_inference = _duration_inference(duration, duration_candidates(df, profiles, {target}),
+                                                     given=False)
+    return outcome
+
+
+def _other_codings(coding: Coding) -> list[str]:
+    """The other codes that could be censoring, the longest-followed first, as evidence."""
+    others = [c for c in coding.ranked() if c != coding.censored]
+    return [f"other readings, most plausible first: {', '.join(f'{c:g} censored' for c in others)}"] if others else []
+
+
+def _status_to_recode(s: pd.Series, target: str, duration: str, coding: Coding) -> Outcome:
+    """A status whose censoring code is not 0 (1/2/3 with 2 = alive): the models read 0 as
+    censored, so the codes stay classes until the target is recoded; asked (low confidence),
+    the survival reading named with its evidence."""
+    codes = sorted(coding.medians)
+    outcome = _classification(s, target, None, len(codes), True)
+    events = ", ".join(f"{c:g}" for c in coding.events)
+    assert outcome.inference is not None  # _classification always sets it
+    outcome.inference = Inference(
+        InferenceKind.TASK, "classification", Confidence.LOW,
+        [f"'{target}' holds {len(codes)} codes next to the follow-up time '{duration}': most likely a status with "
+         f"{coding.censored:g} censored and codes {events} as competing events", *coding.evidence,
+         *_other_codings(coding),
+         f"a survival model reads 0 as censored: recode '{target}' ({coding.censored:g} -> 0) and run again to model "
+         "it as survival; kept as classes meanwhile"],
+        [], details={**outcome.inference.details, "censored": f"{coding.censored:g}",
+                     "events": [f"{c:g}" for c in coding.events]})
+    return outcome
+
+
+def _found_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """A 0/1 target on person-period rows (see :mod:`.periods`): survival until each entity's last
+    period, found from the data's structure alone, so asked (low confidence) with classification
+    of the rows as the alternative."""
+    event = event_indicator(s)
+    found = find_person_periods(df, profiles, target, event[0]) if event is not None else None
+    if event is None or found is None:
+        return None
+    reason = f"survival over person-period rows: each '{found.id}' followed until its last '{found.period}'"
+    outcome = _survival(df, profiles, target, found.period, event, reason)
+    outcome.periods = found
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds event codes {event[1]} and the {found.reason}: discrete-time survival, each row the "
+         f"period ({found.period}-1, {found.period}], modelled as one row per '{found.id}' followed until its last"],
+        [Alternative("classification", [f"'{target}' as classes with each row a unit: the periods of one "
+                                         f"'{found.id}' would count as many subjects, and a row's class would say "
+                                         "whether it is the last"], 0.3)],
+        details={"event_codes": event[1], "id": found.id, "period": found.period, "person_period": True})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, found.period, Confidence.LOW,
+        [f"each '{found.id}' is followed until its last '{found.period}' (from the data's layout)"])
     return outcome
 
 

@@ -112,8 +112,11 @@ class EntityAggregator(FrameTransformer):
             if not is_numeric(X[self.duration]):
                 raise ValueError(f"duration column {self.duration!r} must be numeric; it is {X[self.duration].dtype}")
             outcome = outcome + [self.duration] if self.duration not in outcome else outcome
-        if self.id in outcome or (self.time is not None and self.time in outcome):
-            raise ValueError("outcome columns must differ from the id and time columns")
+        # the time may be an outcome (person-period rows: the last period is the follow-up), but
+        # not with a landmark, which counts the time of the features only
+        if self.id in outcome or (self.time is not None and self.time in outcome and self.landmark is not None):
+            raise ValueError("outcome columns must differ from the id column (and from the time column with a "
+                             "landmark)")
         if self.outcome_how not in OUTCOME_AGGS:
             raise ValueError(f"outcome_how must be one of {OUTCOME_AGGS}; got {self.outcome_how!r}")
         features = [c for c in X.columns if c != self.id and c not in outcome]

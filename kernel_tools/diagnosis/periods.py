@@ -1,0 +1,126 @@
+"""Person-period rows: one row per (entity, period t), the event 0 on every row but possibly the
+entity's last (discrete-time survival; lifelines' 'panel' layout ``id, t, E, var...``).
+
+Told from the data, not the names: an entity has several rows, a whole-number period rises by
+one from each row of an entity to its next, and the target is 0 on every row before an entity's
+last. Read as rows of a classification, one subject counts as many and the question asked of each
+row is whether it is the last; read as survival, each row is the interval (t-1, t] and the
+entity's follow-up ends at its last period, with or without the event.
+
+The model step takes one row per entity (follow-up = the last period, event = the last row's,
+covariates from the first period, as known at its start), not (t-1, t] intervals: the interval
+model needs a start column the table does not have, and the period-by-period values would be
+used before they were recorded. Repeated measures whose target varies (1 then 0) are not this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.options import call, keep
+from kernel_tools.findings import Finding, Option
+from kernel_tools.vocabulary import FindingKind
+
+MIN_ENTITIES = 10
+MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
+MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
+STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more
+MAX_IDS = 3  # entity candidates tried, the most distinct first (the entity is the finest repeated column)
+MAX_PERIOD_LEVELS = 1000  # a period column holds a few hundred periods at most (weeks over years)
+
+
+@dataclass
+class PersonPeriods:
+    """A person-period layout found in the data: the entity, its period and the evidence."""
+
+    id: str
+    period: str
+    entities: int
+    rows: int
+    events: int
+    starts_at: float  # the most common first period
+
+    @property
+    def reason(self) -> str:
+        return (f"rows are periods of each '{self.id}' ({self.rows} rows, {self.entities} entities): '{self.period}' "
+                f"rises by one from each row of an entity to its next (from {self.starts_at:g}), and the target is 0 "
+                f"on every row before an entity's last ({self.events} entities end with the event)")
+
+
+def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str,
+                        event: np.ndarray) -> PersonPeriods | None:
+    """The entity and period column of a person-period table whose 0/1 ``event`` (per row, NaN
+    where missing) is the target, or None."""
+    if np.isnan(event).any() or len(df) < MIN_ENTITIES * 2:
+        return None
+    periods = {c: numeric_values(df[c], p) for c, p in profiles.items()
+               if c != target and p.kind == "numeric" and p.is_integer and p.missing_rate == 0
+               and MIN_PERIODS <= p.nunique <= MAX_PERIOD_LEVELS}
+    # the profiles' counts first (no pass over the data), then a group-by for the few left
+    events = int(event.sum())  # at most one per entity
+    ids = [c for c, p in profiles.items() if c != target and _id_like(p) and p.nunique >= events]
+    ids = [c for c in sorted(ids, key=lambda c: -profiles[c].nunique)[:MAX_IDS] if _may_hold(df[c], event)]
+    found = [f for entity_id in ids for period, values in periods.items() if period != entity_id
+             if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None]
+    # a period counted from each entity's start beats one that merely rises with it (an age in years)
+    return min(found, key=lambda f: f.starts_at, default=None)
+
+
+def _id_like(profile: ColumnProfile) -> bool:
+    """Codes or whole numbers, never missing, repeated on half the rows or more."""
+    kind_ok = profile.kind in ("categorical", "text") or profile.kind == "numeric" and bool(profile.is_integer)
+    return kind_ok and profile.n_missing == 0 and MIN_ENTITIES <= profile.nunique <= profile.n * (1 - MIN_REPEATED)
+
+
+def _may_hold(ids: pd.Series, event: np.ndarray) -> bool:
+    """Cheap necessary conditions before any sort: enough entities, enough later rows, at most
+    one event per entity and at least one event."""
+    entities = ids.nunique()
+    if entities < MIN_ENTITIES or 1 - entities / len(ids) < MIN_REPEATED or not event.any():
+        return False
+    return bool(pd.Series(event).groupby(ids.to_numpy()).sum().max() <= 1)
+
+
+def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: str, name: str) -> PersonPeriods | None:
+    frame = pd.DataFrame({"id": ids.to_numpy(), "t": period, "e": event}).sort_values(["id", "t"], kind="stable")
+    entities = frame["id"].nunique()
+    later = frame["id"].duplicated().to_numpy()
+    if entities < MIN_ENTITIES or later.mean() < MIN_REPEATED:
+        return None
+    step = np.diff(frame["t"].to_numpy(), prepend=np.nan)[later]
+    if (step == 1).mean() < STEP_SHARE:
+        return None
+    last = ~frame["id"].duplicated(keep="last").to_numpy()
+    events = int(frame["e"].to_numpy()[last].sum())
+    if frame["e"].to_numpy()[~last].any() or events == 0:
+        return None
+    first = frame["t"].to_numpy()[~later]
+    starts = pd.Series(first).mode()
+    return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, float(starts.iloc[0]))
+
+
+def person_period_finding(found: PersonPeriods, target: str) -> Finding:
+    """The aggregation question of a person-period table: one row per entity (recommended)."""
+    ev = {"entity": found.id, "visit": found.period, "entities": found.entities, "rows": found.rows,
+          "rows_per_entity_mean": round(found.rows / found.entities, 2), "events": found.events,
+          "person_period": True, "reason": found.reason}
+    summary = (f"Person-period rows: {found.reason}. Each entity is one subject followed until its last period: "
+               f"one row per '{found.id}' with its follow-up '{found.period}' and event '{target}' from its last row.")
+    return Finding(FindingKind.REPEATED_MEASUREMENTS, [found.id, found.period], "critical", summary, ev, [
+        Option("aggregate_periods", "One row per entity (follow-up to its last period)",
+               f"Each '{found.id}' becomes one row: '{found.period}' and '{target}' from its last period (the "
+               "follow-up and whether it ended in the event), the other columns from its first (known at the start).",
+               "ignores values that change from period to period", True,
+               call("aggregate_per_entity", id=found.id, time=found.period, how="baseline",
+                    outcome=[target, found.period])),
+        keep(f"Keep every period as a row, grouped by '{found.id}'.",
+             "each period would count as a subject followed until that period, and later periods know the "
+             "entity survived until then: not valid", label="Keep rows, group by entity"),
+    ], "aggregation")
+
+
+__all__ = ["PersonPeriods", "find_person_periods", "person_period_finding"]

@@ -1,0 +1,133 @@
+"""A status of several codes next to a follow-up time is survival with competing events, asked
+(issue 26): the censoring code is the one whose rows were followed longest (or 0 by convention
+under a follow-up name), named with the other readings ranked; a 0/1 event stays plain; classes
+next to a time that is not a follow-up stay classes. Generated data and the development-half
+table ss_cgvhd (benchmarks/halves.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+from kernel_tools.diagnosis.event_codes import censoring_code
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import halves  # noqa: E402
+
+
+def _diagnose(df: pd.DataFrame, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kt.diagnose(df, **kw)
+
+
+def registry(codes: dict[int, float], censored: int, n: int = 400, seed: int = 0, time: str = "time") -> pd.DataFrame:
+    """A cohort whose status takes ``codes`` (code -> share of rows); the rows of ``censored``
+    are followed until the study ends (up to 10 years), the others until their event."""
+    rng = np.random.default_rng(seed)
+    status = rng.choice(list(codes), n, p=list(codes.values()))
+    event_time = rng.exponential(2.0, n)
+    end_of_study = rng.uniform(4, 10, n)
+    follow_up = np.where(status == censored, end_of_study, np.minimum(event_time, end_of_study))
+    return pd.DataFrame({"age": rng.normal(60, 10, n).round(), "sex": rng.choice(["f", "m"], n),
+                         time: follow_up.round(3) + 0.01, "status": status})
+
+
+def test_a_status_0_1_2_with_0_not_the_most_common_is_survival_asked_with_0_censored():
+    d = _diagnose(registry({0: 0.2, 1: 0.5, 2: 0.3}, censored=0), target="status")
+    task = d.inference("task")
+    assert d.task["kind"] == "survival" and d.task["time"] == "time"
+    assert task.confidence == "low"
+    assert task.details["censored"] == "0" and task.details["events"] == ["1", "2"]
+    assert task.details["competing"] == "any event" and task.details["censoring_stands_out"] is True
+    assert "followed longest" in task.evidence[1] and "'any event'" in task.evidence[0]
+    others = next(e for e in task.evidence if e.startswith("other readings"))  # ranked by follow-up
+    assert "1 censored" in others and "2 censored" in others
+    assert [a.value for a in task.alternatives] == ["classification"]  # never regression for codes
+
+
+def test_a_censoring_code_in_the_middle_is_named_and_the_codes_kept_as_classes_until_recoded():
+    # "1 died of the disease, 2 alive, 3 died of other causes": the models read 0 as censored
+    d = _diagnose(registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1), target="status")
+    task = d.inference("task")
+    assert d.task["kind"] == "classification" and task.confidence == "low"
+    assert task.details["censored"] == "2" and task.details["events"] == ["1", "3"]
+    assert "2 censored" in task.evidence[0] and any("recode 'status' (2 -> 0)" in e for e in task.evidence)
+    assert "regression" not in [a.value for a in task.alternatives]
+
+
+def test_the_censoring_code_is_the_longest_followed_whatever_its_value_or_share():
+    for censored, codes in [(0, {0: 0.1, 1: 0.6, 2: 0.3}), (3, {1: 0.3, 2: 0.3, 3: 0.2, 4: 0.2}),
+                            (1, {0: 0.3, 1: 0.4, 2: 0.3})]:
+        df = registry(codes, censored=censored, seed=censored)
+        coding = censoring_code(df["status"].to_numpy(float), df["time"].to_numpy(), named_follow_up=False)
+        assert coding is not None and coding.censored == censored and coding.stands_out
+
+
+def test_under_a_follow_up_name_0_is_censored_by_convention_when_no_code_stands_out_and_still_asked():
+    rng = np.random.default_rng(2)
+    n = 300
+    df = pd.DataFrame({"futime": rng.exponential(300, n).round() + 1, "status": rng.choice([0, 1, 1, 2], n),
+                       "age": rng.normal(60, 10, n).round()})
+    d = _diagnose(df, target="status")
+    task = d.inference("task")
+    assert d.task["kind"] == "survival" and task.confidence == "low"
+    assert task.details["censoring_stands_out"] is False and "by convention only" in task.evidence[1]
+
+
+def test_a_plain_0_1_event_next_to_a_time_stays_high_confidence():
+    d = _diagnose(registry({0: 0.6, 1: 0.4}, censored=0, seed=3), target="status")
+    assert d.task["kind"] == "survival" and d.inference("task").confidence == "high"
+    assert "censored" not in d.inference("task").details
+
+
+def test_three_classes_next_to_a_time_of_day_are_not_survival():
+    rng = np.random.default_rng(4)
+    n = 600
+    x = rng.normal(size=n)
+    outcome = np.digitize(x + rng.normal(0, 0.7, n), [-0.5, 0.8])  # 0 most common: an old trap
+    df = pd.DataFrame({"x": x, "time_of_day": rng.uniform(0, 24, n).round(2), "severity": outcome})
+    d = _diagnose(df, target="severity")
+    assert d.task["kind"] == "classification" and "censored" not in d.inference("task").details
+    assert censoring_code(outcome.astype(float), df["time_of_day"].to_numpy(), named_follow_up=False) is None
+
+
+def _cgvhd() -> pd.DataFrame:
+    sd = pytest.importorskip("sksurv.datasets")
+    assert halves.half("ss_cgvhd") == "dev"
+    X, y = sd.load_cgvhd()
+    out = X.copy()
+    for name in y.dtype.names:
+        out[name] = y[name]
+    return out
+
+
+def test_the_dev_table_cgvhd_is_survival_with_its_censoring_code_asked():
+    d = _diagnose(_cgvhd(), target="status")
+    task = d.inference("task")
+    assert d.task["kind"] == "survival" and d.task["time"] == "ftime" and task.confidence == "low"
+    assert task.details["censored"] == "0" and task.details["events"] == ["1", "2", "3"]
+
+
+@pytest.mark.slow
+def test_cgvhd_under_the_recommended_policy_is_survival_and_names_the_task_coding(tmp_path):
+    from jupyter_dcpilot.cli import run_job
+
+    _cgvhd().to_csv(tmp_path / "data.csv", index=False)
+    state, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="status", approve="recommended",
+                                        planner="rules", out=str(tmp_path / "out"), stream=io.StringIO()))
+    assert state == "finished", report.get("warnings")
+    assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
+    checks = {c["check"]: c for c in report["validity"]}
+    assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
+    assert "0 censored and codes 1, 2, 3 as the event" in checks["structure_confirmed"]["detail"]
+    assert checks["task_metric"]["passed"]
