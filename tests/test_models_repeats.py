@@ -12,7 +12,7 @@ import kernel_tools as kt
 from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.models import fit_evaluate
 from kernel_tools.models.repeats import settled
-from kernel_tools.models.uncertainty import cv_interval, odds_in_words, shortfall_probability
+from kernel_tools.models.uncertainty import cv_interval, odds_in_words, shortfall_probability, within_range
 
 
 def one_row_per_entity(n: int, seed: int = 0) -> pd.DataFrame:
@@ -112,3 +112,21 @@ def test_a_shortfall_is_a_probability_said_in_words():
     assert shortfall_probability(0.70, 0.02, 0.69, [0.60, 0.78]) > 0.4
     assert odds_in_words(0.025) == "about 1 time in 40" and odds_in_words(0.0002) == "fewer than 1 time in 1,000"
     assert odds_in_words(0.6) == "more often than not"
+
+
+def test_an_interval_is_clipped_to_the_values_its_metric_can_take_and_says_so():
+    """Folds of a nearly separable table score AUROC 0.95-1.0: the normal interval around their
+    mean reaches past 1, which no AUROC can; it ends at 1, and the estimate says so."""
+    assert within_range([0.97, 1.013], "roc_auc") == ([0.97, 1.0], "the interval is clipped to the values roc_auc can "
+                                                      "take (upper end 1.013 to 1): a normal interval around a mean "
+                                                      "near its bound reaches past it")
+    assert within_range([-3.2, 1.04], "r2")[0] == [-3.2, 1.0]  # r2 has no lower bound
+    assert "lower end -0.020 to 0 and upper end 1.020 to 1" in within_range([-0.02, 1.02], "c_index")[1]
+    assert within_range([0.6, 0.9], "c_index") == ([0.6, 0.9], None)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 2))
+    frame = pd.DataFrame(x, columns=["a", "b"]).assign(y=(x[:, 0] + 0.15 * rng.normal(size=60) > 0).astype(int))
+    r = fit_evaluate(frame, target="y", task="classification", cv=5)
+    raw, _ = cv_interval(r.cv_scores, 5)
+    assert raw[1] > 1 and r.cv_interval == [raw[0], 1.0]
+    assert f"upper end {raw[1]:.3f} to 1" in r.estimate

@@ -24,6 +24,7 @@ from kernel_tools.vocabulary import FindingKind, TaskKind, metric_words
 
 from .episodes import Episode
 from .errors import in_words
+from .groups import step_groups
 from .hosts import KernelProbe
 from .kernel_calls import KernelCalls
 from .plan_edits import call_params
@@ -52,8 +53,7 @@ def request(session: Session, decision: Decision, episodes: dict[str, Episode]) 
     post = ep is not None and ep.stage == "post_split"
     task = session.task
     columns = session.variables.get("train_columns" if post else "columns") or []
-    entity = task.id
-    groups = entity if entity and (not columns or entity in columns) else None
+    groups = step_groups(session, columns)
     options: list[dict[str, Any]] = []
     unchanged = False
     for o in decision.options:

@@ -17,11 +17,12 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.dictionary import LABELLED
-from kernel_tools.vocabulary import Gate, StepStatus, TaskKind
+from kernel_tools.vocabulary import StepStatus, TaskKind
 
 from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
+from .groups import chosen_groups, step_groups
 from .hosts import CellResult, KernelProbe, NotebookHost
 from .kernel_calls import KernelCalls
 from .notebook import IMPORTS
@@ -92,9 +93,13 @@ class Worker:
 
     def _by_entity(self, episode: Episode | None, function: str | None, params: dict[str, Any]) -> dict[str, Any]:
         """``params`` with the entity id under the episode's ``entity_param`` when its own call
-        runs and the work is grouped by entity (a value already there is kept)."""
-        if episode is None or not self.grouping():
+        runs and the work is grouped by entity, or with the column grouping subjects that the
+        expert chose to group the split by (a value already there is kept)."""
+        if episode is None:
             return params
+        if not self.grouping():
+            chosen = self.chosen_groups()
+            return params if chosen is None else episode.with_entity(function, params, chosen)
         task = self.session.task
         if function == "aggregate_per_entity" and task.missing_ids and params.get("id") == task.id:
             params = {**params, "missing_ids": params.get("missing_ids", task.missing_ids)}  # as the task card said
@@ -223,8 +228,8 @@ class Worker:
             kwargs = {"target": task.target, "task": task.kind.value if task.kind else None}
             if task.kind == TaskKind.SURVIVAL:
                 kwargs["time"] = task.time
-            if self.grouping() or self.chosen_groups():
-                kwargs["groups"] = task.id if self.grouping() else self.chosen_groups()
+            if groups := self.groups():
+                kwargs["groups"] = groups
             if budget is not None and "budget" in self.session.variables.get("fit_evaluate_parameters", []):
                 kwargs["budget"] = round(budget)  # fit_evaluate cuts its work to fit, and says what
             kwargs.update(params)
@@ -263,13 +268,14 @@ class Worker:
         columns = self.session.variables.get("columns") or []
         return bool(entity) and (not columns or entity in columns)
 
+    def groups(self) -> str | None:
+        """The column every grouped step keeps together (:func:`.groups.step_groups`)."""
+        return step_groups(self.session, self.session.variables.get("columns") or [])
+
     def chosen_groups(self) -> str | None:
         """A column grouping subjects (a matched set, a site) that the expert chose to group the
         split and the folds by, while it is still a column; None when none was."""
-        columns = self.session.variables.get("columns") or []
-        chosen = [d.columns[0] for d in self.session.decisions
-                  if d.decided and d.gate == Gate.IDENTIFIERS and d.choice == "group" and d.columns]
-        return next((c for c in reversed(chosen) if not columns or c in columns), None)
+        return chosen_groups(self.session, self.session.variables.get("columns") or [])
 
     # -- running -------------------------------------------------------------------------
     def changes(self, step: Step) -> list[str]:
@@ -460,7 +466,7 @@ class Worker:
 
     async def _split_audit(self) -> dict[str, Any]:
         """What train and test share, for the verdict (empty when it could not be checked)."""
-        groups = self.session.task.id if self.grouping() else self.chosen_groups()
+        groups = self.groups()
         try:
             return await self.calls.split_audit("train", "test", groups=groups,
                                                 same_source=not self.session.inputs.test_path)

@@ -9,6 +9,16 @@ never kept silently. A column is taken for one only on both kinds of evidence: i
 identifies something (``case.id``, ``batch``, ``centre``) and its data say so too (whole numbers
 or codes, several rows per value, not a time or a score). Either alone is not enough: a 1-5 score,
 a clinic's size or a year repeats like a group id, and a column named ``..._no`` may be a count.
+
+A grouping of subjects is a code shared by a few rows each (the sets of a matched study, the
+litters of an experiment, the centres of a trial), not a handful of levels one of which holds a
+large share of the rows: a quarter of all rows under one value is a level of a scale or a
+category (a 1-5 rating, years of schooling, a number of hospitals), and a split grouped by it
+would leave too few groups to cross-validate. A name can say the same: a group word that another
+word qualifies names a measurement *of* that unit (``economic.cond.household``: the household's
+economic condition, ``hospital_type``, ``school.size``), and a bare plural counts units
+(``Hospitals``: how many). A name that adds an id suffix (``centre_id``, ``set_no``) declares a
+code whatever its levels hold.
 """
 
 from __future__ import annotations
@@ -36,7 +46,17 @@ GROUP_NAME = re.compile(
 )
 # a count or a size is not an id, whatever its name ends with ("n_children", "clinic_size")
 COUNT_NAME = re.compile(r"(^|[_\W])(n|count|size|total|nb|number[_\W]?of|num[_\W]?of)([_\W]|$)|size$", re.IGNORECASE)
+# a word that, before the group word, makes the name a measurement of that unit
+MEASURE_WORD = re.compile(
+    r"^(cond|condition|conditions|score|rating|rate|income|wealth|size|type|kind|status|level|rank|grade|"
+    r"quality|satisfaction|index|class|category|composition|structure|expenditure|spending|density|"
+    r"distance|economic|financial|social|health|mean|avg|average|median|pct|percent|prop|share|ratio)$",
+    re.IGNORECASE,
+)
+# an id suffix after the group word: the name declares a code (``centre_id``, ``set_no``)
+ID_SUFFIX = re.compile(r"[_\W]?(id|ids|no|nr|num|number|code|key)$", re.IGNORECASE)
 MIN_GROUPS = 3  # two values are a yes/no, not groups
+LEVEL_SHARE = 0.25  # one value holding this share of the rows is a level of a scale or category, not a group
 SHARED_ROWS = 0.2  # share of rows whose value another row shares: it groups rows
 
 declare(FindingKind.GROUPING_COLUMN, KindData(chart=None, basis=Basis.WHOLE_DATA))
@@ -45,8 +65,25 @@ declare(FindingKind.GROUPING_COLUMN, KindData(chart=None, basis=Basis.WHOLE_DATA
 def named_as_group(name: str) -> bool:
     """Whether the name says the column identifies something (an id, a unit, a group)."""
     name = name.strip()
-    return not COUNT_NAME.search(name) and bool(STRONG_ID_NAME.search(name) or ENTITY_NAME.search(name)
-                                                or GROUP_NAME.search(name))
+    if COUNT_NAME.search(name):
+        return False
+    if STRONG_ID_NAME.search(name) or ENTITY_NAME.search(name):
+        return True
+    return bool(GROUP_NAME.search(name)) and not measures_a_group(name)
+
+
+def measures_a_group(name: str) -> bool:
+    """Whether a name ending in a group word names a measurement of that unit, not the unit: a
+    word before it qualifies it (``economic.cond.household``, ``income_family``) or the word is a
+    bare plural, a count of units (``Hospitals``)."""
+    words = [w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.strip()) if w]
+    if not words:
+        return False
+    if ID_SUFFIX.fullmatch(words[-1]) and len(words) > 1:
+        words = words[:-1]
+    head = words[-1]
+    plural = head.lower().endswith("s") and not ID_SUFFIX.search(name) and GROUP_NAME.search(head[:-1]) is not None
+    return plural or any(MEASURE_WORD.match(w) for w in words[:-1])
 
 
 def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:
@@ -64,6 +101,8 @@ def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:
     shared = float(sizes[sizes > 1].sum() / max(prof.n_present, 1))
     if shared < SHARED_ROWS:
         return None
+    if float(sizes.iloc[0]) / max(prof.n_present, 1) >= LEVEL_SHARE and not ID_SUFFIX.search(prof.name.strip()):
+        return None  # a level of a scale or a category (see the module docstring)
     return {"groups": int(sizes.size), "rows": int(prof.n_present), "rows_per_group_mean": round(float(sizes.mean()), 2),
             "rows_per_group_max": int(sizes.max()), "share_rows_in_shared_groups": round(shared, 3),
             "missing": int(prof.n_missing)}

@@ -47,6 +47,7 @@ from kernel_tools.transforms.label_model import (
     _check_arguments,
     _checkable_labels,
     _model_frame,
+    fold_groups,
     label_model,
     out_of_fold_probabilities,
 )
@@ -205,7 +206,7 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     large = len(X) > LARGE_ROWS
     folds = max(2, min(n_splits, 3) if large else n_splits)
     max_iter, learning_rate = (50, 0.2) if large else (100, 0.1)
-    pred_probs = out_of_fold_probabilities(X, y, sample.loc[usable, groups] if groups is not None else None,
+    pred_probs = out_of_fold_probabilities(X, y, fold_groups(sample, usable, groups),
                                            folds, random_state, max_iter=max_iter, learning_rate=learning_rate)
     checked = find_label_issues(labels=y, pred_probs=pred_probs)  # the pandas step's verdict
     thresholds = quality_thresholds(y, pred_probs, checked)

@@ -52,7 +52,7 @@ from kernel_tools.models.stability import (
     too_few_rows,
 )
 from kernel_tools.models.survival import concordance, risk_group_curves, survival_target
-from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size
+from kernel_tools.models.uncertainty import WIDE_INTERVAL, bootstrap_interval, cv_interval, holdout_size, within_range
 from kernel_tools.vocabulary import METRIC, TASK_KINDS, TaskKind
 
 TASKS = TASK_KINDS
@@ -268,6 +268,8 @@ def _estimate(chosen, X_cv, y_cv, group_values, task, classes, n_folds, repeats,
                       fold_skill=skill, fold_suspects=suspects)
     interval = cv_interval(chosen["cv_scores"], n_folds)
     ci, se = interval if interval is not None else (None, None)
+    if ci is not None and (clipped := within_range(ci, metric))[1]:
+        ci, why = clipped[0], f"{why}; {clipped[1]}"
     sentence = estimate_sentence(task, FOLD_MEAN_LABEL if task == TaskKind.REGRESSION else PRIMARY_METRIC[task],
                                  chosen["cv_mean"], ci, n_folds, done, group_values is not None, why)
     return {"cv_repeats": done, "cv_interval": ci, "cv_se": se, "estimate": sentence}

@@ -87,7 +87,8 @@ def suspect_row(X_train: pd.DataFrame, y_train: np.ndarray, X_val: pd.DataFrame,
                 pred: np.ndarray) -> str | None:
     """The row that dominates a validation fold's squared error (more than ``DOMINANT_SHARE``)
     when one of its values, or its target, lies beyond the training rows' far-out fences (on the
-    log scale for a positive column, where a heavy tail's biggest units stay inside): a likely
+    log scale for a positive column, and for the long tail of a skewed one with zeros, where a heavy
+    tail's biggest units stay inside: :func:`_fences_outside`): a likely
     entry error, in words. None: no row dominates, or the one that does looks real."""
     errors = (np.asarray(y_val, dtype=float) - np.asarray(pred, dtype=float)) ** 2
     if len(errors) < 2 or not np.nansum(errors) > 0:
@@ -101,23 +102,41 @@ def suspect_row(X_train: pd.DataFrame, y_train: np.ndarray, X_val: pd.DataFrame,
     columns = {str(c): (X_train[c].to_numpy(dtype=float), float(X_val[c].iloc[worst])) for c in numeric}
     columns["the target"] = (np.asarray(y_train, dtype=float), float(y_val[worst]))
     for name, (train, value) in columns.items():
-        if (fences := _fences(train)) is not None and not fences[0] <= value <= fences[1]:
+        if (fences := _fences_outside(train, value)) is not None:
             label = X_val.index[worst]
             return (f"row {label.item() if isinstance(label, np.generic) else label!r} ({name} {value:.4g} outside the far-out fences "
                     f"[{fences[0]:.4g}, {fences[1]:.4g}] of the training rows; {share:.0%} of its fold's squared error)")
     return None
 
 
-def _fences(values: np.ndarray) -> tuple[float, float] | None:
-    """A column's far-out fences, on the log scale when it is positive (None: no spread to fence)."""
+def _fences_outside(values: np.ndarray, value: float) -> tuple[float, float] | None:
+    """A column's far-out fences when ``value`` lies outside them, else None (inside, or no spread
+    to fence). A positive column is fenced on the log scale; a column of zeros and positive values
+    that is more symmetric on the log scale (shifted by its smallest positive value) than on its
+    own (counts, claims, amounts with a long right tail) spreads by factors just the same, and its
+    upper fence is drawn there too: on its own scale its legitimately largest values fall outside."""
     values = values[np.isfinite(values)]
     if len(values) < 4 or np.percentile(values, 75) == np.percentile(values, 25):
         return None
     if values.min() > 0:
         low, high = far_out_fences(np.log(values).reshape(-1, 1), FAR_OUT)
-        return float(np.exp(low[0])), float(np.exp(high[0]))
-    low, high = far_out_fences(values.reshape(-1, 1), FAR_OUT)
-    return float(low[0]), float(high[0])
+        fences = float(np.exp(low[0])), float(np.exp(high[0]))
+    else:
+        low, high = far_out_fences(values.reshape(-1, 1), FAR_OUT)
+        fences = float(low[0]), float(high[0])
+        shift = float(values[values > 0].min()) if value > fences[1] and values.min() == 0 else 0.0
+        logged = np.log(values + shift) if shift else values  # a count's shift is 1: its zeros stay
+        if shift and abs(octile_skewness(logged)) < abs(octile_skewness(values)):  # more symmetric logged
+            top = far_out_fences(logged.reshape(-1, 1), FAR_OUT)[1]
+            fences = fences[0], max(fences[1], float(np.exp(top[0])) - shift)
+    return None if fences[0] <= value <= fences[1] else fences
+
+
+def octile_skewness(values: np.ndarray) -> float:
+    """How far the median sits from the middle of the 1/8 and 7/8 quantiles, in units of their
+    distance (0: symmetric; the extremes themselves do not move it)."""
+    low, mid, high = np.percentile(values, [12.5, 50, 87.5])
+    return float((high + low - 2 * mid) / (high - low)) if high > low else 0.0
 
 
 def too_few_rows(fold_rows: float | None) -> str | None:

@@ -51,7 +51,7 @@ from kernel_tools.models.evaluate import (
 )
 from kernel_tools.models.pipelines import FeatureFrame
 from kernel_tools.models.report import ModelReport
-from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval, holdout_size
+from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval, holdout_size, within_range
 from kernel_tools.vocabulary import TaskKind
 
 MODEL_NAME = "Time-varying Cox (penalized)"
@@ -304,6 +304,9 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
         holdout_score, n_test, holdout_ci, held_out = _score_holdout(
             model, test, train, features, roles, metrics, warnings, random_state)
     estimate = cv_interval(scores, len(folds))
+    if estimate is not None and (clipped := within_range(estimate[0], "c_index"))[1]:
+        estimate = clipped[0], estimate[1]
+        warnings.append(str(clipped[1]))
     importance = _importance(held_out, random_state)
     warnings += _leakage_warnings(cv_score, holdout_score, importance)
     metrics["fit_seconds"] = round(_time.perf_counter() - began, 3)

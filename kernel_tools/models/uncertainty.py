@@ -84,6 +84,23 @@ def cv_interval(scores: list[float], folds: int, level: float = 0.95) -> tuple[l
     return [mean - half, mean + half], se
 
 
+# the values a metric can take: a normal interval around a mean near its bound may reach past it
+METRIC_RANGE = {"r2": (-math.inf, 1.0), "roc_auc": (0.0, 1.0), "c_index": (0.0, 1.0)}
+
+
+def within_range(interval: list[float], metric: str) -> tuple[list[float], str | None]:
+    """``interval`` clipped to the values ``metric`` can take (:data:`METRIC_RANGE`), and the
+    sentence that says so (None when nothing was clipped or the metric's range is unknown)."""
+    low, high = METRIC_RANGE.get(metric, (-math.inf, math.inf))
+    clipped = [min(max(interval[0], low), high), min(max(interval[1], low), high)]
+    ends = [f"{which} end {value:.3f} to {bound:g}" for which, value, bound, out in (
+        ("lower", interval[0], low, interval[0] < low), ("upper", interval[1], high, interval[1] > high)) if out]
+    if not ends:
+        return clipped, None
+    return clipped, (f"the interval is clipped to the values {metric} can take ({' and '.join(ends)}): "
+                     "a normal interval around a mean near its bound reaches past it")
+
+
 def shortfall_probability(cv: float, cv_se: float, holdout: float, holdout_ci: list[float]) -> float:
     """How likely a holdout scores ``holdout`` or lower if the cross-validated ``cv`` were the
     model's true score: one-sided, under a normal approximation whose variance adds the

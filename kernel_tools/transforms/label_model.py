@@ -10,6 +10,7 @@ import pandas as pd
 
 from ._base import check_choice, check_columns, check_frame, is_categorical
 from ._targets import is_classification
+from .entity_ids import own_ids
 
 ACTIONS = ("flag", "remove", "relabel")
 
@@ -81,6 +82,12 @@ def out_of_fold_probabilities(
         return cross_val_predict(model, X, y, groups=groups, cv=cv, method="predict_proba")
 
 
+def fold_groups(df: pd.DataFrame, usable: pd.Series, groups: str | None) -> pd.Series | None:
+    """The ``groups`` of the usable rows, each row without one a group of its own: a row outside
+    every matched set or site belongs with no other row (and NaN would make them one group)."""
+    return None if groups is None else own_ids(df.loc[usable, groups])
+
+
 def _check_arguments(
     df: pd.DataFrame, target: str, action: str, features: Sequence[str] | None, groups: str | None
 ) -> list:
@@ -123,7 +130,7 @@ def _checkable_labels(
                          f"got counts {counts.to_dict()}")
     n_splits = int(min(5, counts[counts >= 2].min()))
     if groups is not None:  # every fold needs each class, so each class needs n_splits entities
-        n_splits = int(min(n_splits, df.loc[usable, groups].groupby(y_all[usable]).nunique().min()))
+        n_splits = int(min(n_splits, own_ids(df.loc[usable, groups]).groupby(y_all[usable]).nunique().min()))
         if n_splits < 2:
             raise ValueError(f"a class of {target!r} occurs in a single {groups!r} entity: cannot cross-validate by entity")
     return usable, classes, n_splits

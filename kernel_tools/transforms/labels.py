@@ -14,6 +14,7 @@ from .label_model import (
     _check_arguments,
     _checkable_labels,
     _model_frame,
+    fold_groups,
     out_of_fold_probabilities,
 )
 from .report import StepReport
@@ -50,7 +51,7 @@ def handle_label_issues(
         n_splits = min(n_splits, 3)
     max_iter, learning_rate = (50, 0.2) if large else (100, 0.1)
     pred_probs = out_of_fold_probabilities(
-        X, y, df.loc[usable, groups] if groups is not None else None, max(2, n_splits), random_state,
+        X, y, fold_groups(df, usable, groups), max(2, n_splits), random_state,
         max_iter=max_iter, learning_rate=learning_rate,
     )
     issue = find_label_issues(labels=y, pred_probs=pred_probs)

@@ -1,0 +1,64 @@
+"""'Group the split by it' groups every step that takes groups: a column grouping subjects (a
+matched set) that the expert chose to group the split by also keeps its groups together in the
+label-issues step's folds (and out of its features), with rows outside every group each a group
+of their own. A real kernel runs the whole loop from a decisions file."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+from jupyter_dcpilot.cli import main
+from kernel_tools.transforms.label_model import fold_groups
+
+
+def matched(n_sets: int = 150, seed: int = 0) -> pd.DataFrame:
+    """Sets of four subjects, 8% of them outside any set (no set id), 6% of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    n = 4 * n_sets
+    set_id = np.repeat(np.arange(1000, 1000 + n_sets), 4).astype(float)
+    set_id[rng.random(n) < 0.08] = np.nan
+    x1, x2 = rng.normal(size=n), rng.normal(size=n)
+    y = (1.5 * x1 - x2 + rng.logistic(size=n) * 0.5 > 0).astype(int)
+    flip = rng.random(n) < 0.06
+    y[flip] = 1 - y[flip]
+    return pd.DataFrame({"id": rng.permutation(np.arange(1, n + 1)), "age": rng.integers(30, 80, n), "x1": x1,
+                         "x2": x2, "set_id": set_id, "case": y})
+
+
+def test_rows_without_a_group_are_each_a_group_of_their_own_in_the_label_folds():
+    """Every row of class 1 lacks a set id: as one group (NaN) the class would sit in a single
+    group and could not be cross-validated; each its own group, it spans many."""
+    df = matched()
+    df.loc[df["case"] == 1, "set_id"] = np.nan
+    groups = fold_groups(df, pd.Series(True, index=df.index), "set_id")
+    missing = int(df["set_id"].isna().sum())
+    assert groups is not None and groups.notna().all() and groups.nunique() == df["set_id"].nunique() + missing
+    out, report = kt.handle_label_issues(df, "case", groups="set_id")
+    assert report.details["folds"] == 5 and "label_issue" in out.columns
+    assert int(out["set_id"].isna().sum()) == missing  # the data keep their missing ids
+
+
+@pytest.mark.slow
+def test_a_chosen_grouping_groups_the_split_the_label_step_and_the_model(tmp_path, capsys):
+    data = tmp_path / "matched.csv"
+    matched().to_csv(data, index=False)
+    decisions = tmp_path / "decisions.json"
+    decisions.write_text(json.dumps({"*": "recommended", "identifiers": {"set_id": "group", "*": "recommended"},
+                                     "label_issues": "flag"}))
+    out = tmp_path / "out"
+    code = main(["run", str(data), "--target", "case", "--approve", str(decisions), "--out", str(out)])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["state"] == "finished"
+    cells = "\n".join(c.source for c in nbformat.read(out / "notebook.ipynb", 4).cells if c.cell_type == "code")
+    assert "kt.split(df, target='case', groups='set_id', missing_ids='own')" in cells
+    assert "kt.handle_label_issues(train, target='case', action='flag', groups='set_id')" in cells
+    assert "task='classification', groups='set_id'" in cells
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    label = next(s for s in session["plan"] if s["episode"] == "label_issues")
+    assert label["status"] == "done" and label["result"]["report"]["details"]["issues"] > 0
