@@ -9,25 +9,18 @@ from __future__ import annotations
 import asyncio
 import io
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import kernel_tools as kt
 from kernel_tools.diagnosis.event_codes import censoring_code
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import halves  # noqa: E402
-
-
-def _diagnose(df: pd.DataFrame, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return kt.diagnose(df, **kw)
+from dev_tables import quiet_diagnose  # noqa: E402
 
 
 def registry(codes: dict[int, float], censored: int, n: int = 400, seed: int = 0, time: str = "time") -> pd.DataFrame:
@@ -43,7 +36,7 @@ def registry(codes: dict[int, float], censored: int, n: int = 400, seed: int = 0
 
 
 def test_a_status_0_1_2_with_0_not_the_most_common_is_survival_asked_with_0_censored():
-    d = _diagnose(registry({0: 0.2, 1: 0.5, 2: 0.3}, censored=0), target="status")
+    d = quiet_diagnose(registry({0: 0.2, 1: 0.5, 2: 0.3}, censored=0), target="status")
     task = d.inference("task")
     assert d.task["kind"] == "survival" and d.task["time"] == "time"
     assert task.confidence == "low"
@@ -57,7 +50,7 @@ def test_a_status_0_1_2_with_0_not_the_most_common_is_survival_asked_with_0_cens
 
 def test_a_censoring_code_in_the_middle_is_named_and_the_codes_kept_as_classes_until_recoded():
     # "1 died of the disease, 2 alive, 3 died of other causes": the models read 0 as censored
-    d = _diagnose(registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1), target="status")
+    d = quiet_diagnose(registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1), target="status")
     task = d.inference("task")
     assert d.task["kind"] == "classification" and task.confidence == "low"
     assert task.details["censored"] == "2" and task.details["events"] == ["1", "3"]
@@ -78,14 +71,14 @@ def test_under_a_follow_up_name_0_is_censored_by_convention_when_no_code_stands_
     n = 300
     df = pd.DataFrame({"futime": rng.exponential(300, n).round() + 1, "status": rng.choice([0, 1, 1, 2], n),
                        "age": rng.normal(60, 10, n).round()})
-    d = _diagnose(df, target="status")
+    d = quiet_diagnose(df, target="status")
     task = d.inference("task")
     assert d.task["kind"] == "survival" and task.confidence == "low"
     assert task.details["censoring_stands_out"] is False and "by convention only" in task.evidence[1]
 
 
 def test_a_plain_0_1_event_next_to_a_time_stays_high_confidence():
-    d = _diagnose(registry({0: 0.6, 1: 0.4}, censored=0, seed=3), target="status")
+    d = quiet_diagnose(registry({0: 0.6, 1: 0.4}, censored=0, seed=3), target="status")
     assert d.task["kind"] == "survival" and d.inference("task").confidence == "high"
     assert "censored" not in d.inference("task").details
 
@@ -96,7 +89,7 @@ def test_three_classes_next_to_a_time_of_day_are_not_survival():
     x = rng.normal(size=n)
     outcome = np.digitize(x + rng.normal(0, 0.7, n), [-0.5, 0.8])  # 0 most common: an old trap
     df = pd.DataFrame({"x": x, "time_of_day": rng.uniform(0, 24, n).round(2), "severity": outcome})
-    d = _diagnose(df, target="severity")
+    d = quiet_diagnose(df, target="severity")
     assert d.task["kind"] == "classification" and "censored" not in d.inference("task").details
     assert censoring_code(outcome.astype(float), df["time_of_day"].to_numpy(), named_follow_up=False) is None
 
@@ -112,7 +105,7 @@ def _cgvhd() -> pd.DataFrame:
 
 
 def test_the_dev_table_cgvhd_is_survival_with_its_censoring_code_asked():
-    d = _diagnose(_cgvhd(), target="status")
+    d = quiet_diagnose(_cgvhd(), target="status")
     task = d.inference("task")
     assert d.task["kind"] == "survival" and d.task["time"] == "ftime" and task.confidence == "low"
     assert task.details["censored"] == "0" and task.details["events"] == ["1", "2", "3"]

