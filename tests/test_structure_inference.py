@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import kernel_tools as kt
+from kernel_tools.diagnosis.joins import key_candidates
 from kernel_tools.diagnosis.timeline import ColumnTimeline
 from kernel_tools.findings import Diagnosis
 
@@ -204,6 +205,21 @@ def test_files_are_joined_on_the_named_id_never_on_row_numbers_or_a_lab_value():
     assert finding.evidence["records"]["time"] == "day"
     summarise = next(o for o in finding.options if o.id == "summarize_then_join")
     assert summarise.action["function"] == "summarize_records" and summarise.action["params"]["until"] == 0
+
+
+@pytest.mark.parametrize("name", ["no.", "#", "obs", "Nr"])
+def test_a_running_number_named_as_one_is_never_a_join_key(name):
+    """Two files numbered 1..n under the same name match on most rows by construction."""
+    base, labs = _two_files()
+    base, labs = base.drop(columns="rownames"), labs.drop(columns="rownames")
+    base.insert(0, name, np.arange(1, len(base) + 1))
+    labs.insert(0, name, np.arange(1, len(labs) + 1))
+    key = kt.diagnose_join({"df": base, "df_2": labs}, target="status").inference("join_key", "df+df_2")
+    assert key.value == "id" and name not in [a.value for a in key.alternatives]
+    # the same name on a subject's number (not in row order) repeated over its records is a key
+    base[name] = base["id"] - 499
+    labs[name] = labs["id"] - 499
+    assert name in [c["left"] for c in key_candidates(base, labs)]
 
 
 def test_an_uncertain_join_key_is_asked_at_the_join_and_a_clear_one_is_not():

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import profile_columns
-from kernel_tools.diagnosis.entities import INDEX_NAME
+from kernel_tools.diagnosis.entities import INDEX_NAME, ROW_NUMBER_NAME
 from kernel_tools.diagnosis.id_names import looks_like_id_name
 from kernel_tools.diagnosis.inputs import check_column, check_frame
 from kernel_tools.diagnosis.leakage import ABSOLUTE, feature_scores, strength
@@ -38,11 +38,22 @@ def _not_a_key(name: str, s: pd.Series) -> str | None:
     rows of one file only; a number with decimals is a measurement, equal across files by chance."""
     if INDEX_NAME.search(str(name).strip()):
         return "a row label: it numbers the rows of one file, not a subject"
+    if ROW_NUMBER_NAME.search(str(name).strip()) and _running_number(s):
+        return "a running number (named as one, distinct whole numbers from 1): it numbers the rows of one file"
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.dropna().to_numpy()
         if v.size and not np.array_equal(v, np.round(v)):
             return "a measurement (numbers with decimals)"
     return None
+
+
+def _running_number(s: pd.Series) -> bool:
+    """Whole numbers rising with the rows from 0 or 1 with almost no gaps: the rows counted off (a
+    subject's number in another order than the rows' is a code a second file can share)."""
+    v = pd.to_numeric(s, errors="coerce").dropna().to_numpy()
+    if v.size < 3 or not np.array_equal(v, np.round(v)) or not np.all(np.diff(v) > 0):
+        return False
+    return v[0] in (0, 1) and v[-1] - v[0] + 1 <= 1.05 * v.size
 
 
 def _too_few(name: Any, distinct: np.ndarray, values: pd.Series) -> bool:
