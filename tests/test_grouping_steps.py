@@ -11,6 +11,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+from dev_tables import quiet_diagnose
 
 import kernel_tools as kt
 from jupyter_dcpilot.cli import main
@@ -62,3 +63,24 @@ def test_a_chosen_grouping_groups_the_split_the_label_step_and_the_model(tmp_pat
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
     label = next(s for s in session["plan"] if s["episode"] == "label_issues")
     assert label["status"] == "done" and label["result"]["report"]["details"]["issues"] > 0
+    # once chosen, the grouping column is not a feature of any later question or step
+    later = [d for d in session["decisions"] if "set_id" in d["columns"] and d["gate"] != "identifiers"]
+    assert later == [], [(d["gate"], d.get("question")) for d in later]
+    steps = [s["title"] for s in session["plan"] if "set_id" in s.get("columns", [])]
+    assert steps == ["Columns that group subjects: set_id"], steps
+
+
+def test_a_chosen_grouping_column_is_no_feature_entity_or_question_of_the_diagnosis():
+    """Told the grouping column the expert chose, the diagnosis neither asks about it again nor
+    takes it as the entity nor flags its missing values; not told, it asks."""
+    asked = quiet_diagnose(matched(), target="case")
+    assert [f.columns for f in asked.by_kind("grouping_column")] == [["set_id"]]
+    # the subjects' own id dropped as recommended: not told, the sets look like the entity
+    df = matched().drop(columns="id")
+    assert quiet_diagnose(df, target="case").task["id"] == "set_id"
+    told = quiet_diagnose(df, target="case", groups="set_id")
+    assert told.by_kind("grouping_column") == []
+    assert told.task["id"] != "set_id"
+    assert not [f.kind for f in told.findings if "set_id" in f.columns]
+    with pytest.raises(KeyError, match="groups column 'site'"):
+        kt.diagnose(df, target="case", groups="site")

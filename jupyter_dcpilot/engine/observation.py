@@ -17,6 +17,7 @@ from kernel_tools.vocabulary import FindingKind, Severity, StepStatus
 
 from .budgets import Budgets
 from .episodes import Episode
+from .groups import chosen_groups
 from .kernel_calls import KernelCalls
 from .memory import memory_warning
 from .progress import TICK_S, Progress
@@ -88,8 +89,12 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
 
 def diagnosis_args(session: Session) -> dict[str, Any]:
     """What the diagnosis is told: the task as the user gave or confirmed it
-    (:meth:`.task.Task.diagnosis_args`), and the study's codebook (with REDCap's event mapping)."""
+    (:meth:`.task.Task.diagnosis_args`), the grouping column the expert chose to keep together
+    (no feature, and not asked about again), and the study's codebook (with REDCap's event mapping)."""
     args = session.task.diagnosis_args()
+    columns = list(session.variables.get("columns") or [])
+    if columns and (groups := chosen_groups(session, columns)):
+        args["groups"] = groups
     if session.inputs.dictionary:  # read in the kernel
         args.update(dictionary=session.inputs.dictionary, events=session.inputs.events)
     return args

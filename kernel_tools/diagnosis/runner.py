@@ -29,7 +29,7 @@ from kernel_tools.diagnosis import (
     wide,
 )
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
-from kernel_tools.diagnosis.inputs import check_arguments
+from kernel_tools.diagnosis.inputs import check_arguments, check_column
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
 from kernel_tools.diagnosis.structure import strong_after
@@ -65,6 +65,7 @@ def diagnose(
     dictionary: Any = None,
     budget: float | None = None,
     max_columns: int | None = wide.MAX_COLUMNS,
+    groups: str | None = None,
 ) -> Diagnosis:
     """Find the data-centric issues that stand between ``df`` and a valid model.
 
@@ -88,6 +89,8 @@ def diagnose(
         in a ``diagnosis_incomplete`` finding (None: no limit).
     max_columns : above this many columns, the columns named and a random sample of the others
         are checked, and a ``diagnosis_incomplete`` finding names the rest (None: every column).
+    groups : a column grouping subjects (a matched set, a site) that the expert chose to keep
+        together in the split: like the id, it is no feature, no entity and not asked about again.
 
     A detector that fails does not stop the others: it becomes a ``diagnosis_incomplete``
     finding, and the diagnosis is partial.
@@ -100,15 +103,17 @@ def diagnose(
     df = to_pandas(df)
     test = to_pandas(test, "test") if test is not None else None
     check_arguments(df, target, task, time, id, test, sample, index)
+    if groups is not None:
+        check_column(df, groups, "groups")
     dictionary = codebook.as_dictionary(dictionary)
     run = Detectors(deadline=started + wide.BUDGET_SHARE * budget if budget else None)
     full_shape = [int(df.shape[0]), int(df.shape[1])]
-    df, unchecked = wide.sample_columns(df, max_columns, (target, time, id, index), random_state)
+    df, unchecked = wide.sample_columns(df, max_columns, (target, time, id, index, groups), random_state)
     if test is not None and unchecked:
         test = test[[c for c in test.columns if str(c) not in set(unchecked)]]
     memo = reuse.Memo(df)
     diagnosis = _diagnose_rows(df, run, target, task, time, id, test, sample, random_state, index, started,
-                               dictionary, memo)
+                               dictionary, memo, groups)
     memo.keep()
     gap = wide.incomplete(full_shape[1], unchecked, run.skipped, budget, run.clock.unreached)
     if gap is not None:
@@ -119,21 +124,22 @@ def diagnose(
 
 def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: str | None, time: str | None,
                    id: str | None, test: pd.DataFrame | None, sample: int | None, random_state: int,
-                   index: str | None, started: float, dictionary: Any, memo: reuse.Memo | None = None) -> Diagnosis:
+                   index: str | None, started: float, dictionary: Any, memo: reuse.Memo | None = None,
+                   groups: str | None = None) -> Diagnosis:
     """The detectors on ``df``, without the rows that are not data (a repeated header, a total);
     ``memo``: the columns' own results kept from the last diagnosis (:mod:`.reuse`)."""
     profiles = _profiles(df, run, memo)
     stray = run.run("stray rows", stray_rows.find_stray_rows, df, profiles, target)
     if stray is None:
         return run_detectors(df, profiles, run, target, task, time, id, test, sample, random_state, index,
-                             started, dictionary, memo)
+                             started, dictionary, memo, groups)
     # every other check reads the data as it will be once the rows that are not data are gone
     # (a repeated header would make the target a text column with a class of its own)
     finding, is_data = stray
     shape = [int(df.shape[0]), int(df.shape[1])]
     clean = df.loc[is_data]
     diagnosis = run_detectors(clean, _profiles(clean, run), run, target, task, time, id, test, sample,
-                              random_state, index, started, dictionary)
+                              random_state, index, started, dictionary, groups=groups)
     diagnosis.findings = _sort([finding, *diagnosis.findings])
     diagnosis.shape = shape
     return diagnosis
@@ -157,16 +163,15 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                   target: str | None, task: str | None, time: str | None, id: str | None,
                   test: pd.DataFrame | None, sample: int | None, random_state: int,
                   index: str | None, started: float, dictionary: Any = None,
-                  memo: reuse.Memo | None = None) -> Diagnosis:
-    """Every detector on ``df`` given its column ``profiles`` (computed over ``df``, or over a
-    larger frame ``df`` is a sample of, whose counts they then carry); ``memo``: the columns'
-    single-feature scores kept from the last diagnosis (:mod:`.reuse`)."""
+                  memo: reuse.Memo | None = None, groups: str | None = None) -> Diagnosis:
+    """Every detector on ``df`` given its column ``profiles`` (over ``df`` or a larger frame it is a
+    sample of); ``memo``: the single-feature scores kept from the last diagnosis (:mod:`.reuse`)."""
     said = run.run("codebook", codebook.read_codebook, df, dictionary, target)
     id = codebook.entity_id(said, id)  # a REDCap export's records are its entities
     outcome = infer_task(df, profiles, target, task, time)
     duration = outcome.time if outcome.kind == TaskKind.SURVIVAL else None
     visit_given = time if outcome.kind != TaskKind.SURVIVAL else None
-    structural: set[str] = {c for c in (target, duration, id) if c} | codebook.bookkeeping(said, df)
+    structural: set[str] = {c for c in (target, duration, id, groups) if c} | codebook.bookkeeping(said, df)
 
     n = len(df)
     valid = outcome.valid if outcome.valid is not None else np.ones(n, dtype=bool)
