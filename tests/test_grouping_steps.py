@@ -84,3 +84,13 @@ def test_a_chosen_grouping_column_is_no_feature_entity_or_question_of_the_diagno
     assert not [f.kind for f in told.findings if "set_id" in f.columns]
     with pytest.raises(KeyError, match="groups column 'site'"):
         kt.diagnose(df, target="case", groups="site")
+
+
+def test_a_lazy_frame_is_told_the_chosen_grouping_column_too():
+    """A Dask frame's diagnosis reads the same grouping: its entity search no longer takes the sets."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = matched().drop(columns="id")
+    assert quiet_diagnose(dd.from_pandas(df, npartitions=3), target="case").task["id"] == "set_id"
+    told = quiet_diagnose(dd.from_pandas(df, npartitions=3), target="case", groups="set_id")
+    assert told.task["id"] != "set_id" and not [f.kind for f in told.findings if "set_id" in f.columns]
+

@@ -22,8 +22,6 @@ def diagnose(df: Any, *args: Any, **kwargs: Any) -> Diagnosis:
         # wide-table column limit have nothing to bound there
         kwargs.pop("budget", None)
         kwargs.pop("max_columns", None)
-        # it has no grouping question to silence (the split still groups by the chosen column)
-        kwargs.pop("groups", None)
 
         return diagnose_lazy(df, *args, **kwargs)
     return runner.diagnose(df, *args, **kwargs)

@@ -45,13 +45,14 @@ FEW_VALUES = 1_000  # a column with at most this many values in the first partit
 
 
 
-def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None) -> None:
+def _check(df: Any, target: str | None, time: str | None, id: str | None, index: str | None,
+           groups: str | None = None) -> None:
     bad = [c for c in df.columns if not isinstance(c, str)]
     if bad:
         raise TypeError(f"df has non-string column names {bad[:5]!r}; rename them first")
     if len(set(df.columns)) < len(df.columns):
         raise ValueError("df has duplicated column names; make them unique first")
-    named = [(target, "target"), (time, "time"), (id, "id")]
+    named = [(target, "target"), (time, "time"), (id, "id"), (groups, "groups")]
     if index not in (None, "first", "row"):
         named.append((index, "index"))
     for column, role in named:
@@ -59,10 +60,10 @@ def _check(df: Any, target: str | None, time: str | None, id: str | None, index:
             raise KeyError(f"{role} column {column!r} is not in the frame; columns are {list(df.columns)[:20]!r}")
 
 
-def _entity_hint(head: pd.DataFrame, target: str | None, time: str | None) -> str | None:
+def _entity_hint(head: pd.DataFrame, target: str | None, time: str | None, groups: str | None = None) -> str | None:
     """The entity id the detectors find in the first partition (None when they find none)."""
     profiles = {str(c): profile_column(str(c), head[c]) for c in head.columns}
-    exclude = {c for c in (target, time) if c is not None}
+    exclude = {c for c in (target, time, groups) if c is not None}
     try:
         return entities.find_entity(head, profiles, target, None, time, exclude).id
     except Exception:  # no entity then: the sample is a row sample, and says so
@@ -108,13 +109,13 @@ def whole_profiles(sample: pd.DataFrame, n: int, nulls: dict[str, int], distinct
 def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, time: str | None = None,
                   id: str | None = None, test: Any = None, sample: int | None = 10_000,
                   random_state: int = 0, index: str | None = None,
-                  sample_rows: int = SAMPLE_ROWS) -> Diagnosis:
+                  sample_rows: int = SAMPLE_ROWS, groups: str | None = None) -> Diagnosis:
     """:func:`kernel_tools.diagnose` for a Dask DataFrame (see the module docstring)."""
     started = _time.perf_counter()
-    _check(df, target, time, id, index)
+    _check(df, target, time, id, index, groups)
     head = engine.first_partition(df)
     n_guess = len(head) * engine.partitions(df)
-    key = id or _entity_hint(head, target, time)
+    key = id or _entity_hint(head, target, time, groups)
     numeric, few, exact, unique_looking = _plan(df, head, n_guess)
     columns = [str(c) for c in df.columns]
 
@@ -133,7 +134,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
     if test_frame is not None:
         test_frame = to_pandas(test_frame, "test").reset_index(drop=True)
     diagnosis = run_detectors(frame, profiles, run, target, task, time, id or key, test_frame, sample,
-                              random_state, index, started)
+                              random_state, index, started, groups=groups)
 
     # pass 2: recount over every row what the sample decided
     recounted = _recount_outliers(df, diagnosis.findings)
