@@ -1,8 +1,8 @@
 """What the model and label steps compute on a sample of a large table, and from how many rows.
 
 Only above ``SCALE_ROWS`` rows: below it (the quality suite's tables, the demo) every step keeps
-exactly its behaviour on all rows. Above it, the parts that only *rank or explain* (the
-hyper-parameter search, permutation importance, the label model's fits) run on a sample; what
+exactly its behaviour on all rows. Above it, the parts that only *rank or flag* (the
+hyper-parameter search, the label model's fits) run on a sample; what
 the verdict reads (the cross-validated score, its interval, the holdout and its interval, the
 refit) is computed on the same rows as below the threshold. Each cut is said in words in the
 step's output (:func:`sampled_sentence`).

@@ -1,4 +1,5 @@
-"""Real tables of the development half for tests, and a diagnosis without its warnings.
+"""Real tables of the development half for tests, a diagnosis without its warnings, and a
+headless run of a table under the recommended policy.
 
 Rules are written and tested on the development half only (``benchmarks/halves.py``): asking
 for a table checks its half first, so a test cannot quietly tune on the sealed one.
@@ -6,9 +7,12 @@ for a table checks its half first, so a test cannot quietly tune on the sealed o
 
 from __future__ import annotations
 
+import asyncio
+import io
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -32,3 +36,16 @@ def quiet_diagnose(df: pd.DataFrame, **kw) -> Diagnosis:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return kt.diagnose(df, **kw)
+
+
+def run_recommended(df: pd.DataFrame, target: str, folder: Path) -> dict[str, Any]:
+    """``jupyter dcpilot run`` of ``df`` (written to ``folder``) with every gate's recommended
+    answer and the rules planner; the run's report, once it has finished."""
+    from jupyter_dcpilot.cli import run_job
+
+    df.to_csv(folder / "data.csv", index=False)
+    state, report = asyncio.run(run_job([str(folder / "data.csv")], target=target, approve="recommended",
+                                        planner="rules", out=str(folder / "out"), stream=io.StringIO()))
+    assert state == "finished", report.get("warnings")
+    return report
+

@@ -6,8 +6,6 @@ table ss_cgvhd (benchmarks/halves.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 import sys
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from kernel_tools.diagnosis.event_codes import censoring_code
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import halves  # noqa: E402
-from dev_tables import quiet_diagnose  # noqa: E402
+from dev_tables import quiet_diagnose, run_recommended  # noqa: E402
 
 
 def registry(codes: dict[int, float], censored: int, n: int = 400, seed: int = 0, time: str = "time") -> pd.DataFrame:
@@ -113,12 +111,7 @@ def test_the_dev_table_cgvhd_is_survival_with_its_censoring_code_asked():
 
 @pytest.mark.slow
 def test_cgvhd_under_the_recommended_policy_is_survival_and_names_the_task_coding(tmp_path):
-    from jupyter_dcpilot.cli import run_job
-
-    _cgvhd().to_csv(tmp_path / "data.csv", index=False)
-    state, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="status", approve="recommended",
-                                        planner="rules", out=str(tmp_path / "out"), stream=io.StringIO()))
-    assert state == "finished", report.get("warnings")
+    report = run_recommended(_cgvhd(), "status", tmp_path)
     assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
     checks = {c["check"]: c for c in report["validity"]}
     assert not checks["structure_confirmed"]["passed"] and report["valid"] is False

@@ -6,8 +6,6 @@ one row per week; repeated measures whose target varies stay classification."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 import sys
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import kernel_tools as kt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import halves  # noqa: E402
-from dev_tables import quiet_diagnose  # noqa: E402
+from dev_tables import quiet_diagnose, run_recommended  # noqa: E402
 
 
 def expand(subjects: pd.DataFrame, duration: str, event: str, first: int = 1) -> pd.DataFrame:
@@ -108,12 +106,7 @@ def test_a_time_may_be_an_outcome_of_the_aggregation_but_not_with_a_landmark():
 
 @pytest.mark.slow
 def test_rossi_per_week_under_the_recommended_policy_is_survival_per_subject(tmp_path):
-    from jupyter_dcpilot.cli import run_job
-
-    _rossi().to_csv(tmp_path / "data.csv", index=False)
-    state, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="E", approve="recommended",
-                                        planner="rules", out=str(tmp_path / "out"), stream=io.StringIO()))
-    assert state == "finished", report.get("warnings")
+    report = run_recommended(_rossi(), "E", tmp_path)
     assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
     assert [s["status"] for s in report["steps"] if s["episode"] == "aggregate"] == ["done"]
     assert {"t", "E", "id"}.isdisjoint(report["model"]["features"]) and "prio" in report["model"]["features"]
