@@ -90,7 +90,8 @@ def task_card(task: Task, structure: Structure) -> Question:
         question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
                      "as an entity of its own, or choose another entity (or none).")
     if unsure:
-        question += " Uncertain: " + "; ".join(in_words(i) for i in unsure) + "."
+        said = "; ".join(in_words(i) for i in unsure)
+        question += " Uncertain: " + said + ("" if said.endswith("?") else ".")  # a choice ends in its question
     return Question(options, question, evidence, list(asked.values()))
 
 
