@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "handle_label_issues": "transforms",
     "split": "transforms",
     "redcap_baseline": "transforms",
+    "recode_status": "transforms",
     "StepReport": "transforms",
     # models.py — valid models
     "fit_evaluate": "models",

@@ -11,6 +11,7 @@ inference is data the co-pilot turns into a question at its gate, never a silent
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
@@ -19,6 +20,14 @@ from kernel_tools.vocabulary import Confidence, InferenceKind, TimelineGroup, va
 
 CONFIDENCES = values(Confidence)
 INFERENCE_KINDS = values(InferenceKind)
+# the task read as survival on a status of several codes with another code censored: an
+# alternative's value, which the task card offers as ``censored:<code>``
+STATUS_READING = re.compile(r"^survival with (\S+) censored$")
+
+
+def status_reading(code: float) -> str:
+    """The value of the task read as survival with ``code`` censored (see :data:`STATUS_READING`)."""
+    return f"survival with {code:g} censored"
 
 
 @dataclass

@@ -41,19 +41,35 @@ def test_a_status_0_1_2_with_0_not_the_most_common_is_survival_asked_with_0_cens
     assert task.details["censored"] == "0" and task.details["events"] == ["1", "2"]
     assert task.details["competing"] == "any event" and task.details["censoring_stands_out"] is True
     assert "followed longest" in task.evidence[1] and "'any event'" in task.evidence[0]
-    others = next(e for e in task.evidence if e.startswith("other readings"))  # ranked by follow-up
-    assert "1 censored" in others and "2 censored" in others
-    assert [a.value for a in task.alternatives] == ["classification"]  # never regression for codes
+    # the other readings, ranked by follow-up, then the codes as classes; never regression for codes
+    assert [a.value for a in task.alternatives][-1] == "classification"
+    assert {a.value for a in task.alternatives[:-1]} == {"survival with 1 censored", "survival with 2 censored"}
+    assert [a.score for a in task.alternatives] == sorted((a.score for a in task.alternatives), reverse=True)
 
 
-def test_a_censoring_code_in_the_middle_is_named_and_the_codes_kept_as_classes_until_recoded():
+def test_a_censoring_code_in_the_middle_is_survival_asked_and_recoded_to_0_1():
     # "1 died of the disease, 2 alive, 3 died of other causes": the models read 0 as censored
-    d = quiet_diagnose(registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1), target="status")
+    df = registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1)
+    d = quiet_diagnose(df, target="status")
     task = d.inference("task")
-    assert d.task["kind"] == "classification" and task.confidence == "low"
+    assert d.task["kind"] == "survival" and d.task["censored"] == "2" and task.confidence == "low"
     assert task.details["censored"] == "2" and task.details["events"] == ["1", "3"]
-    assert "2 censored" in task.evidence[0] and any("recode 'status' (2 -> 0)" in e for e in task.evidence)
-    assert "regression" not in [a.value for a in task.alternatives]
+    assert "2 censored" in task.evidence[0] and "followed longest" in task.evidence[1]
+    assert [a.value for a in task.alternatives] == ["survival with 1 censored", "survival with 3 censored",
+                                                    "classification"]  # 1 followed longer than 3; no regression
+    (setup,) = d.by_kind("survival_setup")
+    assert setup.recommended.action == {"function": "recode_status", "params": {"column": "status", "censored": 2}}
+    assert setup.evidence["censored_code"] == "2"
+
+
+def test_a_status_given_as_survival_is_read_as_when_inferred_and_only_a_0_is_not_asked():
+    df = registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, seed=1)
+    d = quiet_diagnose(df, target="status", task="survival", time="time")
+    assert d.task["censored"] == "2" and d.inference("task").confidence == "low"  # survival said, not the code
+    assert d.by_kind("survival_setup")[0].recommended.action["params"]["censored"] == 2
+    zero = quiet_diagnose(registry({0: 0.5, 1: 0.3, 2: 0.2}, censored=0, seed=5), target="status", task="survival",
+                          time="time")
+    assert zero.task["censored"] == "0" and zero.inference("task").confidence == "given"
 
 
 def test_the_censoring_code_is_the_longest_followed_whatever_its_value_or_share():

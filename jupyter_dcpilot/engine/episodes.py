@@ -159,6 +159,16 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, dtypes = kt.fix_dtypes(df).",
     ),
     Episode(
+        id="recode_status", name="Recode the status to 0/1", stage="pre_split", order=2.5,
+        when={"functions": ("recode_status",)}, function="recode_status", report_var="status_coding",
+        expect={"rows": "same", "target_changes": True}, per_finding=False,
+        not_addable="it follows the task card's reading of a status of several codes",
+        coordinator="A status of several codes (alive / died of the disease / of other causes) is recoded to "
+        "0 = censored, 1 = any event, the code read as censored being the task card's: every survival "
+        "model reads 0 as censored.",
+        worker="df, status_coding = kt.recode_status(df, column=target, censored=code).",
+    ),
+    Episode(
         id="remove_leakage", name="Remove leakage", stage="pre_split", order=3,
         when={"finding_kinds": ("leakage", "target_leakage", "target_proxy", "post_outcome",
                                 "leak", "suspected_leakage"),

@@ -23,7 +23,15 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from kernel_tools.findings import Finding, Option
-from kernel_tools.inferences import GROUPS, ORDER, ColumnTimeline, Inference, Placement, TimelineColumn
+from kernel_tools.inferences import (
+    GROUPS,
+    ORDER,
+    STATUS_READING,
+    ColumnTimeline,
+    Inference,
+    Placement,
+    TimelineColumn,
+)
 from kernel_tools.vocabulary import (
     Confidence,
     EventType,
@@ -259,6 +267,8 @@ def task_choice(inferred: Inference, value: Any) -> str:
     what = InferenceKind(inferred.what)
     if what == InferenceKind.TASK and value in {k.value for k in TaskKind}:
         return str(value)
+    if what == InferenceKind.TASK and (status := STATUS_READING.match(str(value))) is not None:
+        return f"censored:{status.group(1)}"
     if what == InferenceKind.DURATION and value:
         return f"time:{value}"
     if what == InferenceKind.ENTITY:

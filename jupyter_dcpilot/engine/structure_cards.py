@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_tools.inferences import Inference
+from kernel_tools.inferences import STATUS_READING, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 from .structure import ASKED_ELSEWHERE, Structure, in_words
@@ -60,17 +60,25 @@ def task_card(task: Task, structure: Structure) -> Question:
     """The task card: confirm, or another task kind, survival time, entity or moment of prediction."""
     t = task
     kind = t.kind.value if t.kind else None
-    desc = (f"{kind}: predict '{t.target}'" + (f" with duration '{t.time}'" if t.time else "")
-            + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
     asked = {InferenceKind(i.what): i for i in structure.table() if i.what not in ASKED_ELSEWHERE}
-    unsure = [i for i in asked.values() if _unsure(i)]
+    status = _status(t, asked.get(InferenceKind.TASK))
+    desc = (f"{kind}: predict '{t.target}'" + (f" ({t.censored} censored, any other code an event)"
+                                               if status is not None else "")
+            + (f" with duration '{t.time}'" if t.time else "")
+            + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
+    # a status's coding is asked in its own words below; every other uncertain choice as the verdict names it
+    unsure = [i for i in asked.values() if _unsure(i) and not (status is not None and i.what == InferenceKind.TASK)]
     ids = missing_id_options(t)
     options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=not ids,
                               risk=(f"the {t.id_missing} rows without an id in '{t.id}' stop the split: say what "
-                                    "they are" if ids else "" if not unsure else "confirms what is uncertain: "
-                                    + "; ".join(in_words(i) for i in unsure)))]
+                                    "they are" if ids else "; ".join(
+                                        ([f"wrong if another code of '{t.target}' means censored"] if _unsure(status)
+                                         else []) + (["confirms what is uncertain: " + "; ".join(in_words(i) for i in
+                                                                                                 unsure)] if unsure
+                                                     else []))))]
     options += ids
-    options += _kinds(t, asked.get(InferenceKind.TASK))
+    options += _censored(t, status)
+    options += _kinds(t, asked.get(InferenceKind.TASK), status is not None)
     options += _times(asked.get(InferenceKind.DURATION))
     options += _entities(asked.get(InferenceKind.ENTITY))
     for choice, (label, description, risk) in INDEX_CHOICES.items():
@@ -84,7 +92,16 @@ def task_card(task: Task, structure: Structure) -> Question:
         evidence["prediction_time_reason"] = t.index.get("reason")
     if unsure:
         evidence["uncertain"] = [in_words(i) for i in unsure]
-    question = f"Is this the task? {desc}. ({t.reason})"
+    if status is not None:
+        evidence["status_coding"] = status.evidence[1:]  # the follow-up of each code: why this one is censored
+    question = f"Is this the task? {desc}." + ("" if status is not None else f" ({t.reason})")
+    if _unsure(status):
+        assert status is not None
+        others = [m.group(1) for a in status.alternatives if (m := STATUS_READING.match(str(a.value)))]
+        question += (f" Uncertain: which code of '{t.target}' means censored: {t.censored}"
+                     + "".join(f", {c}" for c in others)
+                     + (", or none (the codes are classes)?" if TaskKind.CLASSIFICATION in _alternative_values(status)
+                        else "?"))
     if ids:
         evidence["rows_without_id"] = t.id_missing
         question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
@@ -126,11 +143,48 @@ def answer_option(choice: str, task: Task) -> DecisionOption:
     raise ValueError(f"the task card has no option {choice!r}")
 
 
-def _kinds(task: Task, inferred: Inference | None) -> list[DecisionOption]:
-    """The other task kinds, the inference's alternatives first (with their evidence)."""
+def _status(task: Task, inferred: Inference | None) -> Inference | None:
+    """The task's inference when the task is survival on a status of several codes (the
+    diagnosis named the code read as censored), else None."""
+    if task.kind != TaskKind.SURVIVAL or task.censored is None or inferred is None:
+        return None
+    return inferred if "censored" in inferred.details else None
+
+
+def _alternative_values(inferred: Inference) -> set[str]:
+    return {str(a.value) for a in inferred.alternatives}
+
+
+def _censored(task: Task, status: Inference | None) -> list[DecisionOption]:
+    """Survival with another code of the status censored: the inference's readings, ranked."""
+    if not _unsure(status):
+        return []
+    assert status is not None
+    codes = list(status.details.get("event_codes") or [])
+    options = []
+    for a in status.alternatives:
+        m = STATUS_READING.match(str(a.value))
+        if m is None or m.group(1) == task.censored:
+            continue
+        code = m.group(1)
+        events = ", ".join(c for c in codes if c != code)
+        options.append(DecisionOption(id=f"censored:{code}", label=f"Survival with {code} censored",
+                                      description=f"Recode '{task.target}': {code} -> 0 (censored), {events} -> 1 "
+                                      "(any event).", risk=(a.evidence or [""])[0]))
+    return options
+
+
+def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list[DecisionOption]:
+    """The other task kinds, the inference's alternatives first (with their evidence); never
+    regression for a status of codes (regression is no reading of codes)."""
     ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
-    kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time)]
+    kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time)
+             and not (status and k == TaskKind.REGRESSION)]
     kinds.sort(key=lambda k: (k.value not in ranked, -(ranked[k.value].score if k.value in ranked else 0)))
+    if status:  # the codes as classes: one line, the reason it is not the recommended reading as its risk
+        return [DecisionOption(id=k.value, label=f"It is {k.value}",
+                               description=f"The codes of '{task.target}' as classes, ignoring the follow-up.",
+                               risk="a row's class would depend on how long it was followed") for k in kinds]
     return [DecisionOption(id=k.value, label=f"It is {k.value}",
                            description=f"Treat '{task.target}' as a {k.value} target."
                            + _said(ranked[k.value].evidence if k.value in ranked else []),

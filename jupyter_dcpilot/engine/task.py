@@ -59,6 +59,7 @@ class Given:
     id: str | None = None  # "": no entity, each row is its own subject (an answer to the task card)
     kind: TaskKind | None = None
     index: str | None = None  # first | row | a date column
+    censored: str | None = None  # the code of a status of several codes that means censored
 
     def __post_init__(self) -> None:
         self.kind = task_kind(self.kind)
@@ -92,6 +93,7 @@ class Task:
     stop: str | None = None
     id_missing: int = 0  # rows without an id in ``id`` (the diagnosis's count)
     missing_ids: str | None = None  # what they are: "drop" | "own" (the task card's ids:<how>)
+    censored: str | None = None  # a status of several codes: the one read as censored (recoded to 0)
     confirmed: bool = False
     given: Given = field(default_factory=Given)
 
@@ -107,6 +109,7 @@ class Task:
         task.time = given.time or task.time
         task.id = None if given.id == "" else given.id or task.id
         task.kind = given.kind or task.kind
+        task.censored = given.censored or task.censored
         return task
 
     @classmethod
@@ -128,15 +131,24 @@ class Task:
         return args
 
     def answer(self, choice: str | None) -> bool:
-        """The task card's answer: another task kind, moment of prediction, survival time or
-        entity (``entity:none``: each row is its own subject) — the user's word, kept in
-        :attr:`given` — or what rows without an entity id are (``ids:drop``, ``ids:own``); confirmed either way. True when the data must be diagnosed again (the
-        options follow the moment of prediction, the time and the entity)."""
+        """The task card's answer: another task kind, moment of prediction, survival time,
+        entity (``entity:none``: each row is its own subject) or code of a status read as
+        censored (``censored:<code>``) — the user's word, kept in :attr:`given` — or what rows
+        without an entity id are (``ids:drop``, ``ids:own``); confirmed either way. True when the
+        data must be diagnosed again (the options follow the moment of prediction, the time and
+        the entity; a status of codes read as another task is no longer recoded)."""
         self.confirmed = True
         if choice in {k.value for k in TaskKind}:
+            recoded = self.censored is not None and choice != TaskKind.SURVIVAL
             self.kind = self.given.kind = TaskKind(choice)
-            return False
+            if recoded:
+                self.censored = self.given.censored = None
+            return recoded
         part, _, value = (choice or "").partition(":")
+        if part == "censored" and value:
+            self.kind = self.given.kind = TaskKind.SURVIVAL
+            self.censored = self.given.censored = value
+            return False
         if part == "index" and value:
             self.given.index = value
         elif part == "time" and value:

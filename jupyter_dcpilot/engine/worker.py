@@ -32,7 +32,8 @@ from .session import Checkpoint, Session, Step, now
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
-              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline"}
+              "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline",
+              "recode_status"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -46,6 +47,12 @@ def py(value: Any) -> str:
 
 def call_args(params: dict[str, Any]) -> str:
     return "".join(f", {k}={py(v)}" for k, v in params.items())
+
+
+def _code(text: str) -> int | float:
+    """A status code as the task says it ("2") in the cell: a whole number when it is one."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
 
 
 def comment(text: str, limit: int = 110) -> str:
@@ -88,8 +95,10 @@ class Worker:
                                                                             episode))
         if episode is not None and episode.stage == "model" and step.code is None and self.intervals():
             return "fit_evaluate_intervals", dict(step.params)
-        return step.function, self._by_entity(episode, step.function,
-                                              call_params(step, step.function or "", step.params, episode))
+        params = self._by_entity(episode, step.function, call_params(step, step.function or "", step.params, episode))
+        if step.function == "recode_status" and self.session.task.censored is not None:
+            params = {**params, "censored": _code(self.session.task.censored)}  # the code the task card read
+        return step.function, params
 
     def _by_entity(self, episode: Episode | None, function: str | None, params: dict[str, Any]) -> dict[str, Any]:
         """``params`` with the entity id under the episode's ``entity_param`` when its own call

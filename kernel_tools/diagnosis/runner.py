@@ -369,6 +369,8 @@ def _task_info(outcome: Outcome, target: str | None, duration: str | None, entit
     if target is not None:
         task_info["metric"] = metric_name(outcome.kind)
         task_info["target_missing"] = target_missing
+    if outcome.coding is not None:  # a status of several codes: the one read as censored
+        task_info["censored"] = f"{outcome.coding.censored:g}"
     return task_info
 
 

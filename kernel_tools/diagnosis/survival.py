@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis.options import keep
+from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, FindingKind, TaskKind
@@ -54,9 +54,19 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
                f"({evidence['events']} events, {censoring:.0%} censored)"
                + ("; " + "; ".join(problems) if problems else "")
                + ": model time-to-event and rate it with the C-index, not accuracy.")
-    options = [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
-                    "(censored rows are kept, not treated as 'no event').",
-                    "none: this is the valid framing", recommended=True, label="Survival model")]
+    coding = outcome.coding
+    if coding is not None:  # a status of several codes: recoded to the 0/1 event the models read
+        evidence["censored_code"] = f"{coding.censored:g}"
+        events_ = ", ".join(f"{c:g}" for c in coding.events)
+        options = [Option("recode", f"Survival model, '{outcome.target}' recoded to 0/1",
+                          f"Recode '{outcome.target}': {coding.censored:g} -> 0 (censored), {events_} -> 1 (any "
+                          "event); then model time-to-event and rate it with the C-index.",
+                          "wrong if another code means censored (the task card asks)", True,
+                          call("recode_status", column=outcome.target, censored=int(coding.censored)))]
+    else:
+        options = [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
+                        "(censored rows are kept, not treated as 'no event').",
+                        "none: this is the valid framing", recommended=True, label="Survival model")]
     if competing:
         options.append(Option("censor_competing", "Treat other event codes as censored",
                               "Keep one event of interest; the other codes count as censoring.",

@@ -12,7 +12,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profil
 from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_codes
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
-from kernel_tools.inferences import Alternative, Inference
+from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 DURATION_NAME = re.compile(
@@ -45,6 +45,7 @@ class Outcome:
     duration_inference: Inference | None = None  # survival: the follow-up time chosen
     start: str | None = None  # survival over (start, stop] intervals found in the data: their start
     periods: PersonPeriods | None = None  # survival over person-period rows found in the data
+    coding: Coding | None = None  # survival on a status of several codes: which is censored
 
     @property
     def n_classes(self) -> int:
@@ -56,7 +57,7 @@ class Outcome:
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
                        self.event_values, self.reason, self.inference, self.duration_inference, self.start,
-                       self.periods)
+                       self.periods, self.coding)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -236,6 +237,10 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
         time = find_duration(df, profiles, {target})
         if time is None:
             raise ValueError("task='survival' needs the duration column: pass time='<follow-up column>'")
+    coded = _given_status(df, profiles, s, target, time)
+    if coded is not None:
+        coded.duration_inference = _duration_inference(time, candidates, given=not candidates)
+        return coded
     event = event_indicator(s)
     if event is None:
         raise ValueError(f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)")
@@ -246,6 +251,20 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
                                   details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(time, candidates, given=not candidates)
     return outcome
+
+
+def _given_status(df, profiles, s: pd.Series, target: str, time: str) -> Outcome | None:
+    """Survival given on a status of 3-5 numeric codes: read as when inferred (the longest-followed
+    code censored, else 0), so the recode step and every diagnosis agree on it; None for a 0/1
+    event or codes not read as a status."""
+    prof = profile_column(target, s)
+    if prof.kind not in ("numeric", "bool") and prof.parsed_as != "numeric":
+        return None
+    values = numeric_values(s, prof)
+    if status_codes(values) is None:
+        return None
+    coding = censoring_code(values, numeric_values(df[time], profiles[time]), named_follow_up=True)
+    return None if coding is None else _status_survival(df, profiles, target, time, values, coding, given=True)
 
 
 def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
@@ -278,54 +297,42 @@ def _found_competing(df, profiles, s: pd.Series, target: str, values: np.ndarray
                             bool(FOLLOW_UP_NAME.search(duration)))
     if coding is None:
         return None
-    if coding.censored != 0:
-        return _status_to_recode(s, target, duration, coding)
-    event = event_indicator(s)  # 0 = censored, every other code an event
-    if event is None:
-        return None
-    events = ", ".join(f"{c:g}" for c in coding.events)
-    reason = f"survival: status '{target}' next to follow-up time '{duration}', 0 censored, codes {events} events"
-    outcome = _survival(df, profiles, target, duration, event, reason)
-    outcome.inference = Inference(
-        InferenceKind.TASK, "survival", Confidence.LOW,
-        [f"'{target}' holds {len(coding.medians)} codes next to the follow-up time '{duration}': read as survival "
-         f"with 0 censored and codes {events} as the event, the competing events merged as 'any event' (follow-up "
-         "ends at the first event, whichever it is)", *coding.evidence, *_other_codings(coding),
-         "to model one of the events alone, the others are censored at their time (cause-specific): recode "
-         f"'{target}' and run again"],
-        [Alternative("classification", [f"the {len(coding.medians)} codes as classes, ignoring the follow-up time: "
-                                         "a row's class would depend on how long it was followed"], 0.2)],
-        details={"event_codes": event[1], "censored": "0", "events": [f"{c:g}" for c in coding.events],
-                 "competing": "any event", "follow_up_medians": {f"{c:g}": m for c, m in coding.medians.items()},
-                 "censoring_stands_out": coding.stands_out})
+    outcome = _status_survival(df, profiles, target, duration, values, coding)
     outcome.duration_inference = _duration_inference(duration, duration_candidates(df, profiles, {target}),
                                                      given=False)
     return outcome
 
 
-def _other_codings(coding: Coding) -> list[str]:
-    """The other codes that could be censoring, the longest-followed first, as evidence."""
-    others = [c for c in coding.ranked() if c != coding.censored]
-    return [f"other readings, most plausible first: {', '.join(f'{c:g} censored' for c in others)}"] if others else []
-
-
-def _status_to_recode(s: pd.Series, target: str, duration: str, coding: Coding) -> Outcome:
-    """A status whose censoring code is not 0 (1/2/3 with 2 = alive): the models read 0 as
-    censored, so the codes stay classes until the target is recoded; asked (low confidence),
-    the survival reading named with its evidence."""
+def _status_survival(df, profiles, target: str, duration: str, values: np.ndarray, coding: Coding,
+                     given: bool = False) -> Outcome:
+    """Survival on a status of several codes read as ``coding``: the event is any code but the
+    censored one (the recode step makes it the 0/1 column the models read). Inferred, it is
+    asked with the other codes as censored and the codes as classes as the alternatives."""
+    event = np.where(np.isnan(values), np.nan, (values != coding.censored).astype(float))
     codes = sorted(coding.medians)
-    outcome = _classification(s, target, None, len(codes), True)
     events = ", ".join(f"{c:g}" for c in coding.events)
-    assert outcome.inference is not None  # _classification always sets it
+    reason = (f"survival: status '{target}' next to follow-up time '{duration}', {coding.censored:g} censored, "
+              f"codes {events} as one event")
+    outcome = _survival(df, profiles, target, duration, (event, [f"{c:g}" for c in codes]), reason)
+    outcome.coding = coding
+    reading = (f"'{target}' is a status of {len(codes)} codes next to the follow-up time '{duration}': "
+               f"{coding.censored:g} censored, codes {events} merged as 'any event' (follow-up ends at the first)")
+    others = [c for c in coding.ranked() if c != coding.censored]
+    alternatives = [Alternative(status_reading(c), [f"its rows were followed {coding.medians[c]:.3g} (median) against "
+                                                    f"{coding.medians[coding.censored]:.3g} for {coding.censored:g}"],
+                                round(0.4 / (n + 1), 3)) for n, c in enumerate(others)]
+    alternatives.append(Alternative("classification", [f"the {len(codes)} codes as classes, ignoring the follow-up: "
+                                                       "a row's class would depend on how long it was followed"],
+                                    0.1))
+    # survival given, the code read as censored is still a guess unless it is 0 (every reader's)
+    sure = given and coding.censored == 0
     outcome.inference = Inference(
-        InferenceKind.TASK, "classification", Confidence.LOW,
-        [f"'{target}' holds {len(codes)} codes next to the follow-up time '{duration}': most likely a status with "
-         f"{coding.censored:g} censored and codes {events} as competing events", *coding.evidence,
-         *_other_codings(coding),
-         f"a survival model reads 0 as censored: recode '{target}' ({coding.censored:g} -> 0) and run again to model "
-         "it as survival; kept as classes meanwhile"],
-        [], details={**outcome.inference.details, "censored": f"{coding.censored:g}",
-                     "events": [f"{c:g}" for c in coding.events]})
+        InferenceKind.TASK, "survival", Confidence.GIVEN if sure else Confidence.LOW,
+        [reading, *coding.evidence], [] if sure else alternatives,
+        details={"event_codes": [f"{c:g}" for c in codes], "censored": f"{coding.censored:g}",
+                 "events": [f"{c:g}" for c in coding.events], "competing": "any event",
+                 "follow_up_medians": {f"{c:g}": m for c, m in coding.medians.items()},
+                 "censoring_stands_out": coding.stands_out})
     return outcome
 
 

@@ -19,6 +19,7 @@ from .records import RecordSummarizer, summarize_records
 from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
+from .status import StatusRecoder, recode_status
 from .units import UnitConverter, convert_units
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "OutlierHandler",
     "RecordSummarizer",
     "RedcapBaseline",
+    "StatusRecoder",
     "StepReport",
     "UnitConverter",
     "aggregate_per_entity",
@@ -44,6 +46,7 @@ __all__ = [
     "impute",
     "join_frames",
     "normalize_categories",
+    "recode_status",
     "redcap_baseline",
     "split",
     "summarize_records",
