@@ -131,5 +131,50 @@ def test_cgvhd_under_the_recommended_policy_is_survival_and_names_the_task_codin
     assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
     checks = {c["check"]: c for c in report["validity"]}
     assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
-    assert "0 censored and codes 1, 2, 3 as the event" in checks["structure_confirmed"]["detail"]
+    assert "0 censored, codes 1, 2, 3 merged as 'any event'" in checks["structure_confirmed"]["detail"]
     assert checks["task_metric"]["passed"]
+    import nbformat
+
+    (notebook,) = (tmp_path / "out").glob("*.ipynb")
+    cells = [c.source for c in nbformat.read(notebook, 4).cells if c.cell_type == "code"]
+    assert sum("df, status_coding = kt.recode_status(df, column='status', censored=0)" in c for c in cells) == 1
+
+
+@pytest.mark.slow
+def test_a_status_coded_1_2_3_runs_as_survival_after_a_recode_cell_that_undo_takes_back(tmp_path):
+    import asyncio
+
+    from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
+    from jupyter_dcpilot.engine.hosts import HeadlessHost
+    from jupyter_dcpilot.engine.session import Session, sidecar_path
+    from jupyter_dcpilot.engine.task import Given, Inputs, Task
+
+    registry({1: 0.3, 2: 0.45, 3: 0.25}, censored=2, n=300, seed=1).to_csv(tmp_path / "data.csv", index=False)
+    notebook = tmp_path / "nb.ipynb"
+    session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)),
+                      task=Task(given=Given(target="status")), inputs=Inputs(frames=["df"]))
+    codes = "__import__('json').dumps(sorted(float(c) for c in df['status'].dropna().unique()))"
+
+    async def run() -> tuple[str, list[str], dict, list[float], list[float]]:
+        async with HeadlessHost(notebook) as host:
+            await host.run_cell(f"import pandas as pd\ndf = pd.read_csv({str(tmp_path / 'data.csv')!r})", {})
+            coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec("recommended"))
+            state = await coord.run_until_blocked()
+            sources = [c.source for c in host.notebook.cells]
+            report = coord.report()
+            recoded = await host.evaluate(codes)
+            recode = next(s for s in session.plan if s.episode == "recode_status")
+            await coord.undo(recode.checkpoint_id)
+            return state, sources, report, recoded, await host.evaluate(codes)
+
+    state, sources, report, recoded, undone = asyncio.run(run())
+    assert state == "finished"
+    assert session.task.kind == "survival" and session.task.censored == "2"
+    cells = [s for s in sources if "kt.recode_status(" in s]
+    assert len(cells) == 1 and "df, status_coding = kt.recode_status(df, column='status', censored=2)" in cells[0]
+    assert any("model = kt.fit_evaluate(train, target='status', task='survival', time='time'" in s for s in sources)
+    assert report["model"]["metric"] == "c_index" and report["task"]["kind"] == "survival"
+    assert recoded == [0.0, 1.0] and undone == [1.0, 2.0, 3.0]  # undo restores the codes
+    checks = {c["check"]: c for c in report["validity"]}
+    assert checks["task_metric"]["passed"] and not checks["structure_confirmed"]["passed"]
+    assert "2 censored" in checks["structure_confirmed"]["detail"]
