@@ -268,6 +268,13 @@ export function inferenceValue(what: InferenceKind, value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** The code of a status of several codes that the task reads as censored (its alternatives are
+ * the other codes censored, "survival with 3 censored"), or null for any other inference. */
+function censoredCode(inference: IInference): string | null {
+  const code = inference.details?.censored;
+  return inference.what === 'task' && typeof code === 'string' ? code : null;
+}
+
 /**
  * A structural choice the diagnosis made with low confidence, asked: its value and evidence,
  * the alternatives ranked with theirs, and one button each (keep it, or take another).
@@ -280,6 +287,12 @@ export function StructureQuestion(props: {
   const { inference, disabled = false, onAnswer } = props;
   const { what } = inference;
   const ranked = [...inference.alternatives].sort((a, b) => b.score - a.score);
+  // a status of several codes: the guess names its censoring code, as its alternatives do
+  const censored = censoredCode(inference);
+  const label = (value: unknown, chosen: boolean) =>
+    chosen && censored !== null
+      ? `${inferenceValue(what, value)} with ${censored} censored`
+      : inferenceValue(what, value);
   const choice = (value: unknown, evidence: string[], chosen: boolean, alternative?: IAlternative) => (
     <li
       key={JSON.stringify(value)}
@@ -287,7 +300,7 @@ export function StructureQuestion(props: {
       data-value={JSON.stringify(value)}
     >
       <div className="jp-dcpilot-structure-value">
-        <b>{inferenceValue(what, value)}</b>
+        <b>{label(value, chosen)}</b>
         {chosen && <span className="jp-dcpilot-chip">the co-pilot&apos;s guess</span>}
         {onAnswer && (
           <button
@@ -319,7 +332,11 @@ export function StructureQuestion(props: {
         <span className="jp-dcpilot-chip jp-dcpilot-gate">structure</span>
         <span className="jp-dcpilot-decision-title">unsure: please confirm</span>
       </div>
-      <div className="jp-dcpilot-question">{QUESTIONS[what](inference.subject)}</div>
+      <div className="jp-dcpilot-question">
+        {censored !== null
+          ? 'Which code means censored, or is it another task?'
+          : QUESTIONS[what](inference.subject)}
+      </div>
       <ol className="jp-dcpilot-structure-choices">
         {choice(inference.value, inference.evidence, true)}
         {ranked.map(a => choice(a.value, a.evidence, false, a))}

@@ -345,6 +345,41 @@ describe('StructureQuestion', () => {
     expect(choices.map(c => c.textContent)).toEqual(['drop', 'group', 'keep']);
   });
 
+  it('asks which code of a status means censored, the guess and each alternative a reading to take', () => {
+    const answers: unknown[] = [];
+    const status: IInference = {
+      ...duration,
+      id: 'task',
+      what: 'task',
+      subject: null,
+      value: 'survival',
+      evidence: [
+        "'status' is a status of 3 codes next to the follow-up time 'time': 2 censored, codes 1, 3 merged as 'any event'"
+      ],
+      alternatives: [
+        { value: 'survival with 3 censored', evidence: ['its rows were followed 1.42 (median)'], score: 0.2 },
+        { value: 'survival with 1 censored', evidence: ['its rows were followed 1.71 (median)'], score: 0.4 },
+        { value: 'classification', evidence: ['the 3 codes as classes'], score: 0.1 }
+      ],
+      details: { censored: '2', events: ['1', '3'] }
+    };
+    render(<StructureQuestion inference={status} onAnswer={value => answers.push(value)} />);
+    const card = document.querySelector('.jp-dcpilot-structure')!;
+    expect(card.querySelector('.jp-dcpilot-question')?.textContent).toBe(
+      'Which code means censored, or is it another task?'
+    );
+    const choices = Array.from(card.querySelectorAll('.jp-dcpilot-structure-choice'));
+    expect(choices.map(c => c.querySelector('b')?.textContent)).toEqual([
+      'survival with 2 censored',
+      'survival with 1 censored',
+      'survival with 3 censored',
+      'classification'
+    ]);
+    fireEvent.click(choices[2].querySelector('button')!);
+    fireEvent.click(choices[0].querySelector('button')!);
+    expect(answers).toEqual(['survival with 3 censored', 'survival']); // the server's values
+  });
+
   it('says values in words', () => {
     expect(inferenceValue('entity', null)).toBe('none: each row is its own subject');
     expect(inferenceValue('timing', 'during_follow_up')).toBe('During follow-up');
