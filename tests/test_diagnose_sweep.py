@@ -347,7 +347,7 @@ def test_categories_that_map_one_to_one_are_still_redundant():
     assert [f.columns for f in found] == [["zone", "zone_label"]]
 
 
-def test_follow_up_next_to_several_outcome_states_is_a_leak():
+def test_follow_up_next_to_several_outcome_states_is_survival_with_the_alive_code_censored():
     rng = np.random.default_rng(26)
     n = 300
     status = rng.choice([1, 2, 3], n, p=[0.3, 0.55, 0.15])  # died of it, alive, died of other causes
@@ -355,5 +355,6 @@ def test_follow_up_next_to_several_outcome_states_is_a_leak():
                        "year": rng.integers(1962, 1978, n), "thickness": rng.lognormal(0.5, 0.8, n),
                        "status": status})
     d = kt.diagnose(df, target="status")
-    assert d.task["kind"] == "classification"
-    assert "time" in {f.columns[0] for f in d.by_kind("target_leakage")}
+    # the follow-up is the survival time, not a leak of a classification (issue 26): 2 (alive) censored
+    assert d.task["kind"] == "survival" and d.task["time"] == "time" and d.task["censored"] == "2"
+    assert "time" not in {c for f in d.by_kind("target_leakage") for c in f.columns}
