@@ -238,3 +238,14 @@ def test_the_dev_table_leukemia_cut_to_a_few_patients_is_found(entities):
     task = _task(_leukemia(entities, seed=1))
     assert task.value == "survival" and task.details["person_period"] is True and task.details["id"] == "id"
     assert f"{entities} of {entities} entities from 1" in task.evidence[0]
+
+
+@pytest.mark.slow
+def test_ten_leukemia_patients_per_period_under_the_recommended_policy_are_survival_per_patient(tmp_path):
+    report = run_recommended(_leukemia(10, seed=1), "E", tmp_path)
+    assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
+    assert [s["status"] for s in report["steps"] if s["episode"] == "aggregate"] == ["done"]
+    assert {"t", "E", "id"}.isdisjoint(report["model"]["features"])
+    checks = {c["check"]: c for c in report["validity"]}
+    assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
+    assert "(37 rows, 10 entities)" in checks["structure_confirmed"]["detail"]
