@@ -172,9 +172,9 @@ def test_a_censored_entity_keeps_its_last_period_and_no_event():
 
 
 def test_a_small_table_with_too_few_events_to_tell_from_chance_is_not_found():
-    # 2 events on 7 last rows of 31: at random 4.5% of the time... 1 event: 23%
-    assert "person_period" in _task(small(SEVEN[0], [1, 1, 0, 0, 0, 0, 0])).details
-    assert "person_period" not in _task(small(SEVEN[0], [1, 0, 0, 0, 0, 0, 0])).details
+    # events on rows at random, all on the 7 last rows of 31: 3 events 0.8% of the time, 2 events 4.5%
+    assert "person_period" in _task(small(SEVEN[0], [1, 1, 1, 0, 0, 0, 0])).details
+    assert "person_period" not in _task(small(SEVEN[0], [1, 1, 0, 0, 0, 0, 0])).details
 
 
 def test_a_small_table_whose_periods_skip_or_start_apart_is_not_found():
@@ -235,7 +235,7 @@ def _leukemia(entities: int, seed: int) -> pd.DataFrame:
 
 @pytest.mark.parametrize("entities", [5, 7, 10])
 def test_the_dev_table_leukemia_cut_to_a_few_patients_is_found(entities):
-    task = _task(_leukemia(entities, seed=1))
+    task = _task(_leukemia(entities, seed=0))
     assert task.value == "survival" and task.details["person_period"] is True and task.details["id"] == "id"
     assert f"{entities} of {entities} entities from 1" in task.evidence[0]
 
@@ -249,3 +249,40 @@ def test_ten_leukemia_patients_per_period_under_the_recommended_policy_are_survi
     checks = {c["check"]: c for c in report["validity"]}
     assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
     assert "(37 rows, 10 entities)" in checks["structure_confirmed"]["detail"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_handful_of_entities_is_found_when_every_one_holds_the_layout(seed):
+    """Small exports of this layout exist (a few subjects over a few periods): five to nine entities
+    are read as person periods only when every row rises by one from the same first period."""
+    df = synthetic(n=7, seed=seed)
+    assert df["id"].nunique() == 7
+    d = quiet_diagnose(df, target="E")
+    assert d.task["kind"] == "survival" and d.inference("task").details["person_period"] is True
+    assert "7 entities" in d.inference("task").evidence[0]
+
+
+def test_a_handful_of_entities_that_break_the_layout_once_stay_classification():
+    df = synthetic(n=7, seed=0)
+    late = df.index[df["id"] == df["id"].iloc[0]]
+    gap = df.copy()
+    gap.loc[late, "t"] = gap.loc[late, "t"] + np.where(gap.loc[late, "t"] > gap.loc[late, "t"].min(), 1, 0)  # a gap
+    shifted = df.copy()
+    shifted.loc[late, "t"] += 3  # one entity counted from another first period
+    for broken in (gap, shifted):
+        d = quiet_diagnose(broken, target="E")
+        assert "person_period" not in d.inference("task").details
+    few = synthetic(n=4, seed=0)
+    assert "person_period" not in quiet_diagnose(few, target="E").inference("task").details
+
+
+def test_two_events_of_a_small_panel_on_last_rows_by_luck_are_not_person_periods():
+    """6 firms x 5 years, an outcome that happened twice, both in a firm's last year: 1 time in 25
+    by chance (6 of 30 rows are last rows), too often to read the panel as periods to an event."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"firm": np.repeat(np.arange(6), 5), "year": np.tile(np.arange(2001, 2006), 6),
+                       "x": rng.normal(size=30).round(2)})
+    df["default"] = 0
+    df.loc[[4, 19], "default"] = 1  # the last years of firms 0 and 3
+    d = quiet_diagnose(df, target="default")
+    assert "person_period" not in d.inference("task").details

@@ -3,9 +3,14 @@ entity's last (discrete-time survival; lifelines' 'panel' layout ``id, t, E, var
 
 Told from the data, not the names: an entity has several rows, a whole-number period rises by
 one from each row of an entity to its next, and the target is 0 on every row before an entity's
-last. Read as rows of a classification, one subject counts as many and the question asked of each
-row is whether it is the last; read as survival, each row is the interval (t-1, t] and the
-entity's follow-up ends at its last period, with or without the event.
+last. The evidence scales with the size: ten entities or more may break the rise on 1% of rows;
+five to nine must hold it on every row and all start at the same period (small exports of this
+layout exist: a few subjects followed for a few periods), and fewer are never read so. At any
+size the events must be too many to have fallen on last rows by luck (at most 1%, hypergeometric),
+and the entities' last periods must differ (all followed to the same period, the 0/1 is an outcome
+read at the study's end). Read as rows of a classification, one subject counts as many and the
+question asked of each row is whether it is the last; read as survival, each row is the interval
+(t-1, t] and the entity's follow-up ends at its last period, with or without the event.
 
 The model step takes one row per entity (follow-up = the last period, event = the last row's,
 covariates from the first period, as known at its start), not (t-1, t] intervals: the interval
@@ -26,12 +31,12 @@ from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import FindingKind
 
-MIN_ENTITIES = 5  # fewer entities are too few to show a layout (or to fit a model on one row each)
-FEW_ENTITIES = 10  # below this, every entity must show the layout: the same first period, every step one
+MIN_ENTITIES = 5  # below this no layout is evidence of anything
+BY_CHANCE = 0.01  # events this many, all on last rows, by chance at most this often
+SMALL = 10  # below this many entities the layout must hold on every row: all start together, no gap
 MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
 MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
 STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more (all of them below 100 steps)
-MAX_CHANCE = 0.05  # the events' fall on last rows must be unlikely were they on rows at random
 MAX_IDS = 3  # entity candidates tried, the most distinct first (the entity is the finest repeated column)
 MAX_PERIOD_LEVELS = 1000  # a period column holds a few hundred periods at most (weeks over years)
 
@@ -111,7 +116,8 @@ def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: st
     if entities < MIN_ENTITIES or later.mean() < MIN_REPEATED:
         return None
     steps, by_one = int(later.sum()), int((np.diff(t, prepend=np.nan)[later] == 1).sum())
-    if by_one < STEP_SHARE * steps:  # a period that skips (visits every other month) is not a count of periods
+    # a period that skips (visits every other month) is not a count of periods
+    if by_one < (steps if entities < SMALL else STEP_SHARE * steps):
         return None
     last = ~frame["id"].duplicated(keep="last").to_numpy()
     events = int(e[last].sum())
@@ -121,8 +127,12 @@ def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: st
     first = t[~later]
     starts_at = float(pd.Series(first).mode().iloc[0])
     same_start = int((first == starts_at).sum())
+    # events on rows drawn at random would all be last rows this often: a rare 0/1 outcome of a small
+    # panel lands there by luck (2 events on the 7 last rows of 28: 5.6%)
     chance = float(hypergeom.pmf(events, len(frame), entities, events))
-    if entities < FEW_ENTITIES and same_start < entities or chance > MAX_CHANCE:
+    # a handful of entities (lifelines' panel example: 7 of 3-5 periods) is evidence only when
+    # every one of them was counted from the same first period
+    if entities < SMALL and same_start < entities or chance > BY_CHANCE:
         return None
     return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, starts_at, same_start, steps,
                          by_one, chance)
