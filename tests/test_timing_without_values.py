@@ -118,3 +118,36 @@ def test_the_latest_year_beside_earlier_ones_is_asked_as_follow_up():
     col = quiet_diagnose(df, target="treat").timeline.columns
     assert (col["re78"].group, col["re78"].confidence) == ("during_follow_up", "low")
     assert col["re75"].group == "baseline" and col["re74"].group == "baseline"
+
+
+def trial(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"treat": rng.integers(0, 2, n), "sex": rng.integers(0, 2, n), "age": rng.integers(20, 60, n)})
+    df["comply"] = np.where(df["treat"] == 1, (rng.random(n) < 0.6).astype(int), 0)
+    df["pregnant"] = np.where(df["sex"] == 0, (rng.random(n) < 0.1).astype(int), 0)  # one group only, not an arm
+    df["dose_mg"] = np.where(df["treat"] == 1, rng.choice([50, 100], n), np.nan)
+    df["work"] = (rng.random(n) < 0.4 + 0.1 * df["treat"]).astype(int)
+    return df
+
+
+def test_what_only_the_treated_arm_received_is_asked_as_follow_up():
+    col = quiet_diagnose(trial(), target="work").timeline.columns
+    for c in ("comply", "dose_mg"):
+        assert (col[c].group, col[c].confidence) == ("during_follow_up", "low"), c
+        assert [p.test for p in col[c].evidence] == ["received_in_one_arm"]
+    assert "always 0 where 'treat' is 0" in col["comply"].evidence[0].reason
+    assert "missing where 'treat' is 0" in col["dose_mg"].evidence[0].reason
+    assert col["pregnant"].group == "baseline" and col["treat"].group == "baseline"
+
+
+def test_a_received_measure_on_both_arms_is_not_one_arm_only():
+    df = trial()
+    df["comply"] = (np.random.default_rng(1).random(len(df)) < 0.6).astype(int)
+    assert quiet_diagnose(df, target="work").timeline.columns["comply"].group == "baseline"
+
+
+def test_compliance_of_the_development_half():
+    """mediation/jobs (dev): 'comply' (took part in the job-search seminars) is 0 on every control."""
+    df = dev_rdataset("mediation", "jobs").drop(columns="rownames")
+    col = quiet_diagnose(df, target="work1").timeline.columns["comply"]
+    assert (col.group, col.confidence) == ("during_follow_up", "low")

@@ -33,6 +33,7 @@ from kernel_tools.diagnosis.timeline import (
     TimelineContext,
     timeline_source,
 )
+from kernel_tools.diagnosis.trial_arms import one_arm_measures
 from kernel_tools.diagnosis.waves import Wave, named_series, parse_wave, same_measurement
 from kernel_tools.vocabulary import EvidenceSource, TaskKind, TimelineGroup
 
@@ -254,6 +255,19 @@ def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
     return out
 
 
+def _received_in_one_arm(ctx: TimelineContext) -> dict[str, Placement]:
+    """What a trial records in the treated arm only (:func:`.trial_arms.one_arm_measures`):
+    proposed as during follow-up, asked."""
+    out = {}
+    for c, e in one_arm_measures(ctx.df, ctx.profiles, ctx.features).items():
+        there = "missing" if e["value_there"] is None else f"always {e['value_there']!s}"
+        out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "received_in_one_arm",
+                           f"named as what a participant received, {there} where '{e['arm']}' is "
+                           f"{e['arm_value']!s} and varying in the other arm: measured after randomisation",
+                           False, e)
+    return out
+
+
 @timeline_source(EvidenceSource.NAMES)
 def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     """What names propose (weak: an expert confirms)."""
@@ -262,7 +276,8 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         return out
     target = ctx.outcome.target
     out = _latest_of_a_series(ctx)
-    for c, placement in {**_numbered_waves(ctx), **_time_within_follow_up(ctx)}.items():
+    for c, placement in {**_numbered_waves(ctx), **_time_within_follow_up(ctx),
+                                         **_received_in_one_arm(ctx)}.items():
         if _later_than_target(ctx, c) is None:  # the target's own later wave is said below
             out.setdefault(c, []).append(placement)
     for c in ctx.features:
