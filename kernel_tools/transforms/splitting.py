@@ -123,18 +123,18 @@ def _grouped_split(
     n_splits = max(2, int(round(1 / test_size)))
     # StratifiedGroupKFold needs every class in at least n_splits entities
     groups_per_class = df[groups].groupby(strata).nunique().min()
-    label = pd.crosstab(df[groups], strata).idxmax(axis=1)  # each entity's usual class
     if stratify and groups_per_class >= n_splits:
         kind = "grouped, stratified"
         if n_groups <= STRATIFIED_GROUP_KFOLD_MAX_GROUPS:
             cv = StratifiedEntityKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
             _, test_idx = next(cv.split(df, strata, df[groups]))
         else:  # its greedy search is slow on many entities: stratify entities by their usual class
+            label = _usual_class(df[groups], strata)
             _, test_groups = train_test_split(
                 label.index, test_size=test_size, random_state=random_state, stratify=label.to_numpy()
             )
             test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
-    elif stratify and _few_per_class(label, test_size):
+    elif stratify and _few_per_class(label := _usual_class(df[groups], strata), test_size):
         # too few entities of a class for folds (a small cohort's censored few): each side still gets
         # some of every class, not a holdout of events only
         kind = "grouped, stratified"
@@ -148,6 +148,11 @@ def _grouped_split(
     test_mask = np.zeros(len(df), dtype=bool)
     test_mask[test_idx] = True
     return kind, test_mask
+
+
+def _usual_class(groups: pd.Series, strata: pd.Series) -> pd.Series:
+    """Each entity's most common class (a crosstab: computed only where a branch needs it)."""
+    return pd.crosstab(groups, strata).idxmax(axis=1)
 
 
 def _few_per_class(label: pd.Series, test_size: float) -> bool:
