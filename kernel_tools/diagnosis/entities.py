@@ -129,7 +129,10 @@ def find_id_columns(
     findings = []
     n = len(df)
     for name, prof in profiles.items():
-        if name in exclude or n < 20 or not _is_id_like_kind(prof):
+        if name in exclude or not _is_id_like_kind(prof):
+            continue
+        # below 20 rows distinct values are common in any column: only a name says it labels rows
+        if n < 20 and not (looks_like_id_name(name) or INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name.strip())):
             continue
         # near-unique: an identifier survives a few duplicated rows
         unique = prof.nunique >= 0.95 * prof.n_present and prof.n_present >= 0.95 * n
