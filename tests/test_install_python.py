@@ -83,3 +83,16 @@ def test_every_dependency_make_installs_is_in_the_lock(pyproject):
                                                           for s in specs])
     missing = wanted - set(pins(install.LOCK)) - {"jupyter-dcpilot", "dcpilot-kernel-tools", "torch"}
     assert not missing, f"not in requirements/dev.lock (run `make lock`): {sorted(missing)}"
+
+
+def test_a_wheel_is_built_by_the_venvs_uv_with_pips_constraints_and_by_pip_without_uv(tmp_path, monkeypatch):
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    monkeypatch.setattr(install, "pip_settings", lambda python: {"constraint": [__file__]})
+    command, env = install.wheel_command(str(python), ROOT, tmp_path / "out")
+    assert command[1:4] == ["-m", "pip", "wheel"] and command[-1] == str(ROOT) and env == {}
+    (python.parent / "uv").write_text("")
+    command, env = install.wheel_command(str(python), ROOT, tmp_path / "out")
+    assert command[:3] == [str(python.parent / "uv"), "build", "--wheel"] and command[-1] == str(ROOT)
+    assert ("--build-constraints", __file__) in zip(command, command[1:]) and "--constraint" not in command
+    assert env["SKIP_JUPYTER_BUILDER"] == "1" and "UV_LINK_MODE" not in env

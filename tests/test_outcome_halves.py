@@ -89,3 +89,33 @@ def test_a_count_of_pupils_is_a_measurement_not_a_grouping():
     assert quiet_diagnose(df, target="NABOVE").by_kind("grouping_column") == []
     assert not named_as_group("PUPILS") and not named_as_group("patients")
     assert named_as_group("pupil_id") and named_as_group("Pupil") and named_as_group("patient")
+
+
+def wine_like(seed: int = 0, n_judges: int = 9) -> pd.DataFrame:
+    """Judges score wines on a 0-100 scale; the rating 1-5 is that score banded."""
+    rng = np.random.default_rng(seed)
+    rows = [{"judge": j, "temp": t, "contact": c, "response": round(float(35 + 10 * (t == "warm") + 8 * (c == "yes")
+                                                                          + rng.normal(0, 12)), 1)}
+            for j in range(1, n_judges + 1) for t in ("cold", "warm") for c in ("no", "yes") for _ in range(2)]
+    df = pd.DataFrame(rows)
+    df["rating"] = pd.cut(df["response"], [-1e9, 20, 35, 50, 65, 1e9], labels=[1, 2, 3, 4, 5]).astype(int)
+    return df
+
+
+def test_a_target_banded_from_a_column_is_that_column_in_another_coding():
+    found = leaks(wine_like(), "rating")
+    assert list(found) == ["response"] and found["response"].severity == "critical"
+    assert "the target's 5 levels are ranges of 'response'" in found["response"].summary
+    assert len(found["response"].evidence["cut_points"]) == 4
+    # as classes too: a grade read from a mark
+    rng = np.random.default_rng(1)
+    marks = pd.DataFrame({"mark": rng.uniform(0, 100, 200).round(1), "hours": rng.uniform(0, 30, 200).round(1)})
+    marks["grade"] = pd.cut(marks["mark"], [0, 40, 55, 70, 100], labels=["F", "C", "B", "A"], include_lowest=True)
+    assert "mark" in leaks(marks.astype({"grade": str}), "grade")
+
+
+def test_a_column_merely_strong_for_an_ordered_target_is_not_a_banding():
+    df = wine_like()
+    rng = np.random.default_rng(2)
+    df["response"] = df["response"] + rng.normal(0, 6, len(df))  # the rating no longer a cut of it
+    assert "response" not in leaks(df, "rating") or "ranges of" not in leaks(df, "rating")["response"].summary

@@ -8,8 +8,10 @@ import functools
 import importlib
 import importlib.metadata
 import json
+import os
 import pkgutil
 import re
+import runpy
 import subprocess
 import sys
 import types
@@ -130,10 +132,12 @@ def test_the_server_works_without_jupyter_ai() -> None:
 
 @pytest.mark.slow
 def test_the_wheels_hold_what_each_distribution_ships(tmp_path) -> None:
-    """``pip wheel`` of both distributions from this tree (the frontend built already)."""
+    """Wheels of both distributions from this tree, each built in an isolated environment as
+    ``pip wheel`` builds it (the frontend built already)."""
+    install = runpy.run_path(str(ROOT / "scripts" / "install_python.py"))
     for source in (ROOT / "kernel_tools", ROOT):
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path),
-                        str(source)], check=True, timeout=600)
+        command, env = install["wheel_command"](sys.executable, source, tmp_path)
+        subprocess.run(command, check=True, timeout=600, env={**os.environ, **env})
     import zipfile
 
     tools = zipfile.ZipFile(next(tmp_path.glob("dcpilot_kernel_tools-*.whl"))).namelist()

@@ -107,4 +107,57 @@ def _share(y: np.ndarray, x: np.ndarray, others: dict[str, np.ndarray]) -> dict 
     return None
 
 
-__all__ = ["OPPOSITES", "other_halves"]
+MIN_PER_LEVEL = 3
+MAX_LEVELS = 10
+
+
+def binned_from(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
+                outcome) -> dict[str, dict]:
+    """``{column: evidence}`` for the numeric features the target is a cut of: a target of up to 10
+    levels, 3 of them with 3 rows or more, whose rows, sorted by the column, fall into one run per level (a rating 1-5 banded from
+    a 0-100 score, a grade from a mark) on 99% of rows or more. The target is then the column in
+    another coding, known exactly when the column is. (Two levels are a threshold, which the
+    single-feature score finds as a near-perfect predictor.)"""
+    if outcome.target is None or outcome.y is None or outcome.kind not in (TaskKind.REGRESSION,
+                                                                         TaskKind.CLASSIFICATION):
+        return {}
+    y = np.asarray(outcome.y, dtype=float)
+    levels, counts = np.unique(y[np.isfinite(y)], return_counts=True)
+    if len(levels) > MAX_LEVELS or (counts >= MIN_PER_LEVEL).sum() < 3:  # a sparse extreme level may join
+        return {}
+    found: dict[str, dict] = {}
+    for c in features:
+        prof = profiles[c]
+        if not (prof.kind == "numeric" or prof.parsed_as == "numeric") or prof.nunique < 2 * len(levels):
+            continue
+        x = numeric_values(frame[c], prof)
+        ok = np.isfinite(x) & np.isfinite(y)
+        if ok.sum() < MIN_PER_LEVEL * len(levels):
+            continue
+        agreement, cuts = _runs(x[ok], y[ok])
+        if agreement >= AGREE:
+            shown = ", ".join(f"{v:g}" for v in cuts[:6])
+            found[c] = {"reason": f"the target's {len(levels)} levels are ranges of '{c}' (cut near {shown}; "
+                                  f"{agreement:.0%} of rows fall in their level's range): it is '{c}' banded, "
+                                  "the outcome in another coding", "timing": "outcome_derived",
+                        "binned_agreement": round(agreement, 4), "cut_points": [round(v, 4) for v in cuts]}
+    return found
+
+
+def _runs(x: np.ndarray, y: np.ndarray) -> tuple[float, list[float]]:
+    """The share of rows that a cut of ``x`` into one range per level of ``y`` (levels ordered by
+    their median ``x``) puts in their own level, and the cut points."""
+    levels = np.unique(y)
+    order = levels[np.argsort([np.median(x[y == v]) for v in levels], kind="stable")]
+    rank = {v: i for i, v in enumerate(order)}
+    sorted_rows = np.argsort(x, kind="stable")
+    sizes = np.array([(y == v).sum() for v in order])
+    expected = np.repeat(np.arange(len(order)), sizes)  # the i-th smallest x belongs to this level
+    actual = np.array([rank[v] for v in y[sorted_rows]])
+    ends = np.cumsum(sizes)[:-1]
+    xs = x[sorted_rows]
+    cuts = [float((xs[e - 1] + xs[e]) / 2) for e in ends]
+    return float(np.mean(expected == actual)), cuts
+
+
+__all__ = ["OPPOSITES", "binned_from", "other_halves"]
