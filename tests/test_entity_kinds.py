@@ -132,6 +132,22 @@ def test_judges_rating_every_wine_is_asked_with_both_as_alternatives():
     assert finding.evidence["design_columns"] == ["wine"]
 
 
+def test_judges_numbered_by_severity_rating_wines_of_several_conditions_are_asked():
+    """9 judges x 8 wines (temperature x contact x bottle), 72 ratings; the judges' numbers
+    happen to rise with their severity: a rater, not a score derived from the outcome."""
+    rng = np.random.default_rng(7)
+    rows = [{"response": round(float(rng.normal(50 + 10 * (t == "warm") + 5 * (c == "yes") + 3 * j, 5)), 1),
+             "temp": t, "contact": c, "bottle": b + 2 * (c == "yes") + 4 * (t == "warm"), "judge": j}
+            for j in range(1, 10) for t in ("cold", "warm") for c in ("no", "yes") for b in (1, 2)]
+    df = pd.DataFrame(rows)
+    df["rating"] = np.clip((df["response"] / 20).round(), 1, 5).astype(int)
+    d = quiet_diagnose(df, target="rating")
+    entity = d.inference("entity")
+    assert d.task["id"] == "judge" and not entity.settled
+    assert "bottle" in [a.value for a in entity.alternatives]
+    assert any("crossed design" in w for w in entity.evidence)
+
+
 def test_penicillin_plates_by_samples_is_a_crossed_design_asked():
     """lme4/Penicillin (dev): each of 24 plates holds each of 6 samples once. Neither is named:
     the plate (more levels; the samples are what is compared) is recommended, the sample offered."""
