@@ -206,3 +206,14 @@ def test_a_store_named_as_a_unit_with_clustered_sales_is_confident():
     df["sales"] = level[df["store_id"]] + rng.normal(0, 5, len(df))
     d = quiet_diagnose(df, target="sales")
     assert d.task["id"] == "store_id" and d.inference("entity").settled
+
+
+def test_a_running_number_of_a_tiny_table_is_a_row_label():
+    """Below 20 rows only a name says a column of distinct integers labels rows: 'no.' (1..17 in
+    another order) is dropped as a row number; an unnamed column of distinct integers is kept."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"no.": rng.permutation(np.arange(1, 18)), "dose": rng.permutation(np.arange(100, 117)),
+                       "age": rng.integers(30, 80, 17), "time": rng.integers(1, 60, 17),
+                       "event": [0, 1] * 8 + [1]})
+    ids = [f.columns[0] for f in quiet_diagnose(df, target="event", time="time").by_kind("id_column")]
+    assert ids == ["no."]

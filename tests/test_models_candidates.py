@@ -179,3 +179,15 @@ def test_concordance_equals_lifelines_with_ties_and_censoring():
             assert np.isnan(concordance(np.column_stack([t, e]), risk))
             continue
         assert concordance(np.column_stack([t, e]), risk) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_tiny_classification_still_compares_both_candidates():
+    """13 training rows: early stopping would hold out one row of each fit, fewer than the classes,
+    and every tree setting failed, which failed the whole model step; under EARLY_STOP_ROWS the
+    trees fit without it and both candidates are scored."""
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.normal(size=17).round(2), "group": rng.choice(["a", "b"], 17),
+                       "y": [0, 1] * 8 + [0]})
+    report = fit_evaluate(df.iloc[:13], target="y", task="classification", test=df.iloc[13:])
+    assert set(report.candidates) == {"LogisticRegression", "HistGradientBoostingClassifier"}
+    assert all(np.isfinite(c["cv_mean"]) for c in report.candidates.values())

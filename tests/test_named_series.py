@@ -56,10 +56,10 @@ def earnings(n: int = 400, seed: int = 0) -> pd.DataFrame:
     return df
 
 
-def test_the_latest_of_a_series_the_target_is_not_in_is_unknown_with_its_evidence():
+def test_the_latest_of_a_series_the_target_is_not_in_is_asked_with_its_evidence():
     d = quiet_diagnose(earnings(), target="treat")
     late = d.timeline.columns["re78"]
-    assert (late.group, late.confidence) == ("unknown", "low")
+    assert (late.group, late.confidence) == ("during_follow_up", "low")
     assert [p.test for p in late.evidence] == ["latest_in_named_series"]
     assert "'78' is later than '74', '75'" in late.evidence[0].reason
     assert d.timeline.columns["re75"].group == "baseline" and d.timeline.columns["re75"].confidence == "high"
@@ -86,14 +86,16 @@ def test_a_plain_table_has_no_series():
     assert quiet_diagnose(df, target="died").timeline.unsettled() == []
 
 
-@pytest.mark.parametrize("name, late", [("r_Treatment", {"re78", "u75"})])
-def test_series_of_the_development_half(name, late):
+@pytest.mark.parametrize("name, late, unknown", [("r_Treatment", {"re78"}, {"u75"})])
+def test_series_of_the_development_half(name, late, unknown):
     """Ecdat's Treatment (dev half): earnings in 1974, 1975 and 1978 with the target 'treat' (a
-    training programme of 1976-77): 1978 is after it, and the names alone cannot say so: asked."""
+    training programme of 1976-77): 1978 is after it, and the names alone cannot say so: asked as
+    follow-up; unemployment in 1974 and 1975 ends before the table's latest year: unknown, asked."""
     df, target = _dev(name)
     timeline = quiet_diagnose(df, target=target).timeline
-    assert {c.column for c in timeline.unsettled()} == late
-    assert all(timeline.columns[c].group == "unknown" for c in late)
+    assert {c.column for c in timeline.unsettled()} == late | unknown
+    assert all(timeline.columns[c].group == "during_follow_up" for c in late)
+    assert all(timeline.columns[c].group == "unknown" for c in unknown)
 
 
 @pytest.mark.parametrize("name", ["r_Mroz", "r_Wages", "sm_grunfeld", "r_Fatality", "ll_rossi"])

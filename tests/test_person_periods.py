@@ -2,7 +2,11 @@
 are discrete-time survival, asked (issue 26): found from the layout, collapsed to one row per
 entity (follow-up = its last period, event = its last row's, covariates from its first), on
 generated data and on the development-half table ll_rossi (benchmarks/halves.py) expanded into
-one row per week; repeated measures whose target varies stay classification."""
+one row per week; repeated measures whose target varies stay classification. Small tables too
+(5-10 entities, lifelines' panel shape ``id, t, E, var``): the layout must then hold for every
+entity and the events' fall on last rows be unlikely by chance; the kinds that look alike (a
+target that varies or recurs, an event on a middle row, periods that skip, one period per entity,
+an outcome read at the end of a balanced panel) are not found."""
 
 from __future__ import annotations
 
@@ -21,14 +25,15 @@ import halves  # noqa: E402
 from dev_tables import quiet_diagnose, run_recommended  # noqa: E402
 
 
-def expand(subjects: pd.DataFrame, duration: str, event: str, first: int = 1) -> pd.DataFrame:
+def expand(subjects: pd.DataFrame, duration: str, event: str, first: int = 1, shuffle: bool = True) -> pd.DataFrame:
     """One row per subject and period ``first`` .. its duration; the event on its last row only."""
     subjects = subjects.reset_index(drop=True)
     subjects.insert(0, "id", np.arange(1, len(subjects) + 1))
     rows = subjects.loc[subjects.index.repeat(subjects[duration].astype(int))].copy()
     rows["t"] = rows.groupby("id").cumcount() + first
     rows["E"] = ((rows["t"] == rows[duration] + first - 1) & (rows[event] == 1)).astype(int)
-    return rows.drop(columns=[duration, event]).sample(frac=1, random_state=0).reset_index(drop=True)
+    rows = rows.drop(columns=[duration, event])
+    return (rows.sample(frac=1, random_state=0) if shuffle else rows).reset_index(drop=True)
 
 
 def synthetic(n: int = 120, seed: int = 0) -> pd.DataFrame:
@@ -132,3 +137,152 @@ def test_start_stop_rows_whose_flag_turns_on_are_not_person_periods():
     df["age"] = rng.normal(50, 8, len(df)).round(1)
     d = quiet_diagnose(df, target="event")
     assert d.task["kind"] == "survival" and "person_period" not in d.inference("task").details
+
+
+def small(periods: list[int], events: list[int], first: int = 1, seed: int = 0) -> pd.DataFrame:
+    """lifelines' panel shape: ``id, t, E, var1``, entity i followed for ``periods[i]`` periods
+    from ``first``, ending with the event when ``events[i]``."""
+    x = np.random.default_rng(seed).normal(size=len(periods)).round(2)
+    return expand(pd.DataFrame({"var1": x, "k": periods, "e": events}), "k", "e", first=first, shuffle=False)
+
+
+SEVEN = ([5, 4, 4, 5, 3, 5, 5], [1, 1, 0, 1, 1, 1, 0])  # 31 rows, 5 events, two entities censored
+
+
+def _task(df: pd.DataFrame, target: str = "E"):
+    return quiet_diagnose(df, target=target).inference("task")
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_a_small_table_of_seven_entities_is_found_with_its_counts_in_words(first):
+    task = _task(small(*SEVEN, first=first))
+    assert task.value == "survival" and task.details["person_period"] is True and task.details["period"] == "t"
+    words = task.evidence[0]
+    assert "(31 rows, 7 entities)" in words and "24 of 24 steps" in words and f"7 of 7 entities from {first}" in words
+    assert "5 entities end with the event" in words and "probability 0.00012" in words
+
+
+def test_a_censored_entity_keeps_its_last_period_and_no_event():
+    df = small(*SEVEN)
+    finding = quiet_diagnose(df, target="E").by_kind("repeated_measurements")[0]
+    params = next(o for o in finding.options if o.recommended).action["params"]
+    out = kt.aggregate_per_entity(df, **params)[0].set_index("id")
+    assert out.loc[[3, 7], ["t", "E"]].to_dict("index") == {3: {"t": 4, "E": 0}, 7: {"t": 5, "E": 0}}
+    assert out.loc[1, "t"] == 5 and out.loc[1, "E"] == 1 and len(out) == 7
+
+
+def test_a_small_table_with_too_few_events_to_tell_from_chance_is_not_found():
+    # events on rows at random, all on the 7 last rows of 31: 3 events 0.8% of the time, 2 events 4.5%
+    assert "person_period" in _task(small(SEVEN[0], [1, 1, 1, 0, 0, 0, 0])).details
+    assert "person_period" not in _task(small(SEVEN[0], [1, 1, 0, 0, 0, 0, 0])).details
+
+
+def test_a_small_table_whose_periods_skip_or_start_apart_is_not_found():
+    df = small(*SEVEN)
+    gap = df.copy()
+    gap.loc[(gap["id"] == 2) & (gap["t"] >= 3), "t"] += 1  # one entity skips a period: 1, 2, 4, 5
+    assert "person_period" not in _task(gap).details
+    assert "person_period" not in _task(df.assign(t=df["t"] * 2)).details  # every other period: 2, 4, 6
+    late = df.copy()
+    late.loc[late["id"] == 4, "t"] += 1  # one of seven entities enters a period late
+    assert "person_period" not in _task(late).details
+
+
+def test_a_small_table_with_the_event_on_a_middle_row_is_not_found():
+    df = small(*SEVEN)
+    df.loc[(df["id"] == 3) & (df["t"] == 2), "E"] = 1  # a censored entity's second of four periods
+    assert "person_period" not in _task(df).details
+
+
+def test_small_repeated_measures_whose_target_varies_are_not_found():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"id": np.repeat(np.arange(1, 8), 4), "t": np.tile(np.arange(1, 5), 7),
+                       "x": rng.normal(size=28).round(2)})
+    df["E"] = (df["x"] > 0.3).astype(int)
+    assert df.groupby("id")["E"].sum().max() > 1  # it turns on, off and on again
+    task = _task(df)
+    assert task.value == "classification" and "person_period" not in task.details
+
+
+def test_a_balanced_panel_of_firms_is_not_person_periods():
+    # every firm each year 2001-2008: a yearly outcome that recurs after a 1, and one read in the last year only
+    rng = np.random.default_rng(6)
+    firms = pd.DataFrame({"firm": np.repeat(np.arange(1, 9), 8), "year": np.tile(np.arange(2001, 2009), 8),
+                          "debt": rng.normal(size=64).round(2)})
+    recurs = firms.assign(default=(rng.random(64) < 0.3).astype(int))
+    assert recurs.groupby("firm")["default"].sum().max() > 1
+    assert "person_period" not in _task(recurs, "default").details
+    at_the_end = firms.assign(default=((firms["year"] == 2008) & (firms["firm"] % 2 == 0)).astype(int))
+    assert "person_period" not in _task(at_the_end, "default").details
+
+
+def test_one_period_per_entity_is_not_person_periods():
+    df = pd.DataFrame({"id": np.arange(1, 31), "t": np.arange(1, 31), "x": np.arange(30) % 7,
+                       "E": np.arange(30) % 3 == 0})
+    assert "person_period" not in _task(df.assign(E=df["E"].astype(int))).details
+    df = pd.DataFrame({"id": np.arange(1, 8), "t": 1, "x": np.arange(7), "E": [1, 0, 1, 1, 0, 1, 0]})
+    assert "person_period" not in _task(df).details
+
+
+def _leukemia(entities: int, seed: int) -> pd.DataFrame:
+    """The dev table ll_leukemia cut to a few patients, its weeks counted in 4-week periods."""
+    from lifelines.datasets import load_leukemia
+
+    assert halves.half("ll_leukemia") == "dev"
+    cut = load_leukemia().sample(entities, random_state=seed)
+    return expand(cut.assign(periods=np.ceil(cut.pop("t") / 4)), "periods", "status")
+
+
+@pytest.mark.parametrize("entities", [5, 7, 10])
+def test_the_dev_table_leukemia_cut_to_a_few_patients_is_found(entities):
+    task = _task(_leukemia(entities, seed=0))
+    assert task.value == "survival" and task.details["person_period"] is True and task.details["id"] == "id"
+    assert f"{entities} of {entities} entities from 1" in task.evidence[0]
+
+
+@pytest.mark.slow
+def test_ten_leukemia_patients_per_period_under_the_recommended_policy_are_survival_per_patient(tmp_path):
+    report = run_recommended(_leukemia(10, seed=1), "E", tmp_path)
+    assert report["task"]["kind"] == "survival" and report["model"]["metric"] == "c_index"
+    assert [s["status"] for s in report["steps"] if s["episode"] == "aggregate"] == ["done"]
+    assert {"t", "E", "id"}.isdisjoint(report["model"]["features"])
+    checks = {c["check"]: c for c in report["validity"]}
+    assert not checks["structure_confirmed"]["passed"] and report["valid"] is False
+    assert "(37 rows, 10 entities)" in checks["structure_confirmed"]["detail"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_handful_of_entities_is_found_when_every_one_holds_the_layout(seed):
+    """Small exports of this layout exist (a few subjects over a few periods): five to nine entities
+    are read as person periods only when every row rises by one from the same first period."""
+    df = synthetic(n=7, seed=seed)
+    assert df["id"].nunique() == 7
+    d = quiet_diagnose(df, target="E")
+    assert d.task["kind"] == "survival" and d.inference("task").details["person_period"] is True
+    assert "7 entities" in d.inference("task").evidence[0]
+
+
+def test_a_handful_of_entities_that_break_the_layout_once_stay_classification():
+    df = synthetic(n=7, seed=0)
+    late = df.index[df["id"] == df["id"].iloc[0]]
+    gap = df.copy()
+    gap.loc[late, "t"] = gap.loc[late, "t"] + np.where(gap.loc[late, "t"] > gap.loc[late, "t"].min(), 1, 0)  # a gap
+    shifted = df.copy()
+    shifted.loc[late, "t"] += 3  # one entity counted from another first period
+    for broken in (gap, shifted):
+        d = quiet_diagnose(broken, target="E")
+        assert "person_period" not in d.inference("task").details
+    few = synthetic(n=4, seed=0)
+    assert "person_period" not in quiet_diagnose(few, target="E").inference("task").details
+
+
+def test_two_events_of_a_small_panel_on_last_rows_by_luck_are_not_person_periods():
+    """6 firms x 5 years, an outcome that happened twice, both in a firm's last year: 1 time in 25
+    by chance (6 of 30 rows are last rows), too often to read the panel as periods to an event."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"firm": np.repeat(np.arange(6), 5), "year": np.tile(np.arange(2001, 2006), 6),
+                       "x": rng.normal(size=30).round(2)})
+    df["default"] = 0
+    df.loc[[4, 19], "default"] = 1  # the last years of firms 0 and 3
+    d = quiet_diagnose(df, target="default")
+    assert "person_period" not in d.inference("task").details

@@ -153,3 +153,18 @@ def test_a_lazy_split_drops_rows_without_an_id_and_refuses_ids_of_their_own_in_w
     assert len(train) + len(test) == len(df) - 2
     with pytest.raises(NotImplementedError, match="drop them \\(missing_ids='drop'\\)"):
         split(lazy, "y", groups="pid", missing_ids="own")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_small_cohort_with_few_censored_keeps_some_on_each_side(seed):
+    # ten subjects, three censored: too few for stratified folds, yet a holdout of events only
+    # cannot be scored as survival (found on person-period tables cut to ten subjects)
+    df = pd.DataFrame({"id": np.arange(10), "t": np.arange(1, 11), "E": [1, 0, 1, 1, 0, 1, 1, 0, 1, 1]})
+    train, test, report = split(df, "E", groups="id", random_state=seed)
+    assert report.details["kind"] == "grouped, stratified"
+    assert set(train["E"]) == {0, 1} and set(test["E"]) == {0, 1} and len(test) == 2
+
+
+def test_too_few_entities_of_a_class_for_each_side_stay_a_plain_grouped_split():
+    df = pd.DataFrame({"id": np.arange(5), "E": [1, 0, 1, 1, 0]})  # a test set of one entity holds one class
+    assert split(df, "E", groups="id")[2].details["kind"] == "grouped"

@@ -126,7 +126,7 @@ def _tiny_row_label(name: str, s: pd.Series) -> bool:
     """On a table of under 20 rows, values alone cannot tell a code from a measurement: a row
     label is known by its name (a running number, a saved index, an export's first column)."""
     name = name.strip()
-    if INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name):
+    if looks_like_id_name(name) or INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name):
         return True
     values = pd.to_numeric(s, errors="coerce").to_numpy()
     return bool(EXPORT_ROW_NAME.search(name)) and np.array_equal(values, np.arange(1, len(s) + 1))

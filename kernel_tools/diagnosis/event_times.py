@@ -13,7 +13,13 @@ or to nearly everyone:
   indicator says where it ran to the end of follow-up (censored: equal to it) and where it ended
   earlier (the event) — so plainly that a chance labelling would not (hypergeometric tail).
 
-Both are name-free; a time word in the name is only said in the evidence.
+Both are name-free; a time word in the name is only said in the evidence. A third kind needs the
+name: **a time present on most rows that never exceeds its row's follow-up** (a response that
+comes early for most patients, missing only where there was none) — chance pairing also puts most
+early values below the follow-up, so the bound alone is weak; named as a time, on the follow-up's
+scale and not named as a time before entry, it is the time of an event during follow-up: decided
+where chance pairing would have broken the bound (p <= 1e-6), asked where only moderately
+(:func:`time_within_follow_up`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,12 @@ RAN_OUT = 0.99  # share of the censored code's rows whose time equals the follow
 ENDED_EARLY = 0.5  # at most this share of the event code's rows equal to the follow-up
 MIN_FLAG_ROWS = 5  # rows of each code of an indicator
 NEAR, MIN_NEAR_SHARE = 0.5, 0.02  # a time reaches half its row's follow-up on this share (and 5 rows)
+MODERATE_P = 1e-3  # a bound this unlikely by chance, with a time's name, is asked about
+ON_SCALE = 0.05  # the upper decile of a time during follow-up reaches a twentieth of the median follow-up
+# (a time in years next to a follow-up in days does not: not comparable)
+SPANS = 0.5  # ...and on a tenth of rows it is at most half its row's follow-up (it counts from entry)
+# a time before entry (since diagnosis, delayed entry, onset) is baseline however it compares
+BEFORE_ENTRY = re.compile(r"entry|enter|start|since|onset|diag|prior|before|(^|[_\W])pre|birth|age", re.IGNORECASE)
 TIME_WORD = re.compile(r"time|days?|weeks?|months?|years?|hours?|dur|wait|(^|[_\W])t([_\W\d]|$)", re.IGNORECASE)
 
 
@@ -71,9 +83,7 @@ def time_only_where_happened(x: np.ndarray, t: np.ndarray) -> dict | None:
     near = int(np.sum(x[ok] >= NEAR * t[ok]))
     if near < max(MIN_FLAG_ROWS, MIN_NEAR_SHARE * n):
         return None
-    # independent pairing: value i against every follow-up time j
-    ts = np.sort(t[has_t])
-    chance = float(np.mean(1.0 - np.searchsorted(ts * 1.01 + 1e-9, x[ok], side="left") / ts.size))
+    chance = _chance_below(x[ok], t)
     if chance >= 1.0:
         return None
     p_value = float(binom.sf(hits - 1, n, chance))
@@ -82,6 +92,48 @@ def time_only_where_happened(x: np.ndarray, t: np.ndarray) -> dict | None:
     return {"share_present": round(share_present, 4), "rows_present": n,
             "share_below_own_duration": round(hits / n, 4),
             "share_below_by_chance": round(chance, 4), "p_value": p_value, "rows_near_duration": near}
+
+
+def _chance_below(x: np.ndarray, t: np.ndarray) -> float:
+    """Share of values at or below the follow-up under independent pairing (each value against
+    every follow-up time)."""
+    ts = np.sort(t[np.isfinite(t)])
+    return float(np.mean(1.0 - np.searchsorted(ts * 1.01 + 1e-9, x, side="left") / ts.size))
+
+
+def time_within_follow_up(name: str, x: np.ndarray, t: np.ndarray) -> dict | None:
+    """Evidence that the column ``name`` (values ``x``) is the time of an event during follow-up
+    present on most rows (see the module docstring), or None: named as a time (not as one
+    before entry), at or below its row's follow-up ``t`` on all rows but one (or 99%), on the
+    follow-up's scale, and that bound unlikely under chance pairing (binomial p <= 1e-3)."""
+    if not TIME_WORD.search(name) or BEFORE_ENTRY.search(name):
+        return None
+    ok = np.isfinite(x) & np.isfinite(t) & (x >= 0)
+    n = int(ok.sum())
+    if n < MIN_ROWS or np.ptp(x[ok]) == 0:
+        return None
+    xs, ts = x[ok], t[ok]
+    hits = int(_at_or_below(xs, ts).sum())
+    if n - hits > max(1, (1 - BOUND_SHARE) * n):
+        return None
+    ratio = np.divide(xs, ts, out=np.ones_like(xs), where=ts > 0)
+    if np.quantile(xs, 0.9) < ON_SCALE * np.median(t[np.isfinite(t)]) or np.quantile(ratio, 0.1) > SPANS:
+        return None
+    chance = _chance_below(xs, t)
+    p_value = float(binom.sf(hits - 1, n, chance)) if chance < 1.0 else 1.0
+    if p_value > MODERATE_P:
+        return None
+    return {"rows_present": n, "share_present": round(float(np.isfinite(x)[np.isfinite(t)].mean()), 4),
+            "share_below_own_duration": round(hits / n, 4), "share_below_by_chance": round(chance, 4),
+            "p_value": p_value}
+
+
+def within_words(name: str, evidence: dict, time: str) -> str:
+    """The evidence of :func:`time_within_follow_up` in words."""
+    return (f"named as a time ('{name}'), on {evidence['share_below_own_duration']:.0%} of its "
+            f"{evidence['rows_present']} rows at or below the row's own duration '{time}' (by chance pairing "
+            f"{evidence['share_below_by_chance']:.0%}, {p_words(evidence['p_value'])}), on its scale: the time of an "
+            "event during follow-up")
 
 
 def flag_of_time(x: np.ndarray, codes: np.ndarray, t: np.ndarray) -> dict | None:

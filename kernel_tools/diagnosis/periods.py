@@ -3,9 +3,14 @@ entity's last (discrete-time survival; lifelines' 'panel' layout ``id, t, E, var
 
 Told from the data, not the names: an entity has several rows, a whole-number period rises by
 one from each row of an entity to its next, and the target is 0 on every row before an entity's
-last. Read as rows of a classification, one subject counts as many and the question asked of each
-row is whether it is the last; read as survival, each row is the interval (t-1, t] and the
-entity's follow-up ends at its last period, with or without the event.
+last. The evidence scales with the size: ten entities or more may break the rise on 1% of rows;
+five to nine must hold it on every row and all start at the same period (small exports of this
+layout exist: a few subjects followed for a few periods), and fewer are never read so. At any
+size the events must be too many to have fallen on last rows by luck (at most 1%, hypergeometric),
+and the entities' last periods must differ (all followed to the same period, the 0/1 is an outcome
+read at the study's end). Read as rows of a classification, one subject counts as many and the
+question asked of each row is whether it is the last; read as survival, each row is the interval
+(t-1, t] and the entity's follow-up ends at its last period, with or without the event.
 
 The model step takes one row per entity (follow-up = the last period, event = the last row's,
 covariates from the first period, as known at its start), not (t-1, t] intervals: the interval
@@ -19,16 +24,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import hypergeom
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import FindingKind
 
-MIN_ENTITIES = 10
+MIN_ENTITIES = 5  # below this no layout is evidence of anything
+BY_CHANCE = 0.01  # events this many, all on last rows, by chance at most this often
+SMALL = 10  # below this many entities the layout must hold on every row: all start together, no gap
 MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
 MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
-STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more
+STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more (all of them below 100 steps)
 MAX_IDS = 3  # entity candidates tried, the most distinct first (the entity is the finest repeated column)
 MAX_PERIOD_LEVELS = 1000  # a period column holds a few hundred periods at most (weeks over years)
 
@@ -43,12 +51,23 @@ class PersonPeriods:
     rows: int
     events: int
     starts_at: float  # the most common first period
+    same_start: int  # entities whose first period is ``starts_at``
+    steps: int  # rows that follow an earlier period of their entity
+    steps_by_one: int  # of those, the rows whose period is one more than the row before
+    chance: float  # probability that ``events`` events on rows at random all fall on last rows
 
     @property
     def reason(self) -> str:
         return (f"rows are periods of each '{self.id}' ({self.rows} rows, {self.entities} entities): '{self.period}' "
-                f"rises by one from each row of an entity to its next (from {self.starts_at:g}), and the target is 0 "
-                f"on every row before an entity's last ({self.events} entities end with the event)")
+                f"rises by one from each row of an entity to its next ({self.steps_by_one} of {self.steps} steps), "
+                f"{self.same_start} of {self.entities} entities from {self.starts_at:g}; the target is 0 on every "
+                f"row before an entity's last and {self.events} entities end with the event (were {self.events} "
+                f"events on rows at random, all would be on the {self.entities} last rows of {self.rows} with "
+                f"probability {_probability(self.chance)})")
+
+
+def _probability(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else "below 0.0001"
 
 
 def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str,
@@ -86,21 +105,37 @@ def _may_hold(ids: pd.Series, event: np.ndarray) -> bool:
 
 
 def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: str, name: str) -> PersonPeriods | None:
+    """The layout of (entity, period) rows with its evidence, or None. The evidence scales with the
+    size: a few entities must each show it (the same first period, every step one), and the events'
+    fall on last rows must be unlikely by chance (hypergeometric: ``events`` rows drawn at random
+    from all rows, all of them last rows), which on a small table asks for several events."""
     frame = pd.DataFrame({"id": ids.to_numpy(), "t": period, "e": event}).sort_values(["id", "t"], kind="stable")
+    t, e = frame["t"].to_numpy(), frame["e"].to_numpy()
     entities = frame["id"].nunique()
     later = frame["id"].duplicated().to_numpy()
     if entities < MIN_ENTITIES or later.mean() < MIN_REPEATED:
         return None
-    step = np.diff(frame["t"].to_numpy(), prepend=np.nan)[later]
-    if (step == 1).mean() < STEP_SHARE:
+    steps, by_one = int(later.sum()), int((np.diff(t, prepend=np.nan)[later] == 1).sum())
+    # a period that skips (visits every other month) is not a count of periods
+    if by_one < (steps if entities < SMALL else STEP_SHARE * steps):
         return None
     last = ~frame["id"].duplicated(keep="last").to_numpy()
-    events = int(frame["e"].to_numpy()[last].sum())
-    if frame["e"].to_numpy()[~last].any() or events == 0:
+    events = int(e[last].sum())
+    # every entity followed to the same period: an outcome read at the study's end, not an event ending follow-up
+    if e[~last].any() or events == 0 or len(np.unique(t[last])) < 2:
         return None
-    first = frame["t"].to_numpy()[~later]
-    starts = pd.Series(first).mode()
-    return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, float(starts.iloc[0]))
+    first = t[~later]
+    starts_at = float(pd.Series(first).mode().iloc[0])
+    same_start = int((first == starts_at).sum())
+    # events on rows drawn at random would all be last rows this often: a rare 0/1 outcome of a small
+    # panel lands there by luck (2 events on the 7 last rows of 28: 5.6%)
+    chance = float(hypergeom.pmf(events, len(frame), entities, events))
+    # a handful of entities (lifelines' panel example: 7 of 3-5 periods) is evidence only when
+    # every one of them was counted from the same first period
+    if entities < SMALL and same_start < entities or chance > BY_CHANCE:
+        return None
+    return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, starts_at, same_start, steps,
+                         by_one, chance)
 
 
 def person_period_finding(found: PersonPeriods, target: str) -> Finding:

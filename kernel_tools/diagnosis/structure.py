@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.timeline import (
     ORDER,
@@ -32,8 +33,9 @@ from kernel_tools.diagnosis.timeline import (
     TimelineContext,
     timeline_source,
 )
-from kernel_tools.diagnosis.waves import Wave, named_series, parse_wave
-from kernel_tools.vocabulary import EvidenceSource, TimelineGroup
+from kernel_tools.diagnosis.trial_arms import one_arm_measures
+from kernel_tools.diagnosis.waves import Wave, named_series, parse_wave, same_measurement
+from kernel_tools.vocabulary import EvidenceSource, TaskKind, TimelineGroup
 
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
 ORDERED = 0.99  # a series' next member is no earlier on this share of rows where both are present
@@ -149,19 +151,27 @@ def _target_series(ctx: TimelineContext) -> tuple[list[list[Wave]], Wave | None]
 def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
     """The latest member of each series named by time that the target is not in: measured after
     the others, it may be measured after the index or the outcome too; whether it is, the names do
-    not say (``re78`` beside ``re74``, ``re75``, predicting ``treat``): unknown, asked."""
+    not say. The table's latest time (``re78`` beside ``re74``, ``re75``, predicting ``treat``) is
+    proposed as follow-up; a series ending earlier than another (``u74``, ``u75``) is unknown;
+    both asked."""
     found, own = _target_series(ctx)
+    latest = {unit: max(w.at for members in found for w in members if w.unit == unit)
+              for unit in {w.unit for members in found for w in members}}
     out: dict[str, list[Placement]] = {}
     for members in found:
         if own is not None and own in members:
             continue
         last, earlier = members[-1], members[:-1]
         if last.column in ctx.features and last.at > earlier[-1].at:
+            at_end = last.at >= latest[last.unit]
+            group = TimelineGroup.DURING_FOLLOW_UP if at_end else TimelineGroup.UNKNOWN
+            end = ("the latest time any column is named by" if at_end
+                   else "earlier than the latest time other columns are named by")
             out[last.column] = [Placement(
-                TimelineGroup.UNKNOWN, EvidenceSource.NAMES, "latest_in_named_series",
+                group, EvidenceSource.NAMES, "latest_in_named_series",
                 f"the latest of a series named by its time ({', '.join(w.column for w in members)}): "
-                f"'{last.token}' is later than {', '.join(repr(w.token) for w in earlier)}; whether it was "
-                f"measured before '{ctx.outcome.target}' the names do not say", False,
+                f"'{last.token}' is later than {', '.join(repr(w.token) for w in earlier)} and {end}; whether "
+                f"it was measured before '{ctx.outcome.target}' the names do not say", False,
                 {"series": [w.column for w in members]})]
     return out
 
@@ -174,6 +184,10 @@ OUTCOME_EVENT_NAME = re.compile(
     r"treatment|discharge)|post.?op|(^|[_\W])pod[_\W]?\d|follow[_\W]?up|(^|[_\W])fu[_\W]?\d|discharg",
     re.IGNORECASE)
 TRAILING_NUMBER = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[_.]?(?P<k>\d)$")
+MAX_WAVES = 4  # more numbered members are items of one questionnaire (q1 ... q10), not waves
+# stems that number generic features or items, not one measure taken again
+GENERIC_STEM = re.compile(r"^(x|v|q|f|var|item|col|column|feat|feature|attr|field|pc|comp|dim|factor|"
+                          r"cat|num|code|dummy|level|group|type|class|opt|option|choice|answer)$", re.IGNORECASE)
 
 
 def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
@@ -193,6 +207,67 @@ def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
             f"number {t['k']}")
 
 
+def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
+    """Later waves of a measure numbered 1, 2, ... (``depress1``, ``depress2``): a few members of
+    a named (not generic) stem, numbered one after another, each moving with the one before on
+    one scale (:func:`.waves.same_measurement`); the later ones were measured after the first, so
+    perhaps after the index: proposed as follow-up, asked."""
+    stems: dict[str, list[tuple[int, str]]] = {}
+    for c in ctx.features:
+        if (m := TRAILING_NUMBER.match(c)) and ctx.profiles[c].holds_numbers:
+            stems.setdefault(m["stem"].lower().rstrip("_."), []).append((int(m["k"]), c))
+    out = {}
+    for stem, members in stems.items():
+        ks = sorted(k for k, _ in members)
+        if (len(members) < 2 or len(members) > MAX_WAVES or len(stem) < 3 or GENERIC_STEM.match(stem)
+                or ks != list(range(ks[0], ks[0] + len(ks)))):
+            continue
+        cols = [c for _, c in sorted(members)]
+        x = [numeric_values(ctx.df[c], ctx.profiles[c]) for c in cols]
+        if not all(same_measurement(a, b) is not None for a, b in zip(x, x[1:])):
+            continue
+        for c in cols[1:]:
+            out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "later_numbered_wave",
+                               f"a later wave of '{cols[0]}' (numbered {', '.join(cols)}, each moving with the one "
+                               "before on one scale): measured after it, perhaps after the index", False,
+                               {"waves": cols})
+    return out
+
+
+def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
+    """Times named as such that never exceed the follow-up where chance pairing makes that only
+    moderately unlikely (:func:`.event_times.time_within_follow_up`; the decisive ones are the
+    value tests'): proposed as during follow-up, asked."""
+    outcome = ctx.outcome
+    if outcome.kind != TaskKind.SURVIVAL or outcome.duration is None:
+        return {}
+    out = {}
+    for c in ctx.features:
+        p = ctx.profiles[c]
+        tm = ctx.timings.get(c)
+        if not p.holds_numbers or p.nunique < 5 or (tm is not None and tm.timing in ("follow_up", "outcome_derived")):
+            continue
+        within = event_times.time_within_follow_up(c, numeric_values(ctx.df[c], p), outcome.duration)
+        if within is not None:
+            out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "time_within_follow_up",
+                               event_times.within_words(c, within, outcome.time or "the duration")
+                               + " (moderate evidence)", False, within)
+    return out
+
+
+def _received_in_one_arm(ctx: TimelineContext) -> dict[str, Placement]:
+    """What a trial records in the treated arm only (:func:`.trial_arms.one_arm_measures`):
+    proposed as during follow-up, asked."""
+    out = {}
+    for c, e in one_arm_measures(ctx.df, ctx.profiles, ctx.features).items():
+        there = "missing" if e["value_there"] is None else f"always {e['value_there']!s}"
+        out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "received_in_one_arm",
+                           f"named as what a participant received, {there} where '{e['arm']}' is "
+                           f"{e['arm_value']!s} and varying in the other arm: measured after randomisation",
+                           False, e)
+    return out
+
+
 @timeline_source(EvidenceSource.NAMES)
 def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     """What names propose (weak: an expert confirms)."""
@@ -201,6 +276,10 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         return out
     target = ctx.outcome.target
     out = _latest_of_a_series(ctx)
+    for c, placement in {**_numbered_waves(ctx), **_time_within_follow_up(ctx),
+                                         **_received_in_one_arm(ctx)}.items():
+        if _later_than_target(ctx, c) is None:  # the target's own later wave is said below
+            out.setdefault(c, []).append(placement)
     for c in ctx.features:
         later = _later_than_target(ctx, c)
         if later is not None:

@@ -12,7 +12,8 @@ data set's column names:
 - equal to the duration on most rows (the follow-up time recorded twice);
 - present only where an event happened and then at or below the row's own duration, far more
   often than chance pairing gives (time to transplant, missing where there was none;
-  :mod:`.event_times`);
+  :mod:`.event_times`); or, named as a time, at or below it on every row where chance pairing
+  would not be (time to a response that came early for most);
 - a (time, indicator) pair whatever its names: the time never exceeds the duration and the
   indicator says where it ran to the end (censored) and where it ended earlier — both go;
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
@@ -445,6 +446,11 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
                    f"duration '{time}' on {only['share_below_own_duration']:.0%} of them (by chance "
                    f"{only['share_below_by_chance']:.0%}, {event_times.p_words(only['p_value'])}): the time of an event "
                    f"during follow-up, recorded where it happened{event_times.named_as_time(c)}", **only)
+        return
+    within = event_times.time_within_follow_up(c, x, t)
+    # moderate evidence is the names source's question (kernel_tools.diagnosis.structure)
+    if within is not None and within["p_value"] <= event_times.P_VALUE:
+        timing.add("follow_up", "time_within_follow_up", event_times.within_words(c, within, time), **within)
 
 
 def _rarer_class(outcome) -> tuple[np.ndarray | None, str]:

@@ -128,13 +128,14 @@ def later_waves(frame, profiles: dict[str, ColumnProfile], target: str, features
         if not (profiles[c].holds_numbers or profiles[c].kind == "bool"):
             continue
         x = numeric_values(frame[c], profiles[c])
-        support = _same_measurement(x, y)
+        support = same_measurement(x, y)
         if support is not None:
             out[c] = {"target_wave": own.token, "wave": wave.token, **support}
     return out
 
 
-def _same_measurement(x: np.ndarray, y: np.ndarray) -> dict | None:
+def same_measurement(x: np.ndarray, y: np.ndarray) -> dict | None:
+    """Evidence that ``x`` and ``y`` are one measurement (rank correlation and scale), or None."""
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < MIN_ROWS or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
         return None

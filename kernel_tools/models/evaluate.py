@@ -161,7 +161,8 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     features = [*numeric, *categorical]
     warnings += _sanity_warnings(train, y, task, classes, numeric, categorical, time)
 
-    pool = candidates(task, numeric, categorical, class_weight=_class_weight(task, y), random_state=random_state)
+    pool = candidates(task, numeric, categorical, class_weight=_class_weight(task, y), random_state=random_state,
+                      rows=len(train))
     X_cv, y_cv, folds, sample, grid, results = _cv_candidates(
         pool, train, features, y, groups, task, classes, cv, max_cv_rows, random_state, clock, warnings)
     metric = PRIMARY_METRIC[task]

@@ -270,6 +270,12 @@ _TREE_GRID = [
 ]
 
 
+# early stopping holds out 10% of a fit's rows, stratified: on the folds of a table under this
+# size that is one row, fewer than the classes, and every tree fit fails (a 13-row table: "test_size
+# = 1 should be greater or equal to the number of classes = 2")
+EARLY_STOP_ROWS = 40
+
+
 def candidates(
     task: str,
     numeric: list[str],
@@ -277,8 +283,10 @@ def candidates(
     *,
     class_weight: str | None,
     random_state: int,
+    rows: int | None = None,
 ) -> list[Candidate]:
-    """The unfitted candidates for ``task``, explainable first."""
+    """The unfitted candidates for ``task``, explainable first; ``rows`` the training rows, when
+    known (a tiny classification stops the trees' early stopping: see ``EARLY_STOP_ROWS``)."""
     features = FeatureFrame(numeric=list(numeric), categorical=list(categorical))
     # FeatureFrame puts numeric columns first; the encoders select by position
     numeric_at = list(range(len(numeric)))
@@ -300,8 +308,9 @@ def candidates(
         ]
     mask = [False] * len(numeric) + [True] * len(categorical)
     categorical_features = mask if any(mask) else None
+    stop = not (task == TaskKind.CLASSIFICATION and rows is not None and rows < EARLY_STOP_ROWS)
     settings = {"categorical_features": categorical_features, "random_state": random_state,
-                "early_stopping": True, "max_iter": 300}
+                "early_stopping": stop, "max_iter": 300}
     if task == TaskKind.CLASSIFICATION:
         tree = HistGradientBoostingClassifier(class_weight=class_weight, **settings)
         linear = LogisticRegression(max_iter=2000, class_weight=class_weight)

@@ -129,11 +129,18 @@ def _grouped_split(
             cv = StratifiedEntityKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
             _, test_idx = next(cv.split(df, strata, df[groups]))
         else:  # its greedy search is slow on many entities: stratify entities by their usual class
-            label = pd.crosstab(df[groups], strata).idxmax(axis=1)
+            label = _usual_class(df[groups], strata)
             _, test_groups = train_test_split(
                 label.index, test_size=test_size, random_state=random_state, stratify=label.to_numpy()
             )
             test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
+    elif stratify and _few_per_class(label := _usual_class(df[groups], strata), test_size):
+        # too few entities of a class for folds (a small cohort's censored few): each side still gets
+        # some of every class, not a holdout of events only
+        kind = "grouped, stratified"
+        _, test_groups = train_test_split(label.index, test_size=test_size, random_state=random_state,
+                                          stratify=label.to_numpy())
+        test_idx = np.flatnonzero(df[groups].isin(test_groups).to_numpy())
     else:
         kind = "grouped"
         shuffle = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
@@ -141,6 +148,19 @@ def _grouped_split(
     test_mask = np.zeros(len(df), dtype=bool)
     test_mask[test_idx] = True
     return kind, test_mask
+
+
+def _usual_class(groups: pd.Series, strata: pd.Series) -> pd.Series:
+    """Each entity's most common class (a crosstab: computed only where a branch needs it)."""
+    return pd.crosstab(groups, strata).idxmax(axis=1)
+
+
+def _few_per_class(label: pd.Series, test_size: float) -> bool:
+    """Whether entities can be split stratified by their usual class: every class the usual one of
+    two entities or more, and room on each side for one of each."""
+    counts = label.value_counts()
+    n_test = int(np.ceil(test_size * len(label)))
+    return bool(counts.min() >= 2 and min(n_test, len(label) - n_test) >= len(counts))
 
 
 def _row_split(
