@@ -86,6 +86,27 @@ def test_a_running_number_is_a_row_label_even_when_rows_are_sorted_by_a_measurem
     assert name not in d.timeline.groups()["baseline"]
 
 
+@pytest.mark.parametrize("name", ["no.", "Nr.", "#", "Obs", "rownames", "X", "Unnamed: 0", "...1", "V1"])
+def test_a_running_number_on_a_tiny_table_is_a_row_label(name):
+    """17 rows: too few for the values to tell a code from a measurement, so the name says it."""
+    rng = np.random.default_rng(5)
+    n = 17
+    df = pd.DataFrame({name: np.arange(1, n + 1), "age": rng.integers(20, 80, n),
+                       "sex": rng.choice(["f", "m"], n), "bmi": rng.normal(27, 4, n).round(1)})
+    df["y"] = (df["bmi"] + rng.normal(0, 2, n) > 27).astype(int)
+    d = quiet_diagnose(df, target="y")
+    assert [f.columns for f in d.by_kind("id_column")] == [[name]]
+    assert d.task["id"] is None and name not in d.timeline.groups()["baseline"]
+
+
+def test_a_tiny_table_keeps_a_measurement_named_x():
+    """An 'X' that is not 1..n in row order is a measurement, even on a tiny table."""
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"X": rng.permutation(np.arange(1, 18)), "bmi": rng.normal(27, 4, 17).round(1)})
+    df["y"] = (df["bmi"] > 27).astype(int)
+    assert not quiet_diagnose(df, target="y").by_kind("id_column")
+
+
 def test_a_shuffled_running_number_in_a_dev_panel_is_dropped_and_the_subject_kept():
     df = dev_rdataset("lme4", "sleepstudy").drop(columns=["rownames"])
     df.insert(0, "no.", np.random.default_rng(4).permutation(np.arange(1, len(df) + 1)))
@@ -109,6 +130,22 @@ def test_judges_rating_every_wine_is_asked_with_both_as_alternatives():
     assert any("crossed design" in w for w in entity.evidence)
     (finding,) = d.by_kind("repeated_measurements")
     assert finding.evidence["design_columns"] == ["wine"]
+
+
+def test_judges_numbered_by_severity_rating_wines_of_several_conditions_are_asked():
+    """9 judges x 8 wines (temperature x contact x bottle), 72 ratings; the judges' numbers
+    happen to rise with their severity: a rater, not a score derived from the outcome."""
+    rng = np.random.default_rng(7)
+    rows = [{"response": round(float(rng.normal(50 + 10 * (t == "warm") + 5 * (c == "yes") + 3 * j, 5)), 1),
+             "temp": t, "contact": c, "bottle": b + 2 * (c == "yes") + 4 * (t == "warm"), "judge": j}
+            for j in range(1, 10) for t in ("cold", "warm") for c in ("no", "yes") for b in (1, 2)]
+    df = pd.DataFrame(rows)
+    df["rating"] = np.clip((df["response"] / 20).round(), 1, 5).astype(int)
+    d = quiet_diagnose(df, target="rating")
+    entity = d.inference("entity")
+    assert d.task["id"] == "judge" and not entity.settled
+    assert "bottle" in [a.value for a in entity.alternatives]
+    assert any("crossed design" in w for w in entity.evidence)
 
 
 def test_penicillin_plates_by_samples_is_a_crossed_design_asked():

@@ -117,6 +117,21 @@ INDEX_NAME = re.compile(r"^(unnamed.*|index|level_0|row\.?_?names?|rownum|)$", r
 ROW_NUMBER_NAME = re.compile(r"^(no|nr|#|obs|case|row|rec|record|line|serial|s\.?no)\.?$", re.IGNORECASE)
 
 
+# the first column of an R export (write.csv's 'X', readr's '...1', read.table's 'V1'): a row label
+# only when it holds exactly 1..n in row order, as those writers put it
+EXPORT_ROW_NAME = re.compile(r"^(x|\.\.\.1|v1)$", re.IGNORECASE)
+
+
+def _tiny_row_label(name: str, s: pd.Series) -> bool:
+    """On a table of under 20 rows, values alone cannot tell a code from a measurement: a row
+    label is known by its name (a running number, a saved index, an export's first column)."""
+    name = name.strip()
+    if looks_like_id_name(name) or INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name):
+        return True
+    values = pd.to_numeric(s, errors="coerce").to_numpy()
+    return bool(EXPORT_ROW_NAME.search(name)) and np.array_equal(values, np.arange(1, len(s) + 1))
+
+
 # both found by the runner's structural checks, before the registered detectors run
 declare(FindingKind.ID_COLUMN, KindData(chart=None, basis=Basis.WHOLE_DATA))
 declare(FindingKind.REPEATED_MEASUREMENTS, KindData(chart=Chart.ROWS_PER_ENTITY, basis=Basis.WHOLE_DATA))
@@ -131,9 +146,8 @@ def find_id_columns(
     for name, prof in profiles.items():
         if name in exclude or not _is_id_like_kind(prof):
             continue
-        # below 20 rows distinct values are common in any column: only a name says it labels rows
-        if n < 20 and not (looks_like_id_name(name) or INDEX_NAME.search(name) or ROW_NUMBER_NAME.search(name.strip())):
-            continue
+        if n < 20 and not _tiny_row_label(name, df[name]):
+            continue  # too few rows to tell a code from a measurement by its values
         # near-unique: an identifier survives a few duplicated rows
         unique = prof.nunique >= 0.95 * prof.n_present and prof.n_present >= 0.95 * n
         hint = looks_like_id_name(name)

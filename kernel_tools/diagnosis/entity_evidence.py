@@ -42,7 +42,7 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
     """Why the repeating column ``name`` cannot be the entity (a time, a measurement, derived
     from the target), or None."""
     prof = profiles[name]
-    named = bool(looks_like_id_name(name) or ENTITY_NAME.search(name))
+    named = bool(looks_like_id_name(name) or ENTITY_NAME.search(name) or RATER_NAME.search(name))
     if TIME_WORDS.search(name) or DURATION_NAME.search(name):
         return "named as a time or an age: a measurement, not a subject"
     if prof.kind == "categorical" and prof.parsed_as == "numeric":
@@ -52,7 +52,7 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
             return "numbers with decimals written as text: a measurement, not a code"
         if prof.na_tokens:
             return f"numbers written as text with {prof.na_tokens[:2]} for missing: a measurement stored as text"
-    # a code named as an id or a unit (Dog 1..10) may rank the units' levels by chance
+    # a code named as an id, a unit (Dog 1..10) or a rater (judge 1..9) may rank their levels by chance
     if named or target is None or target not in profiles:
         return None
     if profiles[target].holds_numbers and prof.holds_numbers:
