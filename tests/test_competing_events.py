@@ -78,6 +78,9 @@ def test_the_censoring_code_is_the_longest_followed_whatever_its_value_or_share(
         df = registry(codes, censored=censored, seed=censored)
         coding = censoring_code(df["status"].to_numpy(float), df["time"].to_numpy(), named_follow_up=False)
         assert coding is not None and coding.censored == censored and coding.stands_out
+    days = registry({0: 0.5, 1: 0.3, 2: 0.2}, censored=0, seed=5).assign(time=lambda d: d["time"] * 1000)
+    coding = censoring_code(days["status"].to_numpy(float), days["time"].to_numpy(), named_follow_up=False)
+    assert coding is not None and "e+" not in coding.evidence[0] and "," in coding.evidence[0]  # 2,997, not 3e+03
 
 
 def test_under_a_follow_up_name_0_is_censored_by_convention_when_no_code_stands_out_and_still_asked():

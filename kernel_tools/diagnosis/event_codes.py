@@ -77,10 +77,10 @@ def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bo
     else:
         return None
     events = [float(c) for c in codes if c != censored]
-    others = ", ".join(f"{_code(c)}: {medians[c]:.3g}" for c in order if c != top)
-    why = (f"the rows coded {_code(top)} were followed longest (median {medians[top]:.3g} against {others}; "
+    others = ", ".join(f"{_code(c)}: {_length(medians[c])}" for c in order if c != top)
+    why = (f"the rows coded {_code(top)} were followed longest (median {_length(medians[top])} against {others}; "
            f"rank test p = {p:.2g}): the subjects still event-free when follow-up ended" if standing else
-           f"no code's rows were followed clearly longest (medians {_code(top)}: {medians[top]:.3g}, {others}); "
+           f"no code's rows were followed clearly longest (medians {_code(top)}: {_length(medians[top])}, {others}); "
            f"0 taken as censored by convention only")
     return Coding(censored, events, medians, counts, p if standing else None, [why])
 
@@ -89,6 +89,11 @@ def _standout(longest: np.ndarray, rest: np.ndarray) -> float:
     if len(longest) == 0 or len(rest) == 0:
         return 1.0
     return float(mannwhitneyu(longest, rest, alternative="greater").pvalue)
+
+
+def _length(value: float) -> str:
+    """A median follow-up as people write it: 2,997 days, not 3e+03; 1.2 years."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def _code(value: float) -> str:
