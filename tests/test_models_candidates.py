@@ -179,3 +179,17 @@ def test_concordance_equals_lifelines_with_ties_and_censoring():
             assert np.isnan(concordance(np.column_stack([t, e]), risk))
             continue
         assert concordance(np.column_stack([t, e]), risk) == pytest.approx(expected, abs=1e-12)
+
+
+def test_concordance_equals_lifelines_on_thousands_of_rows():
+    # many levels of the merge count, odd sizes, tied times and risks, repeated rows (a bootstrap)
+    from lifelines.utils import concordance_index
+
+    rng = np.random.default_rng(1)
+    for n in (1_023, 4_097):
+        t = np.round(rng.exponential(50, n))
+        e = rng.random(n) < 0.4
+        risk = np.round(rng.normal(size=n) - t / 50, 1)
+        rows = rng.integers(0, n, n)
+        y = np.column_stack([t, e])[rows]
+        assert concordance(y, risk[rows]) == pytest.approx(concordance_index(t[rows], -risk[rows], e[rows]), abs=1e-12)
