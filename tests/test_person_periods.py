@@ -132,3 +132,40 @@ def test_start_stop_rows_whose_flag_turns_on_are_not_person_periods():
     df["age"] = rng.normal(50, 8, len(df)).round(1)
     d = quiet_diagnose(df, target="event")
     assert d.task["kind"] == "survival" and "person_period" not in d.inference("task").details
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_handful_of_entities_is_found_when_every_one_holds_the_layout(seed):
+    """Small exports of this layout exist (a few subjects over a few periods): five to nine entities
+    are read as person periods only when every row rises by one from the same first period."""
+    df = synthetic(n=7, seed=seed)
+    assert df["id"].nunique() == 7
+    d = quiet_diagnose(df, target="E")
+    assert d.task["kind"] == "survival" and d.inference("task").details["person_period"] is True
+    assert "7 entities" in d.inference("task").evidence[0]
+
+
+def test_a_handful_of_entities_that_break_the_layout_once_stay_classification():
+    df = synthetic(n=7, seed=0)
+    late = df.index[df["id"] == df["id"].iloc[0]]
+    gap = df.copy()
+    gap.loc[late, "t"] = gap.loc[late, "t"] + np.where(gap.loc[late, "t"] > gap.loc[late, "t"].min(), 1, 0)  # a gap
+    shifted = df.copy()
+    shifted.loc[late, "t"] += 3  # one entity counted from another first period
+    for broken in (gap, shifted):
+        d = quiet_diagnose(broken, target="E")
+        assert "person_period" not in d.inference("task").details
+    few = synthetic(n=4, seed=0)
+    assert "person_period" not in quiet_diagnose(few, target="E").inference("task").details
+
+
+def test_two_events_of_a_small_panel_on_last_rows_by_luck_are_not_person_periods():
+    """6 firms x 5 years, an outcome that happened twice, both in a firm's last year: 1 time in 25
+    by chance (6 of 30 rows are last rows), too often to read the panel as periods to an event."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"firm": np.repeat(np.arange(6), 5), "year": np.tile(np.arange(2001, 2006), 6),
+                       "x": rng.normal(size=30).round(2)})
+    df["default"] = 0
+    df.loc[[4, 19], "default"] = 1  # the last years of firms 0 and 3
+    d = quiet_diagnose(df, target="default")
+    assert "person_period" not in d.inference("task").details

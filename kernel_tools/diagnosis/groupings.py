@@ -67,6 +67,9 @@ def named_as_group(name: str) -> bool:
     name = name.strip()
     if COUNT_NAME.search(name):
         return False
+    # a bare plural of a unit counts units ("PUPILS", "patients": how many), as for group words
+    if name.lower().endswith("s") and ENTITY_NAME.fullmatch(name[:-1]) and not ID_SUFFIX.search(name):
+        return False
     if STRONG_ID_NAME.search(name) or ENTITY_NAME.search(name):
         return True
     return bool(GROUP_NAME.search(name)) and not measures_a_group(name)

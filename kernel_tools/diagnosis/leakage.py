@@ -25,6 +25,7 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
+from kernel_tools.diagnosis.outcome_halves import other_halves
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
 from kernel_tools.findings import Finding
@@ -280,6 +281,9 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
                                         "it is recorded because the event happened",
                               "missingness_event_auroc": round(a, 4)}
     for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():
+        if c not in flagged:
+            flagged[c] = ev
+    for c, ev in other_halves(frame, profiles, features, outcome).items():
         if c not in flagged:
             flagged[c] = ev
     for c, ev in (timing or {}).items():

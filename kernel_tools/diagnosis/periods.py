@@ -3,7 +3,9 @@ entity's last (discrete-time survival; lifelines' 'panel' layout ``id, t, E, var
 
 Told from the data, not the names: an entity has several rows, a whole-number period rises by
 one from each row of an entity to its next, and the target is 0 on every row before an entity's
-last. Read as rows of a classification, one subject counts as many and the question asked of each
+last. Ten entities or more may break the rise on 1% of rows; five to nine must hold it on every
+row and all start at the same period (small exports of this layout exist: a few subjects followed
+for a few periods), and fewer are never read so. Read as rows of a classification, one subject counts as many and the question asked of each
 row is whether it is the last; read as survival, each row is the interval (t-1, t] and the
 entity's follow-up ends at its last period, with or without the event.
 
@@ -25,7 +27,9 @@ from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import FindingKind
 
-MIN_ENTITIES = 10
+MIN_ENTITIES = 5  # below this no layout is evidence of anything
+BY_CHANCE = 0.01  # events this many, all on last rows, by chance at most this often
+SMALL = 10  # below this many entities the layout must hold on every row: all start together, no gap
 MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
 MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
 STEP_SHARE = 0.99  # share of an entity's next rows whose period is one more
@@ -92,13 +96,21 @@ def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: st
     if entities < MIN_ENTITIES or later.mean() < MIN_REPEATED:
         return None
     step = np.diff(frame["t"].to_numpy(), prepend=np.nan)[later]
-    if (step == 1).mean() < STEP_SHARE:
+    if (step == 1).mean() < (1.0 if entities < SMALL else STEP_SHARE):
         return None
     last = ~frame["id"].duplicated(keep="last").to_numpy()
     events = int(frame["e"].to_numpy()[last].sum())
     if frame["e"].to_numpy()[~last].any() or events == 0:
         return None
+    # events placed on rows at random would all fall on last rows this often: a rare 0/1 outcome of
+    # a small panel lands there by luck (2 events on 7 of 28 rows: 6%)
+    if (entities / len(frame)) ** events > BY_CHANCE:
+        return None
     first = frame["t"].to_numpy()[~later]
+    # a handful of entities (lifelines' panel example: 7 of 3-5 periods) is evidence only when
+    # every one of them was counted from the same first period
+    if entities < SMALL and len(np.unique(first)) > 1:
+        return None
     starts = pd.Series(first).mode()
     return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, float(starts.iloc[0]))
 

@@ -1,0 +1,110 @@
+"""The other half of the target's count: aggregated (binomial) rows record how many succeeded and
+how many failed — above/below a threshold, passed/failed, cases/controls, wins/losses — and the
+target is one of the two counts. The other is known only once the outcome is (their sum is the
+number of trials), yet it is only moderately correlated with the target when the totals vary, and
+without a total column no linear formula gives the target away (:mod:`.leakage`).
+
+Found from the names (the target's name with a word swapped for its opposite) on two whole-number
+counts, and from the data when a column holds the target's share of their sum. Name evidence
+alone is a suspicion (a question at the leakage gate, recommended drop); a column that holds the
+share makes it a fact (recorded with the outcome).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.vocabulary import TaskKind
+
+# outcomes in two parts; not ranges (high/low, upper/lower: a day's prices, an interval's bounds)
+OPPOSITES = (("above", "below"), ("pass", "fail"), ("passed", "failed"), ("success", "failure"),
+             ("successes", "failures"), ("wins", "losses"), ("won", "lost"), ("alive", "dead"),
+             ("survived", "died"), ("survivors", "deaths"), ("positive", "negative"), ("cases", "controls"),
+             ("admitted", "rejected"), ("accepted", "rejected"), ("correct", "incorrect"), ("right", "wrong"),
+             ("hits", "misses"), ("present", "absent"), ("responders", "nonresponders"), ("yes", "no"),
+             ("pos", "neg"), ("win", "loss"))
+SHORT = 4  # opposites shorter than this must be a whole word of the name ('no' in 'nox' is not 'no')
+AGREE = 0.99  # share of rows on which a column equals the target's share of the two counts
+MIN_ROWS = 10
+
+
+def _words(name: str) -> list[str]:
+    return re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+
+
+def _swapped(target: str, column: str) -> tuple[str, str] | None:
+    """The (target's word, column's word) when ``column`` is ``target`` with one word for its
+    opposite, else None."""
+    t, c = target.lower(), column.lower()
+    for a, b in OPPOSITES:
+        for x, y in ((a, b), (b, a)):
+            if len(x) >= SHORT and len(y) >= SHORT:
+                if x in t and t.replace(x, y, 1) == c:
+                    return x, y
+            elif x in _words(target) and [y if w == x else w for w in _words(target)] == _words(column):
+                return x, y
+    return None
+
+
+def _counts(v: np.ndarray) -> bool:
+    ok = v[np.isfinite(v)]
+    return len(ok) >= MIN_ROWS and bool((ok >= 0).all()) and bool((ok == np.round(ok)).all())
+
+
+def other_halves(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
+                 outcome) -> dict[str, dict]:
+    """``{column: evidence}`` for the features that are the other half of the target's count.
+
+    ``outcome`` is the diagnosis's target (``outcome.y`` its values on ``frame``'s rows); only a
+    regression on a whole-number count of at least three values is read this way."""
+    target = outcome.target
+    if outcome.kind != TaskKind.REGRESSION or target is None or outcome.y is None:
+        return {}
+    y = np.asarray(outcome.y, dtype=float)
+    if not _counts(y) or len(np.unique(y[np.isfinite(y)])) < 3:
+        return {}
+    numeric = {c: numeric_values(frame[c], profiles[c]) for c in features
+               if profiles[c].kind == "numeric" or profiles[c].parsed_as == "numeric"}
+    found: dict[str, dict] = {}
+    for c, x in numeric.items():
+        words = _swapped(target, c)
+        if not _counts(x):
+            continue
+        fact = _share(y, x, {o: v for o, v in numeric.items() if o != c})
+        if words is None and fact is None:
+            continue
+        said = (f"'{c}' and the target '{target}' look like the two halves of one count"
+                + (f" ({words[1]}/{words[0]})" if words else ""))
+        if fact is None:
+            found[c] = {"reason": f"{said}: '{c}' would be known only once the outcome is",
+                        "opposite_words": list(words or ())}
+        else:
+            found[c] = {"reason": f"{said}, and {fact['said']}: '{c}' is known only once the outcome is",
+                        "timing": "outcome_derived", "opposite_words": list(words or ()),
+                        **{k: v for k, v in fact.items() if k != "said"}}
+    return found
+
+
+def _share(y: np.ndarray, x: np.ndarray, others: dict[str, np.ndarray]) -> dict | None:
+    """A column that holds ``y / (y + x)`` (as a share or a percent) on nearly every row: the two
+    counts are the parts of one outcome. (A column holding their sum makes the target a linear
+    formula, which :mod:`.leakage` finds on its own.)"""
+    total = y + x
+    for o, v in others.items():
+        has = np.isfinite(v) & np.isfinite(total) & (total > 0)
+        if has.sum() < MIN_ROWS:
+            continue
+        share = y[has] / total[has]
+        for scale in (1.0, 100.0):
+            close = float(np.mean(np.abs(v[has] - scale * share) <= 0.005 * scale))
+            if close >= AGREE:
+                return {"said": f"'{o}' is the target's share of their sum on {close:.0%} of rows",
+                        "share_column": o}
+    return None
+
+
+__all__ = ["OPPOSITES", "other_halves"]
