@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -162,18 +163,28 @@ print(round(float(scores.mean()), 4))
 """
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children and theirs (the kernel is
+    the command line's child, waited for when it shuts down): on a shared machine the wall time
+    swings with the load, the CPU time much less."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_hand(path: Path, label: str, drop: list[str], threads: int | None, timeout: float) -> dict[str, Any]:
-    """The hand baseline on ``path`` in a fresh process: wall seconds, from start to exit."""
-    started = time.perf_counter()
+    """The hand baseline on ``path`` in a fresh process: wall seconds, from start to exit, and CPU seconds."""
+    started, cpu = time.perf_counter(), children_cpu()
     try:
         done = subprocess.run([sys.executable, "-c", HAND, str(path), label, "patient_id", ",".join(drop)],
                               capture_output=True, text=True, timeout=timeout, env=thread_env(threads))
     except subprocess.TimeoutExpired:
         return {"seconds": None, "state": f"over {timeout:.0f} s"}
-    seconds = round(time.perf_counter() - started, 1)
+    seconds, cpu = round(time.perf_counter() - started, 1), round(children_cpu() - cpu, 1)
     if done.returncode != 0:
-        return {"seconds": seconds, "state": f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"}
-    return {"seconds": seconds, "state": "finished", "roc_auc": float(done.stdout.strip().splitlines()[-1])}
+        return {"seconds": seconds, "cpu_seconds": cpu,
+                "state": f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"}
+    return {"seconds": seconds, "cpu_seconds": cpu, "state": "finished",
+            "roc_auc": float(done.stdout.strip().splitlines()[-1])}
 
 
 def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: float,
@@ -188,7 +199,7 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
         cmd += ["--time", time_col, "--task", "survival"]
     for b in budget:
         cmd += ["--budget", b]
-    t0 = time.perf_counter()
+    t0, cpu = time.perf_counter(), children_cpu()
     env = thread_env(threads)
     if tree is not None:  # another source tree's co-pilot (--before): its packages come first
         env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -224,7 +235,8 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     if (out / "report.json").is_file():
         report = json.loads((out / "report.json").read_text())
     summary = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
-    return {"seconds": round(end - t0, 1), "state": summary.get("state", state), "valid": summary.get("valid"),
+    return {"seconds": round(end - t0, 1), "cpu_seconds": round(children_cpu() - cpu, 1),
+            "state": summary.get("state", state), "valid": summary.get("valid"),
             "metric": summary.get("metric"), "score": summary.get("holdout_score") or summary.get("cv_score"),
             "steps": steps, "peak_kernel_mb": round(max(memory.peak_kernel(t0, end) - baseline, 0) / 2**20),
             "kernel_baseline_mb": round(baseline / 2**20),
@@ -280,9 +292,12 @@ def add_data_ratios(results: list[dict[str, Any]]) -> None:
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run of median wall time (its steps with it), with every run's seconds."""
+    """The run of median wall time (its steps with it), with every run's seconds and the median
+    CPU seconds."""
     ordered = sorted(runs, key=lambda r: r["seconds"] if r["seconds"] is not None else math.inf)
-    return {**ordered[(len(ordered) - 1) // 2], "all_seconds": [r["seconds"] for r in runs]}
+    cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
+    return {**ordered[(len(ordered) - 1) // 2], "all_seconds": [r["seconds"] for r in runs],
+            "all_cpu_seconds": cpu, "cpu_seconds": float(np.median(cpu)) if cpu else None}
 
 
 def run_case(path: Path, target: str, time_col: str | None, out: Path, timeout: float, budget: list[str],
@@ -392,17 +407,21 @@ def _steps(run: dict[str, Any]) -> str:
 def before_after(result: dict[str, Any]) -> list[str]:
     """The co-pilot of the ``--before`` tree against this one, run in turn on the same tables."""
     lines = [f"Before → after: the co-pilot of `{result['before']}` and of this tree, in turn on the same "
-             f"tables ({result.get('repeats', 1)} run(s) each, the median), beside the hand baseline; seconds "
-             "(each run's in brackets).", "",
-             "| rows | task | before s | after s | by hand s | before / hand | after / hand |",
-             "|---|---|---|---|---|---|---|"]
+             f"tables ({result.get('repeats', 1)} run(s) each, the median), beside the hand baseline; wall "
+             "seconds (each run's in brackets), then the median CPU seconds of the process and its kernel.", "",
+             "| rows | task | before s | after s | by hand s | before / hand | after / hand "
+             "| before cpu s | after cpu s | by hand cpu s | before / hand (cpu) | after / hand (cpu) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:
         if "before" not in r:
             continue
         b, h = r["before"], (r.get("hand") or {}).get("seconds")
+        hc = (r.get("hand") or {}).get("cpu_seconds")
         lines.append(f"| {r['rows']:,} | {r['task']} | {b['seconds']} ({', '.join(map(str, b['all_seconds']))}) | "
                      f"{r['seconds']} ({', '.join(map(str, r['all_seconds']))}) | {h or '—'} | "
-                     f"{_ratio(b['seconds'], h)} | {_ratio(r['seconds'], h)} |")
+                     f"{_ratio(b['seconds'], h)} | {_ratio(r['seconds'], h)} | {b.get('cpu_seconds') or '—'} | "
+                     f"{r.get('cpu_seconds') or '—'} | {hc or '—'} | {_ratio(b.get('cpu_seconds'), hc)} | "
+                     f"{_ratio(r.get('cpu_seconds'), hc)} |")
     lines += ["", "Each step, before → after (seconds):", ""]
     for r in result["runs"]:
         if "before" in r:

@@ -300,6 +300,13 @@ def test_scale_tables_and_step_times():
     scale.add_data_ratios(runs)
     assert runs[1]["libraries_mb"] == 450 and runs[1]["data_peak_ratio"] == 3.0
     assert "data_peak_ratio" not in runs[2]  # no small run of that task to measure its libraries
+    # CPU seconds count the finished children's work (a shared machine's wall time swings with its load)
+    before = scale.children_cpu()
+    subprocess.run([sys.executable, "-c", "sum(range(3 * 10**7))"], check=True)
+    assert scale.children_cpu() - before > 0.1
+    picked = scale.median_run([{"seconds": 9.0, "cpu_seconds": 3.0}, {"seconds": 5.0, "cpu_seconds": 1.0},
+                               {"seconds": 7.0, "cpu_seconds": 2.5}])
+    assert picked["seconds"] == 7.0 and picked["cpu_seconds"] == 2.5 and picked["all_cpu_seconds"] == [3.0, 1.0, 2.5]
 
 
 def test_before_and_after_records_render_their_quiet_counts_and_splice_into_the_report(tmp_path):

@@ -191,3 +191,17 @@ def test_a_tiny_classification_still_compares_both_candidates():
     report = fit_evaluate(df.iloc[:13], target="y", task="classification", test=df.iloc[13:])
     assert set(report.candidates) == {"LogisticRegression", "HistGradientBoostingClassifier"}
     assert all(np.isfinite(c["cv_mean"]) for c in report.candidates.values())
+
+
+def test_concordance_equals_lifelines_on_thousands_of_rows():
+    # many levels of the merge count, odd sizes, tied times and risks, repeated rows (a bootstrap)
+    from lifelines.utils import concordance_index
+
+    rng = np.random.default_rng(1)
+    for n in (1_023, 4_097):
+        t = np.round(rng.exponential(50, n))
+        e = rng.random(n) < 0.4
+        risk = np.round(rng.normal(size=n) - t / 50, 1)
+        rows = rng.integers(0, n, n)
+        y = np.column_stack([t, e])[rows]
+        assert concordance(y, risk[rows]) == pytest.approx(concordance_index(t[rows], -risk[rows], e[rows]), abs=1e-12)

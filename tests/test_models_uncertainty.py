@@ -233,3 +233,14 @@ def test_a_cluster_bootstrap_draws_whole_entities_in_the_order_drawn():
         drawn = draws.integers(0, len(uniques), len(uniques))
         expected = np.concatenate([np.flatnonzero(codes == g) for g in drawn])
         assert np.array_equal(rows, expected)
+
+
+def test_perfect_by_chance_counts_each_events_risk_set_with_ties_and_censoring():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(1, 200))
+        time = rng.integers(1, 15, n).astype(float)
+        event = rng.random(n) < rng.random()
+        at_risk = [np.sum(time > t) + np.sum((time == t) & ~event) + 1 for t in time[event]]
+        expected = float(np.exp(-np.sum(np.log(at_risk)))) if at_risk else 1.0
+        assert perfect_by_chance(time, event) == pytest.approx(expected, rel=1e-9)

@@ -29,38 +29,58 @@ def concordance(y: np.ndarray, risk: np.ndarray) -> float:
     The same pairs and ties as lifelines' ``concordance_index(time, -risk, event)``: a pair is
     comparable when the earlier row had the event (a row censored at the same time counts as
     later), tied risks count one half. lifelines walks the rows in Python (45 ms at 2,000
-    rows); the bootstrap interval and permutation importance call this hundreds of times, so
-    it runs in blocks with numpy instead: rows sorted by time, each event compared with the
-    sorted risks of all later blocks by binary search, and pairwise inside its own block.
+    rows, ~0.7 s at 67,000); the bootstrap interval and permutation importance call this
+    hundreds of times, so it counts with numpy in O(n log² n) (~0.1 s at 67,000 rows): rows
+    sorted by (time, censored, risk), each event's later rows with a lower risk counted by a
+    bottom-up merge sort (:func:`_smaller_after`), its later rows with the same risk by one search.
     """
     y = np.asarray(y, dtype=float)
     risk = np.asarray(risk, dtype=float)
     event = y[:, 1] > 0
-    order = np.lexsort((~event, y[:, 0]))  # by time; at one time, events before censored rows
+    # by time; at one time, events before censored rows, then by risk: a row's later rows of its
+    # own (time, censored) group are not comparable with it and never have a lower risk
+    order = np.lexsort((risk, ~event, y[:, 0]))
     time, event, risk = y[order, 0], event[order], risk[order]
     n = len(time)
     if n == 0 or not event.any():
         return float("nan")
-    # rank of (time, censored): an event's comparable rows are those of a higher rank
-    new_key = np.r_[True, (time[1:] != time[:-1]) | (event[1:] != event[:-1])]
-    key = np.cumsum(new_key)
-    starts = np.flatnonzero(new_key)  # blocks begin where a key begins: ties stay in one block
-    size = int(np.sqrt(n)) + 1
-    picks = np.minimum(np.searchsorted(starts, np.arange(0, n, size)), len(starts) - 1)
-    bounds = np.unique(np.r_[starts[picks], n])
-    correct = tied = pairs = 0.0
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        dead = a + np.flatnonzero(event[a:b])
-        if not len(dead):
-            continue
-        later = np.sort(risk[b:])
-        below = np.searchsorted(later, risk[dead], side="left")
-        same = np.searchsorted(later, risk[dead], side="right") - below
-        inside = key[a:b][None, :] > key[dead][:, None]
-        correct += below.sum() + (inside & (risk[a:b][None, :] < risk[dead][:, None])).sum()
-        tied += same.sum() + (inside & (risk[a:b][None, :] == risk[dead][:, None])).sum()
-        pairs += len(dead) * len(later) + inside.sum()
-    return float((correct + 0.5 * tied) / pairs) if pairs else float("nan")
+    key = np.cumsum(np.r_[True, (time[1:] != time[:-1]) | (event[1:] != event[:-1])]) - 1
+    rank = np.unique(risk, return_inverse=True)[1].astype(np.int64).ravel()
+    later = n - np.searchsorted(key, key, side="right")  # rows of a higher (time, censored) key
+    groups = int(key[-1]) + 1
+    pairs = float(later[event].sum())
+    if not pairs:
+        return float("nan")
+    # later rows with the same risk: the same rank and a higher key (searched in sorted order)
+    code = rank * groups + key
+    by_rank = np.argsort(code, kind="stable")
+    code = code[by_rank]
+    same = (np.searchsorted(code, code - code % groups + groups - 1, side="right")
+            - np.searchsorted(code, code, side="right"))
+    correct = float(_smaller_after(rank)[event].sum())
+    return (correct + 0.5 * float(same[event[by_rank]].sum())) / pairs
+
+
+def _smaller_after(values: np.ndarray) -> np.ndarray:
+    """For each position, how many later positions hold a smaller value (non-negative integers).
+
+    Bottom-up merge sort: positions in blocks of 1, 2, 4, ... each sorted by value, each pair of
+    sibling blocks merged by a stable sort (two sorted runs: linear). An element of the left
+    block moves right by exactly the number of right-block values smaller than its own (equal
+    ones stay after it), so that move is its count for the level."""
+    n = len(values)
+    counts = np.zeros(n, dtype=np.int64)
+    span = int(values.max()) + 1 if n else 1
+    position, value = np.arange(n), values.astype(np.int64)
+    size = 1
+    while size < n:
+        merged = np.argsort((position // (2 * size)) * span + value, kind="stable")
+        was_left = (position[merged] // size) % 2 == 0  # by the position of its new place's old element
+        position, value = position[merged], value[merged]
+        moved = np.arange(n) - merged  # block starts are the same before and after the merge
+        counts[position[was_left]] += moved[was_left]
+        size *= 2
+    return counts
 
 
 class _CoxBaseline:

@@ -174,5 +174,12 @@ def perfect_by_chance(time: np.ndarray, event: np.ndarray) -> float:
     per entity) correctly: each event must outrank everyone still at risk after it (Harrell's
     pairs: later times, or censored at its time), 1 chance in (those + 1) — independently for a
     random ordering. With no censoring, 1 in n!; a regression's n values alike."""
-    at_risk = [np.sum(time > t) + np.sum((time == t) & ~event) + 1 for t in time[event]]
-    return float(np.exp(-np.sum(np.log(at_risk)))) if at_risk else 1.0
+    time, event = np.asarray(time, dtype=float), np.asarray(event, dtype=bool)
+    dead = time[event]
+    if not len(dead):
+        return 1.0
+    # counted by binary search, not row by row: a loop over 30k events of a 63k holdout took 6 s
+    later = len(time) - np.searchsorted(np.sort(time), dead, side="right")
+    censored = np.sort(time[~event])
+    censored_then = np.searchsorted(censored, dead, side="right") - np.searchsorted(censored, dead, side="left")
+    return float(np.exp(-np.sum(np.log(later + censored_then + 1))))
