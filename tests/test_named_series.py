@@ -103,3 +103,18 @@ def test_plain_tables_of_the_development_half_have_no_unknown_series(name):
     df, target = _dev(name)
     timeline = quiet_diagnose(df, target=target).timeline
     assert not [c for c in timeline.columns.values() if any(p.test == "latest_in_named_series" for p in c.evidence)]
+
+
+def test_a_long_run_of_numbered_columns_is_a_series_only_when_its_values_track_one_another():
+    """lab_00 ... lab_26 read as the years 2000-2026 by their names; 27 different tests do not move
+    together, so no member is asked as the latest of a series. Weights taken yearly (wt_00 ...
+    wt_07) do, and their latest stays asked."""
+    rng = np.random.default_rng(0)
+    n = 600
+    labs = pd.DataFrame({f"lab_{i:02d}": rng.normal(size=n).round(3) for i in range(27)})
+    labs["y"] = (labs["lab_03"] + rng.normal(size=n) > 0).astype(int)
+    assert quiet_diagnose(labs, target="y").timeline.columns["lab_26"].group == "baseline"
+    base = rng.normal(size=n)
+    weights = pd.DataFrame({f"wt_{i:02d}": (70 + 5 * base + 0.3 * i + rng.normal(0, 1, n)).round(1) for i in range(8)})
+    weights["y"] = (base + rng.normal(size=n) > 0).astype(int)
+    assert quiet_diagnose(weights, target="y").timeline.columns["wt_07"].group != "baseline"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
@@ -159,7 +160,7 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
               for unit in {w.unit for members in found for w in members}}
     out: dict[str, list[Placement]] = {}
     for members in found:
-        if own is not None and own in members:
+        if own is not None and own in members or not _tracks_over_time(ctx, members):
             continue
         last, earlier = members[-1], members[:-1]
         if last.column in ctx.features and last.at > earlier[-1].at:
@@ -174,6 +175,30 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
                 f"it was measured before '{ctx.outcome.target}' the names do not say", False,
                 {"series": [w.column for w in members]})]
     return out
+
+
+LONG_SERIES = 5  # members from which names alone no longer make one measure taken again
+SERIES_ROWS = 5000
+
+
+def _tracks_over_time(ctx: TimelineContext, members: list[Wave]) -> bool:
+    """Whether a series named by time is one measure taken again. Names are enough for a few members
+    (re74, re75, re78); a long run of numbered columns (lab_00 ... lab_26, which read as the years
+    2000-2026) must also show it in the data: some member moves with the one before it (|Spearman|
+    >= 0.3), as yearly earnings or daily weights do and 27 different tests need not."""
+    if len(members) < LONG_SERIES:
+        return True
+    rows = ctx.df.iloc[:SERIES_ROWS]
+    values = [numeric_values(rows[w.column], ctx.profiles[w.column]) if w.column in ctx.profiles else None
+              for w in members]
+    for a, b in zip(values, values[1:]):
+        if a is None or b is None:
+            continue
+        ok = np.isfinite(a) & np.isfinite(b)
+        if ok.sum() >= 20 and np.ptp(a[ok]) > 0 and np.ptp(b[ok]) > 0 and abs(
+                float(spearmanr(a[ok], b[ok]).statistic)) >= 0.3:
+            return True
+    return False
 
 
 PROCESS_NAME = re.compile(
