@@ -151,3 +151,23 @@ def test_compliance_of_the_development_half():
     df = dev_rdataset("mediation", "jobs").drop(columns="rownames")
     col = quiet_diagnose(df, target="work1").timeline.columns["comply"]
     assert (col.group, col.confidence) == ("during_follow_up", "low")
+
+
+def test_the_attributes_of_numbered_alternatives_are_not_waves():
+    """A choice between two offers (the target 'choice1' or 'choice2') records each offer's price,
+    time and changes as price1, price2, ...: known together when the choice is made, not waves. One
+    numbered stem beside a target that is not a choice among its numbers stays a wave (depress1,
+    depress2 predicting work)."""
+    rng = np.random.default_rng(0)
+    n = 400
+    base = rng.normal(size=n)
+    offers = pd.DataFrame({"id": np.arange(n), "price1": (50 + 10 * base + rng.normal(0, 3, n)).round(),
+                           "price2": (50 + 10 * base + rng.normal(0, 3, n)).round(),
+                           "time1": (120 + 20 * base + rng.normal(0, 5, n)).round(),
+                           "time2": (120 + 20 * base + rng.normal(0, 5, n)).round()})
+    offers["choice"] = np.where(offers["price1"] + rng.normal(0, 5, n) < offers["price2"], "choice1", "choice2")
+    placed = quiet_diagnose(offers, target="choice").timeline.columns
+    assert placed["price2"].group == "baseline" and placed["time2"].group == "baseline"
+    waves = offers.rename(columns={"price1": "depress1", "price2": "depress2"}).drop(columns=["time1", "time2"])
+    waves["work"] = (waves["depress1"] + rng.normal(0, 10, n) > 50).astype(int)
+    assert quiet_diagnose(waves.drop(columns="choice"), target="work").timeline.columns["depress2"].group != "baseline"

@@ -242,9 +242,10 @@ def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
         if (m := TRAILING_NUMBER.match(c)) and ctx.profiles[c].holds_numbers:
             stems.setdefault(m["stem"].lower().rstrip("_."), []).append((int(m["k"]), c))
     out = {}
+    alternatives = _numbered_alternatives(ctx, stems)
     for stem, members in stems.items():
         ks = sorted(k for k, _ in members)
-        if (len(members) < 2 or len(members) > MAX_WAVES or len(stem) < 3 or GENERIC_STEM.match(stem)
+        if (len(members) < 2 or len(members) > MAX_WAVES or len(stem) < 3 or GENERIC_STEM.match(stem) or alternatives
                 or ks != list(range(ks[0], ks[0] + len(ks)))):
             continue
         cols = [c for _, c in sorted(members)]
@@ -257,6 +258,18 @@ def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
                                "before on one scale): measured after it, perhaps after the index", False,
                                {"waves": cols})
     return out
+
+
+def _numbered_alternatives(ctx: TimelineContext, stems: dict[str, list[tuple[int, str]]]) -> bool:
+    """Whether the numbers are the alternatives of a choice, not waves: the target's classes end in
+    them ('choice1', 'choice2'; 1, 2) and two stems or more are numbered alike (price1, price2, time1,
+    time2: each alternative's attributes, known together when the choice is made)."""
+    outcome = ctx.outcome
+    if outcome is None or outcome.kind != TaskKind.CLASSIFICATION or not outcome.classes:
+        return False
+    labels = {m.group(0) for c in outcome.classes if (m := re.search(r"\d+$", str(c).strip()))}
+    numbered = [{str(k) for k, _ in members} for members in stems.values() if len(members) >= 2]
+    return len(labels) == len(outcome.classes) and sum(ks == labels for ks in numbered) >= 2
 
 
 def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
