@@ -11,7 +11,9 @@ function show(value: unknown): string {
   if (typeof value === 'number') {
     return Number.isInteger(value) ? String(value) : value.toPrecision(3);
   }
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  // a list of sentences (the task card's evidence) reads as sentences, not as JSON
+  const sentences = Array.isArray(value) && value.every(v => typeof v === 'string');
+  const text = typeof value === 'string' ? value : sentences ? value.join('; ') : JSON.stringify(value);
   return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS - 1)}…` : text;
 }
 

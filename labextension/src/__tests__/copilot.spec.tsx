@@ -117,6 +117,16 @@ describe('DecisionCard', () => {
       ['drop', 'known later']
     ]);
   });
+
+  it('shows evidence that is a list of sentences as sentences, not JSON', () => {
+    const coding = ['the rows coded 2 were followed longest (median 2,997 against 3: 739)', 'asked'];
+    render(
+      <DecisionCard decision={{ ...leakage, evidence: { status_coding: coding } }} onDecide={() => {}} />
+    );
+    const line = document.querySelector('.jp-dcpilot-evidence li')!.textContent!;
+    expect(line).toContain('= the rows coded 2 were followed longest (median 2,997 against 3: 739); asked');
+    expect(line).not.toContain('["');
+  });
 });
 
 describe("DecisionCard with an agent's proposal", () => {
