@@ -69,6 +69,10 @@ def test_a_class_too_small_to_cross_validate_is_said_in_words_with_what_to_do(tm
     with pytest.raises(ValueError) as info:
         fit_evaluate(named, target="score", task="classification")
     assert "'grade 6' (2 rows)" in str(info.value) and "regression" not in str(info.value)
+    event = frame.assign(score=(frame["score"] == 6).astype(int))  # two codes: an event, no ordered score
+    with pytest.raises(ValueError) as info:
+        fit_evaluate(event, target="score", task="classification")
+    assert "1 (2 rows)" in str(info.value) and "regression" not in str(info.value)
 
 
 def test_a_class_too_small_sends_the_run_back_to_the_task_question(tmp_path, capsys):

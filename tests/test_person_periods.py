@@ -286,3 +286,100 @@ def test_two_events_of_a_small_panel_on_last_rows_by_luck_are_not_person_periods
     df.loc[[4, 19], "default"] = 1  # the last years of firms 0 and 3
     d = quiet_diagnose(df, target="default")
     assert "person_period" not in d.inference("task").details
+
+
+# A layout too weak to read alone (too few events to tell from chance, or a handful of entities not
+# counted from the same first period) is a hint: the rows stay a classification, asked, with survival
+# over the periods as the first alternative; the answer "survival" reads the layout.
+
+TWO_EVENTS = (SEVEN[0], [1, 1, 0, 0, 0, 0, 0])  # 2 events on the 7 last rows of 31: by chance 4.5% of the time
+
+
+def test_a_layout_with_too_few_events_stays_classification_asked_with_survival_first():
+    task = _task(small(*TWO_EVENTS))
+    assert task.value == "classification" and task.confidence == "low"
+    assert task.details["periods_hint"] is True and (task.details["id"], task.details["period"]) == ("id", "t")
+    assert [a.value for a in task.alternatives] == ["survival"]
+    assert "each 'id' followed until its last 't'" in task.alternatives[0].evidence[0]
+    assert "2 events too few to tell that from chance" in task.evidence[1] and "probability 0.045" in task.evidence[-1]
+
+
+def test_a_handful_of_entities_not_started_together_is_a_hint_not_a_reading():
+    late = small(*SEVEN)
+    late.loc[late["id"] == 4, "t"] += 1  # one of seven entities enters a period late
+    task = _task(late)
+    assert task.value == "classification" and task.details["periods_hint"] is True
+    assert "only 6 of 7 entities start at 1" in task.evidence[1]
+
+
+def test_a_hint_is_not_given_where_the_layout_breaks_or_events_could_well_be_chance():
+    one_event = _task(small(SEVEN[0], [1, 0, 0, 0, 0, 0, 0]))  # 1 event on 7 last rows of 31: 23%
+    mid = small(*TWO_EVENTS)
+    mid.loc[(mid["id"] == 3) & (mid["t"] == 2), "E"] = 1  # an event on a middle row
+    for task in (one_event, _task(mid)):
+        assert "periods_hint" not in task.details and task.confidence == "high"
+
+
+def test_survival_given_on_a_weak_layout_reads_the_periods():
+    d = quiet_diagnose(small(*TWO_EVENTS), target="E", task="survival")
+    assert d.task["kind"] == "survival" and d.task["time"] == "t" and d.task["id"] == "id"
+    assert d.inference("task").confidence == "given" and d.inference("task").details["person_period"] is True
+    (finding,) = d.by_kind("repeated_measurements")
+    assert next(o for o in finding.options if o.recommended).action["function"] == "aggregate_per_entity"
+
+
+def test_the_task_card_of_a_hint_offers_survival_though_the_rows_have_no_time():
+    from jupyter_dcpilot.engine import structure_cards
+    from jupyter_dcpilot.engine.structure import Structure
+    from jupyter_dcpilot.engine.task import Task
+
+    inference = _task(small(*TWO_EVENTS))
+    card = structure_cards.task_card(Task(kind="classification", target="E", reason="classification"),
+                                     Structure([inference]))
+    survival = next(o for o in card.options if o.id == "survival")
+    assert "each 'id' followed until its last 't'" in survival.description
+    assert [o.id for o in card.options].index("survival") < [o.id for o in card.options].index("regression")
+    assert "too few to tell that from chance" in card.question
+
+
+def few_events(entities: int = 40, seed: int = 3) -> pd.DataFrame:
+    """Person-period rows of ``entities`` subjects followed 3-8 periods, 2 of them ending in the event."""
+    rng = np.random.default_rng(seed)
+    events = np.zeros(entities, int)
+    events[:2] = 1
+    return expand(pd.DataFrame({"age": rng.normal(50, 10, entities).round(), "dose": rng.choice(["a", "b"], entities),
+                                "k": rng.integers(3, 9, entities), "e": events}), "k", "e")
+
+
+def test_rows_whose_target_changes_within_entities_keep_the_outcome_from_the_last_record():
+    """Taken at the first record, the target would be each entity's state at enrolment (here 0 for
+    all), not the outcome: the baseline row keeps it from the entity's last."""
+    df = few_events()
+    (finding,) = quiet_diagnose(df, target="E").by_kind("repeated_measurements")
+    first = next(o for o in finding.options if o.id == "aggregate_first")
+    assert first.recommended and first.action["params"]["outcome"] == ["E"]
+    assert "'E' from its last record" in first.description
+    out = kt.aggregate_per_entity(df, **first.action["params"])[0]
+    assert len(out) == 40 and out["E"].sum() == 2
+    plain = quiet_diagnose(_rossi(), target="E")  # survival: the event's own options, unchanged
+    assert all("outcome" not in (o.action or {}).get("params", {}) or o.id != "aggregate_first"
+               for f in plain.findings for o in f.options)
+
+
+@pytest.mark.slow
+def test_a_weak_layout_under_the_recommended_policy_ends_not_valid_and_never_as_a_regression(tmp_path):
+    """Two events among 40 subjects: too few to read the layout and too few to cross-validate the
+    rows' classes; a 0/1 target is no ordered score, so the run ends on the failure in words."""
+    import asyncio
+    import io
+
+    from jupyter_dcpilot.cli import run_job
+
+    few_events().to_csv(tmp_path / "data.csv", index=False)
+    state, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="E", approve="recommended",
+                                        planner="rules", out=str(tmp_path / "out"), stream=io.StringIO()))
+    assert state != "finished" and report["valid"] is False and report["task"]["kind"] == "classification"
+    said = " ".join(report["warnings"])
+    assert "1 class has too few rows to cross-validate: 1 (2 rows)" in said and "regression" not in said
+    task_card = next(d for d in report["decisions"] if d["gate"] == "task")
+    assert "2 events too few to tell that from chance" in task_card["question"]

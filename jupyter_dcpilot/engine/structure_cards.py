@@ -70,12 +70,7 @@ def task_card(task: Task, structure: Structure) -> Question:
     unsure = [i for i in asked.values() if _unsure(i) and not (status is not None and i.what == InferenceKind.TASK)]
     ids = missing_id_options(t)
     options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=not ids,
-                              risk=(f"the {t.id_missing} rows without an id in '{t.id}' stop the split: say what "
-                                    "they are" if ids else "; ".join(
-                                        ([f"wrong if another code of '{t.target}' means censored"] if _unsure(status)
-                                         else []) + (["confirms what is uncertain: " + "; ".join(in_words(i) for i in
-                                                                                                 unsure)] if unsure
-                                                     else []))))]
+                              risk=_confirm_risk(t, status, unsure, bool(ids)))]
     options += ids
     options += _censored(t, status)
     options += _kinds(t, asked.get(InferenceKind.TASK), status is not None)
@@ -110,6 +105,17 @@ def task_card(task: Task, structure: Structure) -> Question:
         said = "; ".join(in_words(i) for i in unsure)
         question += " Uncertain: " + said + ("" if said.endswith("?") else ".")  # a choice ends in its question
     return Question(options, question, evidence, list(asked.values()))
+
+
+def _confirm_risk(task: Task, status: Inference | None, unsure: list[Inference], ids_missing: bool) -> str:
+    """What confirming the task as read risks: rows without an id stop the split; else the status's
+    coding and each uncertain choice are taken as they are."""
+    if ids_missing:
+        return f"the {task.id_missing} rows without an id in '{task.id}' stop the split: say what they are"
+    risks = [f"wrong if another code of '{task.target}' means censored"] if _unsure(status) else []
+    if unsure:
+        risks.append("confirms what is uncertain: " + "; ".join(in_words(i) for i in unsure))
+    return "; ".join(risks)
 
 
 def missing_id_options(task: Task, asked: bool = False) -> list[DecisionOption]:
@@ -178,7 +184,8 @@ def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list
     """The other task kinds, the inference's alternatives first (with their evidence); never
     regression for a status of codes (regression is no reading of codes)."""
     ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
-    kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time)
+    # survival needs a time: the task's own, or one the alternative names (a person-period layout)
+    kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time or k.value in ranked)
              and not (status and k == TaskKind.REGRESSION)]
     kinds.sort(key=lambda k: (k.value not in ranked, -(ranked[k.value].score if k.value in ranked else 0)))
     if status:  # the codes as classes: one line, the reason it is not the recommended reading as its risk

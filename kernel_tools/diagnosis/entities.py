@@ -584,7 +584,7 @@ def visits_on_duration_clock(df: pd.DataFrame, entity: Entity, duration: str | N
 
 def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, duration: str | None = None,
                                   event: str | None = None, landmark: float | None = None,
-                                  intervals: bool = False) -> Finding | None:
+                                  intervals: bool = False, target: str | None = None) -> Finding | None:
     """Several records per entity: the options follow the prediction time (``index``).
 
     Predicting from each entity's first record (enrolment), the valid default is that record;
@@ -593,7 +593,9 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
     record is its own prediction (its own outcome or duration), the records stay, grouped.
     ``intervals`` (visit times on the duration's clock, see :func:`visits_on_duration_clock`)
     adds, for survival, every record as a (start, stop] interval for a time-varying Cox model:
-    each interval carries only what was measured by its start.
+    each interval carries only what was measured by its start. ``target`` (not survival): when it
+    changes within some entities, the first record keeps it from the entity's last (the outcome as
+    it ended; the first record's would be the state at enrolment, not an outcome).
     """
     if entity.id is None or entity.evidence.get("share_entities_with_several_rows", 0) == 0:
         return None
@@ -619,7 +621,8 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
                   if ev.get("held_by") else "")
                + (f" Predictions are made at {index.label}: {index.reason}." if index is not None else ""))
     per_row = index is not None and index.kind == "row"
-    options = _baseline_options(key, visit, task_kind, duration, event, landmark, at_start) if visit else []
+    changes = target if (ev.get("target_constant_within_entity") or 1.0) < 1 else None
+    options = _baseline_options(key, visit, task_kind, duration, event, landmark, at_start, changes) if visit else []
     if visit and intervals and at_start and task_kind == TaskKind.SURVIVAL and duration and event:
         options.append(Option(
             "time_varying", "Keep every record as (start, stop] intervals: time-varying Cox",
@@ -647,14 +650,18 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
 
 
 def _baseline_options(key: str, visit: str, task_kind: str, duration: str | None, event: str | None,
-                      landmark: float | None, at_start: bool) -> list[Option]:
-    """One row per entity as known at a fixed time: its first record, or (survival) a landmark."""
+                      landmark: float | None, at_start: bool, changing_target: str | None = None) -> list[Option]:
+    """One row per entity as known at a fixed time: its first record (with ``changing_target``
+    from its last), or (survival) a landmark."""
+    later = (f", with '{changing_target}' from its last record (the outcome as it ended)"
+             if changing_target and task_kind != TaskKind.SURVIVAL else "")
+    outcome = {"outcome": [changing_target]} if later else {}
     options = [Option(
         "aggregate_first", "One row per entity (first record)",
-        f"Keep each '{key}' as it was at its first '{visit}' (the baseline record), as a "
+        f"Keep each '{key}' as it was at its first '{visit}' (the baseline record){later}, as a "
         "prediction at enrolment would see it.",
         "ignores everything measured after the first record", at_start,
-        call("aggregate_per_entity", id=key, time=visit, how="baseline"),
+        call("aggregate_per_entity", id=key, time=visit, how="baseline", **outcome),
     )]
     if landmark is not None and task_kind == TaskKind.SURVIVAL and duration:
         options.append(Option(

@@ -8,7 +8,9 @@ five to nine must hold it on every row and all start at the same period (small e
 layout exist: a few subjects followed for a few periods), and fewer are never read so. At any
 size the events must be too many to have fallen on last rows by luck (at most 1%, hypergeometric),
 and the entities' last periods must differ (all followed to the same period, the 0/1 is an outcome
-read at the study's end). Read as rows of a classification, one subject counts as many and the
+read at the study's end). A layout that holds but misses only the chance or the common start
+(``WEAK_CHANCE``) is a hint: the rows stay a classification, asked, with survival over the periods
+as the alternative. Read as rows of a classification, one subject counts as many and the
 question asked of each row is whether it is the last; read as survival, each row is the interval
 (t-1, t] and the entity's follow-up ends at its last period, with or without the event.
 
@@ -33,6 +35,7 @@ from kernel_tools.vocabulary import FindingKind
 
 MIN_ENTITIES = 5  # below this no layout is evidence of anything
 BY_CHANCE = 0.01  # events this many, all on last rows, by chance at most this often
+WEAK_CHANCE = 0.05  # ...and up to this often, a layout that is only a hint: asked, not read
 SMALL = 10  # below this many entities the layout must hold on every row: all start together, no gap
 MIN_REPEATED = 0.5  # share of rows that follow an earlier period of their entity (two periods each on average)
 MIN_PERIODS = 3  # a period takes several values: a 0/1 flag that turns on (a transplant) is a covariate
@@ -55,6 +58,18 @@ class PersonPeriods:
     steps: int  # rows that follow an earlier period of their entity
     steps_by_one: int  # of those, the rows whose period is one more than the row before
     chance: float  # probability that ``events`` events on rows at random all fall on last rows
+    strong: bool = True  # False: a hint only (too few events, or a handful of entities not started together)
+
+    @property
+    def doubt(self) -> str:
+        """Why a weak layout is only a hint ('' for a strong one)."""
+        if self.strong:
+            return ""
+        if self.chance > BY_CHANCE:
+            return (f"{self.events} event{'s' if self.events != 1 else ''} too few to tell that from chance (read "
+                    f"from a probability of {BY_CHANCE:g} down)")
+        return (f"only {self.same_start} of {self.entities} entities start at {self.starts_at:g}: too few entities "
+                "to read the layout when they are not all counted from the same first period")
 
     @property
     def reason(self) -> str:
@@ -71,9 +86,11 @@ def _probability(p: float) -> str:
 
 
 def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str,
-                        event: np.ndarray) -> PersonPeriods | None:
+                        event: np.ndarray, weak: bool = False) -> PersonPeriods | None:
     """The entity and period column of a person-period table whose 0/1 ``event`` (per row, NaN
-    where missing) is the target, or None."""
+    where missing) is the target, or None; with ``weak`` also a layout that is only a hint
+    (``strong`` False: events that could fall on last rows by chance up to ``WEAK_CHANCE``, or a
+    handful of entities not all counted from the same first period), found when no strong one is."""
     if np.isnan(event).any() or len(df) < MIN_ENTITIES * 2:
         return None
     periods = {c: numeric_values(df[c], p) for c, p in profiles.items()
@@ -84,9 +101,10 @@ def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], ta
     ids = [c for c, p in profiles.items() if c != target and _id_like(p) and p.nunique >= events]
     ids = [c for c in sorted(ids, key=lambda c: -profiles[c].nunique)[:MAX_IDS] if _may_hold(df[c], event)]
     found = [f for entity_id in ids for period, values in periods.items() if period != entity_id
-             if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None]
-    # a period counted from each entity's start beats one that merely rises with it (an age in years)
-    return min(found, key=lambda f: f.starts_at, default=None)
+             if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None and (weak or f.strong)]
+    # a strong layout first; a period counted from each entity's start beats one that merely rises
+    # with it (an age in years)
+    return min(found, key=lambda f: (not f.strong, f.starts_at), default=None)
 
 
 def _id_like(profile: ColumnProfile) -> bool:
@@ -105,7 +123,8 @@ def _may_hold(ids: pd.Series, event: np.ndarray) -> bool:
 
 
 def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: str, name: str) -> PersonPeriods | None:
-    """The layout of (entity, period) rows with its evidence, or None. The evidence scales with the
+    """The layout of (entity, period) rows with its evidence (``strong`` False when it is only a
+    hint: see :func:`find_person_periods`), or None. The evidence scales with the
     size: a few entities must each show it (the same first period, every step one), and the events'
     fall on last rows must be unlikely by chance (hypergeometric: ``events`` rows drawn at random
     from all rows, all of them last rows), which on a small table asks for several events."""
@@ -132,10 +151,11 @@ def _layout(ids: pd.Series, period: np.ndarray, event: np.ndarray, entity_id: st
     chance = float(hypergeom.pmf(events, len(frame), entities, events))
     # a handful of entities (lifelines' panel example: 7 of 3-5 periods) is evidence only when
     # every one of them was counted from the same first period
-    if entities < SMALL and same_start < entities or chance > BY_CHANCE:
+    if chance > WEAK_CHANCE:
         return None
+    strong = not (entities < SMALL and same_start < entities or chance > BY_CHANCE)
     return PersonPeriods(entity_id, name, int(entities), int(len(frame)), events, starts_at, same_start, steps,
-                         by_one, chance)
+                         by_one, chance, strong)
 
 
 def person_period_finding(found: PersonPeriods, target: str) -> Finding:

@@ -300,7 +300,8 @@ def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str
     if outcome.periods is not None and target is not None:  # its own question: follow-up to the last period
         return when, periods.person_period_finding(outcome.periods, target)
     rm = run.run("repeated measurements", entities.repeated_measurements_finding, entity, outcome.kind,
-                 when, duration, target if survival else None, landmark, intervals)
+                 when, duration, target if survival else None, landmark, intervals,
+                 None if survival else target)
     return when, rm
 
 

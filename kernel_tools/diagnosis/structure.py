@@ -35,7 +35,7 @@ from kernel_tools.diagnosis.timeline import (
     timeline_source,
 )
 from kernel_tools.diagnosis.trial_arms import one_arm_measures
-from kernel_tools.diagnosis.waves import Wave, named_series, parse_wave, same_measurement
+from kernel_tools.diagnosis.waves import SAME_MEASURE, Wave, named_series, parse_wave, same_measurement
 from kernel_tools.vocabulary import EvidenceSource, TaskKind, TimelineGroup
 
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
@@ -184,8 +184,8 @@ SERIES_ROWS = 5000
 def _tracks_over_time(ctx: TimelineContext, members: list[Wave]) -> bool:
     """Whether a series named by time is one measure taken again. Names are enough for a few members
     (re74, re75, re78); a long run of numbered columns (lab_00 ... lab_26, which read as the years
-    2000-2026) must also show it in the data: some member moves with the one before it (|Spearman|
-    >= 0.3), as yearly earnings or daily weights do and 27 different tests need not."""
+    2000-2026) must also show it in the data: some member moves with the one before it (|Spearman| of
+    ``waves.SAME_MEASURE`` or more), as yearly earnings or daily weights do and 27 different tests need not."""
     if len(members) < LONG_SERIES:
         return True
     rows = ctx.df.iloc[:SERIES_ROWS]
@@ -196,7 +196,7 @@ def _tracks_over_time(ctx: TimelineContext, members: list[Wave]) -> bool:
             continue
         ok = np.isfinite(a) & np.isfinite(b)
         if ok.sum() >= 20 and np.ptp(a[ok]) > 0 and np.ptp(b[ok]) > 0 and abs(
-                float(spearmanr(a[ok], b[ok]).statistic)) >= 0.3:
+                float(spearmanr(a[ok], b[ok]).statistic)) >= SAME_MEASURE:
             return True
     return False
 

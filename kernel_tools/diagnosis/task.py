@@ -215,10 +215,12 @@ def infer_task(
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
     values = numeric_values(s, prof) if numeric else None
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
+    hint = None
     if task is None and values is not None:
         survival = _found_events(df, profiles, s, target, values, plain_number)
         if survival is not None:
             return survival
+        hint = _periods_hint(df, profiles, s, target)
     # plain_number implies numeric values
     quantity = quantity_reason(values) if plain_number and values is not None and prof.is_integer else None
     score = (ordered_score(values, target) if plain_number and values is not None and prof.is_integer
@@ -227,11 +229,35 @@ def infer_task(
     if task == TaskKind.REGRESSION or (plain_number and (
             distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity or score)):
         return _regression(values, target, task, distinct, quantity, score)
-    return _classification(s, target, task, distinct, numeric and prof.is_integer)
+    outcome = _classification(s, target, task, distinct, numeric and prof.is_integer)
+    if hint is not None and outcome.inference is not None:
+        _ask_periods(outcome.inference, hint, target)
+    return outcome
+
+
+def _periods_hint(df, profiles, s: pd.Series, target: str) -> PersonPeriods | None:
+    """A person-period layout too weak to read as survival (see :mod:`.periods`), or None."""
+    event = event_indicator(s)
+    return find_person_periods(df, profiles, target, event[0], weak=True) if event is not None else None
+
+
+def _ask_periods(inference: Inference, hint: PersonPeriods, target: str) -> None:
+    """The rows' classification asked, with survival over the periods ranked first: the layout is
+    there, but too weak to decide alone."""
+    inference.confidence = Confidence.LOW
+    inference.evidence[1:1] = [f"the rows may be periods of each '{hint.id}' ('{hint.period}' rises by one, "
+                               f"'{target}' is 0 before each one's last row), but {hint.doubt}"]
+    inference.evidence.append(f"the layout: {hint.reason}")
+    inference.alternatives.insert(0, Alternative(
+        "survival", [f"person-period rows: each '{hint.id}' followed until its last '{hint.period}', one row per "
+                     f"'{hint.id}' with '{target}' from its last row"], 0.4))
+    inference.details.update({"periods_hint": True, "id": hint.id, "period": hint.period})
 
 
 def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None) -> Outcome:
     candidates = []
+    if time is None and (periods := _given_periods(df, profiles, s, target)) is not None:
+        return periods
     if time is None:
         candidates = duration_candidates(df, profiles, {target})
         time = find_duration(df, profiles, {target})
@@ -336,12 +362,13 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     return outcome
 
 
-def _found_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
-    """A 0/1 target on person-period rows (see :mod:`.periods`): survival until each entity's last
-    period, found from the data's structure alone, so asked (low confidence) with classification
-    of the rows as the alternative."""
+def _found_periods(df, profiles, s: pd.Series, target: str, found: PersonPeriods | None = None) -> Outcome | None:
+    """A 0/1 target on person-period rows (see :mod:`.periods`; ``found``: the layout, when already
+    read): survival until each entity's last period, found from the data's structure alone, so
+    asked (low confidence) with classification of the rows as the alternative."""
     event = event_indicator(s)
-    found = find_person_periods(df, profiles, target, event[0]) if event is not None else None
+    if found is None and event is not None:
+        found = find_person_periods(df, profiles, target, event[0])
     if event is None or found is None:
         return None
     reason = f"survival over person-period rows: each '{found.id}' followed until its last '{found.period}'"
@@ -359,6 +386,18 @@ def _found_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
         InferenceKind.DURATION, found.period, Confidence.LOW,
         [f"each '{found.id}' is followed until its last '{found.period}' (from the data's layout)"])
     return outcome
+
+
+def _given_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Survival given with no time, on person-period rows (even a weak layout: the user said the
+    rows are survival, the layout says how): followed until each entity's last period."""
+    hint = _periods_hint(df, profiles, s, target)
+    found = _found_periods(df, profiles, s, target, hint) if hint is not None else None
+    if found is None or found.inference is None or found.duration_inference is None:
+        return None
+    found.inference.confidence, found.inference.alternatives = Confidence.GIVEN, []
+    found.duration_inference.confidence = Confidence.HIGH
+    return found
 
 
 def _found_intervals(df, profiles, s: pd.Series, target: str) -> Outcome | None:

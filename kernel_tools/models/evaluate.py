@@ -771,7 +771,8 @@ def small_classes_message(counts: pd.Series) -> str:
     """The classes too small to cross-validate, in words (labels as written, never ``np.int64(6)``)."""
     small = counts[counts < MIN_CLASS_ROWS].sort_index()
     listed = ", ".join(f"{_label(c)} ({n} row{'s' if n != 1 else ''})" for c, n in small.items())
-    numbers = all(isinstance(_label_value(c), (int, float)) for c in counts.index)
+    # two codes (0/1) are no ordered score: regression of an event would be no better a task
+    numbers = len(counts) > 2 and all(isinstance(_label_value(c), (int, float)) for c in counts.index)
     remedy = (f"{AS_A_SCORE}; else merge the rare classes or drop their rows" if numbers
               else "merge the rare classes into another or drop their rows")
     return (f"{len(small)} class{'es have' if len(small) > 1 else ' has'} {TOO_FEW_TO_CROSS_VALIDATE}: "
