@@ -381,5 +381,5 @@ def test_a_weak_layout_under_the_recommended_policy_ends_not_valid_and_never_as_
     assert state != "finished" and report["valid"] is False and report["task"]["kind"] == "classification"
     said = " ".join(report["warnings"])
     assert "1 class has too few rows to cross-validate: 1 (2 rows)" in said and "regression" not in said
-    task_card = next(d for d in report["decisions"] if d["gate"] == "task")
-    assert "2 events too few to tell that from chance" in task_card["question"]
+    checks = {c["check"]: c for c in report["validity"]}
+    assert "2 events too few to tell that from chance" in checks["structure_confirmed"]["detail"]

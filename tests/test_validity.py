@@ -11,7 +11,7 @@ from jupyter_dcpilot.engine.structure import Structure
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import CHECKS, audit, verdict
 from kernel_tools.findings import Finding
-from kernel_tools.inferences import Inference
+from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.models.uncertainty import holdout_size
 
 MODEL = {"model_name": "CoxPH", "metric": "c_index", "cv_score": 0.72, "holdout_score": 0.70,
@@ -282,6 +282,10 @@ def test_entities_on_both_sides_and_the_wrong_metric():
 
 def test_no_model_and_no_index_fail_plainly():
     assert failed(audit(session([REPEATED], [split_step()]))) == {"model_trained": "no model was trained"}
+    unsure = Structure([Inference("task", "classification", "low", ["2 codes"], [Alternative("survival")])])
+    problems = failed(audit(session([REPEATED], [split_step()], structure=unsure)))
+    assert problems["model_trained"] == "no model was trained"  # and what an expert must confirm, named
+    assert problems["structure_confirmed"].startswith("1 structural choice(s) an expert must confirm")
     s = session([REPEATED], valid_plan(), task=Task(kind="survival", id="id"))
     assert "never established" in failed(audit(s))["known_at_index"]
 

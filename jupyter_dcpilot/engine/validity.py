@@ -401,7 +401,10 @@ def audit(session: Session, model: dict[str, Any] | None = None,
         model = train_step.result.get("report")
     checks = [_diagnosis_complete(session)]
     if not model:
-        return [Check("model_trained", False, "no model was trained"), *checks]
+        # what an expert must confirm is still said: a wrong task or entity may be why no model trained
+        unsure = _structure_confirmed(session, set()) if session.structure.inferences else None
+        return [Check("model_trained", False, "no model was trained"), *checks,
+                *([unsure] if unsure is not None and not unsure.passed else [])]
     features = set(model.get("features") or [])
     flagged = flagged_columns(session)
     entity = session.task.id
