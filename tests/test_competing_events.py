@@ -181,3 +181,52 @@ def test_a_status_coded_1_2_3_runs_as_survival_after_a_recode_cell_that_undo_tak
     checks = {c["check"]: c for c in report["validity"]}
     assert checks["task_metric"]["passed"] and not checks["structure_confirmed"]["passed"]
     assert "2 censored" in checks["structure_confirmed"]["detail"]
+
+
+def staggered(medians: dict[int, float], counts: dict[int, int], seed: int = 0) -> pd.DataFrame:
+    """A status whose code k has ``counts[k]`` rows followed about ``medians[k]`` (spread 20%)."""
+    rng = np.random.default_rng(seed)
+    status = np.concatenate([np.full(n, k) for k, n in counts.items()])
+    time = np.concatenate([medians[k] * rng.uniform(0.8, 1.2, n) for k, n in counts.items()])
+    return pd.DataFrame({"age": rng.normal(60, 10, len(status)).round(), "time": time.round(3), "status": status})
+
+
+def test_0_followed_longest_by_a_margin_is_taken_whatever_the_rank_test_says():
+    # nearly everyone had an event: 4 censored rows (two of them lost early) are too few for
+    # p < 0.05, not for the margin
+    df = staggered({0: 9.0, 1: 2.0, 2: 1.5}, {0: 4, 1: 89, 2: 7})
+    df.loc[df.index[:2], "time"] = [0.5, 1.0]
+    coding = censoring_code(df["status"].to_numpy(float), df["time"].to_numpy(), named_follow_up=False)
+    assert coding is not None and coding.censored == 0 and not coding.uncertain and coding.stands_out
+    assert float(coding.evidence[0].split("p = ")[1].split(")")[0]) >= 0.05
+
+
+def test_another_code_than_0_needs_strong_evidence_else_0_is_taken_and_flagged_uncertain():
+    # 1's rows followed longest, beyond chance, but only 1.3x 0's: not enough to overrule the convention
+    df = staggered({0: 5.0, 1: 6.5, 2: 2.0}, {0: 150, 1: 60, 2: 150}, seed=1)
+    coding = censoring_code(df["status"].to_numpy(float), df["time"].to_numpy(), named_follow_up=False)
+    assert coding is not None and coding.censored == 0 and coding.uncertain and not coding.stands_out
+    assert "not clearly enough to overrule the convention" in coding.evidence[0]
+    strong = staggered({0: 3.0, 1: 6.5, 2: 2.0}, {0: 150, 1: 60, 2: 150}, seed=1)
+    coding = censoring_code(strong["status"].to_numpy(float), strong["time"].to_numpy(), named_follow_up=False)
+    assert coding is not None and coding.censored == 1 and not coding.uncertain
+
+
+def test_an_uncertain_coding_is_asked_even_where_survival_was_given():
+    df = staggered({0: 5.0, 1: 6.5, 2: 2.0}, {0: 150, 1: 60, 2: 150}, seed=1)
+    d = quiet_diagnose(df, target="status", task="survival", time="time")
+    task = d.inference("task")
+    assert d.task["censored"] == "0" and task.confidence == "low" and task.details["censoring_uncertain"] is True
+    assert "survival with 1 censored" in [a.value for a in task.alternatives]
+    sure = quiet_diagnose(staggered({0: 9.0, 1: 2.0, 2: 1.5}, {0: 40, 1: 90, 2: 30}), target="status",
+                          task="survival", time="time")
+    assert sure.task["censored"] == "0" and sure.inference("task").confidence == "given"
+
+
+def test_the_censoring_code_of_cgvhd_is_0_on_its_subsamples():
+    df = _cgvhd()
+    status, time = df["status"].to_numpy(float), df["ftime"].to_numpy(float)
+    for seed in range(10):
+        rows = np.random.default_rng(seed).choice(len(df), int(0.8 * len(df)), replace=False)
+        coding = censoring_code(status[rows], time[rows], named_follow_up=False)
+        assert coding is not None and coding.censored == 0, seed

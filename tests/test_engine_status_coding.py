@@ -130,3 +130,23 @@ def test_a_plain_survival_task_card_is_unchanged_by_the_status_reading():
                                   Structure([plain]))
     assert q.question == "Is this the task? survival: predict 'status' with duration 'time', at each row's own time. (r)"
     assert [o.id for o in q.options] == ["confirm", "classification", "regression"]
+
+
+def test_a_coding_the_follow_up_leaves_uncertain_reaches_the_card_as_a_question_even_given_as_survival():
+    # the diagnosis itself (in this process): 1's rows followed longest, but only 1.3x 0's
+    import numpy as np
+    import pandas as pd
+    from dev_tables import quiet_diagnose
+
+    rng = np.random.default_rng(1)
+    medians, counts = {0: 5.0, 1: 6.5, 2: 2.0}, {0: 150, 1: 60, 2: 150}
+    df = pd.DataFrame({"age": rng.normal(60, 10, 360).round(),
+                       "time": np.concatenate([m * rng.uniform(0.8, 1.2, counts[k]) for k, m in medians.items()]),
+                       "status": np.concatenate([np.full(n, k) for k, n in counts.items()])})
+    d = quiet_diagnose(df, target="status", task="survival", time="time")
+    assert d.task["censored"] == "0"  # the convention, not overruled
+    task = Task(kind="survival", target="status", time="time", censored="0", reason="r", index=ROW)
+    q = structure_cards.task_card(task, Structure([d.inference("task")]))
+    assert "Uncertain: which code of 'status' means censored: 0, 1, 2" in q.question
+    assert "uncertain" in q.evidence["status_coding"][0]
+    assert q.options[0].risk == "wrong if another code of 'status' means censored"

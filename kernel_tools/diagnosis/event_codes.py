@@ -6,6 +6,13 @@ alive / died of the disease / died of other causes, coded 0/1/2 with 0 not the m
 follow-up does. A subject still event-free is followed until the study ends, one with an event
 only until the event: the censoring code's rows are followed longest. That evidence is stated
 and tested (a rank test against the other rows), and a choice made without it is asked.
+
+0 is every reader's censoring code, so the data need only agree with it: 0 followed longest, by a
+clear margin, is taken whatever the rank test says (a cohort where nearly everyone had an event
+has a handful of censored rows, too few for any test), and by a small margin when the test is
+strong. Another code is taken only on strong
+evidence; short of it, the choice is *uncertain* (0 when it is a code, else the longest-followed)
+and is asked as such, even where survival was given.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ MIN_CODES, MAX_CODES = 3, 5  # censored and at most four competing events
 STANDOUT_P = 0.05  # the longest-followed code's rows against all others (one-sided rank test; a
 # censoring code of a handful of rows still shows, a chance difference between classes seldom)
 STANDOUT_RATIO = 1.25  # its median follow-up at least this much above every other code's
+STRONG_P, STRONG_RATIO = 0.01, 1.5  # a code other than 0 is taken as censored only on this evidence
 
 
 @dataclass
@@ -31,6 +39,7 @@ class Coding:
     counts: dict[float, int]
     standout_p: float | None = None  # the rank test's p when the censoring code stands out
     evidence: list[str] = field(default_factory=list)
+    uncertain: bool = False  # the follow-up does not support the choice: asked even when survival is given
 
     @property
     def stands_out(self) -> bool:
@@ -54,9 +63,9 @@ def status_codes(values: np.ndarray | None) -> np.ndarray | None:
 
 
 def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bool) -> Coding | None:
-    """The code to read as censored, with its evidence; None when nothing says the column is a
-    status (no code is followed clearly longest, and the time is not named as a follow-up or
-    there is no conventional 0): then the codes are classes, not events."""
+    """The code to read as censored, with its evidence (see the module docstring); None when
+    nothing says the column is a status (no code is followed clearly longest, and the time is not
+    named as a follow-up or there is no conventional 0): then the codes are classes, not events."""
     codes = status_codes(values)
     if codes is None:
         return None
@@ -67,22 +76,40 @@ def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bo
     if len(medians) < MIN_CODES:
         return None
     order = sorted(medians, key=lambda c: -medians[c])
-    top, runner_up = order[0], order[1]
+    top = order[0]
     p = _standout(d[v == top], d[v != top])
-    standing = p < STANDOUT_P and medians[top] >= STANDOUT_RATIO * medians[runner_up]
-    if standing:
-        censored = top
-    elif named_follow_up and 0.0 in counts:
-        censored = 0.0
+    ratio = medians[top] / medians[order[1]] if medians[order[1]] > 0 else np.inf
+    if top == 0.0 and (ratio >= STANDOUT_RATIO or p < STRONG_P):
+        censored, sure = 0.0, True  # the convention, and the data agree (by a margin, or beyond chance)
+    elif top != 0.0 and p < STRONG_P and ratio >= STRONG_RATIO:
+        censored, sure = top, True
+    elif (p < STANDOUT_P and ratio >= STANDOUT_RATIO) or (named_follow_up and 0.0 in counts):
+        censored, sure = (0.0 if 0.0 in counts else top), False
     else:
         return None
     events = [float(c) for c in codes if c != censored]
-    others = ", ".join(f"{_code(c)}: {_length(medians[c])}" for c in order if c != top)
-    why = (f"the rows coded {_code(top)} were followed longest (median {_length(medians[top])} against {others}; "
-           f"rank test p = {p:.2g}): the subjects still event-free when follow-up ended" if standing else
-           f"no code's rows were followed clearly longest (medians {_code(top)}: {_length(medians[top])}, {others}); "
-           f"0 taken as censored by convention only")
-    return Coding(censored, events, medians, counts, p if standing else None, [why])
+    return Coding(censored, events, medians, counts, p if sure else None,
+                  [_evidence(order, medians, p, censored, sure)], uncertain=not sure)
+
+
+def _evidence(order: list[float], medians: dict[float, float], p: float, censored: float, sure: bool) -> str:
+    """The choice in words: what the follow-up says, and why it is uncertain when it is."""
+    top = order[0]
+    others = ", ".join(f"{_code(c)}: {_length(medians[c])}" for c in order[1:])
+    followed = f"median {_length(medians[top])} against {others}; rank test p = {p:.2g}"
+    if sure:
+        return (f"the rows coded {_code(top)} were followed longest ({followed}): the subjects still event-free "
+                "when follow-up ended")
+    bar = f"p < {STRONG_P:g} and {STRONG_RATIO:g}x the runner-up's median"
+    if censored != top:
+        return (f"the rows coded {_code(top)} were followed longest ({followed}), not clearly enough to overrule "
+                f"the convention ({bar}); 0 taken as censored by convention only: uncertain")
+    if top == 0.0:
+        return (f"the rows coded 0 were followed longest but not clearly ({followed}; under "
+                f"{STANDOUT_RATIO:g}x the runner-up's median and p >= {STRONG_P:g}); 0 taken as censored by "
+                "convention only: uncertain")
+    return (f"the rows coded {_code(top)} were followed longest but not clearly ({followed}; a code other than 0 "
+            f"needs {bar}), and no code is 0: uncertain")
 
 
 def _standout(longest: np.ndarray, rest: np.ndarray) -> float:

@@ -6,7 +6,9 @@ as a pair — its time and its indicator (``ptime``/``pstat``, ``ta``/``da``, ``
 — and the two go together: once one is known to come after the index, so is the other. The two
 bounds of one quantity (``lower``/``upper``) go together too. A series of times (``etime1`` ...
 ``etime7``, each no earlier than the one before) keeps its order: what follows a time after the
-index is after it as well. These are *structure* evidence, as decisive as a test on the data.
+index is after it as well. Another endpoint's (time, indicator) beside the chosen follow-up
+(overall survival beside a time to progression) is during follow-up (:mod:`.endpoints`). These are
+*structure* evidence, as decisive as a test on the data.
 
 Names say more, but only as proposals (weak evidence, confirmed by an expert): a column named
 with a time later than the target's own (``depress2`` next to the target ``work1`` and its
@@ -28,6 +30,7 @@ from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
+from kernel_tools.diagnosis.endpoints import other_endpoints
 from kernel_tools.diagnosis.timeline import (
     ORDER,
     Placement,
@@ -127,6 +130,9 @@ def structure_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
                 out.setdefault(other, []).append(Placement(
                     group, EvidenceSource.STRUCTURE, "partner",
                     f"goes with '{known}' ({what}), which is recorded after the index", True, {"partner": known}))
+    for c, placement in _other_endpoints(ctx, strong=True).items():
+        if c not in after:
+            out.setdefault(c, []).append(placement)
     for members in series(ctx):
         first = next((i for i, c in enumerate(members) if c in after), None)
         if first is None:
@@ -293,6 +299,27 @@ def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
     return out
 
 
+def _other_endpoints(ctx: TimelineContext, strong: bool) -> dict[str, Placement]:
+    """The time and indicator of each other endpoint (:mod:`.endpoints`) whose evidence is ``strong``
+    (one follow-up with the target's: structure) or not (asked: a name's proposal)."""
+    if ctx.outcome is None:
+        return {}
+    named = {(a, b) for a, b, what in partners(ctx) if what.startswith("a (time, indicator)")}
+    out = {}
+    for e in other_endpoints(ctx.df, ctx.profiles, ctx.outcome, ctx.features, named):
+        if e.strong != strong:
+            continue
+        placed = {c for c in (e.time, e.flag) if (tm := ctx.timings.get(c)) is not None
+                  and tm.timing in ("follow_up", "outcome_derived")}
+        words = e.words(ctx.outcome.time, ctx.outcome.target)
+        numbers = {"endpoint_time": e.time, "endpoint_flag": e.flag, "share_ending_with_follow_up": e.same_end}
+        source = EvidenceSource.STRUCTURE if strong else EvidenceSource.NAMES
+        for c in (e.time, e.flag):
+            if c not in placed:
+                out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, source, "other_endpoint", words, strong, numbers)
+    return out
+
+
 def _received_in_one_arm(ctx: TimelineContext) -> dict[str, Placement]:
     """What a trial records in the treated arm only (:func:`.trial_arms.one_arm_measures`):
     proposed as during follow-up, asked."""
@@ -315,7 +342,7 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     target = ctx.outcome.target
     out = _latest_of_a_series(ctx)
     for c, placement in {**_numbered_waves(ctx), **_time_within_follow_up(ctx),
-                                         **_received_in_one_arm(ctx)}.items():
+                         **_received_in_one_arm(ctx), **_other_endpoints(ctx, strong=False)}.items():
         if _later_than_target(ctx, c) is None:  # the target's own later wave is said below
             out.setdefault(c, []).append(placement)
     for c in ctx.features:

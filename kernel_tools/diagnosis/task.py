@@ -350,15 +350,16 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     alternatives.append(Alternative("classification", [f"the {len(codes)} codes as classes, ignoring the follow-up: "
                                                        "a row's class would depend on how long it was followed"],
                                     0.1))
-    # survival given, the code read as censored is still a guess unless it is 0 (every reader's)
-    sure = given and coding.censored == 0
+    # survival given, the code read as censored is still a guess unless it is 0 (every reader's) and
+    # the follow-up does not speak against it
+    sure = given and coding.censored == 0 and not coding.uncertain
     outcome.inference = Inference(
         InferenceKind.TASK, "survival", Confidence.GIVEN if sure else Confidence.LOW,
         [reading, *coding.evidence], [] if sure else alternatives,
         details={"event_codes": [f"{c:g}" for c in codes], "censored": f"{coding.censored:g}",
                  "events": [f"{c:g}" for c in coding.events], "competing": "any event",
                  "follow_up_medians": {f"{c:g}": m for c, m in coding.medians.items()},
-                 "censoring_stands_out": coding.stands_out})
+                 "censoring_stands_out": coding.stands_out, "censoring_uncertain": coding.uncertain})
     return outcome
 
 
