@@ -22,6 +22,14 @@ if sys.dont_write_bytecode and not sys.pycache_prefix:
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _PYCACHE.name
     sys.dont_write_bytecode = False
 
+# pytest-xdist's processes share the machine's cores with the kernels they start: a thread per core
+# for each one's OpenMP and OpenBLAS oversubscribes them, and spinning threads collapse under
+# contention (ENVIRONMENT.md: a 5-fold CV 12 s -> 42 s). One thread each (set before a worker
+# imports either library; its kernels inherit it); a test of thread limits sets its own.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
 # Kernels spill checkpoints to the user's cache by default: the kernels tests start inherit a
 # cache of their own, removed when the run ends, so a test run leaves nothing in ~/.cache.
 _CACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-cache-")
