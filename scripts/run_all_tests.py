@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,6 +130,24 @@ def run_browser(tmp: Path, bin_dir: Path, results: dict[str, tuple[int, int, int
 
 def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="dcpilot-tests-"))
+    try:
+        share_bytecode(tmp)
+        return run_suites(tmp)
+    finally:
+        shutil.rmtree(tmp / "pycache", ignore_errors=True)
+
+
+def share_bytecode(tmp: Path) -> None:
+    """Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE) every kernel, server and test
+    process would compile its imports from source (~3 s of a kernel's start): every suite of the
+    run shares one cache, in ``tmp``, removed at the end (tests/conftest.py does the same for a
+    pytest run of its own)."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        os.environ.pop("PYTHONDONTWRITEBYTECODE")
+        os.environ["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+
+
+def run_suites(tmp: Path) -> int:
     python = sys.executable
     bin_dir = Path(python).parent
     results: dict[str, tuple[int, int, int]] = {}

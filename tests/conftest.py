@@ -4,11 +4,31 @@ extension enabled, and the fixtures every server test of the co-pilot uses."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import pytest
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# Where Python is told not to write bytecode (PYTHONDONTWRITEBYTECODE, set on the project's
+# machines) and the venv ships none (uv installs none), every kernel, server and CLI run the suite
+# starts compiles pandas, scikit-learn and this tree from source: ~3 s of a kernel's ~4 s start.
+# The run compiles each module once, into a cache of its own removed when the run ends (no
+# __pycache__ in the tree); the processes it starts, pytest-xdist's workers included, inherit it.
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    _PYCACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-pycache-")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _PYCACHE.name
+    sys.dont_write_bytecode = False
+
+# pytest-xdist's processes share the machine's cores with the kernels they start: a thread per core
+# for each one's OpenMP and OpenBLAS oversubscribes them, and spinning threads collapse under
+# contention (ENVIRONMENT.md: a 5-fold CV 12 s -> 42 s). One thread each (set before a worker
+# imports either library; its kernels inherit it); a test of thread limits sets its own.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
 
 # Kernels spill checkpoints to the user's cache by default: the kernels tests start inherit a
 # cache of their own, removed when the run ends, so a test run leaves nothing in ~/.cache.

@@ -47,6 +47,9 @@ def test_one_openmp_thread_holds_in_the_background_thread_only():
         inside, go_on = threading.Event(), threading.Event()
 
         def background():
+            # a new thread starts from the process's default (OMP_NUM_THREADS, or one per core), not
+            # from the caller's limit: its own limit, apart from 1 and 2, is the one to come back to
+            threadpool_limits(limits=3, user_api="openmp")
             with one_openmp_thread():
                 seen = {"inside": openmp_threads()}
                 inside.set()
@@ -60,7 +63,7 @@ def test_one_openmp_thread_holds_in_the_background_thread_only():
         main_meanwhile = openmp_threads()  # while the background thread is inside its limit
         go_on.set()
         thread.join(30)
-        assert out["inside"] == 1 and main_meanwhile == 2 and out["after"] == 2
+        assert out["inside"] == 1 and main_meanwhile == 2 and out["after"] == 3
 
 
 @linux
