@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,8 @@ def run_cli(cmd: list[str], out: Path, workdir: Path, timeout: float,
     """Run ``jupyter dcpilot run`` (``cmd``) and read its report.json from ``out``, with the
     wall time (``seconds``), exit code and ``out``; ``{"error": ...}`` when it timed out or
     wrote none."""
+    # an earlier run's outputs would be read back as this run's (the CLI refuses to overwrite them)
+    shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir,
