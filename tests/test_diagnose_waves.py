@@ -71,3 +71,58 @@ def test_distances_and_unrelated_columns_sharing_a_stem_stay_quiet():
     df = pd.DataFrame({"score_3m": rng.normal(50, 10, n), "score_6m": rng.normal(50, 10, n),
                        "age": rng.integers(20, 80, n)})
     assert follow_up_columns(kt.diagnose(df, target="score_3m")) == set()  # same names, no common measure
+
+
+@pytest.mark.parametrize(("name", "stem", "at"), [
+    ("preOp_pain", "pain", 0.0),
+    ("baseline_sbp", "sbp", 0.0),
+    ("pacu30min_cough", "cough", 30 / 1440),  # a place, then the time
+    ("postOp4hour_throatPain", "throatpain", 4 / 24),
+    ("pod1am_cough", "cough", 1.0),  # post-operative day 1, morning ...
+    ("pod1pm_cough", "cough", 1.5),  # ... and afternoon
+    ("day3_lactate", "lactate", 3.0),
+    ("week12_bp", "bp", 84.0),
+    ("24h_urine", "urine", 1.0),
+])
+def test_time_points_written_before_the_measure(name, stem, at):
+    wave = parse_wave(name)
+    assert wave is not None and (wave.stem, wave.unit) == (stem, "days")
+    assert wave.at == pytest.approx(at)
+
+
+@pytest.mark.parametrize("name", ["intraOp_size", "extubation_cough", "h2o_level", "co2_ppm", "mp3_player",
+                                  "b12_level", "x1_a", "prepaid_card"])
+def test_names_that_do_not_start_with_a_time(name):
+    assert parse_wave(name) is None
+
+
+def _daily_crp(n: int = 300, seed: int = 0) -> pd.DataFrame:
+    """An inflammation marker on days 0, 2 and 7 after surgery (one measure drifting), a white count
+    on days 2 and 7, and baseline columns; days written first, as a study form's sections are."""
+    rng = np.random.default_rng(seed)
+    base = rng.lognormal(1.5, 0.6, n)
+    crp = {f"day{k}_crp": (base * rng.lognormal(0.2 * k, 0.3, n)).round(1) for k in (0, 2, 7)}
+    wbc = rng.normal(8, 2, n)
+    return pd.DataFrame({"age": rng.normal(60, 12, n).round(), "sex": rng.choice(["F", "M"], n), **crp,
+                         "day2_wbc": (wbc + rng.normal(0, 1, n)).round(1),
+                         "day7_wbc": (wbc + rng.normal(0, 1, n)).round(1)})
+
+
+def test_time_first_names_place_later_and_simultaneous_measures():
+    d = kt.diagnose(_daily_crp(), target="day2_crp")
+    # the target's own measure, later: decided by the data
+    assert follow_up_columns(d) == {"day7_crp"}
+    later = d.timeline.columns["day7_wbc"]  # another measure, later: a name's proposal, asked
+    assert later.group == "during_follow_up" and later.confidence == "low"
+    same = d.timeline.columns["day2_wbc"]  # taken with the outcome
+    assert same.group == "at_or_after_outcome" and same.confidence == "low"
+    assert any("the target's own time" in p.reason for p in same.evidence)
+    assert d.timeline.columns["day0_crp"].group == "baseline"
+    assert d.timeline.columns["age"].group == "baseline"
+
+
+def test_time_first_names_after_a_baseline_target_say_nothing_of_baseline_columns():
+    d = kt.diagnose(_daily_crp(), target="day0_crp")
+    assert follow_up_columns(d) >= {"day2_crp", "day7_crp"}
+    assert d.timeline.columns["age"].group == "baseline"
+    assert not any(p.test == "named_at_outcome" for e in d.timeline.columns.values() for p in e.evidence)

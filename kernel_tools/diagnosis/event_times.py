@@ -20,6 +20,13 @@ early values below the follow-up, so the bound alone is weak; named as a time, o
 scale and not named as a time before entry, it is the time of an event during follow-up: decided
 where chance pairing would have broken the bound (p <= 1e-6), asked where only moderately
 (:func:`time_within_follow_up`).
+
+Not a time, but as telling: **a column recorded only while a row is still followed** (employment
+in each week after release, a lab of day 3 of a stay): missing exactly on the rows whose
+follow-up ended sooner, present on those followed longer — the missing rows' follow-up times rank
+below the present rows' in (nearly) every pair (:func:`present_while_followed`). A measurement
+taken at baseline has no reason to be there only for the rows followed long; its presence alone
+tells how long a row was followed.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom, hypergeom
+from scipy.stats import binom, hypergeom, mannwhitneyu
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 
@@ -40,6 +47,8 @@ RAN_OUT = 0.99  # share of the censored code's rows whose time equals the follow
 ENDED_EARLY = 0.5  # at most this share of the event code's rows equal to the follow-up
 MIN_FLAG_ROWS = 5  # rows of each code of an indicator
 NEAR, MIN_NEAR_SHARE = 0.5, 0.02  # a time reaches half its row's follow-up on this share (and 5 rows)
+FOLLOWED_RANK = 0.98  # share of (missing, present) row pairs where the present row was followed longer
+MIN_MISSING_ROWS = 10  # rows of each side (missing, present) before presence can tell anything
 MODERATE_P = 1e-3  # a bound this unlikely by chance, with a time's name, is asked about
 ON_SCALE = 0.05  # the upper decile of a time during follow-up reaches a twentieth of the median follow-up
 # (a time in years next to a follow-up in days does not: not comparable)
@@ -61,6 +70,25 @@ def p_words(p_value: float) -> str:
 def named_as_time(name: str) -> str:
     """Words for the evidence: whether the name carries a time word (never decisive)."""
     return f"; its name '{name}' carries a time word" if TIME_WORD.search(name) else ""
+
+
+def present_while_followed(present: np.ndarray, t: np.ndarray) -> dict | None:
+    """Evidence that a column is filled only while its row is still followed (see the module
+    docstring): the rank-based share of (missing, present) row pairs in which the present row
+    has the longer follow-up ``t`` (ties count half) reaches ``FOLLOWED_RANK``; None otherwise."""
+    ok = np.isfinite(t)
+    filled, times = present[ok], t[ok]
+    n_filled, n_missing = int(filled.sum()), int((~filled).sum())
+    if min(n_filled, n_missing) < MIN_MISSING_ROWS or np.ptp(times) == 0:
+        return None
+    test = mannwhitneyu(times[filled], times[~filled], alternative="greater")
+    share = float(test.statistic) / (n_filled * n_missing)
+    if share < FOLLOWED_RANK:
+        return None
+    return {"rows_missing": n_missing, "share_missing": round(n_missing / len(times), 4),
+            "longest_missing_follow_up": float(np.max(times[~filled])),
+            "median_present_follow_up": float(np.median(times[filled])),
+            "share_pairs_present_longer": round(share, 4), "p_value": float(test.pvalue)}
 
 
 def time_only_where_happened(x: np.ndarray, t: np.ndarray) -> dict | None:

@@ -221,6 +221,17 @@ GENERIC_STEM = re.compile(r"^(x|v|q|f|var|item|col|column|feat|feature|attr|fiel
                           r"cat|num|code|dummy|level|group|type|class|opt|option|choice|answer)$", re.IGNORECASE)
 
 
+def _at_target_time(target: str, c: str) -> str | None:
+    """Why the name of ``c`` places it at the target's own time after the start (``postOp4hour_cough``
+    beside the target ``postOp4hour_throatPain``): measured with the outcome, not before it; or None."""
+    own, wave = parse_wave(target), parse_wave(c)
+    if own is None or wave is None or wave.stem == own.stem or not wave.comparable(own) or wave.at != own.at:
+        return None
+    if own.unit == "days" and own.at == 0.0:
+        return None  # both at baseline
+    return f"named at '{wave.token}', the target's own time: measured with the outcome, not before it"
+
+
 def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
     """Why the name of ``c`` carries a time later than the target's own, or None."""
     target = ctx.outcome.target
@@ -320,6 +331,33 @@ def _other_endpoints(ctx: TimelineContext, strong: bool) -> dict[str, Placement]
     return out
 
 
+SERIES_AFTER = 2  # members of a numbered series the data places after the index before the rest are asked
+
+
+def _series_mates(ctx: TimelineContext) -> dict[str, Placement]:
+    """The other members of a numbered series (``emp1`` ... ``emp52``) of which the data places
+    several after the index: the same measure at other times, perhaps also after it (``re74``
+    may be baseline next to a follow-up ``re78``): proposed as follow-up, asked."""
+    after = {c for c, tm in ctx.timings.items() if tm.timing in ("follow_up", "outcome_derived")}
+    stems: dict[str, list[str]] = {}
+    for c in ctx.features:
+        if m := SERIES.match(c):
+            stems.setdefault(m["stem"].lower(), []).append(c)
+    out = {}
+    for members in stems.values():
+        placed = [c for c in members if c in after]
+        if len(placed) < SERIES_AFTER:
+            continue
+        for c in members:
+            if c not in after:
+                out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "series_mate",
+                                   f"numbered like {', '.join(repr(p) for p in placed[:3])}"
+                                   f"{' ...' if len(placed) > 3 else ''} ({len(placed)} of the series), which the "
+                                   "data places after the index: the same measure at another time, perhaps after "
+                                   "the index too", False, {"placed": placed})
+    return out
+
+
 def _received_in_one_arm(ctx: TimelineContext) -> dict[str, Placement]:
     """What a trial records in the treated arm only (:func:`.trial_arms.one_arm_measures`):
     proposed as during follow-up, asked."""
@@ -341,7 +379,7 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         return out
     target = ctx.outcome.target
     out = _latest_of_a_series(ctx)
-    for c, placement in {**_numbered_waves(ctx), **_time_within_follow_up(ctx),
+    for c, placement in {**_series_mates(ctx), **_numbered_waves(ctx), **_time_within_follow_up(ctx),
                          **_received_in_one_arm(ctx), **_other_endpoints(ctx, strong=False)}.items():
         if _later_than_target(ctx, c) is None:  # the target's own later wave is said below
             out.setdefault(c, []).append(placement)
@@ -350,6 +388,9 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         if later is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES,
                                                    "named_later", later, False))
+        elif (same := _at_target_time(target, c)) is not None:
+            out.setdefault(c, []).append(Placement(TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES,
+                                                   "named_at_outcome", same, False))
         if PROCESS_NAME.search(c) and not PROCESS_NAME.search(target):
             out.setdefault(c, []).append(Placement(
                 TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES, "named_process",

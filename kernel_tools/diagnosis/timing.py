@@ -14,6 +14,8 @@ data set's column names:
   often than chance pairing gives (time to transplant, missing where there was none;
   :mod:`.event_times`); or, named as a time, at or below it on every row where chance pairing
   would not be (time to a response that came early for most);
+- filled only while a row is followed: missing exactly on the rows whose follow-up ended sooner
+  (employment in week 30 of a year after release, missing once a person was re-arrested);
 - a (time, indicator) pair whatever its names: the time never exceeds the duration and the
   indicator says where it ran to the end (censored) and where it ended earlier — both go;
 - implies the event: a value whose rows all had the event — improbable by chance (binomial
@@ -392,6 +394,9 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
         if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 5:
             assert t is not None  # survival means a duration
             _duration_tests(c, numeric_values(frame[c], prof), t, outcome.time, timings[c], prof.nunique >= 10)
+        if survival and 0 < prof.n_missing < len(df):
+            assert t is not None
+            _followed_test(c, _present(frame[c]), t, outcome.time, timings[c])
         if event is not None:
             implied = _implied_event(frame[c], prof, event, calendar)
             # a classification has no follow-up to place a value in: an extreme value of a
@@ -451,6 +456,18 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
     # moderate evidence is the names source's question (kernel_tools.diagnosis.structure)
     if within is not None and within["p_value"] <= event_times.P_VALUE:
         timing.add("follow_up", "time_within_follow_up", event_times.within_words(c, within, time), **within)
+
+
+def _followed_test(c: str, present: np.ndarray, t: np.ndarray, time: str, timing: Timing) -> None:
+    """A column filled only on the rows still followed (:func:`.event_times.present_while_followed`)."""
+    followed = event_times.present_while_followed(present, t)
+    if followed is not None:
+        timing.add("follow_up", "present_while_followed",
+                   f"filled only while a row is still followed: missing on {followed['rows_missing']} rows whose "
+                   f"'{time}' is at most {followed['longest_missing_follow_up']:g} (the filled rows' median "
+                   f"{followed['median_present_follow_up']:g}; shorter in {followed['share_pairs_present_longer']:.0%}"
+                   f" of pairs, {event_times.p_words(followed['p_value'])}): measured during follow-up, its presence "
+                   "alone says how long a row was followed", **followed)
 
 
 def _rarer_class(outcome) -> tuple[np.ndarray | None, str]:

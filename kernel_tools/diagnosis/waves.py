@@ -1,5 +1,6 @@
 """Repeated measurements in wide format: one column per time point (``bdi.pre``, ``bdi.2m``,
-``bdi.4m``; ``wt71``, ``wt82``; ``hba1c_v1``, ``hba1c_v2``).
+``bdi.4m``; ``wt71``, ``wt82``; ``hba1c_v1``, ``hba1c_v2``), the time before the measure too
+(``preOp_pain``, ``pacu30min_cough``, ``postOp4hour_cough``, ``pod1am_cough``: post-operative day 1).
 
 A cohort exported one row per person keeps each follow-up wave as its own column. When the
 target is one of those waves, the waves after it are measured after the outcome: as features
@@ -18,9 +19,9 @@ from scipy.stats import spearmanr
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 
 # days in one unit; ordinal units (a visit, a wave) compare only with themselves
-DAYS = {"h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.44, "y": 365.25}
+DAYS = {"min": 1 / 1440, "h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.44, "y": 365.25}
 UNIT_WORDS = {
-    "h": "h|hr|hrs|hour|hours", "d": "d|day|days", "w": "w|wk|wks|week|weeks",
+    "min": "min|mins|minute|minutes", "h": "h|hr|hrs|hour|hours", "d": "d|day|days", "w": "w|wk|wks|week|weeks",
     "m": "m|mo|mos|mon|month|months", "y": "y|yr|yrs|year|years",
 }
 _ANY_UNIT = "|".join(UNIT_WORDS.values())
@@ -33,6 +34,15 @@ ORDINAL = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -](?P<unit>t|v|visit|wave|round
 YEAR = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>(19|20)\d\d|\d\d)$")
 # a bare time word and its number (day1 ... day7, week_2): the word is the series
 BARE = re.compile(r"^(?P<unit>hours?|days?|weeks?|months?|years?)[._ -]?(?P<num>\d{1,3})$", re.IGNORECASE)
+# the time first (a form's section, a REDCap event): 'preOp_', 'pacu30min_' (a place, then the time), 'postOp4hour_',
+# 'pod1am_' (post-operative day 1, morning), 'day3_', 'week12_'; the rest of the name is the measure
+_MEASURE = r"[._ -](?P<stem>.*[A-Za-z].*)$"
+FIRST_START = re.compile(rf"^(?P<tok>pre[._ -]?op|pre|baseline|base|bl){_MEASURE}", re.IGNORECASE)
+FIRST_AMOUNT = re.compile(rf"^(?P<tok>[A-Za-z]*?(?P<num>\d+)\s?(?P<unit>{_ANY_UNIT})(?P<half>am|pm)?){_MEASURE}",
+                          re.IGNORECASE)
+FIRST_UNIT_AMOUNT = re.compile(
+    rf"^(?P<tok>[A-Za-z]*?(?P<unit>pod|day|week|wk|month|mo|year|yr|hour|hr)(?P<num>\d+)(?P<half>am|pm)?){_MEASURE}",
+    re.IGNORECASE)
 ONE_DIGIT = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?\d$")
 YEARS_SPAN = 30  # years of one series: emp10 ... emp52 (weeks counted) would span a century
 
@@ -81,6 +91,25 @@ def parse_wave(column: str) -> Wave | None:
         if year < 100:  # two digits: 71 and 82 are 1971 and 1982, 05 is 2005
             year += 2000 if year < 30 else 1900
         return Wave(column, _stem(m["stem"]), "year", float(year), m["num"])
+    return _time_first(name, column)
+
+
+def _time_first(name: str, column: str) -> Wave | None:
+    """The wave of a name that gives its time before the measure (``pod1am_cough``), or None."""
+    if m := FIRST_START.match(name):
+        return Wave(column, _stem(m["stem"]), "days", 0.0, m["tok"])
+    for pattern in (FIRST_AMOUNT, FIRST_UNIT_AMOUNT):
+        if m := pattern.match(name):
+            word = m["unit"].lower()
+            unit = "d" if word == "pod" else next(
+                u for u, words in UNIT_WORDS.items() if re.fullmatch(words, word, re.IGNORECASE))
+            if unit == "m" and int(m["num"]) > MAX_MONTHS:
+                return None
+            if unit == "y" and 1900 <= int(m["num"]) <= 2100:  # 'year2010_income': a calendar year
+                return Wave(column, _stem(m["stem"]), "year", float(m["num"]), m["tok"])
+            # the afternoon of a day comes after its morning
+            part = 0.5 if (m["half"] or "").lower() == "pm" and unit == "d" else 0.0
+            return Wave(column, _stem(m["stem"]), "days", (int(m["num"]) + part) * DAYS[unit], m["tok"])
     return None
 
 
