@@ -217,3 +217,27 @@ def test_a_running_number_of_a_tiny_table_is_a_row_label():
                        "event": [0, 1] * 8 + [1]})
     ids = [f.columns[0] for f in quiet_diagnose(df, target="event", time="time").by_kind("id_column")]
     assert ids == ["no."]
+
+
+# ---------------------------------------------------------------- a unit's name run into 'id'
+
+
+@pytest.mark.parametrize("name", ["childid", "schoolid", "hhid", "famid", "sid", "hospid", "siteid"])
+def test_a_unit_name_run_into_id_is_an_id_name(name):
+    from kernel_tools.diagnosis.id_names import looks_like_id_name
+
+    assert looks_like_id_name(name)
+
+
+@pytest.mark.parametrize("name", ["acid", "lipid", "fluid", "thyroid", "valid", "covid", "rapid", "humid", "mid"])
+def test_words_ending_in_id_are_not_id_names(name):
+    from kernel_tools.diagnosis.id_names import looks_like_id_name
+
+    assert not looks_like_id_name(name)
+
+
+def test_children_measured_at_five_ages_are_grouped_by_child():
+    # 'childid' repeats over ages 2-13 and the rows share only few-level attributes: the name decides
+    df = dev_rdataset("HLMdiag", "autism")
+    d = quiet_diagnose(df, target="vsae")
+    assert d.task["id"] == "childid"

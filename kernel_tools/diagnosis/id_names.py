@@ -8,7 +8,11 @@ ID_NAME_WORDS = re.compile(
     r"(^|[_\W])(id|ids|key|uuid|guid|pk|no|nr|number|num|code|name)([_\W]|$)|"
     r"rownum|row_?number|patient|subject|customer|client|user|person|member|account|"
     r"participant|household|mrn|surname|"
-    r"^(p|pt|pat|subj|rec|case|obs|enc)_?id$",  # the usual short keys: pid, patid, subjid, caseid
+    r"^(p|pt|pat|subj|rec|case|obs|enc)_?id$|"  # the usual short keys: pid, patid, subjid, caseid
+    # a unit's name run into 'id' (childid, schoolid, hhid, famid, sid): the units studies measure again
+    r"^(child|kid|school|sch|student|pupil|class|teacher|family|fam|hh|house|mother|infant|baby|twin|pair|indiv|ind|"
+    r"resp|hosp|clinic|site|center|centre|ward|doctor|provider|study|trial|visit|adm|stay|episode|sample|animal|"
+    r"plant|plot|herd|farm|village|cluster|firm|company|store|cust|acct|sub|s|u|h|f|c)id$",
     re.IGNORECASE,
 )
 ID_NAME_CASED = re.compile(r"[a-z0-9](Id|ID|Name|No)$")
