@@ -241,4 +241,20 @@ def catalog() -> list[Dataset]:
                "departure (dep_time, dep_delay) and 'air_time: Amount of time spent in the air' are known only "
                "once the flight flew; planes: 'tailnum: Plane tail number. See planes' (its year is the year "
                "the plane was made); a tenth of the flights (loader)"),
+        # -------------------------- session 10: development-half tables first run as a new user would
+        D("carData/Rossi", R, _r("carData", "Rossi"), "arrest", "survival", time="week", ids=("rownames",),
+          follow_up=tuple(f"emp{k}" for k in range(1, 53)),
+          note="'week: week of first arrest after release, or censoring time', 'arrest: rearrested during first "
+               "year? 1 yes, 0 no'; 'emp1 - emp52: Employed in week ...? (NA after arrest)': measured each week "
+               "after release; fin, age, race, wexp, mar, paro, prio, educ baseline"),
+        D("medicaldata/licorice_gargle", R, _r("medicaldata", "licorice_gargle"), "postOp4hour_throatPain",
+          "regression", ids=("rownames",), follow_up=("postOp4hour_cough", "pod1am_cough", "pod1am_throatPain"),
+          note="sore throat after surgery, 'throat pain 0-10' at 30 and 90 minutes in the PACU, 4 hours after "
+               "surgery and on the first post-operative morning (pod1am): the target is the 4-hour pain; what is "
+               "measured with it (cough at 4 hours) or later (post-operative day 1) is not known before it; preOp_ "
+               "columns and the randomised 'treat' baseline"),
+        D("HLMdiag/autism", R, _r("HLMdiag", "autism"), "vsae", "regression", time="age2", id="childid",
+          ids=("rownames",),
+          note="'childid: Child's identification number', 'age2: Age (in years) centered at age 2', 'vsae: "
+               "Vineland Socialization Age Equivalent': children measured at ages 2, 3, 5, 9 and 13 (long form)"),
     ]
