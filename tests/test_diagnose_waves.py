@@ -90,8 +90,19 @@ def test_time_points_written_before_the_measure(name, stem, at):
     assert wave.at == pytest.approx(at)
 
 
+@pytest.mark.parametrize(("name", "stem", "unit", "at"), [
+    ("V3.GE", "ge", "v", 3.0),  # a study's visit 3
+    ("V5..BOP", "bop", "v", 5.0),
+    ("visit2_sbp", "sbp", "visit", 2.0),
+    ("fu1_weight", "weight", "fu", 1.0),
+])
+def test_visits_written_before_the_measure(name, stem, unit, at):
+    wave = parse_wave(name)
+    assert wave is not None and (wave.stem, wave.unit, wave.at) == (stem, unit, at)
+
+
 @pytest.mark.parametrize("name", ["intraOp_size", "extubation_cough", "h2o_level", "co2_ppm", "mp3_player",
-                                  "b12_level", "x1_a", "prepaid_card"])
+                                  "b12_level", "x1_a", "prepaid_card", "t1_weighted", "v2"])
 def test_names_that_do_not_start_with_a_time(name):
     assert parse_wave(name) is None
 

@@ -36,13 +36,16 @@ YEAR = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>(19|20)\d\d|\d\d)$")
 BARE = re.compile(r"^(?P<unit>hours?|days?|weeks?|months?|years?)[._ -]?(?P<num>\d{1,3})$", re.IGNORECASE)
 # the time first (a form's section, a REDCap event): 'preOp_', 'pacu30min_' (a place, then the time), 'postOp4hour_',
 # 'pod1am_' (post-operative day 1, morning), 'day3_', 'week12_'; the rest of the name is the measure
-_MEASURE = r"[._ -](?P<stem>.*[A-Za-z].*)$"
+_MEASURE = r"[._ -]+(?P<stem>[^._ -].*[A-Za-z].*|[A-Za-z])$"
 FIRST_START = re.compile(rf"^(?P<tok>pre[._ -]?op|pre|baseline|base|bl){_MEASURE}", re.IGNORECASE)
 FIRST_AMOUNT = re.compile(rf"^(?P<tok>[A-Za-z]*?(?P<num>\d+)\s?(?P<unit>{_ANY_UNIT})(?P<half>am|pm)?){_MEASURE}",
                           re.IGNORECASE)
 FIRST_UNIT_AMOUNT = re.compile(
     rf"^(?P<tok>[A-Za-z]*?(?P<unit>pod|day|week|wk|month|mo|year|yr|hour|hr)(?P<num>\d+)(?P<half>am|pm)?){_MEASURE}",
     re.IGNORECASE)
+# a visit or wave first ('V3.GE', 'visit2_sbp', 'fu1_weight'); not 't1_' (an MRI sequence as often as a time)
+FIRST_ORDINAL = re.compile(rf"^(?P<tok>(?P<unit>v|visit|wave|round|fu|followup)[._ -]?(?P<num>\d+)){_MEASURE}",
+                           re.IGNORECASE)
 ONE_DIGIT = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?\d$")
 YEARS_SPAN = 30  # years of one series: emp10 ... emp52 (weeks counted) would span a century
 
@@ -110,6 +113,9 @@ def _time_first(name: str, column: str) -> Wave | None:
             # the afternoon of a day comes after its morning
             part = 0.5 if (m["half"] or "").lower() == "pm" and unit == "d" else 0.0
             return Wave(column, _stem(m["stem"]), "days", (int(m["num"]) + part) * DAYS[unit], m["tok"])
+    if m := FIRST_ORDINAL.match(name):
+        unit = m["unit"].lower()
+        return Wave(column, _stem(m["stem"]), "fu" if unit == "followup" else unit, float(m["num"]), m["tok"])
     return None
 
 
