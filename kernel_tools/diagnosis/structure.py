@@ -31,6 +31,7 @@ from scipy.stats import spearmanr
 from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.endpoints import other_endpoints
+from kernel_tools.diagnosis.pair_names import pair_roles
 from kernel_tools.diagnosis.timeline import (
     ORDER,
     Placement,
@@ -44,28 +45,7 @@ from kernel_tools.vocabulary import EvidenceSource, TaskKind, TimelineGroup
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
 ORDERED = 0.99  # a series' next member is no earlier on this share of rows where both are present
 
-# the roles of a pair's members: prefix forms (ta / da, T1 / D1) and suffix forms (ptime / pstat)
-TIME_PREFIX = re.compile(r"^(?:t|time|days?|weeks?|months?|years?|dur)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
-FLAG_PREFIX = re.compile(r"^(?:d|delta|ind|status|event)[_.]?(?P<stem>[A-Za-z0-9]+)$", re.IGNORECASE)
-TIME_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:time|t|days|dur)$", re.IGNORECASE)
-FLAG_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[_.]?(?:s|stat|status|flag|ind|event|e|d)$",
-                         re.IGNORECASE)
-BOUND = re.compile(r"^(?P<stem>.*?)[_.]?(?P<side>lower|upper|min|max)$|^(?P<side2>lower|upper|min|max)[_.]?"
-                   r"(?P<stem2>.*)$", re.IGNORECASE)
 SERIES = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z_.]*?)[_.]?(?P<k>\d{1,2})$")
-
-
-def _roles(name: str) -> list[tuple[str, str]]:
-    """(stem, role) readings of a column name: role "time", "flag" or "bound"."""
-    out = []
-    for pattern, role in ((TIME_PREFIX, "time"), (FLAG_PREFIX, "flag"), (TIME_SUFFIX, "time"),
-                          (FLAG_SUFFIX, "flag")):
-        if m := pattern.match(name):
-            out.append((m["stem"].lower(), role))
-    if m := BOUND.match(name):
-        out.append(((m["stem"] if m["side"] else m["stem2"]).strip("._").lower(), "bound"))
-    out.append((name.lower(), "time"))  # a bare time whose flag is the name with a suffix (rec, rec.s)
-    return out
 
 
 def _is_flag(ctx: TimelineContext, c: str) -> bool:
@@ -82,7 +62,7 @@ def partners(ctx: TimelineContext) -> list[tuple[str, str, str]]:
     indicator, or the two bounds of one quantity."""
     readings: dict[tuple[str, str], list[str]] = {}
     for c in ctx.features:
-        for stem, role in _roles(c):
+        for stem, role in pair_roles(c):
             readings.setdefault((stem, role), []).append(c)
     pairs = []
     for (stem, role), cols in readings.items():

@@ -11,6 +11,7 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
 from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_codes
 from kernel_tools.diagnosis.intervals import find_intervals
+from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
@@ -145,7 +146,8 @@ def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, p
 
 
 def duration_candidates(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
-    """Columns named and behaving like a follow-up time (positive numbers, mostly present)."""
+    """Columns named and behaving like a follow-up time (positive numbers, mostly present); named
+    as the time of an excluded indicator (the target) counts as named."""
     return [name for name, _ in _duration_values(df, profiles, exclude)]
 
 
@@ -154,7 +156,8 @@ def _duration_values(df, profiles, exclude) -> list[tuple[str, np.ndarray]]:
     for name, prof in profiles.items():
         if name in exclude or prof.kind != "numeric" or prof.nunique < 10:
             continue
-        if not DURATION_NAME.search(name):
+        # named as a time, or as the time of the target's own indicator ('srv' beside 'srvstat')
+        if not DURATION_NAME.search(name) and not any(time_of_flag(flag, name) for flag in exclude):
             continue
         v = numeric_values(df[name], prof)
         if np.nanmin(v) < 0 or prof.missing_rate > 0.2:
