@@ -23,7 +23,8 @@ data set's column names:
   for a yes/no classification, the rarer class, when the name or the value also says so (a
   discharge location 'DIED' next to one-year mortality);
 - dated after the index date (discharge, transplant, last contact), or the end of follow-up
-  (a date whose distance from the index is the duration);
+  (a date whose distance from the index is the duration; a number that is another plus the
+  duration: an age at exit beside the age at entry);
 - recorded together with a follow-up column (filled exactly where it is, or a yes/no saying
   whether it happened), or tracking one closely (charges that rise with the length of stay);
 - changes within an entity after its first record (time-varying: only its value at the index
@@ -423,6 +424,9 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                        f"equal to {pairs}: the value of the alternative chosen, known once the outcome is",
                        **chosen)
     _date_tests(frame, profiles, outcome, index, features, timings)
+    if survival:
+        assert t is not None
+        _end_as_start_plus_duration(frame, profiles, features, t, outcome.time, timings)
     _entity_tests(df, profiles, entity, index, features, timings)
     _event_pairs(frame, profiles, features, timings, t, outcome.time)
     _propagate(frame, profiles, features, timings)
@@ -456,6 +460,33 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
     # moderate evidence is the names source's question (kernel_tools.diagnosis.structure)
     if within is not None and within["p_value"] <= event_times.P_VALUE:
         timing.add("follow_up", "time_within_follow_up", event_times.within_words(c, within, time), **within)
+
+
+END_SHARE = 0.95  # rows on which a number equals another plus the duration (within 1%)
+END_ROWS = 2000  # rows enough to see it
+
+
+def _end_as_start_plus_duration(frame, profiles, features, t: np.ndarray, time: str, timings) -> None:
+    """A number that is another number plus the duration on nearly every row (an age at exit next
+    to the age at entry, a discharge day next to the admission day): the end of follow-up."""
+    numbers = [c for c in features if _is_number(profiles[c]) and not _is_date(profiles[c]) and profiles[c].nunique >= 10]
+    if len(numbers) < 2:
+        return
+    rows = frame.iloc[:END_ROWS]
+    values = np.column_stack([numeric_values(rows[c], profiles[c]) for c in numbers])
+    dur = t[:END_ROWS]
+    for i, c in enumerate(numbers):
+        start = values[:, i] - dur  # what the start would be, were c the end
+        if not np.nanmean(start >= -1e-9) >= BOUND_SHARE or timings[c].timing == "outcome_derived":
+            continue
+        close = np.abs(values - start[:, None]) <= 0.01 * np.abs(values) + 1e-6
+        shares = np.nanmean(np.where(np.isfinite(values) & np.isfinite(start)[:, None], close, np.nan), axis=0)
+        shares[i] = 0.0
+        j = int(np.nanargmax(shares)) if np.isfinite(shares).any() else -1
+        if j >= 0 and shares[j] >= END_SHARE and np.nanstd(dur) > 0:
+            timings[c].add("outcome_derived", "end_of_follow_up",
+                           f"'{c}' minus '{numbers[j]}' is the duration '{time}' on {shares[j]:.0%} of rows: it is "
+                           "the end of follow-up", start_column=numbers[j], share_equal=round(float(shares[j]), 4))
 
 
 def _followed_test(c: str, present: np.ndarray, t: np.ndarray, time: str, timing: Timing) -> None:
