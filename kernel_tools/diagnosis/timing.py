@@ -34,7 +34,10 @@ data set's column names:
 - a later wave of the target itself in a wide table (``bdi.4m`` next to the target ``bdi.2m``):
   the names give the order, the data that it is one measurement (see :mod:`.waves`);
 - the value of the alternative chosen: equal, within each class of the outcome, to another
-  column that changes with the class (``price`` is ``pbeach`` on beach trips; :mod:`.choices`).
+  column that changes with the class (``price`` is ``pbeach`` on beach trips; :mod:`.choices`);
+- another level of the target's own variable: 0/1 columns that, with a 0/1 target, have exactly one
+  1 on (nearly) every row (``censor1`` ... ``censor4``: re-employed full time, part time, ...,
+  still jobless) — one variable coded one column per level, the target among them.
 A name only ever supports a weak statistical signal; it is never evidence on its own.
 """
 
@@ -423,6 +426,11 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
         timings[c].add("outcome_derived", "chosen_alternative",
                        f"equal to {pairs}: the value of the alternative chosen, known once the outcome is",
                        **chosen)
+    for c, levels in _levels_of_the_target(frame, profiles, outcome, features).items():
+        timings[c].add("outcome_derived", "level_of_target",
+                       f"with '{outcome.target}', exactly one of {', '.join(repr(x) for x in levels['levels'])} is 1 "
+                       f"on {levels['share_one_of_them']:.0%} of rows: one variable coded a column per level, the "
+                       "target one of them: known once the outcome is", **levels)
     _date_tests(frame, profiles, outcome, index, features, timings)
     if survival:
         assert t is not None
@@ -460,6 +468,49 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
     # moderate evidence is the names source's question (kernel_tools.diagnosis.structure)
     if within is not None and within["p_value"] <= event_times.P_VALUE:
         timing.add("follow_up", "time_within_follow_up", event_times.within_words(c, within, time), **within)
+
+
+APART_SHARE = 0.99  # rows on which two levels are not both 1
+ONE_HOT_SHARE = 0.95  # rows on which exactly one of the target and its sibling levels is 1 (a few unknown)
+
+
+def _zero_one(s: pd.Series, prof: ColumnProfile) -> np.ndarray | None:
+    """A column's 0/1 values (nan where missing), or None when it holds anything else."""
+    if not (prof.holds_numbers or prof.kind == "bool") or prof.nunique != 2:
+        return None
+    v = numeric_values(s, prof)
+    return v if set(np.unique(v[np.isfinite(v)]).tolist()) == {0.0, 1.0} else None
+
+
+def _levels_of_the_target(frame, profiles, outcome, features) -> dict[str, dict]:
+    """The other 0/1 columns of a variable coded one column per level, the 0/1 target one of them:
+    each (nearly) never 1 with the target or with another, exactly one of them all 1 on >= 95% of rows."""
+    target = outcome.target
+    if target is None or target not in frame or target not in profiles or outcome.kind == TaskKind.REGRESSION:
+        return {}
+    y = _zero_one(frame[target], profiles[target])
+    if y is None:
+        return {}
+    apart = {}
+    for c in features:
+        v = _zero_one(frame[c], profiles[c]) if c in frame else None
+        if v is not None and np.nanmean(v * y) <= 1 - APART_SHARE and np.nansum(v) >= MIN_ROWS / 4:
+            apart[c] = v
+    # the largest levels first: a rare 0/1 column apart from the target by chance adds no rows
+    cols: list[str] = []
+    covered = np.nan_to_num(y)
+    for c in sorted(apart, key=lambda k: -np.nansum(apart[k])):
+        v = np.nan_to_num(apart[c])
+        if np.mean(v * covered) <= 1 - APART_SHARE:
+            cols.append(c)
+            covered = covered + v
+        if np.mean(covered[np.isfinite(y)] == 1) >= ONE_HOT_SHARE:
+            break
+    share = float(np.mean(covered[np.isfinite(y)] == 1))
+    if len(cols) < 2 or share < ONE_HOT_SHARE:
+        return {}
+    evidence = {"levels": [target, *cols], "share_one_of_them": round(share, 4)}
+    return {c: evidence for c in cols}
 
 
 END_SHARE = 0.95  # rows on which a number equals another plus the duration (within 1%)
