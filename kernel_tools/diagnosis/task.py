@@ -17,7 +17,7 @@ from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 DURATION_NAME = re.compile(
-    r"(^|[_\W])(time|times|duration|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
+    r"(^|[_\W])(time|times|duration|spell|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
     r"\d?([_\W]|$)|time_?\d?$|duration$|^surv|futime|follow_?up|time_?to|days_?to|len_?fol|"
     r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop)$",
     re.IGNORECASE,
