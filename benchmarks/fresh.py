@@ -253,6 +253,23 @@ def catalog() -> list[Dataset]:
                "surgery and on the first post-operative morning (pod1am): the target is the 4-hour pain; what is "
                "measured with it (cough at 4 hours) or later (post-operative day 1) is not known before it; preOp_ "
                "columns and the randomised 'treat' baseline"),
+        D("boot/channing", R, _r("boot", "channing"), "cens", "survival", time="time", give_time=True,
+          ids=("rownames",), leaks=("exit",),
+          note="'entry: the resident's age (in months) on entry to the centre', 'exit: the age (in months) of the "
+               "resident on death, leaving the centre or closure of the centre', 'time: the length of time (in "
+               "months) that the resident spent at Channing House. (time=exit-entry)', 'cens: the indicator of "
+               "right censoring. 1 indicates that the resident died at Channing House'"),
+        D("Ecdat/UnempDur", R, _r("Ecdat", "UnempDur"), "censor1", "survival", time="spell", ids=("rownames",),
+          leaks=("censor2", "censor3", "censor4"),
+          note="'spell: length of spell in number of two-week intervals', 'censor1: = 1 if re-employed at "
+               "full-time job', 'censor2: = 1 if re-employed at part-time job', 'censor3: 1 if re-employed but "
+               "left job: pt-ft status unknown', 'censor4: 1 if still jobless': how each spell ended"),
+        D("mstate/ebmt1", R, _r("mstate", "ebmt1"), "srvstat", "survival", time="srv", ids=("rownames", "patid"),
+          follow_up=("rel", "relstat", "yrel"),
+          note="'srv: Time in days from transplantation to death or last follow-up', 'srvstat: Survival status; 1 "
+               "= death; 0 = censored'; 'rel: Time in days from transplantation to relapse or last follow-up', "
+               "'relstat: Relapse status', 'yrel: Calendar year of relapse': during follow-up; 'age: Patient age "
+               "at transplant', 'score: Gratwohl score' baseline"),
         D("HLMdiag/autism", R, _r("HLMdiag", "autism"), "vsae", "regression", time="age2", id="childid",
           ids=("rownames",),
           note="'childid: Child's identification number', 'age2: Age (in years) centered at age 2', 'vsae: "
