@@ -201,6 +201,37 @@ GENERIC_STEM = re.compile(r"^(x|v|q|f|var|item|col|column|feat|feature|attr|fiel
                           r"cat|num|code|dummy|level|group|type|class|opt|option|choice|answer)$", re.IGNORECASE)
 
 
+# words that mark a measure as taken before (a baseline value of the outcome's measure is a feature)
+BEFORE_WORD = re.compile(r"^(pre|prior|baseline|base|bl|initial|init|start|entry|admission|admit|screening|"
+                         r"enrol+ment|previous|prev|last|lag|lagged)$")
+
+
+def _name_words(name: str) -> list[str]:
+    return re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+
+
+def _named_like_target(target: str, c: str) -> str | None:
+    """Why ``c`` may be another measure of the outcome: its name is the target's with one word
+    swapped ('dep_delay' beside 'arr_delay', 'onset_motor' beside 'onset_sensory') or one word
+    added ('Min.Price' beside 'Price'), the word not one of time before; or None."""
+    t, w = _name_words(target), _name_words(c)
+    if not t or w == t or any(len(x) < 2 for x in t):
+        return None
+    if len(w) == len(t) >= 2:
+        diff = [(a, b) for a, b in zip(t, w) if a != b]
+        if len(diff) != 1 or BEFORE_WORD.match(diff[0][1]):
+            return None
+        said = f"the target's name with '{diff[0][1]}' for '{diff[0][0]}'"
+    elif len(w) == len(t) + 1:
+        extra = [x for x in w if x not in t]
+        if len(extra) != 1 or [x for x in w if x in t] != t or BEFORE_WORD.match(extra[0]):
+            return None
+        said = f"the target's name with '{extra[0]}' added"
+    else:
+        return None
+    return f"named like '{target}' ({said}): perhaps another measure of the same outcome, taken with it or after"
+
+
 def _at_target_time(target: str, c: str) -> str | None:
     """Why the name of ``c`` places it at the target's own time after the start (``postOp4hour_cough``
     beside the target ``postOp4hour_throatPain``): measured with the outcome, not before it; or None."""
@@ -368,7 +399,7 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         if later is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES,
                                                    "named_later", later, False))
-        elif (same := _at_target_time(target, c)) is not None:
+        elif (same := _at_target_time(target, c) or _named_like_target(target, c)) is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES,
                                                    "named_at_outcome", same, False))
         if PROCESS_NAME.search(c) and not PROCESS_NAME.search(target):
