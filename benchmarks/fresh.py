@@ -270,6 +270,14 @@ def catalog() -> list[Dataset]:
                "= death; 0 = censored'; 'rel: Time in days from transplantation to relapse or last follow-up', "
                "'relstat: Relapse status', 'yrel: Calendar year of relapse': during follow-up; 'age: Patient age "
                "at transplant', 'score: Gratwohl score' baseline"),
+        D("medicaldata/supraclavicular", R, _r("medicaldata", "supraclavicular"), "onset_sensory", "regression",
+          ids=("rownames", "subject"), leaks=("nerve_block_censor",),
+          follow_up=("onset_first_sensory", "onset_motor", "med_duration", "med_censor", "vps_rest", "vps_movement",
+                     "opioid_total"),
+          note="'onset_sensory: Time to 4 nerve sensory block onset or, if onset_sensory block failed the observed "
+               "worst outcome' (50), 'nerve_block_censor: block failed'; 'onset_first_sensory', 'onset_motor', the "
+               "time to the first analgesic request and its censoring, the maximum postop pain scores and 'total "
+               "opioid consumption' come after the block; group, gender, bmi, age and the sedation doses baseline"),
         D("HLMdiag/autism", R, _r("HLMdiag", "autism"), "vsae", "regression", time="age2", id="childid",
           ids=("rownames",),
           note="'childid: Child's identification number', 'age2: Age (in years) centered at age 2', 'vsae: "
