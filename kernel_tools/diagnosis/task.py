@@ -133,11 +133,13 @@ def _event_codes(values: np.ndarray | None) -> bool:
 
 def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, plain_number: bool) -> Outcome | None:
     """Survival found from the target's codes: person-period rows (asked), two codes next to a
-    follow-up time (high confidence), a status of several codes next to one (competing events: asked), or event codes
+    follow-up time (high confidence) or next to a time at whose common end most rows without the
+    event stop (asked), a status of several codes next to one (competing events: asked), or event codes
     at the end of chained intervals (asked)."""
     two = len(np.unique(values[~np.isnan(values)])) == 2
     if two:
-        found = _found_periods(df, profiles, s, target) or _found_survival(df, profiles, s, target)
+        found = (_found_periods(df, profiles, s, target) or _found_survival(df, profiles, s, target)
+                 or _found_end_of_study(df, profiles, s, target))
     else:
         found = _found_competing(df, profiles, s, target, values) if plain_number else None
     if found is None and _event_codes(values):
@@ -311,6 +313,55 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
                                          "would count as 'no event'"], 0.2)],
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
+    return outcome
+
+
+END_OF_STUDY = 0.5  # share of the rows without the event at a column's maximum...
+END_EVENTS = 0.02  # ...where at most this share of the events are
+MIN_END_ROWS = 10
+
+
+def _found_end_of_study(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Survival asked when a 0/1 target sits beside a number no name calls a time, at whose maximum
+    at least half the rows without the event stop and (nearly) no event does: the end of the study,
+    where those still event-free were censored ('chldage' 12 months for children never hospitalised
+    by then; their hospitalised peers spread below it). A classification of the same rows would
+    count the censored as 'no event' and learn the follow-up time itself."""
+    event = event_indicator(s)
+    if event is None:
+        return None
+    e = event[0]
+    ends = []
+    for name, prof in profiles.items():
+        if name == target or prof.kind != "numeric" or prof.nunique < 5 or prof.missing_rate > 0.2:
+            continue
+        v = numeric_values(df[name], prof)
+        if np.nanmin(v) < 0:
+            continue
+        at_end = v == np.nanmax(v)
+        without, with_event = at_end[e == 0], at_end[e == 1]
+        if (min(len(without), len(with_event)) >= MIN_END_ROWS and without.sum() >= MIN_END_ROWS
+                and without.mean() >= END_OF_STUDY and with_event.mean() <= END_EVENTS):
+            ends.append((float(without.mean()), float(with_event.mean()), name))
+    if not ends:
+        return None
+    share, events_there, time = max(ends)
+    end = np.nanmax(numeric_values(df[time], profiles[time]))
+    reason = (f"survival: '{target}' is 0 on {share:.0%} of rows at '{time}' = {end:g}, its maximum, where "
+              f"{events_there:.0%} of the events are: the end of the study, where those still event-free were "
+              "censored")
+    outcome = _survival(df, profiles, target, time, event, reason)
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds event codes {event[1]} and '{time}' behaves as a follow-up time cut at a common end "
+         f"({share:.0%} of the rows without the event stop at {end:g}, {events_there:.0%} of the events), though no "
+         "name says so", reason],
+        [Alternative("classification", [f"'{target}' as classes, '{time}' a feature: censored rows would count as "
+                                         "'no event', and the follow-up time would predict it"], 0.3)],
+        details={"event_codes": event[1]})
+    outcome.duration_inference = Inference(InferenceKind.DURATION, time, Confidence.LOW, [reason],
+                                           [Alternative(c, [f"'{c}' also stops at its maximum"], 0.2)
+                                            for _, _, c in sorted(ends, reverse=True)[1:]])
     return outcome
 
 

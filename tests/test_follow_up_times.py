@@ -1,5 +1,6 @@
-"""A time named after the target's own indicator ('srv' beside 'srvstat') is its follow-up time,
-even when no time word names it; names that only look alike are no pair."""
+"""Follow-up times no time word names: one named after the target's own indicator ('srv' beside
+'srvstat'; names that only look alike are no pair), and one at whose maximum the rows without the
+event stop (the end of the study: asked as survival)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,38 @@ def test_transplant_survival_with_relapse_during_follow_up():
     assert (d.task["kind"], d.task["time"]) == ("survival", "srv")
     leaks = {c for f in d.by_kind("target_leakage") for c in f.columns}
     assert {"rel", "relstat"} <= leaks
+
+
+# -- a follow-up time no name calls one: the rows without the event stop at the study's end --------
+
+
+def _one_year(n: int = 500, seed: int = 0, cap_events: bool = False) -> pd.DataFrame:
+    """Infants followed to 12 months: the month of a first admission, else 12 (or earlier when lost);
+    ``cap_events`` makes the column a capped score reached by events and non-events alike."""
+    rng = np.random.default_rng(seed)
+    month = rng.exponential(30, n).round(1) + 0.5
+    lost = rng.random(n) < 0.3
+    end = np.where(lost, rng.uniform(1, 12, n).round(1), 12.0)
+    admitted = (month < end).astype(int)
+    m = np.minimum(month, end)
+    if cap_events:
+        m = np.where(rng.random(n) < 0.6, 12.0, m)
+    return pd.DataFrame({"bweight": rng.normal(3.3, 0.5, n).round(2), "smoke": rng.integers(0, 2, n),
+                         "mnth": m, "admitted": admitted})
+
+
+def test_a_time_cut_at_the_end_of_study_is_asked_as_survival():
+    d = quiet_diagnose(_one_year(), target="admitted")
+    assert (d.task["kind"], d.task["time"]) == ("survival", "mnth")
+    task = d.inference("task")
+    assert task.confidence == "low" and task.alternatives[0].value == "classification"
+
+
+def test_a_capped_score_events_also_reach_is_no_follow_up():
+    assert quiet_diagnose(_one_year(cap_events=True), target="admitted").task["kind"] == "classification"
+
+
+def test_children_followed_to_their_first_year():
+    # KMsurv's pneumon: 'chldage' the age at hospitalisation for pneumonia, or 12 months
+    d = quiet_diagnose(dev_rdataset("KMsurv", "pneumon"), target="hospital")
+    assert (d.task["kind"], d.task["time"]) == ("survival", "chldage")
