@@ -67,6 +67,58 @@ def test_without_entities_the_search_samples_rows_and_says_rows(monkeypatch):
     assert r.sampled == [SENTENCE.format(used=2_000, of=6_000).replace(" (whole entities)", "")]
 
 
+def searched_folds(monkeypatch) -> list[int]:
+    """Records how many folds each halving search ranks its settings on."""
+    seen: list[int] = []
+    fit = HalvingGridSearchCV.fit
+    monkeypatch.setattr(HalvingGridSearchCV, "fit", lambda self, X, y, **kw: seen.append(len(self.cv)) or fit(self, X, y, **kw))
+    return seen
+
+
+def test_just_below_2000_training_rows_the_search_ranks_on_three_folds_as_before(monkeypatch):
+    assert evaluate.QUICK_SEARCH_ROWS == 2_000  # the lead's bound: the smaller real tables keep today's results
+    df, test = entity_frame(1_999), entity_frame(400, seed=1)
+    seen = searched_folds(monkeypatch)
+    r = fit_evaluate(df, target="y", task="classification", groups="id", test=test)
+    # the result as before the bound: the search forced onto its first three folds at any size
+    monkeypatch.setattr(evaluate, "QUICK_SEARCH_ROWS", 10**9)
+    expected = fit_evaluate(df, target="y", task="classification", groups="id", test=test)
+    assert seen == [evaluate.SEARCH_FOLDS, evaluate.SEARCH_FOLDS] == [3, 3]
+    assert r.candidates == expected.candidates and r.model_name == expected.model_name
+    assert (r.cv_scores, r.holdout_score, r.holdout_ci) == (expected.cv_scores, expected.holdout_score, expected.holdout_ci)
+    assert r.candidates["HistGradientBoostingClassifier"]["search_folds"] == 3
+
+
+def test_from_2000_training_rows_the_search_ranks_on_one_fold_and_the_estimate_stays_on_all(monkeypatch):
+    df = entity_frame(2_000)
+    seen = searched_folds(monkeypatch)
+    picked = []
+    search = evaluate._halving_search
+    monkeypatch.setattr(evaluate, "_halving_search", lambda cand, X, y, folds, *a: picked.append((X, y, folds))
+                        or search(cand, X, y, folds, *a))
+    r = fit_evaluate(df, target="y", task="classification", groups="id")
+    assert seen == [1]
+    tree = r.candidates["HistGradientBoostingClassifier"]
+    assert tree["search_folds"] == 1 and tree["tried"] == 6 and len(tree["search"]) == 6
+    assert len(r.cv_scores) == 5  # the chosen setting: every fold
+    # what it picked is the best setting of a successive halving on the first fold alone
+    X, y, folds = picked[0]
+    assert len(folds) == 1
+    by_hand = HalvingGridSearchCV(
+        candidates_of(r).pipeline, [{k: [v] for k, v in g.items()} for g in candidates_of(r).grid], factor=3,
+        min_resources=max(len(X) // 9, 500), cv=folds, scoring=evaluate._PrimaryScorer("classification", [0, 1]),
+        refit=False, random_state=0, error_score=np.nan).fit(X, y)
+    assert tree["params"] == {k.removeprefix("model__"): v for k, v in by_hand.best_params_.items()}
+
+
+def candidates_of(report):
+    """The unfitted tree candidate ``fit_evaluate`` searched for ``report``."""
+    from kernel_tools.models.pipelines import candidates
+
+    numeric = [f for f in report.features]
+    return candidates("classification", numeric, [], class_weight=None, random_state=0, rows=report.n_train)[1]
+
+
 def test_the_search_folds_keep_each_entity_on_one_side():
     folds = [(np.array([0, 1, 2, 3]), np.array([4, 5])), (np.array([2, 3, 4, 5]), np.array([0, 1]))]
     kept = evaluate._folds_within(folds, np.array([1, 2, 4]), 6)
