@@ -49,6 +49,16 @@ def jp_server_config():
 
 
 @pytest.fixture
+def jp_configurable_serverapp(jp_server_config, jp_configurable_serverapp):
+    """pytest-jupyter's server factory, its kernels killed at once when the test's server stops:
+    asked to shut down, each had up to ``shutdown_wait_time`` to exit, ~2.6 s idle teardown per
+    server test with a kernel. Every module's ``jp_server_config`` gets it (the factory reads
+    that dict when called); a test that sets its own wait keeps it."""
+    jp_server_config.setdefault("KernelManager", {}).setdefault("shutdown_wait_time", 0.0)
+    return jp_configurable_serverapp
+
+
+@pytest.fixture
 def registry(jp_serverapp):
     """The server's sessions; a test closes it (awaits) so no coordinator task outlives it."""
     return jp_serverapp.web_app.settings["dcpilot_sessions"]
