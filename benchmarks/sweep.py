@@ -51,6 +51,8 @@ from dataset import Dataset  # noqa: E402
 from halves import HALVES, half  # noqa: E402
 from quality import copilot_env, run_cli  # noqa: E402
 
+from kernel_tools.transforms.records import HOW as SUMMARY_HOW  # noqa: E402
+
 # ---------------------------------------------------------------- loaders
 
 
@@ -404,16 +406,21 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
     grouping = set(found.get("grouping_column", []))  # asked about: found, but not called a row's id
     entity = result.get("task_id")
     absent = set(result.get("absent", []))  # documented columns of another file: diagnose sees the main one
-    # a column both files hold comes in from the joined one as name_right: judged as its name
+    # a column both files hold comes in from the joined one as name_right, and a summary of the other
+    # file's records as name_last (kt.summarize_records): judged as its name
     def base(c: str) -> str:
-        return c[: -len(JOIN_SUFFIX)] if ds.extra and c.endswith(JOIN_SUFFIX) else c
+        for suffix in (JOIN_SUFFIX, *(f"_{how}" for how in SUMMARY_HOW)):
+            if ds.extra and c.endswith(suffix) and c != suffix:
+                return c[: -len(suffix)]
+        return c
 
     return {
         "crash": bool(result.get("steps_failed")) or result.get("state") == "failed",
         "wrong_task": result["task"] != ds.task,
         "false_leaks": sorted(c for c in leaks if base(c) not in {*ds.leaks, *ds.follow_up, ds.time, *ds.ids}
                               and not (ds.extra and base(c) == ds.target)),
-        "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - leaks - set(result.get("dropped", [])) - absent),
+        "missed_leaks": sorted(set(ds.leaks + ds.follow_up) - {base(c) for c in leaks} - set(result.get("dropped", []))
+                               - absent),
         "false_ids": sorted(c for c in ids if base(c) not in {*ds.ids, ds.id}),
         "missed_ids": sorted(set(ds.ids) - ids - grouping - set(found.get("target_leakage", []))
                              - set(found.get("constant_column", [])) - absent),

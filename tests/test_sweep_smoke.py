@@ -58,3 +58,7 @@ def test_judge_counts_a_join_on_another_key_an_invented_entity_and_joined_copies
     assert judged["false_leaks"] == [] and judged["false_ids"] == []
     assert not sweep.judge(ds, {**row, "task_id": None,
                                 "findings": [{"kind": "join_keys", "columns": ["id"]}]})["wrong_join"]
+    # a summary of the joined file's records (kt.summarize_records): 'futime_last' is its documented leak
+    summary = sweep.judge(ds, {**row, "findings": [{"kind": "target_leakage", "columns": ["futime_last"]},
+                                                   {"kind": "target_leakage", "columns": ["status_last"]}]})
+    assert summary["false_leaks"] == [] and summary["missed_leaks"] == []

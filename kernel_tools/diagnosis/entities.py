@@ -20,9 +20,11 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_p
 from kernel_tools.diagnosis.entity_evidence import (
     TIME_WORDS,
     coarse_category,
+    copies_of,
     crossed_pair,
     entity_inference,
     events_not_measures,
+    measured_with_gaps,
     not_an_entity,
     subject_ids,
 )
@@ -266,7 +268,8 @@ def find_entity(
     others = [c for c in profiles if c not in exclude and c != target and profiles[c].kind != "empty"]
     candidates = [given_id] if given_id is not None else _candidates(profiles, n, exclude, target)
     rejected = {} if given_id is not None else {
-        c: why for c in candidates if (why := not_an_entity(df, profiles, c, target)) is not None}
+        c: why for c in candidates
+        if (why := not_an_entity(df, profiles, c, target) or measured_with_gaps(profiles, c)) is not None}
     coarse = {} if given_id is not None else {
         c: found for c in candidates if c not in rejected and (found := coarse_category(df, profiles, c, target))}
     rejected |= {c: why for c, (why, finer) in coarse.items() if finer is not None}  # the finer one is the unit
@@ -434,6 +437,7 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
     # a mostly empty column is "constant" within any group: no evidence either way
     filled = [c for c in cols if profiles[c].missing_rate <= 0.5]
     baseline = [c for c in filled if constant[c] >= 0.95 and profiles[c].nunique >= 2]
+    baseline = [c for c in baseline if c not in copies_of(sample, key, baseline)]
     # only a diverse attribute (not a yes/no) shared within groups is evidence of an entity
     diverse = [c for c in baseline if profiles[c].nunique >= 3 and _diversity(df[c]) <= 0.3]
     # a visit orders rows: a date, a visit number, or a time named as such (any continuous

@@ -66,6 +66,31 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
     return None
 
 
+def measured_with_gaps(profiles: dict[str, ColumnProfile], name: str) -> str | None:
+    """Why a number with missing values, not named as an id, a unit or a rater, cannot be the
+    entity: an id is never missing, a measurement often is (a lab value joined in for some
+    subjects repeats by chance, and the rows sharing it share its copy in the other file)."""
+    prof = profiles[name]
+    if not prof.n_missing or not prof.holds_numbers:
+        return None
+    if looks_like_id_name(name) or ENTITY_NAME.search(name) or RATER_NAME.search(name):
+        return None
+    return f"a number missing on {prof.n_missing} rows and not named as an id: a measurement (an id is never missing)"
+
+
+def copies_of(df: pd.DataFrame, key: str, columns: list[str]) -> list[str]:
+    """The columns equal to ``key`` wherever both are filled (the same value stored twice, as a
+    join of a summary leaves it): rows sharing ``key`` share them by construction, no evidence."""
+    x = pd.to_numeric(df[key], errors="coerce")
+    out = []
+    for c in columns:
+        y = pd.to_numeric(df[c], errors="coerce")
+        both = x.notna() & y.notna()
+        if both.sum() >= 10 and float(np.isclose(x[both], y[both]).mean()) >= 0.95:
+            out.append(c)
+    return out
+
+
 def subject_ids(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
     """Columns named as a subject's id that are unique on every row, with no missing value:
     then each row is its own subject, and a column that repeats groups different subjects (a

@@ -10,7 +10,11 @@ Signals, each general rather than tuned to a data set:
 - a column whose values *are* the outcome's class labels and mostly agree with it (the outcome
   recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest;
 - regression: a few numeric columns that give the target as an exact linear formula (a total
-  and its parts); survival: a column filled in exactly for the rows with the event.
+  and its parts); survival: a column filled in exactly for the rows with the event;
+- a column named after the target, with a few codes that agree with it far beyond chance where
+  filled (the target recorded again in another file: 'status_last' from a summary of visits);
+- survival: a number that never ends before the survival time and rises with it (Spearman >= 0.9)
+  where present: the same follow-up recorded again (another file's, extended by later visits).
 An ordinary strong predictor scores well but not perfectly, and not far above all others; one
 that scores near-perfectly but whose bins still mix the classes is an easy outcome, not a leak.
 """
@@ -22,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
@@ -280,6 +285,9 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
                                         f"(AUROC of its missingness for '{outcome.target}' {a:.3f}): "
                                         "it is recorded because the event happened",
                               "missingness_event_auroc": round(a, 4)}
+    for c, ev in {**_outcome_copies(frame, profiles, features, outcome),
+                  **_duration_copies(frame, profiles, features, outcome, clock)}.items():
+        flagged[c] = {**flagged.get(c, {}), **ev}
     for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():
         if c not in flagged:
             flagged[c] = ev
@@ -330,6 +338,82 @@ def _strong_single_features(frame: pd.DataFrame, profiles: dict[str, ColumnProfi
             flagged[c] = {"reason": f"it is named like an outcome and predicts it strongly "
                                     f"({metric_words(metric)} {scores[c]:.3f})"}
     return flagged
+
+
+MAX_CODES = 10  # an outcome's codes: a column with more values is a measurement, not a copy of them
+COPY_AGREEMENT = 0.5  # agreement with the outcome beyond chance (0 = chance, 1 = always) of a copy
+
+
+def _outcome_copies(frame, profiles, features, outcome) -> dict[str, dict]:
+    """Columns named after the target (its name as a word: 'status_last', 'status.y') holding a few
+    codes that, where filled, agree with it far beyond chance: the outcome recorded again in
+    another file. Its single-feature score can stay modest (a C-index counts the ties of a few
+    codes as chance, and the rows where it is missing as no signal)."""
+    target = outcome.target
+    if outcome.kind == TaskKind.REGRESSION or not target or target not in frame.columns:
+        return {}  # a measure named after a numeric target ('bdi_pre' next to 'bdi') is its baseline
+    word = re.compile(rf"(^|[_\W]){re.escape(str(target))}([_\W]|$)", re.IGNORECASE)
+    found = {}
+    for c in features:
+        if c == target or not word.search(c) or not 2 <= profiles[c].nunique <= MAX_CODES:
+            continue
+        filled = frame[c].notna().to_numpy() & (outcome.y >= 0)
+        if filled.sum() < 20:
+            continue
+        said, truth = _as_outcome(frame[c], frame[target], outcome)
+        agreement = float(np.mean(said[filled] == truth[filled]))
+        chance = float(np.bincount(truth[filled]).max() / filled.sum())
+        if chance < 1 and (agreement - chance) / (1 - chance) >= COPY_AGREEMENT:
+            found[c] = {"agreement": round(agreement, 4), "chance_agreement": round(chance, 4),
+                        "rows_compared": int(filled.sum()),
+                        "reason": f"it is named after '{target}' and agrees with it on {agreement:.0%} of the "
+                                  f"{int(filled.sum())} rows where it is filled (chance {chance:.0%}): the "
+                                  "outcome recorded again"}
+    return found
+
+
+def _as_outcome(column: pd.Series, target: pd.Series, outcome) -> tuple[np.ndarray, np.ndarray]:
+    """A column of codes read as the outcome (survival: censored where it holds a censored code of
+    the target, an event otherwise; classes: its own values) and the outcome, as integer codes."""
+    def norm(s: pd.Series) -> pd.Series:
+        number = pd.to_numeric(s, errors="coerce")
+        return number.astype(float).astype("string") if number.notna().sum() == s.notna().sum() else (
+            s.astype("string").str.strip().str.casefold())
+    col, tgt = norm(column), norm(target)
+    if outcome.kind == TaskKind.SURVIVAL:
+        censored = set(tgt[outcome.y == 0].dropna())
+        return (~col.isin(censored)).to_numpy(dtype=int), outcome.y.astype(int)
+    labels = {v: i for i, v in enumerate(pd.unique(tgt.dropna()))}
+    return col.map(labels).fillna(-1).to_numpy(dtype=int), tgt.map(labels).fillna(-1).to_numpy(dtype=int)
+
+
+DURATION_COPY = 0.9  # Spearman with the survival time that no baseline value reaches
+NOT_BEFORE = 0.99  # share of rows where it ends no earlier than the survival time (within 5%)
+
+
+def _duration_copies(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) -> dict[str, dict]:
+    """Survival: numbers that rise with the survival time where present and never end before it:
+    the same follow-up recorded again (another file's follow-up of the subject, extended by
+    later visits). An age at entry or the time of an event during follow-up ends before it."""
+    if outcome.kind != TaskKind.SURVIVAL or outcome.duration is None:
+        return {}
+    t = np.asarray(outcome.duration, dtype=float)
+    found = {}
+    for c in clock.reach("copies of the survival time", features):
+        prof = profiles[c]
+        if not prof.holds_numbers or prof.nunique < 10:
+            continue
+        x = numeric_values(frame[c], prof)
+        ok = np.isfinite(x) & np.isfinite(t) & (t > 0)
+        if ok.sum() < 20 or float(np.mean(x[ok] >= 0.95 * t[ok])) < NOT_BEFORE:
+            continue
+        rho = float(spearmanr(x[ok], t[ok]).statistic)
+        if rho >= DURATION_COPY:
+            found[c] = {"reason": f"it rises with the survival time '{outcome.time}' (Spearman {rho:.2f} on the "
+                                  f"{int(ok.sum())} rows where it is filled) and never ends before it: the same "
+                                  "follow-up recorded again", "spearman_with_duration": round(rho, 4),
+                        "rows_compared": int(ok.sum())}
+    return found
 
 
 def _leakage_finding(c: str, ev: dict, scores: dict[str, float], strengths: dict[str, float], metric: str,

@@ -5,13 +5,16 @@ A one-to-many table of measurements (long-format labs or vitals: ``id, day, test
 is: the join multiplies rows, and the records after the index are follow-up by construction. The
 valid summary keeps, for each entity, the records inside a window relative to the index (time
 ``<= until``, and ``>= since`` when given; the time counts from the index, day 0), and takes one
-value per measurement (the latest by default), pivoted by test in long format. The fitted
+value per measurement (the latest by default), pivoted by test in long format; the records file's
+row labels (R's row names) number its rows, not the entity's, and are left out. The fitted
 :class:`RecordSummarizer` replays the same window, tests and columns on new records.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from kernel_tools.diagnosis.entities import INDEX_NAME
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
@@ -55,8 +58,9 @@ class RecordSummarizer(FrameTransformer):
             long = inside[[self.id, self.key, self.value]]
             wide = _take(long.groupby([self.id, self.key], sort=True)[self.value], self.how).unstack(self.key)
             wide.columns = [f"{k}_{self.how}" for k in wide.columns]
-        else:
-            values = [c for c in inside.columns if c not in (self.id, self.time)]
+        else:  # a row label of the records file numbers its rows, not the entity's: no measurement
+            values = [c for c in inside.columns
+                      if c not in (self.id, self.time) and not INDEX_NAME.search(str(c).strip())]
             wide = _take(inside.groupby(self.id, sort=True)[values], self.how)
             wide.columns = [f"{c}_{self.how}" for c in wide.columns]
         wide["records_before_index"] = inside.groupby(self.id, sort=True).size()
