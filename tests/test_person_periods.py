@@ -10,6 +10,7 @@ an outcome read at the end of a balanced panel) are not found."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -427,3 +428,21 @@ def test_survival_given_on_periods_alone_reads_them_though_the_period_is_named_a
     assert d.task["kind"] == "survival" and d.task["time"] == "t" and d.task["id"] == "id"
     assert d.inference("task").details["person_period"] is True
 
+
+@pytest.mark.slow
+def test_survival_chosen_on_the_task_card_of_a_hint_reads_the_periods(tmp_path):
+    """The card offers survival though the task has no time: the answer diagnoses the data again,
+    which reads the layout, so the model is fitted on one row per subject followed until its last period."""
+    import asyncio
+    import io
+
+    from jupyter_dcpilot.cli import run_job
+
+    few_events().to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "answers.json").write_text(json.dumps({"task": "survival", "*": "recommended"}))
+    _, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="E", planner="rules",
+                                    approve=str(tmp_path / "answers.json"), out=str(tmp_path / "out"),
+                                    stream=io.StringIO()))
+    assert report["task"]["kind"] == "survival" and report["task"]["time"] == "t" and report["task"]["id"] == "id"
+    session = json.loads(next((tmp_path / "out").rglob("*.dcpilot.json")).read_text())
+    assert any(d["choice"] == "aggregate_periods" for d in session["decisions"])
