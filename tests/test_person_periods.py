@@ -10,6 +10,7 @@ an outcome read at the end of a balanced panel) are not found."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -383,3 +384,65 @@ def test_a_weak_layout_under_the_recommended_policy_ends_not_valid_and_never_as_
     assert "1 class has too few rows to cross-validate: 1 (2 rows)" in said and "regression" not in said
     checks = {c["check"]: c for c in report["validity"]}
     assert "2 events too few to tell that from chance" in checks["structure_confirmed"]["detail"]
+
+
+# One search serves both readings: a strong layout is read as survival, a weak one only asked, and a
+# two-code target without a strong layout is not searched a second time for the hint.
+
+@pytest.mark.parametrize("df", [small(*SEVEN), small(*TWO_EVENTS), small(SEVEN[0], [1, 0, 0, 0, 0, 0, 0])],
+                         ids=["strong", "weak", "none"])
+def test_the_person_period_search_runs_once_per_diagnosis(df, monkeypatch):
+    from kernel_tools.diagnosis import task as task_module
+
+    calls = []
+    search = task_module.find_person_periods
+    monkeypatch.setattr(task_module, "find_person_periods", lambda *a, **kw: calls.append(1) or search(*a, **kw))
+    _task(df)
+    assert len(calls) == 1
+
+
+# Survival given with no time: a named follow-up time makes one row per subject even where the rows
+# also hold a period layout; the periods are read only when no column but the period is a duration.
+
+def _with_follow_up(seed: int = 0) -> pd.DataFrame:
+    """Person-period rows that also carry each subject's follow-up in days (its last period's end)."""
+    df = synthetic(seed=seed)
+    days = np.random.default_rng(seed).integers(0, 30, df["id"].max() + 1)
+    df["futime"] = (df.groupby("id")["t"].transform("max") + 1) * 30 + days[df["id"]]
+    return df
+
+
+def test_survival_given_with_a_named_follow_up_reads_it_though_the_rows_are_periods():
+    d = quiet_diagnose(_with_follow_up(), target="E", task="survival")
+    assert d.task["kind"] == "survival" and d.task["time"] == "futime"
+    assert "person_period" not in d.inference("task").details and d.inference("task").confidence == "given"
+
+
+def test_survival_given_on_periods_alone_reads_them_though_the_period_is_named_as_a_time():
+    df = synthetic()
+    from kernel_tools.diagnosis.columns import profile_columns
+    from kernel_tools.diagnosis.task import find_duration
+
+    assert find_duration(df, profile_columns(df), {"E"}) == "t"  # without the layout, 't' would be the time
+    d = quiet_diagnose(df, target="E", task="survival")
+    assert d.task["kind"] == "survival" and d.task["time"] == "t" and d.task["id"] == "id"
+    assert d.inference("task").details["person_period"] is True
+
+
+@pytest.mark.slow
+def test_survival_chosen_on_the_task_card_of_a_hint_reads_the_periods(tmp_path):
+    """The card offers survival though the task has no time: the answer diagnoses the data again,
+    which reads the layout, so the model is fitted on one row per subject followed until its last period."""
+    import asyncio
+    import io
+
+    from jupyter_dcpilot.cli import run_job
+
+    few_events().to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "answers.json").write_text(json.dumps({"task": "survival", "*": "recommended"}))
+    _, report = asyncio.run(run_job([str(tmp_path / "data.csv")], target="E", planner="rules",
+                                    approve=str(tmp_path / "answers.json"), out=str(tmp_path / "out"),
+                                    stream=io.StringIO()))
+    assert report["task"]["kind"] == "survival" and report["task"]["time"] == "t" and report["task"]["id"] == "id"
+    session = json.loads(next((tmp_path / "out").rglob("*.dcpilot.json")).read_text())
+    assert any(d["choice"] == "aggregate_periods" for d in session["decisions"])

@@ -79,8 +79,8 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
             s.log("warning", tight)
     if not s.task.confirmed:
         s.task = Task.inferred(diagnosis.get("task") or {}, s.task.given)
-    elif (info := diagnosis.get("task") or {}).get("id") == s.task.id:  # the data as it is now
-        s.task.id_missing = int(info.get("id_missing") or 0)
+    else:
+        s.task.observed(diagnosis.get("task") or {})
     s.diagnosed_version = s.data_version
     s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
           f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",

@@ -136,14 +136,17 @@ class Task:
         censored (``censored:<code>``) — the user's word, kept in :attr:`given` — or what rows
         without an entity id are (``ids:drop``, ``ids:own``); confirmed either way. True when the
         data must be diagnosed again (the options follow the moment of prediction, the time and
-        the entity; a status of codes read as another task is no longer recoded)."""
+        the entity; a status of codes read as another task is no longer recoded; survival chosen
+        without a time finds it)."""
         self.confirmed = True
         if choice in {k.value for k in TaskKind}:
             recoded = self.censored is not None and choice != TaskKind.SURVIVAL
+            # survival without a time: the diagnosis reads it (a person-period layout the card offered)
+            timeless = choice == TaskKind.SURVIVAL and self.time is None
             self.kind = self.given.kind = TaskKind(choice)
             if recoded:
                 self.censored = self.given.censored = None
-            return recoded
+            return recoded or timeless
         part, _, value = (choice or "").partition(":")
         if part == "censored" and value:
             self.kind = self.given.kind = TaskKind.SURVIVAL
@@ -162,6 +165,15 @@ class Task:
         else:
             return False
         return True
+
+    def observed(self, detected: dict[str, Any]) -> None:
+        """What a diagnosis tells the confirmed task: the rows without an id in the data as it is
+        now, and the survival time it read where the user chose survival without one (the
+        person-period layout a hint offered)."""
+        if detected.get("id") == self.id:
+            self.id_missing = int(detected.get("id_missing") or 0)
+        if self.kind == TaskKind.SURVIVAL and self.time is None and detected.get("kind") == TaskKind.SURVIVAL:
+            self.time = detected.get("time")
 
     @property
     def index_label(self) -> str | None:

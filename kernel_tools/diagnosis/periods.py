@@ -86,11 +86,11 @@ def _probability(p: float) -> str:
 
 
 def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str,
-                        event: np.ndarray, weak: bool = False) -> PersonPeriods | None:
+                        event: np.ndarray) -> PersonPeriods | None:
     """The entity and period column of a person-period table whose 0/1 ``event`` (per row, NaN
-    where missing) is the target, or None; with ``weak`` also a layout that is only a hint
-    (``strong`` False: events that could fall on last rows by chance up to ``WEAK_CHANCE``, or a
-    handful of entities not all counted from the same first period), found when no strong one is."""
+    where missing) is the target, or None: a strong layout, else one that is only a hint (``strong``
+    False: events that could fall on last rows by chance up to ``WEAK_CHANCE``, or a handful of
+    entities not all counted from the same first period). One search serves both readings."""
     if np.isnan(event).any() or len(df) < MIN_ENTITIES * 2:
         return None
     periods = {c: numeric_values(df[c], p) for c, p in profiles.items()
@@ -101,7 +101,7 @@ def find_person_periods(df: pd.DataFrame, profiles: dict[str, ColumnProfile], ta
     ids = [c for c, p in profiles.items() if c != target and _id_like(p) and p.nunique >= events]
     ids = [c for c in sorted(ids, key=lambda c: -profiles[c].nunique)[:MAX_IDS] if _may_hold(df[c], event)]
     found = [f for entity_id in ids for period, values in periods.items() if period != entity_id
-             if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None and (weak or f.strong)]
+             if (f := _layout(df[entity_id], values, event, entity_id, period)) is not None]
     # a strong layout first; a period counted from each entity's start beats one that merely rises
     # with it (an age in years)
     return min(found, key=lambda f: (not f.strong, f.starts_at), default=None)

@@ -131,15 +131,17 @@ def _event_codes(values: np.ndarray | None) -> bool:
             and np.argmax(counts) == 0)
 
 
-def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, plain_number: bool) -> Outcome | None:
-    """Survival found from the target's codes: person-period rows (asked), two codes next to a
-    follow-up time (high confidence) or next to a time at whose common end most rows without the
-    event stop (asked), a status of several codes next to one (competing events: asked), or event codes
-    at the end of chained intervals (asked)."""
+def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, plain_number: bool,
+                  layout: PersonPeriods | None) -> Outcome | None:
+    """Survival found from the target's codes: person-period rows of a strong ``layout`` (asked), two
+    codes next to a follow-up time (high confidence) or next to a time at whose common end most rows
+    without the event stop (asked), a status of several codes next to one (competing events: asked),
+    or event codes at the end of chained intervals (asked)."""
     two = len(np.unique(values[~np.isnan(values)])) == 2
     if two:
-        found = (_found_periods(df, profiles, s, target) or _found_survival(df, profiles, s, target)
-                 or _found_end_of_study(df, profiles, s, target))
+        strong = layout if layout is not None and layout.strong else None
+        found = ((_found_periods(df, profiles, s, target, strong) if strong is not None else None)
+                 or _found_survival(df, profiles, s, target) or _found_end_of_study(df, profiles, s, target))
     else:
         found = _found_competing(df, profiles, s, target, values) if plain_number else None
     if found is None and _event_codes(values):
@@ -222,10 +224,12 @@ def infer_task(
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
     hint = None
     if task is None and values is not None:
-        survival = _found_events(df, profiles, s, target, values, plain_number)
+        # one search, weak layouts included: a strong one is read as survival, a weak one only asked
+        layout = _person_periods(df, profiles, s, target)
+        survival = _found_events(df, profiles, s, target, values, plain_number, layout)
         if survival is not None:
             return survival
-        hint = _periods_hint(df, profiles, s, target)
+        hint = layout
     # plain_number implies numeric values
     quantity = quantity_reason(values) if plain_number and values is not None and prof.is_integer else None
     score = (ordered_score(values, target) if plain_number and values is not None and prof.is_integer
@@ -240,10 +244,10 @@ def infer_task(
     return outcome
 
 
-def _periods_hint(df, profiles, s: pd.Series, target: str) -> PersonPeriods | None:
-    """A person-period layout too weak to read as survival (see :mod:`.periods`), or None."""
+def _person_periods(df, profiles, s: pd.Series, target: str) -> PersonPeriods | None:
+    """The person-period layout of the rows, strong or only a hint (see :mod:`.periods`), or None."""
     event = event_indicator(s)
-    return find_person_periods(df, profiles, target, event[0], weak=True) if event is not None else None
+    return find_person_periods(df, profiles, target, event[0]) if event is not None else None
 
 
 def _ask_periods(inference: Inference, hint: PersonPeriods, target: str) -> None:
@@ -261,11 +265,16 @@ def _ask_periods(inference: Inference, hint: PersonPeriods, target: str) -> None
 
 def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None) -> Outcome:
     candidates = []
-    if time is None and (periods := _given_periods(df, profiles, s, target)) is not None:
-        return periods
     if time is None:
-        candidates = duration_candidates(df, profiles, {target})
-        time = find_duration(df, profiles, {target})
+        # a named follow-up time makes one row per subject even if ids repeat (the entity is asked
+        # later); the rows are periods only when no column but the period itself is a duration
+        layout = _person_periods(df, profiles, s, target)
+        exclude = {target} if layout is None else {target, layout.period}
+        candidates = duration_candidates(df, profiles, exclude)
+        time = find_duration(df, profiles, exclude)
+        periods = _given_periods(df, profiles, s, target, layout) if time is None and layout is not None else None
+        if periods is not None:
+            return periods
         if time is None:
             raise ValueError("task='survival' needs the duration column: pass time='<follow-up column>'")
     coded = _given_status(df, profiles, s, target, time)
@@ -417,14 +426,12 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     return outcome
 
 
-def _found_periods(df, profiles, s: pd.Series, target: str, found: PersonPeriods | None = None) -> Outcome | None:
-    """A 0/1 target on person-period rows (see :mod:`.periods`; ``found``: the layout, when already
-    read): survival until each entity's last period, found from the data's structure alone, so
-    asked (low confidence) with classification of the rows as the alternative."""
+def _found_periods(df, profiles, s: pd.Series, target: str, found: PersonPeriods) -> Outcome | None:
+    """A 0/1 target on the person-period rows ``found`` (see :mod:`.periods`): survival until each
+    entity's last period, found from the data's structure alone, so asked (low confidence) with
+    classification of the rows as the alternative."""
     event = event_indicator(s)
-    if found is None and event is not None:
-        found = find_person_periods(df, profiles, target, event[0])
-    if event is None or found is None:
+    if event is None:
         return None
     reason = f"survival over person-period rows: each '{found.id}' followed until its last '{found.period}'"
     outcome = _survival(df, profiles, target, found.period, event, reason)
@@ -443,11 +450,10 @@ def _found_periods(df, profiles, s: pd.Series, target: str, found: PersonPeriods
     return outcome
 
 
-def _given_periods(df, profiles, s: pd.Series, target: str) -> Outcome | None:
-    """Survival given with no time, on person-period rows (even a weak layout: the user said the
-    rows are survival, the layout says how): followed until each entity's last period."""
-    hint = _periods_hint(df, profiles, s, target)
-    found = _found_periods(df, profiles, s, target, hint) if hint is not None else None
+def _given_periods(df, profiles, s: pd.Series, target: str, layout: PersonPeriods) -> Outcome | None:
+    """Survival given with no time, on the person-period rows ``layout`` (even a weak one: the user
+    said the rows are survival, the layout says how): followed until each entity's last period."""
+    found = _found_periods(df, profiles, s, target, layout)
     if found is None or found.inference is None or found.duration_inference is None:
         return None
     found.inference.confidence, found.inference.alternatives = Confidence.GIVEN, []
