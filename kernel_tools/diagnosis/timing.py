@@ -391,6 +391,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     survival = outcome.kind == TaskKind.SURVIVAL and outcome.duration is not None
     t = outcome.duration if survival else None
     event, happened = (outcome.y.astype(bool), "the event") if survival else _rarer_class(outcome)
+    ranks = event_times.follow_up_ranks(t) if t is not None else None
     calendar = (numeric_values(frame[index.column], profiles[index.column])
                 if index.kind == "date" and index.column in profiles else None)
     for c in features:
@@ -400,7 +401,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
             _duration_tests(c, numeric_values(frame[c], prof), t, outcome.time, timings[c], prof.nunique >= 10)
         if survival and 0 < prof.n_missing < len(df):
             assert t is not None
-            _followed_test(c, _present(frame[c]), t, outcome.time, timings[c])
+            _followed_test(c, _present(frame[c]), t, outcome.time, timings[c], ranks)
         if event is not None:
             implied = _implied_event(frame[c], prof, event, calendar)
             # a classification has no follow-up to place a value in: an extreme value of a
@@ -519,30 +520,42 @@ END_ROWS = 2000  # rows enough to see it
 
 def _end_as_start_plus_duration(frame, profiles, features, t: np.ndarray, time: str, timings) -> None:
     """A number that is another number plus the duration on nearly every row (an age at exit next
-    to the age at entry, a discharge day next to the admission day): the end of follow-up."""
+    to the age at entry, a discharge day next to the admission day): the end of follow-up. Only
+    the columns whose median is near the would-be start's are compared row by row, so a wide
+    table costs a pass over its columns per candidate, not a pass over all its cells."""
     numbers = [c for c in features if _is_number(profiles[c]) and not _is_date(profiles[c]) and profiles[c].nunique >= 10]
-    if len(numbers) < 2:
+    dur = t[:END_ROWS]
+    if len(numbers) < 2 or not np.nanstd(dur) > 0:
         return
     rows = frame.iloc[:END_ROWS]
     values = np.column_stack([numeric_values(rows[c], profiles[c]) for c in numbers])
-    dur = t[:END_ROWS]
+    with np.errstate(all="ignore"):
+        medians = np.nanmedian(values, axis=0)
     for i, c in enumerate(numbers):
         start = values[:, i] - dur  # what the start would be, were c the end
         if not np.nanmean(start >= -1e-9) >= BOUND_SHARE or timings[c].timing == "outcome_derived":
             continue
-        close = np.abs(values - start[:, None]) <= 0.01 * np.abs(values) + 1e-6
-        shares = np.nanmean(np.where(np.isfinite(values) & np.isfinite(start)[:, None], close, np.nan), axis=0)
-        shares[i] = 0.0
-        j = int(np.nanargmax(shares)) if np.isfinite(shares).any() else -1
-        if j >= 0 and shares[j] >= END_SHARE and np.nanstd(dur) > 0:
+        m = float(np.nanmedian(start))
+        spread = float(np.subtract(*np.nanpercentile(start, [75, 25])))
+        near = np.flatnonzero(np.abs(medians - m) <= 0.05 * abs(m) + 0.05 * spread + 1e-6)
+        near = near[near != i]
+        if not len(near):
+            continue
+        other = values[:, near]
+        close = np.abs(other - start[:, None]) <= 0.01 * np.abs(other) + 1e-6
+        shares = np.nanmean(np.where(np.isfinite(other) & np.isfinite(start)[:, None], close, np.nan), axis=0)
+        k = int(np.nanargmax(shares)) if np.isfinite(shares).any() else -1
+        if k >= 0 and shares[k] >= END_SHARE:
+            j = int(near[k])
             timings[c].add("outcome_derived", "end_of_follow_up",
-                           f"'{c}' minus '{numbers[j]}' is the duration '{time}' on {shares[j]:.0%} of rows: it is "
-                           "the end of follow-up", start_column=numbers[j], share_equal=round(float(shares[j]), 4))
+                           f"'{c}' minus '{numbers[j]}' is the duration '{time}' on {shares[k]:.0%} of rows: it is "
+                           "the end of follow-up", start_column=numbers[j], share_equal=round(float(shares[k]), 4))
 
 
-def _followed_test(c: str, present: np.ndarray, t: np.ndarray, time: str, timing: Timing) -> None:
+def _followed_test(c: str, present: np.ndarray, t: np.ndarray, time: str, timing: Timing,
+                   ranks: np.ndarray | None) -> None:
     """A column filled only on the rows still followed (:func:`.event_times.present_while_followed`)."""
-    followed = event_times.present_while_followed(present, t)
+    followed = event_times.present_while_followed(present, t, ranks)
     if followed is not None:
         timing.add("follow_up", "present_while_followed",
                    f"filled only while a row is still followed: missing on {followed['rows_missing']} rows whose "
