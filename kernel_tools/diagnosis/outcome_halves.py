@@ -32,7 +32,8 @@ AGREE = 0.99  # share of rows on which a column equals the target's share of the
 MIN_ROWS = 10
 
 
-def _words(name: str) -> list[str]:
+def name_words(name: str) -> list[str]:
+    """A column name's words, lower case, camelCase split (numbers are words of their own)."""
     return re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
 
 
@@ -45,7 +46,7 @@ def _swapped(target: str, column: str) -> tuple[str, str] | None:
             if len(x) >= SHORT and len(y) >= SHORT:
                 if x in t and t.replace(x, y, 1) == c:
                     return x, y
-            elif x in _words(target) and [y if w == x else w for w in _words(target)] == _words(column):
+            elif x in name_words(target) and [y if w == x else w for w in name_words(target)] == name_words(column):
                 return x, y
     return None
 

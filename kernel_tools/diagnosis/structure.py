@@ -31,6 +31,7 @@ from scipy.stats import spearmanr
 from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.endpoints import other_endpoints
+from kernel_tools.diagnosis.outcome_halves import name_words
 from kernel_tools.diagnosis.pair_names import pair_roles
 from kernel_tools.diagnosis.timeline import (
     ORDER,
@@ -206,15 +207,12 @@ BEFORE_WORD = re.compile(r"^(pre|prior|baseline|base|bl|initial|init|start|entry
                          r"enrol+ment|previous|prev|last|lag|lagged)$")
 
 
-def _name_words(name: str) -> list[str]:
-    return re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
-
-
 def _named_like_target(target: str, c: str) -> str | None:
     """Why ``c`` may be another measure of the outcome: its name is the target's with one word
     swapped ('dep_delay' beside 'arr_delay', 'onset_motor' beside 'onset_sensory') or one word
     added ('Min.Price' beside 'Price'), the word not one of time before; or None."""
-    t, w = _name_words(target), _name_words(c)
+    # the letters' words: a number apart is a wave or a numbered series, read elsewhere
+    t, w = ([x for x in name_words(n) if not x.isdigit()] for n in (target, c))
     if not t or w == t or any(len(x) < 2 for x in t):
         return None
     if len(w) == len(t) >= 2:
