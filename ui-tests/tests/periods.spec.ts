@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot } from './start';
+import { answerRecommended, startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
@@ -38,9 +38,9 @@ test.describe('Data co-pilot: person-period rows that are only a hint', () => {
     await expect(card).toBeVisible({ timeout: 120000 });
     await expect(card).toContainText("the rows may be periods of each 'id' ('t' rises by one");
     await expect(card).toContainText('2 events too few to tell that from chance');
-    const options = await card.locator('.jp-dcpilot-option').evaluateAll(els =>
-      els.map(e => e.getAttribute('data-option'))
-    );
+    const options = await card
+      .locator('.jp-dcpilot-option')
+      .evaluateAll(els => els.map(e => e.getAttribute('data-option')));
     expect(options.slice(0, 2)).toEqual(['confirm', 'survival']);
     const survival = card.locator('.jp-dcpilot-option[data-option="survival"]');
     await expect(survival).toContainText('It is survival');
@@ -62,10 +62,7 @@ test.describe('Data co-pilot: person-period rows that are only a hint', () => {
         asked = true;
         await periods.click();
       } else {
-        const next = panel.locator('.jp-dcpilot-decision').first();
-        if (await next.isVisible()) {
-          await next.locator('.jp-dcpilot-option.jp-mod-recommended').first().click();
-        }
+        await answerRecommended(panel);
       }
       await page.waitForTimeout(3000);
     }

@@ -48,3 +48,19 @@ export async function approveAndWait(panel: Locator, card: Locator): Promise<voi
   await card.locator('.jp-dcpilot-approve').click();
   await expect(panel.locator(`[data-decision="${id}"]`)).toHaveCount(0, { timeout: 60000 });
 }
+
+/**
+ * Answer the panel's first card with its recommended option when one can be clicked now; a card
+ * that goes, or is disabled while a step runs, between the check and the click is left for the
+ * caller's next round instead of holding the test until its timeout.
+ */
+export async function answerRecommended(panel: Locator): Promise<void> {
+  const option = panel
+    .locator('.jp-dcpilot-decision')
+    .first()
+    .locator('.jp-dcpilot-option.jp-mod-recommended:enabled')
+    .first();
+  if (await option.isVisible()) {
+    await option.click({ timeout: 10000 }).catch(() => undefined);
+  }
+}

@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot } from './start';
+import { answerRecommended, startCopilot } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions.
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 2000 } });
@@ -42,11 +42,8 @@ test.describe('Data co-pilot: a status of several codes', () => {
     await card.getByRole('button', { name: 'Survival with 3 censored' }).click();
     await expect(card).toHaveCount(0, { timeout: 60000 });
     const recode = page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'recode_status' });
-    for (let i = 0; i < 10 && (await recode.count()) === 0; i++) {
-      const next = panel.locator('.jp-dcpilot-decision').first();
-      if (await next.isVisible()) {
-        await next.locator('.jp-dcpilot-option.jp-mod-recommended').first().click();
-      }
+    for (let i = 0; i < 30 && (await recode.count()) === 0; i++) {
+      await answerRecommended(panel);
       await page.waitForTimeout(3000);
     }
     await expect(recode).toHaveCount(1, { timeout: 60000 });
