@@ -140,11 +140,23 @@ def main() -> int:
 def share_bytecode(tmp: Path) -> None:
     """Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE) every kernel, server and test
     process would compile its imports from source (~3 s of a kernel's start): every suite of the
-    run shares one cache, in ``tmp``, removed at the end (tests/conftest.py does the same for a
-    pytest run of its own)."""
+    run shares one cache, kept in the venv between runs where it can be written (as
+    tests/conftest.py keeps it for a pytest run of its own), else in ``tmp``, removed at the end."""
     if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
         os.environ.pop("PYTHONDONTWRITEBYTECODE")
-        os.environ["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        os.environ["PYTHONPYCACHEPREFIX"] = kept_bytecode_cache() or str(tmp / "pycache")
+
+
+def kept_bytecode_cache() -> str | None:
+    """tests/conftest.py's cache in the venv running this script, if it is a venv that can be written."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    cache = Path(sys.prefix) / "dcpilot-test-pycache"
+    try:
+        cache.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return str(cache) if os.access(cache, os.W_OK) else None
 
 
 def run_suites(tmp: Path) -> int:

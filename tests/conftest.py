@@ -11,15 +11,34 @@ import pytest
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
+
+def kept_bytecode_cache() -> str | None:
+    """A bytecode cache in the venv that runs the tests (``make clean`` removing the venv removes
+    it), where that venv can be written; the sources' paths key it, so checkouts share it safely
+    and a changed source is compiled again (its time stamp no longer matches)."""
+    if sys.prefix == sys.base_prefix:  # no venv: never write into a system Python's tree
+        return None
+    cache = os.path.join(sys.prefix, "dcpilot-test-pycache")
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError:
+        return None
+    return cache if os.access(cache, os.W_OK) else None
+
+
 # Where Python is told not to write bytecode (PYTHONDONTWRITEBYTECODE, set on the project's
 # machines) and the venv ships none (uv installs none), every kernel, server and CLI run the suite
 # starts compiles pandas, scikit-learn and this tree from source: ~3 s of a kernel's ~4 s start.
-# The run compiles each module once, into a cache of its own removed when the run ends (no
-# __pycache__ in the tree); the processes it starts, pytest-xdist's workers included, inherit it.
+# The run compiles each module into a cache outside the tree that the processes it starts,
+# pytest-xdist's workers included, inherit; kept in the venv between runs (a cold cache cost a
+# collection 31.6 s of CPU, a warm one 9.5 s), else a temporary one removed when the run ends.
 if sys.dont_write_bytecode and not sys.pycache_prefix:
-    _PYCACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-pycache-")
+    _cache = kept_bytecode_cache()
+    if _cache is None:
+        _PYCACHE = tempfile.TemporaryDirectory(prefix="dcpilot-test-pycache-")
+        _cache = _PYCACHE.name
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _PYCACHE.name
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _cache
     sys.dont_write_bytecode = False
 
 # pytest-xdist's processes share the machine's cores with the kernels they start: a thread per core
