@@ -18,11 +18,19 @@ the text columns and cross-validate a default HistGradientBoosting model over 5 
 by the entity (survival: the event as the label). Both sides get the same OpenMP and BLAS thread
 count (``--threads``, default 1: on a shared 2-core machine spinning OpenMP threads make timings
 swing 5-10x at random), and the ratio co-pilot / hand is printed.
+
+Bytecode (``--bytecode``, on by default): where Python is told to write none
+(``PYTHONDONTWRITEBYTECODE``, as on the project's machines, whose venv ships none), every process
+compiles its imports from source, and the co-pilot (a command line and a kernel, each importing
+pandas) pays it twice: seconds a user's install never pays (pip compiles at install, Python on
+first import). Both sides then share one bytecode cache for the run, filled by an untimed first
+run of each side on a 1,000-row table of each task.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -34,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -320,16 +329,55 @@ def run_case(path: Path, target: str, time_col: str | None, out: Path, timeout: 
     return result
 
 
+@contextlib.contextmanager
+def shared_bytecode(folder: Path, wanted: bool) -> Iterator[bool]:
+    """Within it, this process's children write and read bytecode in ``folder`` when Python was
+    told to write none (and ``wanted``); yields whether it does."""
+    if not wanted or not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        yield False
+        return
+    told = os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+    try:
+        yield True
+    finally:
+        os.environ["PYTHONDONTWRITEBYTECODE"] = told
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+
+
+def fill_bytecode(tmp: Path, tasks: tuple[str, ...], timeout: float, budget: list[str], threads: int | None,
+                  before: Path | None, log=print) -> None:
+    """One untimed run of each side (this tree, the ``before`` tree, the hand baseline) on a
+    1,000-row table of each task: every module they import is compiled once, before any timing."""
+    for task, frame, target, time_col in tables(1000, seed=1):
+        if task not in tasks:
+            continue
+        path = tmp / f"bytecode-{task}.parquet"
+        frame.to_parquet(path, index=False)
+        log(f"scale: compiling what the {task} runs import (untimed)...")
+        for side in ([before] if before is not None else []) + [None]:
+            run_one(path, target, time_col, tmp / f"bytecode-out-{task}", timeout, budget, threads, tree=side)
+        run_hand(path, target, [time_col] if time_col else [], threads, timeout)
+
+
+def tables(n: int, seed: int = 0) -> list[tuple[str, pd.DataFrame, str, str | None]]:
+    """(task, frame, target, duration column) of the two generated tables of ``n`` rows."""
+    classification, survival = make_tables(n, seed)
+    return [("classification", classification, "outcome", None), ("survival", survival, "died", "days")]
+
+
 def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Path | None = None,
         tasks: tuple[str, ...] = ("classification", "survival"), threads: int | None = 1,
-        hand_max_rows: int = HAND_MAX_ROWS, before: Path | None = None, repeats: int = 1) -> dict[str, Any]:
+        hand_max_rows: int = HAND_MAX_ROWS, before: Path | None = None, repeats: int = 1,
+        bytecode: bool = True) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="dcpilot-scale-") as tmp_name, \
+            shared_bytecode(Path(tmp_name) / "pycache", bytecode) as cached:
         tmp = keep or Path(tmp_name)
+        if cached:
+            fill_bytecode(tmp, tasks, timeout, budget, threads, before, log)
         for n in sizes:
-            classification, survival = make_tables(n)
-            for task, frame, target, time_col in (("classification", classification, "outcome", None),
-                                                  ("survival", survival, "died", "days")):
+            for task, frame, target, time_col in tables(n):
                 if task not in tasks:
                     continue
                 path = tmp / f"{task}-{n}.parquet"
@@ -347,14 +395,13 @@ def run(sizes: list[int], timeout: float, budget: list[str], log=print, keep: Pa
                     f"by hand {(result.get('hand') or {}).get('seconds', '—')} s; "
                     f"before {(result.get('before') or {}).get('seconds', '—')} s; load {load}")
                 results.append(result)
-            del classification, survival
     add_data_ratios(results)
     growth = {}
     for task in ("classification", "survival"):
         done = [r for r in results if r["task"] == task and r["state"] == "finished"]
         growth[task] = growth_exponent([r["rows"] for r in done], [r["seconds"] for r in done])
     return {"runs": results, "growth": growth, "load_end": list(os.getloadavg()), "threads": threads,
-            "repeats": repeats, "before": str(before) if before else None}
+            "repeats": repeats, "before": str(before) if before else None, "bytecode_cached": cached}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -369,7 +416,9 @@ def markdown(result: dict[str, Any]) -> str:
              "the frame.", "",
              f"*By hand*: a fresh Python process reading the same file and cross-validating a default "
              f"HistGradientBoosting model over 5 grouped folds (its AUROC in brackets); both sides with "
-             f"{result.get('threads') or 'the default number of'} OpenMP / BLAS thread(s).", "",
+             f"{result.get('threads') or 'the default number of'} OpenMP / BLAS thread(s); "
+             + ("one bytecode cache shared by both sides, filled by an untimed run of each first."
+                if result.get("bytecode_cached") else "bytecode as the environment has it."), "",
              "| rows | task | seconds | target | by hand s | co-pilot / hand | state | valid | score | frame MB "
              "| peak MB | peak / frame | above libraries / frame |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -446,6 +495,8 @@ def main() -> None:
     ap.add_argument("--before", help="another source tree (e.g. a clone at an older commit): its co-pilot runs "
                                      "in turn with this one on each table, for a before -> after table")
     ap.add_argument("--repeats", type=int, default=1, help="runs of each side per table (the median is kept)")
+    ap.add_argument("--no-bytecode", dest="bytecode", action="store_false",
+                    help="where Python writes no bytecode, leave it so: every process compiles its imports")
     args = ap.parse_args()
     keep = Path(args.keep) if args.keep else None
     if keep:
@@ -455,7 +506,8 @@ def main() -> None:
     result = run(sizes, args.timeout, args.budget,
                  log=lambda s: print(s, file=sys.stderr, flush=True), keep=keep,
                  tasks=tuple(args.tasks.split(",")), threads=args.threads or None, hand_max_rows=args.hand_max_rows,
-                 before=Path(args.before).resolve() if args.before else None, repeats=args.repeats)
+                 before=Path(args.before).resolve() if args.before else None, repeats=args.repeats,
+                 bytecode=args.bytecode)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     text = markdown(result)

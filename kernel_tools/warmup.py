@@ -36,7 +36,7 @@ FIRST_STEPS = (
 # what the model step imports on top (scipy.stats, the candidates' pipelines), and its survival
 # candidates' libraries: seconds on a loaded machine, so only in the background
 MODEL_STEP = ("kernel_tools.models",)
-SURVIVAL_MODELS = ("lifelines", "xgboost")
+SURVIVAL_MODELS = ("sksurv.linear_model", "xgboost")
 
 
 def warm_up(names: tuple[str, ...] = FIRST_STEPS) -> list[str]:

@@ -39,6 +39,17 @@ def test_import_is_light() -> None:
     assert out.strip() == "[]"
 
 
+def test_the_command_lines_engine_imports_no_models() -> None:
+    # the command line's own process runs the engine, not the models: the model audit's fold
+    # checks and holdout odds are read from light modules, so it does not import scikit-learn,
+    # scipy.stats or pandas beside its kernel (~4 s of CPU when nothing is compiled yet, issue 31)
+    code = ("import sys, jupyter_dcpilot.cli\n"
+            "from jupyter_dcpilot.engine import factory, notebook\n"
+            "print(sorted(m for m in ('sklearn', 'scipy.stats', 'pandas', 'lifelines') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 # -- the two distributions: what they declare ----------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent

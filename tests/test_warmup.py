@@ -68,7 +68,7 @@ def test_a_warm_survival_kernel_imports_the_model_step_behind_the_first_steps(tm
 
     first, state, kernel = asyncio.run(go())
     assert first["pending"] == [] and not state["running"]  # asked once, by the start-up line
-    assert {"kernel_tools.models", "lifelines", "xgboost"} <= set(state["warmed"])
+    assert {"kernel_tools.models", "sksurv.linear_model", "xgboost"} <= set(state["warmed"])
     assert "sklearn.ensemble" in kernel["modules"] and "kernel_tools.diagnosis.labels" in kernel["modules"]
     assert not {"lifelines", "xgboost", "kt", "warmup"} & set(kernel["names"])  # nothing bound
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from kernel_tools.models.evaluate import AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
+from kernel_tools.models.messages import AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
 from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, StepStatus, TaskKind
 
 from . import gatekeeping, history, structure_cards

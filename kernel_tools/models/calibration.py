@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from sklearn.calibration import calibration_curve
 
+from kernel_tools.models.survival import kaplan_meier, survival_at
+
 
 def classification_calibration(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> dict[str, Any]:
     """Brier score and calibration curve. ``proba``: ``(n, n_classes)`` aligned to ``classes``."""
@@ -58,7 +60,6 @@ def survival_calibration(
     """Integrated Brier score of ``survival`` (``(n, len(times))``, S(t | x) on ``y_eval``) with
     the censoring distribution of ``y_train``; observed (Kaplan-Meier) vs mean predicted
     survival at ``at_time`` in groups of ``at_survival`` (S(at_time | x))."""
-    from lifelines import KaplanMeierFitter
     from sksurv.metrics import brier_score
     from sksurv.util import Surv
 
@@ -79,9 +80,8 @@ def survival_calibration(
     predicted, observed, counts = [], [], []
     for g in range(groups):
         members = labels == g
-        km = KaplanMeierFitter().fit(y_eval[members, 0], y_eval[members, 1])
         predicted.append(float(np.mean(at_survival[members])))
-        observed.append(float(km.predict(at_time)))
+        observed.append(survival_at(*kaplan_meier(y_eval[members, 0], y_eval[members, 1]), at_time))
         counts.append(int(members.sum()))
     return {
         "kind": "survival", "integrated_brier": ibs, "time": float(at_time),

@@ -37,6 +37,7 @@ from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
+from kernel_tools.models.messages import AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
 from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
@@ -782,8 +783,6 @@ def _select_features(frame, excluded, warnings) -> tuple[list[str], list[str]]:
 # A class needs this many rows so that every fold's training rows hold two of it (scikit-learn's
 # early stopping and calibration split the training rows again, stratified)
 MIN_CLASS_ROWS = 3
-TOO_FEW_TO_CROSS_VALIDATE = "too few rows to cross-validate"  # the words the co-pilot reads as a task problem
-AS_A_SCORE = "whole-number classes may be an ordered score (regression)"
 
 
 def small_classes_message(counts: pd.Series) -> str:

@@ -21,6 +21,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
+from kernel_tools.models.fences import FAR_OUT, far_out_fences
 from kernel_tools.models.survival import AFTEstimator, CoxPHEstimator, GradientBoostedCox
 from kernel_tools.vocabulary import TaskKind
 
@@ -28,7 +29,6 @@ from kernel_tools.vocabulary import TaskKind
 MAX_CATEGORIES = 254
 _MAX_ONEHOT_CATEGORIES = 20
 _MIN_ONEHOT_ROWS = 5  # rarer levels pool into one column: a level in 3 rows is noise to a linear model
-FAR_OUT = 3.0  # Tukey's "far out": beyond 3 interquartile ranges from the quartiles
 
 
 class FeatureFrame(TransformerMixin, BaseEstimator):
@@ -141,15 +141,6 @@ class MissingPatterns(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         names = input_features if input_features is not None else [f"x{i}" for i in range(self.n_features_in_)]
         return np.asarray([f"missing_{names[j]}" for j in self.columns_], dtype=object)
-
-
-def far_out_fences(values: np.ndarray, k: float = FAR_OUT) -> tuple[np.ndarray, np.ndarray]:
-    """Per column, the quartiles -/+ ``k`` interquartile ranges; a column whose quartiles
-    coincide (mostly one value, e.g. a 0/1 flag) gets its observed range instead."""
-    low, high = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
-    q1, q3 = np.nanpercentile(values, [25, 75], axis=0)
-    iqr = q3 - q1
-    return np.where(iqr > 0, q1 - k * iqr, low), np.where(iqr > 0, q3 + k * iqr, high)
 
 
 class FarOutClip(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

@@ -16,10 +16,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from statistics import NormalDist
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 
 from kernel_tools.vocabulary import TaskKind
 
@@ -46,6 +45,8 @@ def bootstrap_interval(
     """
     rng = np.random.default_rng(random_state)
     if groups is not None:
+        import pandas as pd  # here: the co-pilot's own process reads this module without pandas
+
         codes, uniques = pd.factorize(pd.Series(groups))
         order = np.argsort(codes, kind="stable")
         starts = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
@@ -88,6 +89,8 @@ def cv_interval(scores: list[float], folds: int, level: float = 0.95) -> tuple[l
     if len(values) < 2 or folds < 2:
         return None
     se = float(np.sqrt((1 / len(values) + 1 / (folds - 1)) * values.var(ddof=1)))
+    from scipy import stats
+
     half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)) * se
     mean = float(values.mean())
     return [mean - half, mean + half], se
@@ -117,11 +120,11 @@ def shortfall_probability(cv: float, cv_se: float, holdout: float, holdout_ci: l
     interval (the side towards ``cv``: how far above ``holdout`` the truth may plausibly lie)."""
     lo, hi = holdout_ci
     reach = (hi - holdout) if cv >= holdout else (holdout - lo)
-    holdout_se = max(reach, 0.0) / stats.norm.ppf(0.975)
+    holdout_se = max(reach, 0.0) / NormalDist().inv_cdf(0.975)
     spread = float(np.hypot(cv_se, holdout_se))
     if spread == 0:
         return 0.0 if holdout < cv else 1.0
-    return float(stats.norm.cdf((holdout - cv) / spread))
+    return float(NormalDist().cdf((holdout - cv) / spread))
 
 
 def odds_in_words(probability: float) -> str:
@@ -139,6 +142,8 @@ def holdout_size(task: str, y: np.ndarray, groups: np.ndarray | None = None) -> 
     ``holdout_perfect_by_chance``: how often a model at chance would rank it perfectly (a test on
     it can find nothing rarer; see :func:`perfect_by_chance`). ``y`` as the models take it: labels,
     values, ``(n, 2)`` duration/event or ``(n, 3)`` start/stop/event."""
+    import pandas as pd
+
     units = pd.Series(np.arange(len(y)) if groups is None else np.asarray(groups))
     n = units.nunique()
     size = {"holdout_entities": float(n)}
