@@ -223,6 +223,10 @@ def infer_task(
     values = numeric_values(s, prof) if numeric else None
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
     hint = None
+    if task is None and values is None:
+        survival = _found_text_status(df, profiles, s, target)
+        if survival is not None:
+            return survival
     if task is None and values is not None:
         # one search, weak layouts included: a strong one is read as survival, a weak one only asked
         layout = _person_periods(df, profiles, s, target)
@@ -323,6 +327,29 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
     return outcome
+
+
+# the words of a two-valued text status: which value is the event, which the censored
+EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
+CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
+
+
+def _found_text_status(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Survival found on a two-valued text target ('alive'/'dead') next to a follow-up time: as a
+    classification the follow-up would be dropped as a leak and events during it (a treatment
+    received while followed) kept as baseline. Confident when the values' words name the event and
+    it is the one read as the event (the later of the two); else asked, the reading said."""
+    found = _found_survival(df, profiles, s, target)
+    if found is None or found.inference is None or found.event_values is None:
+        return None
+    censored, event = found.event_values
+    if EVENT_WORDS.search(event) and CENSOR_WORDS.search(censored) and not EVENT_WORDS.search(censored):
+        found.inference.evidence.append(f"its values name the event: '{event}', the censored: '{censored}'")
+        return found
+    found.inference.confidence = Confidence.LOW
+    found.inference.evidence.append(f"its values are text: '{event}' (the later of the two) is read as the event "
+                                    f"and '{censored}' as censored; no word of theirs says which is which")
+    return found
 
 
 END_OF_STUDY = 0.5  # share of the rows without the event at a column's maximum...

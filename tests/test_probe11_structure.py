@@ -1,0 +1,138 @@
+"""Session 11's first run of new development-half tables: three structures the co-pilot read
+silently wrong, each tested on generated cohorts with other names and on a development table.
+
+- a two-valued text status ('alive' / 'dead') next to a follow-up time is survival, not classes;
+- a column whose level says whether the row had the event ('censor' / 'death' / 'relapse') is
+  the event recorded again, though a C-index alone scores it modestly;
+- records of a subject that are its endpoints (one per code, the rest repeating) are asked, not
+  pooled as repeated records.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernel_tools.vocabulary import Confidence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
+
+
+def _leaks(d) -> set[str]:
+    return {c for f in d.by_kind("target_leakage") for c in f.columns}
+
+
+def _inference(d, kind: str):
+    return next(i for i in d.inferences if str(i.id) == kind or getattr(i.id, "value", None) == kind)
+
+
+def _waitlist(n: int = 300, seed: int = 0, words: tuple[str, str] = ("alive", "died")) -> pd.DataFrame:
+    """Patients on a waiting list: a procedure some receive while followed (its day and a flag),
+    the days followed, and the status at the end in words."""
+    rng = np.random.default_rng(seed)
+    days = rng.gamma(1.5, 200, n).round() + 1
+    died = rng.random(n) < 0.6
+    got = rng.random(n) < 0.4
+    day_of = np.where(got, (days * rng.uniform(0.1, 0.9, n)).round(), np.nan)
+    return pd.DataFrame({"pt": np.arange(1, n + 1) * 7, "age_at_listing": rng.normal(50, 9, n).round(),
+                         "prior_op": rng.choice(["no", "yes"], n), "op_received": np.where(got, "yes", "no"),
+                         "op_day": day_of, "followup_days": days,
+                         "vital": np.where(died, words[1], words[0])})
+
+
+def test_a_text_status_next_to_a_follow_up_time_is_survival():
+    d = quiet_diagnose(_waitlist(), target="vital")
+    assert d.task["kind"] == "survival" and d.task["time"] == "followup_days"
+    assert _inference(d, "task").confidence == Confidence.HIGH  # the words name the event
+    assert "op_day" in _leaks(d)  # measured while followed, not at listing
+    assert "age_at_listing" not in _leaks(d)
+
+
+def test_a_text_status_whose_words_do_not_say_the_event_is_asked():
+    d = quiet_diagnose(_waitlist(words=("group_a", "group_b")), target="vital")
+    assert d.task["kind"] == "survival"
+    assert _inference(d, "task").confidence == Confidence.LOW
+
+
+def test_an_event_that_sorts_first_is_asked():
+    # the models read the later of two values as the event: 'deceased' < 'living' must be confirmed
+    d = quiet_diagnose(_waitlist(words=("living", "deceased")), target="vital")
+    assert _inference(d, "task").confidence == Confidence.LOW
+
+
+def test_text_classes_without_a_follow_up_time_stay_classes():
+    df = _waitlist().drop(columns=["followup_days", "op_day"])
+    assert quiet_diagnose(df, target="vital").task["kind"] == "classification"
+
+
+def _progressions(n: int = 300, seed: int = 1) -> pd.DataFrame:
+    """A cohort in (start, stop] rows: a first interval ending in progression, death or
+    censoring, and for those who progressed a second ending in death or censoring; the event's
+    type in words beside the 0/1 status."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        base = {"subj": f"S{i:04d}", "albumin": round(rng.normal(3.5, 0.5), 1), "sex": rng.choice(["f", "m"])}
+        first = rng.gamma(2, 400) + 1
+        kind = rng.choice(["censored", "died", "progressed"], p=[0.2, 0.4, 0.4])
+        rows.append({**base, "t0": 0.0, "t1": round(first), "ended": int(kind != "censored"), "how": kind})
+        if kind == "progressed":
+            more = rng.gamma(2, 300) + 1
+            end = rng.choice(["censored", "died"])
+            rows.append({**base, "t0": round(first), "t1": round(first + more), "ended": int(end == "died"),
+                         "how": end})
+    return pd.DataFrame(rows)
+
+
+def test_the_type_of_the_event_recorded_beside_the_status_is_a_leak():
+    d = quiet_diagnose(_progressions(), target="ended")
+    assert d.task["kind"] == "survival"
+    assert "how" in _leaks(d)
+    assert {"albumin", "sex"}.isdisjoint(_leaks(d))
+
+
+def test_monoclonal_gammopathy_in_start_stop_rows():
+    # survival's mgus1: 'event: a factor containing the event type: censor, death, or plasma cell malignancy'
+    d = quiet_diagnose(dev_rdataset("survival", "mgus1"), target="status")
+    assert "event" in _leaks(d)
+    assert {"age", "sex", "alb", "hgb"}.isdisjoint(_leaks(d))
+
+
+def _endpoints(n: int = 250, seed: int = 2, visits: bool = False) -> pd.DataFrame:
+    """Each patient's two endpoints as two records ('kind' 'a' and 'b'), each with its own event
+    and days from the same start; ``visits``: a lab value that changes between the records (two
+    visits, not two endpoints)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        base = {"patient": 1000 + i, "arm": rng.choice(["x", "y"]), "score": int(rng.integers(0, 5)),
+                "age": int(rng.normal(60, 10))}
+        for kind in ("a", "b"):
+            lab = {"lab": round(rng.normal(1, 0.3), 2)} if visits else {}
+            rows.append({**base, **lab, "kind": kind, "days": int(rng.gamma(2, 300)) + 1,
+                         "event": int(rng.random() < 0.4)})
+    return pd.DataFrame(rows)
+
+
+def test_records_that_are_a_patients_endpoints_are_asked():
+    d = quiet_diagnose(_endpoints(), target="event")
+    index = _inference(d, "index")
+    assert index.confidence == Confidence.LOW
+    assert "endpoints" in index.evidence[0]
+
+
+def test_records_that_measure_something_new_are_not_endpoints():
+    d = quiet_diagnose(_endpoints(visits=True), target="event")
+    assert "endpoints" not in _inference(d, "index").evidence[0]
+
+
+def test_colon_cancer_recurrence_and_death_records():
+    # survival's colon: 'two records per person, one for recurrence and one for death' (etype)
+    d = quiet_diagnose(dev_rdataset("survival", "colon"), target="status")
+    index = _inference(d, "index")
+    assert index.confidence == Confidence.LOW and "'etype'" in index.evidence[0]
+
