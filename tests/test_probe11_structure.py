@@ -136,3 +136,30 @@ def test_colon_cancer_recurrence_and_death_records():
     index = _inference(d, "index")
     assert index.confidence == Confidence.LOW and "'etype'" in index.evidence[0]
 
+
+def _long_with_labels(n: int = 60, visits: int = 5, seed: int = 3) -> pd.DataFrame:
+    """A long table as R's reshape() names its rows: 'subject.visit' (1.1, 1.2, ..., 2.1, ...),
+    read back from CSV as numbers with one decimal."""
+    rng = np.random.default_rng(seed)
+    subject = np.repeat(np.arange(1, n + 1), visits)
+    visit = np.tile(np.arange(1, visits + 1), n)
+    return pd.DataFrame({"row_label": subject + visit / 10, "unit": subject, "week": visit * 2,
+                         "dose": np.repeat(rng.choice([0, 1], n), visits),
+                         "grade": rng.integers(1, 4, n * visits)})
+
+
+def test_entity_dot_record_row_labels_are_identifiers():
+    d = quiet_diagnose(_long_with_labels(), target="grade")
+    assert "row_label" in {f.columns[0] for f in d.by_kind("id_column")}
+
+
+def test_distinct_measurements_with_one_decimal_are_not_row_labels():
+    df = _long_with_labels()
+    df["row_label"] = np.random.default_rng(4).permutation(np.arange(len(df))) / 10 + 30
+    assert "row_label" not in {f.columns[0] for f in quiet_diagnose(df, target="grade").by_kind("id_column")}
+
+
+def test_ordinal_scores_of_a_crossover_trial():
+    # geepack's koch: rows named '1.1', '1.2', ... by id and occasion
+    d = quiet_diagnose(dev_rdataset("geepack", "koch"), target="y")
+    assert "rownames" in {f.columns[0] for f in d.by_kind("id_column")}
