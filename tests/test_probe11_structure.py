@@ -64,25 +64,32 @@ def test_an_event_that_sorts_first_is_asked():
     assert _inference(d, "task").confidence == Confidence.LOW
 
 
+def test_text_classes_beside_a_time_no_name_calls_a_follow_up_stay_classes():
+    # openintro's ncbirths: 'low' / 'not low' birth weight beside the 'weeks' of pregnancy
+    df = _waitlist(words=("heavy", "light")).rename(columns={"followup_days": "weeks"})
+    assert quiet_diagnose(df, target="vital").task["kind"] == "classification"
+
+
 def test_text_classes_without_a_follow_up_time_stay_classes():
     df = _waitlist().drop(columns=["followup_days", "op_day"])
     assert quiet_diagnose(df, target="vital").task["kind"] == "classification"
 
 
-def _progressions(n: int = 300, seed: int = 1) -> pd.DataFrame:
+def _progressions(n: int = 150, seed: int = 1) -> pd.DataFrame:
     """A cohort in (start, stop] rows: a first interval ending in progression, death or
     censoring, and for those who progressed a second ending in death or censoring; the event's
-    type in words beside the 0/1 status."""
+    type in words beside the 0/1 status. Few are censored: a value that implies the event is then
+    no surprise by chance alone, and only the levels deciding the status tell."""
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n):
         base = {"subj": f"S{i:04d}", "albumin": round(rng.normal(3.5, 0.5), 1), "sex": rng.choice(["f", "m"])}
         first = rng.gamma(2, 400) + 1
-        kind = rng.choice(["censored", "died", "progressed"], p=[0.2, 0.4, 0.4])
+        kind = rng.choice(["censored", "died", "progressed"], p=[0.03, 0.5, 0.47])
         rows.append({**base, "t0": 0.0, "t1": round(first), "ended": int(kind != "censored"), "how": kind})
         if kind == "progressed":
             more = rng.gamma(2, 300) + 1
-            end = rng.choice(["censored", "died"])
+            end = rng.choice(["censored", "died"], p=[0.05, 0.95])
             rows.append({**base, "t0": round(first), "t1": round(first + more), "ended": int(end == "died"),
                          "how": end})
     return pd.DataFrame(rows)
@@ -163,3 +170,34 @@ def test_ordinal_scores_of_a_crossover_trial():
     # geepack's koch: rows named '1.1', '1.2', ... by id and occasion
     d = quiet_diagnose(dev_rdataset("geepack", "koch"), target="y")
     assert "rownames" in {f.columns[0] for f in d.by_kind("id_column")}
+
+
+def _relapses(n: int = 400, seed: int = 5) -> pd.DataFrame:
+    """Relapse (0/1) beside the days to relapse or to the end of follow-up, in a column no name
+    calls a time ('gap_rl'); a stage and an age known at diagnosis."""
+    rng = np.random.default_rng(seed)
+    stage = rng.integers(1, 5, n)
+    # relapses come early, within two years; the follow-up runs four to sixteen
+    relapses = rng.random(n) < 0.1 * stage
+    to_event = np.where(relapses, rng.gamma(2, 200, n), np.inf)
+    followed = rng.uniform(1500, 6000, n)
+    return pd.DataFrame({"case_no": np.arange(n) + 1, "stage": stage, "age_mo": rng.integers(6, 120, n),
+                         "gap_rl": np.minimum(to_event, followed).round(), "rl": (to_event <= followed).astype(int)})
+
+
+def test_a_leak_far_shorter_for_the_events_asks_whether_it_is_survival():
+    d = quiet_diagnose(_relapses(), target="rl")
+    assert d.task["kind"] == "classification"
+    task = _inference(d, "task")
+    assert task.confidence == Confidence.LOW and task.alternatives[0].value == "survival"
+
+
+def test_a_plain_classification_stays_confident():
+    d = quiet_diagnose(_relapses().drop(columns="gap_rl"), target="rl")
+    assert _inference(d, "task").confidence == Confidence.HIGH
+
+
+def test_wilms_tumour_relapse_beside_its_time():
+    # survival's nwtco: 'rel: indicator for relapse', 'edrel: time to relapse'
+    d = quiet_diagnose(dev_rdataset("survival", "nwtco"), target="rel")
+    assert _inference(d, "task").confidence == Confidence.LOW
