@@ -177,11 +177,12 @@ def _relapses(n: int = 400, seed: int = 5) -> pd.DataFrame:
     calls a time ('gap_rl'); a stage and an age known at diagnosis."""
     rng = np.random.default_rng(seed)
     stage = rng.integers(1, 5, n)
-    # relapses come early, within two years; the follow-up runs four to sixteen
+    # relapses come early, mostly within two years; the follow-up runs two to sixteen
     relapses = rng.random(n) < 0.1 * stage
     to_event = np.where(relapses, rng.gamma(2, 200, n), np.inf)
-    followed = rng.uniform(1500, 6000, n)
+    followed = rng.uniform(300, 6000, n)
     return pd.DataFrame({"case_no": np.arange(n) + 1, "stage": stage, "age_mo": rng.integers(6, 120, n),
+                         "wbc": rng.lognormal(2, 0.4, n).round(1), "site": rng.choice(["a", "b", "c"], n),
                          "gap_rl": np.minimum(to_event, followed).round(), "rl": (to_event <= followed).astype(int)})
 
 
@@ -201,3 +202,11 @@ def test_wilms_tumour_relapse_beside_its_time():
     # survival's nwtco: 'rel: indicator for relapse', 'edrel: time to relapse'
     d = quiet_diagnose(dev_rdataset("survival", "nwtco"), target="rel")
     assert _inference(d, "task").confidence == Confidence.LOW
+
+
+def test_a_measurement_that_defines_the_classes_is_not_a_time():
+    # a cut of the leak defines the class (a weight under a threshold): no overlap, no follow-up
+    df = _relapses()
+    df["gap_rl"] = np.where(df["rl"] == 1, df["gap_rl"] % 500, 500 + df["gap_rl"])
+    d = quiet_diagnose(df, target="rl")
+    assert _inference(d, "task").confidence == Confidence.HIGH

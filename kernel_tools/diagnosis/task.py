@@ -330,13 +330,15 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     return outcome
 
 
-SHORTER_FOR_EVENTS = 0.9  # AUROC of a leak's shortness for the event that reads as a time to it
+SHORTER_FOR_EVENTS = 0.9  # AUROC of a leak's shortness for the event that reads as a time to it...
+THRESHOLD = 0.99  # ...short of a cut that defines the classes (a birth weight under 2500 g)
 
 
 def ask_unnamed_follow_up(outcome: Outcome, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
                           leaks: list[str]) -> str | None:
     """A 0/1 classification whose leak is a positive number far shorter on the rows with the event
-    ('edrel' beside 'rel'): a time to the event or to the end of follow-up no name calls a time.
+    ('edrel' beside 'rel'), yet not a cut between them: a time to the event or to the end of
+    follow-up no name calls a time.
     Classes would count the censored as 'no event', so the task is asked with survival on that
     column ranked first. The column, or None."""
     inference = outcome.inference
@@ -351,7 +353,8 @@ def ask_unnamed_follow_up(outcome: Outcome, frame: pd.DataFrame, profiles: dict[
             continue
         v = numeric_values(frame[c], prof)
         ok = valid & np.isfinite(v)
-        if ok.sum() < 20 or np.nanmin(v) < 0 or auroc(-v[ok], outcome.y[ok] == 1) < SHORTER_FOR_EVENTS:
+        # events and censored overlap in time (an event late in follow-up outlasts an early censoring)
+        if ok.sum() < 20 or np.nanmin(v) < 0 or not SHORTER_FOR_EVENTS <= auroc(-v[ok], outcome.y[ok] == 1) < THRESHOLD:
             continue
         inference.confidence = Confidence.LOW
         inference.evidence.append(f"'{c}' is far shorter on the rows with the event: it may be the time to the "
