@@ -282,4 +282,89 @@ def catalog() -> list[Dataset]:
           ids=("rownames",),
           note="'childid: Child's identification number', 'age2: Age (in years) centered at age 2', 'vsae: "
                "Vineland Socialization Age Equivalent': children measured at ages 2, 3, 5, 9 and 13 (long form)"),
+        # -------------------------- session 11: development-half tables first run as a new user would
+        D("survival/colon", R, _r("survival", "colon"), "status", "survival", time="time", id="id", ids=("rownames",),
+          note="'There are two records per person, one for recurrence and one for death'; 'etype: event type: "
+               "1=recurrence,2=death', 'time: days until event or censoring'; rx, sex, age, nodes, extent baseline"),
+        D("survival/veteran", R, _r("survival", "veteran"), "status", "survival", time="time", ids=("rownames",),
+          note="'Randomised trial of two treatment regimens for lung cancer': 'time: survival time', 'status: "
+               "censoring status'; 'diagtime: months from diagnosis to randomisation' and karno baseline"),
+        D("survival/flchain", R, _r("survival", "flchain"), "death", "survival", time="futime", ids=("rownames",),
+          leaks=("chapter",),
+          note="'futime: days from enrollment until death', 'death: 0=alive at last contact date, 1=dead'; "
+               "'chapter: for those who died, a grouping of their primary cause of death'"),
+        D("survival/heart", R, _r("survival", "heart"), "event", "survival", time="stop", id="id", index="intervals",
+          ids=("rownames",),
+          note="'start, stop, event: Entry and exit time and status for this interval of time'; 'transplant: "
+               "received transplant 1=yes' changes between the intervals of a patient"),
+        D("survival/mgus1", R, _r("survival", "mgus1"), "status", "survival", time="stop", id="id", index="intervals",
+          ids=("rownames",), leaks=("event", "pcdx"),
+          note="'mgus1: The same data set in start,stop format': 'status: =1 if the interval ends in an event', "
+               "'event: a factor containing the event type: censor, death, or plasma cell malignancy'; 'pcdx: for "
+               "subjects who progress to a plasma cell malignancy the subtype of malignancy'"),
+        D("survival/nwtco", R, _r("survival", "nwtco"), "rel", "survival", time="edrel", ids=("rownames", "seqno"),
+          note="'rel: indicator for relapse', 'edrel: time to relapse' (coxph(Surv(edrel, rel) ~ ...) in the "
+               "examples); histology, stage, age baseline; 'in.subcohort: Included in the subcohort'"),
+        D("survival/udca2", R, _r("survival", "udca2"), "status", "survival", time="futime", id="id",
+          ids=("rownames",),
+          note="'The udca2 data set treats all of the endpoints as parallel events and has a stratum for each' "
+               "(endpoint); trt, stage, 'bili: bilirubin value at entry', 'riskscore ... at entry' baseline"),
+        D("mstate/ebmt2", R, _r("mstate", "ebmt2"), "status", "survival", time="time", ids=("rownames", "id"),
+          leaks=("cod",),
+          note="'time: Time in months from transplantation to death or last follow-up', 'status: 0 = censored; "
+               "1,...,6 = death due to' six causes (competing risks); 'cod: Cause of death as factor'"),
+        D("medicaldata/polyps", R, _r("medicaldata", "polyps"), "number12m", "regression",
+          ids=("rownames", "participant_id"), follow_up=("number3m",),
+          note="'polyp number measured (via colonoscopy) at baseline, 3 months, and 12 months after starting the "
+               "study drug': number12m the outcome, 'baseline' and the randomised 'treatment' known before it"),
+        D("openintro/heart_transplant", R, _r("openintro", "heart_transplant"), "survived", "survival",
+          time="survtime", ids=("rownames", "id"), follow_up=("transplant", "wait"),
+          note="'survtime: Number of days patients were alive after the date they were determined to be a candidate"
+               "', 'survived: alive, dead'; 'Then the actual heart transplant occurs between a few weeks to several "
+               "months' later: transplant and 'wait: Waiting Time for Transplant' come during follow-up"),
+        D("openintro/ncbirths", R, _r("openintro", "ncbirths"), "lowbirthweight", "classification",
+          ids=("rownames",), leaks=("weight",),
+          note="'lowbirthweight: Whether baby was classified as low birthweight' from 'weight: Weight of the baby "
+               "at birth in pounds'; weeks and premie are known at birth, with the outcome"),
+        D("carData/Blackmore", R, _r("carData", "Blackmore"), "exercise", "regression", time="age", id="subject",
+          ids=("rownames",),
+          note="'There are several observations for each subject'; 'age: subject's age in years at the time of "
+               "observation'; 'group: control, patient'"),
+        D("geepack/muscatine", R, _r("geepack", "muscatine"), "obese", "classification", time="occasion", id="id",
+          ids=("rownames",), leaks=("numobese",),
+          note="'a longitudinal survey of school-age children', 'occasion: identifier of occasion of recording'; "
+               "'numobese: obese in numerical form' is the target again"),
+        D("lme4/sleepstudy", R, _r("lme4", "sleepstudy"), "Reaction", "regression", time="Days", id="Subject",
+          ids=("rownames",),
+          note="'Reaction: Average reaction time (ms)', 'Days: Number of days of sleep deprivation', 'Subject: "
+               "Subject number on which the observation was made'"),
+        D("mlmRev/egsingle", R, _r("mlmRev", "egsingle"), "math", "regression", time="year", id="childid",
+          ids=("rownames",),
+          note="'math: test scores on the IRT scale', 'childid: student identifiers', 'year: the year of the "
+               "test'; 'schoolid: school identifiers' groups the students"),
+        D("KMsurv/hodg", R, _r("KMsurv", "hodg"), "delta", "survival", time="time", ids=("rownames",),
+          note="'time: Time to death or relapse, days', 'delta: Death/relapse indicator'; 'wtime: Waiting time to "
+               "transplant in months' and the Karnofsky score baseline"),
+        D("geepack/koch", R, _r("geepack", "koch"), "y", "classification", time="day", id="id", ids=("rownames",),
+          note="'y: an ordered factor with levels: 1 < 2 < 3', trt, day, id; R's row names 'id.occasion' (1.1, 1.2, "
+               "...) read back as numbers"),
+        D("multgee/housing", R, _r("multgee", "housing"), "y", "classification", time="time", id="id",
+          ids=("rownames",),
+          note="'Housing status ... measured at baseline and at three follow-up times', 'y: (1) street living, (2) "
+               "community living and (3) independent housing'"),
+        D("Ecdat/Wages", R, _r("Ecdat", "Wages"), "lwage", "regression", ids=("rownames",),
+          note="'a panel of 595 observations from 1976 to 1982' (4165 rows: seven consecutive rows per person, no "
+               "id column); 'lwage: logarithm of wage'"),
+        D("openintro/smoking", R, _r("openintro", "smoking"), "smoke", "classification", ids=("rownames",),
+          leaks=("amt_weekends", "amt_weekdays", "type"),
+          note="'smoke: Smoking status'; 'amt_weekends/amt_weekdays: Number of cigarettes smoked per day', 'type: "
+               "Type of cigarettes smoked': filled for smokers only"),
+        D("Stat2Data/Whickham2", R, _r("Stat2Data", "Whickham2"), "Outcome", "classification", ids=("rownames",),
+          leaks=("Alive",),
+          note="'Outcome: Status at 20-year follow-up', 'Alive: Numeric code for Outcome'; 'Smoker: Smoker at "
+               "baseline?', 'Age (in years at baseline)'"),
+        D("geepack/dietox", R, _r("geepack", "dietox"), "Weight", "regression", time="Time", id="Pig",
+          ids=("rownames",), follow_up=("Feed",),
+          note="'weight of slaughter pigs measured weekly for 12 weeks'; 'Feed: Cumulated feed intake' is measured "
+               "with it; 'Start: Start weight in experiment, i.e. weight at week 1'; Litter groups the pigs"),
     ]

@@ -69,6 +69,24 @@ def _is_id_like_kind(prof: ColumnProfile) -> bool:
     return prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40
 
 
+COMPOUND_BLOCKS = 0.95  # blocks of one whole part whose decimals count 1, 2, 3... in order
+
+
+def _entity_dot_record(v: np.ndarray) -> str | None:
+    """Distinct numbers written 'entity.record' (R's row names of a long table: 1.1, 1.2, 2.1,
+    ...): the whole part runs in blocks, the one decimal counts the block's rows from 1. Read as
+    numbers they look like a measurement with decimals, so the row label was kept as a feature."""
+    if len(v) < 20 or not np.allclose(v * 10, np.round(v * 10)):
+        return None
+    whole = np.floor(v)
+    record = np.round((v - whole) * 10).astype(int)
+    starts = np.flatnonzero(np.r_[True, whole[1:] != whole[:-1]])
+    if len(starts) != len(np.unique(whole)) or len(v) / len(starts) < 2:
+        return None
+    counted = [np.array_equal(block, np.arange(1, len(block) + 1)) for block in np.split(record, starts[1:])]
+    return "row label 'entity.record'" if np.mean(counted) >= COMPOUND_BLOCKS else None
+
+
 def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -> str | None:
     """Why a column of distinct integers is an identifier, or None when it is a measurement.
 
@@ -146,7 +164,8 @@ def find_id_columns(
     findings = []
     n = len(df)
     for name, prof in profiles.items():
-        if name in exclude or not _is_id_like_kind(prof):
+        # numbers with decimals only as 'entity.record' labels (see _entity_dot_record)
+        if name in exclude or not (_is_id_like_kind(prof) or prof.kind == "numeric"):
             continue
         if n < 20 and not _tiny_row_label(name, df[name]):
             continue  # too few rows to tell a code from a measurement by its values
@@ -159,7 +178,7 @@ def find_id_columns(
             v = numeric_values(df[name], prof)
             present = v[~np.isnan(v)]
             whole = bool(np.all(present == np.round(present)))
-            reason = _unique_integer_reason(name, v, prof.nunique, hint) if whole else None
+            reason = _unique_integer_reason(name, v, prof.nunique, hint) if whole else _entity_dot_record(present)
             if (reason == "row number (rows re-sorted)" and not ROW_NUMBER_NAME.search(name.strip())
                     and _ranks_something(df, profiles, name)):
                 reason = None

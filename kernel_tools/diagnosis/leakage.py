@@ -207,6 +207,37 @@ def _pure_levels(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) ->
     return found
 
 
+EVENT_RECORDED = 0.98  # share of rows whose event a column's level decides: the event recorded again
+MIN_SIDE = 5  # rows with and without the event needed to say so
+
+
+def _event_recorded(frame, profiles, features, outcome, clock: Clock = NO_CLOCK) -> dict[str, dict]:
+    """Survival: a column of a few codes whose level decides whether the row had the event (each
+    level all events or all censored: 'censor' / 'death' / 'relapse'): the event's type recorded
+    with it. A C-index ranks times, so alone it scores such a column modestly and it goes unseen."""
+    if outcome.kind != TaskKind.SURVIVAL or outcome.y is None:
+        return {}
+    ok = np.ones(len(frame), dtype=bool) if outcome.valid is None else np.asarray(outcome.valid, dtype=bool)
+    y = np.asarray(outcome.y)[ok]
+    if min(int((y == 1).sum()), int((y == 0).sum())) < MIN_SIDE:
+        return {}
+    found = {}
+    for c in clock.reach("columns recording the event", features):
+        if not 2 <= profiles[c].nunique <= MAX_CODES or frame[c][ok].isna().any():
+            continue
+        codes = category_codes(frame[c][ok].astype("string"))
+        events = np.bincount(codes, weights=y)
+        rows = np.bincount(codes)
+        decided = np.maximum(events, rows - events).sum() / len(y)
+        event_levels = int((events > rows / 2).sum())
+        if decided >= EVENT_RECORDED and 0 < event_levels < len(rows):
+            found[c] = {"event_decided_share": round(float(decided), 4),
+                        "reason": f"its value says whether the row had the event: on {decided:.0%} of rows "
+                                  f"its level alone gives '{outcome.target}' (each level all events or all "
+                                  "censored): the event's type recorded with it"}
+    return found
+
+
 # Label sets too generic to show that a column is a copy of the outcome (many features are flags)
 GENERIC_LABELS = {"0", "1", "-1", "true", "false", "yes", "no", "y", "n", "t", "f", "none", "unknown"}
 
@@ -303,6 +334,8 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
         # outcome, not a recording of it
         if c not in flagged and len([o for o in crowd if o != c]) < 3:
             flagged[c] = ev
+    for c, ev in _event_recorded(frame, profiles, features, outcome, clock).items():
+        flagged[c] = {**flagged.get(c, {}), **ev}
     for c, ev in _label_copies(frame, profiles, features, outcome, clock).items():
         flagged[c] = {**ev, **flagged.get(c, {})}
     if kind == TaskKind.CLASSIFICATION and follow_up in scores and follow_up not in flagged:

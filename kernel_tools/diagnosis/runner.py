@@ -33,7 +33,7 @@ from kernel_tools.diagnosis.inputs import check_arguments, check_column
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
 from kernel_tools.diagnosis.structure import strong_after
-from kernel_tools.diagnosis.task import Outcome, duration_candidates, find_duration, infer_task
+from kernel_tools.diagnosis.task import Outcome, ask_unnamed_follow_up, duration_candidates, find_duration, infer_task
 from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
@@ -217,6 +217,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
                         follow_up, timing.timing_leaks(timings), run.clock, memo, default=[])
         leak_cols = [f.columns[0] for f in leaks]
         findings += leaks
+        ask_unnamed_follow_up(sub, frame, profiles, leak_cols)  # sub shares the task inference
     timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
                        set(leak_cols)) if target is not None else None
     if timeline is not None:  # what the table's structure adds: the partner of a leak is one

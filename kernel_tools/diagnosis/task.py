@@ -13,6 +13,7 @@ from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_co
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
+from kernel_tools.diagnosis.scoring import auroc
 from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
@@ -223,6 +224,10 @@ def infer_task(
     values = numeric_values(s, prof) if numeric else None
     plain_number = task is None and numeric and prof.kind != "bool" and prof.parsed_as != "bool"
     hint = None
+    if task is None and values is None:
+        survival = _found_text_status(df, profiles, s, target)
+        if survival is not None:
+            return survival
     if task is None and values is not None:
         # one search, weak layouts included: a strong one is read as survival, a weak one only asked
         layout = _person_periods(df, profiles, s, target)
@@ -323,6 +328,70 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
     return outcome
+
+
+SHORTER_FOR_EVENTS = 0.9  # AUROC of a leak's shortness for the event that reads as a time to it...
+THRESHOLD = 0.99  # ...short of a cut that defines the classes (a birth weight under 2500 g)
+
+
+def ask_unnamed_follow_up(outcome: Outcome, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
+                          leaks: list[str]) -> str | None:
+    """A 0/1 classification whose leak is a positive number far shorter on the rows with the event
+    ('edrel' beside 'rel'), yet not a cut between them: a time to the event or to the end of
+    follow-up no name calls a time.
+    Classes would count the censored as 'no event', so the task is asked with survival on that
+    column ranked first. The column, or None."""
+    inference = outcome.inference
+    if outcome.kind != TaskKind.CLASSIFICATION or inference is None or outcome.n_classes != 2 or outcome.y is None:
+        return None
+    if inference.confidence != Confidence.HIGH or event_indicator(frame[outcome.target]) is None:
+        return None
+    valid = outcome.y >= 0
+    for c in leaks:
+        prof = profiles.get(c)
+        if prof is None or prof.kind != "numeric" or prof.nunique < 10:
+            continue
+        v = numeric_values(frame[c], prof)
+        ok = valid & np.isfinite(v)
+        # events and censored overlap in time (an event late in follow-up outlasts an early censoring)
+        if ok.sum() < 20 or np.nanmin(v) < 0 or not SHORTER_FOR_EVENTS <= auroc(-v[ok], outcome.y[ok] == 1) < THRESHOLD:
+            continue
+        inference.confidence = Confidence.LOW
+        inference.evidence.append(f"'{c}' is far shorter on the rows with the event: it may be the time to the "
+                                  "event or to the end of follow-up (survival), though no name says so")
+        inference.alternatives.insert(0, Alternative("survival", [f"'{outcome.target}' as events followed for "
+                                                                  f"'{c}': the censored are not 'no event'"], 0.4))
+        return c
+    return None
+
+
+# the words of a two-valued text status: which value is the event, which the censored
+EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
+CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
+
+
+def _found_text_status(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Survival found on a two-valued text target ('alive'/'dead') next to a follow-up time: as a
+    classification the follow-up would be dropped as a leak and events during it (a treatment
+    received while followed) kept as baseline. Confident when the values' words name the event (the
+    one read as the event: the later of the two) and the time is named as a follow-up; asked when
+    only one of them says so; classes when neither does ('low' / 'not low' beside 'weeks')."""
+    found = _found_survival(df, profiles, s, target)
+    if found is None or found.inference is None or found.event_values is None or found.time is None:
+        return None
+    censored, event = found.event_values
+    words = bool(EVENT_WORDS.search(event) and CENSOR_WORDS.search(censored) and not EVENT_WORDS.search(censored))
+    named = bool(FOLLOW_UP_NAME.search(found.time))
+    if not words and not named:
+        return None
+    if words:
+        found.inference.evidence.append(f"its values name the event: '{event}', the censored: '{censored}'")
+    else:
+        found.inference.evidence.append(f"its values are text: '{event}' (the later of the two) is read as the "
+                                        f"event and '{censored}' as censored; no word of theirs says which is which")
+    if not (words and named):
+        found.inference.confidence = Confidence.LOW
+    return found
 
 
 END_OF_STUDY = 0.5  # share of the rows without the event at a column's maximum...

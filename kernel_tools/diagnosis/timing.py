@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom, spearmanr
 
-from kernel_tools.diagnosis import event_times, intervals
+from kernel_tools.diagnosis import event_times, intervals, stacked
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.waves import later_waves
@@ -256,6 +256,13 @@ def find_index(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Column
             if _start_stop(df, entity_id, start, duration):
                 return PredictionIndex("row", start, f"records are intervals ('{start}', '{duration}'] "
                                        "of one entity: each counts from its own start", start=start)
+            endpoint = stacked.endpoint_column(df, entity_id, {duration, outcome.target or ""})
+            if endpoint is not None:
+                return PredictionIndex(
+                    "row", visit, f"the records of an entity are its endpoints: each has another '{endpoint}' "
+                    "and its own event and time, the rest repeats; pooled, one model mixes the endpoints",
+                    sure=False, others=[(f"one endpoint: the records of one '{endpoint}' value",
+                                         "the outcome is one endpoint; its records, one per entity")])
             return PredictionIndex("row", visit, f"'{duration}' changes between the records of an "
                                    "entity: it counts from each record's own time")
         constant = entity.evidence.get("target_constant_within_entity")
