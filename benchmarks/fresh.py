@@ -283,32 +283,13 @@ def catalog() -> list[Dataset]:
           note="'childid: Child's identification number', 'age2: Age (in years) centered at age 2', 'vsae: "
                "Vineland Socialization Age Equivalent': children measured at ages 2, 3, 5, 9 and 13 (long form)"),
         # -------------------------- session 11: development-half tables first run as a new user would
-        D("survival/colon", R, _r("survival", "colon"), "status", "survival", time="time", id="id", ids=("rownames",),
-          note="'There are two records per person, one for recurrence and one for death'; 'etype: event type: "
-               "1=recurrence,2=death', 'time: days until event or censoring'; rx, sex, age, nodes, extent baseline"),
-        D("survival/veteran", R, _r("survival", "veteran"), "status", "survival", time="time", ids=("rownames",),
-          note="'Randomised trial of two treatment regimens for lung cancer': 'time: survival time', 'status: "
-               "censoring status'; 'diagtime: months from diagnosis to randomisation' and karno baseline"),
-        D("survival/flchain", R, _r("survival", "flchain"), "death", "survival", time="futime", ids=("rownames",),
-          leaks=("chapter",),
-          note="'futime: days from enrollment until death', 'death: 0=alive at last contact date, 1=dead'; "
-               "'chapter: for those who died, a grouping of their primary cause of death'"),
-        D("survival/heart", R, _r("survival", "heart"), "event", "survival", time="stop", id="id", index="intervals",
-          ids=("rownames",),
-          note="'start, stop, event: Entry and exit time and status for this interval of time'; 'transplant: "
-               "received transplant 1=yes' changes between the intervals of a patient"),
+        # (survival's colon, veteran, flchain, heart, nwtco and udca2 were probed too, but hold the data of
+        # sealed tables under other names: not catalogued here, see tests/test_halves.py)
         D("survival/mgus1", R, _r("survival", "mgus1"), "status", "survival", time="stop", id="id", index="intervals",
           ids=("rownames",), leaks=("event", "pcdx"),
           note="'mgus1: The same data set in start,stop format': 'status: =1 if the interval ends in an event', "
                "'event: a factor containing the event type: censor, death, or plasma cell malignancy'; 'pcdx: for "
                "subjects who progress to a plasma cell malignancy the subtype of malignancy'"),
-        D("survival/nwtco", R, _r("survival", "nwtco"), "rel", "survival", time="edrel", ids=("rownames", "seqno"),
-          note="'rel: indicator for relapse', 'edrel: time to relapse' (coxph(Surv(edrel, rel) ~ ...) in the "
-               "examples); histology, stage, age baseline; 'in.subcohort: Included in the subcohort'"),
-        D("survival/udca2", R, _r("survival", "udca2"), "status", "survival", time="futime", id="id",
-          ids=("rownames",),
-          note="'The udca2 data set treats all of the endpoints as parallel events and has a stratum for each' "
-               "(endpoint); trt, stage, 'bili: bilirubin value at entry', 'riskscore ... at entry' baseline"),
         D("mstate/ebmt2", R, _r("mstate", "ebmt2"), "status", "survival", time="time", ids=("rownames", "id"),
           leaks=("cod",),
           note="'time: Time in months from transplantation to death or last follow-up', 'status: 0 = censored; "

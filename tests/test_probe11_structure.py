@@ -137,13 +137,6 @@ def test_records_that_measure_something_new_are_not_endpoints():
     assert "endpoints" not in _inference(d, "index").evidence[0]
 
 
-def test_colon_cancer_recurrence_and_death_records():
-    # survival's colon: 'two records per person, one for recurrence and one for death' (etype)
-    d = quiet_diagnose(dev_rdataset("survival", "colon"), target="status")
-    index = _inference(d, "index")
-    assert index.confidence == Confidence.LOW and "'etype'" in index.evidence[0]
-
-
 def _long_with_labels(n: int = 60, visits: int = 5, seed: int = 3) -> pd.DataFrame:
     """A long table as R's reshape() names its rows: 'subject.visit' (1.1, 1.2, ..., 2.1, ...),
     read back from CSV as numbers with one decimal."""
@@ -196,12 +189,6 @@ def test_a_leak_far_shorter_for_the_events_asks_whether_it_is_survival():
 def test_a_plain_classification_stays_confident():
     d = quiet_diagnose(_relapses().drop(columns="gap_rl"), target="rl")
     assert _inference(d, "task").confidence == Confidence.HIGH
-
-
-def test_wilms_tumour_relapse_beside_its_time():
-    # survival's nwtco: 'rel: indicator for relapse', 'edrel: time to relapse'
-    d = quiet_diagnose(dev_rdataset("survival", "nwtco"), target="rel")
-    assert _inference(d, "task").confidence == Confidence.LOW
 
 
 def test_a_measurement_that_defines_the_classes_is_not_a_time():
