@@ -85,8 +85,6 @@ def task_card(task: Task, structure: Structure) -> Question:
     if t.index:
         evidence["prediction_time"] = t.index.get("label")
         evidence["prediction_time_reason"] = t.index.get("reason")
-    if unsure:
-        evidence["uncertain"] = [in_words(i) for i in unsure]
     if status is not None:
         evidence["status_coding"] = status.evidence[1:]  # the follow-up of each code: why this one is censored
     # an uncertain task says its reason below, once
