@@ -162,3 +162,29 @@ def test_intervals_that_span_no_time_send_the_run_back_to_the_repeated_rows_ques
     assert known["passed"] and "2 row(s) whose stop was at or before their start were left out" in known["detail"]
     leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
     assert not leaked, leaked[:3]
+
+
+def test_a_join_whose_keys_never_meet_is_asked_again_and_not_joining_goes_on(tmp_path, capsys):
+    """Two files whose 'visit_code' values never meet: the join fails in words (it would add only
+    missing values), is asked again with "keep separate" recommended, and the run ends in a model
+    of the first file's columns."""
+    rng = np.random.default_rng(4)
+    first = pd.DataFrame({"visit_code": np.arange(300, 500), "weight": rng.normal(70, 9, 200).round(1),
+                          "smoker": rng.choice(["yes", "no"], 200)})
+    first["readmitted"] = (first["weight"] + rng.normal(0, 9, 200) > 70).astype(int)
+    labs = pd.DataFrame({"visit_code": np.arange(800, 1000), "sodium": rng.normal(140, 3, 200).round()})
+    first.to_csv(tmp_path / "visits.csv", index=False)
+    labs.to_csv(tmp_path / "labs.csv", index=False)
+    with pytest.raises(ValueError, match="no value of 'visit_code' matches between the two frames"):
+        kt.join_frames(first, labs, on="visit_code")
+    out = tmp_path / "out"
+    code = main(["run", str(tmp_path / "visits.csv"), str(tmp_path / "labs.csv"), "--target", "readmitted",
+                 "--approve", "recommended", "--planner", "rules", "--out", str(out)])
+    assert code == 0
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    joins = [d for d in session["decisions"] if d["gate"] == "join"]
+    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Join files failed because of the join")
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"]["metric"] and "sodium" not in report["model"]["features"]
+    leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
+    assert not leaked, leaked[:3]

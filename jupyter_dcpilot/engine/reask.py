@@ -9,8 +9,8 @@ not fail recommended (so ``--approve recommended`` takes it):
 - **the entity**: rows without an entity id that stop a grouped split or fold go back to the task
   card (where the entity is asked), dropping those rows recommended; an entity with a single
   value (nothing to split by) goes back to it with "no entity" recommended;
-- **the join**: a join that fails (a key that repeats where it must not) is asked again without the
-  key that failed, the next one recommended;
+- **the join**: a join that fails (a key that repeats where it must not, keys that never meet) is
+  asked again without the key that failed, the next one recommended, else not joining;
 - **the layout**: (start, stop] rows kept as intervals, some of which span no time (stop <= start),
   stop the time-varying model: the repeated-rows question is asked again, leaving those rows out
   recommended (one row per entity stays offered).
@@ -141,7 +141,7 @@ async def _reask_task_card(session: Session, calls: KernelCalls, notebook: Noteb
 async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, episodes: dict[str, Episode],
                       cause: Cause) -> bool:
     """The join asked again without the option that failed (its cell was undone by the worker),
-    the next option that joins recommended."""
+    the next option that joins recommended, else one that does not join."""
     s = session
     taken = s.decision(failed.decision_id).choice if failed.decision_id else None
     finding = s.finding(failed.finding_ids[0]) if failed.finding_ids else None
@@ -149,7 +149,9 @@ async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, ep
         return False
     taken = taken or (finding.recommended.id if finding.recommended else None)
     excluded = {o for fid in failed.finding_ids for o in s.exclusions.get(fid, [])} | {taken}
-    left = [o for o in finding.options if o.id not in excluded and o.action]
+    # the next key that joins, else not joining ("keep separate"): the run goes on without the join
+    left = ([o for o in finding.options if o.id not in excluded and o.action]
+            or [o for o in finding.options if o.id not in excluded])
     if not left or taken is None:
         return False
     for fid in failed.finding_ids:
@@ -223,7 +225,7 @@ def _ask_again(session: Session, step: Step, episode: Episode, reason: str) -> D
     step.status, step.note = StepStatus.PROPOSED, reason
     step.decision_id = None
     decision = gatekeeping.new_decision(session, step, episode)
-    decision.question = f"{reason}. {decision.question}"
+    decision.question = f"{reason.rstrip('.')}. {decision.question}"
     return decision
 
 
