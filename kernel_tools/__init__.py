@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     # transforms/ — pure functions and their scikit-learn transformers
     "aggregate_per_entity": "transforms",
     "to_intervals": "transforms",
+    "drop_empty_intervals": "transforms",
     "join_frames": "transforms",
     "summarize_records": "transforms",
     "drop_columns": "transforms",

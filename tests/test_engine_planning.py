@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import kernel_tools
-from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_for, library
+from jupyter_dcpilot.engine.episodes import EPISODES, STAGES, Episode, episode_for, library, step_title
 from jupyter_dcpilot.engine.planners import RulePlanner
 from jupyter_dcpilot.engine.session import Session, Step
 from jupyter_dcpilot.engine.task import Task
@@ -143,3 +143,22 @@ def test_ungated_findings_run_their_recommended_call_or_nothing():
     assert (height.function, height.params) == ("convert_units", {"column": "height", "target_unit": "cm"})
     notes = next(s for s in steps.values() if s.episode == "drop_uninformative")
     assert notes.function == "drop_columns" and notes.params["columns"] == ["notes"]
+
+
+def test_each_kind_of_drop_has_its_own_title():
+    """A redundant copy (a joined long table's ``x_last`` next to ``x``) is not an identifier: its
+    step says what it drops and what it keeps; identifiers keep theirs; together, both names."""
+    rowid = finding("id_column", ["rowid"], "identifiers",
+                    [option("drop", True, "drop_columns", columns=["rowid"], reason="identifier"), option("keep")])
+    copy = finding("redundant_features", ["albumin", "albumin_last"], None,
+                   [option("drop", True, "drop_columns", columns=["albumin_last"], reason="redundant with albumin"),
+                    option("keep")], severity="info")
+    session = Session(task=Task(kind="classification", target="y"))
+    session.findings = [rowid, copy]
+    titles = sorted(s.title for s in RulePlanner().propose(session) if s.episode == "drop_identifiers")
+    assert titles == ["Drop identifiers: rowid", "Drop redundant copies: albumin_last (kept: albumin)"]
+    session.findings = [copy]
+    titles = [s.title for s in RulePlanner().propose(session) if s.episode == "drop_identifiers"]
+    assert titles == ["Drop redundant copies: albumin_last (kept: albumin)"]
+    ep = library()["drop_identifiers"]
+    assert step_title(ep, [rowid, copy]) == "Drop identifiers and redundant copies: albumin_last, rowid (kept: albumin)"

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import kernel_tools as kt
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine.errors import cell_error, in_words
 from kernel_tools.models import fit_evaluate
@@ -109,5 +110,81 @@ def test_named_classes_too_rare_stop_the_run_with_the_failure_in_words(tmp_path,
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
     assert session["backtracks"] == 0
     assert any("'rare' (2 rows)" in w and "merge the rare classes" in w for w in session["warnings"])
+    leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
+    assert not leaked, leaked[:3]
+
+
+def recurrent(folder: Path, n: int = 120, seed: int = 0) -> Path:
+    """Recurrent relapses as ('begin', 'end'] intervals of each 'patient' (a higher 'dose', sooner);
+    two intervals span no time (a relapse recorded at the start of follow-up, a slip)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(n):
+        dose, grade, t, follow = round(float(rng.normal()), 3), int(rng.integers(1, 4)), 0, int(rng.integers(20, 60))
+        while True:
+            end = min(t + max(1, int(rng.exponential(25 / np.exp(0.6 * dose)))), follow)
+            rows.append({"patient": 1000 + p, "dose": dose, "grade": grade, "begin": t, "end": end,
+                         "relapse": int(end < follow)})
+            if end >= follow:
+                break
+            t = end
+    frame = pd.DataFrame(rows)
+    frame.loc[[0, 40], "end"] = frame.loc[[0, 40], "begin"]
+    path = folder / "relapses.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_intervals_that_span_no_time_are_left_out_by_a_rule():
+    frame = pd.DataFrame({"begin": [0, 5, 3, np.nan], "end": [0, 9, 2, 4], "x": [1, 2, 3, 4]})
+    out, report = kt.drop_empty_intervals(frame, start="begin", stop="end")
+    assert out.index.tolist() == [1, 3] and report.details["rows_removed"] == 2  # a missing start is kept
+    kept, report = kt.drop_empty_intervals(out, start="begin", stop="end")
+    assert kept.equals(out) and "nothing was left out" in report.warnings[0]
+
+
+def test_intervals_that_span_no_time_send_the_run_back_to_the_repeated_rows_question(tmp_path, capsys):
+    """Rows kept as intervals for the time-varying model, two of which span no time: the model
+    fails, the run goes back to the repeated rows' question with the failure in words, and
+    (recommended) leaving those rows out gives a model whose verdict says so."""
+    out = tmp_path / "out"
+    code = main(["run", str(recurrent(tmp_path)), "--target", "relapse", "--approve", "recommended",
+                 "--planner", "rules", "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"]["metric"] == "c_index" and report["task"]["kind"] == "survival"
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    layout = [d for d in session["decisions"] if d["gate"] == "aggregation"]
+    assert [d["choice"] for d in layout] == ["keep", "drop_empty_intervals"] and session["backtracks"] == 1
+    assert layout[1]["question"].startswith("Train and evaluate failed because of intervals that span no time: ")
+    assert "'begin' >= 'end'" in layout[1]["question"]
+    known = next(c for c in report["validity"] if c["check"] == "known_at_index")
+    assert known["passed"] and "2 row(s) whose stop was at or before their start were left out" in known["detail"]
+    leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
+    assert not leaked, leaked[:3]
+
+
+def test_a_join_whose_keys_never_meet_is_asked_again_and_not_joining_goes_on(tmp_path, capsys):
+    """Two files whose 'visit_code' values never meet: the join fails in words (it would add only
+    missing values), is asked again with "keep separate" recommended, and the run ends in a model
+    of the first file's columns."""
+    rng = np.random.default_rng(4)
+    first = pd.DataFrame({"visit_code": np.arange(300, 500), "weight": rng.normal(70, 9, 200).round(1),
+                          "smoker": rng.choice(["yes", "no"], 200)})
+    first["readmitted"] = (first["weight"] + rng.normal(0, 9, 200) > 70).astype(int)
+    labs = pd.DataFrame({"visit_code": np.arange(800, 1000), "sodium": rng.normal(140, 3, 200).round()})
+    first.to_csv(tmp_path / "visits.csv", index=False)
+    labs.to_csv(tmp_path / "labs.csv", index=False)
+    with pytest.raises(ValueError, match="no value of 'visit_code' matches between the two frames"):
+        kt.join_frames(first, labs, on="visit_code")
+    out = tmp_path / "out"
+    code = main(["run", str(tmp_path / "visits.csv"), str(tmp_path / "labs.csv"), "--target", "readmitted",
+                 "--approve", "recommended", "--planner", "rules", "--out", str(out)])
+    assert code == 0
+    session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
+    joins = [d for d in session["decisions"] if d["gate"] == "join"]
+    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Join files failed because of the join")
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"]["metric"] and "sodium" not in report["model"]["features"]
     leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
     assert not leaked, leaked[:3]

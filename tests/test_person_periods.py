@@ -341,6 +341,12 @@ def test_the_task_card_of_a_hint_offers_survival_though_the_rows_have_no_time():
     assert "each 'id' followed until its last 't'" in survival.description
     assert [o.id for o in card.options].index("survival") < [o.id for o in card.options].index("regression")
     assert "too few to tell that from chance" in card.question
+    # said once: what was guessed and what was seen, then what choosing survival would do
+    assert card.question.count("2 classes") == 1 and card.question.count("classification") == 2
+    assert card.question.endswith("or survival (person-period rows: each 'id' followed until its last 't', one row "
+                                  "per 'id' with 'E' from its last row)?")
+    assert card.options[0].risk == "confirms what is uncertain: the task: classification"
+    assert "2 classes" not in json.dumps(card.evidence)  # the question says it; the evidence does not again
 
 
 def few_events(entities: int = 40, seed: int = 3) -> pd.DataFrame:

@@ -43,7 +43,9 @@ class Episode:
     whenever splits and folds are grouped by the entity (:meth:`.worker.Worker.grouping`), so an
     entity's rows are judged together. ``budget_param``: the keyword of its call that takes the
     step's time budget in seconds, which the worker passes so that the call keeps to it itself
-    (degrading and saying so) rather than being stopped far past it.
+    (degrading and saying so) rather than being stopped far past it. ``titles``: a step's title
+    by its findings' kind where the episode's name would say something else (a drop of redundant
+    copies is no drop of identifiers; see :func:`step_title`).
     """
 
     id: str
@@ -71,6 +73,7 @@ class Episode:
     budget: float | None = None
     entity_param: str | None = None
     budget_param: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)
 
     @property
     def combines_frames(self) -> bool:
@@ -222,7 +225,7 @@ EPISODES: tuple[Episode, ...] = (
               "functions": ("drop_columns",)},
         gate="identifiers", function="drop_columns", params={"reason": "identifier (no signal)"},
         report_var="identifier_drop", expect={"rows": "same"}, per_finding=False, valid_model_needs=True,
-        edit_params=_DROPPED,
+        edit_params=_DROPPED, titles={"redundant_features": "Drop redundant copies"},
         coordinator="Row numbers, record keys and names carry no signal but let a model memorise "
         "rows; the expert confirms, then they go (the entity id is kept for grouping).",
         worker="df, identifier_drop = kt.drop_columns(df, [cols], reason='identifier').",
@@ -371,6 +374,33 @@ def stage_of(episodes: dict[str, Episode], episode_id: str) -> str | None:
     """The stage of an episode by id; None for an episode the library does not hold."""
     ep = episodes.get(episode_id)
     return ep.stage if ep is not None else None
+
+
+def step_title(episode: Episode, found: list[Finding]) -> str:
+    """What a step of ``episode`` does to ``found``, and the columns it acts on: named by the
+    findings' kind (``Drop redundant copies: x_last (kept: x)``), else by the episode."""
+    names = list(dict.fromkeys(episode.titles.get(f.kind, episode.name) for f in found))
+    verb = names[0].split(" ", 1)[0]
+    if len(names) > 1 and all(n.startswith(f"{verb} ") for n in names):  # "Drop identifiers and redundant copies"
+        name = f"{verb} " + " and ".join(n.split(" ", 1)[1] for n in names)
+    else:
+        name = names[0] if len(names) == 1 else episode.name
+    acted = {c: None for f in found for c in _acts_on(episode, f)}
+    if len(found) > 1:
+        acted = dict.fromkeys(sorted(acted))
+    kept = [c for f in found for c in f.columns if c not in acted]
+    columns = ", ".join(acted) + (f" (kept: {', '.join(dict.fromkeys(kept))})" if kept and acted else "")
+    return f"{name}: {columns}" if columns else name
+
+
+def _acts_on(episode: Episode, finding: Finding) -> list[str]:
+    """The columns the finding's recommended call of the episode's function acts on when they are
+    part of the finding's (a redundant pair drops one of its two), else the finding's columns."""
+    action = recommended_action(finding) or {}
+    columns = (action.get("params") or {}).get("columns") if action.get("function") == episode.function else None
+    if isinstance(columns, list) and columns and set(columns) < set(finding.columns):
+        return [str(c) for c in columns]
+    return list(finding.columns)
 
 
 def episode_for(finding: Finding, episodes: dict[str, Episode]) -> Episode | None:

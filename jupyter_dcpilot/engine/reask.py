@@ -9,8 +9,11 @@ not fail recommended (so ``--approve recommended`` takes it):
 - **the entity**: rows without an entity id that stop a grouped split or fold go back to the task
   card (where the entity is asked), dropping those rows recommended; an entity with a single
   value (nothing to split by) goes back to it with "no entity" recommended;
-- **the join**: a join that fails (a key that repeats where it must not) is asked again without the
-  key that failed, the next one recommended.
+- **the join**: a join that fails (a key that repeats where it must not, keys that never meet) is
+  asked again without the key that failed, the next one recommended, else not joining;
+- **the layout**: (start, stop] rows kept as intervals, some of which span no time (stop <= start),
+  stop the time-varying model: the repeated-rows question is asked again, leaving those rows out
+  recommended (one row per entity stays offered).
 
 Going back is a backtrack: the steps after the decision are undone (the planner proposes them
 again). Each decision is asked again at most once for each cause, and never past the session's
@@ -33,18 +36,23 @@ from .hosts import NotebookHost
 from .kernel_calls import KernelCalls
 from .session import Decision, Session, Step
 from .task import NO_ENTITY
+from .wire import DecisionOption
+
+EMPTY_INTERVALS_OPTION = "drop_empty_intervals"
 
 # the words of kernel_tools' errors about the entity (transforms.splitting, models.evaluate,
 # models.time_varying): rows without an id, and an entity that cannot be split by
 ENTITY_IDS_MISSING = re.compile(r"no '.+' \(the entity\)|has missing values; every (row|interval) needs an entity")
+# models.time_varying's words about intervals that span no time
+EMPTY_INTERVALS = re.compile(r"intervals of .+ have '(?P<start>.+)' >= '(?P<stop>.+)': an interval must span time")
 ENTITY_TOO_FEW = re.compile(r"has a single entity: nothing to split by|the number of groups is [01] \(need at least 2\)")
 
 
 @dataclass(frozen=True)
 class Cause:
     """Why a step failed, as a decision to ask again: which decision (``"task"``: the task
-    card; ``"join"``: the join's question), what in words, and the answer recommended then
-    (None: the next option left)."""
+    card; ``"join"``: the join's question; ``"layout"``: the repeated rows' question), what in
+    words, and the answer recommended then (None: the next option left)."""
 
     decision: str
     what: str
@@ -79,6 +87,8 @@ def cause_of(session: Session, failed: Step, episode: Episode | None) -> Cause |
         return Cause("task", "the entity", "ids:drop")
     if session.task.id and ENTITY_TOO_FEW.search(error):
         return Cause("task", "the entity", f"entity:{NO_ENTITY}")
+    if EMPTY_INTERVALS.search(error):
+        return Cause("layout", "intervals that span no time", EMPTY_INTERVALS_OPTION)
     return None
 
 
@@ -97,6 +107,8 @@ async def reask(session: Session, calls: KernelCalls, notebook: NotebookHost, fa
         return False
     if cause.decision == "join":
         return await _reask_join(session, notebook, failed, episodes, cause)
+    if cause.decision == "layout":
+        return await _reask_layout(session, calls, notebook, failed, episodes, cause)
     return await _reask_task_card(session, calls, notebook, failed, episodes, cause)
 
 
@@ -129,7 +141,7 @@ async def _reask_task_card(session: Session, calls: KernelCalls, notebook: Noteb
 async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, episodes: dict[str, Episode],
                       cause: Cause) -> bool:
     """The join asked again without the option that failed (its cell was undone by the worker),
-    the next option that joins recommended."""
+    the next option that joins recommended, else one that does not join."""
     s = session
     taken = s.decision(failed.decision_id).choice if failed.decision_id else None
     finding = s.finding(failed.finding_ids[0]) if failed.finding_ids else None
@@ -137,7 +149,9 @@ async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, ep
         return False
     taken = taken or (finding.recommended.id if finding.recommended else None)
     excluded = {o for fid in failed.finding_ids for o in s.exclusions.get(fid, [])} | {taken}
-    left = [o for o in finding.options if o.id not in excluded and o.action]
+    # the next key that joins, else not joining ("keep separate"): the run goes on without the join
+    left = ([o for o in finding.options if o.id not in excluded and o.action]
+            or [o for o in finding.options if o.id not in excluded])
     if not left or taken is None:
         return False
     for fid in failed.finding_ids:
@@ -150,6 +164,51 @@ async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, ep
     s.changed("decision", decision=decision.to_dict())
     await _said(s, notebook, failed, reason, cause, "the join is asked again without it", excluded=taken)
     return True
+
+
+async def _reask_layout(session: Session, calls: KernelCalls, notebook: NotebookHost, failed: Step,
+                        episodes: dict[str, Episode], cause: Cause) -> bool:
+    """Back to the repeated rows' question (rows kept as intervals), asked again with leaving out
+    the intervals that span no time recommended."""
+    s = session
+    layout = next((st for st in s.plan if st.status == StepStatus.DONE and st.episode in episodes
+                   and episodes[st.episode].gate == Gate.AGGREGATION), None)
+    words = EMPTY_INTERVALS.search(failed.error or "")
+    if layout is None or words is None:
+        return False
+    since = _checkpoint_since(s, layout)
+    reason = f"{failed.title} failed because of {cause.what}: {failed.error or ''}"
+    if since is not None:  # the steps after the question are undone; the planner proposes them again
+        await history.go_back(s, calls, notebook, since, f"backtracked: {reason}")
+    layout = s.step(layout.id)  # going back put the plan's steps back as they were
+    s.handled = [f for f in s.handled if f not in layout.finding_ids]  # so the planner proposes it again
+    decision = _ask_again(s, layout, episodes[layout.episode], reason)
+    decision.options.insert(0, empty_intervals_option(words["start"], words["stop"]))
+    _recommend(decision, EMPTY_INTERVALS_OPTION)
+    s.changed("decision", decision=decision.to_dict())
+    await _said(s, notebook, failed, reason, cause, "the repeated rows are asked again")
+    return True
+
+
+def empty_intervals_option(start: str, stop: str) -> DecisionOption:
+    """Keep the rows as intervals, less those that span no time."""
+    return DecisionOption(
+        id=EMPTY_INTERVALS_OPTION, label="Keep the intervals, leave out those that span no time",
+        description=f"Rows whose '{stop}' is at or before their '{start}' hold no time at risk (an event "
+        "recorded at the start of follow-up, or a data-entry slip); the other rows stay intervals, grouped "
+        "by entity, for the time-varying model.",
+        risk=f"check those rows: a '{start}' and '{stop}' swapped or on another clock is an error to correct",
+        recommended=True, action={"function": "drop_empty_intervals",
+                                  "params": {"start": start, "stop": stop, "reason": "an interval must span time"}})
+
+
+def _checkpoint_since(session: Session, step: Step) -> str | None:
+    """The checkpoint before ``step`` if it ran a cell, else the first taken after it (None: none)."""
+    if step.checkpoint_id:
+        return step.checkpoint_id
+    ids = [st.id for st in session.plan]
+    later = {st.checkpoint_id for st in session.plan[ids.index(step.id) + 1:] if st.checkpoint_id}
+    return next((cp.id for cp in session.checkpoints if cp.id in later), None)
 
 
 def _doubted(session: Session, what: InferenceKind, reason: str) -> None:
@@ -166,7 +225,7 @@ def _ask_again(session: Session, step: Step, episode: Episode, reason: str) -> D
     step.status, step.note = StepStatus.PROPOSED, reason
     step.decision_id = None
     decision = gatekeeping.new_decision(session, step, episode)
-    decision.question = f"{reason}. {decision.question}"
+    decision.question = f"{reason.rstrip('.')}. {decision.question}"
     return decision
 
 

@@ -402,21 +402,32 @@ def unconfirmed(session: Session, features: list[str] | set[str]) -> list[Infere
             and i.id not in confirmed]
 
 
-def in_words(inference: Inference) -> str:
-    """One unconfirmed choice, as the verdict names it: what was chosen, why, and the
-    alternatives an expert weighs."""
+def named(inference: Inference) -> str:
+    """Which choice an inference is, in words: "the task", "the timing of 'x'"."""
     what = {InferenceKind.TASK: "the task", InferenceKind.DURATION: "the survival time",
             InferenceKind.ENTITY: "the entity", InferenceKind.INDEX: "the prediction time",
             InferenceKind.JOIN_KEY: "the join key", InferenceKind.TIMING: "the timing of",
             InferenceKind.GROUPING: "the use of"}[InferenceKind(inference.what)]
     if inference.what in (InferenceKind.TIMING, InferenceKind.GROUPING):
         what = f"{what} '{inference.subject}'"
+    return what
+
+
+def in_words(inference: Inference, what_if: bool = False, short: bool = False) -> str:
+    """One unconfirmed choice, as the verdict names it: what was chosen, why, and the
+    alternatives an expert weighs (``what_if``: each with what choosing it would do, as a card
+    says it; ``short``: only what was chosen)."""
     value = "none" if inference.value is None else str(inference.value).replace("_", " ")
-    why = "; ".join(inference.evidence[:2])
-    others = ", ".join("none" if a.value is None else str(a.value).replace("_", " ")
+    if short:
+        return f"{named(inference)}: {value}"
+    # the first evidence often starts by naming the choice again ("classification: target has 2 classes")
+    evidence = [e.removeprefix(f"{value}: ") for e in inference.evidence[:2]]
+    why = "; ".join(evidence)
+    others = ", ".join(("none" if a.value is None else str(a.value).replace("_", " "))
+                       + (f" ({a.evidence[0]})" if what_if and a.evidence else "")
                        for a in inference.alternatives[:3])
-    return f"{what}: {value}" + (f" ({why})" if why else "") + (f", or {others}?" if others else "")
+    return f"{named(inference)}: {value}" + (f" ({why})" if why else "") + (f", or {others}?" if others else "")
 
 
 __all__ = ["FROM_FILE", "InferenceAnswer", "Structure", "TimelineMove", "by_a_person", "confirmations",
-           "apply_file_timeline", "in_words", "inferences_view", "moved", "moved_late", "task_choice", "timeline_group", "unconfirmed"]
+           "apply_file_timeline", "in_words", "inferences_view", "moved", "moved_late", "named", "task_choice", "timeline_group", "unconfirmed"]

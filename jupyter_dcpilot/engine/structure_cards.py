@@ -85,11 +85,11 @@ def task_card(task: Task, structure: Structure) -> Question:
     if t.index:
         evidence["prediction_time"] = t.index.get("label")
         evidence["prediction_time_reason"] = t.index.get("reason")
-    if unsure:
-        evidence["uncertain"] = [in_words(i) for i in unsure]
     if status is not None:
         evidence["status_coding"] = status.evidence[1:]  # the follow-up of each code: why this one is censored
-    question = f"Is this the task? {desc}." + ("" if status is not None else f" ({t.reason})")
+    # an uncertain task says its reason below, once
+    told = status is not None or any(i.what == InferenceKind.TASK for i in unsure)
+    question = f"Is this the task? {desc}." + ("" if told else f" ({t.reason})")
     if _unsure(status):
         assert status is not None
         others = [m.group(1) for a in status.alternatives if (m := STATUS_READING.match(str(a.value)))]
@@ -102,7 +102,7 @@ def task_card(task: Task, structure: Structure) -> Question:
         question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
                      "as an entity of its own, or choose another entity (or none).")
     if unsure:
-        said = "; ".join(in_words(i) for i in unsure)
+        said = "; ".join(in_words(i, what_if=i.what == InferenceKind.TASK) for i in unsure)  # what another task would do
         question += " Uncertain: " + said + ("" if said.endswith("?") else ".")  # a choice ends in its question
     return Question(options, question, evidence, list(asked.values()))
 
@@ -114,7 +114,7 @@ def _confirm_risk(task: Task, status: Inference | None, unsure: list[Inference],
         return f"the {task.id_missing} rows without an id in '{task.id}' stop the split: say what they are"
     risks = [f"wrong if another code of '{task.target}' means censored"] if _unsure(status) else []
     if unsure:
-        risks.append("confirms what is uncertain: " + "; ".join(in_words(i) for i in unsure))
+        risks.append("confirms what is uncertain: " + "; ".join(in_words(i, short=True) for i in unsure))  # the question says why
     return "; ".join(risks)
 
 

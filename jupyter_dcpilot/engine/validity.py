@@ -205,7 +205,16 @@ def _intervals(session: Session, episodes: dict[str, Episode]) -> Check | None:
                      "did not fit them as intervals: counted from 0, a later interval knows its entity "
                      "survived until its start")
     return Check("known_at_index", True, f"every row is a ('{start}', '{stop}'] interval whose values were "
-                 "recorded by its start, and the time-varying model uses each only from then on")
+                 "recorded by its start, and the time-varying model uses each only from then on"
+                 + _empty_intervals_left_out(aggregate))
+
+
+def _empty_intervals_left_out(aggregate: Step | None) -> str:
+    """What was decided about rows that spanned no time (``kt.drop_empty_intervals``), or ""."""
+    if aggregate is None or aggregate.result.get("function") != "drop_empty_intervals":
+        return ""
+    removed = (aggregate.result.get("report") or {}).get("details", {}).get("rows_removed", 0)
+    return f"; {removed} row(s) whose stop was at or before their start were left out, as decided"
 
 
 def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:

@@ -11,7 +11,7 @@ from .columns import ColumnDropper, deduplicate, drop_columns, drop_rows
 from .dtypes import DtypeFixer, fix_dtypes
 from .entities import EntityAggregator, aggregate_per_entity
 from .imputation import Imputer, impute
-from .intervals import IntervalBuilder, to_intervals
+from .intervals import IntervalBuilder, drop_empty_intervals, to_intervals
 from .joins import join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
@@ -38,6 +38,7 @@ __all__ = [
     "aggregate_per_entity",
     "convert_units",
     "deduplicate",
+    "drop_empty_intervals",
     "drop_rows",
     "drop_columns",
     "fix_dtypes",

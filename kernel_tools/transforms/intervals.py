@@ -150,3 +150,29 @@ def to_intervals(
     }
     return out, StepReport.between("to_intervals", df, out, details=details, warnings=warnings,
                                    transformer=builder)
+
+
+def drop_empty_intervals(
+    df: pd.DataFrame,
+    start: str,
+    stop: str,
+    reason: str | None = None,
+) -> tuple[pd.DataFrame, StepReport]:
+    """Leave out the (start, stop] rows that span no time (``stop <= start``).
+
+    Such a row holds no time at risk (an event recorded at the start of follow-up, a data-entry
+    slip), and a time-varying model refuses it. A rule on the two columns, so it reads the same on
+    new data; rows with a missing start or stop are kept (the model says what it does with them).
+    Nothing is learned.
+    """
+    check_frame(df)
+    check_columns(df, [start, stop], "column")
+    for name in (start, stop):
+        if not is_numeric(df[name]):
+            raise ValueError(f"{name!r} must hold numbers (times on one clock); it is {df[name].dtype}")
+    empty = (df[stop] <= df[start]).to_numpy()  # NaN compares False: kept
+    out = df.loc[~empty]
+    details = {"rows_removed": int(empty.sum()), "start": start, "stop": stop, "reason": reason,
+               "example_index": [str(i) for i in df.index[empty][:10]]}
+    warnings = [] if empty.any() else [f"no row has {stop!r} <= {start!r}: nothing was left out"]
+    return out, StepReport.between("drop_empty_intervals", df, out, details=details, warnings=warnings)

@@ -81,6 +81,13 @@ def join_frames(
     rkey = pd.MultiIndex.from_frame(right[keys])
     left_matched = lkey.isin(rkey)
     right_matched = rkey.isin(lkey)
+    if len(left) and len(right) and not left_matched.any():  # every joined column would be missing
+        raise ValueError(
+            f"no value of {', '.join(map(repr, keys))} matches between the two frames ({len(left)} and "
+            f"{len(right)} rows, e.g. '{lkey[0][0]}' and '{rkey[0][0]}'): they share no key, so a join "
+            "would add only missing values. Join on another column, convert the keys to one coding, or do "
+            "not join."
+        )
     right_dup = rkey.duplicated(keep=False)
     dup_matched = int((right_dup & right_matched).sum())
     to_many = validate in ("one_to_many", "many_to_many")

@@ -14,7 +14,7 @@ from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Severity, StepStatus, severity_rank
 
 from .. import alike
-from ..episodes import Episode, episode_for, library, recommended_action
+from ..episodes import Episode, episode_for, library, recommended_action, step_title
 from ..session import Session, Step
 from . import PlanUpdate
 
@@ -107,12 +107,12 @@ class RulePlanner:
                     action = recommended_action(f) or {}
                     function = action.get("function") or ep.function
                     params = _merged_params(ep, [f]) if function == ep.function else dict(action.get("params") or {})
-                    add(ep, title=f"{ep.name}: {', '.join(f.columns) or 'all rows'}",
+                    add(ep, title=step_title(ep, [f]) if f.columns else f"{ep.name}: all rows",
                         gate=f.gate or ep.gate, finding_ids=[f.id], function=function,
                         columns=list(f.columns), params=params, reason=f.summary)
             else:
                 columns = sorted({c for f in found for c in f.columns})
-                add(ep, title=f"{ep.name}: {', '.join(columns)}" if columns else ep.name,
+                add(ep, title=step_title(ep, found),
                     finding_ids=[f.id for f in found], columns=columns,
                     params=_merged_params(ep, found),
                     reason="; ".join(f.summary for f in found[:3]))
