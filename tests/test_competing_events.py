@@ -230,3 +230,28 @@ def test_the_censoring_code_of_cgvhd_is_0_on_its_subsamples():
         rows = np.random.default_rng(seed).choice(len(df), int(0.8 * len(df)), replace=False)
         coding = censoring_code(status[rows], time[rows], named_follow_up=False)
         assert coding is not None and coding.censored == 0, seed
+
+
+def test_a_status_of_seven_codes_a_registry_s_causes_is_survival_asked_with_0_censored():
+    # 0 alive, 1-6 the cause of death or failure: a transplant registry's grouping
+    causes = {0: 0.4, **{c: 0.1 for c in range(1, 7)}}
+    d = quiet_diagnose(registry(causes, censored=0, n=700, seed=6, time="futime"), target="status")
+    task = d.inference("task")
+    assert d.task["kind"] == "survival" and d.task["time"] == "futime"
+    assert task.confidence == "low" and task.details["censored"] == "0"
+    assert task.details["events"] == [str(c) for c in range(1, 7)]
+
+
+def test_a_seven_point_score_beside_a_duration_stays_classes():
+    # a Likert answer next to how long the interview took: no code is followed longest
+    rng = np.random.default_rng(7)
+    n = 700
+    x = rng.normal(size=n)
+    score = np.digitize(x + rng.normal(0, 0.8, n), [-1.5, -0.9, -0.3, 0.3, 0.9, 1.5]) + 1
+    df = pd.DataFrame({"x": x, "interview_minutes": rng.gamma(4, 10, n).round(1), "agreement": score})
+    assert censoring_code(score.astype(float), df["interview_minutes"].to_numpy(), named_follow_up=False) is None
+    assert d_kind(df, "agreement") != "survival"
+
+
+def d_kind(df: pd.DataFrame, target: str) -> str:
+    return str(quiet_diagnose(df, target=target).task["kind"])

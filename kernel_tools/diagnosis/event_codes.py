@@ -1,6 +1,6 @@
 """Which code of a status column means 'censored' when it has several (competing events).
 
-Registries and trials export a status of three to five codes next to the follow-up time:
+Registries and trials export a status of three to eight codes next to the follow-up time:
 alive / died of the disease / died of other causes, coded 0/1/2 with 0 not the most common, or
 1/2/3 with the censoring code in the middle. The codes do not say which one is censoring; the
 follow-up does. A subject still event-free is followed until the study ends, one with an event
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import mannwhitneyu
 
-MIN_CODES, MAX_CODES = 3, 5  # censored and at most four competing events
+# censored and at most seven competing events: registries group causes of death or of a graft's
+# failure in up to seven (a transplant registry's 0-6), more codes are a score or a measurement
+MIN_CODES, MAX_CODES = 3, 8
 STANDOUT_P = 0.05  # the longest-followed code's rows against all others (one-sided rank test; a
 # censoring code of a handful of rows still shows, a chance difference between classes seldom)
 STANDOUT_RATIO = 1.25  # its median follow-up at least this much above every other code's
@@ -52,7 +54,7 @@ class Coding:
 
 def status_codes(values: np.ndarray | None) -> np.ndarray | None:
     """The distinct codes of a numeric target that can be a status with competing events
-    (3-5 non-negative whole numbers), or None."""
+    (3-8 non-negative whole numbers), or None."""
     if values is None:
         return None
     v = values[~np.isnan(values)]

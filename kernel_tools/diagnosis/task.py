@@ -299,7 +299,7 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
 
 
 def _given_status(df, profiles, s: pd.Series, target: str, time: str) -> Outcome | None:
-    """Survival given on a status of 3-5 numeric codes: read as when inferred (the longest-followed
+    """Survival given on a status of 3-8 numeric codes: read as when inferred (the longest-followed
     code censored, else 0), so the recode step and every diagnosis agree on it; None for a 0/1
     event or codes not read as a status."""
     prof = profile_column(target, s)
@@ -444,7 +444,7 @@ def _found_end_of_study(df, profiles, s: pd.Series, target: str) -> Outcome | No
 
 
 def _found_competing(df, profiles, s: pd.Series, target: str, values: np.ndarray) -> Outcome | None:
-    """A status of 3-5 codes next to a follow-up time: survival with the censoring code chosen
+    """A status of 3-8 codes next to a follow-up time: survival with the censoring code chosen
     from the follow-up (see :mod:`.event_codes`) and the other codes merged as 'any event',
     always asked (low confidence): the codes do not say which is censoring. None when nothing
     says the codes are a status (they stay classes)."""
