@@ -15,7 +15,7 @@ from jupyter_dcpilot.probe import execute_request_content, parse_reply
 
 pytestmark = pytest.mark.timeout(180)
 
-WARM = ("kernel_tools.models", "kernel_tools.diagnosis.labels", "sklearn.ensemble", "lifelines", "xgboost")
+WARM = ("kernel_tools.models", "kernel_tools.diagnosis.labels", "sklearn.ensemble", "sksurv.linear_model", "xgboost")
 LOADED = f"__import__('json').dumps([m for m in {WARM!r} if m in __import__('sys').modules])"
 WARMING = ("__import__('json').dumps(any(t.name == 'dcpilot-warm-up' and t.is_alive() "
            "for t in __import__('threading').enumerate()))")
