@@ -12,7 +12,9 @@ import asyncio
 import json
 import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 import test_server_sessions as tss
@@ -23,6 +25,23 @@ N = int(os.environ.get("DCPILOT_LOAD_SESSIONS", "20"))
 # whether label issues are found depends on each frame) fit its models while the others waited
 POLICY = {"task": "recommended"}
 pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config):
+    """Kernels on Unix sockets, not TCP ports: twenty kernels starting at once over TCP, a port
+    given to one could be taken before it bound (ZMQError: Address already in use) and the test
+    then waited out its timeout. Each kernel's sockets are named after its connection file."""
+    jp_server_config.setdefault("KernelManager", {})["transport"] = "ipc"
+    return jp_server_config
+
+
+@pytest.fixture
+def jp_runtime_dir():
+    """A short runtime folder: a Unix socket's path holds at most 107 characters, and the kernels'
+    sockets are '<runtime>/kernel-<uuid>-ipc-<n>'."""
+    with tempfile.TemporaryDirectory(prefix="dcl-", dir="/tmp") as folder:
+        yield Path(folder)
 
 
 def frame_code(i: int) -> str:
@@ -70,6 +89,7 @@ async def test_twenty_notebooks_with_sessions_at_once(jp_fetch, jp_ws_fetch, jp_
         t0 = time.monotonic()
         paths = [f"nb{i:02d}.ipynb" for i in range(N)]
         kernel_ids = await asyncio.gather(*(tss.start_notebook_kernel(jp_fetch, p) for p in paths))
+        assert {jp_serverapp.kernel_manager.get_kernel(k).transport for k in kernel_ids} == {"ipc"}
         for kernel_id in kernel_ids:
             clients.append(tss.kernel_client(jp_serverapp, kernel_id, "panel"))
         await asyncio.gather(*(c.wait_for_ready(timeout=300) for c in clients))
