@@ -52,14 +52,16 @@ export async function approveAndWait(panel: Locator, card: Locator): Promise<voi
 /**
  * Answer the panel's first card with its recommended option when one can be clicked now; a card
  * that goes, or is disabled while a step runs, between the check and the click is left for the
- * caller's next round instead of holding the test until its timeout.
+ * caller's next round instead of holding the test until its timeout. A first card holding
+ * `keep` (a selector of the option the test answers itself) is never answered here: the locator
+ * is resolved again at the click, so a card that arrives between the check and the click is left.
  */
-export async function answerRecommended(panel: Locator): Promise<void> {
-  const option = panel
-    .locator('.jp-dcpilot-decision')
-    .first()
-    .locator('.jp-dcpilot-option.jp-mod-recommended:enabled')
-    .first();
+export async function answerRecommended(panel: Locator, keep?: string): Promise<void> {
+  let card = panel.locator('.jp-dcpilot-decision').first();
+  if (keep) {
+    card = card.filter({ hasNot: panel.page().locator(keep) });
+  }
+  const option = card.locator('.jp-dcpilot-option.jp-mod-recommended:enabled').first();
   if (await option.isVisible()) {
     await option.click({ timeout: 10000 }).catch(() => undefined);
   }
