@@ -214,7 +214,10 @@ def check_column(path: Path, option: str, name: str, column: Any) -> None:
                              f"rows where it is known ({path.name}): there is nothing to predict")
     if option == "--time":
         durations = _durations(path, option, name, column)
-        if not pc.any(pc.greater(durations, 0)).as_py():
+        # the largest, not any(x > 0): pyarrow turns the Python 0 into an array through
+        # pandas, which the command line then imports before it starts the kernel (~1 s)
+        longest = pc.max(durations).as_py()
+        if longest is None or not longest > 0:
             raise InputError(f"{option} {name!r} has no positive value in {path.name} (all {len(durations)} known "
                              "durations are 0 or negative): a survival time counts from the start and must be "
                              "positive")

@@ -61,6 +61,7 @@ def test_the_lock_pins_the_install_except_torch_and_this_tree(monkeypatch):
     locked = version == install.LOCK_PYTHON  # the lock is for the Python of the project's machines
     assert ("-c" in command) is locked and (not locked or command[command.index("-c") + 1] == "requirements/dev.lock")
     assert command[:3] == ["uv", "pip", "install"] and command[-2:] == ["--find-links", "/w"]
+    assert "--compile-bytecode" in command  # uv writes none unless told (pip does by default)
     # without uv, pip does it and reads its own configuration
     assert install.install_command(None, "py", ["--find-links", "/w"], [])[:4] == ["py", "-m", "pip", "install"]
     locked_pins = pins(install.LOCK)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.cleanlab_import import load_cleanlab
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
@@ -81,8 +82,6 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     """Rows whose given label disagrees confidently with what the other rows teach; ``memo``
     (:class:`~kernel_tools.diagnosis.reuse.Memo`): the last diagnosis's out-of-fold
     probabilities are taken when the model's matrix and labels are the same."""
-    from cleanlab.filter import find_label_issues as cl_find
-
     if outcome.kind != TaskKind.CLASSIFICATION or not features or outcome.n_classes < 2:
         return None
     y = outcome.y
@@ -105,6 +104,9 @@ def find_label_issues(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], f
     skill = model_auroc(yk, probs)
     if skill < MIN_MODEL_AUROC:
         return None
+    load_cleanlab()  # here, not above: a target the check skips never pays for cleanlab
+    from cleanlab.filter import find_label_issues as cl_find
+
     # n_jobs=1: cleanlab otherwise forks a worker pool, which costs more than it saves here
     issues = cl_find(labels=yk, pred_probs=probs, return_indices_ranked_by="self_confidence", n_jobs=1)
     n = int(keep_rows.sum())

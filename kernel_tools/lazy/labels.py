@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.cleanlab_import import load_cleanlab
 from kernel_tools.lazy import engine
 from kernel_tools.lazy.transforms import FIT_ROWS, fit_sample, lazy_report
 from kernel_tools.transforms.label_model import (
@@ -71,6 +72,7 @@ def quality_thresholds(y: np.ndarray, pred_probs: np.ndarray, issue: np.ndarray)
 
 
 def _quality(y: np.ndarray, pred_probs: np.ndarray) -> np.ndarray:
+    load_cleanlab()  # without HuggingFace datasets (Datalab's), as the pandas step
     from cleanlab.rank import get_label_quality_scores
 
     return get_label_quality_scores(labels=y, pred_probs=pred_probs, method="normalized_margin")
@@ -189,6 +191,7 @@ def handle_label_issues(df: Any, target: str, action: str = "flag", features: Se
     lazy frame and a StepReport: its ``summary`` and ``whole_data`` count every row's verdict
     (one pass over the data, which scores each partition), its other counts are the sample's
     (``counts_above_are_of``), as in the pandas step's report."""
+    load_cleanlab()  # without HuggingFace datasets (Datalab's), as the pandas step
     from cleanlab.filter import find_label_issues
     from threadpoolctl import threadpool_limits
 
@@ -271,6 +274,7 @@ def _sample_details(sample: pd.DataFrame, usable: pd.Series, classes: list, y: n
                     pred_probs: np.ndarray, checked: np.ndarray, groups: str | None) -> dict[str, Any]:
     """The report's counts (of the sample, as the pandas step's), its worst examples, and what
     was fitted on what."""
+    load_cleanlab()  # without HuggingFace datasets (Datalab's), as the pandas step
     from cleanlab.rank import get_label_quality_scores
 
     quality = get_label_quality_scores(labels=y, pred_probs=pred_probs)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from kernel_tools.cleanlab_import import load_cleanlab
 from kernel_tools.lazy import lazy_aware
 from kernel_tools.scale import LABEL_FIT_ROWS, at_scale, sampled_sentence
 
@@ -37,6 +38,7 @@ def handle_label_issues(
     a property of training data, so the report has no transformer to apply to test data.
     ``groups`` (entity id column) keeps an entity's rows in one fold.
     """
+    load_cleanlab()  # without HuggingFace datasets, which cleanlab's package imports for Datalab
     from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
 
