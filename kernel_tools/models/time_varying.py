@@ -421,7 +421,7 @@ def _check_intervals(frame, id, start, stop, event, label) -> None:
     overlap = int((order[start] < previous_stop).sum())
     if overlap:
         raise ValueError(f"{counted(overlap, 'interval')} of {label} start{'s' if overlap == 1 else ''} before the "
-                         "previous interval of their "
+                         f"previous interval of {'its' if overlap == 1 else 'their'} "
                          f"{id!r} stops: intervals of one entity must not overlap")
 
 
