@@ -248,8 +248,8 @@ def test_progress_lines_name_steps_and_say_where_the_outputs_are(tmp_path, capsy
     assert "loaded df: 300 rows × " in lines[2]
     assert "diagnosing df: started (budget 2 min)" in text
     # steps by title, with their budget when they start and their time when done
-    assert re.search(r"s\d+ Remove leakage[^\n]*: started \(budget 45 s\)", text)
-    assert re.search(r"s\d+ Remove leakage[^\n]*: done in [\d.]+ s", text)
+    assert re.search(r"s\d+ Drop [^\n]*: started \(budget 45 s\)", text)  # the leakage step, as answered
+    assert re.search(r"s\d+ Drop [^\n]*: done in [\d.]+ s", text)
     assert not re.search(r"\] s\d+: ok", text)
     # the last lines say where the notebook and the report are
     assert "needs a domain expert" in lines[-4] and "blocked in " in lines[-3]

@@ -39,7 +39,7 @@ def test_twenty_five_mostly_missing_columns_are_one_step_and_one_question(tmp_pa
     report, session = run(tmp_path, 25)
     sparse = {f"sparse_{i}" for i in range(25)}
     grouped = [st for st in session["plan"] if set(st["columns"]) & sparse]
-    assert [st["title"] for st in grouped] == ["Drop 25 mostly-missing columns"]
+    assert [st["title"] for st in grouped] == ["Drop 25 columns"]  # the answer's words
     assert grouped[0]["status"] == "done" and len(grouped[0]["finding_ids"]) == 25
     questions = [d for d in session["decisions"] if d["gate"] == "imputation"]
     assert len(questions) == 1 and questions[0]["choice"] == "drop"
@@ -53,4 +53,4 @@ def test_twenty_five_mostly_missing_columns_are_one_step_and_one_question(tmp_pa
 def test_two_alike_columns_stay_two_questions(tmp_path, capsys):
     _, session = run(tmp_path, 2)
     titles = [st["title"] for st in session["plan"] if st["episode"] == "impute"]
-    assert titles == ["Impute missing values: sparse_0", "Impute missing values: sparse_1"]
+    assert titles == ["Drop sparse_0", "Drop sparse_1"]  # what was chosen, not "Impute missing values"

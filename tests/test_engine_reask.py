@@ -158,8 +158,11 @@ def test_intervals_that_span_no_time_send_the_run_back_to_the_repeated_rows_ques
     assert [d["choice"] for d in layout] == ["keep", "drop_empty_intervals"] and session["backtracks"] == 1
     assert layout[1]["question"].startswith("Train and evaluate failed because of intervals that span no time: ")
     assert "'begin' >= 'end'" in layout[1]["question"]
+    # the step says what its answer did, not the question it asked ("Aggregate repeated measurements")
+    (step,) = [st for st in session["plan"] if st["id"] == layout[1]["step_id"]]
+    assert step["title"].startswith("Keep the intervals, leave out those that span no time")
     known = next(c for c in report["validity"] if c["check"] == "known_at_index")
-    assert known["passed"] and "2 row(s) whose stop was at or before their start were left out" in known["detail"]
+    assert known["passed"] and "2 rows whose stop was at or before their start were left out" in known["detail"]
     leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]
     assert not leaked, leaked[:3]
 
@@ -183,7 +186,7 @@ def test_a_join_whose_keys_never_meet_is_asked_again_and_not_joining_goes_on(tmp
     assert code == 0
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
     joins = [d for d in session["decisions"] if d["gate"] == "join"]
-    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Join files failed because of the join")
+    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Left-join df_2 failed because of the join: ")
     report = json.loads((out / "report.json").read_text())
     assert report["model"]["metric"] and "sodium" not in report["model"]["features"]
     leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]

@@ -67,7 +67,7 @@ def test_a_chosen_grouping_groups_the_split_the_label_step_and_the_model(tmp_pat
     later = [d for d in session["decisions"] if "set_id" in d["columns"] and d["gate"] != "identifiers"]
     assert later == [], [(d["gate"], d.get("question")) for d in later]
     steps = [s["title"] for s in session["plan"] if "set_id" in s.get("columns", [])]
-    assert steps == ["Columns that group subjects: set_id"], steps
+    assert steps == ["Group the split by it: set_id"], steps  # what the answer did
 
 
 def test_a_chosen_grouping_column_is_no_feature_entity_or_question_of_the_diagnosis():

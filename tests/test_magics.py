@@ -231,6 +231,8 @@ def test_a_stale_card_never_rewrites_the_decision_log(shell):
     """Issue 29, 1: after the task card was answered and the run went on, "It is regression" on
     that card (shown again, say by %dcstatus in Notebook 7) changed the decision log. The
     in-kernel host refuses a second answer as the server does (409), and says so."""
+    df = shell.user_ns["df"]
+    shell.user_ns["df"] = df.assign(y=df["y"] + (df["x2"] > 1))  # three classes: regression is offered too
     run(shell, "dcplan", "df --target y --approve ask")
     pilot = magics(shell).pilot
     task_card = pilot.cards[0]

@@ -301,7 +301,7 @@ def test_a_layout_with_too_few_events_stays_classification_asked_with_survival_f
     assert task.value == "classification" and task.confidence == "low"
     assert task.details["periods_hint"] is True and (task.details["id"], task.details["period"]) == ("id", "t")
     assert [a.value for a in task.alternatives] == ["survival"]
-    assert "each 'id' followed until its last 't'" in task.alternatives[0].evidence[0]
+    assert "one row per 'id', followed until its last 't'" in task.alternatives[0].evidence[0]
     assert "2 events too few to tell that from chance" in task.evidence[1] and "probability 0.045" in task.evidence[-1]
 
 
@@ -338,13 +338,14 @@ def test_the_task_card_of_a_hint_offers_survival_though_the_rows_have_no_time():
     card = structure_cards.task_card(Task(kind="classification", target="E", reason="classification"),
                                      Structure([inference]))
     survival = next(o for o in card.options if o.id == "survival")
-    assert "each 'id' followed until its last 't'" in survival.description
-    assert [o.id for o in card.options].index("survival") < [o.id for o in card.options].index("regression")
+    assert "One row per 'id', followed until its last 't'" in survival.description
+    assert [o.id for o in card.options][:2] == ["confirm", "survival"]
+    assert "regression" not in [o.id for o in card.options]  # a 0/1 target is no score
     assert "too few to tell that from chance" in card.question
-    # said once: what was guessed and what was seen, then what choosing survival would do
-    assert card.question.count("2 classes") == 1 and card.question.count("classification") == 2
-    assert card.question.endswith("or survival (person-period rows: each 'id' followed until its last 't', one row "
-                                  "per 'id' with 'E' from its last row)?")
+    # said once: what was guessed, what was seen, then what choosing survival would do
+    assert card.question.count("classification") == 1 and card.question.count("followed until") == 1
+    assert card.question.endswith("Or survival: one row per 'id', followed until its last 't'?")
+    assert len(card.question) <= 350, card.question
     assert card.options[0].risk == "confirms what is uncertain: the task: classification"
     assert "2 classes" not in json.dumps(card.evidence)  # the question says it; the evidence does not again
 

@@ -50,7 +50,7 @@ async def test_the_timeline_and_the_structural_questions_over_rest(jp_fetch, jp_
         assert task["value"] == "regression" and task["confidence"] == "low"
         assert [a["value"] for a in task["alternatives"]] == ["classification"]
         (card,) = state["decisions"]
-        assert "Uncertain: the task" in card["question"] and card["options"][1]["id"] == "classification"
+        assert "Unsure of the task" in card["question"] and card["options"][1]["id"] == "classification"
         assert set(state["timeline"]["columns"]) >= {"x", "z"} and state["timeline"]["moves"] == []
 
         # a column moved on the timeline: given, in its group, and a finding asks to drop it

@@ -118,7 +118,9 @@ def test_the_task_card_asks_an_uncertain_entity_with_its_candidates_ranked():
     ids = [o.id for o in q.options]
     assert ids[0] == "confirm" and "confirms what is uncertain: the entity: id" in q.options[0].risk
     assert ids.index("entity:centre") < ids.index("entity:none")
-    assert "Uncertain: the entity: id" in q.question and q.question.endswith("or centre, none?")
+    # the guess said once, then what was seen and each alternative with its own evidence
+    assert q.question.endswith("Unsure of the entity: 'id' repeats: 2.1 rows each. Or centre: repeats, whole "
+                               "numbers; or none: no entity?")
     # an answer there re-diagnoses with the entity the expert named, or none
     assert s.task.answer("entity:none") and s.task.id is None and s.task.diagnosis_args()["id"] == ""
     # a sure entity offers no entity options

@@ -228,7 +228,7 @@ def test_intervals_that_cannot_be_risk_sets_are_clear_errors(pbcseq):
     out, _ = kt.to_intervals(pbcseq, id="id", time="day", duration="futime", event="status")
     overlap = out.copy()
     overlap.loc[overlap.index[1], "day"] = 10  # the second visit of patient 1 starts inside the first
-    with pytest.raises(ValueError, match="1 intervals of df start before the previous interval"):
+    with pytest.raises(ValueError, match="1 interval of df starts before the previous interval of its 'id' stops"):
         kt.fit_evaluate_intervals(overlap, id="id", start="day", stop="futime", event="status")
     empty = out.assign(futime=out["day"])
     with pytest.raises(ValueError, match="have 'day' >= 'futime'"):

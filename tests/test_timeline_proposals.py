@@ -132,7 +132,7 @@ async def test_a_malformed_reply_is_a_note_and_the_run_goes_on(tmp_path):
     assert len(timing_requests(fake)) == 2  # the answer, and one correction; then not asked again
     assert session.structure.proposals == {}
     (warning,) = [w for w in session.warnings if "Claude proposed no timings" in w]
-    assert "2 column(s)" in warning and "the rules' timeline stands" in warning
+    assert "2 columns" in warning and "the rules' timeline stands" in warning
     assert session.settings.get("planner") != "rules (fallback)" and not any(
         "rule planner takes over" in w for w in session.warnings)  # the planner itself still plans
 

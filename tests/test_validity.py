@@ -285,7 +285,7 @@ def test_no_model_and_no_index_fail_plainly():
     unsure = Structure([Inference("task", "classification", "low", ["2 codes"], [Alternative("survival")])])
     problems = failed(audit(session([REPEATED], [split_step()], structure=unsure)))
     assert problems["model_trained"] == "no model was trained"  # and what an expert must confirm, named
-    assert problems["structure_confirmed"].startswith("1 structural choice(s) an expert must confirm")
+    assert problems["structure_confirmed"].startswith("1 structural choice an expert must confirm")
     s = session([REPEATED], valid_plan(), task=Task(kind="survival", id="id"))
     assert "never established" in failed(audit(s))["known_at_index"]
 

@@ -16,6 +16,7 @@ import asyncio
 from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.plurals import counted
 
 from .kernel_calls import KernelCalls
 from .session import Session
@@ -49,7 +50,7 @@ def difference(stored: dict[str, Any], current: dict[str, Any] | None) -> str | 
         parts = ([f"without {_few(gone)}"] if gone else []) + ([f"with {_few(new)}"] if new else [])
         return f"{name!r} has other columns than the session's ({', '.join(parts) or 'in another order'})"
     if current.get("rows") != stored.get("rows"):
-        return f"{name!r} has {current.get('rows')} rows, the session's had {stored.get('rows')}"
+        return f"{name!r} has {counted(current.get('rows'), 'row')}, the session's had {stored.get('rows')}"
     if current.get("dtypes") != stored.get("dtypes"):
         return f"{name!r} has columns of other types than the session's"
     if current.get("sample_sha256") != stored.get("sample_sha256"):

@@ -108,6 +108,7 @@ def reset(session: Session, step: Step, reason: str, ask_user: bool) -> None:
     step.status, step.note, step.cell_ids = StepStatus.PROPOSED, reason, []
     step.checkpoint_id, step.attempts, step.error, step.started = None, 0, None, None
     step.result, step.checks = {}, []
+    step.titled_by(None)  # asked again (or by the policy afresh): the plan's title
     decision = next((d for d in s.decisions if d.id == step.decision_id), None)
     if decision is not None and (ask_user or decision.by == "user"):
         decision.reopen(reason)

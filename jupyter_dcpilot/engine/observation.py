@@ -13,6 +13,7 @@ from typing import Any
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline, Inference
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import FindingKind, Severity, StepStatus
 
 from .budgets import Budgets
@@ -83,7 +84,7 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
         s.task.observed(diagnosis.get("task") or {})
     s.diagnosed_version = s.data_version
     s.log("observe", f"diagnosed {s.frame} {diagnosis.get('shape')}: "
-          f"{len(s.findings)} findings in {diagnosis.get('elapsed_s', 0):.1f}s",
+          f"{counted(len(s.findings), 'finding')} in {diagnosis.get('elapsed_s', 0):.1f}s",
           kinds=sorted({f.kind for f in s.findings}))
 
 

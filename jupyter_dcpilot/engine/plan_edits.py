@@ -304,6 +304,7 @@ def _unskip(session: Session, step: Step) -> None:
         decision = session.decision(step.decision_id)
         if decision.decided:
             decision.reopen("reopened by the user")
+            step.titled_by(None)
     session.changed("step", step=step.id, status=step.status, note=step.note)
 
 
@@ -326,6 +327,7 @@ def _set_params(session: Session, step: Step, params: dict[str, Any],
         decision = session.decision(step.decision_id)
         if decision.decided:
             decision.reopen(f"the user changed the parameters ({_params_text(params)})")
+            step.titled_by(None)
         _refresh_options(decision, step, episodes)
         session.changed("decision", decision=decision.to_dict())
     session.changed("step", step=step.id, status=step.status, params=step.user_params)

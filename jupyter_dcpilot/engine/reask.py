@@ -44,7 +44,7 @@ EMPTY_INTERVALS_OPTION = "drop_empty_intervals"
 # models.time_varying): rows without an id, and an entity that cannot be split by
 ENTITY_IDS_MISSING = re.compile(r"no '.+' \(the entity\)|has missing values; every (row|interval) needs an entity")
 # models.time_varying's words about intervals that span no time
-EMPTY_INTERVALS = re.compile(r"intervals of .+ have '(?P<start>.+)' >= '(?P<stop>.+)': an interval must span time")
+EMPTY_INTERVALS = re.compile(r"intervals? of .+ ha(?:s|ve) '(?P<start>.+)' >= '(?P<stop>.+)': an interval must span time")
 ENTITY_TOO_FEW = re.compile(r"has a single entity: nothing to split by|the number of groups is [01] \(need at least 2\)")
 
 
@@ -157,7 +157,8 @@ async def _reask_join(session: Session, notebook: NotebookHost, failed: Step, ep
     for fid in failed.finding_ids:
         s.exclusions.setdefault(fid, []).append(taken)
     label = next((o.label for o in finding.options if o.id == taken), taken)
-    reason = f"{failed.title} failed because of {cause.what} ({label}): {failed.error or ''}"
+    named = "" if failed.title.startswith(str(label)) else f" ({label})"  # the answer's title names it already
+    reason = f"{failed.title} failed because of {cause.what}{named}: {failed.error or ''}"
     failed.gate = failed.gate or Gate.JOIN  # a join that ran unasked is asked now
     decision = _ask_again(s, failed, episodes[failed.episode], reason)
     _recommend(decision, left[0].id)
@@ -224,6 +225,7 @@ def _ask_again(session: Session, step: Step, episode: Episode, reason: str) -> D
     answer stays in the decision log)."""
     step.status, step.note = StepStatus.PROPOSED, reason
     step.decision_id = None
+    step.titled_by(None)  # the earlier answer no longer says what it does
     decision = gatekeeping.new_decision(session, step, episode)
     decision.question = f"{reason.rstrip('.')}. {decision.question}"
     return decision

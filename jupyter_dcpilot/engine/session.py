@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
@@ -62,6 +63,14 @@ def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
     return path.with_name(f".{path.name}.dcpilot.json")
 
 
+def answered_title(label: str, planned: str, columns: list[str]) -> str:
+    """A step's title from its answer's label, with the columns the plan's title named after its
+    colon unless the label names one ("Drop 25 columns" of a group names none)."""
+    _, colon, named = planned.partition(": ")
+    said = any(re.search(rf"(?<![\w]){re.escape(c)}(?![\w])", label) for c in columns)
+    return label if said or not colon else f"{label}: {named}"
+
+
 @dataclass
 class Step:
     """One unit of work: an episode applied to some findings/columns, with its status."""
@@ -90,9 +99,20 @@ class Step:
     started: str | None = None  # when it last began running
     budget_s: float | None = None  # its time budget when it last ran (see .budgets)
     elapsed_s: float | None = None  # how long its last run took
+    planned_title: str = ""  # the plan's title while an answer's title stands in its place
 
     def __post_init__(self) -> None:
         self.status = StepStatus(self.status)
+
+    def titled_by(self, option: DecisionOption | None) -> None:
+        """Title the step by what the chosen option does (the plan's title named the question, not
+        its answer: "Aggregate repeated measurements" that keeps the rows); None: the plan's title
+        again (the question is asked again)."""
+        if option is None:
+            self.title, self.planned_title = self.planned_title or self.title, ""
+            return
+        self.planned_title = self.planned_title or self.title
+        self.title = answered_title(option.label or option.id, self.planned_title, self.columns)
 
     @property
     def pending(self) -> bool:
@@ -457,6 +477,9 @@ class Session:
             raise ValueError(f"decision {decision_id}: unknown option {choice!r}; expected one of {ids}")
         decision.choice, decision.by, decision.at, decision.via = choice, by, now(), via
         decision.rationale = rationale
+        step = next((st for st in self.plan if st.id == decision.step_id), None)
+        if step is not None and decision.gate != StepGate.TASK and step.code is None:
+            step.titled_by(None if choice in ("skip", "run") else decision.option())  # what runs, not what was asked
         self.changed("decision", decision=decision.to_dict())
         return decision
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_tools.inferences import STATUS_READING, Inference
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
-from .structure import ASKED_ELSEWHERE, Structure, in_words
+from .structure import ASKED_ELSEWHERE, Structure, in_words, named
 from .task import NO_ENTITY, Task
 from .wire import DecisionOption
 
@@ -53,7 +54,8 @@ def _unsure(inference: Inference | None) -> bool:
 
 
 def _said(alt_evidence: list[str]) -> str:
-    return (" " + "; ".join(alt_evidence[:2]) + ".") if alt_evidence else ""
+    said = "; ".join(alt_evidence[:2])
+    return f" {said[:1].upper()}{said[1:]}." if said else ""  # a sentence of its own
 
 
 def task_card(task: Task, structure: Structure) -> Question:
@@ -89,7 +91,7 @@ def task_card(task: Task, structure: Structure) -> Question:
         evidence["status_coding"] = status.evidence[1:]  # the follow-up of each code: why this one is censored
     # an uncertain task says its reason below, once
     told = status is not None or any(i.what == InferenceKind.TASK for i in unsure)
-    question = f"Is this the task? {desc}." + ("" if told else f" ({t.reason})")
+    question = f"Is this the task? {desc}." + ("" if told else f" ({t.reason.removeprefix(f'{kind}: ')})")
     if _unsure(status):
         assert status is not None
         others = [m.group(1) for a in status.alternatives if (m := STATUS_READING.match(str(a.value)))]
@@ -102,16 +104,32 @@ def task_card(task: Task, structure: Structure) -> Question:
         question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
                      "as an entity of its own, or choose another entity (or none).")
     if unsure:
-        said = "; ".join(in_words(i, what_if=i.what == InferenceKind.TASK) for i in unsure)  # what another task would do
-        question += " Uncertain: " + said + ("" if said.endswith("?") else ".")  # a choice ends in its question
+        question += _uncertain(unsure)
     return Question(options, question, evidence, list(asked.values()))
+
+
+def _uncertain(unsure: list[Inference]) -> str:
+    """The uncertain choices, each said once (the question named every guess before): the first
+    with what made it uncertain (its evidence after the guess's own reason) and what each
+    alternative would do, the others by name (their options and the risk of confirming say the rest)."""
+    first, rest = unsure[0], unsure[1:]
+    value = "none" if first.value is None else str(first.value).replace("_", " ")
+    seen = (first.evidence[1:2] or first.evidence[:1])[0].removeprefix(f"{value}: ") if first.evidence else ""
+    said = f" Unsure of {named(first)}" + (f": {seen}." if seen else ".")
+    others = [("none" if a.value is None else str(a.value).replace("_", " ")) + (f": {a.evidence[0]}" if a.evidence
+                                                                                  else "")
+              for a in first.alternatives[:3]]
+    said += (" Or " + "; or ".join(others) + "?") if others else ""
+    return said + (" Unsure too: " + ", ".join(named(i) for i in rest) + "." if rest else "")
 
 
 def _confirm_risk(task: Task, status: Inference | None, unsure: list[Inference], ids_missing: bool) -> str:
     """What confirming the task as read risks: rows without an id stop the split; else the status's
     coding and each uncertain choice are taken as they are."""
     if ids_missing:
-        return f"the {task.id_missing} rows without an id in '{task.id}' stop the split: say what they are"
+        many = task.id_missing != 1
+        return (f"the {counted(task.id_missing, 'row')} without an id in '{task.id}' stop{'' if many else 's'} the "
+                f"split: say what {'they are' if many else 'it is'}")
     risks = [f"wrong if another code of '{task.target}' means censored"] if _unsure(status) else []
     if unsure:
         risks.append("confirms what is uncertain: " + "; ".join(in_words(i, short=True) for i in unsure))  # the question says why
@@ -126,10 +144,11 @@ def missing_id_options(task: Task, asked: bool = False) -> list[DecisionOption]:
     if not task.id or not (task.id_missing or asked) or task.missing_ids:
         return []
     n, key = task.id_missing, task.id
-    rows = (f"{n} row{'s' if n != 1 else ''}" if n else "rows") + f" without an id in '{key}'"
+    rows = (counted(n, "row") if n else "rows") + f" without an id in '{key}'"
+    whose, they = ("it is", "it is a subject") if n == 1 else ("they are", "they are subjects")
     return [DecisionOption(id="ids:drop", label=f"Drop the {rows}", recommended=True,
-                           description=f"Leave out the {rows}: whose records they are is not known.",
-                           risk=f"{n} fewer rows; wrong if they are subjects of their own"),
+                           description=f"Leave out the {rows}: whose records {whose} is not known.",
+                           risk=f"{counted(n, 'fewer row', 'fewer rows')}; wrong if {they} of their own"),
             DecisionOption(id="ids:own", label=f"Take each of the {rows} as its own entity",
                            description=f"Each row without an id in '{key}' is a subject of its own (outside every "
                            "group), kept apart from every other row.",
@@ -184,9 +203,11 @@ def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list
     """The other task kinds, the inference's alternatives first (with their evidence); never
     regression for a status of codes (regression is no reading of codes)."""
     ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
-    # survival needs a time: the task's own, or one the alternative names (a person-period layout)
+    # survival needs a time: the task's own, or one the alternative names (a person-period layout);
+    # regression needs more than two values (a 0/1 target is no score)
+    scoreless = status or (_values(inferred) or 3) <= 2
     kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time or k.value in ranked)
-             and not (status and k == TaskKind.REGRESSION)]
+             and not (scoreless and k == TaskKind.REGRESSION)]
     kinds.sort(key=lambda k: (k.value not in ranked, -(ranked[k.value].score if k.value in ranked else 0)))
     if status:  # the codes as classes: one line, the reason it is not the recommended reading as its risk
         return [DecisionOption(id=k.value, label=f"It is {k.value}",
@@ -196,6 +217,15 @@ def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list
                            description=f"Treat '{task.target}' as a {k.value} target."
                            + _said(ranked[k.value].evidence if k.value in ranked else []),
                            risk="a wrong task means a wrong metric") for k in kinds]
+
+
+def _values(inferred: Inference | None) -> int | None:
+    """How many values the target takes, as the task's inference counted them (None: not counted)."""
+    details = inferred.details if inferred is not None else {}
+    for key in ("classes", "distinct_values", "event_codes"):
+        if details.get(key) is not None:
+            return len(details[key]) if isinstance(details[key], list) else int(details[key])
+    return None
 
 
 def _times(inferred: Inference | None) -> list[DecisionOption]:

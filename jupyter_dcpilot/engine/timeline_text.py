@@ -13,6 +13,7 @@ import html
 from dataclasses import dataclass, field
 
 from kernel_tools.inferences import GROUPS, Placement, TimelineColumn
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, EvidenceSource, TimelineGroup
 
 from .hosts import agent_name, by_the_user, by_whom
@@ -114,7 +115,7 @@ def card_view(structure: Structure, take: str = MAGIC_TAKE) -> tuple[str, list[G
         return None
     unsure = to_confirm(structure)
     moves = {m.column: m for m in structure.moves}  # the last one counts
-    head = (f"Column timeline — {len(card.columns)} columns"
+    head = (f"Column timeline — {counted(len(card.columns), 'column')}"
             + (f", predictions at {card.index}" if card.index else "")
             + (f" · {len(unsure)} to confirm" if unsure else " · nothing to confirm"))
     groups = []

@@ -47,6 +47,7 @@ from typing import Any
 
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import METRIC, FindingKind, Gate, InferenceKind, StepStatus, TaskKind, TimelineGroup
 
 from .episodes import Episode, library, stage_of
@@ -214,7 +215,8 @@ def _empty_intervals_left_out(aggregate: Step | None) -> str:
     if aggregate is None or aggregate.result.get("function") != "drop_empty_intervals":
         return ""
     removed = (aggregate.result.get("report") or {}).get("details", {}).get("rows_removed", 0)
-    return f"; {removed} row(s) whose stop was at or before their start were left out, as decided"
+    return (f"; {counted(removed, 'row')} whose stop was at or before {'its' if removed == 1 else 'their'} start "
+            f"{'was' if removed == 1 else 'were'} left out, as decided")
 
 
 def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:
@@ -289,13 +291,13 @@ def _structure_confirmed(session: Session, features: set[str]) -> Check:
     if missing:
         where = sorted({WHERE[InferenceKind(i.what)] for i in missing}, key=list(WHERE.values()).index)
         shown = "; ".join(in_words(i) for i in missing[:8]) + (f"; and {len(missing) - 8} more" if len(missing) > 8 else "")
-        return Check("structure_confirmed", False, f"{len(missing)} structural choice(s) an expert must confirm "
+        return Check("structure_confirmed", False, f"{counted(len(missing), 'structural choice')} an expert must confirm "
                      f"(inferred with low confidence; an approval policy's answer confirms nothing): {shown}. "
                      f"Confirm or correct them on {' and '.join(where)}")
     confirmed = confirmations(session)
     by_person = [i for i in [*s.table()] if i.id in confirmed]
-    return Check("structure_confirmed", True, f"{len(s.table())} structural choice(s) and the timing of "
-                 f"{len(features)} feature(s) given, clear from the data or confirmed by a person"
+    return Check("structure_confirmed", True, f"{counted(len(s.table()), 'structural choice')} and the timing of "
+                 f"{counted(len(features), 'feature')} given, clear from the data or confirmed by a person"
                  + (f" ({', '.join(i.id for i in by_person)} {confirmed[by_person[0].id]})" if by_person else ""))
 
 
@@ -371,9 +373,11 @@ def _test_untouched(session: Session, train_step: Step | None, episodes: dict[st
         return Check("test_untouched", False, "the train and test sets could not be compared")
     problems = []
     if audit.get("shared_rows"):
-        problems.append(f"{audit['shared_rows']} rows are in both train and test")
+        problems.append(f"{counted(audit['shared_rows'], 'row')} {'is' if audit['shared_rows'] == 1 else 'are'} in both "
+                        "train and test")
     if audit.get("shared_entities"):
-        problems.append(f"{audit['shared_entities']} entities are in both train and test")
+        problems.append(f"{counted(audit['shared_entities'], 'entity')} "
+                        f"{'is' if audit['shared_entities'] == 1 else 'are'} in both train and test")
     split_test = ((split.result.get("report") or {}).get("details") or {}).get("test_rows")
     if isinstance(split_test, int) and isinstance(audit.get("test_rows"), int) and audit["test_rows"] < split_test:
         problems.append(f"test rows were removed after the split ({split_test} → {audit['test_rows']}): "
@@ -384,7 +388,7 @@ def _test_untouched(session: Session, train_step: Step | None, episodes: dict[st
               and stage_of(episodes, st.episode) not in ("model", "final")]
     return Check("test_untouched", True, f"train {audit.get('train_rows')} and test {audit.get('test_rows')} "
                  "rows share no row" + (" or entity" if audit.get("groups") else "")
-                 + (f"; {len(fitted)} step(s) fitted on train only and replayed on test" if fitted else ""))
+                 + (f"; {counted(len(fitted), 'step')} fitted on train only and replayed on test" if fitted else ""))
 
 
 def _suspect_score(session: Session, model: dict[str, Any]) -> Check:
@@ -420,7 +424,7 @@ def audit(session: Session, model: dict[str, Any] | None = None,
     ids = flagged["identifiers"] + ([entity] if entity and entity in features else [])
     checks = [
         Check("model_trained", True, f"{model.get('model_name') or 'a model'} on "
-              f"{len(features)} features"),
+              f"{counted(len(features), 'feature')}"),
         *checks,
         _features_check("no_identifiers", features, ids, "identifiers",
                         "no column was found to be an identifier", session),

@@ -66,8 +66,7 @@ class PersonPeriods:
         if self.strong:
             return ""
         if self.chance > BY_CHANCE:
-            return (f"{self.events} event{'s' if self.events != 1 else ''} too few to tell that from chance (read "
-                    f"from a probability of {BY_CHANCE:g} down)")
+            return f"{self.events} event{'s' if self.events != 1 else ''} too few to tell that from chance"
         return (f"only {self.same_start} of {self.entities} entities start at {self.starts_at:g}: too few entities "
                 "to read the layout when they are not all counted from the same first period")
 
@@ -78,7 +77,8 @@ class PersonPeriods:
                 f"{self.same_start} of {self.entities} entities from {self.starts_at:g}; the target is 0 on every "
                 f"row before an entity's last and {self.events} entities end with the event (were {self.events} "
                 f"events on rows at random, all would be on the {self.entities} last rows of {self.rows} with "
-                f"probability {_probability(self.chance)})")
+                f"probability {_probability(self.chance)}"
+                + (f", above the {BY_CHANCE:g} a layout is read from" if self.chance > BY_CHANCE else "") + ")")
 
 
 def _probability(p: float) -> str:

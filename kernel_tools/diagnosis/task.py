@@ -260,11 +260,10 @@ def _ask_periods(inference: Inference, hint: PersonPeriods, target: str) -> None
     there, but too weak to decide alone."""
     inference.confidence = Confidence.LOW
     inference.evidence[1:1] = [f"the rows may be periods of each '{hint.id}' ('{hint.period}' rises by one, "
-                               f"'{target}' is 0 before each one's last row), but {hint.doubt}"]
+                               f"'{target}' is 1 only on last rows), but {hint.doubt}"]
     inference.evidence.append(f"the layout: {hint.reason}")
     inference.alternatives.insert(0, Alternative(
-        "survival", [f"person-period rows: each '{hint.id}' followed until its last '{hint.period}', one row per "
-                     f"'{hint.id}' with '{target}' from its last row"], 0.4))
+        "survival", [f"one row per '{hint.id}', followed until its last '{hint.period}'"], 0.4))
     inference.details.update({"periods_hint": True, "id": hint.id, "period": hint.period})
 
 

@@ -52,6 +52,7 @@ from kernel_tools.models.evaluate import (
 from kernel_tools.models.pipelines import FeatureFrame
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.uncertainty import bootstrap_interval, cv_interval, holdout_size, within_range
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import TaskKind
 
 MODEL_NAME = "Time-varying Cox (penalized)"
@@ -396,7 +397,9 @@ def _preprocess_steps(preprocess) -> list[tuple[str, Any]]:
 def _usable(frame: pd.DataFrame, roles: list[str], label: str, warnings: list[str]) -> pd.DataFrame:
     missing = frame[roles[1:]].isna().any(axis=1)
     if missing.any():
-        warnings.append(f"{int(missing.sum())} rows of {label} without {' / '.join(roles[1:])} were left out")
+        n = int(missing.sum())
+        warnings.append(f"{counted(n, 'row')} of {label} without {' / '.join(roles[1:])} {'was' if n == 1 else 'were'} "
+                        "left out")
         frame = frame.loc[~missing.to_numpy()]
     if len(frame) == 0:
         raise ValueError(f"{label} has no interval with a known {' / '.join(roles[1:])}")
@@ -411,12 +414,14 @@ def _check_intervals(frame, id, start, stop, event, label) -> None:
             raise TypeError(f"{name!r} must hold numbers (times on one clock), got {frame[name].dtype}")
     empty = int((frame[start] >= frame[stop]).sum())
     if empty:
-        raise ValueError(f"{empty} intervals of {label} have {start!r} >= {stop!r}: an interval must span time")
+        raise ValueError(f"{counted(empty, 'interval')} of {label} {'has' if empty == 1 else 'have'} {start!r} >= "
+                         f"{stop!r}: an interval must span time")
     order = frame[[id, start, stop]].sort_values([id, start], kind="stable")
     previous_stop = order.groupby(id, sort=False)[stop].shift()
     overlap = int((order[start] < previous_stop).sum())
     if overlap:
-        raise ValueError(f"{overlap} intervals of {label} start before the previous interval of their "
+        raise ValueError(f"{counted(overlap, 'interval')} of {label} start{'s' if overlap == 1 else ''} before the "
+                         f"previous interval of {'its' if overlap == 1 else 'their'} "
                          f"{id!r} stops: intervals of one entity must not overlap")
 
 

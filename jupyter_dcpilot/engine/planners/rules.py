@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel_tools.findings import Finding
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Severity, StepStatus, severity_rank
 
 from .. import alike
@@ -39,7 +40,7 @@ class RulePlanner:
     def observe(self, session: Session) -> str:
         kinds = sorted({f.kind for f in session.findings})
         open_ = [f for f in session.findings if f.id not in session.handled]
-        return (f"{len(session.findings)} findings ({', '.join(kinds) or 'none'}); "
+        return (f"{counted(len(session.findings), 'finding')} ({', '.join(kinds) or 'none'}); "
                 f"{len(open_)} not handled yet")
 
     def propose(self, session: Session) -> list[Step]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.inferences import GROUPS
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import EventType
 
 from ..hosts import KernelProbe
@@ -126,7 +127,7 @@ async def propose_timings(session: Session, client: LLMClient, kernel: KernelPro
                                          messages=[{"role": "user", "content": json.dumps(message, default=str)}],
                                          purpose="timeline")
     except LLMError as exc:
-        note = f"Claude proposed no timings for {len(asked)} column(s) ({exc}); the rules' timeline stands"
+        note = f"Claude proposed no timings for {counted(len(asked), 'column')} ({exc}); the rules' timeline stands"
         s.warnings.append(note)
         s.log("planner", note)
         return [note]
@@ -135,7 +136,7 @@ async def propose_timings(session: Session, client: LLMClient, kernel: KernelPro
         if not s.structure.propose(item["column"], item["group"], item["reason"].strip(), BY):
             notes.append(f"ignored Claude's timing for '{item['column']}': not a column it was asked about")
     proposed = [c for c in asked if c in s.structure.proposals]
-    notes.append(f"Claude proposed timings for {len(proposed)} of {len(asked)} column(s) to confirm"
+    notes.append(f"Claude proposed timings for {len(proposed)} of {counted(len(asked), 'column')} to confirm"
                  + (": " + ", ".join(f"'{c}' {s.structure.proposals[c]['group'].replace('_', ' ')}"
                                      for c in proposed[:8]) if proposed else ""))
     for note in notes:

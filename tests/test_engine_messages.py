@@ -1,0 +1,70 @@
+"""Messages say counts in words that agree ("1 interval", "2 intervals") and values as people
+write them (no ``np.int64(3)``): the messages built on small generated inputs, the count 1 and
+more, checked for a plural after 1 and for numpy reprs."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jupyter_dcpilot.engine import fingerprint, reask, structure_cards
+from jupyter_dcpilot.engine.structure import Structure
+from jupyter_dcpilot.engine.task import Task
+from kernel_tools.models.time_varying import fit_evaluate_intervals
+from kernel_tools.plurals import counted
+
+NOUNS = "rows|columns|intervals|events|entities|steps|findings|features|values|choices|records"
+BAD_PLURAL = re.compile(rf"(?<![\d.,]){re.escape('1')} (?:\w+ )?(?:{NOUNS})\b")
+NUMPY_REPR = re.compile(r"\bnp\.\w+\(|\bnp\.(True|False)_")
+
+
+def well_said(message: str) -> str:
+    assert not BAD_PLURAL.search(message), message
+    assert not NUMPY_REPR.search(message), message
+    return message
+
+
+@pytest.mark.parametrize(("n", "noun", "said"), [
+    (1, "row", "1 row"), (2, "row", "2 rows"), (0, "row", "0 rows"), (1, "entity", "1 entity"),
+    (3, "entity", "3 entities"), (2, "day", "2 days"), (np.int64(1), "interval", "1 interval"),
+    (np.int64(4), "interval", "4 intervals"), ("?", "row", "? rows"), (1, "class", "1 class"),
+])
+def test_a_count_agrees_with_its_noun(n, noun, said):
+    assert counted(n, noun, "classes" if noun == "class" else None) == said
+
+
+def intervals(empty: int) -> pd.DataFrame:
+    """Chained (start, stop] intervals of 30 entities, ``empty`` of them spanning no time."""
+    rng = np.random.default_rng(0)
+    rows = [{"id": i, "start": k * 10, "stop": k * 10 + 10, "x": rng.normal(), "event": int(k == 2 and i % 2)}
+            for i in range(30) for k in range(3)]
+    frame = pd.DataFrame(rows)
+    frame.loc[: empty - 1, "stop"] = frame.loc[: empty - 1, "start"]
+    return frame
+
+
+@pytest.mark.parametrize("empty", [1, 2])
+def test_intervals_that_span_no_time_are_counted_in_agreement_and_still_read_by_the_reask(empty):
+    with pytest.raises(ValueError) as raised:
+        fit_evaluate_intervals(intervals(empty), id="id", start="start", stop="stop", event="event")
+    message = well_said(str(raised.value))
+    assert message.startswith(f"{empty} interval{'s' if empty > 1 else ''} of df ha{'ve' if empty > 1 else 's'} ")
+    assert reask.EMPTY_INTERVALS.search(message)  # the failure still sends the run back to its question
+
+
+@pytest.mark.parametrize("missing", [1, 3])
+def test_rows_without_an_id_are_counted_in_agreement_on_the_task_card(missing):
+    task = Task(kind="classification", target="y", id="pid", id_missing=missing)
+    question = structure_cards.task_card(task, Structure())
+    for text in [question.question, *(f"{o.label} {o.description} {o.risk}" for o in question.options)]:
+        well_said(text)
+    assert f"the {missing} row{'s' if missing > 1 else ''} without an id" in question.options[0].risk
+
+
+def test_a_frame_of_one_row_is_said_as_one_row():
+    stored = {"name": "df", "rows": 5, "columns": ["a"], "dtypes": {"a": "int64"}}
+    assert well_said(fingerprint.difference(stored, {**stored, "rows": np.int64(1)}) or "") == (
+        "'df' has 1 row, the session's had 5")
