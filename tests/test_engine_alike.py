@@ -39,13 +39,13 @@ def test_twenty_five_mostly_missing_columns_are_one_step_and_one_question(tmp_pa
     report, session = run(tmp_path, 25)
     sparse = {f"sparse_{i}" for i in range(25)}
     grouped = [st for st in session["plan"] if set(st["columns"]) & sparse]
-    assert [st["title"] for st in grouped] == ["Drop 25 columns"]  # the answer's words
+    assert [st["title"] for st in grouped] == ["Drop 25 mostly-missing columns"]  # the answer's words, with its reason
     assert grouped[0]["status"] == "done" and len(grouped[0]["finding_ids"]) == 25
     questions = [d for d in session["decisions"] if d["gate"] == "imputation"]
     assert len(questions) == 1 and questions[0]["choice"] == "drop"
     assert questions[0]["question"].startswith("25 columns need the same decision (sparse_0, sparse_1")
     drop = next(o for o in questions[0]["options"] if o["id"] == "drop")
-    assert drop["label"] == "Drop 25 columns" and set(drop["action"]["params"]["columns"]) == sparse
+    assert drop["label"] == "Drop 25 mostly-missing columns" and set(drop["action"]["params"]["columns"]) == sparse
     assert sparse <= set(report["dropped_columns"]) and report["valid"]
     assert not sparse & set(report["model"]["features"])
 

@@ -67,11 +67,16 @@ def question(found: list[Finding]) -> str:
 
 
 def merged_options(options: list[DecisionOption], found: list[Finding]) -> list[DecisionOption]:
-    """The first finding's options acting on every column of the group."""
+    """The first finding's options acting on every column of the group; a drop's label keeps its
+    reason ("Drop 25 mostly-missing columns"): the answer's label becomes the step's title."""
     columns = [c for f in found for c in f.columns]
     for option in options:
-        if option.action and "columns" in (option.action.get("params") or {}):
-            option.action = {**option.action, "params": {**option.action["params"], "columns": columns}}
-            option.label = option.label.replace(", ".join(found[0].columns), f"{len(columns)} columns")
+        params = (option.action or {}).get("params") or {}
+        if option.action and "columns" in params:
+            option.action = {**option.action, "params": {**params, "columns": columns}}
+            reason = params.get("reason") if option.action.get("function") == "drop_columns" else None
+            named = f"{len(columns)} {reason.replace(' ', '-')} columns" if isinstance(reason, str) and reason \
+                else f"{len(columns)} columns"
+            option.label = option.label.replace(", ".join(found[0].columns), named)
             option.description = option.description.replace(", ".join(found[0].columns), f"{len(columns)} columns")
     return options
