@@ -52,3 +52,13 @@ def test_recommended_run_leaves_the_rows_out_and_ends_valid(tmp_path: Path):
     assert checks["task_metric"]["detail"] == ("c_index for a survival task; 9 row(s) whose follow-up time was 0 or "
                                                "less were left out, as decided")
     assert report["valid"] is True, {k: v for k, v in checks.items() if not v["passed"]}
+
+
+def test_many_nonpositive_times_are_not_offered_row_by_row():
+    # 540 rows of 14,400 (3.75%): a cell naming each row is no readable step; the model stays not valid
+    df = pd.concat([cohort(seed=s) for s in range(60)], ignore_index=True)
+    d = quiet_diagnose(df.assign(participant=[f"P{i:05d}" for i in range(len(df))]), target="relapse",
+                       time="followup_weeks")
+    (setup,) = [f for f in d.findings if f.kind == "survival_setup"]
+    assert setup.severity == "critical" and all(o.action is None or o.action["function"] != "drop_rows"
+                                                for o in setup.options)

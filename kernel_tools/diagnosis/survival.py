@@ -14,6 +14,8 @@ from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, FindingKind, TaskKind
 
+MAX_LEFT_OUT = 500  # rows with a follow-up time of 0 or less that the survival setup offers to leave out
+
 
 def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     if outcome.kind != TaskKind.SURVIVAL:
@@ -55,7 +57,8 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
                + ("; " + "; ".join(problems) if problems else "")
                + ": model time-to-event and rate it with the C-index, not accuracy.")
     coding = outcome.coding
-    options = _leave_out(df, outcome, n_neg + n_zero) if impossible else []
+    # rows named one by one in a readable cell: beyond a few hundred the time is another quantity
+    options = _leave_out(df, outcome, n_neg + n_zero) if impossible and n_neg + n_zero <= MAX_LEFT_OUT else []
     if coding is not None:  # a status of several codes: recoded to the 0/1 event the models read
         evidence["censored_code"] = f"{coding.censored:g}"
         events_ = ", ".join(f"{c:g}" for c in coding.events)
