@@ -50,58 +50,69 @@ class Pattern:
                 f"{self.filled_out:,} of {self.rest:,} others: recorded because of {when}")
 
 
-def _deciders(ctx: TimelineContext) -> dict[str, pd.Series]:
+@dataclass
+class Decider:
+    """A column of the outcome's levels, coded once: per row (-1 missing) and, with an entity, whether
+    each entity has a row of each level."""
+
+    name: str
+    codes: np.ndarray
+    labels: list[str]
+    has: np.ndarray | None = None  # entities x levels
+
+
+def _decider(name: str, values: pd.Series, entities: np.ndarray | None, n_entities: int) -> Decider:
+    codes, labels = pd.factorize(values.astype("string"))
+    out = Decider(name, codes, [str(v) for v in labels])
+    if entities is not None:
+        ok = codes >= 0
+        out.has = np.zeros((n_entities, len(labels)), dtype=bool)
+        out.has[entities[ok], codes[ok]] = True
+    return out
+
+
+def _deciders(ctx: TimelineContext, entities: np.ndarray | None, n_entities: int) -> list[Decider]:
     """The outcome's levels per row: the target's classes or event, and the leaked columns of a
     few levels (an event type)."""
-    out: dict[str, pd.Series] = {}
+    out: list[Decider] = []
     o = ctx.outcome
     if o is not None and o.target is not None and o.y is not None and o.kind in (TaskKind.CLASSIFICATION,
                                                                                   TaskKind.SURVIVAL):
         y = pd.Series(np.asarray(o.y), index=ctx.df.index)
-        out[o.target] = y.where(y >= 0).astype("Int64").astype("string")
+        out.append(_decider(o.target, y.where(y >= 0).astype("Int64"), entities, n_entities))
     for c in sorted(ctx.leaks):
         if c in ctx.df and c in ctx.profiles and 2 <= ctx.profiles[c].nunique <= MAX_LEVELS:
-            out[c] = ctx.df[c].astype("string")
+            out.append(_decider(c, ctx.df[c], entities, n_entities))
     return out
 
 
-def _row_pattern(filled: np.ndarray, level: pd.Series, name: str) -> Pattern | None:
+def _row_pattern(filled: np.ndarray, d: Decider) -> Pattern | None:
     """Rows: the levels whose rows are mostly filled against the others."""
-    ok = level.notna().to_numpy()
-    table = pd.crosstab(level[ok], filled[ok])
-    if True not in table or False not in table or len(table) < 2:
-        return None
-    side = table[True] > table[False]
+    ok = d.codes >= 0
+    rows = np.bincount(d.codes[ok], minlength=len(d.labels))
+    hits = np.bincount(d.codes[ok], weights=filled[ok], minlength=len(d.labels)).astype(int)
+    side = hits > rows - hits
     if side.all() or not side.any():
         return None
-    inside, outside = table[side], table[~side]
-    return Pattern(name, sorted(map(str, inside.index)), int(inside[True].sum()), int(inside.to_numpy().sum()),
-                   int(outside[True].sum()), int(outside.to_numpy().sum()), "rows")
+    return Pattern(d.name, sorted(lbl for lbl, inside in zip(d.labels, side) if inside), int(hits[side].sum()),
+                   int(rows[side].sum()), int(hits[~side].sum()), int(rows[~side].sum()), "rows")
 
 
-def _entity_patterns(filled: np.ndarray, level: pd.Series, ids: pd.Series, name: str, unit: str) -> list[Pattern]:
+def _entity_patterns(any_filled: np.ndarray, d: Decider, unit: str) -> list[Pattern]:
     """Entities: filled on some record against having a record of each level."""
-    frame = pd.DataFrame({"id": ids.to_numpy(), "filled": filled, "level": level.to_numpy()})
-    any_filled = frame.groupby("id", sort=False)["filled"].any()
-    out = []
-    for value in frame["level"].dropna().unique():
-        has = (frame["level"] == value).groupby(frame["id"], sort=False).any().reindex(any_filled.index)
-        out.append(Pattern(name, [str(value)], int((any_filled & has).sum()), int(has.sum()),
-                           int((any_filled & ~has).sum()), int((~has).sum()), unit))
-    return out
+    assert d.has is not None
+    return [Pattern(d.name, [label], int((any_filled & has).sum()), int(has.sum()), int((any_filled & ~has).sum()),
+                    int((~has).sum()), unit) for label, has in zip(d.labels, d.has.T)]
 
 
-def _patterns(ctx: TimelineContext, filled: np.ndarray, deciders: dict[str, pd.Series]) -> list[Pattern]:
-    ids = None
-    entity = ctx.entity
-    if entity is not None and entity.id is not None and entity.id in ctx.df:
-        ids = ctx.df[entity.id]
+def _patterns(filled: np.ndarray, deciders: list[Decider], entities: np.ndarray | None, unit: str) -> list[Pattern]:
     found = []
-    for name, level in deciders.items():
-        row = _row_pattern(filled, level, name)
+    any_filled = (np.bincount(entities, weights=filled) > 0) if entities is not None else None
+    for d in deciders:
+        row = _row_pattern(filled, d)
         found += [row] if row is not None else []
-        if ids is not None:
-            found += _entity_patterns(filled, level, ids, name, entity.id)
+        if any_filled is not None:
+            found += _entity_patterns(any_filled, d, unit)
     return [p for p in found if min(p.side, p.rest) >= MIN_SIDE
             and min(p.filled_in, p.side - p.filled_in + p.rest - p.filled_out) >= MIN_SIDE]
 
@@ -109,7 +120,12 @@ def _patterns(ctx: TimelineContext, filled: np.ndarray, deciders: dict[str, pd.S
 def filled_by_outcome(ctx: TimelineContext) -> dict[str, Placement]:
     """Per feature not yet placed after the index: at or after the outcome when its presence is
     decided by the outcome's level (strong), or asked when it is nearly so (weak)."""
-    deciders = _deciders(ctx)
+    entity = ctx.entity
+    unit = entity.id if entity is not None and entity.id is not None and entity.id in ctx.df else None
+    entities = pd.factorize(ctx.df[unit])[0] if unit is not None else None
+    if entities is not None and (entities < 0).any():  # rows without an id: judged row by row only
+        entities, unit = None, None
+    deciders = _deciders(ctx, entities, int(entities.max()) + 1 if entities is not None else 0)
     if not deciders:
         return {}
     placed = {c for c, tm in ctx.timings.items() if tm.timing in ("follow_up", "outcome_derived")} | ctx.leaks
@@ -120,7 +136,7 @@ def filled_by_outcome(ctx: TimelineContext) -> dict[str, Placement]:
         filled = ctx.df[c].notna().to_numpy()
         if filled.all() or not filled.any():
             continue
-        best = max(_patterns(ctx, filled, {k: v for k, v in deciders.items() if k != c}),
+        best = max(_patterns(filled, [d for d in deciders if d.name != c], entities, unit or "rows"),
                    key=lambda p: p.purity, default=None)
         if best is None or best.purity < ASKED:
             continue
