@@ -472,7 +472,19 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")
     return Check("task_metric", metric == expected and expected is not None,
-                 f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})"))
+                 f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})")
+                 + _durations_left_out(session))
+
+
+def _durations_left_out(session: Session) -> str:
+    """What was decided about rows whose follow-up time was not positive (the survival setup's
+    question), or ""."""
+    chosen = {d.id for d in session.decisions if d.decided and d.choice == "leave_out_durations"}
+    step = next((st for st in session.plan if st.status == StepStatus.DONE and st.decision_id in chosen), None)
+    if step is None:
+        return ""
+    removed = (step.result.get("report") or {}).get("details", {}).get("rows_removed", 0)
+    return f"; {removed} row(s) whose follow-up time was 0 or less were left out, as decided"
 
 
 def approved_by(session: Session, step: Step) -> str | None:

@@ -10,12 +10,13 @@ aggregated — a decision only the domain expert can make (which visit counts?).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from kernel_tools.diagnosis.blocks import find_blocks
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, zero_padded
 from kernel_tools.diagnosis.entity_evidence import (
     TIME_WORDS,
@@ -326,6 +327,11 @@ def find_entity(
     if best is None:
         out = Entity()
         out.inference = entity_inference(None, judged, rejected, [], True, False)
+        blocks = find_blocks(df, profiles, exclude | ({target} if target else set())) if given_id is None else None
+        if blocks is not None:  # no id, but the rows come in blocks of one entity's records: asked
+            out.inference = replace(out.inference, confidence=Confidence.LOW,
+                                    evidence=[blocks.words(n), *out.inference.evidence],
+                                    details={**out.inference.details, "blocks": blocks.to_dict()})
         return out
     doubts = [] if given_id is not None else _doubts(df, profiles, best, target, coarse, pair)
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared) + doubts,

@@ -219,7 +219,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
         findings += leaks
         ask_unnamed_follow_up(sub, frame, profiles, leak_cols)  # sub shares the task inference
     timeline = run.run("column timeline", _timeline, frame, profiles, sub, features, timings, when,
-                       set(leak_cols)) if target is not None else None
+                       set(leak_cols), entity) if target is not None else None
     if timeline is not None:  # what the table's structure adds: the partner of a leak is one
         found = _structure_leaks(timings, leak_cols, scores, sub, len(frame))
         leak_cols += [f.columns[0] for f in found]
@@ -315,10 +315,11 @@ def _structure_leaks(timings: dict[str, timing.Timing], leak_cols: list[str], sc
 
 
 def _timeline(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], sub: Outcome, features: list[str],
-              timings: dict[str, timing.Timing], when: timing.PredictionIndex, leaks: set[str]) -> ColumnTimeline:
+              timings: dict[str, timing.Timing], when: timing.PredictionIndex, leaks: set[str],
+              entity: entities.Entity | None = None) -> ColumnTimeline:
     """The column timeline; what the table's structure places after the index joins the value
     tests' timings (``timings`` is updated), so it is flagged as a leak too."""
-    built = build_timeline(TimelineContext(frame, profiles, sub, features, timings, when, leaks))
+    built = build_timeline(TimelineContext(frame, profiles, sub, features, timings, when, leaks, entity))
     for c, entry in built.columns.items():
         decisive = strong_after([p for p in entry.evidence if p.source != EvidenceSource.VALUES])
         if decisive is not None and c in timings:

@@ -31,6 +31,7 @@ from scipy.stats import spearmanr
 from kernel_tools.diagnosis import event_times
 from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.endpoints import other_endpoints
+from kernel_tools.diagnosis.filled_by_outcome import filled_by_outcome
 from kernel_tools.diagnosis.outcome_halves import name_words
 from kernel_tools.diagnosis.pair_names import pair_roles
 from kernel_tools.diagnosis.timeline import (
@@ -114,6 +115,8 @@ def structure_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
     for c, placement in _other_endpoints(ctx, strong=True).items():
         if c not in after:
             out.setdefault(c, []).append(placement)
+    for c, placement in filled_by_outcome(ctx).items():
+        out.setdefault(c, []).append(placement)
     for members in series(ctx):
         first = next((i for i, c in enumerate(members) if c in after), None)
         if first is None:

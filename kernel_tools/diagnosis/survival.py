@@ -14,6 +14,8 @@ from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Basis, FindingKind, TaskKind
 
+MAX_LEFT_OUT = 500  # rows with a follow-up time of 0 or less that the survival setup offers to leave out
+
 
 def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     if outcome.kind != TaskKind.SURVIVAL:
@@ -55,18 +57,23 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
                + ("; " + "; ".join(problems) if problems else "")
                + ": model time-to-event and rate it with the C-index, not accuracy.")
     coding = outcome.coding
+    # rows named one by one in a readable cell: beyond a few hundred the time is another quantity
+    options = _leave_out(df, outcome, n_neg + n_zero) if impossible and n_neg + n_zero <= MAX_LEFT_OUT else []
     if coding is not None:  # a status of several codes: recoded to the 0/1 event the models read
         evidence["censored_code"] = f"{coding.censored:g}"
         events_ = ", ".join(f"{c:g}" for c in coding.events)
-        options = [Option("recode", f"Survival model, '{outcome.target}' recoded to 0/1",
+        options += [Option("recode", f"Survival model, '{outcome.target}' recoded to 0/1",
                           f"Recode '{outcome.target}': {coding.censored:g} -> 0 (censored), {events_} -> 1 (any "
                           "event); then model time-to-event and rate it with the C-index.",
-                          "wrong if another code means censored (the task card asks)", True,
+                          "wrong if another code means censored (the task card asks)", not options,
                           call("recode_status", column=outcome.target, censored=int(coding.censored)))]
     else:
-        options = [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
-                        "(censored rows are kept, not treated as 'no event').",
-                        "none: this is the valid framing", recommended=True, label="Survival model")]
+        options += [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
+                         "(censored rows are kept, not treated as 'no event')"
+                         + (": the time is measured another way, the rows stay." if options else "."),
+                         "a survival model on times that are not positive is not valid" if options
+                         else "none: this is the valid framing", recommended=not options,
+                         label="The time is measured another way: keep the rows" if options else "Survival model")]
     if competing:
         options.append(Option("censor_competing", "Treat other event codes as censored",
                               "Keep one event of interest; the other codes count as censoring.",
@@ -77,6 +84,19 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     evidence["impossible_durations"] = bool(impossible)
     severity = "critical" if impossible else "warning" if problems else "info"
     return Finding("survival_setup", [outcome.time, outcome.target], severity, summary, evidence, options, None)
+
+
+def _leave_out(df: pd.DataFrame, outcome, bad: int) -> list[Option]:
+    """Rows whose follow-up time is not positive left out (recommended): a survival model cannot
+    read them, and the rest stay valid; which rows go is said by their labels, as decided."""
+    dur = np.asarray(outcome.duration, dtype=float)
+    rows = df.index[np.isfinite(dur) & (dur <= 0)]
+    return [Option("leave_out_durations", f"Leave out the {bad} rows whose '{outcome.time}' is 0 or less",
+                   f"{bad} of {len(df)} rows have a follow-up time '{outcome.time}' of 0 or less (a data-entry "
+                   "slip, or dates in the wrong order): leave them out, then model time-to-event on the rest.",
+                   "biased if those rows differ from the others (check why their time is not positive)", True,
+                   call("drop_rows", index=[r.item() if isinstance(r, np.generic) else r for r in rows],
+                        reason=f"'{outcome.time}' is 0 or less: not a follow-up time"))]
 
 
 @detector("survival setup", order=30, needs_target=True,

@@ -150,6 +150,9 @@ def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, p
     return found
 
 
+MAX_NEGATIVE_SHARE = 0.05  # of the values of a column named as the follow-up
+
+
 def duration_candidates(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
     """Columns named and behaving like a follow-up time (positive numbers, mostly present); named
     as the time of an excluded indicator (the target) counts as named."""
@@ -165,7 +168,10 @@ def _duration_values(df, profiles, exclude) -> list[tuple[str, np.ndarray]]:
         if not DURATION_NAME.search(name) and not any(time_of_flag(flag, name) for flag in exclude):
             continue
         v = numeric_values(df[name], prof)
-        if np.nanmin(v) < 0 or prof.missing_rate > 0.2:
+        # a few negative times of a column named as the follow-up are slips the survival setup asks
+        # about; more, or under another name (a calendar year), make it another quantity
+        negative = np.mean(v[np.isfinite(v)] < 0)
+        if negative > (MAX_NEGATIVE_SHARE if FOLLOW_UP_NAME.search(name) else 0) or prof.missing_rate > 0.2:
             continue
         candidates.append((name, v))
     return candidates

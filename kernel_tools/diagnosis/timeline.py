@@ -55,6 +55,7 @@ class TimelineContext:
     timings: dict[str, Any]
     index: Any = None
     leaks: set[str] = field(default_factory=set)  # columns the leakage check found giving the outcome away
+    entity: Any = None  # the entity (:class:`kernel_tools.diagnosis.entities.Entity`) whose records rows are
 
 
 Source = Callable[[TimelineContext], dict[str, list[Placement]]]
