@@ -122,6 +122,8 @@ def test_a_users_cell_run_during_a_click_driven_run_keeps_its_output_and_waits(t
         streams = [m["content"]["text"] for m in of(k.seen, mine) if m["msg_type"] == "stream"]
         assert "".join(streams) == "my own output False\n"  # in the user's cell, after the drop
         assert started > ended  # it waited for the run, as for a running cell
+        # the click stays busy until its run ends: JupyterLab drops the outputs of a message once idle
+        assert next(i for i, m in enumerate(k.seen) if is_idle(m, click)) > ended
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
