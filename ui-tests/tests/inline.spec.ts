@@ -61,14 +61,19 @@ test.describe('Data co-pilot inline (magics)', () => {
     await expect(chart.locator('.dcpilot-impact-row', { hasText: 'recommended' })).toHaveCount(1);
     await card.screenshot({ path: '../docs/images/inline-card-impact.png' });
     await card.locator('.widget-text input').fill('recorded after the outcome');
+    // the status line still says 'blocked' from before the click: wait for the line the run ends with
+    const status = output.locator('.widget-html', { hasText: 'dcpilot' }).first();
+    const before = (await status.textContent()) ?? '';
     await card.locator('button.widget-button', { hasText: '★' }).click();
 
     // the drop ran in the kernel: its code and report show under the magic
     await expect(output).toContainText('kt.drop_columns', { timeout: 120000 });
-    await expect(output.locator('.widget-html', { hasText: 'dcpilot' }).first()).toContainText(
-      /: (blocked|finished|failed)/,
-      { timeout: 180000 }
-    );
+    // a cell of the user's own, run while the click drives the run, keeps its output
+    const mine = await run(page, "print('my own output')");
+    expect((await page.notebook.getCellTextOutput(mine))?.join('')).toContain('my own output');
+    await expect(status).not.toHaveText(before, { timeout: 180000 });
+    await expect(status).toContainText(/: (blocked|finished|failed)/);
+    await expect(output).not.toContainText('my own output');
     const dropped = await run(page, "'leak' in df.columns");
     expect((await page.notebook.getCellTextOutput(dropped))?.join('').trim()).toBe('False');
 
@@ -79,7 +84,9 @@ test.describe('Data co-pilot inline (magics)', () => {
     const checkpoint = (await row.locator('td').first().textContent())?.trim();
     expect(checkpoint).toBeTruthy();
     const undone = await run(page, `%dcundo ${checkpoint}`);
-    expect((await page.notebook.getCellTextOutput(undone))?.join('')).toContain(`Restored checkpoint ${checkpoint}`);
+    expect((await page.notebook.getCellTextOutput(undone))?.join('')).toContain(
+      `Restored checkpoint ${checkpoint}`
+    );
 
     // the kernel has the column back
     const back = await run(page, "'leak' in df.columns");
