@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import json
 import os
 import queue
@@ -207,6 +208,34 @@ class ShellNotebook:
         return cell_id
 
 
+def on_kernel_thread(shell: Any, fn: Callable[[], None]) -> None:
+    """Call ``fn`` on the kernel's main thread and wait for it: at once when already there (or
+    outside a kernel), else queued on the kernel's event loop with the caller's context.
+
+    JupyterLab 4.6 sends widget messages on a kernel subshell (ipykernel 7): a card's click is
+    handled on the subshell's thread while the main thread goes on running the user's cells. A run
+    driven from there took the output of a cell run meanwhile (``capture_output`` swaps sys.stdout
+    and the display publisher for the whole process) and changed the frame under it. Queued on the
+    main loop, the run blocks it as a running cell does, so the user's next cell waits its turn. The
+    click's context (its parent message) goes along and the click's handler waits for the run: the
+    frontend routes a message's outputs to the card's widget only until that message is idle."""
+    loop = getattr(getattr(shell, "kernel", None), "io_loop", None)
+    if loop is None or threading.current_thread() is threading.main_thread():
+        fn()
+        return
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def call() -> None:
+        try:
+            fn()
+            done.set_result(None)
+        except BaseException as exc:  # raised again in the caller's thread
+            done.set_exception(exc)
+
+    loop.add_callback(contextvars.copy_context().run, call)
+    done.result()
+
+
 def _esc(text: Any) -> str:
     import html
 
@@ -366,6 +395,9 @@ class Pilot:
             return decision.step_id
 
     def _choose(self, decision_id: str, option_id: str, rationale: str) -> None:
+        on_kernel_thread(self.shell, lambda: self._answer(decision_id, option_id, rationale))
+
+    def _answer(self, decision_id: str, option_id: str, rationale: str) -> None:
         with self.output:
             try:
                 self.decide(decision_id, option_id, rationale)

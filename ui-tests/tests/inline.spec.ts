@@ -68,8 +68,12 @@ test.describe('Data co-pilot inline (magics)', () => {
 
     // the drop ran in the kernel: its code and report show under the magic
     await expect(output).toContainText('kt.drop_columns', { timeout: 120000 });
+    // a cell of the user's own, run while the click drives the run, keeps its output
+    const mine = await run(page, "print('my own output')");
+    expect((await page.notebook.getCellTextOutput(mine))?.join('')).toContain('my own output');
     await expect(status).not.toHaveText(before, { timeout: 180000 });
     await expect(status).toContainText(/: (blocked|finished|failed)/);
+    await expect(output).not.toContainText('my own output');
     const dropped = await run(page, "'leak' in df.columns");
     expect((await page.notebook.getCellTextOutput(dropped))?.join('').trim()).toBe('False');
 
