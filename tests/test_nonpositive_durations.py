@@ -49,7 +49,7 @@ def test_recommended_run_leaves_the_rows_out_and_ends_valid(tmp_path: Path):
     report = run_recommended(cohort(), "relapse", tmp_path)
     checks = {c["check"]: c for c in report["validity"]}
     assert checks["task_metric"]["passed"], checks["task_metric"]
-    assert checks["task_metric"]["detail"] == ("c_index for a survival task; 9 row(s) whose follow-up time was 0 or "
+    assert checks["task_metric"]["detail"] == ("c_index for a survival task; 9 rows whose follow-up time was 0 or "
                                                "less were left out, as decided")
     assert report["valid"] is True, {k: v for k, v in checks.items() if not v["passed"]}
 

@@ -484,7 +484,8 @@ def _durations_left_out(session: Session) -> str:
     if step is None:
         return ""
     removed = (step.result.get("report") or {}).get("details", {}).get("rows_removed", 0)
-    return f"; {removed} row(s) whose follow-up time was 0 or less were left out, as decided"
+    was = "was" if removed == 1 else "were"
+    return f"; {counted(removed, 'row')} whose follow-up time was 0 or less {was} left out, as decided"
 
 
 def approved_by(session: Session, step: Step) -> str | None:
