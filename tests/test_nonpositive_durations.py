@@ -38,6 +38,17 @@ def test_nonpositive_times_are_asked_leaving_them_out_recommended():
     assert any(o.id == "keep" for o in setup.options)
 
 
+@pytest.mark.parametrize(("bad", "label"), [(1, "Leave out the row whose 'followup_weeks' is 0 or less"),
+                                             (9, "Leave out the 9 rows whose 'followup_weeks' is 0 or less")])
+def test_the_option_counts_its_rows_in_words(bad, label):
+    df = cohort(bad=bad)
+    df.loc[df["followup_weeks"] <= 0, "followup_weeks"] = -3.0  # negative: a lone 0 is no slip to ask about
+    d = quiet_diagnose(df, target="relapse", time="followup_weeks")
+    (setup,) = [f for f in d.findings if f.kind == "survival_setup"]
+    assert setup.options[0].label == label
+    assert f"{bad} of 240 rows {'has' if bad == 1 else 'have'} a follow-up time" in setup.options[0].description
+
+
 def test_a_plain_cohort_keeps_its_single_recommended_survival_model():
     d = quiet_diagnose(cohort(bad=0), target="relapse", time="followup_weeks")
     (setup,) = [f for f in d.findings if f.kind == "survival_setup"]

@@ -91,8 +91,9 @@ def _leave_out(df: pd.DataFrame, outcome, bad: int) -> list[Option]:
     read them, and the rest stay valid; which rows go is said by their labels, as decided."""
     dur = np.asarray(outcome.duration, dtype=float)
     rows = df.index[np.isfinite(dur) & (dur <= 0)]
-    return [Option("leave_out_durations", f"Leave out the {bad} rows whose '{outcome.time}' is 0 or less",
-                   f"{bad} of {len(df)} rows have a follow-up time '{outcome.time}' of 0 or less (a data-entry "
+    which, has = ("the row", "has") if bad == 1 else (f"the {bad} rows", "have")
+    return [Option("leave_out_durations", f"Leave out {which} whose '{outcome.time}' is 0 or less",
+                   f"{bad} of {len(df)} rows {has} a follow-up time '{outcome.time}' of 0 or less (a data-entry "
                    "slip, or dates in the wrong order): leave them out, then model time-to-event on the rest.",
                    "biased if those rows differ from the others (check why their time is not positive)", True,
                    call("drop_rows", index=[r.item() if isinstance(r, np.generic) else r for r in rows],
