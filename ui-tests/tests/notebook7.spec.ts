@@ -111,11 +111,11 @@ test.describe('Data co-pilot inline in Notebook 7', () => {
       timeout: 240000
     });
 
-
     // the decision log has it: %dcstatus lists the leakage step's answer, by the user, and the
     // card it draws again has no live button (a stale card never rewrites the log)
     const status = await runCell(nb, 2);
-    const row = status.locator('tr', { hasText: /leakage/i }).first();
+    // the leakage step, titled by its answer ('Drop leak')
+    const row = status.locator('tr', { hasText: /leak/i }).first();
     await expect(row).toBeVisible({ timeout: 60000 });
     await expect(row).toContainText('done');
     await expect(row).toContainText('drop (by user)');
