@@ -148,7 +148,7 @@ def missing_id_options(task: Task, asked: bool = False) -> list[DecisionOption]:
     whose, they = ("it is", "it is a subject") if n == 1 else ("they are", "they are subjects")
     return [DecisionOption(id="ids:drop", label=f"Drop the {rows}", recommended=True,
                            description=f"Leave out the {rows}: whose records {whose} is not known.",
-                           risk=f"{counted(n, 'fewer row', 'fewer rows')}; wrong if {they} of their own"),
+                           risk=f"{counted(n, 'fewer row')}; wrong if {they} of their own"),
             DecisionOption(id="ids:own", label=f"Take each of the {rows} as its own entity",
                            description=f"Each row without an id in '{key}' is a subject of its own (outside every "
                            "group), kept apart from every other row.",
