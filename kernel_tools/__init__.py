@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "split": "transforms",
     "redcap_baseline": "transforms",
     "recode_status": "transforms",
+    "number_blocks": "transforms",
     "StepReport": "transforms",
     # models.py — valid models
     "fit_evaluate": "models",

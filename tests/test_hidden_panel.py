@@ -37,7 +37,7 @@ def test_consecutive_blocks_of_one_entity_without_an_id_are_asked():
     assert entity.value is None and entity.confidence == "low", entity
     assert entity.details["blocks"]["size"] == 12 and entity.details["blocks"]["counter"] == "month_no"
     assert {"region", "size_class", "owner", "opened"} <= set(entity.details["blocks"]["attributes"])
-    assert entity.evidence[0].startswith("rows may be blocks of 12 records of one entity (150 blocks of 12 "
+    assert entity.evidence[1].startswith("rows may be blocks of 12 records of one entity (150 blocks of 12 "
                                          "consecutive rows)")
 
 

@@ -26,7 +26,8 @@ class Episode:
     ``when`` is a declarative predicate: ``finding_kinds`` (a finding of one of these kinds
     needs this episode), ``functions`` (or: its recommended kernel_tools call is one of these),
     ``gates`` (restricts ``functions`` matches to findings with one of these gates),
-    ``always`` (once per session), ``min_frames`` (needs that many input frames).
+    ``always`` (once per session), ``min_frames`` (needs that many input frames), ``task`` (the
+    task's attribute of that name holds the step's parameters: an answer on the task card).
     ``per_finding`` makes one step (and one decision) per finding instead of one step for all.
     ``runs`` says how a step of it is carried out: ``"cell"`` (the worker writes and runs its
     cell), ``"task"`` (no code: the answer to its decision sets the session's task) or
@@ -129,6 +130,16 @@ EPISODES: tuple[Episode, ...] = (
         coordinator="First make sure the task kind, the target (and for survival the duration "
         "column) and the entity id are right: every later step depends on them.",
         worker="No code: the answer updates the session's task.",
+    ),
+    Episode(
+        id="number_blocks", name="Number the blocks of one entity's records", stage="pre_split", order=0.5,
+        when={"task": "blocks"}, function="number_blocks", report_var="blocks", expect={"rows": "same"},
+        per_finding=False, valid_model_needs=True,
+        not_addable="it follows the task card's answer that the rows are blocks of one entity's records",
+        coordinator="Rows that are consecutive blocks of one entity's records with no id get the block number "
+        "as their entity id, so a split keeps each block together. A panel written out person by person looks "
+        "so; the task card's answer says it is one, and how the blocks are cut.",
+        worker="df, blocks = kt.number_blocks(df, column='block', size=k) (or counter='<column>').",
     ),
     Episode(
         id="join_files", name="Join files", stage="pre_split", order=1,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from jupyter_dcpilot.terminal import one_line
-from kernel_tools.vocabulary import Gate, StepGate, StepStatus
+from kernel_tools.vocabulary import Gate, InferenceKind, StepGate, StepStatus
 
 from . import alike, decisions_file, structure_cards
 from .charts import chart_for
@@ -25,6 +25,7 @@ from .episodes import Episode
 from .session import Decision, Session, Step
 from .structure import FROM_FILE
 from .structure_cards import Question
+from .task import BLOCKS
 from .validation import did_you_mean
 from .wire import DecisionOption, InferenceWire, skip_option
 
@@ -209,7 +210,10 @@ def restructure(session: Session, decision: Decision) -> str | None:
 
 def apply_task_answer(session: Session, choice: str | None) -> None:
     """The task card's answer into the session's task (:meth:`.task.Task.answer`); another
-    moment of prediction has the data diagnosed again, as the options follow it."""
+    moment of prediction has the data diagnosed again, as the options follow it; rows said to be
+    blocks of one entity's records take the blocks' numbering from the entity's inference."""
+    if choice == BLOCKS:
+        session.task.blocks = structure_cards.block_call(session.structure.inference(InferenceKind.ENTITY))
     if session.task.answer(choice):
         session.diagnosed_version = -1
 

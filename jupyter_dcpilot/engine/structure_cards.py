@@ -23,7 +23,7 @@ from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 from .structure import ASKED_ELSEWHERE, Structure, in_words, named
-from .task import NO_ENTITY, Task
+from .task import BLOCKS, NO_ENTITY, Task
 from .wire import DecisionOption
 
 # the other moments a prediction can be made, offered on the task card
@@ -71,9 +71,11 @@ def task_card(task: Task, structure: Structure) -> Question:
     # a status's coding is asked in its own words below; every other uncertain choice as the verdict names it
     unsure = [i for i in asked.values() if _unsure(i) and not (status is not None and i.what == InferenceKind.TASK)]
     ids = missing_id_options(t)
-    options = [DecisionOption(id="confirm", label="Confirm", description=desc, recommended=not ids,
+    blocks = block_options(asked.get(InferenceKind.ENTITY))
+    options = [DecisionOption(id="confirm", label="Confirm", description=desc,
+                              recommended=not ids and not any(o.recommended for o in blocks),
                               risk=_confirm_risk(t, status, unsure, bool(ids)))]
-    options += ids
+    options += ids + blocks
     options += _censored(t, status)
     options += _kinds(t, asked.get(InferenceKind.TASK), status is not None)
     options += _times(asked.get(InferenceKind.DURATION))
@@ -154,6 +156,37 @@ def missing_id_options(task: Task, asked: bool = False) -> list[DecisionOption]:
                            "group), kept apart from every other row.",
                            risk="wrong if they are records of subjects who have other rows: the same subject "
                            "on both sides of the split")]
+
+
+def block_options(inferred: Inference | None) -> list[DecisionOption]:
+    """When the rows come in consecutive blocks of one entity's records with no id (the entity's
+    ``details["blocks"]``): group them (recommended when the evidence is strong: a step numbers the
+    blocks, the number is the entity), or the rows are independent."""
+    found = inferred.details.get("blocks") if _unsure(inferred) and inferred is not None else None
+    if not found:
+        return []
+    column, counter = found["column"], found["counter"]
+    if found.get("size"):
+        label = f"Group the rows in blocks of {found['size']} consecutive records (one entity each)"
+        rule = f"every {found['size']} rows"
+    else:
+        label = f"Group the rows in blocks that start where '{counter}' does not rise by one (one entity each)"
+        rule = f"wherever '{counter}' does not rise by one from the row before"
+    return [DecisionOption(id=BLOCKS, label=label, recommended=bool(found.get("strong")),
+                           description=f"A step adds the column '{column}' numbering the blocks (a new one {rule}); "
+                           f"it is the entity: a split keeps each block's records on one side.",
+                           risk="wrong if a block is not one entity's records: entities merged or cut in two"),
+            DecisionOption(id=f"entity:{NO_ENTITY}", label="The rows are independent: each row is its own subject",
+                           description="The blocks are a coincidence of the row order: rows are not grouped.",
+                           risk="rows of one entity on both sides of a split score too well")]
+
+
+def block_call(inferred: Inference | None) -> dict[str, Any] | None:
+    """The parameters of ``number_blocks`` for the blocks ``inferred`` found (None: none found)."""
+    found = inferred.details.get("blocks") if inferred is not None else None
+    if not found:
+        return None
+    return {"column": found["column"], **({"size": found["size"]} if found.get("size") else {"counter": found["counter"]})}
 
 
 def answer_option(choice: str, task: Task) -> DecisionOption:

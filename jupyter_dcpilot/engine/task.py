@@ -25,6 +25,7 @@ from kernel_tools.vocabulary import TaskKind
 # the other moments a prediction can be made, as the user names them (--index first | row | a column)
 INDEX_WORDS = {"first": "entity_start", "row": "row"}
 NO_ENTITY = "none"  # the task card's entity:none: each row is its own subject
+BLOCKS = "blocks"  # the task card's answer that the rows are consecutive blocks of one entity's records
 # the task card's ids:<how> for rows without an entity id (kernel_tools.transforms.entity_ids)
 MISSING_IDS = ("drop", "own")
 
@@ -94,6 +95,7 @@ class Task:
     id_missing: int = 0  # rows without an id in ``id`` (the diagnosis's count)
     missing_ids: str | None = None  # what they are: "drop" | "own" (the task card's ids:<how>)
     censored: str | None = None  # a status of several codes: the one read as censored (recoded to 0)
+    blocks: dict[str, Any] | None = None  # number_blocks' parameters when the task card said the rows are blocks
     confirmed: bool = False
     given: Given = field(default_factory=Given)
 
@@ -134,7 +136,8 @@ class Task:
         """The task card's answer: another task kind, moment of prediction, survival time,
         entity (``entity:none``: each row is its own subject) or code of a status read as
         censored (``censored:<code>``) — the user's word, kept in :attr:`given` — or what rows
-        without an entity id are (``ids:drop``, ``ids:own``); confirmed either way. True when the
+        without an entity id are (``ids:drop``, ``ids:own``), or that the rows are blocks of one
+        entity's records (``blocks``: :attr:`blocks` is set by the caller); confirmed either way. True when the
         data must be diagnosed again (the options follow the moment of prediction, the time and
         the entity; a status of codes read as another task is no longer recoded; survival chosen
         without a time finds it)."""
@@ -161,6 +164,8 @@ class Task:
             self.id = self.given.id or None
         elif part == "ids" and value in MISSING_IDS:
             self.missing_ids = value
+            return False
+        elif choice == BLOCKS:  # a step numbers the blocks; its number becomes the entity then
             return False
         else:
             return False

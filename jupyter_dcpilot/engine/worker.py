@@ -33,7 +33,7 @@ from .session import Checkpoint, Session, Step, now
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
               "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline",
-              "recode_status"}
+              "recode_status", "number_blocks"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -387,6 +387,10 @@ class Worker:
                             "params": params, "outputs": result.text()[-2000:]})
         if function == "to_intervals":  # the model fits these intervals (see intervals())
             self.session.task.start, self.session.task.stop = params.get("time"), params.get("duration")
+        if function == "number_blocks":  # the block number is the entity the task card said the blocks are
+            task = self.session.task
+            task.id = task.given.id = params.get("column", "block")
+            self.session.diagnosed_version = -1
         self.session.variables["imports"] = True  # the first cell imported them
         await self._read_results(step, function)
         step.error = None

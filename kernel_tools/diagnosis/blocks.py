@@ -27,6 +27,7 @@ MIN_ATTRIBUTES = 2
 COUNTER = 0.95  # share of steps within blocks on which the counter rises by one (or the sequence repeats)
 MAX_ROWS = 200_000
 MAX_COLUMNS = 60
+STRONG_ATTRIBUTES = 3  # blocks whose counter rises by one and that hold this many attributes: grouping is recommended
 
 
 @dataclass
@@ -37,6 +38,12 @@ class Blocks:
     attributes: list[str]
     counter: str
     counter_kind: str  # 'rises by one' or 'repeats its sequence'
+    column: str = "block"  # the name the block id would take (not a column of the table)
+
+    @property
+    def strong(self) -> bool:
+        """Whether grouping by the blocks is the recommended answer (still asked: a guess)."""
+        return len(self.attributes) >= STRONG_ATTRIBUTES and self.counter_kind == "rises by one"
 
     def words(self, n: int) -> str:
         shown = ", ".join(repr(c) for c in self.attributes[:4]) + (" ..." if len(self.attributes) > 4 else "")
@@ -47,7 +54,7 @@ class Blocks:
 
     def to_dict(self) -> dict:
         return {"size": self.size, "attributes": self.attributes, "counter": self.counter,
-                "counter_kind": self.counter_kind}
+                "counter_kind": self.counter_kind, "column": self.column, "strong": self.strong}
 
 
 def _constant_share(codes: np.ndarray, k: int, shift: int) -> float:
@@ -88,5 +95,11 @@ def find_blocks(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: s
             continue
         counters = [(c, kind) for c, x in numbers.items() if c not in attributes and (kind := _counter(x, k))]
         if counters:
-            best = Blocks(k, attributes, *counters[0])
+            best = Blocks(k, attributes, *counters[0], column=free_name(df, "block"))
     return best
+
+
+def free_name(df: pd.DataFrame, name: str) -> str:
+    """``name``, or ``name_2``, ``name_3`` ... the first that is not a column of ``df``."""
+    taken = {str(c) for c in df.columns}
+    return next(n for n in [name, *(f"{name}_{i}" for i in range(2, len(taken) + 3))] if n not in taken)

@@ -330,7 +330,8 @@ def find_entity(
         blocks = find_blocks(df, profiles, exclude | ({target} if target else set())) if given_id is None else None
         if blocks is not None:  # no id, but the rows come in blocks of one entity's records: asked
             out.inference = replace(out.inference, confidence=Confidence.LOW,
-                                    evidence=[blocks.words(n), *out.inference.evidence],
+                                    # after the guess's own reason: what makes it uncertain
+                                    evidence=[*out.inference.evidence[:1], blocks.words(n), *out.inference.evidence[1:]],
                                     details={**out.inference.details, "blocks": blocks.to_dict()})
         return out
     doubts = [] if given_id is not None else _doubts(df, profiles, best, target, coarse, pair)

@@ -6,6 +6,7 @@ outlier bounds, the aggregation spec) also expose a fitted scikit-learn transfor
 fitted transformers can be chained in one ``sklearn.pipeline.Pipeline``.
 """
 
+from .blocks import BlockNumberer, number_blocks
 from .categories import CategoryNormalizer, normalize_categories
 from .columns import ColumnDropper, deduplicate, drop_columns, drop_rows
 from .dtypes import DtypeFixer, fix_dtypes
@@ -23,6 +24,7 @@ from .status import StatusRecoder, recode_status
 from .units import UnitConverter, convert_units
 
 __all__ = [
+    "BlockNumberer",
     "CategoryNormalizer",
     "ColumnDropper",
     "DtypeFixer",
@@ -47,6 +49,7 @@ __all__ = [
     "impute",
     "join_frames",
     "normalize_categories",
+    "number_blocks",
     "recode_status",
     "redcap_baseline",
     "split",

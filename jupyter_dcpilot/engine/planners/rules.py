@@ -55,8 +55,9 @@ class RulePlanner:
                               **kw))
 
         for episode in self.episodes.values():
-            if episode.when.get("always") and episode.id not in finished:
-                add(episode, reason=episode.coordinator.split(". ")[0])
+            answered = getattr(session.task, episode.when.get("task") or "", None)  # the task card said to
+            if episode.id not in finished and (episode.when.get("always") or isinstance(answered, dict)):
+                add(episode, params=dict(answered or {}), reason=episode.coordinator.split(". ")[0])
         # a join that failed was left out, and one backtracked with no key left is not tried again:
         # proposed again without a key it would fail at every turn, and the run would never end
         tried = {s.episode for s in session.plan if s.status in (StepStatus.FAILED, StepStatus.UNDONE)}
