@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from dev_tables import quiet_diagnose
+from test_hidden_panel import workers
 
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine import structure_cards
@@ -123,3 +124,23 @@ def test_grouping_taken_by_the_approval_policy_stays_a_guess(tmp_path, capsys):
     assert "groups='block'" in code
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
     assert not report["valid"] and not check["passed"] and "the entity: none (" in check["detail"]
+
+
+def test_unequal_blocks_are_numbered_where_the_counter_does_not_rise_by_one(tmp_path, capsys):
+    df = workers()
+    blocks = card(df, "log_pay").options[1]
+    assert blocks.id == "blocks" and blocks.recommended
+    assert blocks.label == "Group the rows in blocks that start where 'tenure_yrs' does not rise by one (one entity each)"
+    data = tmp_path / "workers.csv"
+    df.to_csv(data, index=False)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"task": "blocks", "*": "recommended"}))
+    assert main(["run", str(data), "--target", "log_pay", "--planner", "rules", "--out", str(tmp_path / "out"),
+                 "--approve", str(answers)]) == 0
+    session = json.loads((tmp_path / "out" / ".notebook.ipynb.dcpilot.json").read_text())
+    step = next(st for st in session["plan"] if st["episode"] == "number_blocks")
+    assert step["params"] == {"column": "block", "counter": "tenure_yrs"} and step["status"] == "done"
+    assert step["result"]["report"]["details"]["blocks"] == int((df["tenure_yrs"].diff() != 1).sum())
+    cells = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "kt.number_blocks(df, column='block', counter='tenure_yrs')" in code and "groups='block'" in code

@@ -4,7 +4,8 @@ year cycling) make the entity a low-confidence inference, the blocks in its evid
 recommended run ends not valid with the entity to confirm instead of splitting the records of one
 entity at random. Synthetic stores by month and schools by year (other names than any real
 table); a table of independent rows sorted by a column, and a panel with its id, are left alone;
-then the development-half table Ecdat::Wages."""
+then the development-half table Ecdat::Wages. Blocks of unequal length (workers observed 3 to 9
+years) are the runs of a counter rising by one; a sorted table and independent rows are not."""
 
 from __future__ import annotations
 
@@ -69,3 +70,44 @@ def test_wages_is_a_panel_of_seven_years_per_person():
     entity = quiet_diagnose(dev_rdataset("Ecdat", "Wages"), target="lwage").inference("entity")
     assert entity.confidence == "low" and entity.details["blocks"]["size"] == 7
     assert entity.details["blocks"]["counter"] == "exp"
+
+
+def workers(n: int = 150, seed: int = 5) -> pd.DataFrame:
+    """``n`` workers observed 3 to 9 consecutive years each (no id): county, gender and schooling
+    fixed per worker, tenure rising by one from a start of 1 to 29 years."""
+    rng = np.random.default_rng(seed)
+    years = rng.integers(3, 10, n)
+
+    def fixed(values: np.ndarray) -> np.ndarray:
+        return np.repeat(values, years)
+    school = fixed(rng.integers(6, 18, n))
+    m = int(years.sum())
+    return pd.DataFrame({"county": fixed(rng.choice(list("ABCDEFG"), n)), "gender": fixed(rng.choice(["f", "m"], n)),
+                         "schooling": school,
+                         "tenure_yrs": fixed(rng.integers(1, 30, n)) + np.concatenate([np.arange(k) for k in years]),
+                         "hours": rng.integers(20, 60, m), "union": rng.choice(["y", "n"], m),
+                         "log_pay": (1 + 0.1 * school + fixed(rng.normal(0, 0.3, n)) + rng.normal(0, 0.1, m)).round(3)})
+
+
+def test_blocks_of_unequal_length_end_where_the_counter_does_not_rise_by_one():
+    df = workers()
+    entity = quiet_diagnose(df, target="log_pay").inference("entity")
+    blocks = entity.details["blocks"]
+    assert entity.confidence == "low" and blocks["size"] is None and blocks["counter"] == "tenure_yrs"
+    assert set(blocks["attributes"]) == {"county", "gender", "schooling"} and blocks["strong"]
+    runs = int((df["tenure_yrs"].diff() != 1).sum())  # a worker whose tenure goes on from the last one's runs on
+    assert blocks["blocks"] == runs and 140 <= runs <= 150 and blocks["shortest"] == 3
+    assert entity.evidence[1].startswith(f"rows may be blocks of one entity's records ({runs} blocks of 3 to ")
+
+
+def test_unequal_blocks_have_a_sorted_and_an_independent_decoy():
+    rng = np.random.default_rng(6)
+    n = 900
+    rows = pd.DataFrame({"county": rng.choice(list("ABC"), n), "gender": rng.choice(["f", "m"], n),
+                         "tenure_yrs": rng.integers(1, 40, n), "hours": rng.integers(20, 60, n),
+                         "log_pay": rng.normal(2, 0.3, n).round(3)})
+    # sorted: tenure rises by 0 or 1 within each county and gender; shuffled: a panel's rows out of order
+    for df in (rows.sort_values(["county", "gender", "tenure_yrs"]).reset_index(drop=True), rows,
+               workers().sample(frac=1, random_state=0).reset_index(drop=True)):
+        entity = quiet_diagnose(df, target="log_pay").inference("entity")
+        assert "blocks" not in entity.details, entity
