@@ -90,6 +90,7 @@ def test_the_task_card_offers_to_group_the_blocks_recommended():
     assert "adds the column 'block' numbering the blocks (a new one every 6 rows)" in blocks.description
     assert independent.label == "The rows are independent: each row is its own subject"
     assert "Unsure of the entity: rows may be blocks of 6 records of one entity" in q.question
+    assert " Or " not in q.question  # the columns rejected as its id are no answer
 
 
 def test_a_table_sorted_by_a_column_and_a_panel_with_its_id_get_no_block_option():

@@ -118,9 +118,10 @@ def _uncertain(unsure: list[Inference]) -> str:
     value = "none" if first.value is None else str(first.value).replace("_", " ")
     seen = (first.evidence[1:2] or first.evidence[:1])[0].removeprefix(f"{value}: ") if first.evidence else ""
     said = f" Unsure of {named(first)}" + (f": {seen}." if seen else ".")
-    others = [("none" if a.value is None else str(a.value).replace("_", " ")) + (f": {a.evidence[0]}" if a.evidence
-                                                                                  else "")
-              for a in first.alternatives[:3]]
+    # blocks of one entity: the alternatives are the columns rejected as its id; the options say what else
+    others = [] if "blocks" in first.details else [
+        ("none" if a.value is None else str(a.value).replace("_", " ")) + (f": {a.evidence[0]}" if a.evidence else "")
+        for a in first.alternatives[:3]]
     said += (" Or " + "; or ".join(others) + "?") if others else ""
     return said + (" Unsure too: " + ", ".join(named(i) for i in rest) + "." if rest else "")
 
