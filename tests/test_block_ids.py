@@ -18,8 +18,13 @@ from test_hidden_panel import workers
 
 from jupyter_dcpilot.cli import main
 from jupyter_dcpilot.engine import structure_cards
+from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
+from jupyter_dcpilot.engine.hosts import HeadlessHost
+from jupyter_dcpilot.engine.notebook import load_cell
+from jupyter_dcpilot.engine.session import Session, sidecar_path
 from jupyter_dcpilot.engine.structure import Structure
-from jupyter_dcpilot.engine.task import Task
+from jupyter_dcpilot.engine.task import Given, Inputs, Task
+from jupyter_dcpilot.probe import probe_expression
 from kernel_tools import number_blocks
 
 
@@ -145,3 +150,28 @@ def test_unequal_blocks_are_numbered_where_the_counter_does_not_rise_by_one(tmp_
     cells = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "kt.number_blocks(df, column='block', counter='tenure_yrs')" in code and "groups='block'" in code
+
+
+async def test_numbering_the_blocks_is_undone_like_every_step(tmp_path):
+    """Undo restores the frame without the block id and the task without its entity; run on, the
+    task card's answer stands and the step numbers the blocks again."""
+    households(n=40).to_csv(tmp_path / "households.csv", index=False)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"task": "blocks", "*": "recommended"}))
+    notebook = tmp_path / "nb.ipynb"
+    session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)),
+                      task=Task(given=Given(target="income")), inputs=Inputs(frames=["df"]))
+    async with HeadlessHost(notebook) as host:
+        await host.run_cell(load_cell([str(tmp_path / "households.csv")], ["df"]), {"dcpilot": {"step": "load"}})
+        session.variables["imports"] = True
+        coord = Coordinator(session, host, host, policy=ApprovalPolicy.from_spec(str(answers), files=True))
+        assert await coord.run_until_blocked() == "finished"
+        step = next(s for s in session.plan if s.episode == "number_blocks")
+        assert step.status == "done" and session.task.id == "block"
+        await coord.undo(step.checkpoint_id)
+        shape = (await host.evaluate(probe_expression("frame_info_json", ["df"])))["df"]
+        assert "block" not in shape["columns"] and session.task.id is None and session.task.blocks is not None
+        assert await coord.run_until_blocked() == "finished"
+        assert step.status == "done" and session.task.id == "block"  # pending again after the undo, run again
+        shape = (await host.evaluate(probe_expression("frame_info_json", ["df"])))["df"]
+        assert shape["columns"][0] == "block"
