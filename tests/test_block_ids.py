@@ -129,7 +129,10 @@ def test_grouping_taken_by_the_approval_policy_stays_a_guess(tmp_path, capsys):
     assert task_card["recommended"] == task_card["choice"] == "blocks"
     assert "groups='block'" in code
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
-    assert not report["valid"] and not check["passed"] and "the entity: none (" in check["detail"]
+    assert not report["valid"] and not check["passed"]
+    # the verdict names the choice the run took (the numbered blocks) and the blocks' evidence, not "none"
+    assert "the entity: 'block' (consecutive rows numbered in blocks by a step) (rows may be blocks of" in check["detail"]
+    assert "the entity: none" not in check["detail"] and "each row is its own subject" not in check["detail"]
 
 
 def test_unequal_blocks_are_numbered_where_the_counter_does_not_rise_by_one(tmp_path, capsys):

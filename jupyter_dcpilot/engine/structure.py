@@ -398,8 +398,17 @@ def unconfirmed(session: Session, features: list[str] | set[str]) -> list[Infere
     s = session.structure
     card = s.card()
     timing = [card.columns[c].inference() for c in sorted(features) if card is not None and c in card.columns]
-    return [i for i in [*s.table(), *timing] if i.confidence not in (Confidence.GIVEN, Confidence.HIGH)
-            and i.id not in confirmed]
+    return [_as_taken(session, i) for i in [*s.table(), *timing]
+            if i.confidence not in (Confidence.GIVEN, Confidence.HIGH) and i.id not in confirmed]
+
+
+def _as_taken(session: Session, inference: Inference) -> Inference:
+    """The entity as the run took it when an approval numbered the rows' blocks: the block
+    column, with the blocks' evidence (not the guess of no entity the blocks were found beside)."""
+    if inference.what != InferenceKind.ENTITY or not session.task.blocks:
+        return inference
+    return replace(inference, value=f"'{session.task.blocks['column']}' (consecutive rows numbered in blocks by a step)",
+                   evidence=[e for e in inference.evidence if "block" in e], alternatives=[])
 
 
 def named(inference: Inference) -> str:
