@@ -1,0 +1,100 @@
+"""Inline cards beside the user's own work, in a real kernel, the widgets' messages sent on a kernel
+subshell as JupyterLab 4.6 sends them to ipykernel 7: Kernel → Interrupt on a run a card's click
+started stops the step, the frame is the step's checkpoint, the card says so and the kernel runs
+the next cell."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_magics_subshell import Kernel, is_idle, of
+
+import jupyter_dcpilot
+
+FRAME = ("import numpy as np, pandas as pd\n"
+         "rng = np.random.default_rng(0)\n"
+         "y = rng.integers(0, 2, 200)\n"
+         "df = pd.DataFrame({'a': rng.normal(size=200), 'b': rng.normal(size=200),\n"
+         "                   'leak': y + rng.normal(scale=0.05, size=200), 'y': y})\n"
+         "%load_ext jupyter_dcpilot\n"
+         "%dcplan df --target y --approve ask")
+
+
+def slow_step(seconds: int, first: str = "") -> str:
+    """A cell that adds a slow custom step to the co-pilot's plan: it runs ``first``, leaves a file
+    behind once it has started, then sleeps."""
+    code = f"{first}open('started', 'w').close()\\nimport time\\ntime.sleep({seconds})"
+    return ("from jupyter_dcpilot.engine.session import Step\n"
+            "pilot = get_ipython().magics_manager.registry['DCPilotMagics'].pilot\n"
+            f"pilot.session.plan.append(Step(id=pilot.session.new_id('s'), episode='custom', title='Slow custom step',\n"
+            f"    gate='custom_code', code=\"{code}\", reason='the expert asked', params={{'changes': ['df']}}))\n")
+
+
+# changes the frame before it sleeps: stopped there, only its checkpoint makes the frame whole again
+SLOW = slow_step(120, first="df = df.drop(columns=['a'])\\n")
+
+
+def start(tmp_path: Path) -> tuple[Any, Any, Kernel, str]:
+    """A real kernel with the co-pilot asking its first question, and a subshell for the clicks."""
+    from jupyter_client.manager import start_new_kernel
+
+    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    k = Kernel(kc)
+    k.idle(kc.execute(FRAME))
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
+    return km, kc, k, subshell
+
+
+def value(k: Kernel, code: str) -> str:
+    """What ``code`` prints, run as the user's next cell (it must succeed)."""
+    msg_id = k.kc.execute(code)
+    k.idle(msg_id)
+    replies = [m for m in of(k.seen, msg_id) if m["msg_type"] in ("stream", "error")]
+    assert all(m["msg_type"] == "stream" for m in replies), replies
+    return "".join(m["content"]["text"] for m in replies)
+
+
+FINGERPRINT = "print(list(df.columns), int(pd.util.hash_pandas_object(df).sum()))"
+
+
+@pytest.mark.slow
+def test_interrupt_stops_a_click_started_step_restores_the_frame_and_the_kernel_runs_on(tmp_path: Path) -> None:
+    km, kc, k, subshell = start(tmp_path)
+    try:
+        k.idle(kc.execute(SLOW))
+        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
+            if "Decision (custom_code)" in k.headers[-1]:
+                break
+            k.run_ended(k.click(k.recommended(), subshell))
+        assert "Decision (custom_code)" in k.headers[-1]
+        before = value(k, FINGERPRINT)
+        click = k.click(k.recommended(), subshell)  # "Run this code"
+        end = time.monotonic() + 120
+        while not (tmp_path / "started").exists():  # the step's cell runs: the frame has lost 'a'
+            assert time.monotonic() < end, "the slow step did not start"
+            time.sleep(0.2)
+        interrupted = time.monotonic()
+        km.interrupt_kernel()
+        k.run_ended(click)
+        stopped_in = time.monotonic() - interrupted
+        after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
+        step = value(k, "s = pilot.session.plan; st = [x for x in s if x.title == 'Slow custom step'][0]\n"
+                        "print(pilot.session.state, st.status, st.note, st.attempts, 'a' in df.columns)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert stopped_in < 30  # the cell sleeps for 120 s
+    assert "'a'" in before and after == before  # the step's checkpoint, restored
+    assert step == "idle failed interrupted by the user 1 True\n"  # stopped, not retried
+    said = [str(m["content"]["data"]["state"].get("value")) for m in of(k.seen, click)
+            if m["msg_type"] == "comm_msg" and "Interrupted by you" in str(m["content"]["data"].get("state"))]
+    assert said and "Slow custom step) stopped; nothing it changed is kept" in said[-1]  # the card says so
+    assert any(is_idle(m, click) for m in k.seen)  # the click's handler returned
+
