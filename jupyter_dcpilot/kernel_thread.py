@@ -110,7 +110,8 @@ def on_kernel_thread(shell: Any, fn: Callable[[], T]) -> T:
     JupyterLab 4.6 sends widget messages on a kernel subshell (ipykernel 7): a card's click is
     handled on the subshell's thread while the main thread goes on running the user's cells. A run
     driven from there took the output of a cell run meanwhile (``capture_output`` swaps sys.stdout
-    and the display publisher for the whole process) and changed the frame under it. Queued on the main loop, the call blocks it as a
+    and the display publisher for the whole process) and changed the frame under it; a timeline
+    move changed the records a run was reading. Queued on the main loop, the call blocks it as a
     running cell does, so the user's next cell waits its turn. The click's context (its parent
     message) goes along and the click's handler waits for the call: the frontend routes a
     message's outputs to the card's widget only until that message is idle. Kernel → Interrupt

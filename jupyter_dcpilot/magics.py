@@ -256,6 +256,15 @@ class Pilot:
         late = "" if place == TimelineGroup.BASELINE else " A step that drops what is recorded late is planned and asked."
         return f"{names} {'is' if len(columns) == 1 else 'are'} now {place.replace('_', ' ')} (set by you).{late}"
 
+    def timeline_card(self) -> TimelineCard:
+        """The column timeline card; its Move and Confirm change the session's records on the
+        kernel's main thread (:func:`.kernel_thread.on_kernel_thread`), after a run going on there,
+        never in the middle of it (a run's diagnosis replaces the records a move is written to)."""
+        return TimelineCard(
+            self.session,
+            lambda columns, group: on_kernel_thread(self.shell, lambda: self.move_columns(columns, group)),
+            lambda: on_kernel_thread(self.shell, self.confirm_columns))
+
     def confirm_columns(self, columns: list[str] | None = None, rationale: str = "") -> str:
         """Confirm columns where the card has them (default: every column to confirm that is not
         unknown); a column on *unknown* needs a place, a ValueError says so."""
@@ -650,7 +659,7 @@ class DCPilotMagics(Magics):
         except ImportError:
             display(Markdown(timeline_markdown(pilot.session.structure)))
             return
-        display(TimelineCard(pilot.session, pilot.move_columns, pilot.confirm_columns))
+        display(pilot.timeline_card())
 
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:
