@@ -11,7 +11,7 @@ How the async engine is driven: a magic already runs inside the kernel's event l
 ``asyncio.run`` cannot be called there, and nesting loops (nest_asyncio) would patch the kernel's
 own loop for everyone. The IPython shell and ipykernel's output routing are not thread-safe (an
 output belongs to the message the kernel thread is handling), so shell work must stay on the
-kernel thread. :class:`MainThreadBridge` therefore runs the coroutine on a private event loop in
+kernel thread. :class:`~.kernel_thread.MainThreadBridge` therefore runs the coroutine on a private event loop in
 a worker thread while the kernel thread blocks serving the shell calls the engine sends it. The
 same code runs in ipykernel, in a terminal and in tests, and a planner doing real network
 I/O (the LLM) would work unchanged.
@@ -19,18 +19,12 @@ I/O (the LLM) would work unchanged.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
-import contextvars
 import json
 import os
-import queue
 import shlex
-import threading
 import traceback
 import uuid
-from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -57,72 +51,10 @@ from .engine.timeline_text import NONE_YET, timeline_markdown, to_confirm
 from .engine.validation import did_you_mean
 from .engine.validity import audit
 from .inputs import INDEX_WORDS
+from .kernel_thread import Interrupted, MainThreadBridge, on_kernel_thread
 from .widget_cards import DecisionCard, TimelineCard
 
 INLINE_NOTEBOOK = ".dcpilot-inline.ipynb"
-
-
-class MainThreadBridge:
-    """Run a coroutine on a private loop in a worker thread; shell work returns to this thread."""
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue[Any] | None = None
-        self._owner: int | None = None
-
-    def run(self, factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-        """Block until ``factory()`` completes, serving :meth:`call` requests meanwhile."""
-        if self._requests is not None:
-            raise RuntimeError("the co-pilot is already running in this kernel")
-        requests: queue.Queue[Any] = queue.Queue()
-        outcome: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                outcome["value"] = asyncio.run(factory())
-            except BaseException as exc:  # handed back to the kernel thread below
-                outcome["error"] = exc
-            finally:
-                requests.put(None)
-
-        self._requests, self._owner = requests, threading.get_ident()
-        interrupted: BaseException | None = None
-        try:
-            threading.Thread(target=work, name="dcpilot-engine", daemon=True).start()
-            while True:  # serve until the engine is done, even after an interrupt (no orphan thread)
-                try:
-                    item = requests.get()
-                except KeyboardInterrupt as exc:
-                    interrupted = exc
-                    continue
-                if item is None:
-                    break
-                fn, future = item
-                if interrupted is not None:
-                    future.set_exception(RuntimeError("interrupted by the user"))
-                    continue
-                try:
-                    future.set_result(fn())
-                except KeyboardInterrupt as exc:
-                    interrupted = exc
-                    future.set_exception(RuntimeError("interrupted by the user"))
-                except Exception as exc:
-                    future.set_exception(exc)
-        finally:
-            self._requests, self._owner = None, None
-        if interrupted is not None:
-            raise interrupted
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome.get("value")
-
-    async def call(self, fn: Callable[[], Any]) -> Any:
-        """``fn()`` on the kernel thread (directly when already there or not bridged)."""
-        requests = self._requests
-        if requests is None or threading.get_ident() == self._owner:
-            return fn()
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        requests.put((fn, future))
-        return await asyncio.wrap_future(future)
 
 
 class ShellProbe:
@@ -133,7 +65,11 @@ class ShellProbe:
         self.bridge = bridge
 
     async def evaluate(self, expression: str) -> Any:
-        return await self.bridge.call(lambda: self._evaluate(expression))
+        try:
+            return await self.bridge.call(lambda: self._evaluate(expression))
+        except Interrupted:  # as the kernel says it to the other hosts: the coordinator stops the run
+            raise ProbeError("the kernel could not run the co-pilot's request: interrupted",
+                             "KeyboardInterrupt", "") from None
 
     def _evaluate(self, expression: str) -> Any:
         try:
@@ -208,34 +144,6 @@ class ShellNotebook:
         return cell_id
 
 
-def on_kernel_thread(shell: Any, fn: Callable[[], None]) -> None:
-    """Call ``fn`` on the kernel's main thread and wait for it: at once when already there (or
-    outside a kernel), else queued on the kernel's event loop with the caller's context.
-
-    JupyterLab 4.6 sends widget messages on a kernel subshell (ipykernel 7): a card's click is
-    handled on the subshell's thread while the main thread goes on running the user's cells. A run
-    driven from there took the output of a cell run meanwhile (``capture_output`` swaps sys.stdout
-    and the display publisher for the whole process) and changed the frame under it. Queued on the
-    main loop, the run blocks it as a running cell does, so the user's next cell waits its turn. The
-    click's context (its parent message) goes along and the click's handler waits for the run: the
-    frontend routes a message's outputs to the card's widget only until that message is idle."""
-    loop = getattr(getattr(shell, "kernel", None), "io_loop", None)
-    if loop is None or threading.current_thread() is threading.main_thread():
-        fn()
-        return
-    done: concurrent.futures.Future[None] = concurrent.futures.Future()
-
-    def call() -> None:
-        try:
-            fn()
-            done.set_result(None)
-        except BaseException as exc:  # raised again in the caller's thread
-            done.set_exception(exc)
-
-    loop.add_callback(contextvars.copy_context().run, call)
-    done.result()
-
-
 def _esc(text: Any) -> str:
     import html
 
@@ -250,7 +158,8 @@ class Pilot:
 
         self.shell = shell
         self.session = session
-        self.bridge = MainThreadBridge()
+        # Kernel → Interrupt: the step stops and is rolled back, the run ends as the card says
+        self.bridge = MainThreadBridge(on_interrupt=lambda: self.coordinator.interrupt())
         self.output = w.Output()
         self.status = w.HTML()
         self.progress = w.HTML()  # what runs now, for how long, against its budget
@@ -295,15 +204,25 @@ class Pilot:
     def run(self) -> str:
         """Run the coordinator until blocked, finished or failed; refresh the cards."""
         state: str | None = None
+        seen = len(self.session.transcript)
         try:
             with self.output:
                 state = self.bridge.run(self.coordinator.run_until_blocked)
         finally:
             self.refresh()
+            self._say_interrupted(self.session.transcript[seen:])
         if state is None:  # in a kernel the widget's output area shows the error and swallows it
             raise RuntimeError("the co-pilot stopped on an error, shown in its card above; nothing was lost: "
                                "%dcstatus says where it stands, %dcundo goes back")
         return state
+
+    def _say_interrupted(self, entries: list[dict[str, Any]]) -> None:
+        """The card's status line says what Kernel → Interrupt stopped during this run."""
+        stopped = [e for e in entries if e.get("kind") == "interrupt"]
+        if stopped:
+            what = stopped[0]["text"].removesuffix(" was interrupted by the user")
+            self.status.value += (f"<br><b>Interrupted by you:</b> {_esc(what)} stopped; nothing it changed is kept. "
+                                  "<code>%dcplan</code> carries on.")
 
     def decide(self, decision_id: str, choice: str, rationale: str = "") -> str:
         """Record the user's answer and resume the run, under the one set of rules
@@ -336,6 +255,15 @@ class Pilot:
         names = ", ".join(f"'{c}'" for c in columns)
         late = "" if place == TimelineGroup.BASELINE else " A step that drops what is recorded late is planned and asked."
         return f"{names} {'is' if len(columns) == 1 else 'are'} now {place.replace('_', ' ')} (set by you).{late}"
+
+    def timeline_card(self) -> TimelineCard:
+        """The column timeline card; its Move and Confirm change the session's records on the
+        kernel's main thread (:func:`.kernel_thread.on_kernel_thread`), after a run going on there,
+        never in the middle of it (a run's diagnosis replaces the records a move is written to)."""
+        return TimelineCard(
+            self.session,
+            lambda columns, group: on_kernel_thread(self.shell, lambda: self.move_columns(columns, group)),
+            lambda: on_kernel_thread(self.shell, self.confirm_columns))
 
     def confirm_columns(self, columns: list[str] | None = None, rationale: str = "") -> str:
         """Confirm columns where the card has them (default: every column to confirm that is not
@@ -731,7 +659,7 @@ class DCPilotMagics(Magics):
         except ImportError:
             display(Markdown(timeline_markdown(pilot.session.structure)))
             return
-        display(TimelineCard(pilot.session, pilot.move_columns, pilot.confirm_columns))
+        display(pilot.timeline_card())
 
     @line_magic
     def dccheckpoints(self, line: str = "") -> None:

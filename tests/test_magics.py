@@ -12,6 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from jupyter_dcpilot.engine.session import sidecar_path
+from jupyter_dcpilot.kernel_thread import Interrupted
 from jupyter_dcpilot.magics import DCPilotMagics, MainThreadBridge
 from jupyter_dcpilot.widget_cards import DecisionCard
 
@@ -337,6 +338,26 @@ def test_an_interrupt_on_the_kernel_thread_stops_the_engine_and_reaches_the_user
     with pytest.raises(KeyboardInterrupt):
         bridge.run(work)
     assert seen == ["interrupted by the user"]
+
+
+def test_an_interrupt_the_engine_is_told_of_lets_it_roll_back_before_it_stops():
+    told: list[str] = []
+    bridge = MainThreadBridge(on_interrupt=lambda: told.append("stop the step"))
+    seen: list[str] = []
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    async def work():
+        try:
+            await bridge.call(interrupt)
+        except Interrupted as exc:  # the call cut short; the engine goes on to put things back
+            seen.append(str(exc))
+        seen.append(await bridge.call(lambda: "restored"))
+        return "idle"
+
+    assert bridge.run(work) == "idle"  # the run ends as the engine says, no KeyboardInterrupt
+    assert told == ["stop the step"] and seen == ["interrupted by the user", "restored"]
 
 
 # --- the same in a real ipykernel (the kernel's own loop is running there) -----------------------

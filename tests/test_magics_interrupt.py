@@ -1,0 +1,189 @@
+"""Inline cards beside the user's own work, in a real kernel, the widgets' messages sent on a kernel
+subshell as JupyterLab 4.6 sends them to ipykernel 7: Kernel → Interrupt on a run a card's click
+started stops the step, the frame is the step's checkpoint, the card says so and the kernel runs
+the next cell; a timeline card's Move clicked during a run is applied after it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_magics_subshell import Kernel, ends, is_idle, of
+
+import jupyter_dcpilot
+
+FRAME = ("import numpy as np, pandas as pd\n"
+         "rng = np.random.default_rng(0)\n"
+         "y = rng.integers(0, 2, 200)\n"
+         "df = pd.DataFrame({'a': rng.normal(size=200), 'b': rng.normal(size=200),\n"
+         "                   'leak': y + rng.normal(scale=0.05, size=200), 'y': y})\n"
+         "%load_ext jupyter_dcpilot\n"
+         "%dcplan df --target y --approve ask")
+
+
+def slow_step(seconds: int, first: str = "") -> str:
+    """A cell that adds a slow custom step to the co-pilot's plan: it runs ``first``, leaves a file
+    behind once it has started, then sleeps."""
+    code = f"{first}open('started', 'w').close()\\nimport time\\ntime.sleep({seconds})"
+    return ("from jupyter_dcpilot.engine.session import Step\n"
+            "pilot = get_ipython().magics_manager.registry['DCPilotMagics'].pilot\n"
+            f"pilot.session.plan.append(Step(id=pilot.session.new_id('s'), episode='custom', title='Slow custom step',\n"
+            f"    gate='custom_code', code=\"{code}\", reason='the expert asked', params={{'changes': ['df']}}))\n")
+
+
+# changes the frame before it sleeps: stopped there, only its checkpoint makes the frame whole again
+SLOW = slow_step(120, first="df = df.drop(columns=['a'])\\n")
+
+
+def start(tmp_path: Path) -> tuple[Any, Any, Kernel, str]:
+    """A real kernel with the co-pilot asking its first question, and a subshell for the clicks."""
+    from jupyter_client.manager import start_new_kernel
+
+    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    k = Kernel(kc)
+    k.idle(kc.execute(FRAME))
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
+    return km, kc, k, subshell
+
+
+def value(k: Kernel, code: str) -> str:
+    """What ``code`` prints, run as the user's next cell (it must succeed)."""
+    msg_id = k.kc.execute(code)
+    k.idle(msg_id)
+    replies = [m for m in of(k.seen, msg_id) if m["msg_type"] in ("stream", "error")]
+    assert all(m["msg_type"] == "stream" for m in replies), replies
+    return "".join(m["content"]["text"] for m in replies)
+
+
+FINGERPRINT = "print(list(df.columns), int(pd.util.hash_pandas_object(df).sum()))"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("started_by", ["click", "cell"])
+def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_path: Path, started_by: str) -> None:
+    """The run started by the card's click on the subshell, or by a cell (``%dcdecide``)."""
+    km, kc, k, subshell = start(tmp_path)
+    try:
+        k.idle(kc.execute(SLOW))
+        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
+            if "Decision (custom_code)" in k.headers[-1]:
+                break
+            k.run_ended(k.click(k.recommended(), subshell))
+        assert "Decision (custom_code)" in k.headers[-1]
+        before = value(k, FINGERPRINT)
+        if started_by == "click":
+            run = k.click(k.recommended(), subshell)  # "Run this code"
+        else:
+            run = kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
+        end = time.monotonic() + 120
+        while not (tmp_path / "started").exists():  # the step's cell runs: the frame has lost 'a'
+            assert time.monotonic() < end, "the slow step did not start"
+            time.sleep(0.2)
+        interrupted = time.monotonic()
+        km.interrupt_kernel()
+        k.run_ended(run)
+        stopped_in = time.monotonic() - interrupted
+        after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
+        step = value(k, "s = pilot.session.plan; st = [x for x in s if x.title == 'Slow custom step'][0]\n"
+                        "print(pilot.session.state, st.status, st.note, st.attempts, 'a' in df.columns)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert stopped_in < 30  # the cell sleeps for 120 s
+    assert "'a'" in before and after == before  # the step's checkpoint, restored
+    assert step == "idle failed interrupted by the user 1 True\n"  # stopped, not retried
+    said = [str(m["content"]["data"]["state"].get("value")) for m in of(k.seen, run)
+            if m["msg_type"] == "comm_msg" and "Interrupted by you" in str(m["content"]["data"].get("state"))]
+    assert said and "Slow custom step) stopped; nothing it changed is kept" in said[-1]  # the card says so
+    # one error: the step's cell's, shown in the card; none from the magic (the run ended as the card says)
+    assert len([m for m in of(k.seen, run) if m["msg_type"] == "error"]) == 1
+
+
+def opened(k: Kernel, model: str, description: str) -> tuple[str, dict[str, Any]]:
+    """The comm id and state of the newest widget of ``model`` with this description."""
+    found = [(m["content"]["comm_id"], m["content"]["data"]["state"]) for m in k.seen
+             if m["msg_type"] == "comm_open" and m["content"]["data"]["state"].get("_model_name") == model
+             and m["content"]["data"]["state"].get("description") == description]
+    return found[-1]
+
+
+def latest(k: Kernel, comm_id: str, key: str) -> Any:
+    """A widget's newest value of ``key`` the kernel has sent."""
+    states = [m["content"]["data"].get("state", {}) for m in k.seen if m["msg_type"] in ("comm_open", "comm_msg")
+              and m["content"]["comm_id"] == comm_id]
+    return [st[key] for st in states if key in st][-1]
+
+
+def send(k: Kernel, comm_id: str, data: dict[str, Any], subshell: str) -> str:
+    """A widget message as JupyterLab sends it: on the subshell."""
+    msg = k.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    msg["header"]["subshell_id"] = subshell
+    k.kc.shell_channel.send(msg)
+    return msg["header"]["msg_id"]
+
+
+TIMELINE = ("import numpy as np, pandas as pd\n"
+            "rng = np.random.default_rng(0); n = 200\n"
+            "x1, x2 = rng.normal(size=n), rng.normal(size=n)\n"
+            "y = (x1 + rng.normal(size=n) > 0).astype(int)\n"
+            "df = pd.DataFrame({'x1': x1, 'x2': x2, 'albumin_at_discharge': rng.normal(size=n),\n"
+            "                   'sample_received_min': rng.gamma(2, size=n), 'y': y})\n"
+            "%load_ext jupyter_dcpilot\n"
+            "%dcplan df --target y --approve ask\n"
+            "%dctimeline")
+
+
+@pytest.mark.slow
+def test_a_timeline_move_clicked_during_a_run_is_applied_after_it(tmp_path: Path) -> None:
+    from jupyter_client.manager import start_new_kernel
+
+    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    try:
+        k = Kernel(kc)
+        k.idle(kc.execute(TIMELINE))
+        kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+        subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
+        k.idle(kc.execute(slow_step(6)))
+        move, _ = opened(k, "ButtonModel", "Move")
+        columns, _ = opened(k, "SelectMultipleModel", "columns")
+        group, _ = opened(k, "DropdownModel", "move to")
+        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
+            if "Decision (custom_code)" in k.headers[-1]:
+                break
+            k.run_ended(k.click(k.recommended(), subshell))
+        assert "Decision (custom_code)" in k.headers[-1]
+        # the frontend asks for the button's state on the subshell (as a restored view does): this
+        # ipykernel sends a comm's messages to the thread it last published from, as upstream
+        # ipykernel 7 sends every message JupyterLab sends on a subshell, so the click goes there
+        k.idle(send(k, move, {"method": "request_state"}, subshell))
+        # the expert picks a column and a group (on the subshell; applied before the run starts)
+        send(k, columns, {"method": "update", "state": {"index": [latest(k, columns, "_options_labels").index(
+            "albumin_at_discharge")]}, "buffer_paths": []}, subshell)
+        send(k, group, {"method": "update", "state": {"index": 0}, "buffer_paths": []}, subshell)
+        asked = value(k, "print(pilot.session.next_decision().id)").strip()
+        run = kc.execute(f"%dcdecide {asked} run")  # a run the user's cell starts: a 6 s step
+        end = time.monotonic() + 120
+        while not (tmp_path / "started").exists():
+            assert time.monotonic() < end, "the slow step did not start"
+            time.sleep(0.2)
+        moved = k.click(move, subshell)  # during the run
+        settled = lambda _m=None: all(any(is_idle(m, i) for m in k.seen) for i in (run, moved))  # noqa: E731
+        if not settled():
+            k.pump(settled)
+        said = value(k, "print([(m.column, m.group) for m in pilot.session.structure.moves], pilot.session.state)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert said.startswith("[('albumin_at_discharge', 'baseline')]")
+    ran = next(i for i, m in enumerate(k.seen) if m["parent_header"].get("msg_id") == run and ends(m))
+    shown = [i for i, m in enumerate(k.seen) if m["parent_header"].get("msg_id") == moved
+             and "is now baseline" in str(m["content"].get("data", {}).get("state", {}).get("value", ""))]
+    assert shown and shown[0] > ran  # applied after the run, not in the middle of it
