@@ -134,6 +134,13 @@ def kind_data(kind: str) -> KindData | None:
     return KINDS.get(kind)
 
 
+def declared_chart(kind: str) -> Chart | None:
+    """The chart a finding of ``kind`` carries (:attr:`Chart.NONE` when its detector declared
+    none; None for a kind nobody declared)."""
+    declared = kind_data(kind)
+    return None if declared is None else declared.chart or Chart.NONE
+
+
 # a detector that raised (Detectors.run below), or one the time budget stopped (wide.py)
 declare(FindingKind.DIAGNOSIS_INCOMPLETE, KindData(chart=None, basis=Basis.WHOLE_DATA))
 
