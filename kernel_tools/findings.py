@@ -65,9 +65,9 @@ class Finding:
     evidence: dict = field(default_factory=dict)
     options: list[Option] = field(default_factory=list)
     gate: Annotated[str | None, Gate] = None
-    # the decision card's chart of its evidence, as its kind's detector declared it: sent with the
-    # finding from the kernel, where the detectors are loaded, so a host draws it without loading
-    # them (and pandas). None: not said (a finding written before it was, e.g. an old sidecar).
+    # the decision card's chart of its evidence, as its kind's detector declared it: diagnose sends
+    # it with the finding from the kernel, where the detectors are loaded, so a host draws it without
+    # loading them (and pandas). None: not said (e.g. a finding of an old sidecar).
     chart: Annotated[str | None, Chart] = field(default=None, metadata={"may_be_absent": True})
 
     wire_properties: ClassVar[tuple[str, ...]] = ("id",)
@@ -76,12 +76,8 @@ class Finding:
         kinds = finding_kinds()
         if self.kind not in kinds:
             raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {kinds}")
-        if self.chart is None:  # a detector's finding, built in the kernel: its declaration is loaded
-            from kernel_tools.diagnosis.registry import declared_chart
-
-            self.chart = declared_chart(self.kind)
-        elif self.chart not in CHARTS:  # (one read from JSON is not refused: a newer kernel's is not drawn)
-            raise ValueError(f"chart must be None or one of {CHARTS}, got {self.chart!r}")
+        if self.chart is not None and self.chart not in CHARTS:  # (one read from JSON is not refused:
+            raise ValueError(f"chart must be None or one of {CHARTS}, got {self.chart!r}")  # it is not drawn)
         self._check()
 
     def _check(self) -> None:

@@ -98,7 +98,10 @@ def test_a_finding_carries_its_chart_from_the_kernel_and_one_without_it_gets_its
     wires = {kind: f.to_dict() for kind, f in findings.items()}
     assert {kind: w["chart"] for kind, w in wires.items()} == {kind: declared_chart(kind) for kind in wires}
     assert wires["target_leakage"]["chart"] == Chart.LEAKAGE and wires["missing_values"]["chart"] == Chart.MISSING
-    assert Finding("survival_setup", [], "info", "").to_dict()["chart"] == Chart.NONE  # said, not left out
+    from lifelines.datasets import load_rossi
+
+    setup = kt.diagnose(load_rossi(), target="arrest", time="week").by_kind("survival_setup")
+    assert [f.to_dict()["chart"] for f in setup] == [Chart.NONE]  # said for a kind without one, not left out
     for kind, wire in wires.items():
         sent = Finding.from_dict(json.loads(json.dumps(wire)))
         old = Finding.from_dict({k: v for k, v in wire.items() if k != "chart"})
