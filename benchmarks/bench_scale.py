@@ -102,7 +102,8 @@ def make_tables(n: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 class TreeMemory:
-    """Polls the resident memory of a process and its children every ``every`` seconds."""
+    """Polls the resident memory of a process and its children every ``every`` seconds, and their
+    CPU seconds (user + system): the kernel's CPU per step and the command line's own."""
 
     def __init__(self, pid: int, every: float = 0.2) -> None:
         import psutil
@@ -110,6 +111,7 @@ class TreeMemory:
         self.root = psutil.Process(pid)
         self.every = every
         self.samples: list[tuple[float, int, int]] = []  # (time, whole tree, largest child = kernel)
+        self.cpu: list[tuple[float, float, float]] = []  # (time, the command line's, its children's = kernel)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
@@ -122,7 +124,9 @@ class TreeMemory:
                 children = self.root.children(recursive=True)
                 kernel = max((c.memory_info().rss for c in children), default=0)
                 total = self.root.memory_info().rss + sum(c.memory_info().rss for c in children)
-                self.samples.append((time.perf_counter(), total, kernel))
+                now = time.perf_counter()
+                self.samples.append((now, total, kernel))
+                self.cpu.append((now, _cpu(self.root.cpu_times()), sum(_cpu(c.cpu_times()) for c in children)))
             except psutil.Error:
                 pass
             self._stop.wait(self.every)
@@ -133,6 +137,21 @@ class TreeMemory:
 
     def peak_kernel(self, start: float, end: float) -> int:
         return max((k for t, _, k in self.samples if start <= t <= end), default=0)
+
+    def kernel_cpu(self, start: float, end: float) -> float:
+        """The kernel's CPU seconds between the last samples before ``start`` and before ``end``
+        (0.2 s apart: a step's CPU to within what it did in one poll)."""
+        def at(when: float) -> float:
+            return max((k for t, _, k in self.cpu if t <= when), default=0.0)
+
+        return at(end) - at(start)
+
+    def last_kernel_cpu(self) -> float:
+        return max((k for _, _, k in self.cpu), default=0.0)
+
+
+def _cpu(times: Any) -> float:
+    return times.user + times.system
 
 
 STARTED = re.compile(r"^\[\s*[\d.]+s\] (?P<what>.+?): started")
@@ -239,12 +258,19 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     loading = next((t for t, text in lines if "loading " in text), None)
     if loading is not None:
         baseline = max((k for t, k in kernel_samples if t <= loading), default=baseline)
-    steps = step_times(lines, lambda start, end: max(memory.peak_kernel(start, end) - baseline, 0))
+    steps = step_times(lines, lambda start, end: max(memory.peak_kernel(start, end) - baseline, 0),
+                       memory.kernel_cpu)
     report = {}
     if (out / "report.json").is_file():
         report = json.loads((out / "report.json").read_text())
     summary = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
-    return {"seconds": round(end - t0, 1), "cpu_seconds": round(children_cpu() - cpu, 1),
+    cpu = children_cpu() - cpu
+    first = next((t for t, text in lines if STARTED.match(text)), end)
+    return {"seconds": round(end - t0, 1), "cpu_seconds": round(cpu, 1),
+            # the command line's own: all but its kernel's (sampled to its last 0.2 s)
+            "command_line_cpu_seconds": round(cpu - memory.last_kernel_cpu(), 1),
+            "kernel_cpu_seconds": round(memory.last_kernel_cpu(), 1),
+            "kernel_start_cpu_seconds": round(memory.kernel_cpu(t0, first), 1),  # start, imports, load
             "state": summary.get("state", state), "valid": summary.get("valid"),
             "metric": summary.get("metric"), "score": summary.get("holdout_score") or summary.get("cv_score"),
             "steps": steps, "peak_kernel_mb": round(max(memory.peak_kernel(t0, end) - baseline, 0) / 2**20),
@@ -253,16 +279,18 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
             "lines": [f"{t - t0:7.1f} {text}" for t, text in lines]}
 
 
-def step_times(lines: list[tuple[float, str]], peak: Any) -> list[dict[str, Any]]:
+def step_times(lines: list[tuple[float, str]], peak: Any, cpu: Any = None) -> list[dict[str, Any]]:
     """Each step's (and diagnosis's) time from the command line's progress lines, stamped on
-    arrival, with ``peak(start, end)``: the memory it took (bytes)."""
+    arrival, with ``peak(start, end)``: the memory it took (bytes), and ``cpu(start, end)``: the
+    kernel's CPU seconds meanwhile."""
     steps: list[dict[str, Any]] = []
     open_: dict[str, float] = {}
 
     def close(key: str, t: float, how: str) -> None:
         start = open_.pop(key)
         steps.append({"step": key, "status": how, "seconds": round(t - start, 2),
-                      "peak_mb": round(peak(start, t) / 2**20)})
+                      "peak_mb": round(peak(start, t) / 2**20),
+                      **({"kernel_cpu": round(cpu(start, t), 2)} if cpu is not None else {})})
 
     for t, text in lines:
         if m := STARTED.match(text):
@@ -306,7 +334,7 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ordered = sorted(runs, key=lambda r: r["seconds"] if r["seconds"] is not None else math.inf)
     cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
     return {**ordered[(len(ordered) - 1) // 2], "all_seconds": [r["seconds"] for r in runs],
-            "all_cpu_seconds": cpu, "cpu_seconds": float(np.median(cpu)) if cpu else None}
+            "all_cpu_seconds": cpu, "cpu_seconds": round(float(np.median(cpu)), 2) if cpu else None}
 
 
 def run_case(path: Path, target: str, time_col: str | None, out: Path, timeout: float, budget: list[str],
@@ -440,9 +468,20 @@ def markdown(result: dict[str, Any]) -> str:
         parts = [f"{s['step'].split(':')[0]} {s['seconds']:.1f} s / {s['peak_mb']} MB" + ("" if s["status"] == "done" else f" ({s['status']})")
                  for s in r["steps"]]
         lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
+    lines += ["", "CPU seconds of each part (the run of median wall time): the command line's own process; the "
+              "kernel's start (imports, loading the file: before the first diagnosis); each diagnosis and step:", ""]
+    for r in result["runs"]:
+        lines += [f"- {r['rows']:,} {r['task']}{name}: {cpu_parts(run)}" for name, run in
+                  ((", before", r.get("before")), ("", r)) if run and "kernel_cpu_seconds" in run]
     if any("before" in r for r in result["runs"]):
         lines += [""] + before_after(result)
     return "\n".join(lines) + "\n"
+
+
+def cpu_parts(run: dict[str, Any]) -> str:
+    steps = "; ".join(f"{s['step'].split(':')[0]} {s['kernel_cpu']:.1f}" for s in run["steps"] if "kernel_cpu" in s)
+    return (f"command line {run['command_line_cpu_seconds']:.1f}, kernel {run['kernel_cpu_seconds']:.1f} "
+            f"(start {run['kernel_start_cpu_seconds']:.1f}; {steps})")
 
 
 def _ratio(seconds: float | None, hand: float | None) -> str:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
 from kernel_tools.json_safe import to_json_safe
-from kernel_tools.vocabulary import GATES, SEVERITIES, FindingKind, Gate, Severity, finding_kinds
+from kernel_tools.vocabulary import GATES, SEVERITIES, Chart, FindingKind, Gate, Severity, finding_kinds, values
+
+CHARTS = values(Chart)
 
 
 @dataclass
@@ -63,6 +65,10 @@ class Finding:
     evidence: dict = field(default_factory=dict)
     options: list[Option] = field(default_factory=list)
     gate: Annotated[str | None, Gate] = None
+    # the decision card's chart of its evidence, as its kind's detector declared it: diagnose sends
+    # it with the finding from the kernel, where the detectors are loaded, so a host draws it without
+    # loading them (and pandas). None: not said (e.g. a finding of an old sidecar).
+    chart: Annotated[str | None, Chart] = field(default=None, metadata={"may_be_absent": True})
 
     wire_properties: ClassVar[tuple[str, ...]] = ("id",)
 
@@ -70,6 +76,8 @@ class Finding:
         kinds = finding_kinds()
         if self.kind not in kinds:
             raise ValueError(f"unknown finding kind {self.kind!r}; expected one of {kinds}")
+        if self.chart is not None and self.chart not in CHARTS:  # (one read from JSON is not refused:
+            raise ValueError(f"chart must be None or one of {CHARTS}, got {self.chart!r}")  # it is not drawn)
         self._check()
 
     def _check(self) -> None:
@@ -99,6 +107,7 @@ class Finding:
             "evidence": to_json_safe(self.evidence),
             "options": [o.to_dict() for o in self.options],
             "gate": self.gate,
+            **({"chart": self.chart} if self.chart is not None else {}),
         }
 
     @classmethod
@@ -113,7 +122,7 @@ class Finding:
         finding.kind, finding.columns, finding.severity = kind, list(d["columns"]), d["severity"]
         finding.summary, finding.evidence = d["summary"], dict(d.get("evidence") or {})
         finding.options = [Option.from_dict(o) for o in d.get("options") or []]
-        finding.gate = d.get("gate")
+        finding.gate, finding.chart = d.get("gate"), d.get("chart")
         finding._check()
         return finding
 

@@ -168,7 +168,7 @@ class Basis(StrEnum):
 
 class Chart(StrEnum):
     """The small bar charts a decision card draws of a finding's evidence
-    (``jupyter_dcpilot/engine/charts.py`` draws each)."""
+    (``jupyter_dcpilot/engine/charts.py`` draws each), or none."""
 
     LEAKAGE = "leakage"  # the suspect column's single-feature score beside the best other's
     MODEL_SCORE = "model_score"  # the model's too-good cross-validated and holdout scores
@@ -177,6 +177,7 @@ class Chart(StrEnum):
     LABEL_ISSUES = "label_issues"  # rows flagged as mislabelled, by recorded class
     ROWS_PER_ENTITY = "rows_per_entity"  # rows per entity (a model wants one)
     DUPLICATES = "duplicates"  # exact and near duplicate rows
+    NONE = "none"  # no chart fits its evidence (a finding says so, so no host asks its detector)
 
 
 _DECLARED: dict[str, int] = {}  # kinds declared by registered detectors -> their display order
@@ -266,6 +267,7 @@ VOCABULARIES: dict[str, type[StrEnum]] = {
     "Severity": Severity, "Gate": Gate, "StepGate": StepGate, "TaskKind": TaskKind, "FindingKind": FindingKind,
     "StepStatus": StepStatus, "SessionState": SessionState, "EventType": EventType, "Confidence": Confidence,
     "InferenceKind": InferenceKind, "TimelineGroup": TimelineGroup, "EvidenceSource": EvidenceSource,
+    "ChartKind": Chart,  # (the panel's Chart is a drawn one, engine/wire.py)
 }
 
 
@@ -309,7 +311,7 @@ def typescript(kinds: tuple[str, ...] | None = None) -> str:
 _CONSTANT = {"Severity": "SEVERITIES", "Gate": "GATES", "StepGate": "STEP_GATES", "TaskKind": "TASK_KINDS",
              "FindingKind": "FINDING_KINDS", "StepStatus": "STEP_STATUSES", "SessionState": "SESSION_STATES",
              "EventType": "EVENT_TYPES", "Confidence": "CONFIDENCES", "InferenceKind": "INFERENCE_KINDS",
-             "TimelineGroup": "TIMELINE_GROUPS", "EvidenceSource": "EVIDENCE_SOURCES"}
+             "TimelineGroup": "TIMELINE_GROUPS", "EvidenceSource": "EVIDENCE_SOURCES", "ChartKind": "CHART_KINDS"}
 
 
 if __name__ == "__main__":

@@ -289,10 +289,13 @@ def test_scale_tables_and_step_times():
              (4.0, "[   4.0s] s2 Fix dtypes and N/A tokens: admitted: done in 0.4 s"),
              (4.5, "[   4.5s] s8 Train and evaluate: started (budget 5 min)"),
              (9.5, "[   9.5s] s8 Train and evaluate: FAILED: stopped after 9 s")]
-    steps = scale.step_times(lines, lambda start, end: int((end - start) * 2**20))
-    assert [(s["step"], s["status"], s["seconds"], s["peak_mb"]) for s in steps] == [
-        ("diagnosing df", "done", 3.0, 3), ("s2 Fix dtypes and N/A tokens: admitted", "done", 0.5, 0),
-        ("s8 Train and evaluate", "FAILED", 5.0, 5)]
+    steps = scale.step_times(lines, lambda start, end: int((end - start) * 2**20), lambda start, end: (end - start) / 2)
+    assert [(s["step"], s["status"], s["seconds"], s["peak_mb"], s["kernel_cpu"]) for s in steps] == [
+        ("diagnosing df", "done", 3.0, 3, 1.5), ("s2 Fix dtypes and N/A tokens: admitted", "done", 0.5, 0, 0.25),
+        ("s8 Train and evaluate", "FAILED", 5.0, 5, 2.5)]
+    run = {"command_line_cpu_seconds": 0.9, "kernel_cpu_seconds": 6.2, "kernel_start_cpu_seconds": 1.4, "steps": steps}
+    assert scale.cpu_parts(run) == ("command line 0.9, kernel 6.2 (start 1.4; diagnosing df 1.5; s2 Fix dtypes and "
+                                    "N/A tokens 0.2; s8 Train and evaluate 2.5)")
     assert abs(scale.growth_exponent([1000, 10000, 100000], [10.0, 100.0, 1000.0]) - 1.0) < 1e-9
     runs = [{"task": "classification", "state": "finished", "rows": 1000, "frame_mb": 1.0, "peak_kernel_mb": 451},
             {"task": "classification", "state": "finished", "rows": 1000000, "frame_mb": 750.0, "peak_kernel_mb": 2700},

@@ -10,7 +10,13 @@ import pytest
 
 import kernel_tools as kt
 from jupyter_dcpilot.engine.charts import chart_for
+from jupyter_dcpilot.engine.model_audit import leak_finding
+from jupyter_dcpilot.engine.observation import diagnosis_failed
+from jupyter_dcpilot.engine.session import Session
+from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.diagnosis.registry import declared_chart
 from kernel_tools.findings import Finding
+from kernel_tools.vocabulary import Chart
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +90,36 @@ def test_a_recoded_outcome_is_charted_as_agreement_against_chance() -> None:
     bars = values(chart)
     assert chart["unit"] == "share" and chart["threshold"] is None
     assert 0.85 < bars["review equals the outcome"] < 0.95 and bars["by chance (majority class)"] < 0.6
+
+
+def test_a_finding_carries_its_chart_from_the_kernel_and_one_without_it_gets_its_declaration(findings) -> None:
+    """The chart kind travels with the finding (the host draws it without loading the detectors);
+    one written before it did (an old sidecar, an older kernel_tools) is drawn the same."""
+    wires = {kind: f.to_dict() for kind, f in findings.items()}
+    assert {kind: w["chart"] for kind, w in wires.items()} == {kind: declared_chart(kind) for kind in wires}
+    assert wires["target_leakage"]["chart"] == Chart.LEAKAGE and wires["missing_values"]["chart"] == Chart.MISSING
+    from lifelines.datasets import load_rossi
+
+    setup = kt.diagnose(load_rossi(), target="arrest", time="week").by_kind("survival_setup")
+    assert [f.to_dict()["chart"] for f in setup] == [Chart.NONE]  # said for a kind without one, not left out
+    for kind, wire in wires.items():
+        sent = Finding.from_dict(json.loads(json.dumps(wire)))
+        old = Finding.from_dict({k: v for k, v in wire.items() if k != "chart"})
+        assert sent.chart == wire["chart"] and old.chart is None and "chart" not in old.to_dict()
+        assert chart_for(sent) == chart_for(old) == chart_for(findings[kind]), kind
+    assert chart_for(findings["missing_values"]) is not None
+    # a chart this host does not know is read, not drawn; one built here must be known
+    assert chart_for(Finding.from_dict({**wires["missing_values"], "chart": "sparkline"})) is None
+    with pytest.raises(ValueError, match="chart must be"):
+        Finding("missing_values", [], "info", "", chart="sparkline")
+
+
+def test_the_engines_own_findings_say_the_chart_their_kind_declares(tmp_path) -> None:
+    """Findings the engine builds itself (no detector declared them in its process) name their
+    chart, so drawing them loads no detector: the same one the detectors declare."""
+    suspected = leak_finding("score", {"metric": "roc_auc", "cv_score": 0.99, "holdout_score": 0.98}, 0.99)
+    session = Session(frame="df")
+    diagnosis_failed(session, ProbeError("the kernel died"))
+    (failed,) = session.findings
+    for finding in (suspected, failed):
+        assert finding.chart is not None and finding.chart == declared_chart(finding.kind), finding.kind

@@ -26,6 +26,7 @@ from jupyter_dcpilot.engine.structure import (
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import audit
 from kernel_tools.inferences import Alternative, ColumnTimeline, Inference, Placement, TimelineColumn
+from kernel_tools.vocabulary import Chart
 
 INDEX_FIRST = {"kind": "entity_start", "label": "each entity's first record"}
 NAMED = Placement("during_follow_up", "names", "name_time", "its name says days after the index", strong=False)
@@ -148,6 +149,7 @@ def test_a_column_a_person_places_after_the_index_fails_known_at_index_and_is_as
     assert finding.columns == ["bili"] and finding.evidence["timing"] == "follow_up" and finding.gate == "leakage"
     assert [o.id for o in finding.options] == ["drop", "keep"] and finding.options[0].recommended
     assert any(e["kind"] == "timeline" for e in s.transcript)
+    assert finding.chart == Chart.LEAKAGE  # said by the engine: drawn without loading the detectors
 
 
 def test_timeline_words_and_bad_moves_say_what_is_wrong():

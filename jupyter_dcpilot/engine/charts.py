@@ -4,8 +4,8 @@ A chart is plain JSON — ``{"title", "unit", "bars": [{"label", "value"}], "thr
 the panel draws it as an SVG without a plotting library and the sidecar keeps it. One small
 function per :class:`~kernel_tools.vocabulary.Chart` reads the evidence its finding kinds' detector
 writes (``kernel_tools/diagnosis/*``); which chart a kind gets is declared where its detector
-registers (``registry.KindData``). A kind without a chart, or evidence without the numbers, gets
-None rather than a misleading picture.
+registers (``registry.KindData``), and each finding carries it from the kernel (``Finding.chart``).
+A kind without a chart, or evidence without the numbers, gets None rather than a misleading picture.
 """
 
 from __future__ import annotations
@@ -116,8 +116,8 @@ def duplicates_chart(evidence: dict[str, Any], columns: list[str]) -> Chart | No
     return _chart("Duplicate rows", "share of rows", bars, None)
 
 
-# how each chart is drawn (which kind gets which: its detector's declaration)
-CHARTS: dict[ChartKind, Callable[[dict[str, Any], list[str]], Chart | None]] = {
+# how each chart is drawn (which kind gets which: its detector's declaration; ChartKind.NONE: none)
+CHARTS: dict[str, Callable[[dict[str, Any], list[str]], Chart | None]] = {
     ChartKind.LEAKAGE: leakage_chart,
     ChartKind.MODEL_SCORE: suspected_leakage_chart,
     ChartKind.MISSING: missing_chart,
@@ -132,11 +132,14 @@ def chart_for(finding: Finding | None) -> Chart | None:
     """The chart of a finding's evidence, or None for a kind (or evidence) without one."""
     if finding is None:
         return None
-    # read when a card is drawn, not when the engine is imported: it loads the detectors' modules
-    from kernel_tools.diagnosis.registry import kind_data
+    kind = finding.chart
+    if kind is None:  # written without it (an old sidecar or decisions file, an older kernel_tools):
+        # its detector's declaration, read only then: it loads every detector's module and pandas,
+        # seconds of CPU the command line's process otherwise never spends
+        from kernel_tools.diagnosis.registry import declared_chart
 
-    declared = kind_data(finding.kind)
-    build = CHARTS.get(declared.chart) if declared is not None and declared.chart is not None else None
+        kind = declared_chart(finding.kind)
+    build = CHARTS.get(kind) if kind is not None else None
     if build is None or not isinstance(finding.evidence, dict):
         return None
     return build(finding.evidence, list(finding.columns))

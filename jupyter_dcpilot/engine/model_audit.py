@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_tools.findings import Finding, Option
-from kernel_tools.vocabulary import RANKING_METRICS, FindingKind, Gate, Severity, StepStatus
+from kernel_tools.vocabulary import RANKING_METRICS, Chart, FindingKind, Gate, Severity, StepStatus
 
 from .episodes import Episode, stage_of
 from .session import Session, Step
@@ -76,6 +76,7 @@ def leak_finding(top: str, model: dict[str, Any], score: float) -> Finding:
     """The finding put to the expert: drop the top feature before the split, or keep it."""
     return Finding(
         kind=FindingKind.SUSPECTED_LEAKAGE, columns=[top], severity=Severity.CRITICAL, gate=Gate.LEAKAGE,
+        chart=Chart.MODEL_SCORE,  # said here: its declaration lives with the detectors, not loaded in this process
         summary=f"The model scores {score:.3f} ({model.get('metric')}), too good to be true; "
                 f"its most important feature '{top}' may give the outcome away.",
         evidence={"metric": model.get("metric"), "cv_score": model.get("cv_score"),

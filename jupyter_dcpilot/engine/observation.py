@@ -14,7 +14,7 @@ from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.findings import Finding
 from kernel_tools.inferences import ColumnTimeline, Inference
 from kernel_tools.plurals import counted
-from kernel_tools.vocabulary import FindingKind, Severity, StepStatus
+from kernel_tools.vocabulary import Chart, FindingKind, Severity, StepStatus
 
 from .budgets import Budgets
 from .episodes import Episode
@@ -122,7 +122,7 @@ def diagnosis_failed(session: Session, exc: ProbeError) -> None:
     s.findings = [Finding(FindingKind.DIAGNOSIS_INCOMPLETE, [], Severity.CRITICAL,
                           f"The diagnosis could not run ({error}): nothing was checked, so no model "
                           "built on this data can be called valid.",
-                          evidence={"detector": "diagnose", "error": error})]
+                          evidence={"detector": "diagnose", "error": error}, chart=Chart.NONE)]
     s.warnings.append(f"diagnose failed: {error}")
     s.log("error", f"the diagnosis failed ({error}); the co-pilot carries on, but the result "
           "cannot be valid until the diagnosis runs")

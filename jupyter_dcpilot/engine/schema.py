@@ -127,9 +127,9 @@ def _define(cls: type, defs: dict[str, Schema]) -> Schema:
 
 
 def _vocabulary(vocabulary: type[Enum], defs: dict[str, Schema]) -> Schema:
-    name = vocabulary.__name__
-    if VOCABULARIES.get(name) is not vocabulary:
-        raise TypeError(f"{name} is not one of kernel_tools.vocabulary.VOCABULARIES")
+    name = next((k for k, v in VOCABULARIES.items() if v is vocabulary), None)  # its name in the panel
+    if name is None:
+        raise TypeError(f"{vocabulary.__name__} is not one of kernel_tools.vocabulary.VOCABULARIES")
     defs[name] = {
         "type": "string",
         "enum": list(vocabulary_values(name, _every_finding_kind() if name == "FindingKind" else None)),

@@ -33,6 +33,7 @@ from kernel_tools.inferences import (
     TimelineColumn,
 )
 from kernel_tools.vocabulary import (
+    Chart,
     Confidence,
     EventType,
     EvidenceSource,
@@ -354,7 +355,7 @@ def moved_late(session: Session, findings: list[Finding]) -> list[Finding]:
                                                                            "recorded after the prediction time"}}),
                             Option("keep", "Keep as is", "Keep it after all: it is known when a prediction is made.",
                                    "a column recorded after the prediction time inflates every score", False, None)],
-                           "leakage"))
+                           "leakage", Chart.LEAKAGE))
     return out
 
 

@@ -1,10 +1,11 @@
-"""Find every data-centric issue of the taxonomy, with evidence and recommended options."""
+"""Find every data-centric issue of the taxonomy, with evidence and recommended options; each
+finding carries the chart its detector declared (the hosts draw it without loading the detectors)."""
 
 import functools
 from typing import Any
 
-from kernel_tools.diagnosis import runner
-from kernel_tools.diagnosis.joins import diagnose_join
+from kernel_tools.diagnosis import joins, runner
+from kernel_tools.diagnosis.registry import with_charts
 from kernel_tools.findings import Diagnosis
 from kernel_tools.lazy.engine import is_lazy
 
@@ -23,8 +24,13 @@ def diagnose(df: Any, *args: Any, **kwargs: Any) -> Diagnosis:
         kwargs.pop("budget", None)
         kwargs.pop("max_columns", None)
 
-        return diagnose_lazy(df, *args, **kwargs)
-    return runner.diagnose(df, *args, **kwargs)
+        return with_charts(diagnose_lazy(df, *args, **kwargs))
+    return with_charts(runner.diagnose(df, *args, **kwargs))
+
+
+@functools.wraps(joins.diagnose_join)
+def diagnose_join(frames: Any, *args: Any, **kwargs: Any) -> Diagnosis:
+    return with_charts(joins.diagnose_join(frames, *args, **kwargs))
 
 
 __all__ = ["diagnose", "diagnose_join"]

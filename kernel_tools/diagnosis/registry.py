@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kernel_tools.findings import Finding
+from kernel_tools.findings import Diagnosis, Finding
 from kernel_tools.vocabulary import Basis, Chart, FindingKind, declare_kind, finding_kinds
 
 if TYPE_CHECKING:
@@ -132,6 +132,21 @@ def kind_data(kind: str) -> KindData | None:
     """What the detector that finds ``kind`` declared of it (None for a kind nobody declared)."""
     load_detectors()
     return KINDS.get(kind)
+
+
+def declared_chart(kind: str) -> Chart | None:
+    """The chart a finding of ``kind`` carries (:attr:`Chart.NONE` when its detector declared
+    none; None for a kind nobody declared)."""
+    declared = kind_data(kind)
+    return None if declared is None else declared.chart or Chart.NONE
+
+
+def with_charts(diagnosis: Diagnosis) -> Diagnosis:
+    """``diagnosis`` with each finding carrying its declared chart (:func:`declared_chart`): the
+    hosts draw it without loading the detectors."""
+    for finding in diagnosis.findings:
+        finding.chart = finding.chart or declared_chart(finding.kind)
+    return diagnosis
 
 
 # a detector that raised (Detectors.run below), or one the time budget stopped (wide.py)

@@ -153,6 +153,19 @@ export const EVIDENCE_SOURCES = [
 
 export type EvidenceSource = (typeof EVIDENCE_SOURCES)[number];
 
+export const CHART_KINDS = [
+  'leakage',
+  'model_score',
+  'missing',
+  'outliers',
+  'label_issues',
+  'rows_per_entity',
+  'duplicates',
+  'none',
+] as const;
+
+export type ChartKind = (typeof CHART_KINDS)[number];
+
 export const PENDING = [
   'proposed',
   'awaiting_decision',
