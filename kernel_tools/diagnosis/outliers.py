@@ -14,6 +14,7 @@ from kernel_tools.diagnosis.dtypes import find_sentinels
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 IQR_K = 3.0
@@ -120,9 +121,10 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
     worst = max(cols, key=lambda c: per_col[c]["rate"])
     evidence = {"columns": per_col, "method": f"IQR fences at {IQR_K:g}×IQR (log scale for long tails)",
                 "multivariate_outlier_share": mv, "multivariate_sample_size": min(len(frame), MV_ROWS)}
-    summary = (f"{total} extreme value(s) in {len(cols)} column(s) (most in '{worst}'); they may be "
-               "real (e.g. a very sick patient's lab value) or entry errors — only a domain expert "
-               "can tell.")
+    where = f"in '{worst}'" if len(cols) == 1 else f"in {counted(len(cols), 'column')} (most in '{worst}')"
+    they, errors = ("it", "an entry error") if total == 1 else ("they", "entry errors")
+    summary = (f"{counted(total, 'extreme value')} {where}; {they} may be real (e.g. a very sick patient's lab "
+               f"value) or {errors} — only a domain expert can tell.")
     has_inf = any("infinite_values" in v for v in per_col.values())
     severity = "warning" if has_inf or per_col[worst]["rate"] >= 0.005 else "info"
 
