@@ -13,6 +13,7 @@ import pytest
 from jupyter_dcpilot.engine import fingerprint, reask, structure_cards
 from jupyter_dcpilot.engine.structure import Structure
 from jupyter_dcpilot.engine.task import Task
+from kernel_tools.models.evaluate import flags_left_out
 from kernel_tools.models.time_varying import fit_evaluate_intervals
 from kernel_tools.plurals import counted
 
@@ -68,3 +69,10 @@ def test_a_frame_of_one_row_is_said_as_one_row():
     stored = {"name": "df", "rows": 5, "columns": ["a"], "dtypes": {"a": "int64"}}
     assert well_said(fingerprint.difference(stored, {**stored, "rows": np.int64(1)}) or "") == (
         "'df' has 1 row, the session's had 5")
+
+
+def test_flag_columns_left_out_of_the_model_are_named_not_listed_as_python():
+    one, two = flags_left_out(["prio_outlier"]), flags_left_out(["a_outlier", "b_missing"])
+    assert one.startswith("the flag column 'prio_outlier' a cleaning step added is not a feature: it describes")
+    assert two.startswith("the flag columns 'a_outlier', 'b_missing' cleaning steps added are not features: they")
+    assert "[" not in one + two  # was "flag columns ['prio_outlier'] added by cleaning steps are not features"
