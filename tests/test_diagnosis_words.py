@@ -171,5 +171,5 @@ def test_visits_that_order_the_rows_and_repeat_for_every_entity_are_named_once()
         warnings.simplefilter("ignore")
         (found,) = kt.diagnose(df, **hints).by_kind("repeated_measurements")
     assert found.evidence["design_columns"] == ["visit"]
-    assert "ordered by 'visit' (the same values for every entity)" in found.summary
+    assert "ordered by 'visit', at the same values for every entity)" in found.summary
     assert found.summary.count("'visit'") == 2, found.summary  # the order, then the prediction time

@@ -76,3 +76,25 @@ def test_flag_columns_left_out_of_the_model_are_named_not_listed_as_python():
     assert one.startswith("the flag column 'prio_outlier' a cleaning step added is not a feature: it describes")
     assert two.startswith("the flag columns 'a_outlier', 'b_missing' cleaning steps added are not features: they")
     assert "[" not in one + two  # was "flag columns ['prio_outlier'] added by cleaning steps are not features"
+
+
+def test_the_notebooks_decision_record_says_evidence_in_words_and_each_option_once():
+    from jupyter_dcpilot.engine.notebook import decision_markdown
+    from jupyter_dcpilot.engine.session import Decision, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
+
+    question = "'leak' may give the outcome away: on its own it predicts the outcome (C-index 0.908)."
+    decision = Decision(id="d2-abc", step_id="s2", gate="leakage", question=question, columns=["leak"],
+                        evidence={"metric": "c_index", "score": 0.9077, "rank": 1, "features_scored": 9,
+                                  "sample_size": 1087, "next_best_score": 0.6321,
+                                  "reason": "on its own it predicts the outcome (C-index 0.908)"},
+                        options=[DecisionOption("drop", "Drop leak", "Remove leak before modelling.", "loses it"),
+                                 DecisionOption("keep", "Keep as is", "Keep it: it is known before the outcome.",
+                                                "an inflated score")], recommended="drop")
+    text = decision_markdown(decision, Step(id="s2", episode="remove_leakage", title="Drop leak"))
+    well_said(text)
+    assert "*Evidence:* C-index 0.908; ranked 1 of 9 features scored; the next best 0.632" in text
+    assert "features_scored =" not in text and "metric = c_index" not in text
+    assert "| **Drop leak** (`drop`, recommended) | Remove leak before modelling. | loses it |" in text
+    assert "| **Keep as is** (`keep`) | Keep it: it is known before the outcome. |" in text
+    assert "Keep as is: Keep it" not in text

@@ -108,13 +108,13 @@ def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8)
 def decision_markdown(decision: Decision, step: Step) -> str:
     """A decision as the notebook shows it: gate, evidence, options, choice, who decided."""
     lines = [f"### Decision ({decision.gate}) — {step.title}", "", md_text(decision.question), ""]
-    ev = evidence_text(decision.evidence)
+    ev = evidence_words(decision.evidence, decision.question)  # in words, as the card says it
     if ev:
-        lines += [f"*Evidence:* {ev}", ""]
+        lines += [f"*Evidence:* {md_text(ev)}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
-    for o in decision.options:
-        name = f"**{o.id}**" + (" (recommended)" if o.id == decision.recommended else "")
-        lines.append(f"| {name} | {md_text(o.label)}: {md_text(o.description)} | {md_text(o.risk)} |")
+    for o in decision.options:  # named by its label (the choice's id after it): "Keep as is: Keep it" said it twice
+        name = f"**{md_text(o.label or o.id)}** (`{o.id}`" + (", recommended)" if o.id == decision.recommended else ")")
+        lines.append(f"| {name} | {md_text(o.description)} | {md_text(o.risk)} |")
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)

@@ -405,7 +405,7 @@ def _design_words(design: list[str], visit: str | None) -> str:
     if not design:
         return ""
     if design == [visit]:
-        return " (the same values for every entity)"
+        return ", at the same values for every entity"
     return ", each measured under the same conditions (" + " × ".join(f"'{c}'" for c in design) + ")"
 
 
