@@ -173,3 +173,36 @@ def test_visits_that_order_the_rows_and_repeat_for_every_entity_are_named_once()
     assert found.evidence["design_columns"] == ["visit"]
     assert "ordered by 'visit', at the same values for every entity)" in found.summary
     assert found.summary.count("'visit'") == 2, found.summary  # the order, then the prediction time
+
+
+def test_a_count_in_the_thousands_is_written_with_its_separator():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"pid": np.repeat(np.arange(600), 2), "visit": np.tile([1, 2], 600),
+                       "x": rng.normal(size=1200), "y": np.repeat(rng.integers(0, 2, 600), 2)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (found,) = kt.diagnose(df, target="y").by_kind("repeated_measurements")
+    assert found.summary.startswith("The 1,200 rows describe 600 entities ('pid', 2.0 rows each on average")
+
+
+@pytest.mark.parametrize(("extra", "said"), [(1, "1 row is an exact copy of another:"),
+                                             (3, "3 rows are exact copies of others:")])
+def test_the_lazy_diagnosis_says_the_whole_datas_copies_in_agreement(extra, said):
+    dd = pytest.importorskip("dask.dataframe")
+    df = frame()
+    df = pd.concat([df, df.iloc[:extra]], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (found,) = kt.diagnose(dd.from_pandas(df, npartitions=3), target="y").by_kind("duplicate_rows")
+    assert found.summary.startswith(said), found.summary
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_the_lazy_diagnosis_says_the_whole_datas_extreme_values_in_agreement(many):
+    dd = pytest.importorskip("dask.dataframe")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (found,) = kt.diagnose(dd.from_pandas(outliers(many), npartitions=3), target="y").by_kind("outliers")
+    said = ("3 extreme values in 2 columns (most in 'bp'); they may be real" if many
+            else "1 extreme value in 'bp'; it may be real (e.g. a very sick patient's lab value) or an entry error")
+    assert found.summary.startswith(said), found.summary

@@ -99,7 +99,8 @@ def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8)
     if "next_best_score" in ev:
         words.append(f"the next best {_number(ev['next_best_score'])}")
     if "sample_size" in ev:
-        words.append(f"on a sample of {ev['sample_size']} rows")
+        size = ev["sample_size"]
+        words.append(f"on a sample of {size:,} rows" if isinstance(size, int) else f"on a sample of {size} rows")
     said = {"reason", "score", "metric", "rank", "features_scored", "next_best_score", "sample_size"}
     words += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in ev.items() if k not in said]
     return "; ".join(words[:limit])

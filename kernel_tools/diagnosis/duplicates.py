@@ -6,6 +6,7 @@ codes, so a million rows cost a few vectorised passes and no row-wise Python.
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -90,6 +91,18 @@ def copy_share(df: pd.DataFrame, columns: list, row_hash: np.ndarray) -> float:
     return float(rare.mean())
 
 
+COPIES_WORDS = re.compile(r"^\d+ rows? (?:is an exact copy of another|are exact copies of others|equals another|"
+                          r"equal others)")
+
+
+def copies_words(n: int, by_chance: bool = False) -> str:
+    """"1 row is an exact copy of another", "3 rows are exact copies of others" ("equal others" when
+    chance explains them); the lazy diagnosis says it again with the whole data's count."""
+    if by_chance:
+        return f"{counted(n, 'row')} {'equals another' if n == 1 else 'equal others'}"
+    return f"{counted(n, 'row')} {'is an exact copy of another' if n == 1 else 'are exact copies of others'}"
+
+
 def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | None:
     cols = list(df.columns)
     rest = [c for c in cols if c not in set(id_columns)]
@@ -128,8 +141,8 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
                f"identical pairs, {expected:.0f} expected)" if observed <= CHANCE_FACTOR * expected
                else f"and {1 - copies:.0%} of them repeat only common values")
         return Finding("duplicate_rows", [], "info",
-                       f"{counted(exact, 'row')} {'equals another' if exact == 1 else 'equal others'}, {why}: "
-                       "they are likely distinct cases that look alike, not copies.",
+                       f"{copies_words(exact, by_chance=True)}, {why}: they are likely distinct cases that look "
+                       "alike, not copies.",
                        evidence, options, None)
     if exact:
         options.append(Option("deduplicate", "Remove exact duplicates",
@@ -144,8 +157,7 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
                               call("deduplicate", subset=rest, keep="first", near=True)))
     options.append(keep("Keep every row.", "duplicates leak between training and test splits and "
                         "over-weight some cases", recommended=not options))
-    summary = (f"{counted(exact, 'row')} {'is an exact copy of another' if exact == 1 else 'are exact copies of others'}"
-               if exact else "")
+    summary = copies_words(exact) if exact else ""
     if near > 0:
         summary += ("; " if summary else "") + (f"{near} more {'is a near copy' if near == 1 else 'are near copies'} "
                                                 "(equal up to identifiers, case or spacing)")

@@ -646,7 +646,7 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
         ev["index"] = index.to_dict()
     if entity.varying:
         ev["time_varying_columns"] = entity.varying[:15]
-    summary = (f"The {ev['rows']} rows describe {ev['entities']} entities ('{key}', "
+    summary = (f"The {ev['rows']:,} rows describe {ev['entities']:,} entities ('{key}', "
                f"{per:.1f} rows each on average"
                + (f", ordered by '{visit}'" if visit else "")
                + _design_words(ev.get("design_columns") or [], visit)
