@@ -45,6 +45,7 @@ from typing import Any
 from jupyter_ai_persona_manager import BasePersona, ModelConfiguration, ModelOption, PersonaDefaults
 from jupyterlab_chat.models import Message
 
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import PENDING, SessionState, StepGate, StepStatus
 
 from .config import DEFAULT_MODEL, load_llm_config
@@ -460,7 +461,7 @@ def session_words(session: Session) -> str:
     answered = sum(1 for d in session.decisions if d.decided)
     done = sum(1 for st in session.plan if st.status == StepStatus.DONE)
     return (f"on {session.frame}" + (f", predicting {target}" if target else "")
-            + f": {session.state}, {answered} decision(s) answered, {done} step(s) done")
+            + f": {session.state}, {counted(answered, 'decision')} answered, {counted(done, 'step')} done")
 
 
 def parse_start(match: re.Match[str]) -> dict[str, Any]:
@@ -515,7 +516,7 @@ def chat_update(hosted: HostedSession, event: dict[str, Any], asked: set[str]) -
         if key in asked or not listed:
             return None
         asked.add(key)
-        return (f"`{hosted.path}`: {TIMING_PROPOSER} proposes where {len(event['proposed'])} column(s) of the "
+        return (f"`{hosted.path}`: {TIMING_PROPOSER} proposes where {counted(len(event['proposed']), 'column')} of the "
                 "timeline belong, from their names and the schema only. These are proposals: nothing is moved "
                 f"or confirmed until you say.\n{listed}\n\nSay `timeline` for the whole card.")
     if kind == "state" and event.get("state") in (SessionState.FINISHED, SessionState.FAILED):

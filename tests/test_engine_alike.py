@@ -53,4 +53,5 @@ def test_twenty_five_mostly_missing_columns_are_one_step_and_one_question(tmp_pa
 def test_two_alike_columns_stay_two_questions(tmp_path, capsys):
     _, session = run(tmp_path, 2)
     titles = [st["title"] for st in session["plan"] if st["episode"] == "impute"]
-    assert titles == ["Drop sparse_0", "Drop sparse_1"]  # what was chosen, not "Impute missing values"
+    # what was chosen and why, as the group's "Drop 25 mostly-missing columns"; not "Impute missing values"
+    assert titles == ["Drop sparse_0 (mostly missing)", "Drop sparse_1 (mostly missing)"]

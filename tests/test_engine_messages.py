@@ -13,6 +13,7 @@ import pytest
 from jupyter_dcpilot.engine import fingerprint, reask, structure_cards
 from jupyter_dcpilot.engine.structure import Structure
 from jupyter_dcpilot.engine.task import Task
+from kernel_tools.models.evaluate import flags_left_out
 from kernel_tools.models.time_varying import fit_evaluate_intervals
 from kernel_tools.plurals import counted
 
@@ -68,3 +69,33 @@ def test_a_frame_of_one_row_is_said_as_one_row():
     stored = {"name": "df", "rows": 5, "columns": ["a"], "dtypes": {"a": "int64"}}
     assert well_said(fingerprint.difference(stored, {**stored, "rows": np.int64(1)}) or "") == (
         "'df' has 1 row, the session's had 5")
+
+
+def test_flag_columns_left_out_of_the_model_are_named_not_listed_as_python():
+    one, two = flags_left_out(["prio_outlier"]), flags_left_out(["a_outlier", "b_missing"])
+    assert one.startswith("the flag column 'prio_outlier' a cleaning step added is not a feature: it describes")
+    assert two.startswith("the flag columns 'a_outlier', 'b_missing' cleaning steps added are not features: they")
+    assert "[" not in one + two  # was "flag columns ['prio_outlier'] added by cleaning steps are not features"
+
+
+def test_the_notebooks_decision_record_says_evidence_in_words_and_each_option_once():
+    from jupyter_dcpilot.engine.notebook import decision_markdown
+    from jupyter_dcpilot.engine.session import Decision, Step
+    from jupyter_dcpilot.engine.wire import DecisionOption
+
+    question = "'leak' may give the outcome away: on its own it predicts the outcome (C-index 0.908)."
+    decision = Decision(id="d2-abc", step_id="s2", gate="leakage", question=question, columns=["leak"],
+                        evidence={"metric": "c_index", "score": 0.9077, "rank": 1, "features_scored": 9,
+                                  "sample_size": 1087, "next_best_score": 0.6321,
+                                  "reason": "on its own it predicts the outcome (C-index 0.908)"},
+                        options=[DecisionOption("drop", "Drop leak", "Remove leak before modelling.", "loses it"),
+                                 DecisionOption("keep", "Keep as is", "Keep it: it is known before the outcome.",
+                                                "an inflated score")], recommended="drop")
+    text = decision_markdown(decision, Step(id="s2", episode="remove_leakage", title="Drop leak"))
+    well_said(text)
+    assert "*Evidence:* C-index 0.908; ranked 1 of 9 features scored; the next best 0.632; on a sample of 1,087 rows" \
+        in text
+    assert "features_scored =" not in text and "metric = c_index" not in text
+    assert "| **Drop leak** (`drop`, recommended) | Remove leak before modelling. | loses it |" in text
+    assert "| **Keep as is** (`keep`) | Keep it: it is known before the outcome. |" in text
+    assert "Keep as is: Keep it" not in text

@@ -162,3 +162,14 @@ def test_each_kind_of_drop_has_its_own_title():
     assert titles == ["Drop redundant copies: albumin_last (kept: albumin)"]
     ep = library()["drop_identifiers"]
     assert step_title(ep, [rowid, copy]) == "Drop identifiers and redundant copies: albumin_last, rowid (kept: albumin)"
+
+
+def test_a_constant_column_is_dropped_as_constant_not_as_free_text():
+    constant = finding("constant_column", ["site"], None,
+                       [option("drop", True, "drop_columns", columns=["site"], reason="constant"), option("keep")])
+    text = finding("free_text", ["notes"], None,
+                   [option("drop", True, "drop_columns", columns=["notes"], reason="free text"), option("keep")])
+    ep = library()["drop_uninformative"]
+    assert step_title(ep, [constant]) == "Drop constant columns: site"
+    assert step_title(ep, [text]) == "Drop free-text columns: notes"
+    assert step_title(ep, [constant, text]) == "Drop constant columns and free-text columns: notes, site"

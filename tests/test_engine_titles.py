@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_dcpilot.engine import history
+from jupyter_dcpilot.engine import alike, history
 from jupyter_dcpilot.engine.session import Decision, Session, Step, answered_title, encode
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.wire import DecisionOption
@@ -65,3 +65,67 @@ def test_a_column_is_named_as_a_word_not_as_part_of_one():
 def test_a_group_of_columns_is_not_listed_where_the_plan_did_not_list_it():
     columns = [f"sparse_{i}" for i in range(25)]
     assert answered_title("Drop 25 columns", "Drop 25 mostly-missing columns", columns) == "Drop 25 columns"
+
+
+def leakage_step(reason: str, function: str = "drop_columns", planned: str = "Remove leakage: leak",
+                 gate: str = "leakage") -> tuple[Session, Step, Decision]:
+    """A gated drop as the rule planner makes it: the step's function is its recommended call's."""
+    s = Session(task=Task(kind="classification", target="y", confirmed=True))
+    step = Step(id="s3", episode="remove_leakage", title=planned, gate=gate, columns=["leak"],
+                function=function, status="awaiting_decision")
+    drop = DecisionOption(id="drop", label="Drop leak", description="", risk="",
+                          action={"function": "drop_columns", "params": {"columns": ["leak"], "reason": reason}})
+    keep = DecisionOption(id="keep", label="Keep as is", description="", risk="")
+    impute = DecisionOption(id="impute_auto", label="Impute (model-based) + indicators", description="", risk="",
+                            action={"function": "impute", "params": {"columns": ["leak"], "reason": "gaps"}})
+    decision = Decision(id="d3-abc", step_id="s3", gate=gate, question="?", options=[drop, keep, impute],
+                        recommended="drop", columns=["leak"])
+    step.decision_id = decision.id
+    s.plan, s.decisions = [step], [decision]
+    return s, step, decision
+
+
+@pytest.mark.parametrize(("reason", "title"), [
+    ("may give the outcome away", "Drop leak (may give the outcome away)"),
+    ("recorded after the prediction time", "Drop leak (recorded after the prediction time)"),
+])
+def test_a_drop_answered_as_the_plan_proposed_keeps_its_reason_in_the_title(reason, title):
+    s, step, decision = leakage_step(reason)
+    s.decide(decision.id, "drop", by="user")
+    assert step.title == title
+    history.reset(s, step, "the model failed", ask_user=True)  # asked again: the plan's title
+    assert step.title == "Remove leakage: leak"
+
+
+def test_another_answer_says_no_reason_it_does_not_act_on():
+    s, step, decision = leakage_step("may give the outcome away")
+    s.decide(decision.id, "keep", by="user")
+    assert step.title == "Keep as is: leak"
+
+
+def test_a_drop_answered_where_the_plan_proposed_imputing_says_what_it_drops_and_nothing_of_imputing():
+    s, step, decision = leakage_step("mostly missing", function="impute", planned="Impute missing values: leak",
+                                     gate="imputation")
+    s.decide(decision.id, "drop", by="user")
+    assert step.title == "Drop leak"
+    # planned as a drop (the recommended call of a mostly-missing column): its reason, still no 'Impute'
+    s, step, decision = leakage_step("mostly missing", planned="Impute missing values: leak", gate="imputation")
+    s.decide(decision.id, "drop", by="user")
+    assert step.title == "Drop leak (mostly missing)"
+    # and the imputation answered to it does not take the drop's reason
+    s, step, decision = leakage_step("mostly missing", planned="Impute missing values: leak", gate="imputation")
+    s.decide(decision.id, "impute_auto", by="user")
+    assert step.title == "Impute (model-based) + indicators: leak"
+
+
+def test_a_reason_the_label_already_says_is_not_said_twice():
+    assert answered_title("Drop 25 mostly-missing columns", "Drop 25 mostly-missing columns", [],
+                          "mostly missing") == "Drop 25 mostly-missing columns"
+    assert answered_title("Drop 3 columns (may give the outcome away)", "Drop 3 columns (may give the outcome away)",
+                          [], "may give the outcome away") == "Drop 3 columns (may give the outcome away)"
+
+
+def test_a_group_names_a_long_reason_after_its_columns():
+    assert alike.columns_for(25, "mostly missing") == "25 mostly-missing columns"
+    assert alike.columns_for(3, "may give the outcome away") == "3 columns (may give the outcome away)"
+    assert alike.columns_for(3, None) == "3 columns"

@@ -92,7 +92,7 @@ def test_diagnose_on_dask_keeps_whole_entities_in_its_sample(visits):
     rm = next(f for f in small.findings if f.kind == "repeated_measurements")
     # whole-data numbers even though the detectors saw a third of the rows
     assert rm.evidence["entities"] == visits["subject"].nunique() and rm.evidence["rows"] == len(visits)
-    assert rm.summary.startswith(f"The {len(visits)} rows describe {visits['subject'].nunique()} entities")
+    assert rm.summary.startswith(f"The {len(visits):,} rows describe {visits['subject'].nunique():,} entities")
     assert d.column_stats["lazy"]["sample_rows"] == len(visits)  # small frame: the sample is all of it
 
 

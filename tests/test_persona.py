@@ -127,7 +127,7 @@ async def _blocked(jp_fetch, session_id: str):
 def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
     from jupyter_dcpilot.engine.session import Decision, Session, Step
     from jupyter_dcpilot.engine.wire import DecisionOption
-    from jupyter_dcpilot.jupyter_ai_persona import find_decision, option_id, summary_markdown
+    from jupyter_dcpilot.jupyter_ai_persona import find_decision, option_id, session_words, summary_markdown
 
     session = Session(frame="df")
     session.plan = [Step(id="s1", episode="remove_leakage", title="Remove leakage: x", status="awaiting_decision",
@@ -144,6 +144,10 @@ def test_reject_maps_to_skip_and_the_summary_lists_the_plan() -> None:
     text = summary_markdown(session)
     assert "1 awaiting_decision" in text and "`d1-0a1b2c3d` (leakage: x)" in text and "`drop` (recommended)" in text
     assert "Valid model" not in text  # no model yet, no verdict
+    assert session_words(session) == "on df: idle, 0 decisions answered, 0 steps done"
+    session.decide("d1-0a1b2c3d", "drop", by="user")
+    session.plan[0].status = "done"
+    assert session_words(session) == "on df: idle, 1 decision answered, 1 step done"
     session.validity = [{"check": "known_at_index", "passed": False, "detail": "the 'last' of all records"}]
     assert "❌ **known_at_index**: the 'last' of all records" in summary_markdown(session)
 

@@ -46,7 +46,7 @@ async def test_the_chat_shows_claudes_timing_proposals_as_proposals(chat, jp_fet
             (hosted,) = registry.sessions("t.ipynb")
             s = hosted.session
             assert any(t["name"] == "propose_timings" for r in fake.requests for t in r.get("tools", []))
-            assert "`t.ipynb`: Claude proposes where 2 column(s)" in post and "nothing is moved" in post
+            assert "`t.ipynb`: Claude proposes where 2 columns of the timeline belong" in post and "nothing is moved" in post
             assert ("- `albumin_at_discharge` (now during follow-up, to confirm): Claude proposes baseline: "
                     "albumin is drawn at admission in this study (a proposal, nothing moved: "
                     "``put `albumin_at_discharge` in baseline`` takes it)") in post

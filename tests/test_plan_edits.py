@@ -418,7 +418,7 @@ async def test_an_edit_a_replan_leaves_nothing_to_apply_to_is_said_in_the_notebo
     assert not [st for st in session.plan if st.episode == "outliers" and st.status == "done"]
     lapsed = [e for e in session.plan_edits if e.lapsed]
     assert {e.op for e in lapsed} == {"params", "move"} and all(e.step == outliers_id for e in lapsed)
-    assert "no longer finds what" in lapsed[0].lapsed and "(drop: complained)" in lapsed[0].lapsed
+    assert "no longer finds what" in lapsed[0].lapsed and "(drop: complained (leak))" in lapsed[0].lapsed
     notes = [c["source"] for c in notebook.cells if c["source"].startswith("### A plan edit no longer applies")]
     assert len(notes) == 2 and any("set threshold=4" in n for n in notes)
     said = [t["text"] for t in session.transcript if "no longer applies" in t["text"]]

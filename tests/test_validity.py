@@ -401,7 +401,7 @@ def test_an_estimate_one_broken_fold_decides_is_not_valid_and_missing_fold_score
     assert "-937" in problems["cv_stable"]
     assert "fold scores agree" in {c.check: c.detail for c in audit(s, {**broken, "cv_score": 0.5, "cv_scores": broken["cv_scores"][:-1]})}["cv_stable"]
     unrecorded = failed(audit(s, {**MODEL, "cv_scores": None}))
-    assert "0 finite fold score(s)" in unrecorded["cv_stable"] and "could not be checked" in unrecorded["cv_stable"]
+    assert "0 finite fold scores" in unrecorded["cv_stable"] and "could not be checked" in unrecorded["cv_stable"]
 
 
 def test_tiny_folds_that_scatter_pass_and_a_model_worse_than_the_mean_is_said_so():

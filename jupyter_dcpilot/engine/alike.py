@@ -55,8 +55,16 @@ def title(episode_name: str, found: list[Finding]) -> str:
     action = (found[0].recommended.action if found[0].recommended else None) or {}
     reason = (action.get("params") or {}).get("reason")
     if action.get("function") == "drop_columns" and isinstance(reason, str) and reason:
-        return f"Drop {len(found)} {reason.replace(' ', '-')} columns"
+        return f"Drop {columns_for(len(found), reason)}"
     return f"{episode_name}: {len(found)} columns alike"
+
+
+def columns_for(n: int, reason: str | None) -> str:
+    """"25 mostly-missing columns" for a short reason, "3 columns (may give the outcome away)" for a
+    longer one (a hyphenated clause reads as noise)."""
+    if not reason:
+        return f"{n} columns"
+    return f"{n} {reason.replace(' ', '-')} columns" if len(reason.split()) <= 2 else f"{n} columns ({reason})"
 
 
 def question(found: list[Finding]) -> str:
@@ -75,8 +83,7 @@ def merged_options(options: list[DecisionOption], found: list[Finding]) -> list[
         if option.action and "columns" in params:
             option.action = {**option.action, "params": {**params, "columns": columns}}
             reason = params.get("reason") if option.action.get("function") == "drop_columns" else None
-            named = f"{len(columns)} {reason.replace(' ', '-')} columns" if isinstance(reason, str) and reason \
-                else f"{len(columns)} columns"
+            named = columns_for(len(columns), reason if isinstance(reason, str) else None)
             option.label = option.label.replace(", ".join(found[0].columns), named)
             option.description = option.description.replace(", ".join(found[0].columns), f"{len(columns)} columns")
     return options

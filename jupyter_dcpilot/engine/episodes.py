@@ -248,6 +248,9 @@ EPISODES: tuple[Episode, ...] = (
                                 "free_text")},
         function="drop_columns", params={"reason": "constant (no information)"},
         report_var="uninformative_drop", expect={"rows": "same"}, per_finding=False, edit_params=_DROPPED,
+        titles={"constant_column": "Drop constant columns", "constant": "Drop constant columns",
+                "near_constant": "Drop nearly constant columns", "empty_column": "Drop empty columns",
+                "free_text": "Drop free-text columns"},  # a constant column is not called free text
         coordinator="Columns with a single value tell a model nothing; free text needs features "
         "extracted first.",
         worker="df, uninformative_drop = kt.drop_columns(df, [cols], reason=...).",

@@ -85,7 +85,7 @@ def leak_finding(top: str, model: dict[str, Any], score: float) -> Finding:
             Option(id="drop", label=f"Drop {top}", description=f"Remove {top} before the split.",
                    risk="loses a real predictor if it is known at prediction time", recommended=True,
                    action={"function": "drop_columns",
-                           "params": {"columns": [top], "reason": "suspected target leakage"}}),
+                           "params": {"columns": [top], "reason": "may give the outcome away"}}),
             Option(id="keep", label="Keep it", description="It is known before the outcome.",
                    risk="a leaked column makes the score meaningless")],
     )

@@ -99,7 +99,8 @@ def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8)
     if "next_best_score" in ev:
         words.append(f"the next best {_number(ev['next_best_score'])}")
     if "sample_size" in ev:
-        words.append(f"on a sample of {ev['sample_size']} rows")
+        size = ev["sample_size"]
+        words.append(f"on a sample of {size:,} rows" if isinstance(size, int) else f"on a sample of {size} rows")
     said = {"reason", "score", "metric", "rank", "features_scored", "next_best_score", "sample_size"}
     words += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in ev.items() if k not in said]
     return "; ".join(words[:limit])
@@ -108,13 +109,13 @@ def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8)
 def decision_markdown(decision: Decision, step: Step) -> str:
     """A decision as the notebook shows it: gate, evidence, options, choice, who decided."""
     lines = [f"### Decision ({decision.gate}) — {step.title}", "", md_text(decision.question), ""]
-    ev = evidence_text(decision.evidence)
+    ev = evidence_words(decision.evidence, decision.question)  # in words, as the card says it
     if ev:
-        lines += [f"*Evidence:* {ev}", ""]
+        lines += [f"*Evidence:* {md_text(ev)}", ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
-    for o in decision.options:
-        name = f"**{o.id}**" + (" (recommended)" if o.id == decision.recommended else "")
-        lines.append(f"| {name} | {md_text(o.label)}: {md_text(o.description)} | {md_text(o.risk)} |")
+    for o in decision.options:  # named by its label (the choice's id after it): "Keep as is: Keep it" said it twice
+        name = f"**{md_text(o.label or o.id)}** (`{o.id}`" + (", recommended)" if o.id == decision.recommended else ")")
+        lines.append(f"| {name} | {md_text(o.description)} | {md_text(o.risk)} |")
     lines += ["", f"**Choice: `{decision.choice}`**, decided by {decision.decided_by} at {decision.at}"
               + (f" — {decision.rationale}" if decision.rationale else "")]
     return "\n".join(lines)

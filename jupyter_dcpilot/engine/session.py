@@ -63,12 +63,15 @@ def sidecar_path(notebook: str | os.PathLike[str]) -> Path:
     return path.with_name(f".{path.name}.dcpilot.json")
 
 
-def answered_title(label: str, planned: str, columns: list[str]) -> str:
+def answered_title(label: str, planned: str, columns: list[str], why: str = "") -> str:
     """A step's title from its answer's label, with the columns the plan's title named after its
-    colon unless the label names one ("Drop 25 columns" of a group names none)."""
+    colon unless the label names one ("Drop 25 columns" of a group names none), then ``why`` (the
+    answer's reason) in brackets unless the label says it: "Drop leak (may give the outcome away)"."""
     _, colon, named = planned.partition(": ")
     said = any(re.search(rf"(?<![\w]){re.escape(c)}(?![\w])", label) for c in columns)
-    return label if said or not colon else f"{label}: {named}"
+    title = label if said or not colon else f"{label}: {named}"
+    told = not why or why in label or why.replace(" ", "-") in label
+    return title if told else f"{title} ({why})"
 
 
 @dataclass
@@ -112,7 +115,15 @@ class Step:
             self.title, self.planned_title = self.planned_title or self.title, ""
             return
         self.planned_title = self.planned_title or self.title
-        self.title = answered_title(option.label or option.id, self.planned_title, self.columns)
+        self.title = answered_title(option.label or option.id, self.planned_title, self.columns, self.why(option))
+
+    def why(self, option: DecisionOption) -> str:
+        """The reason of an answer that makes the call the plan proposed (a leak's drop: "may give the
+        outcome away"), kept in its title for a reader who scans the plan; "" for another call (a
+        drop answered where the plan proposed imputing says only what it drops)."""
+        action = option.action or {}
+        reason = (action.get("params") or {}).get("reason")
+        return reason if action.get("function") == self.function and isinstance(reason, str) else ""
 
     @property
     def pending(self) -> bool:

@@ -16,6 +16,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, FindingKind
 
 MAX_FREQUENT = 150
@@ -91,7 +92,7 @@ def find_inconsistent(profiles: dict[str, ColumnProfile], exclude: set[str]) -> 
         n_var = sum(len(v) for v in variants.values())
         findings.append(Finding(
             "inconsistent_categories", [c], "warning" if rows / max(prof.n_present, 1) >= 0.01 else "info",
-            f"'{c}' writes the same value in several ways ({n_var} variant(s), {rows} rows), e.g. "
+            f"'{c}' writes the same value in several ways ({counted(n_var, 'variant')}, {counted(rows, 'row')}), e.g. "
             + "; ".join(f"{k!r} vs {', '.join(map(repr, v[:2]))}" for k, v in list(variants.items())[:2]) + ".",
             {"variants": examples, "variant_count": n_var, "affected_rows": rows,
              "case_or_spacing": n_var - sum(len(by_norm[[r]]) for r in typos),

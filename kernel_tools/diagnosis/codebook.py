@@ -38,6 +38,7 @@ from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.dictionary import Dictionary, Field
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.privacy import mark_private, personal_data
 from kernel_tools.redcap import Layout, blank_by_design, find_layout, is_system_column
 from kernel_tools.vocabulary import Basis
@@ -495,6 +496,11 @@ def _bound(text: str | None, dated: bool) -> Any:
         return None
 
 
+def _absent(n: int, one: str, many: str, where: str) -> str:
+    """"1 field of the codebook is not in the table", "3 ... are not": the count and its verb agree."""
+    return f"{n} {one} is not in {where}" if n == 1 else f"{n} {many} are not in {where}"
+
+
 def codebook_findings(df: pd.DataFrame, codebook: Codebook) -> list[Finding]:
     """Where the codebook and the data disagree: values outside its choices or valid range,
     fields it lists that the table lacks, columns it does not describe."""
@@ -505,8 +511,9 @@ def codebook_findings(df: pd.DataFrame, codebook: Codebook) -> list[Finding]:
         worst = max(outside, key=lambda c: outside[c]["rows"])
         findings.append(Finding(
             "dictionary_mismatch", list(outside), "warning",
-            f"{len(outside)} coded column(s) hold values the codebook does not list (up to "
-            f"{outside[worst]['rows']} rows in '{worst}'): a new code, a typo or another coding.",
+            f"{counted(len(outside), 'coded column')} {'holds' if len(outside) == 1 else 'hold'} values the codebook "
+            f"does not list ({'' if len(outside) == 1 else 'up to '}{counted(outside[worst]['rows'], 'row')} in "
+            f"'{worst}'): a new code, a typo or another coding.",
             {"outside_choices": outside, "dictionary": name},
             [keep("Keep the values; check them against the codebook.",
                   "an unlisted code may be an error the model learns from", True)]))
@@ -525,13 +532,15 @@ def codebook_findings(df: pd.DataFrame, codebook: Codebook) -> list[Finding]:
                                           bounds=bounds)))
         findings.append(Finding(
             "value_out_of_range", list(ranges), "warning",
-            f"{total} value(s) in {len(ranges)} column(s) lie outside the valid range the codebook gives.",
+            f"{counted(total, 'value')} in {counted(len(ranges), 'column')} {'lies' if total == 1 else 'lie'} outside the "
+            "valid range the codebook gives.",
             {"columns": ranges, "dictionary": name}, options, "outliers"))
     if codebook.dictionary.format != "none" and (codebook.absent or codebook.undescribed):
         findings.append(Finding(
             "dictionary_mismatch", [], "info",
-            f"The codebook {name} and the table differ: {len(codebook.absent)} field(s) of the codebook are not "
-            f"in the table, {len(codebook.undescribed)} column(s) of the table are not in the codebook.",
+            f"The codebook {name} and the table differ: "
+            + _absent(len(codebook.absent), "field of the codebook", "fields of the codebook", "the table") + ", "
+            + _absent(len(codebook.undescribed), "column of the table", "columns of the table", "the codebook") + ".",
             {"absent_fields": codebook.absent[:50], "undescribed_columns": codebook.undescribed[:50],
              "dictionary": name}))
     return findings

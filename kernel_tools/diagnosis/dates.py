@@ -20,6 +20,7 @@ from kernel_tools.diagnosis.columns import numeric_values
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis
 
 # numbers that count days: a spreadsheet's serial dates, SAS's and Stata's dates, Unix days
@@ -109,7 +110,7 @@ def find_dates_out_of_range(ctx: Context) -> list[Finding]:
         rest = days[~np.isnan(days) & ~np.isin(np.floor(days), dates)]
         findings.append(Finding(
             "date_out_of_range", [c], "warning",
-            f"'{c}' has {rows} row(s) on dates no record can have: {why}: {listed}.",
+            f"'{c}' has {counted(rows, 'row')} on dates no record can have: {why}: {listed}.",
             {"rows": rows, "dates": [_iso(d) for d in dates[:MAX_LISTED]],
              "reasons": {k: [_iso(d) for d in v[:MAX_LISTED]] for k, v in bad.items()},
              "range_of_the_rest": [_iso(rest.min()), _iso(rest.max())] if rest.size else None},

@@ -12,6 +12,8 @@ import io
 import warnings
 from typing import Any
 
+from kernel_tools.plurals import counted
+
 
 def escape(text: Any) -> str:
     """HTML-escape any value."""
@@ -81,7 +83,7 @@ def diagnosis_html(diagnosis) -> str:
     head = (f"<b>Diagnosis</b> — {diagnosis.shape[0]} rows × {diagnosis.shape[1]} columns; "
             f"task: <b>{escape(task.get('kind'))}</b>"
             + (f" (target <code>{escape(task.get('target'))}</code>)" if task.get("target") else "")
-            + f" — {escape(task.get('reason', ''))}; {len(diagnosis.findings)} finding(s) in "
+            + f" — {escape(task.get('reason', ''))}; {counted(len(diagnosis.findings), 'finding')} in "
             f"{diagnosis.elapsed_s:.2f} s (model checks on {diagnosis.sample_size} rows)")
     rows = []
     for f in diagnosis.findings:

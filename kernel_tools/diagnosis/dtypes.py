@@ -12,6 +12,7 @@ from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
 from kernel_tools.number_text import count_signs, number_format, to_numbers
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, FindingKind
 
 SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
@@ -122,12 +123,13 @@ def _sentinel_codes(c: str, v: np.ndarray, sentinels: list[float]) -> Finding:
     codes = ", ".join(f"{s:g}" for s in sentinels)
     return Finding(
         "numeric_as_text", [c], "warning",
-        f"'{c}' uses the code(s) {codes} ({n_codes} rows) far outside its other values: "
+        f"'{c}' uses the code{'s' if len(sentinels) > 1 else ''} {codes} ({counted(n_codes, 'row')}) far outside its "
+        "other values: "
         "most likely 'missing' or 'not applicable', not a measurement.",
         {"sentinels": sentinels, "rows_with_code": n_codes,
          "range_without_codes": [float(np.nanmin(v[~np.isin(v, sentinels)])),
                                  float(np.nanmax(v[~np.isin(v, sentinels)]))]},
-        [Option("fix_dtypes", "Read the codes as missing",
+        [Option("fix_dtypes", "Read the codes as missing" if len(sentinels) > 1 else "Read the code as missing",
                 f"Replace {codes} in '{c}' by missing values.",
                 "if a code has a meaning (e.g. 'never'), that meaning is lost unless "
                 "a missing indicator is kept", True,

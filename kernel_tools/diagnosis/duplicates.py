@@ -6,6 +6,7 @@ codes, so a million rows cost a few vectorised passes and no row-wise Python.
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -15,6 +16,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeri
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -89,6 +91,18 @@ def copy_share(df: pd.DataFrame, columns: list, row_hash: np.ndarray) -> float:
     return float(rare.mean())
 
 
+COPIES_WORDS = re.compile(r"^\d+ rows? (?:is an exact copy of another|are exact copies of others|equals another|"
+                          r"equal others)")
+
+
+def copies_words(n: int, by_chance: bool = False) -> str:
+    """"1 row is an exact copy of another", "3 rows are exact copies of others" ("equal others" when
+    chance explains them); the lazy diagnosis says it again with the whole data's count."""
+    if by_chance:
+        return f"{counted(n, 'row')} {'equals another' if n == 1 else 'equal others'}"
+    return f"{counted(n, 'row')} {'is an exact copy of another' if n == 1 else 'are exact copies of others'}"
+
+
 def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | None:
     cols = list(df.columns)
     rest = [c for c in cols if c not in set(id_columns)]
@@ -120,19 +134,19 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
                             "cases share the same values.",
                             "if some rows really are copies, they count twice", recommended=True))
         options.append(Option("deduplicate", "Remove exact duplicates",
-                              f"Keep the first of each set of identical rows ({exact} rows removed).",
+                              f"Keep the first of each set of identical rows ({counted(exact, 'row')} removed).",
                               "deletes real cases that happen to share every value", False,
                               call("deduplicate", subset=None, keep="first")))
         why = (f"about as many as chance gives with these few distinct values ({int(observed)} "
                f"identical pairs, {expected:.0f} expected)" if observed <= CHANCE_FACTOR * expected
                else f"and {1 - copies:.0%} of them repeat only common values")
         return Finding("duplicate_rows", [], "info",
-                       f"{exact} row(s) equal others, {why}: they are likely distinct cases that "
-                       "look alike, not copies.",
+                       f"{copies_words(exact, by_chance=True)}, {why}: they are likely distinct cases that look "
+                       "alike, not copies.",
                        evidence, options, None)
     if exact:
         options.append(Option("deduplicate", "Remove exact duplicates",
-                              f"Keep the first of each set of identical rows ({exact} rows removed).",
+                              f"Keep the first of each set of identical rows ({counted(exact, 'row')} removed).",
                               "if repeated rows are real repeated events, their weight is lost", True,
                               call("deduplicate", subset=None, keep="first")))
     if near > 0 and id_columns:
@@ -143,9 +157,10 @@ def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | No
                               call("deduplicate", subset=rest, keep="first", near=True)))
     options.append(keep("Keep every row.", "duplicates leak between training and test splits and "
                         "over-weight some cases", recommended=not options))
-    summary = (f"{exact} row(s) are exact copies of others" if exact else "")
+    summary = copies_words(exact) if exact else ""
     if near > 0:
-        summary += ("; " if summary else "") + f"{near} more are near copies (equal up to identifiers, case or spacing)"
+        summary += ("; " if summary else "") + (f"{near} more {'is a near copy' if near == 1 else 'are near copies'} "
+                                                "(equal up to identifiers, case or spacing)")
     return Finding("duplicate_rows", [], "warning" if (exact + max(near, 0)) / n >= 0.01 else "info",
                    summary[0].upper() + summary[1:] + ": copies end up in both training and test data.",
                    evidence, options, "row_removal")

@@ -34,6 +34,7 @@ from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Inference
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
@@ -400,6 +401,15 @@ def _held(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | No
     return held
 
 
+def _design_words(design: list[str], visit: str | None) -> str:
+    """The within-unit design in words; said once when it is the order already named."""
+    if not design:
+        return ""
+    if design == [visit]:
+        return ", at the same values for every entity"
+    return ", each measured under the same conditions (" + " × ".join(f"'{c}'" for c in design) + ")"
+
+
 def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_only: bool) -> list[str]:
     ev = entity.evidence
     key = entity.id
@@ -409,7 +419,7 @@ def _entity_words(entity: Entity, profiles: dict[str, ColumnProfile], shared_onl
     if looks_like_id_name(key) or ENTITY_NAME.search(key):
         words.append(f"'{key}' is named as an id or a unit")
     if ev.get("baseline_columns"):
-        words.append(f"rows sharing it share {len(ev['baseline_columns'])} attribute(s) "
+        words.append(f"rows sharing it share {counted(len(ev['baseline_columns']), 'attribute')} "
                      f"({', '.join(ev['baseline_columns'][:4])})")
     if entity.visit:
         words.append(f"'{entity.visit}' orders its rows")
@@ -637,11 +647,10 @@ def repeated_measurements_finding(entity: Entity, task_kind: str, index=None, du
         ev["index"] = index.to_dict()
     if entity.varying:
         ev["time_varying_columns"] = entity.varying[:15]
-    summary = (f"The {ev['rows']} rows describe {ev['entities']} entities ('{key}', "
+    summary = (f"The {ev['rows']:,} rows describe {ev['entities']:,} entities ('{key}', "
                f"{per:.1f} rows each on average"
                + (f", ordered by '{visit}'" if visit else "")
-               + (", each measured under the same " + " × ".join(f"'{c}'" for c in ev["design_columns"])
-                  if ev.get("design_columns") else "")
+               + _design_words(ev.get("design_columns") or [], visit)
                + (f", each holding {ev['holds']['per_entity_mean']:.1f} '{ev['holds']['column']}' on average"
                   if ev.get("holds") else "")
                + "): rows of one entity are not independent, so validation must keep them together."

@@ -463,7 +463,7 @@ def _leakage_finding(c: str, ev: dict, scores: dict[str, float], strengths: dict
                else f"'{c}' may give the outcome away: {ev['reason']}.")
     return Finding(
         "target_leakage", [c], severity, summary, evidence,
-        [drop([c], "recorded after the prediction time" if timed else "suspected target leakage",
+        [drop([c], "recorded after the prediction time" if timed else "may give the outcome away",
               "if it is truly known at prediction time, the model loses a real predictor"),
          keep("Keep it: it is known before the outcome, at the time a prediction is made.",
               "if it is recorded after (or because of) the outcome, every score is inflated "

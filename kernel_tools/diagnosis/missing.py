@@ -20,6 +20,7 @@ from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.diagnosis.scoring import metric_name, missingness_score
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 DROP_RATE = 0.6
@@ -114,8 +115,10 @@ def find_missing(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Colu
         total = sum(profiles[c].n_missing for c in light)
         rows_any = int(df[light].isna().any(axis=1).sum())
         severity = "warning" if profiles[worst].missing_rate >= 0.05 else "info"
-        summary = (f"{len(light)} column(s) have missing values ({total} cells, up to "
-                   f"{profiles[worst].missing_rate:.0%} in '{worst}')"
+        where = (f"{counted(len(light), 'column')} have missing values ({counted(total, 'cell')}, up to "
+                 f"{profiles[worst].missing_rate:.0%} in '{worst}')" if len(light) > 1
+                 else f"'{worst}' has missing values ({counted(total, 'cell')}, {profiles[worst].missing_rate:.0%})")
+        summary = (where
                    + ("; whether a value is missing is linked to the outcome" if informative
                       else "; the gaps are explained by other columns" if mar else "")
                    + ".")

@@ -14,6 +14,7 @@ from kernel_tools.diagnosis.dtypes import find_sentinels
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, FindingKind
 
 IQR_K = 3.0
@@ -95,6 +96,15 @@ def multivariate_share(frame: pd.DataFrame, profiles, columns: list[str], seed: 
     return round(float((forest.predict(X) == -1).mean()), 4)
 
 
+def outliers_summary(total: int, columns: list[str], worst: str) -> str:
+    """"1 extreme value in 'bp'; it may be real ...", "3 extreme values in 2 columns (most in 'bp'); they
+    may be ..." (the lazy diagnosis says it again with the whole data's count)."""
+    where = f"in '{worst}'" if len(columns) == 1 else f"in {counted(len(columns), 'column')} (most in '{worst}')"
+    they, errors = ("it", "an entry error") if total == 1 else ("they", "entry errors")
+    return (f"{counted(total, 'extreme value')} {where}; {they} may be real (e.g. a very sick patient's lab "
+            f"value) or {errors} — only a domain expert can tell.")
+
+
 def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
                   exclude: set[str], clock: Clock = NO_CLOCK) -> tuple[list[Finding], dict[str, float]]:
     per_col, rates = {}, {}
@@ -120,9 +130,7 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
     worst = max(cols, key=lambda c: per_col[c]["rate"])
     evidence = {"columns": per_col, "method": f"IQR fences at {IQR_K:g}×IQR (log scale for long tails)",
                 "multivariate_outlier_share": mv, "multivariate_sample_size": min(len(frame), MV_ROWS)}
-    summary = (f"{total} extreme value(s) in {len(cols)} column(s) (most in '{worst}'); they may be "
-               "real (e.g. a very sick patient's lab value) or entry errors — only a domain expert "
-               "can tell.")
+    summary = outliers_summary(total, cols, worst)
     has_inf = any("infinite_values" in v for v in per_col.values())
     severity = "warning" if has_inf or per_col[worst]["rate"] >= 0.005 else "info"
 

@@ -18,6 +18,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, FindingKind
 
 HEADER_SHARE = 0.5  # a row holding its column's name in at least this share of the columns
@@ -107,8 +108,10 @@ def find_stray_rows(df: pd.DataFrame, profiles: dict[str, ColumnProfile],
     labels = [*headers.tolist(), *(s["label"] for s in summaries)]
     parts = []
     if len(headers):
-        parts.append(f"{len(headers)} row(s) repeat the header: their cells are the column names (a file "
-                     "made of several exports), and they make every number of those columns text")
+        one = len(headers) == 1
+        parts.append(f"{counted(len(headers), 'row')} {'repeats' if one else 'repeat'} the header: "
+                     f"{'its' if one else 'their'} cells are the column names (a file made of several exports), and "
+                     f"{'it makes' if one else 'they make'} every number of those columns text")
     for s in summaries:
         named_by = f" labelled '{s['word']['value']}'" if s["word"] else ""
         sums = ", ".join(f"'{t['column']}'" for t in s["totals"][:4])
@@ -116,15 +119,17 @@ def find_stray_rows(df: pd.DataFrame, profiles: dict[str, ColumnProfile],
                      f"{sums}: a summary, not a case")
     in_target = target is not None and (len(headers) > 0 and target in named or any(
         t["column"] == target for s in summaries for t in s["totals"]))
-    summary = ("Rows that are not data: " + "; ".join(parts) + ". The other checks read the data without them"
-               + (f"; left in, they give the target '{target}' a value of its own" if in_target else "") + ".")
+    them, they = ("it", "it gives") if len(labels) == 1 else ("them", "they give")
+    summary = (("A row that is not data: " if len(labels) == 1 else "Rows that are not data: ") + "; ".join(parts)
+               + f". The other checks read the data without {them}"
+               + (f"; left in, {they} the target '{target}' a value of its own" if in_target else "") + ".")
     evidence = {"header_rows": [str(i) for i in headers[:20]], "columns_holding_their_name": named[:20],
                 "summary_rows": [{**s, "label": str(s["label"])} for s in summaries], "rows": len(labels)}
     where = [{c: c for c in named}] if len(headers) else []
     where += [{s["word"]["column"]: s["word"]["value"]} for s in summaries if s["word"]]
     unlabelled = [s["label"] for s in summaries if not s["word"]]
     options = [
-        Option("drop_rows", f"Remove the {len(labels)} row(s)",
+        Option("drop_rows", "Remove the row" if len(labels) == 1 else f"Remove the {len(labels)} rows",
                "Remove the rows that repeat the header or sum up the table, before any other step reads the "
                "columns.", "none: they describe no case", True,
                call("drop_rows", where=where, index=unlabelled or None, reason="not data (a header or a total)")),

@@ -15,6 +15,7 @@ from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.diagnosis.scoring import auroc
 from kernel_tools.inferences import Alternative, Inference, status_reading
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
 DURATION_NAME = re.compile(
@@ -639,7 +640,7 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
             evidence.append(f"{distinct} whole-number codes: classes, or an ordered score?")
             alternatives.append(Alternative("regression", ["the codes in order, as a score"], 0.4))
     if tiny:
-        evidence.append(f"{len(tiny)} class(es) with fewer than {MIN_CLASS_ROWS} rows ({', '.join(map(str, tiny[:5]))}): "
+        evidence.append(f"{counted(len(tiny), 'class', 'classes')} with fewer than {MIN_CLASS_ROWS} rows ({', '.join(map(str, tiny[:5]))}): "
                         "they cannot be cross-validated; merge or drop them")
     outcome.inference = Inference(InferenceKind.TASK, "classification", confidence, evidence, alternatives,
                                   details={"classes": len(classes), "classes_below_min_rows": [str(t) for t in tiny]})

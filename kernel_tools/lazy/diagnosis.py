@@ -32,6 +32,8 @@ import pandas as pd
 
 from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
+from kernel_tools.diagnosis.duplicates import COPIES_WORDS, copies_words
+from kernel_tools.diagnosis.outliers import outliers_summary
 from kernel_tools.diagnosis.registry import Detectors, kind_data
 from kernel_tools.diagnosis.runner import run_detectors
 from kernel_tools.findings import Diagnosis, Finding
@@ -236,7 +238,8 @@ def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, pe
                 present = n - nulls[c] - int(col.get("infinite_values", 0))
                 col["rate"] = round(col["count"] / present, 5) if present else 0.0
         total = sum(int(col.get("count", 0)) for col in ev["columns"].values())
-        finding.summary = re.sub(r"^\d+", str(total), finding.summary)
+        worst = max(ev["columns"], key=lambda c: ev["columns"][c].get("rate", 0.0))
+        finding.summary = outliers_summary(total, list(ev["columns"]), worst)
         ev["fences_from"] = sample_note
     elif finding.kind == "missing_values":
         if f"rows_any|{finding.id}" in recounted:
@@ -247,15 +250,16 @@ def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, pe
         ev["rows"] = n
         ev["duplicate_share"] = round((duplicates + ev.get("near_duplicates", 0)) / n, 5)
         ev["near_duplicates_from"] = sample_note
-        if duplicates:
-            finding.summary = re.sub(r"^\d+", str(duplicates), finding.summary)
+        if duplicates:  # the whole data's count, its verb agreeing
+            chance = " equal" in finding.summary.split(",")[0]
+            finding.summary = COPIES_WORDS.sub(copies_words(duplicates, by_chance=chance), finding.summary)
     elif finding.kind == "repeated_measurements" and per_entity and ev.get("entity_id") == entity:
         entities_n, largest, several, rows = (int(v) for v in per_entity)
         ev.update({"entities": entities_n, "rows": rows, "rows_per_entity_max": largest,
                    "rows_per_entity_mean": round(rows / entities_n, 3) if entities_n else None,
                    "share_entities_with_several_rows": round(several / entities_n, 4) if entities_n else 0.0})
-        finding.summary = re.sub(r"^The \d+ rows describe \d+ entities \('([^']*)', [\d.]+ rows each",
-                                 lambda m: f"The {rows} rows describe {entities_n} entities ('{m.group(1)}', "
+        finding.summary = re.sub(r"^The [\d,]+ rows describe [\d,]+ entities \('([^']*)', [\d.]+ rows each",
+                                 lambda m: f"The {rows:,} rows describe {entities_n:,} entities ('{m.group(1)}', "
                                            f"{rows / max(entities_n, 1):.1f} rows each", finding.summary)
     # where each kind gets its numbers is declared by its detector (an undeclared kind: the sample)
     declared = kind_data(finding.kind)

@@ -348,10 +348,7 @@ def _features(train, target, time, groups, warnings) -> tuple[list[str], list[st
     entity id) and the flag columns cleaning steps added, which describe the cleaning."""
     flags = _cleaning_flags(train.columns, [target, time, groups])
     if flags:
-        warnings.append(
-            f"flag columns {flags} added by cleaning steps are not features: they describe the "
-            "cleaning, not the data, and were left out (test data need not have them)"
-        )
+        warnings.append(flags_left_out(flags))
     return _select_features(train, [target, time, groups, *flags], warnings)
 
 
@@ -726,6 +723,16 @@ def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.nda
     return y, classes
 
 
+def flags_left_out(flags: list[str]) -> str:
+    """The warning that says which flag columns of cleaning steps the model left out, in words."""
+    names = ", ".join(f"'{c}'" for c in flags[:10]) + (f" and {len(flags) - 10} more" if len(flags) > 10 else "")
+    if len(flags) == 1:
+        return (f"the flag column {names} a cleaning step added is not a feature: it describes the cleaning, "
+                "not the data, and was left out (test data need not have it)")
+    return (f"the flag columns {names} cleaning steps added are not features: they describe the cleaning, "
+            "not the data, and were left out (test data need not have them)")
+
+
 def _cleaning_flags(columns, roles) -> list:
     """The columns named like the flags of :data:`CLEANING_FLAG_COLUMNS` (roles excepted)."""
     names: set[str] = set()
@@ -828,8 +835,8 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
             events = int(counts.min())
             if events / max(n_params, 1) < MIN_EVENTS_PER_VARIABLE:
                 out.append(
-                    f"few events per variable: {events} minority-class rows for ~{n_params} "
-                    f"model parameters (< {MIN_EVENTS_PER_VARIABLE}); expect overfitting"
+                    f"few events per variable: {events} minority-class rows for about {n_params} "
+                    f"model parameters (fewer than {MIN_EVENTS_PER_VARIABLE} each): expect overfitting"
                 )
     elif task == TaskKind.REGRESSION:
         distinct = pd.Series(y).nunique()
@@ -843,8 +850,8 @@ def _sanity_warnings(frame, y, task, classes, numeric, categorical, time) -> lis
             raise ValueError("no events in the survival target: the C-index is undefined")
         if events / max(n_params, 1) < MIN_EVENTS_PER_VARIABLE:
             out.append(
-                f"few events per variable: {events} events for ~{n_params} model parameters "
-                f"(< {MIN_EVENTS_PER_VARIABLE}); expect overfitting"
+                f"few events per variable: {events} events for about {n_params} model parameters "
+                f"(fewer than {MIN_EVENTS_PER_VARIABLE} each): expect overfitting"
             )
         non_positive = int((y[:, 0] <= 0).sum())
         if non_positive:

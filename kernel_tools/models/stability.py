@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernel_tools.models.fences import FAR_OUT, far_out_fences
+from kernel_tools.plurals import counted
 
 if TYPE_CHECKING:  # the co-pilot's process reads the fold checks without pandas
     import pandas as pd
@@ -212,7 +213,7 @@ def _far_below(scores: Sequence[float], metric: str, skill: Sequence[float] | No
     finite = np.isfinite(raw)
     values, over, rows = raw[finite], over[finite], rows[finite]
     if len(values) < MIN_FOLDS:
-        raise ValueError(f"{len(values)} finite fold score(s): at least {MIN_FOLDS} are needed to tell a "
+        raise ValueError(f"{counted(len(values), 'finite fold score')}: at least {MIN_FOLDS} are needed to tell a "
                          "broken fold from the rest")
     median = float(np.median(values))
     spread = 1.4826 * float(np.median(np.abs(values - median)))

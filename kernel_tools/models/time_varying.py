@@ -47,6 +47,7 @@ from kernel_tools.models.evaluate import (
     DOMINANT_SHARE,
     LEAKAGE_THRESHOLD,
     MIN_EVENTS_PER_VARIABLE,
+    flags_left_out,
     top_importance_share,
 )
 from kernel_tools.models.pipelines import FeatureFrame
@@ -268,7 +269,7 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
     y = _target(train, start, stop, event)
     flags = _cleaning_flags(train.columns, roles)
     if flags:
-        warnings.append(f"flag columns {flags} added by cleaning steps are not features and were left out")
+        warnings.append(flags_left_out(flags))
     numeric, categorical = _features(train, roles + flags, warnings)
     features = [*numeric, *categorical]
     events = int(y[:, 2].sum())
@@ -276,8 +277,8 @@ def _fit_evaluate(df, id, start, stop, event, test, cv, pre_steps, random_state)
         raise ValueError("no interval ends in an event: the C-index is undefined")
     n_params = len(numeric) + sum(min(train[c].nunique(), 20) - 1 for c in categorical)
     if events / max(n_params, 1) < MIN_EVENTS_PER_VARIABLE:
-        warnings.append(f"few events per variable: {events} events for ~{n_params} model parameters "
-                        f"(< {MIN_EVENTS_PER_VARIABLE}); expect overfitting")
+        warnings.append(f"few events per variable: {events} events for about {n_params} model parameters "
+                        f"(fewer than {MIN_EVENTS_PER_VARIABLE} each): expect overfitting")
 
     pipe = Pipeline([("features", FeatureFrame(numeric=numeric, categorical=categorical)),
                      ("encode", _encoder(len(numeric), len(categorical))),

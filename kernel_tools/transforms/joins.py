@@ -69,7 +69,7 @@ def join_frames(
     keys = check_columns(left, on, "key column (left)")
     check_columns(right, keys, "key column (right)")
     if not keys:
-        raise ValueError("on is empty: name the key column(s) to join on")
+        raise ValueError("on is empty: name the key column or columns to join on")
     for key in keys:
         lk, rk = left[key].dtype, right[key].dtype
         if pd.api.types.is_numeric_dtype(lk) != pd.api.types.is_numeric_dtype(rk):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from kernel_tools.plurals import counted
 from kernel_tools.redcap import EVENT, REPEAT_INSTANCE, REPEAT_INSTRUMENT, is_system_column, order_events
 
 from ._base import FrameTransformer, check_columns, check_frame
@@ -114,7 +115,8 @@ def redcap_baseline(df: pd.DataFrame, outcome: str | Sequence[str], record: str 
     warnings = []
     no_baseline = records - len(out)
     if no_baseline:
-        warnings.append(f"{no_baseline} record(s) have no {step.baseline_event_!r} row and were left out")
+        warnings.append(f"{counted(no_baseline, 'record')} {'has' if no_baseline == 1 else 'have'} no "
+                        f"{step.baseline_event_!r} row and {'was' if no_baseline == 1 else 'were'} left out")
     missing = {c: int(out[c].isna().sum()) for c in outcome_cols if out[c].isna().any()}
     if missing:
         warnings.append("records without the outcome at its event: " + ", ".join(

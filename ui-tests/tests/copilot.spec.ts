@@ -132,6 +132,11 @@ test.describe('Data co-pilot session', () => {
       });
     }).toPass({ timeout: 30000 });
     await expect(dropCell).toBeInViewport();
+    // the answered step says what it did and why, for a reader who scans the plan
+    await expect(panel.locator(`.jp-dcpilot-step[data-step="${step}"] .jp-dcpilot-step-title`)).toHaveText(
+      'Drop leak (may give the outcome away)'
+    );
+    await panel.locator('.jp-dcpilot-plan').screenshot({ path: 'test-results/plan-titles.png' });
 
     // undo to the checkpoint taken before the leakage step
     const undo = panel.locator(`.jp-dcpilot-checkpoint[data-step="${step}"] .jp-dcpilot-undo`);
