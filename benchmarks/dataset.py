@@ -25,6 +25,9 @@ class Dataset:
     time: str | None = None  # survival duration (or visit order)
     give_time: bool = False  # pass time as a hint (its name cannot tell)
     id: str | None = None  # entity id when rows repeat per entity
+    # a hidden panel: rows come in consecutive blocks of this many records of one entity, with no
+    # id column; the right entity is then a numbering of the blocks the run itself adds
+    blocks: int = 0
     ids: tuple[str, ...] = ()  # identifier columns (no signal)
     leaks: tuple[str, ...] = ()  # documented post-outcome / target-derived columns
     follow_up: tuple[str, ...] = ()  # documented as recorded after the prediction time

@@ -333,7 +333,7 @@ def catalog() -> list[Dataset]:
           ids=("rownames",),
           note="'Housing status ... measured at baseline and at three follow-up times', 'y: (1) street living, (2) "
                "community living and (3) independent housing'"),
-        D("Ecdat/Wages", R, _r("Ecdat", "Wages"), "lwage", "regression", ids=("rownames",),
+        D("Ecdat/Wages", R, _r("Ecdat", "Wages"), "lwage", "regression", ids=("rownames",), blocks=7,
           note="'a panel of 595 observations from 1976 to 1982' (4165 rows: seven consecutive rows per person, no "
                "id column); 'lwage: logarithm of wage'"),
         D("openintro/smoking", R, _r("openintro", "smoking"), "smoke", "classification", ids=("rownames",),

@@ -248,7 +248,8 @@ def catalog() -> list[Dataset]:
         D("r_Fair", pd_, _pydataset("Fair"), "nbaffairs", "regression", note="count"),
         D("r_Doctor", pd_, _pydataset("Doctor"), "doctor", "regression", note="count"),
         D("r_DoctorAUS", pd_, _pydataset("DoctorAUS"), "doctorco", "regression", note="count"),
-        D("r_Wages", pd_, _pydataset("Wages"), "lwage", "regression", note="panel without an id column"),
+        D("r_Wages", pd_, _pydataset("Wages"), "lwage", "regression", blocks=7,
+          note="panel without an id column"),
         D("r_Mroz", pd_, _pydataset("Mroz"), "work", "classification", leaks=("hoursw", "hearnw"),
           follow_up=("wagew",),
           note="hours and hourly earnings of the year are 0 exactly when she did not work; wagew is the wage "
@@ -424,9 +425,9 @@ def judge(ds: Dataset, result: dict[str, Any]) -> dict[str, Any]:
         "false_ids": sorted(c for c in ids if base(c) not in {*ds.ids, ds.id}),
         "missed_ids": sorted(set(ds.ids) - ids - grouping - set(found.get("target_leakage", []))
                              - set(found.get("constant_column", [])) - absent),
-        "missed_entity": bool(ds.id) and entity != ds.id,
+        "missed_entity": (bool(ds.id) and entity != ds.id) or (bool(ds.blocks) and not result.get("entity_added")),
         # rows of independent entities taken as the records of one (a measurement, a matched set)
-        "false_entity": not ds.id and entity is not None,
+        "false_entity": not ds.id and entity is not None and not (ds.blocks and result.get("entity_added")),
         "wrong_join": _wrong_join(ds, result),
     }
 
@@ -446,6 +447,8 @@ def run_one(ds: Dataset, mode: str, root: Path, timeout: float,
             row["extra_shapes"] = [[int(x.shape[0]), int(x.shape[1])] for x in extras]
         result = (run_diagnose(ds, df, extras) if mode == "diagnose"
                   else run_full(ds, df, root / ds.name, timeout, copilot_src, extras))
+        # an entity the run added (a hidden panel's block numbering), not one of the data's columns
+        result["entity_added"] = result.get("task_id") is not None and result.get("task_id") not in df.columns
         if mode == "diagnose" and extras:
             result["absent"] = sorted(set(ds.leaks + ds.follow_up + ds.ids) - set(df.columns))
     except Exception as exc:  # one broken data set must not hide the others

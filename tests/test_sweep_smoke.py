@@ -62,3 +62,16 @@ def test_judge_counts_a_join_on_another_key_an_invented_entity_and_joined_copies
     summary = sweep.judge(ds, {**row, "findings": [{"kind": "target_leakage", "columns": ["futime_last"]},
                                                    {"kind": "target_leakage", "columns": ["status_last"]}]})
     assert summary["false_leaks"] == [] and summary["missed_leaks"] == []
+
+
+def test_judge_wants_a_hidden_panels_blocks_numbered_by_the_run():
+    sweep = _sweep()
+    ds = next(d for d in sweep.catalog() if d.name == "r_Wages")
+    assert ds.blocks == 7 and ds.id is None
+    row = {"task": "regression", "findings": []}
+    # the rows left independent: the panel's people are missed; a column of the data taken as the entity: invented
+    assert sweep.judge(ds, {**row, "task_id": None})["missed_entity"]
+    taken = sweep.judge(ds, {**row, "task_id": "ed", "entity_added": False})
+    assert taken["missed_entity"] and taken["false_entity"]
+    numbered = sweep.judge(ds, {**row, "task_id": "block", "entity_added": True})
+    assert not numbered["missed_entity"] and not numbered["false_entity"]
