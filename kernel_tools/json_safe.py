@@ -14,6 +14,15 @@ def to_json_safe(value: Any) -> Any:
     Evidence is built from numpy results; JSON has no int64, NaN or Timestamp, so everything
     goes through here once instead of every detector remembering to convert.
     """
+    kind = type(value)  # plain values first: a sidecar's save walks every finding's evidence
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {str(k): to_json_safe(v) for k, v in value.items()}
+    if kind is list:
+        return [to_json_safe(v) for v in value]
     if isinstance(value, dict):
         return {str(k): to_json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, np.ndarray)):

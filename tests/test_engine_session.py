@@ -125,6 +125,66 @@ def test_each_checkpoint_is_encoded_once_and_the_sidecar_follows_undo(tmp_path, 
     assert Session.load(s.path) == s
 
 
+KILLED_AFTER_A_DECISION = """
+import asyncio, os, signal, sys
+sys.path.insert(0, {tests!r})
+from test_engine_session import _populated
+from pathlib import Path
+
+async def decide_then_die():
+    s = _populated(Path({folder!r}))
+    s.save()
+    s.coalesce = True  # as the command line runs: the write waits for the loop's next turn
+    s.decide("d2", "drop", "filed after the outcome", by="policy")
+    s.log("note", "the step goes on")
+    await asyncio.sleep(0)  # the next await (the kernel's work), then the process dies
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(decide_then_die())
+"""
+
+
+def test_a_decision_made_then_the_process_killed_is_in_the_sidecar(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = KILLED_AFTER_A_DECISION.format(tests=str(Path(__file__).parent), folder=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    loaded = Session.load(sidecar_path(tmp_path / "nb.ipynb"))
+    assert loaded.trusted, loaded.trust_note  # signed whole: the write was not cut short
+    assert loaded.decisions[0].choice == "drop" and loaded.decisions[0].by == "policy"
+    assert loaded.transcript[-1]["text"] == "the step goes on"
+    assert not list(tmp_path.glob(".dcpilot-*.tmp"))
+
+
+def test_each_pooled_entry_is_hashed_once_and_the_file_is_the_same(tmp_path, monkeypatch):
+    from jupyter_dcpilot.engine import sidecar_io
+
+    s = _populated(tmp_path)
+    hashed = []
+    key = sidecar_io._key
+    monkeypatch.setattr(sidecar_io, "_key", lambda value: (hashed.append(1), key(value))[1])
+    s.checkpoints.append(Checkpoint(id="k2", step_id="s1", label="again", names=["df"], cell_count=1,
+                                    snapshot=s.snapshot()))
+    s.log("note", "a new checkpoint")
+    first = len(hashed)
+    assert first == len(s.findings) + len(s.plan)  # the new checkpoint's entries; k1's were known
+    for i in range(3):
+        s.log("note", f"save {i}")
+    assert len(hashed) == first  # the checkpoint's entries: hashed at the first save only
+    with_cache = open(s.path).read()
+    s._pool_keys.clear()
+    s.save()
+    assert open(s.path).read() == with_cache  # the same file as hashing afresh
+    s.checkpoints.pop()  # an undo: its entries are let go
+    s.log("note", "after the undo")
+    assert len(s._pool_keys) == len(s.findings) + len(s.plan)
+    assert Session.load(s.path) == s
+
+
 def test_decide_rejects_unknown_options_and_deciders(tmp_path):
     s = _populated(tmp_path)
     with pytest.raises(ValueError, match="unknown option 'maybe'"):

@@ -356,6 +356,8 @@ class Session:
     _save_error: OSError | None = field(default=None, compare=False, repr=False)
     # each checkpoint's JSON, made once: its snapshot is a copy nothing changes (see snapshot)
     _checkpoint_json: dict[int, tuple[Checkpoint, Any]] = field(default_factory=dict, compare=False, repr=False)
+    # the pool keys of those snapshots' entries, by identity (see sidecar_io.compact)
+    _pool_keys: dict[int, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
 
     # -- identity ----------------------------------------------------------------------
     def new_id(self, prefix: str) -> str:
@@ -578,7 +580,8 @@ class Session:
             return
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         state["checkpoints"] = self._checkpoints_json()  # plain JSON: their snapshots are pooled
-        text = json.dumps(sidecar_io.compact(state), separators=(",", ":"), default=_encode)
+        compacted = sidecar_io.compact(state, keys=self._pool_keys)
+        text = json.dumps(compacted, separators=(",", ":"), default=_encode)
         sidecar_io.write_atomic(self.path, signatures.signed(text))
 
     def _checkpoints_json(self) -> list[Any]:

@@ -96,19 +96,28 @@ def _key(value: Any) -> str:
 
 
 def compact(state: dict[str, Any], *, payloads_kept: int = PAYLOADS_KEPT,
-            transcript_kept: int = TRANSCRIPT_KEPT) -> dict[str, Any]:
+            transcript_kept: int = TRANSCRIPT_KEPT,
+            keys: dict[int, tuple[Any, str]] | None = None) -> dict[str, Any]:
     """The session's JSON state as the sidecar stores it (see the module docstring); ``state``
-    is not changed. :func:`expand` gives back all but the trimmed transcript and payload bodies."""
+    is not changed. :func:`expand` gives back all but the trimmed transcript and payload bodies.
+
+    ``keys``: the pooled entries' keys by identity, from the previous call, for a caller whose
+    checkpoints' JSON objects are never changed once made (:meth:`.Session.save`): hashing every
+    entry of every checkpoint again was most of this function's time at each save. It is refilled
+    with this call's entries (each kept beside its key, so that its id is not reused)."""
     out = dict(state)
     pool: dict[str, Any] = {}
+    known, seen = keys if keys is not None else {}, {}
 
     def pooled(items: list[Any]) -> dict[str, list[str]]:
-        keys = []
+        refs = []
         for item in items:
-            key = _key(item)
+            kept = known.get(id(item))
+            key = kept[1] if kept is not None and kept[0] is item else _key(item)
+            seen[id(item)] = (item, key)
             pool.setdefault(key, item)
-            keys.append(key)
-        return {"pool": keys}
+            refs.append(key)
+        return {"pool": refs}
 
     checkpoints = []
     for cp in state.get("checkpoints") or []:
@@ -118,6 +127,9 @@ def compact(state: dict[str, Any], *, payloads_kept: int = PAYLOADS_KEPT,
                 snap[part] = pooled(snap[part])
         checkpoints.append({**cp, "snapshot": snap})
     out["checkpoints"] = checkpoints
+    if keys is not None:
+        keys.clear()
+        keys.update(seen)  # an undone checkpoint's entries are let go
     if pool:
         out["pool"] = pool
     transcript = list(state.get("transcript") or [])
