@@ -34,6 +34,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import SessionState, StepStatus, TimelineGroup
 
 from .engine import model_audit, structure
@@ -353,7 +354,7 @@ def status_markdown(session: Session) -> str:
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
     unsure = to_confirm(session.structure)
     if unsure:
-        lines += ["", f"**Column timeline:** {len(unsure)} column(s) to confirm "
+        lines += ["", f"**Column timeline:** {counted(len(unsure), 'column')} to confirm "
                   f"({', '.join(f'`{md_text(c)}`' for c in unsure[:6])}{' …' if len(unsure) > 6 else ''}): `%dctimeline`"]
     if session.warnings:
         lines += ["", "**Warnings:**", *[f"- {md_text(w)}" for w in session.warnings[-10:]]]
