@@ -71,11 +71,7 @@ def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_pa
     km, kc, k, subshell = start(tmp_path)
     try:
         k.idle(kc.execute(SLOW))
-        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
-            if "Decision (custom_code)" in k.headers[-1]:
-                break
-            k.run_ended(k.click(k.recommended(), subshell))
-        assert "Decision (custom_code)" in k.headers[-1]
+        to_the_slow_step(k, subshell)
         before = value(k, FINGERPRINT)
         if started_by == "click":
             run = k.click(k.recommended(), subshell)  # "Run this code"
@@ -103,6 +99,58 @@ def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_pa
     assert said and "Slow custom step) stopped; nothing it changed is kept" in said[-1]  # the card says so
     # one error: the step's cell's, shown in the card; none from the magic (the run ended as the card says)
     assert len([m for m in of(k.seen, run) if m["msg_type"] == "error"]) == 1
+
+
+# a 1 s budget for custom steps, stopped at 4 s (4 x its budget), looked at every 0.5 s
+SMALL_BUDGET = ("from jupyter_dcpilot.engine.budgets import Budgets\n"
+                "pilot.set_budgets(Budgets.from_spec({'custom': 1}, min_stop_s=1))\n"
+                "pilot.coordinator.worker.tick = 0.5\n")
+
+
+def to_the_slow_step(k: Kernel, subshell: str) -> None:
+    """The questions before the slow step, answered on the subshell as in JupyterLab."""
+    for _ in range(6):
+        if "Decision (custom_code)" in k.headers[-1]:
+            break
+        k.run_ended(k.click(k.recommended(), subshell))
+    assert "Decision (custom_code)" in k.headers[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("started_by", ["click", "cell"])
+def test_a_step_past_its_budget_is_stopped_and_rolled_back(tmp_path: Path, started_by: str) -> None:
+    """No Kernel → Interrupt: the step's budget stops it, as the server's stop does (the kernel
+    interrupts itself), whether a card's click or a cell started the run."""
+    km, kc, k, subshell = start(tmp_path)
+    try:
+        k.idle(kc.execute(SLOW + SMALL_BUDGET))
+        to_the_slow_step(k, subshell)
+        before = value(k, FINGERPRINT)
+        began = time.monotonic()
+        if started_by == "click":
+            run = k.click(k.recommended(), subshell)  # "Run this code"
+        else:
+            run = kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
+        if started_by == "click":
+            k.run_ended(run)
+        else:
+            k.idle(run)
+        took = time.monotonic() - began
+        after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
+        step = value(k, "st = [x for x in pilot.session.plan if x.title == 'Slow custom step'][0]\n"
+                        "print(st.status, '|', st.error, '|', 'a' in df.columns)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert took < 60  # the cell sleeps for 120 s
+    assert "'a'" in before and after == before  # the step's checkpoint, restored
+    assert step.startswith("failed | stopped after ") and "far past its time budget of 1 s" in step
+    assert step.endswith("| True\n")
+    said = [str(m["content"]["data"]["state"].get("value")) for m in of(k.seen, run)
+            if m["msg_type"] == "comm_msg" and "Stopped at its budget" in str(m["content"]["data"].get("state"))]
+    assert said and "Stopped at its budget of 1 s:</b> s" in said[-1]  # the card says so
+    assert "(Slow custom step) had run " in said[-1] and "nothing it changed is kept" in said[-1]
+    assert "Interrupted by you" not in said[-1]  # the budget's stop, not the user's
 
 
 def opened(k: Kernel, model: str, description: str) -> tuple[str, dict[str, Any]]:
