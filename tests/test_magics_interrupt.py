@@ -196,12 +196,15 @@ def test_interrupts_during_the_rollback_cannot_cut_the_restore_short(tmp_path: P
         after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
         step = value(k, "st = [x for x in pilot.session.plan if x.title == 'Slow custom step'][0]\n"
                         "print(pilot.session.state, st.status, st.note)")
+        logged = value(k, "print([e['kind'] + ': ' + e['text'] for e in pilot.session.transcript])")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert restores >= 1  # an interrupt reached a restore
     assert "'a'" in before and after == before  # the step's checkpoint, restored whole
     assert step == "idle failed interrupted by the user\n"
+    # the log says what happened: no restore failed
+    assert "could not restore" not in logged and "the restore finished first" in logged
 
 
 def opened(k: Kernel, model: str, description: str) -> tuple[str, dict[str, Any]]:
