@@ -41,6 +41,17 @@ class MainThreadBridge:
         self.on_interrupt = on_interrupt
         self._requests: queue.Queue[Any] | None = None
         self._owner: int | None = None
+        self._stopping = False  # an interrupt the bridge sent itself (stop), not the user's
+
+    async def stop(self) -> None:
+        """Interrupt the shell work going on (a step's cell past its budget's limit), as Kernel →
+        Interrupt does: a SIGINT to the kernel's main thread, which serves the calls. Caught there
+        outside a cell it is not taken for the user's: the engine is not told."""
+        owner = self._owner
+        if owner is None or owner != threading.main_thread().ident or not hasattr(signal, "pthread_kill"):
+            return  # only the main thread gets a SIGINT's KeyboardInterrupt
+        self._stopping = True
+        signal.pthread_kill(owner, signal.SIGINT)
 
     def run(self, factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         """Block until ``factory()`` completes, serving :meth:`call` requests meanwhile."""
@@ -65,7 +76,7 @@ class MainThreadBridge:
                 try:
                     item = requests.get()
                 except KeyboardInterrupt as exc:
-                    interrupted = self._told(exc)
+                    interrupted = self._told(exc) or interrupted
                     continue
                 if item is None:
                     break
@@ -75,20 +86,24 @@ class MainThreadBridge:
                     continue
                 try:
                     future.set_result(fn())
+                    self._stopping = False  # a stop sent during the call was taken in it (the cell)
                 except KeyboardInterrupt as exc:
-                    interrupted = self._told(exc)
+                    interrupted = self._told(exc) or interrupted
                     future.set_exception(Interrupted())
                 except Exception as exc:
                     future.set_exception(exc)
         finally:
-            self._requests, self._owner = None, None
+            self._requests, self._owner, self._stopping = None, None, False
         if interrupted is not None and self.on_interrupt is None:
             raise interrupted
         if "error" in outcome:
             raise outcome["error"]
         return outcome.get("value")
 
-    def _told(self, interrupt: KeyboardInterrupt) -> KeyboardInterrupt:
+    def _told(self, interrupt: KeyboardInterrupt) -> KeyboardInterrupt | None:
+        if self._stopping:  # the bridge's own stop, after the cell it was meant for had ended
+            self._stopping = False
+            return None
         if self.on_interrupt is not None:
             self.on_interrupt()
         return interrupt

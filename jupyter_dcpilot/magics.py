@@ -34,6 +34,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from jupyter_dcpilot.probe import ProbeError
+from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import SessionState, StepStatus, TimelineGroup
 
 from .engine import model_audit, structure
@@ -167,9 +168,9 @@ class Pilot:
         self.widget = w.VBox([self.status, self.progress, self.output, self.cards_box])
         self.probe = ShellProbe(shell, self.bridge)
         self.notebook = ShellNotebook(shell, self.bridge, self.output)
-        # no stop: the kernel cannot interrupt the cell it runs itself; a step over budget says so
+        # a step far past its budget is stopped as the server's are: the kernel interrupts itself
         self.coordinator = build(request, session, self.probe, self.notebook,
-                                 policy=request.policy(files=True), tick=tick)
+                                 policy=request.policy(files=True), stop=self.bridge.stop, tick=tick)
         self.cards: list[DecisionCard] = []
         session.subscribe(self._on_event)
 
@@ -210,19 +211,26 @@ class Pilot:
                 state = self.bridge.run(self.coordinator.run_until_blocked)
         finally:
             self.refresh()
-            self._say_interrupted(self.session.transcript[seen:])
+            self._say_stopped(self.session.transcript[seen:])
         if state is None:  # in a kernel the widget's output area shows the error and swallows it
             raise RuntimeError("the co-pilot stopped on an error, shown in its card above; nothing was lost: "
                                "%dcstatus says where it stands, %dcundo goes back")
         return state
 
-    def _say_interrupted(self, entries: list[dict[str, Any]]) -> None:
-        """The card's status line says what Kernel → Interrupt stopped during this run."""
+    def _say_stopped(self, entries: list[dict[str, Any]]) -> None:
+        """The card's status line says what Kernel → Interrupt, or a step's budget, stopped
+        during this run."""
         stopped = [e for e in entries if e.get("kind") == "interrupt"]
         if stopped:
             what = stopped[0]["text"].removesuffix(" was interrupted by the user")
             self.status.value += (f"<br><b>Interrupted by you:</b> {_esc(what)} stopped; nothing it changed is kept. "
                                   "<code>%dcplan</code> carries on.")
+        over = {e.get("step_id") for e in entries if e.get("kind") == "budget"}
+        for step in (st for st in self.session.plan if st.id in over):
+            self.status.value += (
+                f"<br><b>Stopped at its budget of {minutes(step.budget_s or 0)}:</b> {_esc(step.id)} "
+                f"({_esc(step.title)}) had run {minutes(step.elapsed_s or 0)}; nothing it changed is kept. "
+                f"More time: <code>%dcplan {_esc(self.session.frame)} --budget {_esc(step.episode)}=SECONDS</code>")
 
     def decide(self, decision_id: str, choice: str, rationale: str = "") -> str:
         """Record the user's answer and resume the run, under the one set of rules
@@ -353,7 +361,7 @@ def status_markdown(session: Session) -> str:
             lines.append(f"- `{d.id}` ({d.gate}): {md_text(d.question)} — options: {options}")
     unsure = to_confirm(session.structure)
     if unsure:
-        lines += ["", f"**Column timeline:** {len(unsure)} column(s) to confirm "
+        lines += ["", f"**Column timeline:** {counted(len(unsure), 'column')} to confirm "
                   f"({', '.join(f'`{md_text(c)}`' for c in unsure[:6])}{' …' if len(unsure) > 6 else ''}): `%dctimeline`"]
     if session.warnings:
         lines += ["", "**Warnings:**", *[f"- {md_text(w)}" for w in session.warnings[-10:]]]

@@ -43,6 +43,7 @@ directory per kernel (kept across restarts of that kernel), see :func:`spill_set
 
 from __future__ import annotations
 
+import contextlib
 import copy as _copy
 import ctypes
 import hashlib
@@ -51,10 +52,12 @@ import os
 import pickle
 import re
 import shutil
+import signal
+import threading
 import time
 import types
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as _wait_all
 from dataclasses import dataclass, field
@@ -372,6 +375,24 @@ def _spill_value(snapshot: Any) -> Any:
     return snapshot.value
 
 
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """SIGINT held back while the block runs, then delivered to the handler it would have met: a
+    second Kernel → Interrupt during a rollback must not leave the names half put back."""
+    before = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or before is None:
+        yield  # a signal's handler runs on the main thread only; None: a handler not set from Python
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
 # --- the store ---------------------------------------------------------------------------------
 
 
@@ -553,12 +574,14 @@ class CheckpointStore:
         return checkpoint.id
 
     def restore(self, checkpoint_id: str) -> list[str]:
-        """Put the saved values back; all-or-nothing. Returns the names restored or removed."""
+        """Put the saved values back; all-or-nothing, even when Kernel → Interrupt comes in the
+        middle (it is delivered once the restore is whole). Returns the names restored or removed."""
         checkpoint = self._get(checkpoint_id)
-        values = self._values(checkpoint)
-        for name in checkpoint.absent:
-            self.namespace.pop(name, None)
-        self.namespace.update(values)
+        with _uninterrupted():
+            values = self._values(checkpoint)
+            for name in checkpoint.absent:
+                self.namespace.pop(name, None)
+            self.namespace.update(values)
         return list(checkpoint.names)
 
     def list(self) -> list[dict[str, Any]]:

@@ -392,3 +392,28 @@ def test_arrow_backed_column_swap_is_detected():
     frame.loc[10_002, "s"] = "changed"
     with pytest.raises(CheckpointError):
         store.restore(cp)
+
+
+class _InterruptedCopy:
+    """Once armed, its copy is where Kernel → Interrupt lands: a SIGINT in the middle of a restore."""
+
+    armed = False
+
+    def __deepcopy__(self, memo: dict) -> _InterruptedCopy:
+        import signal
+
+        if _InterruptedCopy.armed:
+            signal.raise_signal(signal.SIGINT)
+        return _InterruptedCopy()
+
+
+def test_an_interrupt_during_a_restore_is_delivered_once_it_is_whole(monkeypatch):
+    ns = {"df": pd.DataFrame({"a": [1, 2], "b": [3, 4]}), "z": _InterruptedCopy()}
+    store = CheckpointStore(ns)
+    cp = store.save(["df", "z", "new"])
+    ns.update(df=ns["df"].drop(columns=["a"]), new=1)
+    monkeypatch.setattr(_InterruptedCopy, "armed", True)
+    with pytest.raises(KeyboardInterrupt):  # delivered, after the restore
+        store.restore(cp)
+    assert list(ns["df"].columns) == ["a", "b"] and "new" not in ns  # whole: nothing half put back
+    assert isinstance(ns["z"], _InterruptedCopy)

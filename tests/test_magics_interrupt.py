@@ -6,6 +6,7 @@ the next cell; a timeline card's Move clicked during a run is applied after it."
 from __future__ import annotations
 
 import os
+import queue
 import time
 from pathlib import Path
 from typing import Any
@@ -24,14 +25,14 @@ FRAME = ("import numpy as np, pandas as pd\n"
          "%dcplan df --target y --approve ask")
 
 
-def slow_step(seconds: int, first: str = "") -> str:
+def slow_step(seconds: int, first: str = "", changes: tuple[str, ...] = ("df",)) -> str:
     """A cell that adds a slow custom step to the co-pilot's plan: it runs ``first``, leaves a file
-    behind once it has started, then sleeps."""
+    behind once it has started, then sleeps; its checkpoint holds ``changes``."""
     code = f"{first}open('started', 'w').close()\\nimport time\\ntime.sleep({seconds})"
     return ("from jupyter_dcpilot.engine.session import Step\n"
             "pilot = get_ipython().magics_manager.registry['DCPilotMagics'].pilot\n"
             f"pilot.session.plan.append(Step(id=pilot.session.new_id('s'), episode='custom', title='Slow custom step',\n"
-            f"    gate='custom_code', code=\"{code}\", reason='the expert asked', params={{'changes': ['df']}}))\n")
+            f"    gate='custom_code', code=\"{code}\", reason='the expert asked', params={{'changes': {list(changes)!r}}}))\n")
 
 
 # changes the frame before it sleeps: stopped there, only its checkpoint makes the frame whole again
@@ -71,11 +72,7 @@ def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_pa
     km, kc, k, subshell = start(tmp_path)
     try:
         k.idle(kc.execute(SLOW))
-        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
-            if "Decision (custom_code)" in k.headers[-1]:
-                break
-            k.run_ended(k.click(k.recommended(), subshell))
-        assert "Decision (custom_code)" in k.headers[-1]
+        to_the_slow_step(k, subshell)
         before = value(k, FINGERPRINT)
         if started_by == "click":
             run = k.click(k.recommended(), subshell)  # "Run this code"
@@ -103,6 +100,111 @@ def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_pa
     assert said and "Slow custom step) stopped; nothing it changed is kept" in said[-1]  # the card says so
     # one error: the step's cell's, shown in the card; none from the magic (the run ended as the card says)
     assert len([m for m in of(k.seen, run) if m["msg_type"] == "error"]) == 1
+
+
+# a 1 s budget for custom steps, stopped at 4 s (4 x its budget), looked at every 0.5 s
+SMALL_BUDGET = ("from jupyter_dcpilot.engine.budgets import Budgets\n"
+                "pilot.set_budgets(Budgets.from_spec({'custom': 1}, min_stop_s=1))\n"
+                "pilot.coordinator.worker.tick = 0.5\n")
+
+
+def to_the_slow_step(k: Kernel, subshell: str) -> None:
+    """The questions before the slow step, answered on the subshell as in JupyterLab."""
+    for _ in range(6):
+        if "Decision (custom_code)" in k.headers[-1]:
+            break
+        k.run_ended(k.click(k.recommended(), subshell))
+    assert "Decision (custom_code)" in k.headers[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("started_by", ["click", "cell"])
+def test_a_step_past_its_budget_is_stopped_and_rolled_back(tmp_path: Path, started_by: str) -> None:
+    """No Kernel → Interrupt: the step's budget stops it, as the server's stop does (the kernel
+    interrupts itself), whether a card's click or a cell started the run."""
+    km, kc, k, subshell = start(tmp_path)
+    try:
+        k.idle(kc.execute(SLOW + SMALL_BUDGET))
+        to_the_slow_step(k, subshell)
+        before = value(k, FINGERPRINT)
+        began = time.monotonic()
+        if started_by == "click":
+            run = k.click(k.recommended(), subshell)  # "Run this code"
+        else:
+            run = kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
+        if started_by == "click":
+            k.run_ended(run)
+        else:
+            k.idle(run)
+        took = time.monotonic() - began
+        after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
+        step = value(k, "st = [x for x in pilot.session.plan if x.title == 'Slow custom step'][0]\n"
+                        "print(st.status, '|', st.error, '|', 'a' in df.columns)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert took < 60  # the cell sleeps for 120 s
+    assert "'a'" in before and after == before  # the step's checkpoint, restored
+    assert step.startswith("failed | stopped after ") and "far past its time budget of 1 s" in step
+    assert step.endswith("| True\n")
+    said = [str(m["content"]["data"]["state"].get("value")) for m in of(k.seen, run)
+            if m["msg_type"] == "comm_msg" and "Stopped at its budget" in str(m["content"]["data"].get("state"))]
+    assert said and "Stopped at its budget of 1 s:</b> s" in said[-1]  # the card says so
+    assert "(Slow custom step) had run " in said[-1] and "nothing it changed is kept" in said[-1]
+    assert "Interrupted by you" not in said[-1]  # the budget's stop, not the user's
+
+
+# a variable whose copy takes 3 s, and says when it starts: the checkpoint's restore (which hands
+# out a fresh copy) is slow enough for the user to press Interrupt again in the middle of it
+SLOW_COPY = ("import glob, time\n"
+             "class SlowCopy:\n"
+             "    def __deepcopy__(self, memo):\n"
+             "        open(f'copy{len(glob.glob(\"copy*\"))}', 'w').close()\n"
+             "        time.sleep(3)\n"
+             "        return SlowCopy()\n"
+             "slow = SlowCopy()\n")
+
+
+@pytest.mark.slow
+def test_interrupts_during_the_rollback_cannot_cut_the_restore_short(tmp_path: Path) -> None:
+    """Kernel → Interrupt on the step, then again each time a restore of its checkpoint starts:
+    every restore is whole (the interrupt waits for it), the frame is the checkpoint's."""
+    km, kc, k, subshell = start(tmp_path)
+    try:
+        k.idle(kc.execute(SLOW_COPY + slow_step(120, first="df = df.drop(columns=['a'])\\n",
+                                                changes=("df", "slow"))))
+        to_the_slow_step(k, subshell)
+        before = value(k, FINGERPRINT)
+        run = k.click(k.recommended(), subshell)  # "Run this code"
+        end = time.monotonic() + 120
+        while not (tmp_path / "started").exists():  # the step's cell runs: the frame has lost 'a'
+            assert time.monotonic() < end, "the slow step did not start"
+            time.sleep(0.2)
+        copies = {p.name for p in tmp_path.glob("copy*")}  # the checkpoint's own, before the step
+        km.interrupt_kernel()
+        restores = 0
+        while not (any(map(ends, of(k.seen, run))) and any(is_idle(m, run) for m in k.seen)):
+            assert time.monotonic() < end, "the run did not end"
+            for started in sorted({p.name for p in tmp_path.glob("copy*")} - copies):
+                copies.add(started)  # a restore has started: interrupt it
+                km.interrupt_kernel()
+                restores += 1
+            try:
+                k.seen.append(kc.get_iopub_msg(timeout=0.2))
+            except queue.Empty:
+                pass
+        after = value(k, FINGERPRINT)  # the kernel runs the user's next cell
+        step = value(k, "st = [x for x in pilot.session.plan if x.title == 'Slow custom step'][0]\n"
+                        "print(pilot.session.state, st.status, st.note)")
+        logged = value(k, "print([e['kind'] + ': ' + e['text'] for e in pilot.session.transcript])")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert restores >= 1  # an interrupt reached a restore
+    assert "'a'" in before and after == before  # the step's checkpoint, restored whole
+    assert step == "idle failed interrupted by the user\n"
+    # the log says what happened: no restore failed
+    assert "could not restore" not in logged and "the restore finished first" in logged
 
 
 def opened(k: Kernel, model: str, description: str) -> tuple[str, dict[str, Any]]:

@@ -64,7 +64,7 @@ def test_the_timeline_is_grouped_with_its_evidence_and_the_columns_to_confirm(fi
     assert "`x1`, `x2`: nothing places them after the prediction time" in text
     assert not checks(pilot.session)["structure_confirmed"][0]
     status = run(sh, "dcstatus").outputs[0].data["text/markdown"]
-    assert ("**Column timeline:** 2 column(s) to confirm (`albumin_at_discharge`, `sample_received_min`): "
+    assert ("**Column timeline:** 2 columns to confirm (`albumin_at_discharge`, `sample_received_min`): "
             "`%dctimeline`") in status
 
 
@@ -79,6 +79,8 @@ def test_moves_and_confirmations_are_the_experts_word_for_the_verdict(finished):
     assert "`albumin_at_discharge` · moved by you" in baseline
     assert "moved here from during follow-up by you with a magic: drawn at admission" in baseline
     assert not checks(pilot.session)["structure_confirmed"][0]  # one still to confirm
+    status = run(sh, "dcstatus").outputs[0].data["text/markdown"]
+    assert "**Column timeline:** 1 column to confirm (`sample_received_min`): `%dctimeline`" in status
 
     said = text_of(run(sh, "dctimeline", "confirm"))
     assert "Confirmed 'sample_received_min' where it is" in said and "nothing to confirm" in said

@@ -128,7 +128,11 @@ async def restore_interrupted(session: Session, calls: KernelCalls) -> None:
             try:
                 await calls.checkpoint_restore(step.checkpoint_id)
             except ProbeError as exc:
-                s.log("error", f"could not restore {step.checkpoint_id} after the interrupt: {exc}")
+                if exc.ename == "KeyboardInterrupt":  # held by the restore until it was whole (kernel_tools)
+                    s.log("restore", f"interrupted again while {step.checkpoint_id} was restored; "
+                          "the restore finished first", step_id=step.id)
+                else:
+                    s.log("error", f"could not restore {step.checkpoint_id} after the interrupt: {exc}")
         step.status, step.note = StepStatus.FAILED, "interrupted by the user"
         s.changed("step", step=step.id, status=step.status, note=step.note)
 
