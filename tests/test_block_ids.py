@@ -94,7 +94,12 @@ def test_the_task_card_offers_to_group_the_blocks_recommended():
     assert blocks.recommended and not q.options[0].recommended
     assert "adds the column 'block' numbering the blocks (a new one every 6 rows)" in blocks.description
     assert independent.label == "The rows are independent: each row is its own subject"
-    assert "Unsure of the entity: rows may be blocks of 6 records of one entity" in q.question
+    assert q.question == ("Is this the task? A regression task: predict the value of 'income'. Predictions are made at "
+                          "each row's own time. Why: r. Unsure of the entity: rows may be blocks of 6 records of one "
+                          "entity (120 blocks of 6 consecutive rows): 'province', 'tenure', 'head_sex', 'schooling' are "
+                          "the same within nearly every block and change between them, and 'head_age' rises by one "
+                          "within each block; no column names the entity, so a random split would put one entity's "
+                          "records on both sides.")
     assert " Or " not in q.question  # the columns rejected as its id are no answer
 
 
