@@ -18,11 +18,11 @@ from jupyter_dcpilot.engine.structure import (
     Structure,
     apply_file_timeline,
     confirmations,
-    inferences_view,
     moved,
     timeline_group,
     unconfirmed,
 )
+from jupyter_dcpilot.engine.structure_cards import inferences_view
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import audit
 from kernel_tools.inferences import Alternative, ColumnTimeline, Inference, Placement, TimelineColumn

@@ -16,13 +16,16 @@ confirms them (:func:`.structure.confirmations`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_tools.inferences import STATUS_READING, Inference
 from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
-from .structure import ASKED_ELSEWHERE, Structure, in_words, named
+if TYPE_CHECKING:  # the panel's view reads a session
+    from .session import Session
+
+from .structure import ASKED_ELSEWHERE, Structure, confirmations, in_words, named, task_choice
 from .task import BLOCKS, NO_ENTITY, Task
 from .wire import DecisionOption
 
@@ -326,3 +329,52 @@ def join_inferences(structure: Structure, frames: list[str]) -> list[Inference]:
 def grouping_inferences(structure: Structure, columns: list[str]) -> list[Inference]:
     """What becomes of each of ``columns`` that groups subjects (what its identifier question settles)."""
     return [i for i in structure.inferences if i.what == InferenceKind.GROUPING and i.subject in columns]
+
+
+def inferences_view(session: Session) -> list[dict[str, Any]]:
+    """The table's structural choices as the panel shows them (``Inference.to_dict``): with a
+    person's answer, its value and confidence ``given`` (nothing left to ask); an entity whose
+    rows come in blocks takes the block numbered by a step as its value once the run took it."""
+    confirmed = confirmations(session)
+    s = session.structure
+    out = []
+    for inferred in s.table():
+        d = inferred.to_dict()
+        d["value"] = in_force(session, inferred)
+        d["options"] = structure_options(inferred)
+        if inferred.id in confirmed:
+            d["confidence"] = Confidence.GIVEN
+            d["evidence"] = [f"confirmed {confirmed[inferred.id]}", *d["evidence"]]
+        out.append(d)
+    return out
+
+
+def structure_options(inferred: Inference) -> list[dict[str, Any]]:
+    """The task card's options for a question the structure section asks in its own way (the
+    blocks of one entity's records: :func:`block_options`), each with the answer
+    (:meth:`.structure.Structure.answer`'s value) that takes it; empty: the value and its
+    alternatives are the answers."""
+    offered = Structure.offered(inferred)
+    return [{**o.to_dict(), "value": next(v for v in offered if task_choice(inferred, v) == o.id)}
+            for o in block_options(inferred)]
+
+
+def in_force(session: Session, inferred: Inference) -> Any:
+    """The inference's value the run rests on: a person's last answer, else the blocks when the task
+    card took them (a person or a policy: the block numbered by a step is the entity), else as inferred."""
+    answered = any(a.id == inferred.id for a in session.structure.answers)
+    if inferred.what == InferenceKind.ENTITY and session.task.blocks is not None and not answered:
+        return BLOCKS
+    return session.structure.value(inferred)
+
+
+def answer(session: Session, inference_id: str, value: Any, via: str, at: str, rationale: str = "") -> str | None:
+    """A person's answer in the structure section (:meth:`.structure.Structure.answer`), measured
+    against the value in force (:func:`in_force`): the task card's choice that applies another value,
+    None when the answer confirms what the run rests on."""
+    inferred = session.structure.inference(inference_id)
+    before = in_force(session, inferred) if inferred is not None else None
+    choice = session.structure.answer(inference_id, value, via, at, rationale)
+    if inferred is None:  # a timing: a move on the timeline
+        return choice
+    return None if value == before else task_choice(inferred, value)
