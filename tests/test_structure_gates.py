@@ -120,7 +120,7 @@ def test_the_task_card_asks_an_uncertain_entity_with_its_candidates_ranked():
     assert ids[0] == "confirm" and "confirms what is uncertain: the entity: id" in q.options[0].risk
     assert ids.index("entity:centre") < ids.index("entity:none")
     assert q.question.startswith("Is this the task? A survival task: predict the time to the event in 'status'. The "
-                                 "survival time is 'futime'. Rows with the same 'id' are one entity's records. "
+                                 "survival time is 'futime'. Each 'id' is one entity. "
                                  "Predictions are made at each entity's first record.")
     # the guess said once, then what was seen and each alternative with its own evidence
     assert q.question.endswith("Unsure of the entity: 'id' repeats: 2.1 rows each. Or centre: repeats, whole "

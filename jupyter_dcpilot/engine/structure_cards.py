@@ -126,7 +126,7 @@ def task_words(task: Task, status: bool = False) -> str:
     if t.time:
         said.append(f"The survival time is '{t.time}'.")
     if t.id:
-        said.append(f"Rows with the same '{t.id}' are one entity's records.")
+        said.append(f"Each '{t.id}' is one entity.")
     if t.index_label:
         said.append(f"Predictions are made at {t.index_label}.")
     return " ".join(said)
