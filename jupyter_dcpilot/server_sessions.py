@@ -20,7 +20,7 @@ from jupyter_core.utils import ensure_async
 from kernel_tools.vocabulary import SessionState, StepStatus
 
 from .config import DCPilot
-from .engine import fingerprint, gatekeeping, impact, model_audit, plan_edits, structure
+from .engine import fingerprint, gatekeeping, impact, model_audit, plan_edits, structure, structure_cards
 from .engine.budgets import Budgets
 from .engine.coordinator import Coordinator
 from .engine.factory import Request, build, open_session
@@ -249,7 +249,7 @@ class HostedSession:
         return {"id": self.id, "path": self.path, **self.session.to_dict(), "usage": self.usage(),
                 "library": plan_edits.library(self.session, self.coordinator.episodes),
                 # the column timeline card and the structural choices, as the panel shows them
-                "timeline": self.session.structure.card_dict(), "inferences": structure.inferences_view(self.session)}
+                "timeline": self.session.structure.card_dict(), "inferences": structure_cards.inferences_view(self.session)}
 
     # -- decision impact: estimated in the kernel's background while the card waits -----------
     def _on_event(self, event: dict[str, Any]) -> None:
@@ -366,7 +366,7 @@ class HostedSession:
         question that offers it, else applied after going back to before the first step that ran
         (the data is diagnosed again with it and the steps since are asked again)."""
         s = self.session
-        choice = s.structure.answer(inference_id, value, via, now(), rationale)
+        choice = structure_cards.answer(s, inference_id, value, via, now(), rationale)
         s.log("structure", f"{inference_id} {'confirmed' if choice is None else f'set to {value!r}'} "
               f"{by_the_user(via)}" + (f": {rationale}" if rationale else ""), inference=inference_id)
         if choice is None:

@@ -8,6 +8,7 @@ Synthetic households surveyed yearly (names of no real table), run headless in a
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +18,12 @@ from dev_tables import quiet_diagnose
 from test_hidden_panel import workers
 
 from jupyter_dcpilot.cli import main
-from jupyter_dcpilot.engine import structure_cards
+from jupyter_dcpilot.engine import gatekeeping, structure_cards
 from jupyter_dcpilot.engine.coordinator import ApprovalPolicy, Coordinator
 from jupyter_dcpilot.engine.hosts import HeadlessHost
 from jupyter_dcpilot.engine.notebook import load_cell
 from jupyter_dcpilot.engine.session import Session, sidecar_path
-from jupyter_dcpilot.engine.structure import Structure
+from jupyter_dcpilot.engine.structure import Structure, confirmations
 from jupyter_dcpilot.engine.task import Given, Inputs, Task
 from jupyter_dcpilot.probe import probe_expression
 from kernel_tools import number_blocks
@@ -94,8 +95,39 @@ def test_the_task_card_offers_to_group_the_blocks_recommended():
     assert blocks.recommended and not q.options[0].recommended
     assert "adds the column 'block' numbering the blocks (a new one every 6 rows)" in blocks.description
     assert independent.label == "The rows are independent: each row is its own subject"
-    assert "Unsure of the entity: rows may be blocks of 6 records of one entity" in q.question
+    assert q.question == ("Is this the task? A regression task: predict the value of 'income'. Predictions are made at "
+                          "each row's own time. Why: r. Unsure of the entity: rows may be blocks of 6 records of one "
+                          "entity (120 blocks of 6 consecutive rows): 'province', 'tenure', 'head_sex', 'schooling' are "
+                          "the same within nearly every block and change between them, and 'head_age' rises by one "
+                          "within each block; no column names the entity, so a random split would put one entity's "
+                          "records on both sides.")
     assert " Or " not in q.question  # the columns rejected as its id are no answer
+
+
+def test_the_structure_section_answers_the_blocks_as_the_task_card_does():
+    """Its options are the card's (one definition); "blocks" there is the card's choice, applied the
+    same way and confirmed by the user; once a policy took the blocks, they are the value in force:
+    keeping them confirms, "independent" is the card's other choice."""
+    d = quiet_diagnose(households(), target="income")
+    task = Task(kind="regression", target="income", reason="r", index={"kind": "row", "label": "each row's own time"})
+    s = Session(task=task, structure=Structure([d.inference("entity")]))
+    on_card = [o.to_dict() for o in structure_cards.task_card(task, s.structure).options if o.id in ("blocks", "entity:none")]
+    (entity,) = [i for i in structure_cards.inferences_view(s) if i["id"] == "entity"]
+    assert [{k: v for k, v in o.items() if k != "value"} for o in entity["options"]] == on_card
+    assert [o["value"] for o in entity["options"]] == ["blocks", None] and entity["value"] is None
+    assert structure_cards.answer(s, "entity", "blocks", "panel", "now") == "blocks"
+    gatekeeping.apply_task_answer(s, "blocks")
+    assert s.task.blocks == {"column": "block", "size": 6}
+    assert confirmations(s)["entity"] == "by the user in the panel"
+    (entity,) = [i for i in structure_cards.inferences_view(s) if i["id"] == "entity"]
+    assert (entity["value"], entity["confidence"]) == ("blocks", "given")
+
+    taken = Session(task=replace(task, blocks={"column": "block", "size": 6}), structure=Structure([d.inference("entity")]))
+    assert [i["value"] for i in structure_cards.inferences_view(taken) if i["id"] == "entity"] == ["blocks"]
+    assert structure_cards.answer(taken, "entity", "blocks", "panel", "now") is None  # in force: confirmed
+    assert structure_cards.answer(taken, "entity", None, "panel", "now") == "entity:none"
+    with pytest.raises(ValueError, match="say one of"):
+        structure_cards.answer(taken, "entity", "province", "panel", "now")
 
 
 def test_a_table_sorted_by_a_column_and_a_panel_with_its_id_get_no_block_option():

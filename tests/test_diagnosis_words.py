@@ -197,6 +197,15 @@ def test_the_lazy_diagnosis_says_the_whole_datas_copies_in_agreement(extra, said
     assert found.summary.startswith(said), found.summary
 
 
+@pytest.mark.parametrize(("many", "label"), [(False, "Flag the 1 extreme value (keep it)"),
+                                             (True, "Flag the 3 extreme values (keep them)")])
+def test_the_flag_option_counts_the_extreme_values_in_agreement(many, label):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (found,) = kt.diagnose(outliers(many), target="y").by_kind("outliers")
+    assert found.recommended is not None and found.recommended.label == label
+
+
 @pytest.mark.parametrize("many", [False, True])
 def test_the_lazy_diagnosis_says_the_whole_datas_extreme_values_in_agreement(many):
     dd = pytest.importorskip("dask.dataframe")
@@ -206,3 +215,5 @@ def test_the_lazy_diagnosis_says_the_whole_datas_extreme_values_in_agreement(man
     said = ("3 extreme values in 2 columns (most in 'bp'); they may be real" if many
             else "1 extreme value in 'bp'; it may be real (e.g. a very sick patient's lab value) or an entry error")
     assert found.summary.startswith(said), found.summary
+    assert found.recommended.label == ("Flag the 3 extreme values (keep them)" if many
+                                       else "Flag the 1 extreme value (keep it)")

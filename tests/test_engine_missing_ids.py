@@ -68,7 +68,7 @@ def test_rows_without_an_id_are_asked_and_dropped_as_recommended(tmp_path, capsy
     assert [o["id"] for o in card["options"]][:3] == ["confirm", "ids:drop", "ids:own"]
     assert "entity:none" in [o["id"] for o in card["options"]]
     assert card["recommended"] == card["choice"] == "ids:drop"
-    assert "25 rows have no 'patient_id': drop them, take each as an entity of its own" in card["question"]
+    assert "25 rows have no 'patient_id'. Drop them, take each as an entity of its own" in card["question"]
     labels = {o["id"]: o["label"] for o in card["options"]}
     assert labels["ids:drop"] == "Drop the 25 rows without an id in 'patient_id'"
     assert "missing_ids='drop'" in code

@@ -108,9 +108,10 @@ def test_the_card_says_the_uncertain_coding_once_the_rank_test_once_and_each_opt
     task = Task(kind="survival", target="status", time="time", censored="2", reason="survival: status 'status' ...",
                 index=ROW)
     q = structure_cards.task_card(task, Structure([status_inference()]))
-    assert q.question == ("Is this the task? survival: predict 'status' (2 censored, any other code an event) with "
-                          "duration 'time', at each row's own time. Uncertain: which code of 'status' means censored: 2, 1, 3, or none "
-                          "(the codes are classes)?")
+    assert q.question == ("Is this the task? A survival task: predict the time to the event in 'status'. In 'status', "
+                          "2 means censored and any other code is an event. The survival time is 'time'. Predictions are "
+                          "made at each row's own time. Which code of 'status' means censored: 2, 1 or 3? Or none, if the "
+                          "codes are classes?")
     assert q.evidence["status_coding"] == [RANK_TEST] and "uncertain" not in q.evidence
     assert [o.id for o in q.options] == ["confirm", "censored:1", "censored:3", "classification"]
     confirm, one, three, classes = q.options
@@ -120,7 +121,9 @@ def test_the_card_says_the_uncertain_coding_once_the_rank_test_once_and_each_opt
     assert classes.description == "The codes of 'status' as classes, ignoring the follow-up."
     words = " ".join([q.question, *(f"{o.label} {o.description} {o.risk}" for o in q.options)])
     assert words.count("rank test") == 0 and words.count("merged as") == 0  # the evidence is said once, apart
-    assert all("\n" not in o.description and o.description.count(". ") == 0 for o in q.options)
+    # each alternative in a line; the confirm option says the task as the question does, in short sentences
+    assert all("\n" not in o.description and o.description.count(". ") == 0 for o in q.options[1:])
+    assert q.question.startswith(f"Is this the task? {confirm.description} Which code")
 
 
 def test_a_plain_survival_task_card_is_unchanged_by_the_status_reading():
@@ -128,7 +131,8 @@ def test_a_plain_survival_task_card_is_unchanged_by_the_status_reading():
                       [Alternative("classification", ["censored rows would count as 'no event'"], 0.2)])
     q = structure_cards.task_card(Task(kind="survival", target="status", time="time", reason="r", index=ROW),
                                   Structure([plain]))
-    assert q.question == "Is this the task? survival: predict 'status' with duration 'time', at each row's own time. (r)"
+    assert q.question == ("Is this the task? A survival task: predict the time to the event in 'status'. The survival "
+                          "time is 'time'. Predictions are made at each row's own time. Why: r.")
     assert [o.id for o in q.options] == ["confirm", "classification", "regression"]
 
 
@@ -147,6 +151,6 @@ def test_a_coding_the_follow_up_leaves_uncertain_reaches_the_card_as_a_question_
     assert d.task["censored"] == "0"  # the convention, not overruled
     task = Task(kind="survival", target="status", time="time", censored="0", reason="r", index=ROW)
     q = structure_cards.task_card(task, Structure([d.inference("task")]))
-    assert "Uncertain: which code of 'status' means censored: 0, 1, 2" in q.question
+    assert "Which code of 'status' means censored: 0, 1 or 2?" in q.question
     assert "uncertain" in q.evidence["status_coding"][0]
     assert q.options[0].risk == "wrong if another code of 'status' means censored"

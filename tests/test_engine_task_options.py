@@ -47,17 +47,21 @@ def test_a_two_valued_event_with_a_time_is_never_offered_as_a_regression():
     rng = np.random.default_rng(2)
     df = frame(rng.integers(0, 2, 300)).assign(days=rng.exponential(300, 300).round() + 1)
     q = card(df, "pain", time="days")
-    assert q.options[0].description.startswith("survival") and "regression" not in ids(q)
+    assert q.options[0].description.startswith("A survival task") and "regression" not in ids(q)
 
 
 def test_an_ordered_score_is_a_regression_first_and_classes_second():
     rng = np.random.default_rng(3)
     score = np.clip(np.round(rng.normal(5, 2, 400)), 0, 10).astype(int)
     q = card(frame(score), "pain")
-    assert q.options[0].description.startswith("regression") and ids(q)[1] == "classification"
+    assert q.options[0].description.startswith("A regression task") and ids(q)[1] == "classification"
 
 
 def test_integer_codes_that_may_be_a_score_offer_regression_first():
     q = card(frame(np.repeat([1, 2, 4], 100)), "pain")
-    assert q.options[0].description.startswith("classification") and ids(q)[1] == "regression"
+    assert q.options[0].description.startswith("A classification task") and ids(q)[1] == "regression"
     assert q.question.count("classification") == 1  # the guess said once
+    # short sentences a clinician reads: no nested brackets, no "="
+    assert q.question == ("Is this the task? A classification task: predict the class of 'pain'. Predictions are made "
+                          "at each row's own time. Unsure of the task: 3 whole-number codes: classes, or an ordered "
+                          "score? Or regression: the codes in order, as a score?")

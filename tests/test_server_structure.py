@@ -110,3 +110,45 @@ async def test_the_chat_places_a_column_on_the_timeline(chat, jp_fetch, jp_serve
 async def _blocked(jp_fetch, sid: str):
     state = await get_session(jp_fetch, sid)
     return state if state["state"] == "blocked" else None
+
+
+@pytest.mark.slow
+async def test_the_structure_section_groups_a_hidden_panels_blocks_as_the_task_card_does(
+        jp_fetch, jp_serverapp, registry, no_llm, tmp_path) -> None:
+    """A hidden panel (issue 26): the entity's question in the structure section offers the task
+    card's own block options (one definition), and answering there is the card's answer, by the user."""
+    from test_block_ids import households
+
+    households(n=40).to_csv(tmp_path / "households.csv", index=False)
+    kernel_id = await start_notebook_kernel(jp_fetch, "h.ipynb")
+    client = kernel_client(jp_serverapp, kernel_id, "panel")
+    await client.wait_for_ready(timeout=60)
+    await client.execute_interactive(f"import pandas as pd\ndf = pd.read_csv({str(tmp_path / 'households.csv')!r})",
+                                     timeout=60)
+    try:
+        created = await post(jp_fetch, *API, body={"path": "h.ipynb", "frame": "df", "target": "income",
+                                                   "approve": {"*": "recommended", "task": "ask"}})
+        sid = created["id"]
+
+        async def task_card():
+            state = await get_session(jp_fetch, sid)
+            return state if state["state"] == "blocked" and state["decisions"] else None
+
+        state = await wait_for(task_card, "the task card")
+        (card,) = state["decisions"]
+        entity = {i["id"]: i for i in state["inferences"]}["entity"]
+        assert entity["value"] is None and entity["confidence"] == "low"
+        on_card = [o for o in card["options"] if o["id"] in ("blocks", "entity:none")]
+        assert [{k: v for k, v in o.items() if k != "value"} for o in entity["options"]] == on_card
+        assert [o["value"] for o in entity["options"]] == ["blocks", None]
+        assert entity["options"][0]["label"] == "Group the rows in blocks of 6 consecutive records (one entity each)"
+
+        taken = await post(jp_fetch, *API, sid, "inferences", "entity", body={"value": "blocks"})
+        decision = taken["decisions"][0]
+        assert (decision["choice"], decision["by"], decision["via"]) == ("blocks", "user", "panel")
+        entity = {i["id"]: i for i in taken["inferences"]}["entity"]
+        assert entity["value"] == "blocks" and entity["confidence"] == "given"
+        assert "confirmed by the user in the panel" in entity["evidence"][0]
+    finally:
+        await registry.close()
+        client.stop_channels()

@@ -18,11 +18,11 @@ from jupyter_dcpilot.engine.structure import (
     Structure,
     apply_file_timeline,
     confirmations,
-    inferences_view,
     moved,
     timeline_group,
     unconfirmed,
 )
+from jupyter_dcpilot.engine.structure_cards import inferences_view
 from jupyter_dcpilot.engine.task import Task
 from jupyter_dcpilot.engine.validity import audit
 from kernel_tools.inferences import Alternative, ColumnTimeline, Inference, Placement, TimelineColumn
@@ -119,6 +119,9 @@ def test_the_task_card_asks_an_uncertain_entity_with_its_candidates_ranked():
     ids = [o.id for o in q.options]
     assert ids[0] == "confirm" and "confirms what is uncertain: the entity: id" in q.options[0].risk
     assert ids.index("entity:centre") < ids.index("entity:none")
+    assert q.question.startswith("Is this the task? A survival task: predict the time to the event in 'status'. The "
+                                 "survival time is 'futime'. Each 'id' is one entity. "
+                                 "Predictions are made at each entity's first record.")
     # the guess said once, then what was seen and each alternative with its own evidence
     assert q.question.endswith("Unsure of the entity: 'id' repeats: 2.1 rows each. Or centre: repeats, whole "
                                "numbers; or none: no entity?")

@@ -44,7 +44,7 @@ from kernel_tools.vocabulary import (
 )
 
 from .hosts import Via, agent_name, by_the_user
-from .task import NO_ENTITY
+from .task import BLOCKS, NO_ENTITY
 from .validation import did_you_mean
 
 if TYPE_CHECKING:  # the session holds a Structure; these functions read a session
@@ -183,12 +183,19 @@ class Structure:
             known = [i.id for i in self.table()]
             raise KeyError(f"no structural inference {inference_id!r}" + (did_you_mean(inference_id, known)
                                                                           or f"; there are {known}"))
-        offered = [inferred.value, *(a.value for a in inferred.alternatives)]
+        offered = self.offered(inferred)
         if value not in offered:
             raise ValueError(f"{value!r} is not an answer to {inference_id}: say one of {offered}")
         choice = None if value == self.value(inferred) else task_choice(inferred, value)
         self.answers.append(InferenceAnswer(inference_id, value, via, at, rationale))
         return choice
+
+    @staticmethod
+    def offered(inferred: Inference) -> list[Any]:
+        """The answers a structural question takes: the value as inferred, its alternatives, and
+        for an entity whose rows come in blocks of one entity's records, the blocks (``BLOCKS``)."""
+        blocks = [BLOCKS] if inferred.what == InferenceKind.ENTITY and inferred.details.get("blocks") else []
+        return [inferred.value, *(a.value for a in inferred.alternatives), *blocks]
 
     def askable(self) -> list[str]:
         """The columns a planner may propose a place for: unknown or of low confidence on the
@@ -272,6 +279,8 @@ def task_choice(inferred: Inference, value: Any) -> str:
         return f"censored:{status.group(1)}"
     if what == InferenceKind.DURATION and value:
         return f"time:{value}"
+    if what == InferenceKind.ENTITY and value == BLOCKS and value not in {a.value for a in inferred.alternatives}:
+        return BLOCKS  # the rows numbered in blocks (a column named so is a column)
     if what == InferenceKind.ENTITY:
         return f"entity:{NO_ENTITY if value is None else value}"
     if what == InferenceKind.INDEX and isinstance(value, str):
@@ -309,22 +318,6 @@ def confirmations(session: Session) -> dict[str, str]:
     for said in session.structure.answers:
         if agent_name(said.via) is None:
             out[said.id] = by_the_user(said.via)
-    return out
-
-
-def inferences_view(session: Session) -> list[dict[str, Any]]:
-    """The table's structural choices as the panel shows them (``Inference.to_dict``): with a
-    person's answer, its value and confidence ``given`` (nothing left to ask)."""
-    confirmed = confirmations(session)
-    s = session.structure
-    out = []
-    for inferred in s.table():
-        d = inferred.to_dict()
-        d["value"] = s.value(inferred)
-        if inferred.id in confirmed:
-            d["confidence"] = Confidence.GIVEN
-            d["evidence"] = [f"confirmed {confirmed[inferred.id]}", *d["evidence"]]
-        out.append(d)
     return out
 
 
@@ -440,4 +433,4 @@ def in_words(inference: Inference, what_if: bool = False, short: bool = False) -
 
 
 __all__ = ["FROM_FILE", "InferenceAnswer", "Structure", "TimelineMove", "by_a_person", "confirmations",
-           "apply_file_timeline", "in_words", "inferences_view", "moved", "moved_late", "named", "task_choice", "timeline_group", "unconfirmed"]
+           "apply_file_timeline", "in_words", "moved", "moved_late", "named", "task_choice", "timeline_group", "unconfirmed"]

@@ -16,13 +16,16 @@ confirms them (:func:`.structure.confirmations`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_tools.inferences import STATUS_READING, Inference
 from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
-from .structure import ASKED_ELSEWHERE, Structure, in_words, named
+if TYPE_CHECKING:  # the panel's view reads a session
+    from .session import Session
+
+from .structure import ASKED_ELSEWHERE, Structure, confirmations, in_words, named, task_choice
 from .task import BLOCKS, NO_ENTITY, Task
 from .wire import DecisionOption
 
@@ -64,10 +67,7 @@ def task_card(task: Task, structure: Structure) -> Question:
     kind = t.kind.value if t.kind else None
     asked = {InferenceKind(i.what): i for i in structure.table() if i.what not in ASKED_ELSEWHERE}
     status = _status(t, asked.get(InferenceKind.TASK))
-    desc = (f"{kind}: predict '{t.target}'" + (f" ({t.censored} censored, any other code an event)"
-                                               if status is not None else "")
-            + (f" with duration '{t.time}'" if t.time else "")
-            + (f", one entity = '{t.id}'" if t.id else "") + (f", at {t.index_label}" if t.index_label else ""))
+    desc = task_words(t, status is not None)
     # a status's coding is asked in its own words below; every other uncertain choice as the verdict names it
     unsure = [i for i in asked.values() if _unsure(i) and not (status is not None and i.what == InferenceKind.TASK)]
     ids = missing_id_options(t)
@@ -93,21 +93,43 @@ def task_card(task: Task, structure: Structure) -> Question:
         evidence["status_coding"] = status.evidence[1:]  # the follow-up of each code: why this one is censored
     # an uncertain task says its reason below, once
     told = status is not None or any(i.what == InferenceKind.TASK for i in unsure)
-    question = f"Is this the task? {desc}." + ("" if told else f" ({t.reason.removeprefix(f'{kind}: ')})")
+    question = f"Is this the task? {desc}" + ("" if told else f" Why: {t.reason.removeprefix(f'{kind}: ')}.")
     if _unsure(status):
         assert status is not None
-        others = [m.group(1) for a in status.alternatives if (m := STATUS_READING.match(str(a.value)))]
-        question += (f" Uncertain: which code of '{t.target}' means censored: {t.censored}"
-                     + "".join(f", {c}" for c in others)
-                     + (", or none (the codes are classes)?" if TaskKind.CLASSIFICATION in _alternative_values(status)
-                        else "?"))
+        codes = [str(t.censored)] + [m.group(1) for a in status.alternatives if (m := STATUS_READING.match(str(a.value)))]
+        question += (f" Which code of '{t.target}' means censored: " + ", ".join(codes[:-1]) + f" or {codes[-1]}?"
+                     + (" Or none, if the codes are classes?" if TaskKind.CLASSIFICATION in _alternative_values(status)
+                        else ""))
     if ids:
         evidence["rows_without_id"] = t.id_missing
-        question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}': drop them, take each "
-                     "as an entity of its own, or choose another entity (or none).")
+        question += (f" {t.id_missing} row{'s have' if t.id_missing != 1 else ' has'} no '{t.id}'. Drop "
+                     f"{'them' if t.id_missing != 1 else 'it'}, take each as an entity of its own, or choose another "
+                     "entity, or none.")
     if unsure:
         question += _uncertain(unsure)
     return Question(options, question, evidence, list(asked.values()))
+
+
+# what each task kind predicts, in words a clinician reads (its name first, as the options say it)
+KIND_WORDS = {TaskKind.CLASSIFICATION: "A classification task: predict the class of '{}'.",
+              TaskKind.REGRESSION: "A regression task: predict the value of '{}'.",
+              TaskKind.SURVIVAL: "A survival task: predict the time to the event in '{}'."}
+
+
+def task_words(task: Task, status: bool = False) -> str:
+    """The task as read, in short sentences: what is predicted, the kind, the status's coding
+    (``status``: a status of several codes), the survival time, the entity and the moment of prediction."""
+    t = task
+    said = [KIND_WORDS[t.kind].format(t.target) if t.kind else f"Predict '{t.target}'."]
+    if status:
+        said.append(f"In '{t.target}', {t.censored} means censored and any other code is an event.")
+    if t.time:
+        said.append(f"The survival time is '{t.time}'.")
+    if t.id:
+        said.append(f"Each '{t.id}' is one entity.")
+    if t.index_label:
+        said.append(f"Predictions are made at {t.index_label}.")
+    return " ".join(said)
 
 
 def _uncertain(unsure: list[Inference]) -> str:
@@ -117,7 +139,7 @@ def _uncertain(unsure: list[Inference]) -> str:
     first, rest = unsure[0], unsure[1:]
     value = "none" if first.value is None else str(first.value).replace("_", " ")
     seen = (first.evidence[1:2] or first.evidence[:1])[0].removeprefix(f"{value}: ") if first.evidence else ""
-    said = f" Unsure of {named(first)}" + (f": {seen}." if seen else ".")
+    said = f" Unsure of {named(first)}" + (f": {seen}" + ("" if seen.endswith("?") else ".") if seen else ".")
     # blocks of one entity: the alternatives are the columns rejected as its id; the options say what else
     others = [] if "blocks" in first.details else [
         ("none" if a.value is None else str(a.value).replace("_", " ")) + (f": {a.evidence[0]}" if a.evidence else "")
@@ -307,3 +329,52 @@ def join_inferences(structure: Structure, frames: list[str]) -> list[Inference]:
 def grouping_inferences(structure: Structure, columns: list[str]) -> list[Inference]:
     """What becomes of each of ``columns`` that groups subjects (what its identifier question settles)."""
     return [i for i in structure.inferences if i.what == InferenceKind.GROUPING and i.subject in columns]
+
+
+def inferences_view(session: Session) -> list[dict[str, Any]]:
+    """The table's structural choices as the panel shows them (``Inference.to_dict``): with a
+    person's answer, its value and confidence ``given`` (nothing left to ask); an entity whose
+    rows come in blocks takes the block numbered by a step as its value once the run took it."""
+    confirmed = confirmations(session)
+    s = session.structure
+    out = []
+    for inferred in s.table():
+        d = inferred.to_dict()
+        d["value"] = in_force(session, inferred)
+        d["options"] = structure_options(inferred)
+        if inferred.id in confirmed:
+            d["confidence"] = Confidence.GIVEN
+            d["evidence"] = [f"confirmed {confirmed[inferred.id]}", *d["evidence"]]
+        out.append(d)
+    return out
+
+
+def structure_options(inferred: Inference) -> list[dict[str, Any]]:
+    """The task card's options for a question the structure section asks in its own way (the
+    blocks of one entity's records: :func:`block_options`), each with the answer
+    (:meth:`.structure.Structure.answer`'s value) that takes it; empty: the value and its
+    alternatives are the answers."""
+    offered = Structure.offered(inferred)
+    return [{**o.to_dict(), "value": next(v for v in offered if task_choice(inferred, v) == o.id)}
+            for o in block_options(inferred)]
+
+
+def in_force(session: Session, inferred: Inference) -> Any:
+    """The inference's value the run rests on: a person's last answer, else the blocks when the task
+    card took them (a person or a policy: the block numbered by a step is the entity), else as inferred."""
+    answered = any(a.id == inferred.id for a in session.structure.answers)
+    if inferred.what == InferenceKind.ENTITY and session.task.blocks is not None and not answered:
+        return BLOCKS
+    return session.structure.value(inferred)
+
+
+def answer(session: Session, inference_id: str, value: Any, via: str, at: str, rationale: str = "") -> str | None:
+    """A person's answer in the structure section (:meth:`.structure.Structure.answer`), measured
+    against the value in force (:func:`in_force`): the task card's choice that applies another value,
+    None when the answer confirms what the run rests on."""
+    inferred = session.structure.inference(inference_id)
+    before = in_force(session, inferred) if inferred is not None else None
+    choice = session.structure.answer(inference_id, value, via, at, rationale)
+    if inferred is None:  # a timing: a move on the timeline
+        return choice
+    return None if value == before else task_choice(inferred, value)

@@ -105,6 +105,11 @@ def outliers_summary(total: int, columns: list[str], worst: str) -> str:
             f"value) or {errors} — only a domain expert can tell.")
 
 
+def flag_label(total: int) -> str:
+    """The flag option's label, agreeing with the count: "Flag the 1 extreme value (keep it)"."""
+    return f"Flag the {counted(total, 'extreme value')} (keep {'it' if total == 1 else 'them'})"
+
+
 def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],
                   exclude: set[str], clock: Clock = NO_CLOCK) -> tuple[list[Finding], dict[str, float]]:
     per_col, rates = {}, {}
@@ -138,7 +143,7 @@ def find_outliers(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, Col
         return call("handle_outliers", columns=cols, action=action, method="iqr")
 
     options = [
-        Option("flag", "Flag them (keep values)",
+        Option("flag", flag_label(total),
                "Add an indicator column per affected column and keep every value.",
                "extra columns; the extreme values still pull linear models", True, handle("flag")),
         Option("clip", "Clip to the fences",

@@ -33,7 +33,7 @@ import pandas as pd
 from kernel_tools.diagnosis import entities
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column, profile_counts
 from kernel_tools.diagnosis.duplicates import COPIES_WORDS, copies_words
-from kernel_tools.diagnosis.outliers import outliers_summary
+from kernel_tools.diagnosis.outliers import flag_label, outliers_summary
 from kernel_tools.diagnosis.registry import Detectors, kind_data
 from kernel_tools.diagnosis.runner import run_detectors
 from kernel_tools.findings import Diagnosis, Finding
@@ -240,6 +240,9 @@ def _rebase(finding: Finding, n: int, nulls: dict[str, int], duplicates: int, pe
         total = sum(int(col.get("count", 0)) for col in ev["columns"].values())
         worst = max(ev["columns"], key=lambda c: ev["columns"][c].get("rate", 0.0))
         finding.summary = outliers_summary(total, list(ev["columns"]), worst)
+        for option in finding.options:  # the flag's label counts them too
+            if option.id == "flag":
+                option.label = flag_label(total)
         ev["fences_from"] = sample_note
     elif finding.kind == "missing_values":
         if f"rows_any|{finding.id}" in recounted:

@@ -2,7 +2,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IStatus, requestAPI } from './api';
-import { IDecision, IFinding } from './findingTypes';
+import { IDecision, IDecisionOption, IFinding } from './findingTypes';
 import { Confidence, EvidenceSource, InferenceKind, TimelineGroup } from './vocabulary';
 
 // findings, options and decisions: generated from the Python types (see findingTypes.ts)
@@ -186,6 +186,14 @@ export interface IInference {
   evidence: string[];
   alternatives: IAlternative[];
   details: { [key: string]: unknown };
+  /** The task card's options when the question is asked as the card asks it (the blocks of one
+   * entity's records), each with the value that answers it; empty: the value and alternatives. */
+  options?: IStructureOption[];
+}
+
+/** A task card's option offered in the structure section, with the answer that takes it. */
+export interface IStructureOption extends IDecisionOption {
+  value: unknown;
 }
 
 /** A session as the server sends it (the subset the panel shows). */

@@ -5,6 +5,7 @@ import {
   IColumnTimeline,
   IInference,
   IPlacement,
+  IStructureOption,
   ITimelineColumn,
   ITimelineMove
 } from './sessionApi';
@@ -286,6 +287,9 @@ export function StructureQuestion(props: {
 }): JSX.Element {
   const { inference, disabled = false, onAnswer } = props;
   const { what } = inference;
+  if (inference.options && inference.options.length > 0) {
+    return <CardQuestion inference={inference} disabled={disabled} onAnswer={onAnswer} />;
+  }
   const ranked = [...inference.alternatives].sort((a, b) => b.score - a.score);
   // a status of several codes: the guess names its censoring code, as its alternatives do
   const censored = censoredCode(inference);
@@ -341,6 +345,70 @@ export function StructureQuestion(props: {
         {choice(inference.value, inference.evidence, true)}
         {ranked.map(a => choice(a.value, a.evidence, false, a))}
       </ol>
+    </div>
+  );
+}
+
+/**
+ * A structural question asked with the task card's own options (the rows in blocks of one
+ * entity's records): why it is unsure, then each option as the card words it, one button each;
+ * the value in force is kept, another one is the card's answer.
+ */
+function CardQuestion(props: {
+  inference: IInference;
+  disabled: boolean;
+  onAnswer?: (value: unknown) => void;
+}): JSX.Element {
+  const { inference, disabled, onAnswer } = props;
+  const inForce = JSON.stringify(inference.value);
+  const choice = (option: IStructureOption) => {
+    const chosen = JSON.stringify(option.value) === inForce;
+    return (
+      <li
+        key={option.id}
+        className={`jp-dcpilot-structure-choice${chosen ? ' jp-mod-chosen' : ''}`}
+        data-value={JSON.stringify(option.value)}
+      >
+        <div className="jp-dcpilot-structure-value">
+          <b>{option.label}</b>
+          {chosen && <span className="jp-dcpilot-chip">in force</span>}
+          {option.recommended && <span className="jp-dcpilot-chip">recommended</span>}
+          {onAnswer && (
+            <button
+              type="button"
+              className={`jp-dcpilot-option${option.recommended ? ' jp-mod-recommended' : ''}`}
+              disabled={disabled}
+              onClick={() => onAnswer(option.value)}
+            >
+              {chosen ? 'Keep it' : 'Use this'}
+            </button>
+          )}
+        </div>
+        <ul className="jp-dcpilot-structure-evidence">
+          <li>{option.description}</li>
+          {option.risk && <li>risk: {option.risk}</li>}
+        </ul>
+      </li>
+    );
+  };
+  return (
+    <div
+      className="jp-dcpilot-decision jp-dcpilot-structure"
+      data-inference={inference.id}
+      data-what={inference.what}
+      data-confidence={inference.confidence}
+    >
+      <div className="jp-dcpilot-decision-head">
+        <span className="jp-dcpilot-chip jp-dcpilot-gate">structure</span>
+        <span className="jp-dcpilot-decision-title">unsure: please confirm</span>
+      </div>
+      <div className="jp-dcpilot-question">Are the rows in blocks of one entity&apos;s records?</div>
+      <ul className="jp-dcpilot-structure-evidence">
+        {inference.evidence.map(line => (
+          <li key={line}>{line}</li>
+        ))}
+      </ul>
+      <ol className="jp-dcpilot-structure-choices">{(inference.options ?? []).map(choice)}</ol>
     </div>
   );
 }

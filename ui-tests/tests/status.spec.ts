@@ -32,8 +32,8 @@ test.describe('Data co-pilot: a status of several codes', () => {
     const panel = await startCopilot(page, 'status', 'ask');
     const card = panel.locator('.jp-dcpilot-decision[data-gate="task"]');
     await expect(card).toBeVisible({ timeout: 120000 });
-    await expect(card).toContainText("which code of 'status' means censored");
-    await expect(card).toContainText('(2 censored, any other code an event)');
+    await expect(card).toContainText("Which code of 'status' means censored: 2, ");
+    await expect(card).toContainText("In 'status', 2 means censored and any other code is an event.");
     await expect(card.getByRole('button', { name: 'It is classification' })).toBeVisible();
     await expect(card).not.toContainText('It is regression');
     await card.scrollIntoViewIfNeeded();

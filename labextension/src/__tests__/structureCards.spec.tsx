@@ -307,6 +307,53 @@ describe('TimelineCard after a person moved columns', () => {
 });
 
 describe('StructureQuestion', () => {
+  it("asks a hidden panel's entity with the task card's own options, one button each", () => {
+    const option = (id: string, label: string, value: unknown, recommended: boolean) => ({
+      id,
+      label,
+      description: `${label}: what it does`,
+      risk: `${label}: what it risks`,
+      recommended,
+      action: null,
+      value
+    });
+    const blocks: IInference = {
+      id: 'entity',
+      what: 'entity',
+      subject: null,
+      value: null,
+      confidence: 'low',
+      evidence: ['rows may be blocks of 6 records of one entity'],
+      alternatives: [{ value: 'head_age', evidence: ['not an entity: named as an age'], score: 0 }],
+      details: {},
+      options: [
+        option(
+          'blocks',
+          'Group the rows in blocks of 6 consecutive records (one entity each)',
+          'blocks',
+          true
+        ),
+        option('entity:none', 'The rows are independent: each row is its own subject', null, false)
+      ]
+    };
+    const answers: unknown[] = [];
+    render(<StructureQuestion inference={blocks} onAnswer={value => answers.push(value)} />);
+    const card = document.querySelector('.jp-dcpilot-structure')!;
+    expect(card.textContent).toContain('rows may be blocks of 6 records of one entity');
+    const choices = Array.from(card.querySelectorAll('.jp-dcpilot-structure-choice'));
+    // the card's options, not the columns rejected as the entity's id
+    expect(choices.map(c => c.querySelector('b')?.textContent)).toEqual([
+      'Group the rows in blocks of 6 consecutive records (one entity each)',
+      'The rows are independent: each row is its own subject'
+    ]);
+    expect(choices.map(c => c.querySelector('button')?.textContent)).toEqual(['Use this', 'Keep it']);
+    expect(choices[0].textContent).toContain('recommended');
+    expect(choices[0].textContent).toContain('risk: Group the rows');
+    fireEvent.click(choices[0].querySelector('button')!);
+    fireEvent.click(choices[1].querySelector('button')!);
+    expect(answers).toEqual(['blocks', null]);
+  });
+
   it('asks a low-confidence choice with its alternatives ranked, one button each', () => {
     const answers: unknown[] = [];
     render(<StructureQuestion inference={duration} onAnswer={value => answers.push(value)} />);
