@@ -81,6 +81,8 @@ YEARS_BEFORE = 365.25 * 18  # a date this far before every other is a birth date
 MAX_LEVELS = 10  # a number with at most this many values is tested value by value
 MAX_CATEGORIES = 50
 
+# the start of a subject's time at risk on the duration's clock ((entry, futime]: left truncation)
+ENTRY_NAME = re.compile(r"^(t[._ ]?)?(start|entry|enter|begin)([._ ]?(time|t|day|days))?$", re.IGNORECASE)
 BIRTH_NAME = re.compile(r"birth|(^|[_\W])dob([_\W]|$)|born", re.IGNORECASE)
 FOLLOW_UP_WORDS = re.compile(
     r"(^|[_\W])(los|stay|discharg\w*|charges?|costs?|totcst|final|post\w*|follow\w*|last|end|exit|"
@@ -458,6 +460,8 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
         timing.add("outcome_derived", "equals_duration", f"equal to the duration '{time}' on {equal:.0%} of rows",
                    share_equal=round(equal, 4))
         return
+    if ENTRY_NAME.match(c.strip()):
+        return  # the start of the time at risk (delayed entry): below the duration, known when the subject enters
     bound = _bounded_by_duration(x, t) if many else None
     if bound is not None:
         timing.add("follow_up", "bounded_by_duration",
