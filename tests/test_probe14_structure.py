@@ -8,7 +8,10 @@ a development table.
   the other tests of the target's occasion are measured with it, proposed as at the outcome;
 - the time a subject entered the study on the follow-up's own clock (``entry``, delayed entry:
   ``Surv(entry, futime, death)``) is below the duration on every row, but it is the start of the
-  time at risk, known at entry, not an event during follow-up.
+  time at risk, known at entry, not an event during follow-up;
+- a column the same on every record of a patient that counts the patient's events over all its
+  (start, stop] rows (``recur``: the number of recurrences) is the outcome summed over the
+  follow-up, not a baseline attribute.
 """
 
 from __future__ import annotations
@@ -133,3 +136,37 @@ def test_the_myeloma_cohorts_entry_is_not_a_leak():
     # survival's myeloma: 'entry: time from diagnosis of MM until entry (days)', 'futime: follow up time'
     d = quiet_diagnose(dev_rdataset("survival", "myeloma"), target="death")
     assert "entry" not in _leaks(d) and "entry" in d.timeline.groups()["baseline"]
+
+
+def _recurrences(n: int = 150, seed: int = 0, counted: bool = True) -> pd.DataFrame:
+    """(start, stop] rows of patients with recurrences: each interval ends in one (status 1) or in
+    censoring (status 0, the last); 'events' counts the patient's recurrences when ``counted``,
+    else it is a baseline count of the same range (prior tumours)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for pid in range(n):
+        size, k = rng.integers(1, 6), rng.poisson(1.5)
+        prior = rng.integers(0, 5)
+        t = 0.0
+        for j in range(k + 1):
+            stop = t + rng.exponential(10 / size) + 1
+            rows.append((pid, size, t, round(stop, 1), int(j < k), k if counted else prior))
+            t = round(stop, 1)
+    return pd.DataFrame(rows, columns=["pid", "tumour_size", "start", "stop", "status", "events"])
+
+
+def test_a_count_of_the_patients_events_is_the_outcome_summed():
+    d = quiet_diagnose(_recurrences(), target="status")
+    assert d.task["kind"] == "survival" and d.task["id"] == "pid"
+    assert "events" in _leaks(d)
+
+
+def test_a_per_patient_count_that_is_not_the_events_stays_baseline():
+    d = quiet_diagnose(_recurrences(counted=False), target="status")
+    assert "events" not in _leaks(d) and "events" in d.timeline.groups()["baseline"]
+
+
+def test_the_bladder_trials_number_of_recurrences_is_not_baseline():
+    # survival's bladder1: 'recur: Number of recurrences', one value per patient over all its intervals
+    d = quiet_diagnose(dev_rdataset("survival", "bladder1"), target="status")
+    assert "recur" in _leaks(d)

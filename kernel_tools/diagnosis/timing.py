@@ -53,6 +53,7 @@ from scipy.stats import binom, spearmanr
 from kernel_tools.diagnosis import event_times, intervals, stacked
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.outcome_counts import counts_of_the_outcome
 from kernel_tools.diagnosis.waves import later_waves
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
@@ -445,7 +446,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     if survival:
         assert t is not None
         _end_as_start_plus_duration(frame, profiles, features, t, outcome.time, timings)
-    _entity_tests(df, profiles, entity, index, features, timings)
+    _entity_tests(df, profiles, entity, index, features, timings, outcome.target)
     _event_pairs(frame, profiles, features, timings, t, outcome.time)
     _propagate(frame, profiles, features, timings)
     return timings
@@ -641,13 +642,19 @@ def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timi
             timings[c].add("baseline", "before_index", f"dated before the index date '{start}'")
 
 
-def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timings) -> None:
+def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timings, target: str | None) -> None:
     if entity is None or entity.id is None:
         return
     constant = [c for c in entity.evidence.get("baseline_columns", []) if c in timings]
     for c in constant:
         timings[c].add("baseline", "constant_within_entity",
                        f"the same on every record of a '{entity.id}'")
+    # whatever the index, a count of the outcome over all the records is known only at the last
+    for c, counted in counts_of_the_outcome(df, profiles, entity.id, target, constant).items():
+        timings[c].add("outcome_derived", "counts_outcome",
+                       f"equals the number of records of its '{entity.id}' with {target}={counted['target_value']} "
+                       f"on {counted['share_of_entities']:.0%} of them: the outcome counted over the whole follow-up",
+                       **counted)
     if index.kind not in ("entity_start", "row"):
         return
     # at the first record, or at each record's own time, a summary of them all is not known yet
