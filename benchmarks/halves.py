@@ -41,6 +41,16 @@ FRESH = (
     "causaldata/nsw_mixtape", "Ecdat/Kakadu", "AER/Fertility",
 )
 
+# the second fresh batch (fresh2.py), named in session 14 before any rule of the session: long-format
+# clinical cohorts, (start, stop] recurrences, an ICU table, trials with post-randomisation measures,
+# ordinal scores, competing risks as R factors, text NA codes, and plain tables that must stay valid
+FRESH2 = (
+    "carData/KosteckiDillon", "multgee/arthritis", "nlme/Phenobarb", "nlme/Orthodont", "survival/retinopathy",
+    "survival/bladder1", "vcdExtra/ICU", "survival/myeloma", "asaur/prostateSurvival", "survival/transplant",
+    "rpart/stagec", "MASS/Aids2", "quantreg/uis", "robustbase/CrohnD", "texmex/liver", "HSAUR/BtheB",
+    "geepack/seizure", "causaldata/nhefs", "MASS/survey", "Ecdat/OFP",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -50,7 +60,7 @@ def half(name: str) -> str:
 def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
-    return sorted({d.name for d in catalog} | set(FRESH))
+    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

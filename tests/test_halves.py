@@ -22,6 +22,13 @@ def test_the_committed_listing_is_the_hash_of_every_name() -> None:
     assert committed == listing(), "benchmarks/halves.json is stale: python benchmarks/halves.py --json"
 
 
+def test_the_second_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH2 was named before any rule of session 14; the catalogue must not drift from it
+    import fresh2
+
+    assert sorted(d.name for d in fresh2.catalog()) == sorted(halves.FRESH2)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()
@@ -32,10 +39,11 @@ def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> 
 
 
 # Names in both halves that are not the same data (scikit-learn's Wisconsin diagnosis vs SurvSet's
-# breast-cancer survival; scikit-learn's wine cultivars vs ordinal's wine tasting), and one pair that is
+# breast-cancer survival; scikit-learn's wine cultivars vs ordinal's wine tasting; vcd's 84-patient
+# Arthritis table vs multgee's 302-patient arthritis trial), and one pair that is
 # (GBSG2 under lifelines and SurvSet, both catalogued since the first session: its sealed result is no
 # blind test, docs/benchmarks.md says so).
-OTHER_DATA = {"breast_cancer", "wine"}
+OTHER_DATA = {"breast_cancer", "wine", "arthritis"}
 KNOWN_SHARED = {"gbsg2"}
 
 

@@ -244,6 +244,28 @@ def _at_target_time(target: str, c: str) -> str | None:
     return f"named at '{wave.token}', the target's own time: measured with the outcome, not before it"
 
 
+OCCASION = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)[._](?P<occ>[A-Za-z]{1,3})$")
+
+
+def _at_target_occasion(ctx: TimelineContext, c: str) -> str | None:
+    """Why ``c`` is measured at the target's occasion when names form a grid of measures by occasions
+    with a short suffix (``ALT.B``, ``AST.B``, ``ALT.M``, ``AST.M``: each lab test at baseline and at a later
+    visit): ``c`` has the target's suffix, and both measures are also named at another occasion, so the
+    suffix is a time, not part of the measure. Measured with the outcome, not before it; or None. A target
+    whose suffix reads as a time before (``.pre``, ``.bl``) has no such columns."""
+    t, m = OCCASION.match(ctx.outcome.target), OCCASION.match(c)
+    if t is None or m is None or t["occ"] != m["occ"] or t["stem"] == m["stem"] or BEFORE_WORD.match(t["occ"].lower()):
+        return None
+    sep = ctx.outcome.target[len(t["stem"])]
+    names = set(ctx.features) | {ctx.outcome.target}
+    others = [o for o in names if (g := OCCASION.match(o)) and g["stem"] == t["stem"] and g["occ"] != t["occ"]
+              and f"{m['stem']}{sep}{g['occ']}" in names]
+    if not others:
+        return None
+    return (f"named at occasion '{t['occ']}' like the target, in a grid of measures by occasion ('{others[0]}' "
+            f"beside '{ctx.outcome.target}'): measured with the outcome, not before it")
+
+
 def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
     """Why the name of ``c`` carries a time later than the target's own, or None."""
     target = ctx.outcome.target
@@ -400,7 +422,8 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
         if later is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES,
                                                    "named_later", later, False))
-        elif (same := _at_target_time(target, c) or _named_like_target(target, c)) is not None:
+        elif (same := _at_target_time(target, c) or _at_target_occasion(ctx, c)
+              or _named_like_target(target, c)) is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES,
                                                    "named_at_outcome", same, False))
         if PROCESS_NAME.search(c) and not PROCESS_NAME.search(target):

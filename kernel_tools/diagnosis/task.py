@@ -650,6 +650,9 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
 SCORE_MIN_LEVELS = 5  # a 5-point Likert item, 0-10 ratings
 NOMINAL_NAME = re.compile(r"class|label|type|categor|digit|cluster|group|species|kind|code|cat$|^y$|target",
                           re.IGNORECASE)
+# R's bare response name: a few codes under it are classes, but it names scores as often (a five-level
+# self-assessment), so it does not veto an ordered score
+GENERIC_RESPONSE = re.compile(r"^y$", re.IGNORECASE)
 
 
 def ordered_score(values: np.ndarray, name: str) -> str | None:
@@ -661,7 +664,7 @@ def ordered_score(values: np.ndarray, name: str) -> str | None:
     v = values[~np.isnan(values)]
     distinct = np.unique(v)
     k = len(distinct)
-    if not SCORE_MIN_LEVELS <= k <= MAX_CLASSES or NOMINAL_NAME.search(name):
+    if not SCORE_MIN_LEVELS <= k <= MAX_CLASSES or NOMINAL_NAME.search(name) and not GENERIC_RESPONSE.match(name):
         return None
     span = distinct[-1] - distinct[0] + 1
     if span > k + 1:

@@ -53,6 +53,7 @@ from scipy.stats import binom, spearmanr
 from kernel_tools.diagnosis import event_times, intervals, stacked
 from kernel_tools.diagnosis.choices import chosen_alternative
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.outcome_counts import counts_of_the_outcome
 from kernel_tools.diagnosis.waves import later_waves
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
@@ -81,6 +82,8 @@ YEARS_BEFORE = 365.25 * 18  # a date this far before every other is a birth date
 MAX_LEVELS = 10  # a number with at most this many values is tested value by value
 MAX_CATEGORIES = 50
 
+# the start of a subject's time at risk on the duration's clock ((entry, futime]: left truncation)
+ENTRY_NAME = re.compile(r"^(t[._ ]?)?(start|entry|enter|begin)([._ ]?(time|t|day|days))?$", re.IGNORECASE)
 BIRTH_NAME = re.compile(r"birth|(^|[_\W])dob([_\W]|$)|born", re.IGNORECASE)
 FOLLOW_UP_WORDS = re.compile(
     r"(^|[_\W])(los|stay|discharg\w*|charges?|costs?|totcst|final|post\w*|follow\w*|last|end|exit|"
@@ -443,7 +446,7 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     if survival:
         assert t is not None
         _end_as_start_plus_duration(frame, profiles, features, t, outcome.time, timings)
-    _entity_tests(df, profiles, entity, index, features, timings)
+    _entity_tests(df, profiles, entity, index, features, timings, outcome.target)
     _event_pairs(frame, profiles, features, timings, t, outcome.time)
     _propagate(frame, profiles, features, timings)
     return timings
@@ -458,6 +461,8 @@ def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Tim
         timing.add("outcome_derived", "equals_duration", f"equal to the duration '{time}' on {equal:.0%} of rows",
                    share_equal=round(equal, 4))
         return
+    if ENTRY_NAME.match(c.strip()):
+        return  # the start of the time at risk (delayed entry): below the duration, known when the subject enters
     bound = _bounded_by_duration(x, t) if many else None
     if bound is not None:
         timing.add("follow_up", "bounded_by_duration",
@@ -637,13 +642,19 @@ def _date_tests(frame, profiles, outcome, index: PredictionIndex, features, timi
             timings[c].add("baseline", "before_index", f"dated before the index date '{start}'")
 
 
-def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timings) -> None:
+def _entity_tests(df, profiles, entity, index: PredictionIndex, features, timings, target: str | None) -> None:
     if entity is None or entity.id is None:
         return
     constant = [c for c in entity.evidence.get("baseline_columns", []) if c in timings]
     for c in constant:
         timings[c].add("baseline", "constant_within_entity",
                        f"the same on every record of a '{entity.id}'")
+    # whatever the index, a count of the outcome over all the records is known only at the last
+    for c, counted in counts_of_the_outcome(df, profiles, entity.id, target, constant).items():
+        timings[c].add("outcome_derived", "counts_outcome",
+                       f"equals the number of records of its '{entity.id}' with {target}={counted['target_value']} "
+                       f"on {counted['share_of_entities']:.0%} of them: the outcome counted over the whole follow-up",
+                       **counted)
     if index.kind not in ("entity_start", "row"):
         return
     # at the first record, or at each record's own time, a summary of them all is not known yet
