@@ -22,6 +22,7 @@ from kernel_tools.findings import Finding, Option
 from kernel_tools.vocabulary import Gate, StepGate, StepStatus
 from kernel_tools.vocabulary import SessionState as State
 
+from .engine.evidence_lines import evidence_lines
 from .engine.session import Decision, EditRecord, Session
 from .engine.sharing import check_share, names_a_value, numbers_only, private_columns, redact
 from .engine.task import Given, Task
@@ -328,8 +329,11 @@ class View:
             if "proposal" in old:
                 entry["proposal"] = self.proposal(old["proposal"])
             history.append(entry)
-        return {"id": d.id, "step_id": d.step_id, "gate": d.gate, "question": self.text(d.question, d.columns),
-                "evidence": self.evidence(d.evidence, d.columns), "options": [self.option(o, d.columns) for o in d.options],
+        evidence = self.evidence(d.evidence, d.columns)
+        # the lines of what is shared, so nothing the share setting keeps back is said in words
+        lines = [self.text(line, d.columns) for line in evidence_lines(evidence, d.question)]
+        return {"evidence_lines": lines, "id": d.id, "step_id": d.step_id, "gate": d.gate,
+                "question": self.text(d.question, d.columns), "evidence": evidence, "options": [self.option(o, d.columns) for o in d.options],
                 "recommended": d.recommended, "columns": list(d.columns), "choice": d.choice, "by": d.by,
                 "at": d.at, "rationale": self.text(d.rationale, d.columns), "chart": d.chart if self.shows(d.columns) else None,
                 "history": history, "impact": self.impact(d.impact) if d.impact else None,

@@ -50,7 +50,7 @@ from kernel_tools.vocabulary import PENDING, SessionState, StepGate, StepStatus
 
 from .config import DEFAULT_MODEL, load_llm_config
 from .engine.hosts import Via
-from .engine.notebook import evidence_text, md_text, validity_markdown
+from .engine.notebook import md_text, validity_markdown
 from .engine.planners.timings import BY as TIMING_PROPOSER
 from .engine.session import Decision, Session, sidecar_path
 from .engine.timeline_text import CHAT_TAKE, CHAT_USAGE, proposals_markdown, timeline_markdown
@@ -540,7 +540,7 @@ def card_markdown(hosted: HostedSession, decision: Decision) -> str:
     """A decision card for the chat: the question, its evidence, the options."""
     session = hosted.session
     title = next((st.title for st in session.plan if st.id == decision.step_id), decision.step_id)
-    evidence = evidence_text(decision.evidence)
+    evidence = md_text("; ".join(decision.evidence_lines))
     lines = [f"**{md_text(title)}** — `{hosted.path}` asks (`{decision.id}`, {decision.gate}"
              + (f": {', '.join(decision.columns)}" if decision.columns else "") + f"): {md_text(decision.question)}"]
     if evidence:
@@ -755,7 +755,7 @@ def why_markdown(session: Session, text: str) -> str:
 
 def decision_line(session: Session, d: Decision) -> str:
     title = next((st.title for st in session.plan if st.id == d.step_id), d.step_id)
-    evidence = evidence_text(d.evidence)
+    evidence = md_text("; ".join(d.evidence_lines))
     basis = f" Evidence: {evidence}." if evidence else ""
     if d.decided:
         label = d.chosen_label

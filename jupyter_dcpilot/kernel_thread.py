@@ -41,17 +41,34 @@ class MainThreadBridge:
         self.on_interrupt = on_interrupt
         self._requests: queue.Queue[Any] | None = None
         self._owner: int | None = None
-        self._stopping = False  # an interrupt the bridge sent itself (stop), not the user's
+        self._calls = 0  # shell calls served so far
+        self._calling = 0  # the number of the call running on the kernel thread (0: none)
+        self._stop_for: int | None = None  # the call a stop's SIGINT was sent to, until it is handled
+        self._stopped: KeyboardInterrupt | None = None  # what that SIGINT raised: not the user's
 
     async def stop(self) -> None:
         """Interrupt the shell work going on (a step's cell past its budget's limit), as Kernel →
-        Interrupt does: a SIGINT to the kernel's main thread, which serves the calls. Caught there
-        outside a cell it is not taken for the user's: the engine is not told."""
+        Interrupt does: a SIGINT to the kernel's main thread, which serves the calls. The signal is
+        handled when Python gets to it, maybe after the call it was sent to has ended: then it
+        stops nothing and is not taken for the user's (see :meth:`_on_sigint`)."""
         owner = self._owner
         if owner is None or owner != threading.main_thread().ident or not hasattr(signal, "pthread_kill"):
             return  # only the main thread gets a SIGINT's KeyboardInterrupt
-        self._stopping = True
+        if not self._calling:
+            return  # no shell call running: nothing to stop
+        self._stop_for = self._calling
         signal.pthread_kill(owner, signal.SIGINT)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        """SIGINT on the kernel thread while the engine runs: the bridge's own stop stops the call
+        it was sent to if that call still runs, else nothing (it came late, microseconds after the
+        cell ended); any other SIGINT is the user's interrupt."""
+        target, self._stop_for = self._stop_for, None
+        if target is None:
+            raise KeyboardInterrupt
+        if target == self._calling:
+            self._stopped = KeyboardInterrupt()
+            raise self._stopped
 
     def run(self, factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         """Block until ``factory()`` completes, serving :meth:`call` requests meanwhile."""
@@ -70,6 +87,8 @@ class MainThreadBridge:
 
         self._requests, self._owner = requests, threading.get_ident()
         interrupted: BaseException | None = None
+        on_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, self._on_sigint) if on_main else None
         try:
             threading.Thread(target=work, name="dcpilot-engine", daemon=True).start()
             while True:  # serve until the engine is done, even after an interrupt (no orphan thread)
@@ -85,15 +104,21 @@ class MainThreadBridge:
                     future.set_exception(Interrupted())
                     continue
                 try:
-                    future.set_result(fn())
-                    self._stopping = False  # a stop sent during the call was taken in it (the cell)
+                    self._calling = self._calls = self._calls + 1
+                    value = fn()
+                    self._calling = 0
+                    future.set_result(value)
                 except KeyboardInterrupt as exc:
+                    self._calling = 0
                     interrupted = self._told(exc) or interrupted
                     future.set_exception(Interrupted())
                 except Exception as exc:
+                    self._calling = 0
                     future.set_exception(exc)
         finally:
-            self._requests, self._owner, self._stopping = None, None, False
+            if on_main:
+                signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+            self._requests, self._owner, self._calling, self._stop_for, self._stopped = None, None, 0, None, None
         if interrupted is not None and self.on_interrupt is None:
             raise interrupted
         if "error" in outcome:
@@ -101,8 +126,8 @@ class MainThreadBridge:
         return outcome.get("value")
 
     def _told(self, interrupt: KeyboardInterrupt) -> KeyboardInterrupt | None:
-        if self._stopping:  # the bridge's own stop, after the cell it was meant for had ended
-            self._stopping = False
+        if interrupt is self._stopped:  # the bridge's own stop, not the user's
+            self._stopped = None
             return None
         if self.on_interrupt is not None:
             self.on_interrupt()

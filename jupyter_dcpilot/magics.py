@@ -42,7 +42,7 @@ from .engine.budgets import Budgets, minutes
 from .engine.episodes import Episode
 from .engine.factory import Request, build, open_session
 from .engine.hosts import CellResult, Via
-from .engine.notebook import evidence_text, md_text, plan_edits_markdown, score_text, validity_markdown
+from .engine.notebook import md_text, plan_edits_markdown, score_text, validity_markdown
 from .engine.plan_edits import EditRefused, parse_pairs
 from .engine.plan_edits import library as plan_library
 from .engine.session import Decision, DecisionClosed, EditRecord, Session, now
@@ -396,9 +396,8 @@ def decision_log_markdown(session: Session, model: dict[str, Any] | None,
         title = step.title if step else d.step_id
         columns = f" on {', '.join(f'`{c}`' for c in d.columns)}" if d.columns else ""
         lines.append(f"{i}. **{md_text(title)}**{columns} ({d.gate}). {md_text(d.question)}")
-        evidence = evidence_text(d.evidence)
-        if evidence:
-            lines.append(f"   - Evidence: {evidence}")
+        if d.evidence_lines:  # in words, as the card says it
+            lines.append(f"   - Evidence: {md_text('; '.join(d.evidence_lines))}")
         lines.append(f"   - Decision: **{md_text(d.chosen_label)}** (`{d.choice}`"
                      + (", the recommended option" if d.choice == d.recommended else "")
                      + f"), decided by {who.get(d.by or '', d.by)} at {d.at}"

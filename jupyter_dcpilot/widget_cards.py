@@ -15,7 +15,6 @@ from typing import Any
 
 from kernel_tools.vocabulary import EventType, metric_words
 
-from .engine.notebook import evidence_words
 from .engine.session import Decision
 from .engine.wire import DecisionOption, Impact
 
@@ -154,7 +153,7 @@ class DecisionCard:
                               layout=w.Layout(width="auto", max_width="100%"))
             button.on_click(lambda _b, option=o.id: self.choose(option))
             self.buttons[o.id] = button
-        evidence = evidence_words(decision.evidence, decision.question)
+        evidence = "; ".join(decision.evidence_lines)
         self.header = w.HTML(
             f"<b>Decision ({_esc(decision.gate)}) — {_esc(title)}</b><br>{_esc(decision.question)}"
             + (f"<br><small>Evidence: {_esc(evidence)}</small>" if evidence else ""))

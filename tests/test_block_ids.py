@@ -163,7 +163,7 @@ def test_grouping_taken_by_the_approval_policy_stays_a_guess(tmp_path, capsys):
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
     assert not report["valid"] and not check["passed"]
     # the verdict names the choice the run took (the numbered blocks) and the blocks' evidence, not "none"
-    assert "the entity: 'block' (consecutive rows numbered in blocks by a step) (rows may be blocks of" in check["detail"]
+    assert "the entity: 'block' (consecutive rows numbered in blocks by a step) — rows may be blocks of" in check["detail"]
     assert "the entity: none" not in check["detail"] and "each row is its own subject" not in check["detail"]
 
 

@@ -93,8 +93,8 @@ def test_the_notebooks_decision_record_says_evidence_in_words_and_each_option_on
                                                 "an inflated score")], recommended="drop")
     text = decision_markdown(decision, Step(id="s2", episode="remove_leakage", title="Drop leak"))
     well_said(text)
-    assert "*Evidence:* C-index 0.908; ranked 1 of 9 features scored; the next best 0.632; on a sample of 1,087 rows" \
-        in text
+    assert ("*Evidence:*\n- Score: C-index 0.908, ranked 1 of 9 features scored, the next best 0.632\n"
+            "- On a sample of 1,087 rows\n") in text
     assert "features_scored =" not in text and "metric = c_index" not in text
     assert "| **Drop leak** (`drop`, recommended) | Remove leak before modelling. | loses it |" in text
     assert "| **Keep as is** (`keep`) | Keep it: it is known before the outcome. |" in text

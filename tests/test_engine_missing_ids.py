@@ -75,7 +75,7 @@ def test_rows_without_an_id_are_asked_and_dropped_as_recommended(tmp_path, capsy
     assert report["state"] == "finished" and report["model"]["cv_score"] > 0.6
     assert not report["valid"]  # an approval policy confirms nothing
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
-    assert not check["passed"] and "the entity: patient id (25 rows have no 'patient_id'" in check["detail"]
+    assert not check["passed"] and "the entity: patient id — 25 rows have no 'patient_id'" in check["detail"]
 
 
 def test_rows_without_an_id_kept_grouped_each_as_its_own_entity(tmp_path, capsys):
@@ -128,7 +128,7 @@ def test_a_matched_set_given_as_the_entity_on_a_development_half_table(tmp_path,
     assert f"{missing} rows have no 'case.id'" in card["question"]
     assert report["state"] == "finished" and report["model"]["metric"] == "c_index"
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
-    assert not check["passed"] and f"the entity: case.id ({missing} rows have no 'case.id'" in check["detail"]
+    assert not check["passed"] and f"the entity: case.id — {missing} rows have no 'case.id'" in check["detail"]
 
 
 class Terminal(io.StringIO):
@@ -199,4 +199,4 @@ def test_an_entity_with_a_single_value_goes_back_to_the_task_card_with_no_entity
                                            "has a single entity: nothing to split by.")
     assert report["state"] == "finished" and session["task"]["id"] is None and session["backtracks"] == 1
     check = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
-    assert not check["passed"] and "the entity: none (Split train/test failed because of the entity" in check["detail"]
+    assert not check["passed"] and "the entity: none — Split train/test failed because of the entity" in check["detail"]

@@ -60,7 +60,7 @@ def test_a_column_filled_exactly_for_the_entities_with_an_event_type_is_at_or_af
     assert "relapse_grade" in leaks(d)
     (p,) = [p for p in d.timeline.columns["relapse_grade"].evidence if p.test == "filled_by_outcome"]
     relapsed = df.loc[df["kind"] == "relapse", "subject"].nunique()
-    assert p.reason.startswith(f"filled for {relapsed} of {relapsed} 'subject' values with a row of 'kind' = "
+    assert p.reason.startswith(f"filled for {relapsed} of {relapsed} 'subject' values with a row of 'kind' equal to "
                                f"'relapse' and 0 of {df['subject'].nunique() - relapsed} others"), p.reason
     for c in ("enrol_age", "gender", "marker", "smoker_years", "ferritin"):
         assert placed(d, c)[0] == "baseline", (c, placed(d, c))

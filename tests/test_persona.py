@@ -180,7 +180,7 @@ def test_why_answers_per_column_from_the_decision_log() -> None:
                                   history=[{"choice": "keep", "by": "user", "undone": "undone by the user"}])]
     text = why_markdown(session, "why did you drop x, uid and `z`?")
     assert "**Drop x** was chosen by the approval policy at t (the recommended option)" in text
-    assert "Evidence: score" in text and "0.99" in text
+    assert "Evidence: Score: 0.99." in text
     assert "Earlier answer `keep` by the analyst was undone" in text
     assert "Drop identifiers: uid** (done) needed no decision (no gate): 'uid' is an identifier" in text
     assert "Nothing has been decided about `z` yet." in text

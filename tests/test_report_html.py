@@ -164,7 +164,7 @@ def test_every_decision_with_its_evidence_chart_choice_and_rationale(tmp_path) -
     page = render_html(report(), report_details(session, None))
     section = re.search(r'<section class="decision" id="decision-d1">(.*?)</section>', page, re.S).group(1)
     assert "Is report_filed known before the outcome?" in section
-    assert "<dt>score</dt><dd>0.99</dd>" in section and "<dt>next_best_score</dt><dd>0.62</dd>" in section
+    assert '<ul class="evidence"><li>Score: C-index 0.99, the next best 0.62</li></ul>' in section  # as the card says it
     assert "the report is filed after the arrest" in section and "decided by the expert" in section
     assert "drop (recommended) ← chosen" in section and "undo to c1" in section
     assert section.count("<svg") == 1 and section.count('class="bar over"') == 1  # 0.99 is over the threshold

@@ -53,8 +53,10 @@ def test_the_types_follow_the_dataclasses_and_the_vocabularies():
     from kernel_tools.vocabulary import Gate, Severity, StepGate, finding_kinds, values
 
     defs = json_schema()["$defs"]
-    assert list(defs["Decision"]["properties"]) == [f.name for f in fields(Decision)]
-    assert defs["Decision"]["required"] == [f.name for f in fields(Decision) if not f.metadata.get("may_be_absent")]
+    # the evidence in words is a property to_dict writes before the fields (the panel shows it)
+    assert list(defs["Decision"]["properties"]) == ["evidence_lines", *[f.name for f in fields(Decision)]]
+    assert defs["Decision"]["required"] == ["evidence_lines", *[f.name for f in fields(Decision)
+                                                                if not f.metadata.get("may_be_absent")]]
     assert list(defs["Finding"]["properties"])[0] == "id"  # the property to_dict writes first
     assert defs["FindingKind"]["enum"] == list(finding_kinds()) and "date_out_of_range" in finding_kinds()
     assert defs["Gate"]["enum"] == list(values(Gate)) and defs["StepGate"]["enum"] == list(values(StepGate))

@@ -69,7 +69,7 @@ def test_a_plain_structure_passes_and_an_uncertain_entity_fails_in_words():
     assert check(session(structure())).passed
     c = check(session(structure(entity="low")))
     assert not c.passed
-    assert "the entity: id ('id' repeats: 2.1 rows each), or centre, none?" in c.detail
+    assert "the entity: id — 'id' repeats: 2.1 rows each — or centre, none?" in c.detail
     assert "the task card" in c.detail and "1 structural choice" in c.detail
 
 

@@ -93,6 +93,6 @@ def test_the_cards_evidence_is_words_not_key_value_pairs():
                          "(AUROC 0.998)", "missing_share": 0.25, "rows": [1, 2]}
     card = DecisionCard(decision, "Remove leakage: leak", lambda *a: None)
     evidence = card.header.value.split("Evidence: ")[1]
-    assert evidence.startswith("AUROC 0.998; ranked 1 of 3 features scored; the next best 0.599; "
-                               "on a sample of 200 rows; missing share 0.25</small>")
+    assert evidence.startswith("Score: AUROC 0.998, ranked 1 of 3 features scored, the next best 0.599; "
+                               "On a sample of 200 rows; Missing share: 25%; Rows: 1, 2</small>")
     assert "=" not in evidence and "roc_auc" not in evidence and "on its own" not in evidence  # said once

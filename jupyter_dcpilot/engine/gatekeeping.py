@@ -233,6 +233,8 @@ def stdin_prompt(stream_in: Any = None, stream_out: Any = None) -> Prompt:
     async def ask(decision: Decision, step: Step) -> tuple[str, str] | None:
         # one line per part: a name holding a line break must not print a line of its own
         stream_out.write(f"\n[{decision.gate}] {one_line(step.title)}\n  {one_line(decision.question)}\n")
+        for line in decision.evidence_lines:  # in words, as the card says it
+            stream_out.write(f"  - {one_line(line)}\n")
         for i, o in enumerate(decision.options, 1):
             mark = " (recommended)" if o.id == decision.recommended else ""
             stream_out.write(f"  {i}. {one_line(o.id)}{mark}: {one_line(o.label)} — risk: {one_line(o.risk)}\n")

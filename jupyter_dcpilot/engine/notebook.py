@@ -8,7 +8,6 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.csv_format import sniff
 from kernel_tools.dictionary import LABELLED
-from kernel_tools.vocabulary import metric_words
 
 from .session import Decision, Session, Step
 
@@ -68,50 +67,11 @@ def _dask_load_cell(paths: list[str], names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def evidence_text(evidence: dict[str, Any], limit: int = 8) -> str:
-    items = []
-    for key, value in evidence.items():
-        if isinstance(value, float):
-            value = f"{value:.4g}"
-        elif isinstance(value, (dict, list)):
-            continue
-        items.append(f"{key} = {value}")
-    return ", ".join(items[:limit])
-
-
-def _number(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
-def evidence_words(evidence: dict[str, Any], question: str = "", limit: int = 8) -> str:
-    """The evidence as a card says it, in words, not ``key = value``: a score named by its metric
-    ("AUROC 0.998"), a rank out of what was ranked, a sample's size; other keys with their
-    underscores as spaces. A ``reason`` the question already says is not said twice."""
-    ev = {k: v for k, v in evidence.items() if not isinstance(v, (dict, list))}
-    words = []
-    if ev.get("reason") and str(ev["reason"]) not in question:
-        words.append(str(ev["reason"]))
-    if "score" in ev:
-        words.append(f"{metric_words(ev['metric']) if 'metric' in ev else 'score'} {_number(ev['score'])}")
-    if "rank" in ev:
-        out_of = f" of {ev['features_scored']} features scored" if "features_scored" in ev else ""
-        words.append(f"ranked {ev['rank']}{out_of}")
-    if "next_best_score" in ev:
-        words.append(f"the next best {_number(ev['next_best_score'])}")
-    if "sample_size" in ev:
-        size = ev["sample_size"]
-        words.append(f"on a sample of {size:,} rows" if isinstance(size, int) else f"on a sample of {size} rows")
-    said = {"reason", "score", "metric", "rank", "features_scored", "next_best_score", "sample_size"}
-    words += [f"{k.replace('_', ' ')} {_number(v)}" for k, v in ev.items() if k not in said]
-    return "; ".join(words[:limit])
-
-
 def decision_markdown(decision: Decision, step: Step) -> str:
     """A decision as the notebook shows it: gate, evidence, options, choice, who decided."""
     lines = [f"### Decision ({decision.gate}) — {step.title}", "", md_text(decision.question), ""]
-    ev = evidence_words(decision.evidence, decision.question)  # in words, as the card says it
-    if ev:
-        lines += [f"*Evidence:* {md_text(ev)}", ""]
+    if decision.evidence_lines:  # in words, as the card says it
+        lines += ["*Evidence:*", *[f"- {md_text(line)}" for line in decision.evidence_lines], ""]
     lines += ["| option | what it does | risk |", "|---|---|---|"]
     for o in decision.options:  # named by its label (the choice's id after it): "Keep as is: Keep it" said it twice
         name = f"**{md_text(o.label or o.id)}** (`{o.id}`" + (", recommended)" if o.id == decision.recommended else ")")

@@ -72,7 +72,7 @@ def report_details(session: Session, model: dict[str, Any] | None) -> dict[str, 
         chart = d.chart or chart_for(finding)
         decisions.append({
             "id": d.id, "gate": d.gate, "question": d.question, "columns": d.columns,
-            "title": step.title if step else d.gate, "evidence": _evidence_items(d.evidence),
+            "title": step.title if step else d.gate, "evidence": d.evidence_lines,
             "options": [o.to_dict() for o in d.options], "recommended": d.recommended, "choice": d.choice, "by": d.by,
             "at": d.at, "rationale": d.rationale, "history": d.history, "impact": d.impact,
             "chart": bar_svg(chart) if chart else None, "codebook": codebook_citation(d.evidence),
@@ -186,16 +186,6 @@ def line_svg(title: str, x_label: str, y_label: str, series: list[dict[str, Any]
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-def _evidence_items(evidence: dict[str, Any], limit: int = 12) -> list[tuple[str, str]]:
-    """The evidence's plain values as (name, text); nested tables are left to the chart."""
-    items = []
-    for key, value in evidence.items():
-        if isinstance(value, (dict, list)):
-            continue
-        items.append((str(key), _number_text(value) if isinstance(value, float) else str(value)))
-    return items[:limit]
-
 
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

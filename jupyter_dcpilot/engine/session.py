@@ -20,13 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import PENDING, EventType, Gate, SessionState, StepGate, StepStatus
 
 from . import sidecar_io, signatures
 from .edit_checks import check_strings
+from .evidence_lines import evidence_lines
 from .hosts import by_the_user
 from .structure import Structure
 from .task import Inputs, Task, from_old_sidecar
@@ -167,6 +168,14 @@ class Decision:
     rejects: str | None = field(default=None, metadata={"may_be_absent": True})
     # the structural inferences it asks about (engine/structure.py): a person's answer confirms them
     inferences: list[InferenceWire] = field(default_factory=list, metadata={"may_be_absent": True})
+
+    wire_properties: ClassVar[tuple[str, ...]] = ("evidence_lines",)
+
+    @property
+    def evidence_lines(self) -> list[str]:
+        """The evidence as every host shows it to a person: lines in words, without what the
+        question says (:mod:`.evidence_lines`); ``evidence`` stays the machine form."""
+        return evidence_lines(self.evidence, self.question)
 
     @property
     def decided(self) -> bool:
@@ -706,8 +715,9 @@ def _encode(value: Any) -> Any:
     ``to_dict`` when it has one (a finding's id, a task's vocabulary), else its fields."""
     if hasattr(value, "to_dict") and not isinstance(value, Decision):
         return value.to_dict()
-    if hasattr(value, "__dataclass_fields__"):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
+    if hasattr(value, "__dataclass_fields__"):  # its fields, and the properties it sends with them
+        return {**{p: getattr(value, p) for p in getattr(value, "wire_properties", ())},
+                **{f.name: getattr(value, f.name) for f in fields(value)}}
     return str(value)
 
 

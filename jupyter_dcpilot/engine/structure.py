@@ -43,6 +43,7 @@ from kernel_tools.vocabulary import (
     TimelineGroup,
 )
 
+from .evidence_lines import unnested
 from .hosts import Via, agent_name, by_the_user
 from .task import BLOCKS, NO_ENTITY
 from .validation import did_you_mean
@@ -427,9 +428,10 @@ def in_words(inference: Inference, what_if: bool = False, short: bool = False) -
     evidence = [e.removeprefix(f"{value}: ") for e in inference.evidence[:2]]
     why = "; ".join(evidence)
     others = ", ".join(("none" if a.value is None else str(a.value).replace("_", " "))
-                       + (f" ({a.evidence[0]})" if what_if and a.evidence else "")
+                       + (f": {a.evidence[0]}" if what_if and a.evidence else "")
                        for a in inference.alternatives[:3])
-    return f"{named(inference)}: {value}" + (f" ({why})" if why else "") + (f", or {others}?" if others else "")
+    # the evidence as an aside, not in brackets: its own brackets would nest in them
+    return unnested(f"{named(inference)}: {value}" + (f" — {why}" if why else "") + (f" — or {others}?" if others else ""))
 
 
 __all__ = ["FROM_FILE", "InferenceAnswer", "Structure", "TimelineMove", "by_a_person", "confirmations",

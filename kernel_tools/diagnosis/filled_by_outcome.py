@@ -46,7 +46,7 @@ class Pattern:
         levels = " or ".join(repr(v) for v in self.levels)
         per = "rows with" if self.unit == "rows" else f"'{self.unit}' values with a row of"
         when = "that event, during follow-up" if during else "the outcome, at or after it"
-        return (f"filled for {self.filled_in:,} of {self.side:,} {per} '{self.decider}' = {levels} and "
+        return (f"filled for {self.filled_in:,} of {self.side:,} {per} '{self.decider}' equal to {levels} and "
                 f"{self.filled_out:,} of {self.rest:,} others: recorded because of {when}")
 
 

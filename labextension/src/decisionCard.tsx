@@ -4,19 +4,6 @@ import { BarChart } from './chart';
 import { ImpactChart } from './impactChart';
 import { IDecision, IDecisionOption } from './sessionApi';
 
-/** Longest evidence value shown in full (row lists can be long). */
-const MAX_EVIDENCE_CHARS = 80;
-
-function show(value: unknown): string {
-  if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : value.toPrecision(3);
-  }
-  // a list of sentences (the task card's evidence) reads as sentences, not as JSON
-  const sentences = Array.isArray(value) && value.every(v => typeof v === 'string');
-  const text = typeof value === 'string' ? value : sentences ? value.join('; ') : JSON.stringify(value);
-  return text.length > MAX_EVIDENCE_CHARS ? `${text.slice(0, MAX_EVIDENCE_CHARS - 1)}…` : text;
-}
-
 /** The recommended option's id (the decision's own field, else the option flagged so). */
 export function recommendedOption(decision: IDecision): string | null {
   return decision.recommended ?? decision.options.find(o => o.recommended)?.id ?? null;
@@ -78,6 +65,7 @@ export function DecisionCard(props: {
   const reject = rejectOption(decision);
   const proposal = decision.proposal ?? null;
   const proposed = proposal ? decision.options.find(o => o.id === proposal.choice) : undefined;
+  const evidence = decision.evidence_lines ?? []; // absent from an older server: no lines
   return (
     <div
       className="jp-dcpilot-decision"
@@ -108,15 +96,13 @@ export function DecisionCard(props: {
         </div>
       )}
       {decision.chart && <BarChart chart={decision.chart} />}
-      {Object.keys(decision.evidence).length > 0 && (
-        // with a chart, the numbers behind it are one click away
+      {evidence.length > 0 && (
+        // with a chart, the numbers behind it are one click away; the server words each line
         <details className="jp-dcpilot-evidence-box" open={!decision.chart}>
-          <summary>Evidence ({Object.keys(decision.evidence).length})</summary>
+          <summary>Evidence ({evidence.length})</summary>
           <ul className="jp-dcpilot-evidence">
-            {Object.entries(decision.evidence).map(([key, value]) => (
-              <li key={key}>
-                <span className="jp-dcpilot-evidence-key">{key}</span> = {show(value)}
-              </li>
+            {evidence.map((line, i) => (
+              <li key={i}>{line}</li>
             ))}
           </ul>
         </details>

@@ -41,6 +41,7 @@ export interface IChartBar {
 
 /** A question only a domain expert can answer, and the answer once given. */
 export interface IDecision {
+  evidence_lines: string[];
   id: string;
   step_id: string;
   gate: Gate | StepGate;

@@ -13,6 +13,7 @@ const leakage: IDecision = {
   gate: 'leakage',
   question: 'leak predicts y almost perfectly. Is it known before the outcome?',
   evidence: { auc: 0.987, column: 'leak' },
+  evidence_lines: ['AUC: 0.987', 'Column: leak'],
   options: [
     { id: 'drop', label: 'Drop leak', description: '', risk: '', recommended: true, action: null },
     { id: 'keep', label: 'Keep it', description: '', risk: '', recommended: false, action: null }
@@ -106,8 +107,7 @@ describe('DecisionCard', () => {
     expect(drop.classList.contains('jp-mod-recommended')).toBe(true);
     expect(keep.classList.contains('jp-mod-recommended')).toBe(false);
     expect(drop.textContent).toBe('Drop leak (recommended)');
-    expect(screen.getByText('auc')).toBeTruthy();
-    expect(screen.getByText(/= 0\.987/)).toBeTruthy();
+    expect(screen.getByText('AUC: 0.987')).toBeTruthy();
 
     fireEvent.change(document.querySelector('.jp-dcpilot-rationale')!, { target: { value: 'known later' } });
     fireEvent.click(keep);
@@ -118,14 +118,18 @@ describe('DecisionCard', () => {
     ]);
   });
 
-  it('shows evidence that is a list of sentences as sentences, not JSON', () => {
-    const coding = ['the rows coded 2 were followed longest (median 2,997 against 3: 739)', 'asked'];
+  it("shows the evidence in the server's words, a line each, never the machine's keys", () => {
+    const coding = ['The rows coded 2 were followed longest (median 2,997 against 739)', 'Asked'];
     render(
-      <DecisionCard decision={{ ...leakage, evidence: { status_coding: coding } }} onDecide={() => {}} />
+      <DecisionCard
+        decision={{ ...leakage, evidence: { status_coding: coding }, evidence_lines: coding }}
+        onDecide={() => {}}
+      />
     );
-    const line = document.querySelector('.jp-dcpilot-evidence li')!.textContent!;
-    expect(line).toContain('= the rows coded 2 were followed longest (median 2,997 against 3: 739); asked');
-    expect(line).not.toContain('["');
+    const lines = Array.from(document.querySelectorAll('.jp-dcpilot-evidence li')).map(li => li.textContent);
+    expect(lines).toEqual(coding);
+    expect(document.querySelector('.jp-dcpilot-evidence-box summary')!.textContent).toBe('Evidence (2)');
+    expect(document.querySelector('.jp-dcpilot-evidence')!.textContent).not.toContain('status_coding');
   });
 });
 

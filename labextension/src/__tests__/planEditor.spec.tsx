@@ -53,6 +53,7 @@ function outliers(extra: Partial<IDecision> = {}): IDecision {
     gate: 'outliers',
     question: 'bp has 8 extreme values. Errors or real?',
     evidence: {},
+    evidence_lines: [],
     options: [
       option('clip', 'Clip them', {
         function: 'handle_outliers',

@@ -37,6 +37,7 @@ const leakage: IDecision = {
   gate: 'leakage',
   question: 'leak predicts y almost perfectly. Is it known before the outcome?',
   evidence: { auc: 0.99 },
+  evidence_lines: ['AUC: 0.99'],
   options: [
     {
       id: 'drop',

@@ -1,0 +1,119 @@
+"""A decision's evidence as a person reads it (issue 26): lines in words, never ``key = value``, no
+bracket inside another, nothing the question already says; the evidence dict (the machine form)
+stays as it is. One rendering: the panel's ``evidence_lines``, report.html, the notebook's decision
+record, ``%dcstatus`` and the chat all show the same lines. Development-half tables and synthetic
+frames only."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from dev_tables import dev_rdataset, quiet_diagnose
+from test_block_ids import households
+from test_person_periods import synthetic
+
+from jupyter_dcpilot.engine.evidence_lines import evidence_lines, nested, unnested
+from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
+from jupyter_dcpilot.engine.notebook import decision_markdown
+from jupyter_dcpilot.engine.session import Decision, Step
+from jupyter_dcpilot.engine.structure import Structure, in_words
+from jupyter_dcpilot.engine.structure_cards import task_card
+from jupyter_dcpilot.engine.task import Given, Task
+from jupyter_dcpilot.engine.wire import DecisionOption
+
+
+def card(df: pd.DataFrame, target: str) -> tuple[Decision, Structure, list[Decision]]:
+    """The task card's decision for ``df`` as the engine asks it, its structure, and a decision per finding."""
+    d = quiet_diagnose(df, target=target)
+    structure = Structure(list(d.inferences))
+    q = task_card(Task.inferred(d.task, Given(target=target)), structure)
+    asked = [Decision(id=f"d{i}", step_id="s", gate=f.gate or "", question=f.summary, evidence=dict(f.evidence))
+             for i, f in enumerate(d.findings)]
+    return Decision(id="d", step_id="s", gate="task", question=q.question, evidence=q.evidence), structure, asked
+
+
+def test_the_task_in_words_and_what_the_question_says_left_out():
+    evidence = {"kind": "regression", "target": "income", "id": "household", "prediction_time": "each row's own time",
+                "prediction_time_reason": "no dates or repeated entities: each row is one prediction at its own time"}
+    assert evidence_lines(evidence) == [
+        "The task: regression", "The target: 'income'", "The entity: 'household'",
+        "Predictions are made at: each row's own time",
+        "Why then: no dates or repeated entities: each row is one prediction at its own time"]
+    task, _, _ = card(households(), "income")
+    assert task.evidence["kind"] == "regression"  # the machine form is left as it is
+    assert task.to_dict()["evidence_lines"] == task.evidence_lines == [
+        "Why then: no dates or repeated entities: each row is one prediction at its own time"]
+
+
+def test_the_entity_and_its_repeated_records_in_words():
+    d = quiet_diagnose(dev_rdataset("lme4", "sleepstudy"), target="Reaction")
+    found = d.by_kind("repeated_measurements")[0]
+    assert evidence_lines(found.evidence) == [
+        "The entity: 'Subject'", "The visit: 'Days'", "Entities: 18", "Rows: 180", "Rows per entity mean: 10",
+        "Rows per entity max: 10", "Share entities with several rows: 100%", "Varying columns: Days",
+        "Target constant within entity: 0"]
+    # the summary names the entity and the visit: the card does not say them again
+    assert evidence_lines(found.evidence, found.summary)[:2] == ["Entities: 18", "Rows: 180"]
+
+
+def test_the_timing_of_a_column_and_a_person_period_layout_in_words():
+    d = quiet_diagnose(dev_rdataset("survival", "mgus2"), target="death")
+    (leak,) = [f for f in d.by_kind("target_leakage") if f.columns == ["ptime"]]
+    assert evidence_lines(leak.evidence, leak.summary) == [
+        "Score: C-index 0.964, ranked 1 of 8 features scored, the next best 0.649", "On a sample of 1,384 rows",
+        "Share equal: 92%", "Timing: outcome derived", "Timing tests: equals duration"]
+    task, structure, _ = card(synthetic(), "E")
+    assert task.evidence_lines == [
+        "Why then: 't' changes between the records of an entity: it counts from each record's own time"]
+    # the verdict names each unsure choice with its evidence as an aside, never in brackets within brackets
+    assert in_words(structure.inference("duration")) == (
+        "the survival time: t — each 'id' is followed until its last 't' (from the data's layout)")
+    said = in_words(structure.inference("task"))
+    assert said.startswith("the task: survival — 'E' holds event codes ['0', '1'] and the rows are periods of each "
+                           "'id' (725 rows, 120 entities)") and not nested(said)
+
+
+def test_brackets_inside_brackets_are_dropped_their_words_kept():
+    assert unnested("a (b (c) d) e [f (g, h] i)") == "a (b c d) e [f g, h i)"
+    assert nested("x (y (z))") and not nested("each row the period (t-1, t], then (a)")
+
+
+@pytest.mark.parametrize("table", [("lme4", "sleepstudy", "Reaction"), ("survival", "mgus2", "death"),
+                                   ("survival", "jasa", "fustat"), ("Ecdat", "Wages", "lwage"),
+                                   ("mstate", "ebmt1", "srvstat"), ("AER", "Affairs", "affairs"),
+                                   ("openintro", "ncbirths", "weight"), ("synthetic", "person_periods", "E"),
+                                   ("synthetic", "households", "income")])
+def test_no_evidence_line_reads_key_equals_value_or_nests_brackets(table):
+    package, item, target = table
+    df = {"person_periods": synthetic, "households": households}[item]() if package == "synthetic" \
+        else dev_rdataset(package, item)
+    task, structure, asked = card(df, target)
+    lines = [line for d in [task, *asked] for line in d.evidence_lines]
+    lines += [in_words(i) for i in structure.inferences]
+    assert lines
+    assert not [line for line in lines if " = " in line or nested(line) or "_" in line.split(":")[0]], lines
+
+
+def test_every_host_shows_the_same_lines():
+    leak = Decision(id="d1", step_id="s1", gate="leakage", question="'ptime' is not known when a prediction is made.",
+                    evidence={"score": 0.9642, "metric": "c_index", "rank": 1, "features_scored": 8,
+                              "timing": "outcome_derived", "columns": {"ptime": {"rate": 0.1}}}, choice="drop",
+                    by="user", at="now")
+    lines = ["Score: C-index 0.964, ranked 1 of 8 features scored", "Timing: outcome derived"]
+    assert leak.evidence_lines == lines
+    markdown = decision_markdown(leak, Step(id="s1", episode="remove_leakage", title="Remove leakage"))
+    assert "*Evidence:*\n- Score: C-index 0.964, ranked 1 of 8 features scored\n- Timing: outcome derived\n" in markdown
+    assert " = " not in markdown and "features_scored" not in markdown  # report.html: test_report_html
+
+
+async def test_the_terminals_prompt_says_the_evidence_lines_before_the_options():
+    leak = Decision(id="d1", step_id="s1", gate="leakage", question="Is 'ptime' known at the prediction time?",
+                    evidence={"score": 0.9642, "metric": "c_index", "timing": "outcome_derived"}, recommended="drop",
+                    options=[DecisionOption("drop", "Drop it", "", "none", recommended=True)])
+    out = io.StringIO()
+    answer = await stdin_prompt(io.StringIO("\n"), out)(leak, Step(id="s1", episode="remove_leakage", title="Leak"))
+    assert answer == ("drop", "accepted at the prompt")
+    assert ("  Is 'ptime' known at the prediction time?\n  - Score: C-index 0.964\n  - Timing: outcome derived\n"
+            "  1. drop (recommended)") in out.getvalue()
