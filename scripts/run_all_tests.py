@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -74,7 +75,7 @@ def start_checks(tmp: Path, python: str, bin_dir: Path) -> dict[str, tuple[list[
     jlpm = str(bin_dir / "jlpm")
     commands = {
         # prettier and eslint on labextension/src: one check, failed when either reports anything
-        "lint": [jlpm, "lint:check"],
+        "lint": lint_command(jlpm),
         # ruff on every Python file ([tool.ruff] in pyproject.toml)
         "ruff": [python, "-m", "ruff", "check", "."],
         # mypy on kernel_tools and the engine ([tool.mypy] in pyproject.toml says which files)
@@ -82,6 +83,20 @@ def start_checks(tmp: Path, python: str, bin_dir: Path) -> dict[str, tuple[list[
         "jest": [jlpm, "test", "--json", f"--outputFile={tmp / 'jest.json'}"],
     }
     return {name: (cmd, start(name, cmd, tmp / f"{name}.log")) for name, cmd in commands.items()}
+
+
+def lint_command(jlpm: str) -> list[str]:
+    """``jlpm lint:check`` with both tools' caches, keyed by the files' contents (a fresh clone's
+    time stamps are all new), where ``LINT_CACHE_DIR`` says (.ci/run: beside mypy's, outside the
+    clone), else in node_modules/.cache. A file unchanged since the last run is not read again:
+    prettier 3.9 -> 0.9 s, eslint 8.0 -> 2.1 s of CPU on labextension/src warm (load 6); a changed
+    file, option or tool version is checked afresh (each tool keys its cache by them too)."""
+    cache = Path(os.environ.get("LINT_CACHE_DIR") or ROOT / "node_modules" / ".cache" / "jupyter-dcpilot-lint")
+    prettier = [jlpm, "prettier:check", "--cache", "--cache-strategy", "content",
+                "--cache-location", str(cache / "prettier")]
+    eslint = [jlpm, "eslint:check", "--cache", "--cache-strategy", "content",
+              "--cache-location", f"{cache / 'eslint'}{os.sep}"]
+    return ["sh", "-c", f"{shlex.join(prettier)} && {shlex.join(eslint)}"]
 
 
 def collect_checks(tmp: Path, jobs: dict[str, tuple[list[str], subprocess.Popen]],

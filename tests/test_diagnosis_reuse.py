@@ -22,6 +22,10 @@ from _frames import mixed_frame  # noqa: E402
 from bench_scale import make_tables  # noqa: E402
 from dev_tables import dev_rdataset  # noqa: E402
 
+# 20 columns: every column kind of mixed_frame and the same five kinds of findings as at its default
+# 40, at a quarter of a diagnosis's CPU (0.4 against 1.7 s on 3,000 rows)
+COLUMNS = 20
+
 
 def _as_json(diagnosis) -> str:
     data = diagnosis.to_dict()
@@ -45,7 +49,7 @@ def _incremental_and_full(before: pd.DataFrame, after: pd.DataFrame, **hints) ->
 
 @pytest.mark.parametrize("drop", [["num_03", "cat_01"], ["customer_id"], ["signup_date", "flag_a", "count_00"]])
 def test_dropping_columns_gives_the_findings_of_a_full_diagnosis(drop):
-    df = mixed_frame(3000)
+    df = mixed_frame(3000, COLUMNS)
     drop = [c for c in drop if c in df.columns] or list(df.columns[2:5])
     incremental, full, reused = _incremental_and_full(df, df.drop(columns=drop), target="y")
     assert incremental == full
@@ -54,7 +58,7 @@ def test_dropping_columns_gives_the_findings_of_a_full_diagnosis(drop):
 
 
 def test_a_column_changed_in_place_is_checked_afresh():
-    df = mixed_frame(2000)
+    df = mixed_frame(2000, COLUMNS)
     changed = df.drop(columns=[df.columns[1]])
     column = next(c for c in changed.columns if pd.api.types.is_float_dtype(changed[c]))
     changed[column] = changed[column] * 1000 + 7  # same name, new values
@@ -87,7 +91,7 @@ def test_true_and_one_are_not_the_same_column():
 
 
 def test_other_rows_reuse_nothing():
-    df = mixed_frame(2000)
+    df = mixed_frame(2000, COLUMNS)
     incremental, full, reused = _incremental_and_full(df, df.iloc[:1500].drop(columns=["cat_01"]), target="y")
     assert incremental == full and reused == 0
 

@@ -212,7 +212,7 @@ def test_no_impact_asks_without_estimating(shell):
 
 
 def test_dcdecide_answers_without_widgets_and_dcundo_defaults_to_the_last_checkpoint(shell):
-    run(shell, "dcplan", "df --target y")
+    run(shell, "dcplan", "df --target y --no-impact")  # the cards' impact is test_ask_shows_cards_...'s
     pilot = magics(shell).pilot
     task = pilot.session.open_decisions()[0]
     run(shell, "dcdecide", f"{task.id} confirm")
@@ -234,7 +234,7 @@ def test_a_stale_card_never_rewrites_the_decision_log(shell):
     in-kernel host refuses a second answer as the server does (409), and says so."""
     df = shell.user_ns["df"]
     shell.user_ns["df"] = df.assign(y=df["y"] + (df["x2"] > 1))  # three classes: regression is offered too
-    run(shell, "dcplan", "df --target y --approve ask")
+    run(shell, "dcplan", "df --target y --approve ask --no-impact")  # the log is checked here, not the impact
     pilot = magics(shell).pilot
     task_card = pilot.cards[0]
     assert task_card.decision.gate == "task" and "regression" in task_card.buttons

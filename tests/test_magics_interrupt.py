@@ -5,24 +5,13 @@ the next cell; a timeline card's Move clicked during a run is applied after it."
 
 from __future__ import annotations
 
-import os
 import queue
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_magics_subshell import Kernel, ends, is_idle, of
-
-import jupyter_dcpilot
-
-FRAME = ("import numpy as np, pandas as pd\n"
-         "rng = np.random.default_rng(0)\n"
-         "y = rng.integers(0, 2, 200)\n"
-         "df = pd.DataFrame({'a': rng.normal(size=200), 'b': rng.normal(size=200),\n"
-         "                   'leak': y + rng.normal(scale=0.05, size=200), 'y': y})\n"
-         "%load_ext jupyter_dcpilot\n"
-         "%dcplan df --target y --approve ask")
+from test_magics_subshell import FRAME, Kernel, ends, is_idle, kernel_with_subshell, of
 
 
 def slow_step(seconds: int, first: str = "", changes: tuple[str, ...] = ("df",)) -> str:
@@ -37,20 +26,6 @@ def slow_step(seconds: int, first: str = "", changes: tuple[str, ...] = ("df",))
 
 # changes the frame before it sleeps: stopped there, only its checkpoint makes the frame whole again
 SLOW = slow_step(120, first="df = df.drop(columns=['a'])\\n")
-
-
-def start(tmp_path: Path) -> tuple[Any, Any, Kernel, str]:
-    """A real kernel with the co-pilot asking its first question, and a subshell for the clicks."""
-    from jupyter_client.manager import start_new_kernel
-
-    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
-    k = Kernel(kc)
-    k.idle(kc.execute(FRAME))
-    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
-    subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
-    return km, kc, k, subshell
 
 
 def value(k: Kernel, code: str) -> str:
@@ -69,7 +44,7 @@ FINGERPRINT = "print(list(df.columns), int(pd.util.hash_pandas_object(df).sum())
 @pytest.mark.parametrize("started_by", ["click", "cell"])
 def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_path: Path, started_by: str) -> None:
     """The run started by the card's click on the subshell, or by a cell (``%dcdecide``)."""
-    km, kc, k, subshell = start(tmp_path)
+    km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
         k.idle(kc.execute(SLOW))
         to_the_slow_step(k, subshell)
@@ -122,7 +97,7 @@ def to_the_slow_step(k: Kernel, subshell: str) -> None:
 def test_a_step_past_its_budget_is_stopped_and_rolled_back(tmp_path: Path, started_by: str) -> None:
     """No Kernel → Interrupt: the step's budget stops it, as the server's stop does (the kernel
     interrupts itself), whether a card's click or a cell started the run."""
-    km, kc, k, subshell = start(tmp_path)
+    km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
         k.idle(kc.execute(SLOW + SMALL_BUDGET))
         to_the_slow_step(k, subshell)
@@ -169,7 +144,7 @@ SLOW_COPY = ("import glob, time\n"
 def test_interrupts_during_the_rollback_cannot_cut_the_restore_short(tmp_path: Path) -> None:
     """Kernel → Interrupt on the step, then again each time a restore of its checkpoint starts:
     every restore is whole (the interrupt waits for it), the frame is the checkpoint's."""
-    km, kc, k, subshell = start(tmp_path)
+    km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
         k.idle(kc.execute(SLOW_COPY + slow_step(120, first="df = df.drop(columns=['a'])\\n",
                                                 changes=("df", "slow"))))
@@ -243,16 +218,8 @@ TIMELINE = ("import numpy as np, pandas as pd\n"
 
 @pytest.mark.slow
 def test_a_timeline_move_clicked_during_a_run_is_applied_after_it(tmp_path: Path) -> None:
-    from jupyter_client.manager import start_new_kernel
-
-    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    km, kc, k, subshell = kernel_with_subshell(tmp_path, TIMELINE)
     try:
-        k = Kernel(kc)
-        k.idle(kc.execute(TIMELINE))
-        kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
-        subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
         k.idle(kc.execute(slow_step(6)))
         move, _ = opened(k, "ButtonModel", "Move")
         columns, _ = opened(k, "SelectMultipleModel", "columns")

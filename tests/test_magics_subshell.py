@@ -72,6 +72,22 @@ class Kernel:
         return [c for c, d in self.buttons.items() if d.startswith("★")][-1]
 
 
+def kernel_with_subshell(tmp_path: Path, code: str) -> tuple[Any, Any, Kernel, str]:
+    """A real kernel in ``tmp_path`` that has run ``code`` (the co-pilot asking its first question),
+    and a subshell for the clicks, as JupyterLab 4.6 opens one for widget messages; the caller
+    stops both (``kc.stop_channels()``, ``km.shutdown_kernel(now=True)``)."""
+    from jupyter_client.manager import start_new_kernel
+
+    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    k = Kernel(kc)
+    k.idle(kc.execute(code))
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
+    return km, kc, k, subshell
+
+
 def is_idle(m: dict[str, Any], msg_id: str) -> bool:
     return (m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
             and m["parent_header"].get("msg_id") == msg_id)
@@ -92,16 +108,8 @@ def text(m: dict[str, Any]) -> str:
 
 @pytest.mark.slow
 def test_a_users_cell_run_during_a_click_driven_run_keeps_its_output_and_waits(tmp_path: Path) -> None:
-    from jupyter_client.manager import start_new_kernel
-
-    root = str(Path(jupyter_dcpilot.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
-        k = Kernel(kc)
-        k.idle(kc.execute(FRAME))
-        kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
-        subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
         for _ in range(5):  # approve what comes before the leakage question (confirming the task)
             if "Decision (leakage)" in k.headers[-1]:
                 break

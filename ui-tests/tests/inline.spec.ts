@@ -8,6 +8,27 @@ async function run(page: IJupyterLabPageFixture, source: string): Promise<number
   return index;
 }
 
+/**
+ * A new notebook `name` whose first cell makes `df` (a column `leak` recorded after the outcome
+ * `y`) and whose second starts the co-pilot on it with `options`; the second cell's index.
+ */
+async function planInline(page: IJupyterLabPageFixture, name: string, options: string): Promise<number> {
+  await page.notebook.createNew(name);
+  await page.notebook.setCell(
+    0,
+    'code',
+    [
+      'import numpy as np, pandas as pd',
+      'rng = np.random.default_rng(0)',
+      'y = rng.integers(0, 2, 200)',
+      'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
+      '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
+    ].join('\n')
+  );
+  await page.notebook.runCell(0, true);
+  return run(page, `%load_ext jupyter_dcpilot\n%dcplan df --target y ${options}`);
+}
+
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null });
 
@@ -16,20 +37,7 @@ test.describe('Data co-pilot inline (magics)', () => {
     page
   }) => {
     test.setTimeout(300000);
-    await page.notebook.createNew('inline.ipynb');
-    await page.notebook.setCell(
-      0,
-      'code',
-      [
-        'import numpy as np, pandas as pd',
-        'rng = np.random.default_rng(0)',
-        'y = rng.integers(0, 2, 200)',
-        'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
-        '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
-      ].join('\n')
-    );
-    await page.notebook.runCell(0, true);
-    const plan = await run(page, '%load_ext jupyter_dcpilot\n%dcplan df --target y --approve ask');
+    const plan = await planInline(page, 'inline.ipynb', '--approve ask');
 
     const cells = page.locator('.jp-Notebook .jp-CodeCell');
     const output = cells.nth(plan).locator('.jp-Cell-outputArea');
@@ -103,20 +111,8 @@ test.describe('Data co-pilot inline (magics), interrupted', () => {
     page
   }) => {
     test.setTimeout(300000);
-    await page.notebook.createNew('inline-interrupt.ipynb');
-    await page.notebook.setCell(
-      0,
-      'code',
-      [
-        'import numpy as np, pandas as pd',
-        'rng = np.random.default_rng(0)',
-        'y = rng.integers(0, 2, 200)',
-        'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
-        '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
-      ].join('\n')
-    );
-    await page.notebook.runCell(0, true);
-    const plan = await run(page, '%load_ext jupyter_dcpilot\n%dcplan df --target y --approve ask');
+    // the cards' impact charts are the first test's: here their model fits would only slow the run
+    const plan = await planInline(page, 'inline-interrupt.ipynb', '--approve ask --no-impact');
     const cells = page.locator('.jp-Notebook .jp-CodeCell');
     const output = cells.nth(plan).locator('.jp-Cell-outputArea');
     const headers = output.locator('.widget-html', { hasText: 'Decision (' });
