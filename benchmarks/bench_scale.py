@@ -50,6 +50,9 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _waits import TreeWaits  # noqa: E402
+
 TARGETS = {"10000": 30, "100000": 120, "1000000": 600}  # seconds end to end (issue targets)
 HAND_MAX_ROWS = 100_000  # the hand baseline's default reach (--hand-max-rows)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -112,6 +115,7 @@ class TreeMemory:
         self.every = every
         self.samples: list[tuple[float, int, int]] = []  # (time, whole tree, largest child = kernel)
         self.cpu: list[tuple[float, float, float]] = []  # (time, the command line's, its children's = kernel)
+        self.pids = [pid]  # the tree's processes as last seen (read by TreeWaits between polls)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
@@ -122,6 +126,7 @@ class TreeMemory:
         while not self._stop.is_set():
             try:
                 children = self.root.children(recursive=True)
+                self.pids = [self.root.pid, *(c.pid for c in children)]
                 kernel = max((c.memory_info().rss for c in children), default=0)
                 total = self.root.memory_info().rss + sum(c.memory_info().rss for c in children)
                 now = time.perf_counter()
@@ -234,6 +239,7 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
                             env=env, cwd=tree)
     memory = TreeMemory(proc.pid)
+    waits = TreeWaits(lambda: memory.pids)
     lines: list[tuple[float, str]] = []
 
     def read() -> None:
@@ -252,6 +258,7 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
     reader.join(10)
     end = time.perf_counter()
     memory.stop()
+    waits.stop()
     # the kernel's memory once started and loaded nothing yet: the first samples after it appeared
     kernel_samples = [(t, k) for t, _, k in memory.samples if k > 0]
     baseline = kernel_samples[min(2, len(kernel_samples) - 1)][1] if kernel_samples else 0
@@ -271,6 +278,9 @@ def run_one(path: Path, target: str, time_col: str | None, out: Path, timeout: f
             "command_line_cpu_seconds": round(cpu - memory.last_kernel_cpu(), 1),
             "kernel_cpu_seconds": round(memory.last_kernel_cpu(), 1),
             "kernel_start_cpu_seconds": round(memory.kernel_cpu(t0, first), 1),  # start, imports, load
+            # wall time no process was ready to run (a quiet machine's too), and waits for a core (the load's)
+            "idle_seconds": round(waits.idle_seconds, 2), "kernel_start_idle_seconds": round(waits.idle(t0, first), 2),
+            "queued_seconds": round(waits.queued_seconds, 1),
             "state": summary.get("state", state), "valid": summary.get("valid"),
             "metric": summary.get("metric"), "score": summary.get("holdout_score") or summary.get("cv_score"),
             "steps": steps, "peak_kernel_mb": round(max(memory.peak_kernel(t0, end) - baseline, 0) / 2**20),
@@ -469,7 +479,9 @@ def markdown(result: dict[str, Any]) -> str:
                  for s in r["steps"]]
         lines.append(f"- {r['rows']:,} {r['task']}: " + "; ".join(parts))
     lines += ["", "CPU seconds of each part (the run of median wall time): the command line's own process; the "
-              "kernel's start (imports, loading the file: before the first diagnosis); each diagnosis and step:", ""]
+              "kernel's start (imports, loading the file: before the first diagnosis); each diagnosis and step; "
+              "then the wall time none of their threads was ready to run (idle: what a quiet machine still waits) "
+              "and the time their threads waited for a core (the load's):", ""]
     for r in result["runs"]:
         lines += [f"- {r['rows']:,} {r['task']}{name}: {cpu_parts(run)}" for name, run in
                   ((", before", r.get("before")), ("", r)) if run and "kernel_cpu_seconds" in run]
@@ -480,8 +492,10 @@ def markdown(result: dict[str, Any]) -> str:
 
 def cpu_parts(run: dict[str, Any]) -> str:
     steps = "; ".join(f"{s['step'].split(':')[0]} {s['kernel_cpu']:.1f}" for s in run["steps"] if "kernel_cpu" in s)
+    waits = (f"; idle {run['idle_seconds']:.2f} s (at start {run['kernel_start_idle_seconds']:.2f}), "
+             f"queued for a core {run['queued_seconds']:.1f} s") if "idle_seconds" in run else ""
     return (f"command line {run['command_line_cpu_seconds']:.1f}, kernel {run['kernel_cpu_seconds']:.1f} "
-            f"(start {run['kernel_start_cpu_seconds']:.1f}; {steps})")
+            f"(start {run['kernel_start_cpu_seconds']:.1f}; {steps}){waits}")
 
 
 def _ratio(seconds: float | None, hand: float | None) -> str:

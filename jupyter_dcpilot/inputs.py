@@ -132,7 +132,9 @@ def read_columns(path: Path, names: list[str]) -> Any:
     if _is_parquet(path):
         import pyarrow.parquet as pq
 
-        return pq.read_table(path, columns=names)
+        # the file's own reader: read_table goes through pyarrow.dataset, which imports pandas
+        # (~0.5-1 s of CPU in the command line while its kernel starts, issue 31)
+        return pq.ParquetFile(path).read(columns=names)
     if _is_labelled(path):  # the codes, as numbers: what the checks test does not depend on the labels
         from kernel_tools.readers import read_labelled
 

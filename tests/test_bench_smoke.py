@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -296,6 +297,8 @@ def test_scale_tables_and_step_times():
     run = {"command_line_cpu_seconds": 0.9, "kernel_cpu_seconds": 6.2, "kernel_start_cpu_seconds": 1.4, "steps": steps}
     assert scale.cpu_parts(run) == ("command line 0.9, kernel 6.2 (start 1.4; diagnosing df 1.5; s2 Fix dtypes and "
                                     "N/A tokens 0.2; s8 Train and evaluate 2.5)")
+    run.update(idle_seconds=0.31, kernel_start_idle_seconds=0.1, queued_seconds=2.04)
+    assert scale.cpu_parts(run).endswith("2.5); idle 0.31 s (at start 0.10), queued for a core 2.0 s")
     assert abs(scale.growth_exponent([1000, 10000, 100000], [10.0, 100.0, 1000.0]) - 1.0) < 1e-9
     runs = [{"task": "classification", "state": "finished", "rows": 1000, "frame_mb": 1.0, "peak_kernel_mb": 451},
             {"task": "classification", "state": "finished", "rows": 1000000, "frame_mb": 750.0, "peak_kernel_mb": 2700},
@@ -392,3 +395,19 @@ def test_bench_dask_tiny_and_one_part_again(tmp_path):
     assert again["pandas"]["seconds"] != first["pandas"]["seconds"]
     assert "e2e_pandas" not in again and again["comparison"]["match"]
     assert list(again["measured_again"]) == ["diagnose-pandas"] and "Measured again later" in out.read_text()
+
+
+def test_tree_waits_tell_a_sleep_from_work():
+    """A process that sleeps is idle (a quiet machine waits too); one that computes is not."""
+    waits = _load("_waits")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0); sum(range(2 * 10**7))"])
+    watch = waits.TreeWaits(lambda: [sleeper.pid])
+    sleeper.wait()
+    watch.stop()
+    worker = subprocess.Popen([sys.executable, "-c", "sum(range(3 * 10**7))"])
+    busy = waits.TreeWaits(lambda: [worker.pid])
+    worker.wait()
+    busy.stop()
+    assert 0.6 < watch.idle_seconds < 1.6
+    assert busy.idle_seconds < 0.3 < watch.idle(float("-inf"), time.perf_counter())
+    assert watch.queued_seconds >= 0 and waits.thread_states(worker.pid) == []  # gone: nothing read

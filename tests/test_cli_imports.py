@@ -11,21 +11,29 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
 
 
-def test_checking_a_survival_tables_inputs_imports_no_pandas(tmp_path):
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_checking_a_survival_tables_inputs_imports_no_pandas(tmp_path, suffix):
+    """CSV and Parquet alike (pyarrow's read_table goes through pyarrow.dataset, which imports pandas)."""
     rng = np.random.default_rng(0)
     lines = ["id,days,died,age"] + [f"{i},{rng.exponential(100):.1f},{int(rng.random() < 0.5)},{rng.normal(50, 9):.0f}"
                                     for i in range(200)]
     (tmp_path / "cohort.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "never.csv").write_text("days,died\n0,1\n-2,0\n0,1\n")
+    if suffix == "parquet":
+        for name in ("cohort", "never"):
+            pq.write_table(pcsv.read_csv(tmp_path / f"{name}.csv"), tmp_path / f"{name}.parquet")
     code = f"""
 import json, sys
 from pathlib import Path
 from jupyter_dcpilot.inputs import InputError, check_run_inputs
-check_run_inputs([Path({str(tmp_path / 'cohort.csv')!r})], target="died", time="days")
+check_run_inputs([Path({str(tmp_path / f'cohort.{suffix}')!r})], target="died", time="days")
 try:
-    check_run_inputs([Path({str(tmp_path / 'never.csv')!r})], target="died", time="days")
+    check_run_inputs([Path({str(tmp_path / f'never.{suffix}')!r})], target="died", time="days")
     refused = ""
 except InputError as error:
     refused = str(error)

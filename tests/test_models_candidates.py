@@ -8,7 +8,7 @@ import pytest
 from lifelines.datasets import load_rossi
 
 from kernel_tools.models import fit_evaluate
-from kernel_tools.models.pipelines import MissingPatterns
+from kernel_tools.models.pipelines import FeatureFrame, MissingPatterns
 from kernel_tools.models.survival import concordance
 
 
@@ -205,3 +205,21 @@ def test_concordance_equals_lifelines_on_thousands_of_rows():
         rows = rng.integers(0, n, n)
         y = np.column_stack([t, e])[rows]
         assert concordance(y, risk[rows]) == pytest.approx(concordance_index(t[rows], -risk[rows], e[rows]), abs=1e-12)
+
+
+def test_the_feature_frame_codes_known_levels_by_frequency_others_as_one_and_keeps_missing():
+    """Numbers first as floats, then each text column's codes: the most frequent levels by
+    position, every rarer or unseen value one code more, missing values missing."""
+    train = pd.DataFrame({"n": pd.array([1, None, 3, 4, 5], dtype="Int64"), "flag": [True, False, True, True, False],
+                          "t": ["b", "a", "b", None, "c"], "mixed": [1, "1", 2.5, None, 1]})
+    features = FeatureFrame(["n", "flag"], ["t", "mixed"], max_categories=3).fit(train)
+    # three levels of "t" are one too many: the rarest (a tie: by name) joins the others; "1" counts 1 and "1"
+    assert features.categories_ == {"t": ["b", "a"], "mixed": ["1", "2.5"]}
+    new = pd.DataFrame({"n": [7.5, None], "flag": [False, True], "t": ["a", "zz"], "mixed": [None, "q"]}, index=[10, 11])
+    out = features.transform(new)
+    assert list(out.columns) == ["n", "flag", "t", "mixed"] and list(out.index) == [10, 11]
+    assert (out.dtypes == "float64").all()
+    expected = np.array([[7.5, 0.0, 1.0, np.nan], [np.nan, 1.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(out.to_numpy(), expected)
+    with pytest.raises(KeyError, match="missing"):
+        features.transform(new.drop(columns="t"))

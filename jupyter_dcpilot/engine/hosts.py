@@ -174,6 +174,28 @@ class Waiting:
                                           "kept on disk bring the variables back)") from None
 
 
+IOPUB_JOINED_S = 0.5  # how long a kernel_info request's idle status may take to come back on iopub
+
+
+async def kernel_ready(client: Any, wait: Waiting) -> None:
+    """Return once the kernel answers a kernel_info request on shell and that request's idle status
+    has come back on iopub (the iopub subscription reaches the kernel: later outputs are not lost);
+    sent again while iopub stays silent. jupyter_client's ``wait_for_ready`` does the same, then
+    waits 0.2 s more for iopub messages no one sent: idle time on every start (issue 31)."""
+    while True:
+        msg_id = client.kernel_info()
+        reply = await shell_reply(client, msg_id, wait)
+        client._handle_kernel_info_reply(reply)  # the protocol version to speak
+        try:
+            while True:
+                msg = await client.get_iopub_msg(timeout=IOPUB_JOINED_S)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" \
+                        and msg["content"].get("execution_state") == "idle":
+                    return
+        except queue.Empty:
+            continue  # not subscribed yet when the kernel published: ask again
+
+
 async def shell_reply(client: Any, msg_id: str, wait: Waiting) -> dict[str, Any]:
     """The shell reply to one request (replies to other requests are skipped)."""
     while True:
@@ -334,7 +356,7 @@ class HeadlessHost:
         self._kc = self._km.client()
         self._kc.session.session = uuid.uuid4().hex  # our own session id
         self._kc.start_channels()
-        await self._kc.wait_for_ready(timeout=120 if self.warm else 60)
+        await kernel_ready(self._kc, Waiting(120 if self.warm else 60, self._alive, "a first request"))
         if self._launched_in != self.cwd:
             await self.evaluate(probe_expression("chdir_json", self.cwd))
         self._write()
