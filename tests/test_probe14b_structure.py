@@ -1,0 +1,80 @@
+"""Session 14's third fresh batch (benchmarks/fresh3.py, development half) and the kinds the second
+batch's sealed half showed, each tested on generated data with other names and on a development
+table:
+
+- a survival status stored as labels ('alive'/'acd'/'inbed', 'A'/'D', 'dead'/'survived') next to
+  a follow-up time is survival, its censored label read from its words or the follow-up and asked,
+  recoded to the 0/1 event, never classes over the labels with the duration a feature;
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernel_tools as kt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
+
+
+def _cohort(labels: tuple[str, ...], n: int = 600, seed: int = 0, time: str = "days") -> pd.DataFrame:
+    """A cohort followed until an event (the labels after the first) or the study's end (the first
+    label: censored, followed longest)."""
+    rng = np.random.default_rng(seed)
+    age = rng.normal(60, 10, n)
+    event_time = rng.exponential(900 * np.exp(-(age - 60) / 20), n)
+    end = rng.uniform(1500, 3000, n)
+    status = np.where(event_time < end, rng.choice(labels[1:], n), labels[0])
+    return pd.DataFrame({"age": age.round(), "sex": rng.choice(["f", "m"], n),
+                         time: np.minimum(event_time, end).round() + 1, "status": status})
+
+
+@pytest.mark.parametrize("labels", [("alive", "acd", "inbed"), ("censored", "death", "ltx", "withdraw")])
+def test_a_status_of_several_labels_is_survival_with_competing_events_asked(labels):
+    d = quiet_diagnose(_cohort(labels), target="status")
+    assert d.task["kind"] == "survival" and d.task["time"] == "days" and d.task["censored"] == labels[0]
+    task = d.inference("task")
+    assert task.confidence == "low" and task.details["events"] == sorted(labels[1:])
+    # the survival setup recodes the labels to the 0/1 event the models read
+    recode = next(o for f in d.by_kind("survival_setup") for o in f.options if o.id == "recode")
+    assert recode.action["params"]["censored"] == labels[0]
+
+
+def test_short_labels_are_read_from_the_follow_up_and_asked():
+    # 'A' (alive) / 'D' (dead): no word says which; the censored are followed longest
+    d = quiet_diagnose(_cohort(("A", "D")), target="status")
+    assert d.task["kind"] == "survival" and d.task["censored"] == "A"
+    assert d.inference("task").confidence == "low"
+
+
+def test_a_censored_label_sorted_last_is_not_read_as_the_event():
+    # 'dead' / 'survived': of two values the later would be the event; the words say otherwise
+    d = quiet_diagnose(_cohort(("survived", "dead"), time="futime"), target="status")
+    assert d.task["kind"] == "survival" and d.task["censored"] == "survived"
+
+
+def test_labels_the_follow_up_does_not_separate_stay_classes():
+    # a class next to a length of stay: no label says censored, none is followed clearly longest
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"days": rng.integers(1, 40, 500), "ward": rng.choice(["a", "b", "c"], 500),
+                       "age": rng.normal(50, 10, 500)})
+    assert quiet_diagnose(df, target="ward").task["kind"] == "classification"
+
+
+def test_the_recode_reads_labels():
+    df = pd.DataFrame({"status": ["alive", "acd", "inbed", None, "alive"], "t": [5, 1, 2, 3, 4]})
+    out, report = kt.recode_status(df, "status", censored="alive")
+    assert out["status"].tolist()[:3] == [0, 1, 1] and np.isnan(out["status"].iloc[3])
+    assert report.details["rows_per_code"] == {"acd": 1, "alive": 2, "inbed": 1}
+
+
+def test_the_cricketers_cause_of_death_is_survival_over_their_lifetime():
+    # DAAG's cricketer: 'life: lifetime or lifespan to 1992', 'cause: alive, acd (accidental death), inbed'
+    d = quiet_diagnose(dev_rdataset("DAAG", "cricketer"), target="cause")
+    assert d.task["kind"] == "survival" and d.task["time"] == "life" and d.task["censored"] == "alive"
+    assert d.inference("task").confidence == "low"
