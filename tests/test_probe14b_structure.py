@@ -5,6 +5,9 @@ table:
 - a survival status stored as labels ('alive'/'acd'/'inbed', 'A'/'D', 'dead'/'survived') next to
   a follow-up time is survival, its censored label read from its words or the follow-up and asked,
   recoded to the 0/1 event, never classes over the labels with the duration a feature;
+- measures numbered in one series with the target (``y1`` ... ``y4``, ``brood1`` ... ``brood3``):
+  those numbered after it are proposed as during follow-up, asked (the numbers give the order, not a
+  time); those before it are not proposed.
 """
 
 from __future__ import annotations
@@ -78,3 +81,39 @@ def test_the_cricketers_cause_of_death_is_survival_over_their_lifetime():
     d = quiet_diagnose(dev_rdataset("DAAG", "cricketer"), target="cause")
     assert d.task["kind"] == "survival" and d.task["time"] == "life" and d.task["censored"] == "alive"
     assert d.inference("task").confidence == "low"
+
+
+def _broods(n: int = 300, seed: int = 0, names: tuple[str, ...] = ("y1", "y2", "y3", "y4")) -> pd.DataFrame:
+    """A count measured at four numbered occasions of one subject (its level carries over), a dose
+    known before."""
+    rng = np.random.default_rng(seed)
+    dose = rng.integers(0, 4, n)
+    level = rng.gamma(4, 2, n) * np.exp(-0.2 * dose)
+    df = pd.DataFrame({"dose": dose})
+    for name in names:
+        df[name] = rng.poisson(level)
+    return df
+
+
+@pytest.mark.parametrize("names", [("y1", "y2", "y3", "y4"), ("score_1", "score_2", "score_3", "score_4")])
+def test_measures_numbered_after_the_target_are_follow_up(names):
+    d = quiet_diagnose(_broods(names=names), target=names[1])
+    placed = {c: e.group for c, e in d.timeline.columns.items() if e.group != "baseline"}
+    assert set(placed) >= set(names[2:]) and names[0] not in placed
+    assert all(placed[c] == "during_follow_up" for c in names[2:])
+    # the numbers give the order, not a time: asked
+    assert all(d.timeline.columns[c].confidence == "low" for c in names[2:])
+
+
+def test_numbered_columns_without_the_target_among_them_are_not_a_series():
+    # items of a scale numbered 1-4 beside another target: no order in time to read
+    df = _broods(names=("item1", "item2", "item3", "item4"))
+    df["total"] = df[["item1", "item2"]].sum(axis=1) + np.random.default_rng(2).poisson(3, len(df))
+    d = quiet_diagnose(df, target="total")
+    assert not any("numbered after" in p.reason for e in d.timeline.columns.values() for p in e.evidence)
+
+
+def test_the_third_brood_of_nitrofen_follows_the_second():
+    # boot's nitrofen: 'brood1', 'brood2', 'brood3: The number of live offspring in the first/second/third brood'
+    d = quiet_diagnose(dev_rdataset("boot", "nitrofen"), target="brood2")
+    assert d.timeline.columns["brood3"].group == "during_follow_up"

@@ -428,10 +428,13 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                "because of the outcome", **implied)
     if outcome.target is not None:
         for c, wave in later_waves(frame, profiles, outcome.target, features).items():
+            # a bare number gives the order only: 'brood3' after 'brood2' (a later brood, a later visit)
+            later = ("numbered after the target in one series" if wave["numbered_only"]
+                     else "the target's own measurement taken later")
             timings[c].add("follow_up", "later_wave",
-                           f"the target's own measurement taken later ('{wave['wave']}' after "
-                           f"'{wave['target_wave']}', Spearman {wave['spearman']:.2f} with it): it is "
-                           "measured after the outcome", **wave)
+                           f"{later} ('{wave['wave']}' after '{wave['target_wave']}', Spearman "
+                           f"{wave['spearman']:.2f} with it): it is measured after the outcome", **wave,
+                           **({"confidence": "low"} if wave["numbered_only"] else {}))  # the order only: asked
     for c, chosen in chosen_alternative(frame, profiles, outcome, features).items():
         pairs = ", ".join(f"'{col}' when {outcome.target}={k}" for k, col in list(chosen["equals_by_class"].items())[:4])
         timings[c].add("outcome_derived", "chosen_alternative",
