@@ -117,3 +117,32 @@ def test_the_third_brood_of_nitrofen_follows_the_second():
     # boot's nitrofen: 'brood1', 'brood2', 'brood3: The number of live offspring in the first/second/third brood'
     d = quiet_diagnose(dev_rdataset("boot", "nitrofen"), target="brood2")
     assert d.timeline.columns["brood3"].group == "during_follow_up"
+
+
+def _treatment_stays(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A trial of a short (90 days) and a long (180 days) residential treatment: the stay in
+    treatment is bounded by the time to relapse, and its compliance fraction is the stay divided by
+    the arm's planned length."""
+    rng = np.random.default_rng(seed)
+    arm = rng.integers(0, 2, n)
+    planned = np.where(arm == 1, 180, 90)
+    relapse = rng.exponential(300, n).round() + 1
+    stay = np.minimum(relapse, rng.uniform(0.2, 1.0, n) * planned).round() + 0
+    stay = np.maximum(stay, 1)
+    return pd.DataFrame({"age": rng.normal(32, 6, n).round(), "arm": arm, "stay_days": stay,
+                         "compliance": stay / planned, "weeks_to_relapse": relapse,
+                         "relapsed": (rng.random(n) < 0.8).astype(int)})
+
+
+def test_a_fraction_computed_from_a_follow_up_column_follows_it():
+    d = quiet_diagnose(_treatment_stays(), target="relapsed", time="weeks_to_relapse")
+    cols = d.timeline.columns
+    assert cols["stay_days"].group == "during_follow_up"
+    assert cols["compliance"].group == "during_follow_up"
+    why = " ".join(p.reason for p in cols["compliance"].evidence)
+    assert "divided by 90 or 180" in why
+
+
+def test_a_baseline_column_is_not_computed_from_a_follow_up_one():
+    d = quiet_diagnose(_treatment_stays(), target="relapsed", time="weeks_to_relapse")
+    assert d.timeline.columns["age"].group == "baseline"
