@@ -51,6 +51,15 @@ FRESH2 = (
     "geepack/seizure", "causaldata/nhefs", "MASS/survey", "Ecdat/OFP",
 )
 
+# the third fresh batch (fresh3.py), named in session 14 before the rules of probe14b: survival whose
+# status is an R factor, a logical or one of several causes, follow-up columns and columns computed from
+# them, wide repeated measures named by a sequence, and plain survival tables that must stay valid
+FRESH3 = (
+    "DAAG/cricketer", "HSAUR/mastectomy", "Stat2Data/SuicideChina", "DAAG/nassCDS", "KMsurv/azt", "KMsurv/pneumon",
+    "COUNT/medpar", "asaur/hepatoCellular", "Ecdat/Unemployment", "KMsurv/kidrecurr", "boot/nitrofen",
+    "carData/WeightLoss", "carData/Baumann", "HSAUR/phosphate", "KMsurv/alloauto", "KMsurv/bfeed", "KMsurv/tongue",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -60,7 +69,7 @@ def half(name: str) -> str:
 def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
-    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2))
+    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

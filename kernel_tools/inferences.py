@@ -25,9 +25,10 @@ INFERENCE_KINDS = values(InferenceKind)
 STATUS_READING = re.compile(r"^survival with (\S+) censored$")
 
 
-def status_reading(code: float) -> str:
-    """The value of the task read as survival with ``code`` censored (see :data:`STATUS_READING`)."""
-    return f"survival with {code:g} censored"
+def status_reading(code: float | str) -> str:
+    """The value of the task read as survival with ``code`` (a number, or a label of a status
+    stored as text) censored (see :data:`STATUS_READING`)."""
+    return f"survival with {code if isinstance(code, str) else format(code, 'g')} censored"
 
 
 @dataclass

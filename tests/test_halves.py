@@ -29,6 +29,13 @@ def test_the_second_fresh_batch_is_catalogued_as_named() -> None:
     assert sorted(d.name for d in fresh2.catalog()) == sorted(halves.FRESH2)
 
 
+def test_the_third_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH3 was named before the rules of probe14b (session 14)
+    import fresh3
+
+    assert sorted(d.name for d in fresh3.catalog()) == sorted(halves.FRESH3)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()

@@ -49,9 +49,13 @@ def call_args(params: dict[str, Any]) -> str:
     return "".join(f", {k}={py(v)}" for k, v in params.items())
 
 
-def _code(text: str) -> int | float:
-    """A status code as the task says it ("2") in the cell: a whole number when it is one."""
-    value = float(text)
+def _code(text: str) -> int | float | str:
+    """A status code as the task says it ("2") in the cell: a whole number when it is one; the
+    label itself for a status stored as text ("alive")."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
     return int(value) if value.is_integer() else value
 
 

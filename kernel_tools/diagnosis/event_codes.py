@@ -17,9 +17,11 @@ and is asked as such, even where survival was given.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy.stats import mannwhitneyu
 
 # censored and at most seven competing events: registries group causes of death or of a graft's
@@ -30,15 +32,21 @@ STANDOUT_P = 0.05  # the longest-followed code's rows against all others (one-si
 STANDOUT_RATIO = 1.25  # its median follow-up at least this much above every other code's
 STRONG_P, STRONG_RATIO = 0.01, 1.5  # a code other than 0 is taken as censored only on this evidence
 
+# the words of a status stored as text: which labels are events, which the censored
+EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
+CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
+
+Code = float | str  # a status code: a number, or a label of a status stored as text (R's factors)
+
 
 @dataclass
 class Coding:
     """A reading of a status column: the code taken as censored, the others as events."""
 
-    censored: float
-    events: list[float]
-    medians: dict[float, float]  # code -> median follow-up of its rows
-    counts: dict[float, int]
+    censored: Code
+    events: list[Code]
+    medians: dict[Code, float]  # code -> median follow-up of its rows
+    counts: dict[Code, int]
     standout_p: float | None = None  # the rank test's p when the censoring code stands out
     evidence: list[str] = field(default_factory=list)
     uncertain: bool = False  # the follow-up does not support the choice: asked even when survival is given
@@ -47,7 +55,7 @@ class Coding:
     def stands_out(self) -> bool:
         return self.standout_p is not None
 
-    def ranked(self) -> list[float]:
+    def ranked(self) -> list[Code]:
         """The codes as candidates for censoring, the longest-followed first."""
         return sorted(self.medians, key=lambda c: -self.medians[c])
 
@@ -73,14 +81,15 @@ def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bo
         return None
     ok = ~np.isnan(values) & ~np.isnan(duration)
     v, d = values[ok], duration[ok]
-    medians = {float(c): float(np.median(d[v == c])) for c in codes if (v == c).any()}
-    counts = {float(c): int((v == c).sum()) for c in codes}
+    medians: dict[Code, float] = {float(c): float(np.median(d[v == c])) for c in codes if (v == c).any()}
+    counts: dict[Code, int] = {float(c): int((v == c).sum()) for c in codes}
     if len(medians) < MIN_CODES:
         return None
     order = sorted(medians, key=lambda c: -medians[c])
     top = order[0]
     p = _standout(d[v == top], d[v != top])
     ratio = medians[top] / medians[order[1]] if medians[order[1]] > 0 else np.inf
+    censored: Code
     if top == 0.0 and (ratio >= STANDOUT_RATIO or p < STRONG_P):
         censored, sure = 0.0, True  # the convention, and the data agree (by a margin, or beyond chance)
     elif top != 0.0 and p < STRONG_P and ratio >= STRONG_RATIO:
@@ -89,28 +98,67 @@ def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bo
         censored, sure = (0.0 if 0.0 in counts else top), False
     else:
         return None
-    events = [float(c) for c in codes if c != censored]
+    events: list[Code] = [float(c) for c in codes if c != censored]
     return Coding(censored, events, medians, counts, p if sure else None,
                   [_evidence(order, medians, p, censored, sure)], uncertain=not sure)
 
 
-def _evidence(order: list[float], medians: dict[float, float], p: float, censored: float, sure: bool) -> str:
+def label_coding(labels: pd.Series, duration: np.ndarray) -> Coding | None:
+    """A status stored as text ('alive'/'dead', 'A'/'D', 'censored'/'death'/'ltx'/'withdraw'): the
+    label read as censored, with its evidence; None when nothing says the labels are a status.
+
+    A label whose words say censored ('alive', 'censored') is taken when it is the only one; it is
+    certain when the follow-up agrees (its rows followed longest) and another label names an event.
+    Without such a word the longest-followed label is taken only when it stands out (the rank test
+    and the margin of :func:`censoring_code`), and is asked: short labels do not say which is which."""
+    present = labels.notna().to_numpy() & ~np.isnan(duration)
+    text, d = labels[present].astype(str).to_numpy(), duration[present]
+    names = sorted(set(text))
+    if not 2 <= len(names) <= MAX_CODES:
+        return None
+    medians: dict[Code, float] = {n: float(np.median(d[text == n])) for n in names}
+    counts: dict[Code, int] = {n: int((text == n).sum()) for n in names}
+    order = sorted(names, key=lambda n: -medians[n])
+    top = order[0]
+    p = _standout(d[text == top], d[text != top])
+    ratio = medians[top] / medians[order[1]] if medians[order[1]] > 0 else np.inf
+    worded = [n for n in names if CENSOR_WORDS.search(n) and not EVENT_WORDS.search(n)]
+    if len(worded) == 1:
+        censored = worded[0]
+        sure = censored == top and any(EVENT_WORDS.search(n) for n in names if n != censored)
+    elif p < STANDOUT_P and ratio >= STANDOUT_RATIO:
+        censored, sure = top, False
+    else:
+        return None
+    return Coding(censored, [n for n in names if n != censored], medians, counts, p if censored == top else None,
+                  [_label_evidence(order, medians, p, censored, bool(worded))], uncertain=not sure)
+
+
+def _label_evidence(order: list[str], medians: dict[Code, float], p: float, censored: str, worded: bool) -> str:
+    """The reading of a text status in words: what its labels and the follow-up say."""
+    others = ", ".join(f"'{n}': {_length(medians[n])}" for n in order[1:])
+    followed = f"'{order[0]}' followed longest (median {_length(medians[order[0]])} against {others}; rank test p = {p:.2g})"
+    said = f"the label '{censored}' says censored" if worded else "no label says which is censored"
+    return f"a status stored as text: {said}; {followed}"
+
+
+def _evidence(order: list[Code], medians: dict[Code, float], p: float, censored: Code, sure: bool) -> str:
     """The choice in words: what the follow-up says, and why it is uncertain when it is."""
     top = order[0]
-    others = ", ".join(f"{_code(c)}: {_length(medians[c])}" for c in order[1:])
+    others = ", ".join(f"{code_text(c)}: {_length(medians[c])}" for c in order[1:])
     followed = f"median {_length(medians[top])} against {others}; rank test p = {p:.2g}"
     if sure:
-        return (f"the rows coded {_code(top)} were followed longest ({followed}): the subjects still event-free "
+        return (f"the rows coded {code_text(top)} were followed longest ({followed}): the subjects still event-free "
                 "when follow-up ended")
     bar = f"p < {STRONG_P:g} and {STRONG_RATIO:g}x the runner-up's median"
     if censored != top:
-        return (f"the rows coded {_code(top)} were followed longest ({followed}), not clearly enough to overrule "
+        return (f"the rows coded {code_text(top)} were followed longest ({followed}), not clearly enough to overrule "
                 f"the convention ({bar}); 0 taken as censored by convention only: uncertain")
     if top == 0.0:
         return (f"the rows coded 0 were followed longest but not clearly ({followed}; under "
                 f"{STANDOUT_RATIO:g}x the runner-up's median and p >= {STRONG_P:g}); 0 taken as censored by "
                 "convention only: uncertain")
-    return (f"the rows coded {_code(top)} were followed longest but not clearly ({followed}; a code other than 0 "
+    return (f"the rows coded {code_text(top)} were followed longest but not clearly ({followed}; a code other than 0 "
             f"needs {bar}), and no code is 0: uncertain")
 
 
@@ -125,8 +173,10 @@ def _length(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _code(value: float) -> str:
-    return f"{value:g}"
+def code_text(value: Code) -> str:
+    """A status code as people write it: 2, not 2.0; a label as it is."""
+    return value if isinstance(value, str) else f"{value:g}"
 
 
-__all__ = ["Coding", "MAX_CODES", "MIN_CODES", "censoring_code", "status_codes"]
+__all__ = ["CENSOR_WORDS", "Code", "Coding", "EVENT_WORDS", "MAX_CODES", "MIN_CODES", "censoring_code", "code_text",
+           "label_coding", "status_codes"]

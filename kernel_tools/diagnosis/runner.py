@@ -29,6 +29,7 @@ from kernel_tools.diagnosis import (
     wide,
 )
 from kernel_tools.diagnosis.columns import ColumnProfile, profile_column
+from kernel_tools.diagnosis.event_codes import code_text
 from kernel_tools.diagnosis.inputs import check_arguments, check_column
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, Detectors
 from kernel_tools.diagnosis.scoring import bin_codes, fold_ids, metric_name, single_feature_score, stratified_sample
@@ -373,7 +374,7 @@ def _task_info(outcome: Outcome, target: str | None, duration: str | None, entit
         task_info["metric"] = metric_name(outcome.kind)
         task_info["target_missing"] = target_missing
     if outcome.coding is not None:  # a status of several codes: the one read as censored
-        task_info["censored"] = f"{outcome.coding.censored:g}"
+        task_info["censored"] = code_text(outcome.coding.censored)
     return task_info
 
 

@@ -371,11 +371,15 @@ SERIES_AFTER = 2  # members of a numbered series the data places after the index
 def _series_mates(ctx: TimelineContext) -> dict[str, Placement]:
     """The other members of a numbered series (``emp1`` ... ``emp52``) of which the data places
     several after the index: the same measure at other times, perhaps also after it (``re74``
-    may be baseline next to a follow-up ``re78``): proposed as follow-up, asked."""
+    may be baseline next to a follow-up ``re78``): proposed as follow-up, asked. Members numbered
+    before a target of the series (``y1`` beside the target ``y2``) were measured before it: not proposed."""
     after = {c for c, tm in ctx.timings.items() if tm.timing in ("follow_up", "outcome_derived")}
+    own = SERIES.match(ctx.outcome.target) if ctx.outcome is not None and ctx.outcome.target else None
     stems: dict[str, list[str]] = {}
     for c in ctx.features:
         if m := SERIES.match(c):
+            if own is not None and m["stem"].lower() == own["stem"].lower() and int(m["k"]) < int(own["k"]):
+                continue
             stems.setdefault(m["stem"].lower(), []).append(c)
     out = {}
     for members in stems.values():

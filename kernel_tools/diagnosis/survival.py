@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kernel_tools.diagnosis.event_codes import code_text
 from kernel_tools.diagnosis.options import call, keep
 from kernel_tools.diagnosis.registry import Context, KindData, detector
 from kernel_tools.findings import Finding, Option
@@ -60,13 +61,15 @@ def find_survival_setup(df: pd.DataFrame, outcome) -> Finding | None:
     # rows named one by one in a readable cell: beyond a few hundred the time is another quantity
     options = _leave_out(df, outcome, n_neg + n_zero) if impossible and n_neg + n_zero <= MAX_LEFT_OUT else []
     if coding is not None:  # a status of several codes: recoded to the 0/1 event the models read
-        evidence["censored_code"] = f"{coding.censored:g}"
-        events_ = ", ".join(f"{c:g}" for c in coding.events)
+        censored = code_text(coding.censored)
+        evidence["censored_code"] = censored
+        events_ = ", ".join(code_text(c) for c in coding.events)
         options += [Option("recode", f"Survival model, '{outcome.target}' recoded to 0/1",
-                          f"Recode '{outcome.target}': {coding.censored:g} -> 0 (censored), {events_} -> 1 (any "
+                          f"Recode '{outcome.target}': {censored} -> 0 (censored), {events_} -> 1 (any "
                           "event); then model time-to-event and rate it with the C-index.",
                           "wrong if another code means censored (the task card asks)", not options,
-                          call("recode_status", column=outcome.target, censored=int(coding.censored)))]
+                          call("recode_status", column=outcome.target,
+                               censored=censored if isinstance(coding.censored, str) else int(coding.censored)))]
     else:
         options += [keep(f"Model it as survival: time='{outcome.time}', event='{outcome.target}' "
                          "(censored rows are kept, not treated as 'no event')"

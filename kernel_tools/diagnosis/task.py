@@ -9,7 +9,15 @@ import numpy as np
 import pandas as pd
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
-from kernel_tools.diagnosis.event_codes import Coding, censoring_code, status_codes
+from kernel_tools.diagnosis.event_codes import (
+    CENSOR_WORDS,
+    EVENT_WORDS,
+    Coding,
+    censoring_code,
+    code_text,
+    label_coding,
+    status_codes,
+)
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
@@ -21,7 +29,7 @@ from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 DURATION_NAME = re.compile(
     r"(^|[_\W])(time|times|duration|spell|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
     r"\d?([_\W]|$)|time_?\d?$|duration$|^surv|futime|follow_?up|time_?to|days_?to|len_?fol|"
-    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop)$",
+    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop|life|lifetime|lifespan)$",
     re.IGNORECASE,
 )
 FOLLOW_UP_NAME = re.compile(r"follow|futime|last|surv|stop|end|exit|censor|event|death|lenfol|(^|[_\W])fu([_\W]|$)",
@@ -152,6 +160,7 @@ def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, p
 
 
 MAX_NEGATIVE_SHARE = 0.05  # of the values of a column named as the follow-up
+CALENDAR_YEARS = (1800, 2100)  # every value in this range: a calendar year, whatever the name says
 
 
 def duration_candidates(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:
@@ -174,6 +183,8 @@ def _duration_values(df, profiles, exclude) -> list[tuple[str, np.ndarray]]:
         negative = np.mean(v[np.isfinite(v)] < 0)
         if negative > (MAX_NEGATIVE_SHARE if FOLLOW_UP_NAME.search(name) else 0) or prof.missing_rate > 0.2:
             continue
+        if CALENDAR_YEARS[0] <= np.nanmin(v) and np.nanmax(v) <= CALENDAR_YEARS[1]:
+            continue  # 'year' of birth or of entry: a calendar year, not a time since the index
         candidates.append((name, v))
     return candidates
 
@@ -371,25 +382,21 @@ def ask_unnamed_follow_up(outcome: Outcome, frame: pd.DataFrame, profiles: dict[
     return None
 
 
-# the words of a two-valued text status: which value is the event, which the censored
-EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
-CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
-
-
 def _found_text_status(df, profiles, s: pd.Series, target: str) -> Outcome | None:
-    """Survival found on a two-valued text target ('alive'/'dead') next to a follow-up time: as a
-    classification the follow-up would be dropped as a leak and events during it (a treatment
-    received while followed) kept as baseline. Confident when the values' words name the event (the
-    one read as the event: the later of the two) and the time is named as a follow-up; asked when
-    only one of them says so; classes when neither does ('low' / 'not low' beside 'weeks')."""
+    """Survival found on a text target next to a follow-up time: as a classification the follow-up
+    would be dropped as a leak and events during it kept as baseline. Two values whose words name the
+    event as the later of the two ('alive'/'dead') are read directly: confident when the time is named
+    as a follow-up too, asked when only one of them says so. Otherwise (several labels, competing
+    events; the censored label sorted last; short labels like 'A'/'D') the labels are a status read
+    from their words and the follow-up (:func:`.event_codes.label_coding`), recoded, and asked."""
     found = _found_survival(df, profiles, s, target)
     if found is None or found.inference is None or found.event_values is None or found.time is None:
-        return None
+        return _found_labelled_status(df, profiles, s, target)
     censored, event = found.event_values
     words = bool(EVENT_WORDS.search(event) and CENSOR_WORDS.search(censored) and not EVENT_WORDS.search(censored))
     named = bool(FOLLOW_UP_NAME.search(found.time))
-    if not words and not named:
-        return None
+    if not words and (not named or CENSOR_WORDS.search(event)):
+        return _found_labelled_status(df, profiles, s, target)
     if words:
         found.inference.evidence.append(f"its values name the event: '{event}', the censored: '{censored}'")
     else:
@@ -398,6 +405,23 @@ def _found_text_status(df, profiles, s: pd.Series, target: str) -> Outcome | Non
     if not (words and named):
         found.inference.confidence = Confidence.LOW
     return found
+
+
+def _found_labelled_status(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """A status stored as labels next to a follow-up time, read as :func:`_status_survival` reads
+    numeric codes (the censored label recoded to 0, every other to 1), asked; None when neither the
+    labels' words nor the follow-up say which label is censored (they stay classes)."""
+    duration = find_duration(df, profiles, {target})
+    if duration is None:
+        return None
+    coding = label_coding(s, numeric_values(df[duration], profiles[duration]))
+    if coding is None:
+        return None
+    labels = s.to_numpy(dtype=object)
+    outcome = _status_survival(df, profiles, target, duration, labels, coding)
+    outcome.duration_inference = _duration_inference(duration, duration_candidates(df, profiles, {target}),
+                                                     given=False)
+    return outcome
 
 
 END_OF_STUDY = 0.5  # share of the rows without the event at a column's maximum...
@@ -472,18 +496,20 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     """Survival on a status of several codes read as ``coding``: the event is any code but the
     censored one (the recode step makes it the 0/1 column the models read). Inferred, it is
     asked with the other codes as censored and the codes as classes as the alternatives."""
-    event = np.where(np.isnan(values), np.nan, (values != coding.censored).astype(float))
+    missing = pd.isna(values)
+    event = np.where(missing, np.nan, (values != coding.censored).astype(float))
     codes = sorted(coding.medians)
-    events = ", ".join(f"{c:g}" for c in coding.events)
-    reason = (f"survival: status '{target}' next to follow-up time '{duration}', {coding.censored:g} censored, "
+    censored = code_text(coding.censored)
+    events = ", ".join(code_text(c) for c in coding.events)
+    reason = (f"survival: status '{target}' next to follow-up time '{duration}', {censored} censored, "
               f"codes {events} as one event")
-    outcome = _survival(df, profiles, target, duration, (event, [f"{c:g}" for c in codes]), reason)
+    outcome = _survival(df, profiles, target, duration, (event, [code_text(c) for c in codes]), reason)
     outcome.coding = coding
     reading = (f"'{target}' is a status of {len(codes)} codes next to the follow-up time '{duration}': "
-               f"{coding.censored:g} censored, codes {events} merged as 'any event' (follow-up ends at the first)")
+               f"{censored} censored, codes {events} merged as 'any event' (follow-up ends at the first)")
     others = [c for c in coding.ranked() if c != coding.censored]
     alternatives = [Alternative(status_reading(c), [f"its rows were followed {coding.medians[c]:.3g} (median) against "
-                                                    f"{coding.medians[coding.censored]:.3g} for {coding.censored:g}"],
+                                                    f"{coding.medians[coding.censored]:.3g} for {censored}"],
                                 round(0.4 / (n + 1), 3)) for n, c in enumerate(others)]
     alternatives.append(Alternative("classification", [f"the {len(codes)} codes as classes, ignoring the follow-up: "
                                                        "a row's class would depend on how long it was followed"],
@@ -494,9 +520,9 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     outcome.inference = Inference(
         InferenceKind.TASK, "survival", Confidence.GIVEN if sure else Confidence.LOW,
         [reading, *coding.evidence], [] if sure else alternatives,
-        details={"event_codes": [f"{c:g}" for c in codes], "censored": f"{coding.censored:g}",
-                 "events": [f"{c:g}" for c in coding.events], "competing": "any event",
-                 "follow_up_medians": {f"{c:g}": m for c, m in coding.medians.items()},
+        details={"event_codes": [code_text(c) for c in codes], "censored": censored,
+                 "events": [code_text(c) for c in coding.events], "competing": "any event",
+                 "follow_up_medians": {code_text(c): m for c, m in coding.medians.items()},
                  "censoring_stands_out": coding.stands_out, "censoring_uncertain": coding.uncertain})
     return outcome
 

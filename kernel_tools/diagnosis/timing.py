@@ -428,10 +428,13 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
                                "because of the outcome", **implied)
     if outcome.target is not None:
         for c, wave in later_waves(frame, profiles, outcome.target, features).items():
+            # a bare number gives the order only: 'brood3' after 'brood2' (a later brood, a later visit)
+            later = ("numbered after the target in one series" if wave["numbered_only"]
+                     else "the target's own measurement taken later")
             timings[c].add("follow_up", "later_wave",
-                           f"the target's own measurement taken later ('{wave['wave']}' after "
-                           f"'{wave['target_wave']}', Spearman {wave['spearman']:.2f} with it): it is "
-                           "measured after the outcome", **wave)
+                           f"{later} ('{wave['wave']}' after '{wave['target_wave']}', Spearman "
+                           f"{wave['spearman']:.2f} with it): it is measured after the outcome", **wave,
+                           **({"confidence": "low"} if wave["numbered_only"] else {}))  # the order only: asked
     for c, chosen in chosen_alternative(frame, profiles, outcome, features).items():
         pairs = ", ".join(f"'{col}' when {outcome.target}={k}" for k, col in list(chosen["equals_by_class"].items())[:4])
         timings[c].add("outcome_derived", "chosen_alternative",
@@ -749,6 +752,13 @@ def _propagate(frame, profiles, features, timings) -> None:
         for c in features:
             if c == follow or timings[c].timing in ("follow_up", "outcome_derived"):
                 continue
+            computed = _computed_from(frame, profiles, follow, c)
+            if computed is not None:  # a ratio, a scaled copy or a shifted copy: its source's timing
+                timing = timings[follow].timing
+                timings[c].add(timing, "computed_from_follow_up", f"'{c}' is '{follow}' {computed['relation']} on "
+                               f"{computed['share']:.0%} of rows: computed from it, known when it is",
+                               follows=follow, **computed)
+                continue
             why = _co_recorded(frame, follow, c, profiles[c])
             if why is not None:
                 timings[c].add("follow_up", "recorded_with_follow_up",
@@ -760,6 +770,33 @@ def _propagate(frame, profiles, features, timings) -> None:
                                f"rises with the follow-up column '{follow}' (Spearman {rho:.2f})"
                                + ("" if rho >= TRACK_STRONG else " and is named as one"),
                                follows=follow, spearman=round(rho, 4))
+
+
+COMPUTED_SHARE = 0.95  # of rows on which a column is an exact ratio or linear function of another
+MAX_RATIOS = 3  # distinct ratios ('LEN.T' divided by 90 or 180 by the arm's planned stay)
+EXACT = 0.9999  # Pearson of a linear copy (a change of units, a shift by a constant)
+
+
+def _computed_from(frame, profiles, source: str, other: str) -> dict | None:
+    """How ``other`` is computed from ``source`` on most rows: divided by one of a few constants,
+    or a linear function of it; None when neither holds. Value relations, not names: a compliance
+    fraction 'FRAC' is 'LEN.T' / 90 or / 180."""
+    if not (_is_number(profiles[source]) and _is_number(profiles[other])) or profiles[other].nunique < 10:
+        return None
+    x = numeric_values(frame[source], profiles[source])
+    y = numeric_values(frame[other], profiles[other])
+    ok = np.isfinite(x) & np.isfinite(y) & (x != 0) & (y != 0)
+    if ok.sum() < MIN_ROWS or np.ptp(x[ok]) == 0:
+        return None
+    ratios, counts = np.unique(np.round(x[ok] / y[ok], 6), return_counts=True)
+    top = np.argsort(counts)[::-1][:MAX_RATIOS]
+    share = counts[top].sum() / ok.sum()
+    if share >= COMPUTED_SHARE:
+        said = " or ".join(f"{r:g}" for r in sorted(ratios[top]))
+        return {"relation": f"divided by {said}", "share": round(float(share), 4)}
+    if abs(np.corrcoef(x[ok], y[ok])[0, 1]) >= EXACT:
+        return {"relation": "up to a linear change (units or a constant shift)", "share": 1.0}
+    return None
 
 
 def _tracks(frame, profiles, follow: str, other: str) -> float | None:

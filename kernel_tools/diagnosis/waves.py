@@ -47,6 +47,9 @@ FIRST_UNIT_AMOUNT = re.compile(
 FIRST_ORDINAL = re.compile(rf"^(?P<tok>(?P<unit>v|visit|wave|round|fu|followup)[._ -]?(?P<num>\d+)){_MEASURE}",
                            re.IGNORECASE)
 ONE_DIGIT = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?\d$")
+# a bare number in a sequence ('y1' ... 'y4', 'brood1', 'post.test.2', 'score_3'): an order, no unit; read
+# only beside a target of the same stem (items of a scale are numbered too, and have no time)
+SEQUENCE = re.compile(r"^(?P<stem>.*?[A-Za-z])[._ -]?(?P<num>[1-9])$")
 YEARS_SPAN = 30  # years of one series: emp10 ... emp52 (weeks counted) would span a century
 
 MAX_MONTHS = 120  # "800m" next to "200m" is a distance, not months
@@ -70,8 +73,9 @@ class Wave:
         return self.unit == other.unit or 0.0 in (self.at, other.at) and "days" in (self.unit, other.unit)
 
 
-def parse_wave(column: str) -> Wave | None:
-    """The series and time point a column name stands for, or None."""
+def parse_wave(column: str, sequence: bool = False) -> Wave | None:
+    """The series and time point a column name stands for, or None (``sequence``: a bare number,
+    'y3', is a time point in the order 'sequence')."""
     name = column.strip()
     if m := START.match(name):
         return Wave(column, _stem(m["stem"]), "days", 0.0, m["tok"])
@@ -94,7 +98,10 @@ def parse_wave(column: str) -> Wave | None:
         if year < 100:  # two digits: 71 and 82 are 1971 and 1982, 05 is 2005
             year += 2000 if year < 30 else 1900
         return Wave(column, _stem(m["stem"]), "year", float(year), m["num"])
-    return _time_first(name, column)
+    wave = _time_first(name, column)
+    if wave is None and sequence and (m := SEQUENCE.match(name)):
+        return Wave(column, _stem(m["stem"]), "sequence", float(m["num"]), m["num"])
+    return wave
 
 
 def _time_first(name: str, column: str) -> Wave | None:
@@ -151,13 +158,13 @@ def _stem(text: str) -> str:
 def later_waves(frame, profiles: dict[str, ColumnProfile], target: str, features: list[str]) -> dict[str, dict]:
     """The features that are the target's own measurement taken after it: for each, the
     evidence (the two time points, the rank correlation, the scales)."""
-    own = parse_wave(target)
+    own = parse_wave(target, sequence=True)
     if own is None or target not in frame.columns or target not in profiles:
         return {}
     y = numeric_values(frame[target], profiles[target])
     out = {}
     for c in features:
-        wave = parse_wave(c)
+        wave = parse_wave(c, sequence=True)
         if wave is None or wave.stem != own.stem or not wave.comparable(own) or wave.at <= own.at:
             continue
         if not (profiles[c].holds_numbers or profiles[c].kind == "bool"):
@@ -165,7 +172,8 @@ def later_waves(frame, profiles: dict[str, ColumnProfile], target: str, features
         x = numeric_values(frame[c], profiles[c])
         support = same_measurement(x, y)
         if support is not None:
-            out[c] = {"target_wave": own.token, "wave": wave.token, **support}
+            out[c] = {"target_wave": own.token, "wave": wave.token, "numbered_only": wave.unit == "sequence",
+                      **support}
     return out
 
 
