@@ -7,6 +7,7 @@ frames only."""
 from __future__ import annotations
 
 import io
+import json
 
 import pandas as pd
 import pytest
@@ -117,3 +118,26 @@ async def test_the_terminals_prompt_says_the_evidence_lines_before_the_options()
     assert answer == ("drop", "accepted at the prompt")
     assert ("  Is 'ptime' known at the prediction time?\n  - Score: C-index 0.964\n  - Timing: outcome derived\n"
             "  1. drop (recommended)") in out.getvalue()
+
+
+def test_the_sidecar_keeps_the_evidence_not_its_lines_and_an_older_one_with_lines_loads(tmp_path):
+    from jupyter_dcpilot.engine import signatures
+    from jupyter_dcpilot.engine.session import Session, sidecar_path
+
+    notebook = tmp_path / "nb.ipynb"
+    session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df")
+    session.decisions = [Decision(id="d1", step_id="s1", gate="leakage", question="Drop 'ptime'?",
+                                  evidence={"score": 0.9642, "metric": "c_index", "timing": "outcome_derived"})]
+    session.save()
+    stored = json.loads(sidecar_path(notebook).read_text())
+    assert "evidence_lines" not in stored["decisions"][0] and stored["decisions"][0]["evidence"]["score"] == 0.9642
+    # the wire form (the panel's events and REST answers) still says them
+    assert session.to_dict()["decisions"][0]["evidence_lines"] == ["Score: C-index 0.964", "Timing: outcome derived"]
+    # a sidecar written before: its lines say another score than its evidence; the evidence is read, trusted
+    stored.pop(signatures.SIGNATURE_KEY)
+    stored["decisions"][0]["evidence_lines"] = ["Score: C-index 0.5"]
+    sidecar_path(notebook).write_text(signatures.signed(signatures.serialize(stored)))
+    loaded = Session.load(sidecar_path(notebook))
+    assert loaded.trusted and loaded.decisions[0].evidence_lines == ["Score: C-index 0.964", "Timing: outcome derived"]
+    loaded.decisions[0].evidence["score"] = 0.71  # an edit: the lines follow the evidence
+    assert loaded.decisions[0].to_dict()["evidence_lines"][0] == "Score: C-index 0.71"
