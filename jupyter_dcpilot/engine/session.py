@@ -731,5 +731,5 @@ def _stored(value: Any) -> Any:
 
 def encode(value: Any) -> Any:
     """A session's part (a decision, a step, a finding, a list of them) as plain JSON values:
-    what the sidecar, the panel's events and the REST answers carry."""
+    what the panel's events and the REST answers carry (the sidecar: :func:`_stored`)."""
     return json.loads(json.dumps(value, default=_encode))
