@@ -212,7 +212,8 @@ class TimelineCard:
         self.confirm = w.Button(description="Confirm all", button_style="success",
                                 tooltip="Confirm every column to confirm where it is now")
         self.status = w.HTML()
-        self.move.on_click(lambda _b: self._act(lambda: self.on_move(list(self.columns.value), self.group.value)))
+        self.order: list[str] = []  # the picker's columns, each at the index it first took (see redraw)
+        self.move.on_click(lambda _b: self._move())
         self.confirm.on_click(lambda _b: self._act(self.on_confirm))
         controls = w.HBox([self.columns, w.VBox([self.group, w.HBox([self.move, self.confirm])])])
         self.widget = w.VBox([self.body, controls, self.status])
@@ -236,17 +237,34 @@ class TimelineCard:
         body = timeline_html(structure)
         if body != self.body.value:
             self.body.value = body
-        options = (*unsure, *[c for c in (card.columns if card is not None else []) if c not in unsure])
+        on_card = card.columns if card is not None else {}
+        # the frontend sends a pick as the index of what it shows: an index keeps naming the same
+        # column (the columns to confirm first as first drawn, later ones after them; a column gone
+        # stays, said so), or a pick sent while the card was drawn again would name another column
+        self.order += [c for c in (*unsure, *on_card) if c not in self.order]
+        options = tuple((c + (" · ⚠ to confirm" if c in unsure else "" if c in on_card else " · not on the timeline"), c)
+                        for c in self.order)
         if options != tuple(self.columns.options):
-            selected = [c for c in self.columns.value if c in options]
+            selected = tuple(self.columns.value)  # a new list of options unselects them all
             self.columns.options = options
-            self.columns.value = tuple(selected)
+            self.columns.value = selected
         self.confirm.disabled = not unsure
 
     def close(self) -> None:
         """Stop following the session and take the card's widgets down."""
         self.unsubscribe()
         self.widget.close()
+
+    def _move(self) -> None:
+        """Move the columns picked when Move was clicked: it may wait for a run on the kernel's main
+        thread (:func:`.kernel_thread.on_kernel_thread`); a pick made meanwhile is the next Move's."""
+        from .engine.timeline_text import group_title
+
+        columns, group = list(self.columns.value), self.group.value
+        if columns:  # said at once: the move may wait for a run to end
+            self.status.value = (f"<i>Moving {_esc(', '.join(repr(c) for c in columns))} to "
+                                 f"{_esc(group_title(group).lower())}…</i>")
+        self._act(lambda: self.on_move(columns, group))
 
     def _act(self, action: Callable[[], str]) -> None:
         try:

@@ -7,6 +7,7 @@ frames only."""
 from __future__ import annotations
 
 import io
+import json
 
 import pandas as pd
 import pytest
@@ -14,12 +15,12 @@ from dev_tables import dev_rdataset, quiet_diagnose
 from test_block_ids import households
 from test_person_periods import synthetic
 
-from jupyter_dcpilot.engine.evidence_lines import evidence_lines, nested, unnested
+from jupyter_dcpilot.engine.evidence_lines import evidence_lines, nested, sentence_lines, unnested
 from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 from jupyter_dcpilot.engine.notebook import decision_markdown
-from jupyter_dcpilot.engine.session import Decision, Step
+from jupyter_dcpilot.engine.session import Decision, Session, Step
 from jupyter_dcpilot.engine.structure import Structure, in_words
-from jupyter_dcpilot.engine.structure_cards import task_card
+from jupyter_dcpilot.engine.structure_cards import inferences_view, task_card
 from jupyter_dcpilot.engine.task import Given, Task
 from jupyter_dcpilot.engine.wire import DecisionOption
 
@@ -75,6 +76,41 @@ def test_the_timing_of_a_column_and_a_person_period_layout_in_words():
                            "'id' (725 rows, 120 entities)") and not nested(said)
 
 
+def view(df: pd.DataFrame, target: str) -> dict[str, dict]:
+    """The structure section's inferences (what the panel shows), by id."""
+    d = quiet_diagnose(df, target=target)
+    session = Session(task=Task.inferred(d.task, Given(target=target)), structure=Structure(list(d.inferences)))
+    return {i["id"]: i for i in inferences_view(session)}
+
+
+def test_the_structure_section_says_the_person_period_and_the_blocks_inference_in_short_lines():
+    task = view(synthetic(), "E")["task"]
+    assert task["evidence"] == [
+        "'E' holds event codes ['0', '1'] and the rows are periods of each 'id' (725 rows, 120 entities)",
+        "'t' rises by one from each row of an entity to its next (605 of 605 steps), 120 of 120 entities from 0",
+        "The target is 0 on every row before an entity's last and 99 entities end with the event",
+        "Were 99 events on rows at random, all would be on the 120 last rows of 725 with probability below 0.0001",
+        "Discrete-time survival, each row the period (t-1, t], modelled as one row per 'id' followed until its last"]
+    assert task["alternatives"][0]["evidence"] == [
+        "'E' as classes with each row a unit",
+        "The periods of one 'id' would count as many subjects, and a row's class would say whether it is the last"]
+    entity = view(households(), "income")["entity"]
+    assert entity["evidence"] == [
+        "No column repeats like a subject's id: each row is its own subject",
+        "Rows may be blocks of 6 records of one entity (120 blocks of 6 consecutive rows)",
+        "'province', 'tenure', 'head_sex', 'schooling' are the same within nearly every block and change between "
+        "them, and 'head_age' rises by one within each block",
+        "No column names the entity, so a random split would put one entity's records on both sides"]
+    # a short sentence is kept whole; a long one cut at its clauses, a long aside its own line
+    assert sentence_lines(["regression: numeric target with 662 distinct values."]) == [
+        "Regression: numeric target with 662 distinct values"]
+    long = ("the rows look like periods of one subject each (were the events on rows at random, all would "
+            "fall on last rows (of 725) rarely); then survival.")
+    assert sentence_lines([long]) == ["The rows look like periods of one subject each",
+                                      "Were the events on rows at random, all would fall on last rows (of 725) rarely",
+                                      "Then survival"]
+
+
 def test_brackets_inside_brackets_are_dropped_their_words_kept():
     assert unnested("a (b (c) d) e [f (g, h] i)") == "a (b c d) e [f g, h i)"
     assert nested("x (y (z))") and not nested("each row the period (t-1, t], then (a)")
@@ -117,3 +153,26 @@ async def test_the_terminals_prompt_says_the_evidence_lines_before_the_options()
     assert answer == ("drop", "accepted at the prompt")
     assert ("  Is 'ptime' known at the prediction time?\n  - Score: C-index 0.964\n  - Timing: outcome derived\n"
             "  1. drop (recommended)") in out.getvalue()
+
+
+def test_the_sidecar_keeps_the_evidence_not_its_lines_and_an_older_one_with_lines_loads(tmp_path):
+    from jupyter_dcpilot.engine import signatures
+    from jupyter_dcpilot.engine.session import sidecar_path
+
+    notebook = tmp_path / "nb.ipynb"
+    session = Session(notebook=str(notebook), path=str(sidecar_path(notebook)), frame="df")
+    session.decisions = [Decision(id="d1", step_id="s1", gate="leakage", question="Drop 'ptime'?",
+                                  evidence={"score": 0.9642, "metric": "c_index", "timing": "outcome_derived"})]
+    session.save()
+    stored = json.loads(sidecar_path(notebook).read_text())
+    assert "evidence_lines" not in stored["decisions"][0] and stored["decisions"][0]["evidence"]["score"] == 0.9642
+    # the wire form (the panel's events and REST answers) still says them
+    assert session.to_dict()["decisions"][0]["evidence_lines"] == ["Score: C-index 0.964", "Timing: outcome derived"]
+    # a sidecar written before: its lines say another score than its evidence; the evidence is read, trusted
+    stored.pop(signatures.SIGNATURE_KEY)
+    stored["decisions"][0]["evidence_lines"] = ["Score: C-index 0.5"]
+    sidecar_path(notebook).write_text(signatures.signed(signatures.serialize(stored)))
+    loaded = Session.load(sidecar_path(notebook))
+    assert loaded.trusted and loaded.decisions[0].evidence_lines == ["Score: C-index 0.964", "Timing: outcome derived"]
+    loaded.decisions[0].evidence["score"] = 0.71  # an edit: the lines follow the evidence
+    assert loaded.decisions[0].to_dict()["evidence_lines"][0] == "Score: C-index 0.71"

@@ -1,7 +1,8 @@
 """Inline cards beside the user's own work, in a real kernel, the widgets' messages sent on a kernel
 subshell as JupyterLab 4.6 sends them to ipykernel 7: Kernel → Interrupt on a run a card's click
 started stops the step, the frame is the step's checkpoint, the card says so and the kernel runs
-the next cell; a timeline card's Move clicked during a run is applied after it."""
+the next cell; a timeline card's Move clicked during a run is applied after it, to the columns picked
+when it was clicked (a pick made meanwhile is kept for the next Move)."""
 
 from __future__ import annotations
 
@@ -234,8 +235,7 @@ def test_a_timeline_move_clicked_during_a_run_is_applied_after_it(tmp_path: Path
         # ipykernel 7 sends every message JupyterLab sends on a subshell, so the click goes there
         k.idle(send(k, move, {"method": "request_state"}, subshell))
         # the expert picks a column and a group (on the subshell; applied before the run starts)
-        send(k, columns, {"method": "update", "state": {"index": [latest(k, columns, "_options_labels").index(
-            "albumin_at_discharge")]}, "buffer_paths": []}, subshell)
+        pick(k, columns, "albumin_at_discharge", subshell)
         send(k, group, {"method": "update", "state": {"index": 0}, "buffer_paths": []}, subshell)
         asked = value(k, "print(pilot.session.next_decision().id)").strip()
         run = kc.execute(f"%dcdecide {asked} run")  # a run the user's cell starts: a 6 s step
@@ -244,15 +244,35 @@ def test_a_timeline_move_clicked_during_a_run_is_applied_after_it(tmp_path: Path
             assert time.monotonic() < end, "the slow step did not start"
             time.sleep(0.2)
         moved = k.click(move, subshell)  # during the run
+        # while the move waits for the run, the expert picks another column (the index of what the card shows)
+        pick(k, columns, "sample_received_min", subshell)
         settled = lambda _m=None: all(any(is_idle(m, i) for m in k.seen) for i in (run, moved))  # noqa: E731
         if not settled():
             k.pump(settled)
         said = value(k, "print([(m.column, m.group) for m in pilot.session.structure.moves], pilot.session.state)")
+        picked = [latest(k, columns, "_options_labels")[i] for i in latest(k, columns, "index")]
+        again = k.click(move, subshell)  # the pick made during the run, moved now
+        k.idle(again)
+        later = value(k, "print([(m.column, m.group) for m in pilot.session.structure.moves])")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+    # Move applied the picks shown when it was clicked, not those made while it waited
     assert said.startswith("[('albumin_at_discharge', 'baseline')]")
     ran = next(i for i, m in enumerate(k.seen) if m["parent_header"].get("msg_id") == run and ends(m))
-    shown = [i for i, m in enumerate(k.seen) if m["parent_header"].get("msg_id") == moved
-             and "is now baseline" in str(m["content"].get("data", {}).get("state", {}).get("value", ""))]
+    statuses = [(i, str(m["content"].get("data", {}).get("state", {}).get("value", ""))) for i, m in enumerate(k.seen)
+                if m["parent_header"].get("msg_id") == moved]
+    waiting = [i for i, text in statuses if "Moving &#x27;albumin_at_discharge&#x27; to baseline…" in text]
+    shown = [i for i, text in statuses if "is now baseline" in text]
+    assert waiting and waiting[0] < ran  # the card said at once what it would move
     assert shown and shown[0] > ran  # applied after the run, not in the middle of it
+    # the pick made meanwhile is not lost, nor read as another column once the card was drawn again
+    assert picked == ["sample_received_min · ⚠ to confirm"]
+    assert later.startswith("[('albumin_at_discharge', 'baseline'), ('sample_received_min', 'baseline')]")
+
+
+def pick(k: Kernel, columns: str, column: str, subshell: str) -> str:
+    """The expert picks ``column`` alone, as the frontend sends it: the index of its label as last drawn."""
+    labels = latest(k, columns, "_options_labels")
+    index = next(i for i, label in enumerate(labels) if label.split(" · ")[0] == column)
+    return send(k, columns, {"method": "update", "state": {"index": [index]}, "buffer_paths": []}, subshell)

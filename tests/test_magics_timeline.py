@@ -121,11 +121,13 @@ def test_an_unknown_column_needs_a_place_not_a_confirmation(finished):
 def test_the_widget_card_moves_and_confirms_through_the_same_path(finished):
     sh, pilot = finished
     card = TimelineCard(pilot.session, pilot.move_columns, pilot.confirm_columns)
-    assert list(card.columns.options[:2]) == ["albumin_at_discharge", "sample_received_min"]  # to confirm first
+    assert card.columns.options[:2] == (("albumin_at_discharge · ⚠ to confirm", "albumin_at_discharge"),
+                                        ("sample_received_min · ⚠ to confirm", "sample_received_min"))  # first
     card.columns.value = ("albumin_at_discharge",)
     card.group.value = "baseline"
     card.move.click()
     assert "now baseline" in card.status.value and 'data-column="albumin_at_discharge"' in card.body.value
+    assert card.columns.options[0] == ("albumin_at_discharge", "albumin_at_discharge")  # confirmed, in its place
     card.confirm.click()
     assert [m.via for m in pilot.session.structure.moves] == ["magic", "magic"]
     assert card.confirm.disabled and checks(pilot.session)["structure_confirmed"][0]
@@ -153,7 +155,10 @@ def test_the_widget_card_follows_moves_made_elsewhere(finished):
     assert 'data-column="albumin_at_discharge"' not in in_group(card, "during_follow_up")
     assert "moved by you" in in_group(card, "baseline")
     assert "moved here from during follow-up by you with a magic" in in_group(card, "baseline")
-    assert card.columns.options[0] == "sample_received_min" and card.columns.value == ("x1",)  # still chosen
+    # each column keeps its index (a pick the frontend sends names what it showed), said anew
+    assert card.columns.options[:2] == (("albumin_at_discharge", "albumin_at_discharge"),
+                                        ("sample_received_min · ⚠ to confirm", "sample_received_min"))
+    assert card.columns.value == ("x1",)  # still chosen
     # the panel's (and the chat's) path: HostedSession.move_column records and announces the move so
     moved(s, s.structure.move("sample_received_min", "baseline", Via.PANEL, "now", "measured at admission"))
     assert "moved here from at or after the outcome by you in the panel: measured at admission" in in_group(

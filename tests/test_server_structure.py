@@ -73,7 +73,7 @@ async def test_the_timeline_and_the_structural_questions_over_rest(jp_fetch, jp_
         # keeping the inferred value confirms it (the card still waits)
         kept = await post(jp_fetch, *API, sid, "inferences", "task", body={"value": "regression"})
         task = {i["id"]: i for i in kept["inferences"]}["task"]
-        assert task["confidence"] == "given" and "confirmed by the user in the panel" in task["evidence"][0]
+        assert task["confidence"] == "given" and "Confirmed by the user in the panel" in task["evidence"][0]
         assert kept["decisions"][0]["choice"] is None
         # an alternative is the task card's option for it: the open card takes it, by the user
         taken = await post(jp_fetch, *API, sid, "inferences", "task",
@@ -148,7 +148,7 @@ async def test_the_structure_section_groups_a_hidden_panels_blocks_as_the_task_c
         assert (decision["choice"], decision["by"], decision["via"]) == ("blocks", "user", "panel")
         entity = {i["id"]: i for i in taken["inferences"]}["entity"]
         assert entity["value"] == "blocks" and entity["confidence"] == "given"
-        assert "confirmed by the user in the panel" in entity["evidence"][0]
+        assert "Confirmed by the user in the panel" in entity["evidence"][0]
     finally:
         await registry.close()
         client.stop_channels()

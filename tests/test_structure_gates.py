@@ -168,7 +168,7 @@ def test_an_answer_confirms_the_inferred_value_or_names_the_task_cards_choice():
     s = session(structure(entity="low"))
     assert s.structure.answer("entity", "id", "panel", "now") is None
     view = {i["id"]: i for i in inferences_view(s)}
-    assert view["entity"]["confidence"] == "given" and view["entity"]["evidence"][0].startswith("confirmed by the user")
+    assert view["entity"]["confidence"] == "given" and view["entity"]["evidence"][0].startswith("Confirmed by the user")
     assert check(s).passed
     assert s.structure.answer("entity", None, "panel", "now") == "entity:none"
     assert {i["id"]: i for i in inferences_view(s)}["entity"]["value"] is None

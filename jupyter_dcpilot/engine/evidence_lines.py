@@ -29,6 +29,8 @@ SAID_TOGETHER = {"reason", "score", "metric", "rank", "features_scored", "next_b
 ACRONYMS = {"auc": "AUC", "auroc": "AUROC", "iqr": "IQR", "cv": "CV", "p": "p"}
 MAX_LIST = 6  # values of a list shown before "and N more"
 OPENING, CLOSING = "([{", ")]}"
+LONG = 100  # a sentence longer than this is said in its clauses, a line each
+ASIDE = 40  # a bracketed aside longer than this (a clause, not a count) is a line of its own
 
 
 def evidence_lines(evidence: dict[str, Any], question: str = "", limit: int = 12) -> list[str]:
@@ -39,8 +41,8 @@ def evidence_lines(evidence: dict[str, Any], question: str = "", limit: int = 12
         if key in SAID_TOGETHER or value is None or isinstance(value, dict):
             continue
         if isinstance(value, list):
-            if value and all(isinstance(v, str) and " " in v for v in value):  # sentences: a line each
-                lines += [unnested(v) for v in value if v not in question]
+            if value and all(isinstance(v, str) and " " in v for v in value):  # sentences: short lines
+                lines += sentence_lines([v for v in value if v not in question])
             elif value:
                 lines.append(f"{_label(key)}: {_listed(key, value)}")
             continue
@@ -70,6 +72,50 @@ def _said_together(evidence: dict[str, Any], question: str) -> list[str]:
     if isinstance(ev.get("sample_size"), int):
         lines.append(f"On a sample of {ev['sample_size']:,} rows")
     return lines
+
+
+def sentence_lines(sentences: list[str]) -> list[str]:
+    """Sentences as short lines (an inference's evidence, a detector's reasons): a long one is cut
+    at its clauses (``; `` and ``: `` outside brackets), a long aside in brackets follows its clause
+    as a line of its own; each line starts with a capital, ends without a full stop and nests no
+    bracket."""
+    lines = []
+    for sentence in sentences:
+        clauses = [sentence.strip()] if len(sentence) <= LONG else _clauses(sentence)
+        for clause in clauses:
+            said, asides = _asides(clause)
+            lines += [_sentence(unnested(c).strip().removesuffix(".")) for c in (said, *asides) if c.strip()]
+    return lines
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` cut at ``; `` and ``: `` outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in OPENING) - (ch in CLOSING and depth > 0)
+        if not depth and ch in ";:" and text[i + 1:i + 2] == " ":
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
+def _asides(clause: str) -> tuple[str, list[str]]:
+    """The clause without its long bracketed asides (a clause of their own), and those asides."""
+    kept: list[str] = []
+    asides, depth, mark = [], 0, 0
+    for ch in clause:
+        if ch in OPENING:
+            depth += 1
+            mark = len(kept) if depth == 1 else mark
+        elif ch in CLOSING and depth:
+            depth -= 1
+            inner = "".join(kept[mark + 1:])
+            if not depth and len(inner) > ASIDE and ", " in inner:
+                asides.append(inner)
+                del kept[mark:]  # the bracket and what it holds
+                continue
+        kept.append(ch)
+    return " ".join("".join(kept).split()), asides
 
 
 def _label(key: str) -> str:
@@ -142,4 +188,4 @@ def nested(text: str) -> bool:
     return False
 
 
-__all__ = ["evidence_lines", "nested", "unnested"]
+__all__ = ["evidence_lines", "nested", "sentence_lines", "unnested"]

@@ -590,7 +590,7 @@ class Session:
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
         state["checkpoints"] = self._checkpoints_json()  # plain JSON: their snapshots are pooled
         compacted = sidecar_io.compact(state, keys=self._pool_keys)
-        text = json.dumps(compacted, separators=(",", ":"), default=_encode)
+        text = json.dumps(compacted, separators=(",", ":"), default=_stored)
         sidecar_io.write_atomic(self.path, signatures.signed(text))
 
     def _checkpoints_json(self) -> list[Any]:
@@ -721,7 +721,15 @@ def _encode(value: Any) -> Any:
     return str(value)
 
 
+def _stored(value: Any) -> Any:
+    """:func:`_encode` without a decision's wire properties: the sidecar keeps the evidence, not
+    its lines in words, a view computed from it that a stored copy could contradict after an edit."""
+    if isinstance(value, Decision):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    return _encode(value)
+
+
 def encode(value: Any) -> Any:
     """A session's part (a decision, a step, a finding, a list of them) as plain JSON values:
-    what the sidecar, the panel's events and the REST answers carry."""
+    what the panel's events and the REST answers carry (the sidecar: :func:`_stored`)."""
     return json.loads(json.dumps(value, default=_encode))

@@ -25,6 +25,7 @@ from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 if TYPE_CHECKING:  # the panel's view reads a session
     from .session import Session
 
+from .evidence_lines import sentence_lines
 from .structure import ASKED_ELSEWHERE, Structure, confirmations, in_words, named, task_choice
 from .task import BLOCKS, NO_ENTITY, Task
 from .wire import DecisionOption
@@ -334,7 +335,8 @@ def grouping_inferences(structure: Structure, columns: list[str]) -> list[Infere
 def inferences_view(session: Session) -> list[dict[str, Any]]:
     """The table's structural choices as the panel shows them (``Inference.to_dict``): with a
     person's answer, its value and confidence ``given`` (nothing left to ask); an entity whose
-    rows come in blocks takes the block numbered by a step as its value once the run took it."""
+    rows come in blocks takes the block numbered by a step as its value once the run took it.
+    The evidence, its own and each alternative's, in short lines (:func:`.evidence_lines.sentence_lines`)."""
     confirmed = confirmations(session)
     s = session.structure
     out = []
@@ -345,6 +347,9 @@ def inferences_view(session: Session) -> list[dict[str, Any]]:
         if inferred.id in confirmed:
             d["confidence"] = Confidence.GIVEN
             d["evidence"] = [f"confirmed {confirmed[inferred.id]}", *d["evidence"]]
+        d["evidence"] = sentence_lines(d["evidence"])
+        for alternative in d["alternatives"]:
+            alternative["evidence"] = sentence_lines(alternative["evidence"])
         out.append(d)
     return out
 
