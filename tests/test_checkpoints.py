@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 
 import numpy as np
 import pandas as pd
@@ -400,14 +401,21 @@ class _InterruptedCopy:
     armed = False
 
     def __deepcopy__(self, memo: dict) -> _InterruptedCopy:
-        import signal
-
         if _InterruptedCopy.armed:
             signal.raise_signal(signal.SIGINT)
         return _InterruptedCopy()
 
 
-def test_an_interrupt_during_a_restore_is_delivered_once_it_is_whole(monkeypatch):
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt, as in a kernel running a cell; an earlier test in the same
+    process may have started an in-process ipykernel, which ignores SIGINT (between its messages)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_an_interrupt_during_a_restore_is_delivered_once_it_is_whole(monkeypatch, sigint_raises):
     ns = {"df": pd.DataFrame({"a": [1, 2], "b": [3, 4]}), "z": _InterruptedCopy()}
     store = CheckpointStore(ns)
     cp = store.save(["df", "z", "new"])
