@@ -317,35 +317,20 @@ export function StructureQuestion(props: {
           </button>
         )}
       </div>
-      <ul className="jp-dcpilot-structure-evidence">
-        {evidence.map(line => (
-          <li key={line}>{line}</li>
-        ))}
-        {alternative && evidence.length === 0 && <li>no evidence for it</li>}
-      </ul>
+      <EvidenceList lines={alternative && evidence.length === 0 ? ['no evidence for it'] : evidence} />
     </li>
   );
+  const question =
+    censored !== null
+      ? 'Which code means censored, or is it another task?'
+      : QUESTIONS[what](inference.subject);
   return (
-    <div
-      className="jp-dcpilot-decision jp-dcpilot-structure"
-      data-inference={inference.id}
-      data-what={what}
-      data-confidence={inference.confidence}
-    >
-      <div className="jp-dcpilot-decision-head">
-        <span className="jp-dcpilot-chip jp-dcpilot-gate">structure</span>
-        <span className="jp-dcpilot-decision-title">unsure: please confirm</span>
-      </div>
-      <div className="jp-dcpilot-question">
-        {censored !== null
-          ? 'Which code means censored, or is it another task?'
-          : QUESTIONS[what](inference.subject)}
-      </div>
+    <QuestionFrame inference={inference} question={question}>
       <ol className="jp-dcpilot-structure-choices">
         {choice(inference.value, inference.evidence, true)}
         {ranked.map(a => choice(a.value, a.evidence, false, a))}
       </ol>
-    </div>
+    </QuestionFrame>
   );
 }
 
@@ -384,13 +369,27 @@ function CardQuestion(props: {
             </button>
           )}
         </div>
-        <ul className="jp-dcpilot-structure-evidence">
-          <li>{option.description}</li>
-          {option.risk && <li>risk: {option.risk}</li>}
-        </ul>
+        <EvidenceList
+          lines={option.risk ? [option.description, `risk: ${option.risk}`] : [option.description]}
+        />
       </li>
     );
   };
+  return (
+    <QuestionFrame inference={inference} question="Are the rows in blocks of one entity's records?">
+      <EvidenceList lines={inference.evidence} />
+      <ol className="jp-dcpilot-structure-choices">{(inference.options ?? []).map(choice)}</ol>
+    </QuestionFrame>
+  );
+}
+
+/** The frame both kinds of structural question share: the gate's chip, the question, then the body. */
+function QuestionFrame(props: {
+  inference: IInference;
+  question: string;
+  children: React.ReactNode;
+}): JSX.Element {
+  const { inference, question, children } = props;
   return (
     <div
       className="jp-dcpilot-decision jp-dcpilot-structure"
@@ -402,13 +401,19 @@ function CardQuestion(props: {
         <span className="jp-dcpilot-chip jp-dcpilot-gate">structure</span>
         <span className="jp-dcpilot-decision-title">unsure: please confirm</span>
       </div>
-      <div className="jp-dcpilot-question">Are the rows in blocks of one entity&apos;s records?</div>
-      <ul className="jp-dcpilot-structure-evidence">
-        {inference.evidence.map(line => (
-          <li key={line}>{line}</li>
-        ))}
-      </ul>
-      <ol className="jp-dcpilot-structure-choices">{(inference.options ?? []).map(choice)}</ol>
+      <div className="jp-dcpilot-question">{question}</div>
+      {children}
     </div>
+  );
+}
+
+/** Evidence lines, keyed by position: two lines may read the same (one test on two columns). */
+function EvidenceList(props: { lines: string[] }): JSX.Element {
+  return (
+    <ul className="jp-dcpilot-structure-evidence">
+      {props.lines.map((line, i) => (
+        <li key={i}>{line}</li>
+      ))}
+    </ul>
   );
 }

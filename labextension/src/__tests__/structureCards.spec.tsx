@@ -370,6 +370,20 @@ describe('StructureQuestion', () => {
     expect(answers).toEqual(['futime2', 'futime']);
   });
 
+  it('keeps two evidence lines that read the same, without a duplicate-key warning', () => {
+    const warnings = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const line = "'futime' rises with the row's date";
+    const twice: IInference = { ...duration, evidence: [line, line] };
+    const { rerender } = render(<StructureQuestion inference={twice} />);
+    rerender(<StructureQuestion inference={{ ...twice, evidence: [line, line, 'a third line'] }} />);
+    const items = Array.from(
+      document.querySelectorAll('.jp-mod-chosen .jp-dcpilot-structure-evidence li')
+    ).map(li => li.textContent);
+    expect(items).toEqual([line, line, 'a third line']);
+    expect(warnings.mock.calls.filter(call => String(call[0]).includes('same key'))).toEqual([]);
+    warnings.mockRestore();
+  });
+
   it('asks what becomes of a column that groups rows, naming it', () => {
     const grouping: IInference = {
       ...duration,
