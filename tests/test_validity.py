@@ -290,6 +290,17 @@ def test_no_model_and_no_index_fail_plainly():
     assert "never established" in failed(audit(s))["known_at_index"]
 
 
+def test_several_unsure_choices_are_numbered_so_their_own_semicolons_do_not_run_them_together():
+    unsure = Structure([
+        Inference("task", "classification", "low", ["2 codes", "too few events; a weak layout"],
+                  [Alternative("survival")]),
+        Inference("entity", "id", "low", ["'id' repeats: 3 rows each"], [Alternative(None)])])
+    detail = failed(audit(session([REPEATED], [split_step()], structure=unsure)))["structure_confirmed"]
+    assert detail.startswith("2 structural choices an expert must confirm")
+    assert "(1) the task: classification — 2 codes; too few events; a weak layout — or survival? " \
+           "(2) the entity: id — 'id' repeats: 3 rows each — or none?" in detail
+
+
 def test_report_json_lists_the_checks_and_the_markdown_shows_them():
     s = session([REPEATED], valid_plan(how="mean"))
     report = build_report(s, MODEL)

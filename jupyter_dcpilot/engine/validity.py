@@ -290,7 +290,9 @@ def _structure_confirmed(session: Session, features: set[str]) -> Check:
     missing = unconfirmed(session, features)
     if missing:
         where = sorted({WHERE[InferenceKind(i.what)] for i in missing}, key=list(WHERE.values()).index)
-        shown = "; ".join(in_words(i) for i in missing[:8]) + (f"; and {len(missing) - 8} more" if len(missing) > 8 else "")
+        # numbered: each choice's evidence has its own colons and semicolons
+        shown = " ".join(f"({n}) {in_words(i)}" if len(missing) > 1 else in_words(i) for n, i in enumerate(missing[:8], 1))
+        shown += f" (and {len(missing) - 8} more)" if len(missing) > 8 else ""
         return Check("structure_confirmed", False, f"{counted(len(missing), 'structural choice')} an expert must confirm "
                      f"(inferred with low confidence; an approval policy's answer confirms nothing): {shown}. "
                      f"Confirm or correct them on {' and '.join(where)}")
