@@ -270,3 +270,9 @@ def test_a_ranking_estimate_at_or_below_a_coins_is_never_valid(metric):
     model = {"metric": metric, "cv_score": 0.55, "cv_scores": [0.56, 0.54, 0.55, 0.57, 0.53],
              "n_train": 300, "cv_repeats": 1}
     assert cv_stable(model)[0]
+    # below chance beyond its interval: the folds rank the wrong way round, and the coding is asked about
+    inverted = {"metric": metric, "cv_score": 0.3, "cv_interval": [0.24, 0.36], "n_train": 300, "cv_repeats": 1,
+                "cv_scores": [0.31, 0.28, 0.3, 0.33, 0.28]}
+    passed, why = cv_stable(inverted)
+    assert not passed and "wrong way round" in why and "coded the other way" in why
+    assert "wrong way round" not in cv_stable({**inverted, "cv_interval": [0.2, 0.52]})[1]

@@ -100,6 +100,13 @@ def _headline_below_zero(model: dict[str, Any], shared: list[float]) -> str | No
     if not isinstance(score, (int, float)) or math.isnan(score):
         return None
     if metric in RANKING_METRICS:
+        ci = model.get("cv_interval")
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and isinstance(ci[1], (int, float)) and ci[1] < 0.5:
+            # folds of the model's own coding ranked the wrong way round beyond chance: most often
+            # an event coded the other way (1 = alive), a structural choice, not a weak model
+            return (f"the estimate is {metric} {score:.3f} (95% interval {ci[0]:.3f}–{ci[1]:.3f}): below ranking "
+                    "the rows at random (0.5), so the model ranks the outcome the wrong way round; is the target "
+                    "coded the other way (the event as 0, or 1 meaning alive)? Confirm its coding on the task card")
         return (f"the estimate is {metric} {score:.3f}: no better than ranking the rows at random (0.5); "
                 "the model has no skill to validate") if score <= 0.5 else None
     if metric != "r2" or not score < 0:
