@@ -60,6 +60,15 @@ FRESH3 = (
     "carData/WeightLoss", "carData/Baumann", "HSAUR/phosphate", "KMsurv/alloauto", "KMsurv/bfeed", "KMsurv/tongue",
 )
 
+# the fourth fresh batch (fresh4.py), named in session 15 before the rules of probe15: stays with an outcome
+# at discharge beside their length, later waves named by their year and columns computed from them,
+# long-format cohorts with dose rows or a 0/1 arm, (time, indicator) pairs, plain tables that must stay valid
+FRESH4 = (
+    "COUNT/azcabgptca", "COUNT/azpro", "DAAG/monica", "COUNT/rwm5yr", "wooldridge/slp75_81",
+    "wooldridge/jtrain98", "wooldridge/injury", "wooldridge/recid", "nlme/Quinidine", "nlme/Remifentanil",
+    "mlmRev/Early", "AER/PSID7682", "KMsurv/std", "Stat2Data/Leukemia", "gt/rx_adsl", "modeldata/ischemic_stroke",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -69,7 +78,7 @@ def half(name: str) -> str:
 def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
-    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3))
+    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

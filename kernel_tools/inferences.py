@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 from kernel_tools.json_safe import to_json_safe
-from kernel_tools.vocabulary import Confidence, InferenceKind, TimelineGroup, values
+from kernel_tools.vocabulary import Confidence, EvidenceSource, InferenceKind, TimelineGroup, values
 
 CONFIDENCES = values(Confidence)
 INFERENCE_KINDS = values(InferenceKind)
@@ -166,6 +166,9 @@ class ColumnTimeline:
 
     columns: dict[str, TimelineColumn]
     index: str = ""
+    # columns computed from another (a ratio by a few constants, a linear copy): each a dict of its
+    # ``column``, ``source``, ``relation`` in words and ``share`` of rows; a move of the source moves them
+    derived: list[dict] = field(default_factory=list)
 
     def groups(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {g: [] for g in GROUPS}
@@ -193,16 +196,28 @@ class ColumnTimeline:
             raise ValueError(f"group must be one of {GROUPS}, got {group!r}")
         if column not in self.columns:
             raise KeyError(f"{column!r} is not on the timeline")
-        moved = replace(self.columns[column], group=group, confidence=Confidence.GIVEN)
-        return ColumnTimeline({**self.columns, column: moved}, self.index)
+        columns = {**self.columns, column: replace(self.columns[column], group=group, confidence=Confidence.GIVEN)}
+        for d in self.derived:
+            follower = columns.get(d["column"])
+            if d["source"] != column or follower is None or follower.confidence == Confidence.GIVEN:
+                continue
+            # computed from the moved column, known when it is: it follows, asked (a person moved only the source)
+            why = Placement(group, EvidenceSource.STRUCTURE, "computed_from_moved",
+                            f"'{d['column']}' is '{column}' {d['relation']} on {d['share']:.0%} of rows: computed from "
+                            f"it, known when it is; '{column}' was moved to {group}", False, dict(d))
+            columns[d["column"]] = replace(follower, group=group, confidence=Confidence.LOW,
+                                           evidence=(*follower.evidence, why))
+        return ColumnTimeline(columns, self.index, self.derived)
 
     def to_dict(self) -> dict:
         return {"index": self.index, "groups": self.groups(),
-                "columns": {c: e.to_dict() for c, e in self.columns.items()}}
+                "columns": {c: e.to_dict() for c, e in self.columns.items()},
+                "derived": to_json_safe(self.derived)}
 
     @classmethod
     def from_dict(cls, d: dict) -> ColumnTimeline:
-        return cls({c: TimelineColumn.from_dict(e) for c, e in (d.get("columns") or {}).items()}, d.get("index", ""))
+        return cls({c: TimelineColumn.from_dict(e) for c, e in (d.get("columns") or {}).items()}, d.get("index", ""),
+                   list(d.get("derived") or []))
 
 
 def place(column: str, evidence: list[Placement]) -> TimelineColumn:

@@ -145,7 +145,8 @@ class Structure:
             old = columns.get(name)
             if old is None or _later(entry.group, old.group):
                 columns[name] = entry
-        self.timeline = ColumnTimeline(columns, self.timeline.index or timeline.index)
+        derived = self.timeline.derived + [d for d in timeline.derived if d not in self.timeline.derived]
+        self.timeline = ColumnTimeline(columns, self.timeline.index or timeline.index, derived)
 
     def move(self, column: str, group: str, via: str, at: str, rationale: str = "") -> TimelineMove:
         """Record that a person put ``column`` in ``group`` (a word :func:`timeline_group` reads);
@@ -230,7 +231,7 @@ class Structure:
                                      f"proposed by {p['by']} from the column's name and schema: {p['reason']}", False,
                                      {"by": p["by"]})
                 columns[name] = replace(columns[name], evidence=(*columns[name].evidence, proposal))
-        timeline = ColumnTimeline(columns, self.timeline.index)
+        timeline = ColumnTimeline(columns, self.timeline.index, self.timeline.derived)
         for move in self.moves:
             if move.column in timeline.columns:
                 timeline = timeline.move(move.column, move.group)

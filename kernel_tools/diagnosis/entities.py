@@ -479,7 +479,9 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
     # a visit orders rows: a date, a visit number, or a time named as such (any continuous
     # measurement is also unique within an entity, so it does not count on its own; nor does
     # a row label such as R's row names, unique within any group)
+    # (nor does a yes/no column not named as a time: a treatment arm differs between a patient's two eyes)
     visits = [c for c in cols if within_unique[c] >= 0.9 and c != target and not _row_label(c, profiles[c], len(df))
+              and (profiles[c].nunique > 2 or VISIT_NAME.search(c))
               and (profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
                    or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
     named = bool(ENTITY_NAME.search(key))

@@ -321,6 +321,7 @@ def _timeline(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], sub: Outc
     """The column timeline; what the table's structure places after the index joins the value
     tests' timings (``timings`` is updated), so it is flagged as a leak too."""
     built = build_timeline(TimelineContext(frame, profiles, sub, features, timings, when, leaks, entity))
+    built.derived = timing.computed_relations(frame, profiles, features)
     for c, entry in built.columns.items():
         decisive = strong_after([p for p in entry.evidence if p.source != EvidenceSource.VALUES])
         if decisive is not None and c in timings:

@@ -34,6 +34,7 @@ from kernel_tools.diagnosis.endpoints import other_endpoints
 from kernel_tools.diagnosis.filled_by_outcome import filled_by_outcome
 from kernel_tools.diagnosis.outcome_halves import name_words
 from kernel_tools.diagnosis.pair_names import pair_roles
+from kernel_tools.diagnosis.stays import end_of_stay
 from kernel_tools.diagnosis.timeline import (
     ORDER,
     Placement,
@@ -301,7 +302,7 @@ def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
             continue
         cols = [c for _, c in sorted(members)]
         x = [numeric_values(ctx.df[c], ctx.profiles[c]) for c in cols]
-        if not all(same_measurement(a, b) is not None for a, b in zip(x, x[1:])):
+        if not all(_moves_with(a, b) for a, b in zip(x, x[1:])):
             continue
         for c in cols[1:]:
             out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "later_numbered_wave",
@@ -309,6 +310,21 @@ def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
                                "before on one scale): measured after it, perhaps after the index", False,
                                {"waves": cols})
     return out
+
+
+MIN_FLAG_ROWS = 20  # rows where two numbered flags are both present, to tell agreement from chance
+
+
+def _moves_with(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two numbered members are one measure taken again: numbers on one scale moving together
+    (:func:`.waves.same_measurement`), or two yes/no flags that agree beyond chance (a survey's
+    'searching for work' at each wave; their medians say nothing of a scale)."""
+    if same_measurement(a, b) is not None:
+        return True
+    ok = np.isfinite(a) & np.isfinite(b)
+    flags = ok.sum() >= MIN_FLAG_ROWS and all(set(np.unique(v[ok])) == {0.0, 1.0} for v in (a, b))
+    return bool(flags and spearmanr(a[ok], b[ok]).statistic >= SAME_MEASURE)
+
 
 
 def _numbered_alternatives(ctx: TimelineContext, stems: dict[str, list[tuple[int, str]]]) -> bool:
@@ -421,6 +437,8 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
                          **_received_in_one_arm(ctx), **_other_endpoints(ctx, strong=False)}.items():
         if _later_than_target(ctx, c) is None:  # the target's own later wave is said below
             out.setdefault(c, []).append(placement)
+    for c, (group, reason, numbers) in end_of_stay(ctx.outcome, ctx.features, ctx.profiles).items():
+        out.setdefault(c, []).append(Placement(group, EvidenceSource.NAMES, "end_of_stay", reason, False, numbers))
     for c in ctx.features:
         later = _later_than_target(ctx, c)
         if later is not None:

@@ -19,9 +19,11 @@ from kernel_tools.diagnosis.event_codes import (
     status_codes,
 )
 from kernel_tools.diagnosis.intervals import find_intervals
+from kernel_tools.diagnosis.observed_times import ObservedTime, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.diagnosis.scoring import auroc
+from kernel_tools.diagnosis.stays import end_of_stay_alternative
 from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
@@ -334,6 +336,10 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     event = event_indicator(s)
     if duration is None or event is None:
         return None
+    observed = _observed_time(df, profiles, s, target, duration)
+    if observed is not None:  # the named follow-up is the censoring time of another: asked, as a status is
+        values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+        return _status_survival(df, profiles, target, observed.observed, values, observed.coding)
     reason = f"survival: event codes {target!r} next to follow-up time {duration!r}"
     outcome = _survival(df, profiles, target, duration, event, reason)
     candidates = duration_candidates(df, profiles, {target})
@@ -344,7 +350,25 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
                                          "would count as 'no event'"], 0.2)],
         details={"event_codes": event[1]})
     outcome.duration_inference = _duration_inference(duration, candidates, given=False)
+    stay = end_of_stay_alternative(target, duration)
+    if stay is not None:  # a status at the end of a stay: survival over the stay, or classes at discharge
+        outcome.inference.confidence = Confidence.LOW
+        outcome.inference.evidence.append(f"'{duration}' is named as the length of a stay: '{target}' may be "
+                                          "recorded when the stay ends, not followed over time")
+        outcome.inference.alternatives = [stay]
     return outcome
+
+
+def _observed_time(df, profiles, s: pd.Series, target: str, duration: str) -> ObservedTime | None:
+    """A numeric status whose rows end at ``duration`` on one code only, beside a time never longer
+    (:mod:`.observed_times`), or None."""
+    values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    if np.isnan(values).all() or len(np.unique(values[~np.isnan(values)])) != 2:
+        return None
+    # the observed time need not be named as one ('durat'): any column of many positive numbers
+    times = {c: numeric_values(df[c], p) for c, p in profiles.items()
+             if c != target and p.kind == "numeric" and p.nunique >= 10}
+    return observed_within(values, duration, times) if duration in times else None
 
 
 SHORTER_FOR_EVENTS = 0.9  # AUROC of a leak's shortness for the event that reads as a time to it...

@@ -777,7 +777,7 @@ MAX_RATIOS = 3  # distinct ratios ('LEN.T' divided by 90 or 180 by the arm's pla
 EXACT = 0.9999  # Pearson of a linear copy (a change of units, a shift by a constant)
 
 
-def _computed_from(frame, profiles, source: str, other: str) -> dict | None:
+def _computed_from(frame, profiles, source: str, other: str, min_rows: int = MIN_ROWS) -> dict | None:
     """How ``other`` is computed from ``source`` on most rows: divided by one of a few constants,
     or a linear function of it; None when neither holds. Value relations, not names: a compliance
     fraction 'FRAC' is 'LEN.T' / 90 or / 180."""
@@ -786,7 +786,7 @@ def _computed_from(frame, profiles, source: str, other: str) -> dict | None:
     x = numeric_values(frame[source], profiles[source])
     y = numeric_values(frame[other], profiles[other])
     ok = np.isfinite(x) & np.isfinite(y) & (x != 0) & (y != 0)
-    if ok.sum() < MIN_ROWS or np.ptp(x[ok]) == 0:
+    if ok.sum() < min_rows or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
         return None
     ratios, counts = np.unique(np.round(x[ok] / y[ok], 6), return_counts=True)
     top = np.argsort(counts)[::-1][:MAX_RATIOS]
@@ -797,6 +797,27 @@ def _computed_from(frame, profiles, source: str, other: str) -> dict | None:
     if abs(np.corrcoef(x[ok], y[ok])[0, 1]) >= EXACT:
         return {"relation": "up to a linear change (units or a constant shift)", "share": 1.0}
     return None
+
+
+PROBE_ROWS = 64  # rows a pair is tried on before the whole sample
+
+
+def computed_relations(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str]) -> list[dict]:
+    """Every feature computed from another (:func:`_computed_from`: a ratio by a few constants, a
+    linear copy), whatever their timing: a person who moves the source moves what was computed from
+    it (:meth:`kernel_tools.inferences.ColumnTimeline.move`). Pairs are tried on a few rows first."""
+    numbers = [c for c in features if _is_number(profiles[c]) and profiles[c].nunique >= 10]
+    if len(numbers) < 2:
+        return []
+    probe = frame.iloc[:: max(1, len(frame) // PROBE_ROWS)]
+    out = []
+    for source in numbers:
+        for other in numbers:
+            if other != source and _computed_from(probe, profiles, source, other, min_rows=PROBE_ROWS // 4):
+                computed = _computed_from(frame, profiles, source, other)
+                if computed is not None:
+                    out.append({"column": other, "source": source, **computed})
+    return out
 
 
 def _tracks(frame, profiles, follow: str, other: str) -> float | None:
