@@ -47,13 +47,8 @@ def test_interrupt_stops_a_step_restores_the_frame_and_the_kernel_runs_on(tmp_pa
     """The run started by the card's click on the subshell, or by a cell (``%dcdecide``)."""
     km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
-        k.idle(kc.execute(SLOW))
-        to_the_slow_step(k, subshell)
-        before = value(k, FINGERPRINT)
-        if started_by == "click":
-            run = k.click(k.recommended(), subshell)  # "Run this code"
-        else:
-            run = kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
+        before = to_the_slow_step(k, subshell, SLOW)
+        run = start_the_slow_step(k, subshell, started_by)
         end = time.monotonic() + 120
         while not (tmp_path / "started").exists():  # the step's cell runs: the frame has lost 'a'
             assert time.monotonic() < end, "the slow step did not start"
@@ -84,13 +79,28 @@ SMALL_BUDGET = ("from jupyter_dcpilot.engine.budgets import Budgets\n"
                 "pilot.coordinator.worker.tick = 0.5\n")
 
 
-def to_the_slow_step(k: Kernel, subshell: str) -> None:
+def to_the_slow_step(k: Kernel, subshell: str, setup: str) -> str:
+    """``setup`` run (it adds the slow step), the questions before the slow step answered on the
+    subshell as in JupyterLab; the frame's fingerprint then."""
+    k.idle(k.kc.execute(setup))
+    answer_until_the_slow_step(k, subshell)
+    return value(k, FINGERPRINT)
+
+
+def answer_until_the_slow_step(k: Kernel, subshell: str) -> None:
     """The questions before the slow step, answered on the subshell as in JupyterLab."""
     for _ in range(6):
         if "Decision (custom_code)" in k.headers[-1]:
             break
         k.run_ended(k.click(k.recommended(), subshell))
     assert "Decision (custom_code)" in k.headers[-1]
+
+
+def start_the_slow_step(k: Kernel, subshell: str, started_by: str) -> str:
+    """The slow step's run started by the card's click on the subshell, or by a cell (``%dcdecide``)."""
+    if started_by == "click":
+        return k.click(k.recommended(), subshell)  # "Run this code"
+    return k.kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
 
 
 @pytest.mark.slow
@@ -100,14 +110,9 @@ def test_a_step_past_its_budget_is_stopped_and_rolled_back(tmp_path: Path, start
     interrupts itself), whether a card's click or a cell started the run."""
     km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
-        k.idle(kc.execute(SLOW + SMALL_BUDGET))
-        to_the_slow_step(k, subshell)
-        before = value(k, FINGERPRINT)
+        before = to_the_slow_step(k, subshell, SLOW + SMALL_BUDGET)
         began = time.monotonic()
-        if started_by == "click":
-            run = k.click(k.recommended(), subshell)  # "Run this code"
-        else:
-            run = kc.execute(f"%dcdecide {value(k, 'print(pilot.session.next_decision().id)').strip()} run")
+        run = start_the_slow_step(k, subshell, started_by)
         if started_by == "click":
             k.run_ended(run)
         else:
@@ -147,11 +152,9 @@ def test_interrupts_during_the_rollback_cannot_cut_the_restore_short(tmp_path: P
     every restore is whole (the interrupt waits for it), the frame is the checkpoint's."""
     km, kc, k, subshell = kernel_with_subshell(tmp_path, FRAME)
     try:
-        k.idle(kc.execute(SLOW_COPY + slow_step(120, first="df = df.drop(columns=['a'])\\n",
-                                                changes=("df", "slow"))))
-        to_the_slow_step(k, subshell)
-        before = value(k, FINGERPRINT)
-        run = k.click(k.recommended(), subshell)  # "Run this code"
+        before = to_the_slow_step(k, subshell, SLOW_COPY + slow_step(120, first="df = df.drop(columns=['a'])\\n",
+                                                                     changes=("df", "slow")))
+        run = start_the_slow_step(k, subshell, "click")
         end = time.monotonic() + 120
         while not (tmp_path / "started").exists():  # the step's cell runs: the frame has lost 'a'
             assert time.monotonic() < end, "the slow step did not start"
@@ -225,11 +228,7 @@ def test_a_timeline_move_clicked_during_a_run_is_applied_after_it(tmp_path: Path
         move, _ = opened(k, "ButtonModel", "Move")
         columns, _ = opened(k, "SelectMultipleModel", "columns")
         group, _ = opened(k, "DropdownModel", "move to")
-        for _ in range(6):  # the questions before the slow step, answered on the subshell as in JupyterLab
-            if "Decision (custom_code)" in k.headers[-1]:
-                break
-            k.run_ended(k.click(k.recommended(), subshell))
-        assert "Decision (custom_code)" in k.headers[-1]
+        answer_until_the_slow_step(k, subshell)
         # the frontend asks for the button's state on the subshell (as a restored view does): this
         # ipykernel sends a comm's messages to the thread it last published from, as upstream
         # ipykernel 7 sends every message JupyterLab sends on a subshell, so the click goes there

@@ -24,6 +24,15 @@ ORDINAL_FRAME = (
 )
 
 
+async def notebook_kernel(jp_fetch, jp_serverapp, notebook: str, code: str):
+    """The notebook's kernel, started as JupyterLab starts it, that has run ``code``; a client on it
+    with the panel's session id (the caller stops its channels)."""
+    client = kernel_client(jp_serverapp, await start_notebook_kernel(jp_fetch, notebook), "panel")
+    await client.wait_for_ready(timeout=60)
+    await client.execute_interactive(code, timeout=60)
+    return client
+
+
 async def refused(jp_fetch, *parts: str, body: dict) -> tuple[int, str]:
     with pytest.raises(HTTPClientError) as info:
         await post(jp_fetch, *parts, body=body)
@@ -32,10 +41,7 @@ async def refused(jp_fetch, *parts: str, body: dict) -> tuple[int, str]:
 
 @pytest.mark.slow
 async def test_the_timeline_and_the_structural_questions_over_rest(jp_fetch, jp_serverapp, registry, no_llm) -> None:
-    kernel_id = await start_notebook_kernel(jp_fetch, "o.ipynb")
-    client = kernel_client(jp_serverapp, kernel_id, "panel")
-    await client.wait_for_ready(timeout=60)
-    await client.execute_interactive(ORDINAL_FRAME, timeout=60)
+    client = await notebook_kernel(jp_fetch, jp_serverapp, "o.ipynb", ORDINAL_FRAME)
     try:
         created = await post(jp_fetch, *API, body={"path": "o.ipynb", "frame": "df", "target": "ideology",
                                                    "approve": {"*": "recommended", "task": "ask"}})
@@ -88,10 +94,7 @@ async def test_the_timeline_and_the_structural_questions_over_rest(jp_fetch, jp_
 
 @pytest.mark.slow
 async def test_the_chat_places_a_column_on_the_timeline(chat, jp_fetch, jp_serverapp, registry) -> None:  # noqa: F811
-    kernel_id = await start_notebook_kernel(jp_fetch, "c.ipynb")
-    client = kernel_client(jp_serverapp, kernel_id, "panel")
-    await client.wait_for_ready(timeout=60)
-    await client.execute_interactive(ORDINAL_FRAME, timeout=60)
+    client = await notebook_kernel(jp_fetch, jp_serverapp, "c.ipynb", ORDINAL_FRAME)
     try:
         created = await post(jp_fetch, *API, body={"path": "c.ipynb", "frame": "df", "target": "ideology"})
         await wait_for(lambda: _blocked(jp_fetch, created["id"]), "the task card")
@@ -120,11 +123,8 @@ async def test_the_structure_section_groups_a_hidden_panels_blocks_as_the_task_c
     from test_block_ids import households
 
     households(n=40).to_csv(tmp_path / "households.csv", index=False)
-    kernel_id = await start_notebook_kernel(jp_fetch, "h.ipynb")
-    client = kernel_client(jp_serverapp, kernel_id, "panel")
-    await client.wait_for_ready(timeout=60)
-    await client.execute_interactive(f"import pandas as pd\ndf = pd.read_csv({str(tmp_path / 'households.csv')!r})",
-                                     timeout=60)
+    client = await notebook_kernel(jp_fetch, jp_serverapp, "h.ipynb",
+                                   f"import pandas as pd\ndf = pd.read_csv({str(tmp_path / 'households.csv')!r})")
     try:
         created = await post(jp_fetch, *API, body={"path": "h.ipynb", "frame": "df", "target": "income",
                                                    "approve": {"*": "recommended", "task": "ask"}})
