@@ -88,8 +88,25 @@ def choose_table(path: str | Path, table: str | None) -> str:
     kind = "sheets" if path.suffix.lower() in EXCEL else "tables"
     if table is None:
         raise TableChoiceError(f"{path.name} holds {len(names)} {kind} ({listed}): name one, as "
-                               f"{path.name}:{names[0]}")
+                               f"{path.name}:{_largest(path, names)}")
     raise TableChoiceError(f"{path.name} has no {kind[:-1]} {table!r}; it holds {listed}")
+
+
+def _largest(path: Path, names: list[str]) -> str:
+    """The table with the most cells (an .RData's: the most columns), the example a refusal gives:
+    a "readme" sheet before the data is not the one meant."""
+    if path.suffix.lower() in R_FILES:
+        width = {o["object_name"]: len(o.get("columns") or []) for o in _pyreadr().list_objects(str(path))}
+        return max(names, key=lambda n: width.get(n, 0))
+    if path.suffix.lower() != ".xls":
+        from openpyxl import load_workbook
+
+        book = load_workbook(path, read_only=True)
+        try:
+            return max(names, key=lambda n: (book[n].max_row or 0) * (book[n].max_column or 0))
+        finally:
+            book.close()
+    return names[0]
 
 
 def read_r(path: str | Path, table: str | None = None) -> Any:

@@ -125,7 +125,7 @@ def test_excel_one_sheet_and_several(tmp_path):
     with pd.ExcelWriter(book) as writer:
         pd.DataFrame({"note": ["cohort"]}).to_excel(writer, sheet_name="readme", index=False)
         df.to_excel(writer, sheet_name="data", index=False)
-    with pytest.raises(InputError, match=r"book.xlsx holds 2 sheets \('readme', 'data'\): name one, as book.xlsx:"):
+    with pytest.raises(InputError, match=r"book.xlsx holds 2 sheets \('readme', 'data'\): name one, as book.xlsx:data"):
         check_run_inputs([book], target="death")
     assert check_run_inputs([Path(f"{book}:data")], target="death") == []
     with pytest.raises(InputError, match="book.xlsx has no sheet 'dat'"):
