@@ -8,6 +8,12 @@ a date above the header: read with the defaults, such a file becomes one text co
 become text, or the read fails. The co-pilot looks at the file's first lines once and writes what it found
 into the load cell (``pd.read_csv(path, sep=";", decimal=",")``), so the notebook says how the
 file was read and re-runs without the co-pilot.
+
+Exports from R and lab systems carry more marks, read only where the sample is sure and each said
+in a comment above the read (:meth:`CsvFormat.notes`): R's ``write.csv`` row numbers, a line of
+units under the header, a missing code ("." "-" "missing") in a column of numbers, ids written with
+leading zeros, a spreadsheet's empty trailing columns and lines. What it cannot be sure of (``-99``,
+``<0.3``, ``13 g/dL``) is left as written for the diagnosis to raise.
 """
 
 from __future__ import annotations
