@@ -317,9 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the co-pilot on data files; write a notebook and reports",
                          description=DESCRIPTION, formatter_class=raw,
                          epilog=f"{EXIT_CODES}\n\n{DECISIONS}\n\n{EXAMPLES}")
-    run.add_argument("data", nargs="+", metavar="DATA", help="CSV, Parquet, Stata (.dta), SPSS (.sav, .zsav) "
-                     "or SAS (.sas7bdat, .xpt) file(s), or a folder of Parquet files (with --engine dask also "
-                     "of CSV files); several when they must be joined")
+    run.add_argument("data", nargs="+", metavar="DATA", help="CSV, Parquet, Stata (.dta), SPSS (.sav, .zsav), "
+                     "SAS (.sas7bdat, .xpt), R (.rds, .RData) or Excel (.xlsx, .xls) file(s), or a folder of Parquet "
+                     "files (with --engine dask also of CSV files); several when they must be joined. An .RData "
+                     "or a workbook with several tables: name one as FILE:NAME (cohort.RData:d, book.xlsx:data)")
     run.add_argument("--target", required=True, metavar="COLUMN",
                      help="the outcome column to predict (for survival data: the event indicator)")
     run.add_argument("--time", dest="time_col", metavar="COLUMN",

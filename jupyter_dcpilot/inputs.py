@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_tools.dictionary import LABELLED
+from kernel_tools.workbooks import EXCEL, is_workbook, split_table
 
 from .csv_format import CsvFormat, sniff
 from .engine.validation import did_you_mean
@@ -58,6 +59,8 @@ def header(path: Path) -> list[str]:
         path = files[0]
     if _is_labelled(path):
         return [f.name for f in _labels(path)]
+    if is_workbook(path):
+        return _workbook_header(path)
     try:
         if _is_parquet(path):
             import pyarrow.parquet as pq
@@ -67,6 +70,28 @@ def header(path: Path) -> list[str]:
     except (OSError, ValueError, UnicodeDecodeError, csv.Error) as exc:  # pyarrow's errors derive from the first two
         kind = "Parquet" if _is_parquet(path) else "CSV"
         raise InputError(f"cannot read {path.name} as {kind}: {_first_line(exc)}") from None
+
+
+def _workbook_header(path: Path) -> list[str]:
+    """The column names of the table an R file or a workbook holds (``file:table`` names one of
+    several): pyreadr's listing of an R file's objects, the first row of a sheet."""
+    from kernel_tools.workbooks import TableChoiceError, _pyreadr, choose_table
+
+    file, table = split_table(path)
+    if not file.is_file():
+        raise InputError(f"data file not found: {file}")
+    try:
+        name = choose_table(file, table)
+        if file.suffix.lower() in EXCEL:
+            import pandas as pd
+
+            return [str(c) for c in pd.read_excel(file, sheet_name=name, nrows=0).columns]
+        objects = _pyreadr().list_objects(str(file))
+        return next(list(o["columns"]) for o in objects if o["object_name"] in (name, None) or len(objects) == 1)
+    except (TableChoiceError, ImportError) as exc:
+        raise InputError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - pyreadr, openpyxl and xlrd each raise their own kinds
+        raise InputError(f"cannot read {file.name}: {_first_line(exc)}") from None
 
 
 def _csv_header(path: Path, form: CsvFormat) -> list[str]:
@@ -135,6 +160,13 @@ def read_columns(path: Path, names: list[str]) -> Any:
         # the file's own reader: read_table goes through pyarrow.dataset, which imports pandas
         # (~0.5-1 s of CPU in the command line while its kernel starts, issue 31)
         return pq.ParquetFile(path).read(columns=names)
+    if is_workbook(path):  # R's and Excel's files are read whole (what pyreadr and pandas can do)
+        from kernel_tools.readers import read_file
+
+        frame, _ = read_file(path)
+        # an R factor's values as text: the checks look at the values, not at their levels
+        return pa.table({n: pa.array(frame[n].astype(object) if frame[n].dtype == "category" else frame[n],
+                                     from_pandas=True) for n in names})
     if _is_labelled(path):  # the codes, as numbers: what the checks test does not depend on the labels
         from kernel_tools.readers import read_labelled
 
@@ -144,19 +176,21 @@ def read_columns(path: Path, names: list[str]) -> Any:
     import pyarrow.csv as pcsv
 
     text = {name: pa.string() for name in names}
-    options = pcsv.ConvertOptions(include_columns=names, column_types=text, strings_can_be_null=True)
     marks = sniff(path)
+    codes = [code for column, found in marks.na_values if column in names for code in found]  # as the load cell
+    options = pcsv.ConvertOptions(include_columns=names, column_types=text, strings_can_be_null=True,
+                                  null_values=[*pcsv.ConvertOptions().null_values, *codes])
     table = _csv(path, lambda parse, read: pcsv.read_csv(path, parse_options=parse, read_options=read,
                                                          convert_options=options), marks)
-    if marks.decimal == ".":
+    if marks.decimal == "." and not marks.thousands:
         return table
     import pyarrow.compute as pc
 
-    # as pandas reads them: "1.234,5" is 1234.5 (the checks test numbers written with a point)
+    # as pandas reads them: "1.234,5" and "1,234.5" are 1234.5 (the checks test numbers written with a point)
     def pointed(column: Any) -> Any:
         if marks.thousands:
             column = pc.replace_substring(column, marks.thousands, "")
-        return pc.replace_substring(column, ",", ".")
+        return pc.replace_substring(column, ",", ".") if marks.decimal == "," else column
 
     return pa.table({n: pointed(table.column(n)) for n in table.column_names})
 
@@ -175,7 +209,8 @@ def _csv(path: Path, read: Any, form: CsvFormat | None = None) -> Any:
     if form.index_unnamed:
         names = ["\x00index", *names]
     # pyarrow skips lines, not quoted records: the header's own lines are counted here
-    options = {"encoding": form.encoding, "skip_rows": form.skiprows + lines, "column_names": names}
+    options = {"encoding": form.encoding, "skip_rows": form.skiprows + lines + bool(form.units_row),
+               "column_names": names}
     size = max(path.stat().st_size + 1, 1 << 20)
     tries = ((False, 1 << 20), (True, 1 << 20), (True, size))
     for i, (newlines, block) in enumerate(tries):
@@ -276,7 +311,7 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
     for path in [*data, *([test] if test is not None else [])]:
         if folders and path.is_dir():  # --engine dask reads a folder of files
             continue
-        if not path.is_file():
+        if not split_table(path)[0].is_file():  # "cohort.RData:d": a table of a file
             which = "test file" if path == test else "data file"
             raise InputError(f"{which} not found: {path}")
     for option, other in (("--time", time), ("--id", entity)):

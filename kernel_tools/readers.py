@@ -7,8 +7,10 @@ columns become pandas categoricals of their labels, so the notebook shows "Male"
 codes stay in the returned :class:`~kernel_tools.dictionary.Dictionary`). A column with values
 that have no label (a scale with labels only for "Refused" = 99) keeps its numbers.
 
-CSV and Parquet are read with pandas and carry no codebook (``None``); pass one to
-:func:`kernel_tools.read_dictionary`.
+R's ``.rds`` / ``.RData`` files and Excel workbooks hold tables and no codebook (``None``); a
+file with several tables needs the one to read named (``table=``, or ``"cohort.RData:d"``, see
+:mod:`kernel_tools.workbooks`). CSV and Parquet are read with pandas and carry no codebook either;
+pass one to :func:`kernel_tools.read_dictionary`.
 """
 
 from __future__ import annotations
@@ -21,19 +23,27 @@ import pandas as pd
 
 from kernel_tools.dictionary import LABELLED, Dictionary, labelled_reader, labels_of, stata_labels
 from kernel_tools.privacy import mark_private, private_fields
+from kernel_tools.workbooks import EXCEL, R_FILES, read_excel, read_r, split_table
 
 
-def read_file(path: str | Path, **kwargs: Any) -> tuple[pd.DataFrame, Dictionary | None]:
+def read_file(path: str | Path, table: str | None = None, **kwargs: Any) -> tuple[pd.DataFrame, Dictionary | None]:
     """Read ``path`` into ``(frame, dictionary)``.
 
     ``.dta``, ``.sav``/``.zsav``/``.por``, ``.sas7bdat``/``.xpt``: pyreadstat, value labels as
     categories, dates as datetimes, and the file's labels as the dictionary (its columns marked
     private when the labels say they identify a person, see :mod:`kernel_tools.privacy`).
     ``.parquet``/``.pq``: ``pandas.read_parquet``; anything else: ``pandas.read_csv``; both with
-    ``kwargs`` and no dictionary.
+    ``kwargs`` and no dictionary. ``.rds``/``.RData``/``.rda``: pyreadr (factors as categoricals);
+    ``.xlsx``/``.xls``: ``pandas.read_excel``; ``table``: the object or sheet when the file holds
+    several (also written ``"file.RData:name"``).
     """
-    path = Path(path)
+    path, named = split_table(path)
+    table = table if table is not None else named
     suffix = path.suffix.lower()
+    if suffix in R_FILES:
+        return read_r(path, table), None
+    if suffix in EXCEL:
+        return read_excel(path, table, **kwargs), None
     if suffix in LABELLED:
         return read_labelled(path, **kwargs)
     if suffix in (".parquet", ".pq"):

@@ -165,7 +165,7 @@ def test_a_join_that_fails_goes_back_to_the_join_question_without_its_key(tmp_pa
     left["outcome"] = (rng.random(n) < 1 / (1 + np.exp(-(left["age"] - 50) / 8))).astype(int)
     right = pd.DataFrame({"subject": np.arange(1, n + 1), "patient_id": [str(i) for i in range(5001, 5001 + n)],
                           "bmi": rng.normal(27, 4, n).round(1)})
-    right.loc[0, "patient_id"] = "unknown"
+    right.loc[0, "patient_id"] = "P5001"  # text ("unknown" would be read as a missing code, and the key as numbers)
     left.to_csv(tmp_path / "people.csv", index=False)
     right.to_csv(tmp_path / "measures.csv", index=False)
     monkeypatch.setattr(sys, "stdin", Terminal("\njoin_left_on_patient_id\n" + "\n" * 40))

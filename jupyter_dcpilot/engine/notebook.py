@@ -8,6 +8,7 @@ from typing import Any
 import kernel_tools
 from jupyter_dcpilot.csv_format import sniff
 from kernel_tools.dictionary import LABELLED
+from kernel_tools.workbooks import EXCEL, R_FILES, choose_table, split_table
 
 from .session import Decision, Session, Step
 
@@ -34,13 +35,22 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas", dictio
         return _dask_load_cell(paths, names)
     lines = ["# load the data (the co-pilot's starting point)", *IMPORTS, ""]
     for path, name in zip(paths, names):
+        file, table = split_table(path)
+        if file.suffix.lower() in R_FILES + EXCEL:
+            lines += [f"# {file.name}: R's and Excel's files need the [files] extra "
+                      "(pip install 'dcpilot-kernel-tools[files]')",
+                      _workbook_line(file.resolve(), choose_table(file, table), name)]
+            continue
         absolute = str(Path(path).resolve())
         if Path(absolute).suffix.lower() in LABELLED:  # Stata / SPSS / SAS: the file's own codebook too
             lines.append(f"{name}, {name}_codebook = kt.read_file({absolute!r})  # value labels as categories")
             continue
         parquet = absolute.endswith((".parquet", ".pq")) or Path(absolute).is_dir()  # a folder: of Parquet files
-        how = "" if parquet else sniff(absolute).call_args()  # sep=";", decimal="," as written
-        lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how})")
+        form = None if parquet else sniff(absolute)
+        how = "" if form is None else form.call_args()  # sep=";", decimal="," as written
+        lines += [f"# {note}" for note in (form.notes() if form is not None else [])]  # nothing changed silently
+        then = "" if form is None else form.then()  # .dropna(how='all') of a spreadsheet's empty lines
+        lines.append(f"{name} = pd.{'read_parquet' if parquet else 'read_csv'}({absolute!r}{how}){then}")
     if dictionary is not None and Path(dictionary).resolve() not in {Path(p).resolve() for p in paths}:
         mapping = f", events={str(Path(events).resolve())!r}" if events else ""
         lines += ["# the study's codebook: the co-pilot's diagnosis weighed what it says of each column "
@@ -48,6 +58,14 @@ def load_cell(paths: list[str], names: list[str], engine: str = "pandas", dictio
                   f"{names[0]}_codebook = kt.read_dictionary({str(Path(dictionary).resolve())!r}{mapping})"]
     lines.append(f"{names[0]}.shape")
     return "\n".join(lines)
+
+
+def _workbook_line(file: Path, table: str, name: str) -> str:
+    """The line that reads one table of an R file (its factors as categoricals) or a workbook's sheet."""
+    if file.suffix.lower() in EXCEL:
+        return f"{name} = pd.read_excel({str(file)!r}, sheet_name={table!r})"
+    which = f", table={table!r}" if file.suffix.lower() != ".rds" else ""
+    return f"{name}, _ = kt.read_file({str(file)!r}{which})  # R's factors as categories, ordered ones ordered"
 
 
 def _dask_load_cell(paths: list[str], names: list[str]) -> str:
@@ -61,7 +79,7 @@ def _dask_load_cell(paths: list[str], names: list[str]) -> str:
         csv = source.suffix.lower() == ".csv" or (source.is_dir() and not any(source.glob("*.parquet"))
                                                  and any(source.glob("*.csv")))
         where = str(source / "*.csv") if csv and source.is_dir() else str(source)
-        how = sniff(min(source.glob("*.csv")) if source.is_dir() else source).call_args() if csv else ""
+        how = sniff(min(source.glob("*.csv")) if source.is_dir() else source).call_args(lazy=True) if csv else ""
         lines.append(f"{name} = dd.{'read_csv' if csv else 'read_parquet'}({where!r}{how})")
     lines.append(f"{names[0]}.npartitions, list({names[0]}.columns)[:8]")
     return "\n".join(lines)

@@ -18,6 +18,7 @@ import kernel_tools
 from jupyter_dcpilot.probe import ProbeError
 from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus, TaskKind
+from kernel_tools.workbooks import is_workbook
 
 from .budgets import Budgets, data_scale, minutes
 from .episodes import CALL_EXPECT, Episode
@@ -212,7 +213,8 @@ class Worker:
                       and s.result.get("transformer") and s.result.get("var")]
             reader = "read_parquet" if str(test_path).endswith(".parquet") else "read_csv"
             library = "dd" if self.session.inputs.engine == "dask" else "pd"  # lazy like the data
-            read = (f"test, _ = kt.read_file({py(test_path)})" if Path(test_path).suffix.lower() in LABELLED
+            kt_read = Path(test_path).suffix.lower() in LABELLED or is_workbook(test_path)  # R, Excel: kt too
+            read = (f"test, _ = kt.read_file({py(test_path)})" if kt_read
                     else f"test = {library}.{reader}({py(test_path)})")  # a labelled file: its labels as the data's
             lines = [f"train = {frame}", read]
             if replay:
