@@ -74,6 +74,8 @@ def _stays(n_patients: int, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.
                                   "severity": severity})
                 stay_start = (stay_start + pd.Timedelta(days=los + float(rng.uniform(0.5, 3)))).floor("h")
             disch = stay_start.floor("min") + pd.Timedelta(hours=int(rng.integers(2, 96)))
+            if died:  # in the ICU, hours before its out-time: charting goes on past the death
+                disch = stay_rows[-1]["outtime"] - pd.Timedelta(hours=int(rng.integers(1, 8)))
             adm_rows.append({"subject_id": sid, "hadm_id": hadm, "admittime": admit, "dischtime": disch,
                              "deathtime": disch if died else pd.NaT,
                              "admission_type": rng.choice(["EMERGENCY", "ELECTIVE", "URGENT"], p=[.7, .2, .1]),
