@@ -50,6 +50,15 @@ def test_the_end_of_a_stay_is_at_the_outcome_recorded_at_discharge(tables):
     assert columns.get("intime", {}).get("group") != "at_or_after_outcome"
 
 
+def test_nested_ids_ask_which_level_is_predicted_for(tables):
+    # patients hold admissions hold stays: the patient is proposed (its stays on one side of the
+    # split), but which level a prediction is for is asked (before: the patient, confidence high)
+    entity = next(i for i in kt.diagnose(icu_shapes.wide(tables), target=icu_shapes.TARGET).inferences
+                  if i.id == "entity")
+    assert entity.value == "subject_id" and entity.confidence == "low"
+    assert "hadm_id" in [a.value for a in entity.alternatives]
+
+
 def test_a_row_id_is_never_a_join_key(tables):
     stays, chart = tables["icustays"], tables["chartevents"]
     pairs = {(c["left"], c["right"]) for c in key_candidates(stays, chart)}
