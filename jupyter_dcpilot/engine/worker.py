@@ -200,7 +200,9 @@ class Worker:
         join = f"{self.session.frame}, {var} = kt.join_frames({left}, {right}"
         if function == "join_frames":
             return [f"{join}{call_args(params)})", var]
-        return [f"{right}, records = kt.summarize_records({right}{call_args(params)})",
+        # clock-time records count from an anchor column of the left frame, passed as the frame itself
+        index = f", index={left}" if params.pop("index", None) == "left" else ""
+        return [f"{right}, records = kt.summarize_records({right}{call_args(params)}{index})",
                 f"{join}, on={py(params['id'])}, how='left')", var]
 
     def _split_code(self, var: str, params: dict[str, Any]) -> list[str]:

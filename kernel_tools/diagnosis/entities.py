@@ -33,7 +33,7 @@ from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_l
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
-from kernel_tools.inferences import Inference
+from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.plurals import counted
 from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
 
@@ -395,9 +395,17 @@ def _held(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | No
     held = find_entity(df, profiles, target, coarser, given_time, exclude)
     held.evidence["holds"] = {"column": best.id, "per_entity_mean": per}
     if held.inference is not None:
-        held.inference = entity_inference(coarser, {}, {}, [
-            f"'{coarser}' is named as an id and holds {per:g} '{best.id}' each, never splitting one"],
-            True, False, profiles[coarser].n_missing)
+        words = [f"'{coarser}' is named as an id and holds {per:g} '{best.id}' each, never splitting one"]
+        # two levels of ids (a patient's admissions or ICU stays): which one a prediction is for is
+        # the study's question, so it is asked; the finer one keeps its rows, the coarser groups the split
+        nested = bool(STRONG_ID_NAME.search(best.id.strip()))
+        if nested:
+            words.append(f"'{best.id}' is an id too, nested in '{coarser}': which level is predicted for?")
+        held.inference = entity_inference(coarser, {}, {}, words, not nested, False, profiles[coarser].n_missing)
+        if nested:
+            finer = Alternative(best.id, [f"a prediction per '{best.id}', its rows kept, '{coarser}' keeping one "
+                                          f"'{coarser}''s rows on one side of the split"], 0.5)
+            held.inference = replace(held.inference, alternatives=[finer, *held.inference.alternatives])
     return held
 
 

@@ -27,6 +27,8 @@ from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Basis, Confidence, FindingKind, Gate, InferenceKind, TaskKind, metric_words
 
 MAX_KEY_VALUES = 200_000
+# a row's own number, whatever its values (MIMIC numbers every file's rows 'row_id' from 1)
+ROW_ID_NAME = re.compile(r"^row_?(id|num|number|no|nr|index|key)$", re.IGNORECASE)
 
 
 def _key_values(s: pd.Series) -> pd.Series:
@@ -38,6 +40,8 @@ def _not_a_key(name: str, s: pd.Series) -> str | None:
     rows of one file only; a number with decimals is a measurement, equal across files by chance."""
     if INDEX_NAME.search(str(name).strip()):
         return "a row label: it numbers the rows of one file, not a subject"
+    if ROW_ID_NAME.search(str(name).strip()):
+        return "named as a row's number: each file numbers its own rows, so equal values are not one subject"
     if ROW_NUMBER_NAME.search(str(name).strip()) and _running_number(s):
         return "a running number (named as one, distinct whole numbers from 1): it numbers the rows of one file"
     if pd.api.types.is_float_dtype(s.dtype):
@@ -130,29 +134,59 @@ def key_inference(left: str, right: str, cands: list[dict]) -> Inference:
 
 
 RECORD_TIME = re.compile(r"(^|[_\W])(day|days|time|visit|week|weeks|month|months|year|years|date|t)([_\W]|$)|^(day|"
-                         r"days|time|visit|month|week)", re.IGNORECASE)
+                         r"days|time|visit|month|week)|[a-z](time|date)$", re.IGNORECASE)
+# each entity's own start in the one-row-per-entity frame: clock-time records count from it
+ANCHOR_NAME = re.compile(r"(^|[_\W])in_?(time|date)|admi\w*_?(time|date)|admittime|intime|enrol\w*_?(time|date)|"
+                         r"(entry|start)_?(time|date)", re.IGNORECASE)
+ITEM_NAME = re.compile(r"item|test|lab|code|param|variable|measure|label|analyte|name", re.IGNORECASE)
+UNIT_NAME = re.compile(r"unit|uom", re.IGNORECASE)
+CLOCK_WINDOW_HOURS = 24  # the usual ICU index: the first day after admission
 
 
-def records_over_time(b: pd.DataFrame, key: str) -> dict | None:
+def _clock(s: pd.Series) -> bool:
+    """Dates or clock times, stored as such or written as text."""
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return True
+    if s.dtype != object:
+        return False
+    sample = s.dropna().head(200)
+    return bool(len(sample)) and pd.to_datetime(sample, errors="coerce", format="mixed").notna().mean() > 0.9
+
+
+def _long_columns(b: pd.DataFrame, skip: tuple) -> tuple[str | None, str | None]:
+    """A long table's test column (text or a code named as an item, never a unit) and its one
+    numeric value column."""
+    tests = [c for c in b.columns if c not in skip and 2 <= b[c].nunique() <= 50 and not UNIT_NAME.search(str(c))
+             and (b[c].dtype == object or (pd.api.types.is_integer_dtype(b[c]) and ITEM_NAME.search(str(c))))]
+    tests.sort(key=lambda c: not ITEM_NAME.search(str(c)))
+    numbers = [c for c in b.columns if c not in skip and pd.api.types.is_float_dtype(b[c])
+               and not looks_like_id_name(str(c))]
+    if tests and len(numbers) == 1:
+        return tests[0], numbers[0]
+    return None, None
+
+
+def records_over_time(b: pd.DataFrame, key: str, a: pd.DataFrame | None = None) -> dict | None:
     """Whether ``b`` holds several records per ``key`` over time (long-format labs or visits):
-    the time column that orders them, and in long format the test and value columns."""
+    the time column that orders them, and in long format the test and value columns. Clock
+    times count from an admission-like column of ``a`` (``anchor``), when it has one."""
     counts = b[key].value_counts()
     if counts.empty or counts.max() < 2:
         return None
     times = [c for c in b.columns if c != key and RECORD_TIME.search(str(c)) and (
-        pd.api.types.is_numeric_dtype(b[c]) or pd.api.types.is_datetime64_any_dtype(b[c]))
-        and not INDEX_NAME.search(str(c))]
+        pd.api.types.is_numeric_dtype(b[c]) or _clock(b[c])) and not INDEX_NAME.search(str(c))]
     if not times:
         return None
     multi = b[b[key].isin(counts.index[counts > 1])]
     varying = [t for t in times if multi.groupby(key, sort=False)[t].nunique().mean() > 1]
     if not varying:
         return None
-    texts = [c for c in b.columns if c not in (key, *varying) and b[c].dtype == object and 2 <= b[c].nunique() <= 50]
-    numbers = [c for c in b.columns if c not in (key, *varying) and pd.api.types.is_float_dtype(b[c])]
-    long = texts[:1] and len(numbers) == 1
-    return {"time": varying[0], "records_per_key_mean": round(float(counts.mean()), 2),
-            "key": texts[0] if long else None, "value": numbers[0] if long else None}
+    a = a if a is not None else pd.DataFrame()
+    anchors = [c for c in a.columns if ANCHOR_NAME.search(str(c)) and _clock(a[c])]
+    clock = _clock(b[varying[0]])
+    test, value = _long_columns(b, (key, *varying))
+    return {"time": varying[0], "records_per_key_mean": round(float(counts.mean()), 2), "key": test,
+            "value": value, "anchor": anchors[0] if clock and anchors else None}
 
 
 def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]:
@@ -248,13 +282,32 @@ def _other_keys(left: str, right: str, cands: list[dict]) -> list[Option]:
             for c in cands[1:3] if c["left"] == c["right"] and c["named_as_id"]]
 
 
+def _summarise_option(right: str, key: str, records: dict, recommended: bool) -> Option:
+    """Summarise the records up to the index, then join: day 0 of a time counted from the index,
+    or for clock times the first 24 h after the entity's own anchor (an admission time)."""
+    anchor, time = records.get("anchor"), records["time"]
+    pivot = f", a column per '{records['key']}'" if records["key"] else ""
+    until, clock = 0, {}
+    if anchor:
+        until, clock = CLOCK_WINDOW_HOURS, {"index": "left", "anchor": anchor, "unit": "h"}
+        said = (f"One row per '{key}' from its records with '{time}' within {CLOCK_WINDOW_HOURS} h after its "
+                f"'{anchor}'{pivot}, then a left join.")
+        assumes = f"assumes the prediction is made {CLOCK_WINDOW_HOURS} h after '{anchor}' (change until= if not)"
+    else:
+        said = f"One row per '{key}' from its records with '{time}' <= 0 (the index){pivot}, then a left join."
+        assumes = "assumes '" + time + "' counts from the index (day 0)"
+    return Option("summarize_then_join", f"Summarise {right} up to the index, then join", said, assumes,
+                  recommended, call("summarize_records", records=right, id=key, time=time, until=until,
+                                    key=records["key"], value=records["value"], **clock))
+
+
 def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands: list[dict]) -> Finding:
     """The join_keys finding of two frames: the best key, and for records over time (several
     per key, ordered by a time), that only those up to the index may become features."""
     best = cands[0]
     ev = {"left_frame": left, "right_frame": right, "best": best, "candidates": cands[:5]}
     dup = best["join_duplicates_rows"]
-    records = records_over_time(frames[right], best["right"]) if not best["unique_right"] else None
+    records = records_over_time(frames[right], best["right"], frames[left]) if not best["unique_right"] else None
     summary = (f"'{left}' and '{right}' can be joined on '{best['left']}'"
                + (f" = '{best['right']}'" if best["right"] != best["left"] else "")
                + f" ({best['match_rate_left']:.0%} of '{left}' rows match"
@@ -284,13 +337,7 @@ def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands:
         summarise = same_name
         if summarise:
             options[0] = dataclasses.replace(options[0], recommended=False)
-        options.insert(1, Option(
-            "summarize_then_join", f"Summarise {right} up to the index, then join",
-            f"One row per '{best['right']}' from its records with '{records['time']}' <= 0 (the index)"
-            + (f", a column per '{records['key']}'" if records["key"] else "") + ", then a left join.",
-            "assumes '" + records["time"] + "' counts from the index (day 0)", summarise,
-            call("summarize_records", records=right, id=best["right"], time=records["time"], until=0,
-                 key=records["key"], value=records["value"])))
+        options.insert(1, _summarise_option(right, best["right"], records, summarise))
     key_columns = [best["left"]] + ([best["right"]] if best["right"] != best["left"] else [])
     return Finding("join_keys", key_columns, "warning" if dup or best["match_rate_left"] < 0.9 or records else "info",
                    summary, ev, options, None)

@@ -25,14 +25,23 @@ STAY_NAME = re.compile(
     re.IGNORECASE)
 # what is recorded when a stay ends: death or survival to discharge, the discharge status
 END_OUTCOME_NAME = re.compile(
-    r"died|dead|death|mort|expired|surviv|alive|vital|discharg|dispos|(^|[_\W])(outcome|status)([_\W]|$)",
+    r"died|dead|death|mort|expire|surviv|alive|vital|discharg|dispos|(^|[_\W])(outcome|status)([_\W]|$)",
     re.IGNORECASE)
+# when a stay ends: a discharge or ICU-out time, known at the end of the stay like its length
+STAY_END_NAME = re.compile(
+    r"disch\w*?_?(time|date|dt|day)|(^|[_\W])out_?(time|date)|(end|exit)_?of_?stay|stay_?end", re.IGNORECASE)
 MAX_END_CLASSES = 5  # a discharge status has a few values (home, transfer, death...), not a measure
 
 
 def stay_columns(columns: list[str], profiles: dict) -> list[str]:
     """Columns named as a stay's length that hold numbers."""
     return [c for c in columns if STAY_NAME.search(c) and profiles[c].holds_numbers and profiles[c].nunique > 2]
+
+
+def stay_end_times(columns: list[str], profiles: dict) -> list[str]:
+    """Dates or times named as the moment a stay ends (discharge time, ICU out-time)."""
+    return [c for c in columns if STAY_END_NAME.search(c)
+            and (profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime")]
 
 
 def _end_outcomes(columns: list[str], profiles: dict) -> list[str]:
@@ -49,13 +58,17 @@ def end_of_stay(outcome, features: list[str], profiles: dict) -> dict[str, tuple
         return {}
     out: dict[str, tuple[TimelineGroup, str, dict]] = {}
     if outcome.kind == TaskKind.CLASSIFICATION and _end_outcomes([target], profiles):
+        for c in stay_end_times(features, profiles):
+            out[c] = (TimelineGroup.AT_OR_AFTER_OUTCOME,
+                      f"'{c}' is named as the time a stay ends, and '{target}' as what is recorded when the stay "
+                      "ends: both are known at discharge, not at admission", {"stay_end": c, "end_outcome": target})
         for c in stay_columns(features, profiles):
             out[c] = (TimelineGroup.AT_OR_AFTER_OUTCOME,
                       f"'{c}' is named as the length of a stay, and '{target}' as what is recorded when the stay "
                       "ends (death, survival to discharge, a discharge status): the stay's length is known at "
                       "discharge, with the outcome, not at admission", {"stay": c, "end_outcome": target})
     elif outcome.kind == TaskKind.REGRESSION and stay_columns([target], profiles):
-        for c in _end_outcomes(features, profiles):
+        for c in _end_outcomes(features, profiles) + stay_end_times(features, profiles):
             out[c] = (TimelineGroup.AT_OR_AFTER_OUTCOME,
                       f"'{c}' is named as what is recorded when a stay ends (death, survival to discharge, a "
                       f"discharge status), and '{target}' as the stay's length: known at discharge, with the "

@@ -8,6 +8,10 @@ valid summary keeps, for each entity, the records inside a window relative to th
 value per measurement (the latest by default), pivoted by test in long format; the records file's
 row labels (R's row names) number its rows, not the entity's, and are left out. The fitted
 :class:`RecordSummarizer` replays the same window, tests and columns on new records.
+
+Records stamped with a clock time (an ICU chart's ``charttime``) count from an ``anchor``: each
+entity's own admission time, taken from the one-row-per-entity table (``index=``), in ``unit``
+(hours by default), so ``until=24`` keeps the first day after admission.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kernel_tools.diagnosis.entities import INDEX_NAME
+from kernel_tools.diagnosis.id_names import STRONG_ID_NAME
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
@@ -26,7 +31,8 @@ class RecordSummarizer(FrameTransformer):
     """Summarise records per entity in a fixed window: the same columns for new records."""
 
     def __init__(self, id: str = "id", time: str = "time", until: float = 0.0, since: float | None = None,
-                 key: str | None = None, value: str | None = None, how: str = "last") -> None:
+                 key: str | None = None, value: str | None = None, how: str = "last", anchor: str | None = None,
+                 unit: str = "h") -> None:
         self.id = id
         self.time = time
         self.until = until
@@ -34,6 +40,8 @@ class RecordSummarizer(FrameTransformer):
         self.key = key
         self.value = value
         self.how = how
+        self.anchor = anchor
+        self.unit = unit
 
     def fit(self, X: pd.DataFrame, y: object = None) -> RecordSummarizer:
         X = self._remember_input(X)
@@ -46,7 +54,7 @@ class RecordSummarizer(FrameTransformer):
         return out.reindex(columns=self.feature_names_out_)  # a test unseen in training is not a column
 
     def _window(self, X: pd.DataFrame) -> pd.DataFrame:
-        t = pd.to_numeric(X[self.time], errors="coerce")
+        t = relative_time(X, self.time, self.anchor, self.unit)
         keep = t <= self.until
         if self.since is not None:
             keep &= t >= self.since
@@ -58,13 +66,23 @@ class RecordSummarizer(FrameTransformer):
             long = inside[[self.id, self.key, self.value]]
             wide = _take(long.groupby([self.id, self.key], sort=True)[self.value], self.how).unstack(self.key)
             wide.columns = [f"{k}_{self.how}" for k in wide.columns]
-        else:  # a row label of the records file numbers its rows, not the entity's: no measurement
-            values = [c for c in inside.columns
-                      if c not in (self.id, self.time) and not INDEX_NAME.search(str(c).strip())]
+        else:  # a row label or another id (a stay's, the file's row_id) is no measurement
+            values = [c for c in inside.columns if c not in (self.id, self.time, self.anchor)
+                      and not INDEX_NAME.search(str(c).strip()) and not STRONG_ID_NAME.search(str(c).strip())]
             wide = _take(inside.groupby(self.id, sort=True)[values], self.how)
             wide.columns = [f"{c}_{self.how}" for c in wide.columns]
         wide["records_before_index"] = inside.groupby(self.id, sort=True).size()
         return wide.reset_index().rename(columns={"index": self.id})
+
+
+def relative_time(X: pd.DataFrame, time: str, anchor: str | None, unit: str = "h") -> pd.Series:
+    """Each record's time from its entity's index: the time itself, or its clock time minus the
+    anchor's in ``unit`` (unparseable stamps are missing: outside every window)."""
+    if anchor is None:
+        return pd.to_numeric(X[time], errors="coerce")
+    stamp = pd.to_datetime(X[time], errors="coerce", format="mixed")
+    start = pd.to_datetime(X[anchor], errors="coerce", format="mixed")
+    return (stamp - start) / pd.Timedelta(1, unit=unit)
 
 
 def _take(grouped, how: str):
@@ -81,6 +99,9 @@ def summarize_records(
     key: str | None = None,
     value: str | None = None,
     how: str = "last",
+    index: pd.DataFrame | None = None,
+    anchor: str | None = None,
+    unit: str = "h",
 ) -> tuple[pd.DataFrame, StepReport]:
     """One row per entity from its records in the window ``since <= time <= until``.
 
@@ -90,17 +111,25 @@ def summarize_records(
     a measurement. ``how``: which record's value, or a summary ("last", "first", "mean", "min",
     "max", "count"). The result also counts each entity's records in the window
     (``records_before_index``); entities with none are absent (a left join leaves them missing).
+    ``index`` / ``anchor``: clock-time records count from each entity's ``anchor`` column of the
+    one-row-per-entity frame ``index`` (an admission time), in ``unit`` ("h", "D", "min").
     """
     check_frame(records, "records")
     check_columns(records, [id, time] + [c for c in (key, value) if c is not None], "records column")
     check_choice(how, "how", HOW)
     if (key is None) != (value is None):
         raise ValueError("key and value go together: a long table names its test column and its value column")
-    summarizer = RecordSummarizer(id, time, until, since, key, value, how).fit(records)
+    if (index is None) != (anchor is None):
+        raise ValueError("index and anchor go together: the frame holding each entity's index time, and its column")
+    if index is not None:
+        check_columns(index, [id, anchor], "index column")
+        records = records.drop(columns=[anchor], errors="ignore").merge(
+            index[[id, anchor]].drop_duplicates(id), on=id, how="left")
+    summarizer = RecordSummarizer(id, time, until, since, key, value, how, anchor, unit).fit(records)
     out = summarizer.transform(records)
-    t = pd.to_numeric(records[time], errors="coerce")
+    t = relative_time(records, time, anchor, unit)
     after = int((t > until).sum())
-    details = {"id": id, "time": time, "until": until, "since": since, "key": key, "value": value, "how": how,
+    details = {"id": id, "time": time, "anchor": anchor, "unit": unit if anchor else None, "until": until, "since": since, "key": key, "value": value, "how": how,
                "records": int(len(records)), "records_after_index": after, "entities": int(len(out))}
     warnings = [f"{after} of {len(records)} records are after the index ({time} > {until:g}): left out, they "
                 "are follow-up"] if after else []
