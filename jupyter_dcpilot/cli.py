@@ -26,7 +26,7 @@ from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
 from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
-from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows
+from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows, target_first
 from jupyter_dcpilot.terminal import TerminalStream, one_line
 from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus
@@ -190,7 +190,8 @@ async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started
     from jupyter_dcpilot.engine.factory import Request, build, open_session
     from jupyter_dcpilot.engine.gatekeeping import stdin_prompt
 
-    paths = [Path(p).resolve() for p in data]
+    given_paths = [Path(p).resolve() for p in data]
+    paths = target_first(given_paths, target)
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
     names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
@@ -218,6 +219,9 @@ async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started
     # a probe (e.g. a step's checks) reads every row of a lazy frame: it waits longer on more rows
     host.timeout = PROBE_TIMEOUT_S * data_scale(parquet_rows(paths) if engine == "dask" else None, engine == "dask")
     await host.start()
+    if paths != given_paths:
+        session.notify("activity", text=f"the target {target!r} is in {paths[0].name}: it is read first, as df, "
+                                        "the table the other files join to")
     files = ", ".join(f"{p.name} ({_size(p)})" for p in paths)
     session.notify("activity", text=f"loading {files}")
     loaded = await host.run_cell(nb.load_cell([str(p) for p in paths], names, engine, **codebook),

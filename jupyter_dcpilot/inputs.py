@@ -295,6 +295,17 @@ def _parses(column: Any, kind: Any) -> bool:
 INDEX_WORDS = ("first", "row")  # --index values that name no column
 
 
+def target_first(paths: list[Path], target: str | None) -> list[Path]:
+    """The files in the order a run loads them: the first one that holds ``target`` first (the
+    table the others join to: the diagnosis reads the target from ``df``), the rest as given.
+    Before, a target in a later file (a stays file passed before the admissions that record the
+    outcome) failed the diagnosis and left the join without a key."""
+    if target is None or len(paths) < 2 or any(p.is_dir() for p in paths) or target in header(paths[0]):
+        return paths
+    holder = next((p for p in paths[1:] if target in header(p)), None)
+    return paths if holder is None else [holder, *(p for p in paths if p != holder)]
+
+
 def check_run_inputs(data: list[Path], *, target: str | None, time: str | None = None,
                      entity: str | None = None, index: str | None = None,
                      test: Path | None = None, folders: bool = False, values: bool = True) -> list[str]:

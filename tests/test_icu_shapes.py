@@ -103,3 +103,29 @@ def test_stays_with_a_long_vitals_file_run_as_one_row_per_stay_in_a_real_kernel(
     # a stay's length beside the outcome at discharge is named as a choice to confirm
     confirm = next(c for c in report["validity"] if c["check"] == "structure_confirmed")
     assert not report["valid"] and "'los'" in confirm["detail"]
+
+
+def test_the_file_that_holds_the_target_is_read_first(tmp_path):
+    from jupyter_dcpilot.inputs import target_first
+
+    written = {p.name: p for p in icu_shapes.write("multi", tmp_path, n_patients=30, seed=2)}
+    names = ["icustays.csv", "patients.csv", "admissions.csv", "chartevents.csv"]  # the stays first, as a user may
+    files = [written[n] for n in names]
+    ordered = target_first(files, icu_shapes.TARGET)
+    assert [p.name for p in ordered] == ["admissions.csv", "icustays.csv", "patients.csv", "chartevents.csv"]
+    assert target_first(ordered, icu_shapes.TARGET) == ordered and target_first(files, None) == files
+
+
+@pytest.mark.slow
+def test_five_files_with_the_stays_first_run_from_the_admissions_in_a_real_kernel(tmp_path):
+    # before: the diagnosis of the stays file failed (no target in it), then the join had no key
+    from jupyter_dcpilot.cli import run_job
+
+    written = {p.name: str(p) for p in icu_shapes.write("multi", tmp_path, n_patients=120, seed=1)}
+    files = [written[n] for n in ("icustays.csv", "admissions.csv", "patients.csv", "chartevents.csv", "labevents.csv")]
+    said = io.StringIO()
+    state, report = asyncio.run(run_job(files, target=icu_shapes.TARGET, approve="recommended",
+                                        out=str(tmp_path / "out"), stream=said))
+    assert "the target 'hospital_expire_flag' is in admissions.csv: it is read first" in said.getvalue()
+    assert state == "finished", report.get("warnings")
+    assert report["model"]["features"] and not any("diagnosis failed" in w for w in report["warnings"])
