@@ -335,13 +335,15 @@ def placed_late(session: Session, findings: list[Finding]) -> list[Finding]:
     columns = set(session.variables.get("columns") or [])
     flagged = {c for f in findings if f.kind == FindingKind.TARGET_LEAKAGE and f.evidence.get("timing")
                for c in f.columns}
+    # a guess adds no second question to a column any leakage finding already asks about
+    asked = {c for f in findings if f.kind == FindingKind.TARGET_LEAKAGE for c in f.columns}
     moves = {m.column: m for m in session.structure.moves}
     out = []
     for column, entry in card.columns.items():
         move = moves.get(column)
         if (entry.known_at_index or entry.group == TimelineGroup.UNKNOWN or column in flagged
                 or (columns and column not in columns)
-                or (move is None and entry.confidence != Confidence.LOW)):
+                or (move is None and (entry.confidence != Confidence.LOW or column in asked))):
             continue
         out.append(_late_finding(entry, move))
     return out
