@@ -87,11 +87,11 @@ def test_moves_and_confirmations_are_the_experts_word_for_the_verdict(finished):
     assert "`sample_received_min` · confirmed by you\n  - confirmed here by you with a magic" in said
     verdict = checks(pilot.session)
     assert verdict["structure_confirmed"][0]
-    # confirmed after the outcome while the model holds it: the verdict says so, and a drop is asked
-    passed, detail = verdict["known_at_index"]
-    assert not passed and "'sample_received_min' (at or after outcome, moved by the user (magic))" in detail
-    late = [f for f in pilot.session.findings if f.evidence.get("source") == "timeline"]
-    assert [f.columns for f in late] == [["sample_received_min"]]
+    # the recommended answers followed the co-pilot's guesses and dropped both columns: the
+    # model holds neither, the confirmation settles the question its guess asked
+    assert verdict["known_at_index"][0] and verdict["model_trained"][1].endswith("on 2 features")
+    assert "kept out of the features: 'sample_received_min'" in verdict["no_follow_up"][1]
+    assert pilot.session.variables["columns"] == ["x1", "x2", "y"]
     assert any("moved to at or after outcome by the user with a magic" in e["text"]
                for e in pilot.session.transcript)
 

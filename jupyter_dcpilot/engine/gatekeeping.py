@@ -154,6 +154,8 @@ def new_decision(session: Session, step: Step, episode: Episode | None) -> Decis
             q.inferences = structure_cards.join_inferences(s.structure, s.inputs.frames)
         elif step.gate == Gate.IDENTIFIERS:  # a column grouping subjects: its use is the structural choice
             q.inferences = structure_cards.grouping_inferences(s.structure, list(step.columns))
+        elif step.gate == Gate.LEAKAGE:  # a column the co-pilot only guessed was recorded late: its timing
+            q.inferences = structure_cards.timing_inferences(s.structure, list(step.columns))
     options = q.options
     recommended = next((o.id for o in options if o.recommended), None)
     if recommended is None:  # the recommended option was excluded: the next one that acts

@@ -23,7 +23,7 @@ from .kernel_calls import KernelCalls
 from .memory import memory_warning
 from .progress import TICK_S, Progress
 from .session import Session
-from .structure import moved_late
+from .structure import placed_late
 from .task import Task
 
 
@@ -58,7 +58,7 @@ async def observe(session: Session, calls: KernelCalls, episodes: dict[str, Epis
     timeline = diagnosis.get("timeline")
     s.structure.record(inferences, ColumnTimeline.from_dict(timeline) if timeline else None)
     seen = {g.id for g in findings}
-    findings += moved_late(s, findings)  # what a person placed after the index stays so
+    findings += placed_late(s, findings)  # what a person or the co-pilot's guess placed after the index
     s.findings = findings + timing_kept(s, findings) + [
         f for f in s.findings if f.kind == FindingKind.SUSPECTED_LEAKAGE and f.id not in seen]
     s.diagnosis = {k: diagnosis.get(k) for k in ("shape", "elapsed_s", "sample_size")}

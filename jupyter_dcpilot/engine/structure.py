@@ -323,35 +323,56 @@ def confirmations(session: Session) -> dict[str, str]:
     return out
 
 
-def moved_late(session: Session, findings: list[Finding]) -> list[Finding]:
-    """A leakage finding for each column a person placed after the prediction time that is still
-    in the frame and that no finding of ``findings`` already flags as recorded late: its drop is
-    planned and asked like any other (the person's word is the evidence)."""
+def placed_late(session: Session, findings: list[Finding]) -> list[Finding]:
+    """A leakage finding for each column placed after the prediction time that is still in the
+    frame and that no finding of ``findings`` already flags as recorded late: placed there by a
+    person (their word is the evidence), or the co-pilot's own best guess, asked (low confidence):
+    its drop is recommended as the guess says, and the timing stays unconfirmed until a person
+    answers. A column a person placed at baseline is known then, and stays a feature."""
     card = session.structure.card()
+    if card is None:
+        return []
     columns = set(session.variables.get("columns") or [])
     flagged = {c for f in findings if f.kind == FindingKind.TARGET_LEAKAGE and f.evidence.get("timing")
                for c in f.columns}
+    # a guess adds no second question to a column any leakage finding already asks about
+    asked = {c for f in findings if f.kind == FindingKind.TARGET_LEAKAGE for c in f.columns}
+    moves = {m.column: m for m in session.structure.moves}
     out = []
-    for move in session.structure.moves:
-        entry = card.columns.get(move.column) if card is not None else None
-        if (entry is None or entry.known_at_index or entry.group == TimelineGroup.UNKNOWN
-                or move.column in flagged or (columns and move.column not in columns)):
+    for column, entry in card.columns.items():
+        move = moves.get(column)
+        if (entry.known_at_index or entry.group == TimelineGroup.UNKNOWN or column in flagged
+                or (columns and column not in columns)
+                or (move is None and (entry.confidence != Confidence.LOW or column in asked))):
             continue
-        flagged.add(move.column)
-        timing = "outcome_derived" if entry.group == TimelineGroup.AT_OR_AFTER_OUTCOME else "follow_up"
-        why = f"placed {entry.group.replace('_', ' ')} on the column timeline {by_the_user(move.via)}"
-        out.append(Finding(FindingKind.TARGET_LEAKAGE, [move.column], "critical",
-                           f"'{move.column}' is not known when a prediction is made: {why}.",
-                           {"timing": timing, "reason": why, "source": "timeline", "rationale": move.rationale},
-                           [Option("drop", f"Drop {move.column}", f"Remove {move.column} from the data before "
-                                   "modelling (recorded after the prediction time).", "if it is truly known at "
-                                   "prediction time, the model loses a real predictor", True,
-                                   {"function": "drop_columns", "params": {"columns": [move.column], "reason":
-                                                                           "recorded after the prediction time"}}),
-                            Option("keep", "Keep as is", "Keep it after all: it is known when a prediction is made.",
-                                   "a column recorded after the prediction time inflates every score", False, None)],
-                           "leakage", Chart.LEAKAGE))
+        out.append(_late_finding(entry, move))
     return out
+
+
+def _late_finding(entry: TimelineColumn, move: TimelineMove | None) -> Finding:
+    """The drop, asked, of a column placed after the prediction time (by ``move``, or by the
+    co-pilot's own guess when None)."""
+    column, where = entry.column, entry.group.replace("_", " ")
+    timing = "outcome_derived" if entry.group == TimelineGroup.AT_OR_AFTER_OUTCOME else "follow_up"
+    if move is not None:
+        why, source, rationale = f"placed {where} on the column timeline {by_the_user(move.via)}", "timeline", move.rationale
+    else:
+        said = next((p.reason for p in entry.evidence if p.group == entry.group), "")
+        why = f"placed {where} on the column timeline by the co-pilot's best guess, unconfirmed" + (
+            f" ({said})" if said else "")
+        source, rationale = "placement", ""
+    undo = "move it to baseline on the column timeline" if move is None else "keep it"
+    return Finding(FindingKind.TARGET_LEAKAGE, [column], "critical",
+                   f"'{column}' is not known when a prediction is made: {why}.",
+                   {"timing": timing, "reason": why, "source": source, "rationale": rationale},
+                   [Option("drop", f"Drop {column}", f"Remove {column} from the data before "
+                           "modelling (recorded after the prediction time).", "if it is truly known at "
+                           f"prediction time, the model loses a real predictor: {undo}", True,
+                           {"function": "drop_columns", "params": {"columns": [column], "reason":
+                                                                   "recorded after the prediction time"}}),
+                    Option("keep", "Keep as is", "Keep it after all: it is known when a prediction is made.",
+                           "a column recorded after the prediction time inflates every score", False, None)],
+                   "leakage", Chart.LEAKAGE)
 
 
 def apply_file_timeline(session: Session, timeline: dict[str, str] | None) -> None:
@@ -377,11 +398,13 @@ def apply_file_timeline(session: Session, timeline: dict[str, str] | None) -> No
 
 
 def moved(session: Session, move: TimelineMove) -> None:
-    """After a person's move: the leakage finding it makes (if any) joins the findings, and the
-    hosts hear of the card."""
+    """After a person's move: the leakage finding it makes (if any) replaces the one of the
+    co-pilot's guess, and the hosts hear of the card."""
     s = session
+    # the person's word replaces the co-pilot's guess of the column's place (and its question)
+    s.findings = [f for f in s.findings if not (f.evidence.get("source") == "placement" and move.column in f.columns)]
     seen = {f.id for f in s.findings}
-    s.findings += [f for f in moved_late(s, s.findings) if f.id not in seen]
+    s.findings += [f for f in placed_late(s, s.findings) if f.id not in seen]
     s.log("timeline", f"'{move.column}' moved to {move.group.replace('_', ' ')} {by_the_user(move.via)}"
           + (f": {move.rationale}" if move.rationale else ""), column=move.column, group=move.group)
     s.changed(EventType.TIMELINE, timeline=s.structure.card_dict(), move=move.to_dict())
@@ -436,4 +459,4 @@ def in_words(inference: Inference, what_if: bool = False, short: bool = False) -
 
 
 __all__ = ["FROM_FILE", "InferenceAnswer", "Structure", "TimelineMove", "by_a_person", "confirmations",
-           "apply_file_timeline", "in_words", "moved", "moved_late", "named", "task_choice", "timeline_group", "unconfirmed"]
+           "apply_file_timeline", "in_words", "moved", "named", "placed_late", "task_choice", "timeline_group", "unconfirmed"]

@@ -332,6 +332,14 @@ def grouping_inferences(structure: Structure, columns: list[str]) -> list[Infere
     return [i for i in structure.inferences if i.what == InferenceKind.GROUPING and i.subject in columns]
 
 
+def timing_inferences(structure: Structure, columns: list[str]) -> list[Inference]:
+    """The unsure timing of each of ``columns`` on the card (what a leakage question on the
+    co-pilot's own guess of their place settles: a person's answer confirms it)."""
+    card = structure.card()
+    return [card.columns[c].inference() for c in columns
+            if card is not None and c in card.columns and card.columns[c].confidence == Confidence.LOW]
+
+
 def inferences_view(session: Session) -> list[dict[str, Any]]:
     """The table's structural choices as the panel shows them (``Inference.to_dict``): with a
     person's answer, its value and confidence ``given`` (nothing left to ask); an entity whose

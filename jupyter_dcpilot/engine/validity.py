@@ -282,12 +282,19 @@ WHERE = {InferenceKind.TASK: "the task card", InferenceKind.DURATION: "the task 
          InferenceKind.GROUPING: "the identifiers' questions"}
 
 
+def guessed_late(session: Session) -> set[str]:
+    """Columns kept out of the features only on the co-pilot's unconfirmed guess of their place
+    (after the index): their timing is a choice the model rests on as much as a feature's."""
+    return {c for f in all_findings(session) if f.kind == FindingKind.TARGET_LEAKAGE
+            and f.evidence.get("source") == "placement" for c in f.columns}
+
+
 def _structure_confirmed(session: Session, features: set[str]) -> Check:
     s = session.structure
     if not s.inferences:
         return Check("structure_confirmed", False, "the diagnosis recorded no structural choice (task, entity, "
                      "prediction time) with its confidence: the structure the model rests on could not be checked")
-    missing = unconfirmed(session, features)
+    missing = unconfirmed(session, features | guessed_late(session))
     if missing:
         where = sorted({WHERE[InferenceKind(i.what)] for i in missing}, key=list(WHERE.values()).index)
         # numbered: each choice's evidence has its own colons and semicolons

@@ -119,16 +119,19 @@ test.describe('Data co-pilot: the column timeline card', () => {
     await expect(proposal).toHaveCount(0);
     await expect(check('structure_confirmed')).toHaveAttribute('data-passed', 'yes', { timeout: 30000 });
 
-    // then learns it was measured after the outcome: the verdict says the model used it (the
-    // card folds once nothing is left to confirm: opened again)
+    // then learns it was measured after the outcome: the recommended answer had followed the
+    // rules' guess and dropped it, so the verdict says it is kept out of the model (the card
+    // folds once nothing is left to confirm: opened again)
     await expect(card).not.toHaveAttribute('open', '');
     await card.locator('summary').first().click();
     await column.locator('select').selectOption('at_or_after_outcome');
     await expect(group('at_or_after_outcome').locator('[data-column="crp_postop"]')).toHaveCount(1, {
       timeout: 30000
     });
-    await expect(check('known_at_index')).toHaveAttribute('data-passed', 'no', { timeout: 30000 });
-    await expect(check('known_at_index')).toContainText("'crp_postop' (at or after outcome");
+    await expect(check('known_at_index')).toHaveAttribute('data-passed', 'yes');
+    await expect(check('no_follow_up')).toContainText("kept out of the features: 'crp_postop'", {
+      timeout: 30000
+    });
     await expect(panel.locator('.jp-dcpilot-error')).toHaveCount(0);
   });
 });
