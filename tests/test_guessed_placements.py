@@ -45,16 +45,16 @@ def test_a_person_placing_the_column_at_baseline_keeps_it_without_a_question():
     assert placed_late(s2, []) == []
 
 
-def _asked(by: str):
-    """The session with the guess's leakage question answered "drop" ``by`` the policy or a user."""
-    s = session(structure(), features=("age", "bili"))
+def _asked(by: str, choice: str = "drop", features=("age", "bili")):
+    """The session with the guess's leakage question answered ``choice`` ``by`` the policy or a user."""
+    s = session(structure(), features=features)
     s.findings = placed_late(s, [])
     step = Step(id="s4", episode="remove_leakage", title="drop", gate="leakage", columns=["bili_day7"],
                 finding_ids=[s.findings[0].id], status="awaiting_decision")
     s.plan.append(step)
     decision = gatekeeping.new_decision(s, step, library()[step.episode])
     assert [i["id"] for i in decision.inferences] == ["timing:bili_day7"]
-    s.decide(decision.id, "drop", "", by=by, via="policy" if by == "policy" else "panel")
+    s.decide(decision.id, choice, "", by=by, via="policy" if by == "policy" else "panel")
     return s
 
 
@@ -66,6 +66,17 @@ def test_the_dropped_guess_stays_unconfirmed_until_a_person_answers_its_question
     assert "timing:bili_day7" not in confirmations(s)
     s = _asked("user")
     assert "timing:bili_day7" in confirmations(s) and check(s).passed
+
+
+def test_a_person_who_keeps_a_guessed_late_column_says_it_is_known_at_prediction_time():
+    # before: the kept column failed no_follow_up as a kept leak would, though a person had said it
+    # is known then (as moving it to baseline says)
+    kept = _asked("user", "keep", features=("age", "bili", "bili_day7"))
+    assert check(kept, "no_follow_up").passed and check(kept, "no_leakage").passed
+    assert check(kept).passed  # the answer confirmed its timing
+    # the policy's keep (never recommended) confirms nothing: the column stays a follow-up feature
+    by_policy = _asked("policy", "keep", features=("age", "bili", "bili_day7"))
+    assert not check(by_policy, "no_follow_up").passed and "'bili_day7'" in check(by_policy, "no_follow_up").detail
 
 
 def _run(df, target: str, folder: Path, decisions: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from .episodes import Episode, library, stage_of
 from .folds import cv_stable
 from .holdout import holdout_confirms
 from .session import Session, Step
-from .structure import confirmations, in_words, unconfirmed
+from .structure import by_a_person, confirmations, in_words, unconfirmed
 
 # the names of the checks, in the order the verdict lists them
 CHECKS = ("model_trained", "diagnosis_complete", "no_identifiers", "no_follow_up", "no_leakage",
@@ -108,8 +108,11 @@ def flagged_columns(session: Session) -> dict[str, list[str]]:
     # a person's word on the timeline over the data's: a column they placed at baseline is known then
     baseline = {m.column for m in session.structure.moves} & set(
         (session.structure.card() or ColumnTimeline({})).groups()[TimelineGroup.BASELINE])
+    # as is one a person kept at the question of the co-pilot's own guess that it was recorded late
+    baseline |= {c for d in session.decisions if d.gate == Gate.LEAKAGE and d.choice == "keep" and by_a_person(d)
+                 for c in d.columns} & guessed_late(session)
     return {"identifiers": [c for c in ids if c != entity], "timed": [c for c in timed if c not in baseline],
-            "leakage": [c for c in leak if c not in timed]}
+            "leakage": [c for c in leak if c not in timed and c not in baseline]}
 
 
 def _names(columns: list[str]) -> str:
