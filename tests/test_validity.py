@@ -437,3 +437,17 @@ def test_tiny_folds_that_scatter_pass_and_a_model_worse_than_the_mean_is_said_so
     # a broken fold on the shared scale is named as one, not as a model worse than the mean
     typo = failed(audit(s, {**trees, "cv_shared_scores": [*trees["cv_shared_scores"][:-1], -900.0]}))["cv_stable"]
     assert typo.startswith("1 of 15 folds score far below the others (r2 against the variance")
+
+
+def test_every_check_of_the_verdict_has_a_title_in_the_panel():
+    """The panel lists the checks by a title a reader says; a check without one showed its id
+    (``structure_confirmed``) among the titles."""
+    import re
+    from pathlib import Path
+
+    from jupyter_dcpilot.engine.validity import CHECKS
+
+    source = (Path(__file__).resolve().parents[1] / "labextension" / "src" / "sessionView.tsx").read_text()
+    block = source[source.index("const CHECK_TITLES"):]
+    titled = set(re.findall(r"^\s+(\w+): ['\"]", block[:block.index("};")], re.M))
+    assert set(CHECKS) | {"documented"} <= titled, set(CHECKS) - titled

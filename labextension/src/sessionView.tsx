@@ -137,7 +137,9 @@ const CHECK_TITLES: { [check: string]: string } = {
   cv_stable: 'No single fold decides the estimate',
   holdout_confirms_cv: 'The holdout confirms the model',
   test_untouched: 'Test rows untouched by any fit',
-  no_suspect_score: 'No too-good-to-be-true score'
+  structure_confirmed: 'Every structural choice clear or confirmed',
+  no_suspect_score: 'No too-good-to-be-true score',
+  approved_steps_ran: 'Every approved step ran'
 };
 
 /** The verdict as its checks: each with what it found, failed ones first. */
