@@ -15,6 +15,7 @@ kernel starts.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -143,10 +144,13 @@ def _dates(df: Any) -> Any:
 
 def _ordered_factors(path: Path, name: str) -> list[str]:
     """The columns R stored as ordered factors (pyreadr reads every factor unordered): read with
-    the pure-Python rdata parser when it is installed, else none (the levels are kept either way)."""
+    the pure-Python rdata parser when it is installed, else none, said in a warning (the levels are
+    kept either way, but their order is what an ordinal score's encoding needs)."""
     try:
         import rdata
     except ImportError:
+        warnings.warn(f"{path.name}: R's ordered factors are read unordered (their levels kept): "
+                      "install rdata to keep their order (pip install 'jupyter-dcpilot[files]')", stacklevel=3)
         return []
     parsed = rdata.parser.parse_file(path)
     obj = parsed.object

@@ -251,3 +251,13 @@ def test_the_messy_file_corpus_reads_as_the_clean_table():
         "missing as '-99'", "a blank column name", "units in values ('13.1 g/dL')", "censored values ('<0.3')"}
     if r_wrote:
         assert "name one, as session.RData:d" in rows["R .RData, two objects"]["message"]
+
+
+def test_without_rdata_ordered_factors_are_read_unordered_and_the_reader_says_so(monkeypatch):
+    """pyreadr alone reads every factor unordered; the order an ordinal score's encoding needs
+    is lost then, so the reader warns instead of dropping it silently."""
+    pytest.importorskip("pyreadr")
+    monkeypatch.setitem(sys.modules, "rdata", None)  # as if only pyreadr were installed
+    with pytest.warns(UserWarning, match=r"two_tables.RData: R's ordered factors are read unordered.*install rdata"):
+        df = kt.read_file(FILES / "two_tables.RData", table="cohort")[0]
+    assert not df["stage"].cat.ordered and df["stage"].cat.categories.tolist() == ["I", "II", "III"]
