@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { approveUntilGate } from './start';
+import { approveUntilGate, LEAK_FRAME } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1280, height: 800 } });
@@ -8,17 +8,7 @@ test.describe('Data co-pilot session', () => {
   test('asks about a leaked column, drops it in a new cell, and undoes that', async ({ page, tmpPath }) => {
     test.setTimeout(300000);
     await page.notebook.createNew('copilot.ipynb');
-    await page.notebook.setCell(
-      0,
-      'code',
-      [
-        'import numpy as np, pandas as pd',
-        'rng = np.random.default_rng(0)',
-        'y = rng.integers(0, 2, 200)',
-        'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
-        '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
-      ].join('\n')
-    );
+    await page.notebook.setCell(0, 'code', LEAK_FRAME.join('\n'));
     await page.notebook.runCell(0);
 
     await page.evaluate(async () => {
@@ -76,7 +66,10 @@ test.describe('Data co-pilot session', () => {
     await page.screenshot({ path: 'test-results/decision-chart.png' });
     // drawn with the theme's variables: readable in the dark theme too
     await page.theme.setDarkTheme();
-    const bar = await chart.locator('.jp-dcpilot-chart-label').first().evaluate(e => getComputedStyle(e).fill);
+    const bar = await chart
+      .locator('.jp-dcpilot-chart-label')
+      .first()
+      .evaluate(e => getComputedStyle(e).fill);
     const brightness = (rgb: string) =>
       (rgb.match(/\d+/g) ?? []).slice(0, 3).reduce((sum, v) => sum + Number(v), 0) / 3;
     expect(brightness(bar)).toBeGreaterThan(150);
@@ -91,7 +84,9 @@ test.describe('Data co-pilot session', () => {
       document.addEventListener(
         'click',
         event => {
-          if ((event.target as Element).closest('.jp-dcpilot-decision[data-gate="leakage"] .jp-dcpilot-approve')) {
+          if (
+            (event.target as Element).closest('.jp-dcpilot-decision[data-gate="leakage"] .jp-dcpilot-approve')
+          ) {
             clock.clicked = performance.now();
           }
         },
@@ -143,7 +138,9 @@ test.describe('Data co-pilot session', () => {
     await expect(undo).toBeVisible({ timeout: 60000 });
     await undo.click({ timeout: 180000 });
     await expect(dropCell).toHaveCount(0, { timeout: 60000 });
-    await expect(panel.locator(`.jp-dcpilot-checkpoint[data-step="${step}"]`)).toHaveCount(0, { timeout: 30000 });
+    await expect(panel.locator(`.jp-dcpilot-checkpoint[data-step="${step}"]`)).toHaveCount(0, {
+      timeout: 30000
+    });
 
     // the kernel's df has its column back: in the panel's profile, and in the notebook
     await expect(panel.locator('[data-profile="df"] tbody tr')).toHaveCount(4, { timeout: 30000 });
@@ -175,9 +172,12 @@ test.describe('Data co-pilot session', () => {
     await expect(panel.locator('[data-profile="df"]')).toBeVisible({ timeout: 30000 });
     const steps = await panel.locator('.jp-dcpilot-session .jp-dcpilot-step').count();
     expect(await page.contents.renameFile(`${tmpPath}/copilot.ipynb`, `${tmpPath}/renamed.ipynb`)).toBe(true);
-    await expect(panel.locator('.jp-dcpilot-section-title').first()).toHaveText('DataFrames in renamed.ipynb', {
-      timeout: 30000
-    });
+    await expect(panel.locator('.jp-dcpilot-section-title').first()).toHaveText(
+      'DataFrames in renamed.ipynb',
+      {
+        timeout: 30000
+      }
+    );
     await expect(panel.locator('.jp-dcpilot-last')).toContainText('renamed from', { timeout: 30000 });
     await expect(panel.locator('.jp-dcpilot-session .jp-dcpilot-step')).toHaveCount(steps);
     await expect(panel.locator('.jp-dcpilot-start')).toHaveCount(0);

@@ -1,4 +1,5 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { LEAK_FRAME } from './start';
 
 /** Append a code cell, run it in place, and return its index. */
 async function run(page: IJupyterLabPageFixture, source: string): Promise<number> {
@@ -14,17 +15,7 @@ async function run(page: IJupyterLabPageFixture, source: string): Promise<number
  */
 async function planInline(page: IJupyterLabPageFixture, name: string, options: string): Promise<number> {
   await page.notebook.createNew(name);
-  await page.notebook.setCell(
-    0,
-    'code',
-    [
-      'import numpy as np, pandas as pd',
-      'rng = np.random.default_rng(0)',
-      'y = rng.integers(0, 2, 200)',
-      'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
-      '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
-    ].join('\n')
-  );
+  await page.notebook.setCell(0, 'code', LEAK_FRAME.join('\n'));
   await page.notebook.runCell(0, true);
   return run(page, `%load_ext jupyter_dcpilot\n%dcplan df --target y ${options}`);
 }

@@ -1,5 +1,6 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator, Page } from '@playwright/test';
+import { LEAK_FRAME } from './start';
 
 /**
  * The magics' decision cards in Notebook 7 (the same server galata starts serves /notebooks/):
@@ -10,14 +11,7 @@ import type { Locator, Page } from '@playwright/test';
 // the notebook is opened in a page of its own (galata's page drives JupyterLab, not Notebook 7)
 test.use({ autoGoto: false, sessions: null, viewport: { width: 1400, height: 1600 } });
 
-const FRAME = [
-  'import numpy as np, pandas as pd',
-  'rng = np.random.default_rng(0)',
-  'y = rng.integers(0, 2, 200)',
-  'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
-  '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})',
-  'df.shape'
-];
+const FRAME = [...LEAK_FRAME, 'df.shape'];
 
 function notebook(cells: string[][]): string {
   return JSON.stringify({

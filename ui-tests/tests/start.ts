@@ -1,6 +1,15 @@
 import { expect, IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { Locator } from '@playwright/test';
 
+/** The source of a cell making `df`: two features, `leak` (recorded after the outcome `y`) and `y`. */
+export const LEAK_FRAME = [
+  'import numpy as np, pandas as pd',
+  'rng = np.random.default_rng(0)',
+  'y = rng.integers(0, 2, 200)',
+  'df = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),',
+  '                   "leak": y + rng.normal(scale=0.05, size=200), "y": y})'
+];
+
 /**
  * Open the co-pilot's panel, pick the DataFrame `df` of the open notebook, and start a session
  * predicting `target` under the `approve` policy, planned by `planner` (Claude: the fake API the
