@@ -33,8 +33,9 @@ ARM = re.compile(r"_arm_(\d+)$")
 FIRST = re.compile(r"(^|_)(screen\w*|baseline|enrol\w*|registration|randomi[sz]\w*|intake|initial|entry|"
                    r"day_?0|week_?0|month_?0|v(isit)?_?0|pre)(_|$)")
 LAST = re.compile(r"(^|_)(end\w*|final|close\w*|exit|complet\w*|termination|death|off_study|eos)(_|$)")
-DAYS = {"d": 1.0, "day": 1.0, "w": 7.0, "wk": 7.0, "week": 7.0, "m": 30.44, "mo": 30.44, "mon": 30.44,
-        "month": 30.44, "y": 365.25, "yr": 365.25, "year": 365.25}
+# a month is a twelfth of a year exactly: events "12m" and "1y" fall on one day
+DAYS = {"d": 1.0, "day": 1.0, "w": 7.0, "wk": 7.0, "week": 7.0, **dict.fromkeys(("m", "mo", "mon", "month"), 365.25 / 12),
+        "y": 365.25, "yr": 365.25, "year": 365.25}
 TIMED = re.compile(r"(?:^|_)(?:(\d+(?:[._]\d+)?)_?(d|day|w|wk|week|m|mo|mon|month|y|yr|year)s?"
                    r"|(day|week|month|year)s?_?(\d+(?:[._]\d+)?))(?:_|$)")
 

@@ -184,8 +184,8 @@ def test_time_words_of_labels(label: str, timing: str | None) -> None:
 
 
 def test_events_are_ordered_by_the_mapping_their_names_or_their_rows() -> None:
-    assert event_time("baseline_arm_1") == (1, 0.0) and event_time("month_6_arm_2") == (2, 6 * 30.44)
-    assert event_time("week_2_arm_1") == (1, 14.0) and event_time("12_month_follow_up_arm_1") == (1, 12 * 30.44)
+    assert event_time("baseline_arm_1") == (1, 0.0) and event_time("month_6_arm_2") == (2, 365.25 / 2)
+    assert event_time("week_2_arm_1") == (1, 14.0) and event_time("12_month_follow_up_arm_1") == (1, 365.25)
     assert event_time("end_of_study_arm_1") == (1, float("inf")) and event_time("clinic_visit_arm_1") is None
     df = redcap_export(60, seed=3)
     assert order_events(df.sort_values("redcap_event_name"), "record_id", "redcap_event_name", None) == (

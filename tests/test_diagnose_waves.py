@@ -23,7 +23,7 @@ def follow_up_columns(d) -> set[str]:
 
 @pytest.mark.parametrize(("name", "stem", "unit", "at"), [
     ("bdi.pre", "bdi", "days", 0.0),
-    ("bdi.2m", "bdi", "days", 60.88),
+    ("bdi.2m", "bdi", "days", 60.875),
     ("sbp_week12", "sbp", "days", 84.0),
     ("os30d", "os", "days", 30.0),
     ("hba1c_v2", "hba1c", "v", 2.0),
@@ -137,3 +137,19 @@ def test_time_first_names_after_a_baseline_target_say_nothing_of_baseline_column
     assert follow_up_columns(d) >= {"day2_crp", "day7_crp"}
     assert d.timeline.columns["age"].group == "baseline"
     assert not any(p.test == "named_at_outcome" for e in d.timeline.columns.values() for p in e.evidence)
+
+
+def test_twelve_months_and_one_year_name_one_time():
+    """A quality-of-life score named at 12 months beside an outcome named at 1 year was told to be
+    "later than the target's '1y'" (a month counted as 30.44 days): it is taken with the outcome."""
+    assert parse_wave("qol_12m").at == parse_wave("admitted_1y").at == parse_wave("x_52w").at + 1.25
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    df = pd.DataFrame({"age": rng.normal(60, 9, 400).round(), "qol_12m": rng.normal(70, 12, 400).round() - 10 * y,
+                       "sixmwt_24m": rng.normal(400, 50, 400).round(), "admitted_1y": y})
+    timeline = kt.diagnose(df, target="admitted_1y").timeline.columns
+    same = timeline["qol_12m"]
+    assert same.group == "at_or_after_outcome"
+    assert any("the target's own time" in p.reason for p in same.evidence)
+    assert not any("later than" in p.reason for p in same.evidence)
+    assert any("later than the target's '1y'" in p.reason for p in timeline["sixmwt_24m"].evidence)

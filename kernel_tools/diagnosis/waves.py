@@ -19,7 +19,8 @@ from scipy.stats import spearmanr
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 
 # days in one unit; ordinal units (a visit, a wave) compare only with themselves
-DAYS = {"min": 1 / 1440, "h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.44, "y": 365.25}
+# a month is a twelfth of a year exactly: "12m" and "1y" name one time
+DAYS = {"min": 1 / 1440, "h": 1 / 24, "d": 1.0, "w": 7.0, "m": 365.25 / 12, "y": 365.25}
 UNIT_WORDS = {
     "min": "min|mins|minute|minutes", "h": "h|hr|hrs|hour|hours", "d": "d|day|days", "w": "w|wk|wks|week|weeks",
     "m": "m|mo|mos|mon|month|months", "y": "y|yr|yrs|year|years",
