@@ -108,3 +108,39 @@ def test_rows_with_long_gaps_between_them_are_not_intervals_of_one_follow_up():
             t += stay
     df = pd.DataFrame(rows)
     assert kt.diagnose(df, target="readmit").task.get("index", {}).get("start") is None
+
+
+def _large_counting_process(entities: int, seed: int = 0) -> pd.DataFrame:
+    """``entities`` subjects with 3–7 chained intervals each (ids as text), a binary event, and
+    non-negative columns that are no times (whose pairs a large table must not make slow)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(3, 8, entities)
+    subject = np.repeat([f"S{k:06d}" for k in range(entities)], counts)
+    length = rng.integers(10, 90, counts.sum()).astype(float)
+    first = np.r_[0, np.cumsum(counts)[:-1]]
+    stop = np.cumsum(length)
+    offset = np.repeat(stop[first] - length[first], counts)  # each subject's follow-up starts at 0
+    stop = stop - offset
+    n = len(stop)
+    return pd.DataFrame({"subject": subject, "age": np.repeat(rng.integers(30, 90, entities), counts),
+                         "dose": rng.gamma(2, 50, n).round(1), "weight": rng.normal(75, 12, n).round(1).clip(40),
+                         "tstart": stop - length, "tstop": stop, "event": rng.integers(0, 2, n)}).sample(
+                             frac=1, random_state=seed)
+
+
+@pytest.mark.parametrize("entities", [300, 15_000], ids=["every row", "a sample of entities first"])
+def test_a_large_counting_process_table_is_found_on_a_sample_of_its_entities(entities):
+    """Above intervals.SCREEN_ROWS rows each (start, stop, entity) is tried on a sample of whole
+    entities first; the layout is found all the same, from every row."""
+    from kernel_tools.diagnosis import intervals
+    from kernel_tools.diagnosis.columns import profile_column
+
+    df = _large_counting_process(entities)
+    assert (len(df) > intervals.SCREEN_ROWS) == (entities > 1000)
+    profiles = {c: profile_column(c, df[c]) for c in df.columns}
+    found = intervals.find_intervals(df, profiles, {"event"})
+    assert found is not None and (found.start, found.stop, found.id) == ("tstart", "tstop", "subject")
+    assert found.chained == 1.0 and found.entities == entities
+    broken = df.assign(tstart=df["tstart"] + np.random.default_rng(1).uniform(0, 30, len(df)))  # no longer chain
+    assert intervals.find_intervals(broken, {**profiles, "tstart": profile_column("tstart", broken["tstart"])},
+                                    {"event"}) is None

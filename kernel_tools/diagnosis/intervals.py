@@ -27,6 +27,8 @@ MIN_REPEATED = 0.1  # share of rows that follow an earlier interval of their ent
 MAX_COLUMNS = 40  # numeric columns tried as start or stop (the pairs grow as their square)
 MAX_IDS = 10  # entity candidates whose rows tell which columns vary
 MAX_ROWS_PER_ENTITY = 50  # intervals per entity on average, at most, for a column to tell which columns vary
+SCREEN_ROWS = 5_000  # above this many rows, each pair is tried first on the rows of a sample of entities
+SCREEN_SLACK = 0.15  # how far below CHAINED a sample's share may fall before the pair is left out
 
 
 @dataclass
@@ -49,18 +51,40 @@ class Intervals:
 def chain_share(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Series) -> tuple[float, float]:
     """``(chained, repeated)``: the share of an entity's later intervals that start where its
     previous one stopped, and the share of rows that are such later intervals."""
-    frame = pd.DataFrame({"id": df[entity_id].to_numpy(), "start": start.to_numpy(), "stop": stop.to_numpy()})
-    frame = frame.dropna().sort_values(["id", "start"], kind="stable")
-    previous = frame.groupby("id", sort=False)["stop"].shift()
-    follows = previous.notna().to_numpy()
+    return _chain_share(pd.factorize(df[entity_id])[0], _floats(start), _floats(stop))
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def _chain_share(codes: np.ndarray, start: np.ndarray, stop: np.ndarray) -> tuple[float, float]:
+    """:func:`chain_share` on the entity's integer codes (-1: missing): numpy's sort of integers,
+    not pandas' of the labels (a diagnosis tries this for every pair of times and every entity)."""
+    keep = (codes >= 0) & ~np.isnan(start) & ~np.isnan(stop)
+    codes, start, stop = codes[keep], start[keep], stop[keep]
+    order = np.lexsort((start, codes))  # stable: by entity, then start, as the rows came on ties
+    codes, start, stop = codes[order], start[order], stop[order]
+    follows = codes[1:] == codes[:-1]
     if not follows.any():
         return 0.0, 0.0
     # an export may start the next interval a unit after the last one stopped ((0, 30], (31, 62]):
     # a gap small beside the intervals still leaves the entity observed almost throughout
-    gap = frame["start"].to_numpy()[follows] - previous.to_numpy()[follows]
-    allowed = GAP_SHARE * float(np.median(frame["stop"].to_numpy() - frame["start"].to_numpy()))
+    gap = start[1:][follows] - stop[:-1][follows]
+    allowed = GAP_SHARE * float(np.median(stop - start))
     share = float(((gap >= 0) & (gap <= allowed) | np.isclose(gap, 0)).mean())
-    return share, float(follows.mean())
+    return share, float(follows.sum() / len(codes))
+
+
+def _screen(codes: np.ndarray, random_state: int = 0) -> np.ndarray | None:
+    """The rows of a random set of whole entities, about :data:`SCREEN_ROWS` of them (None: the
+    table is small enough to try every pair on every row)."""
+    if len(codes) <= SCREEN_ROWS:
+        return None
+    entities = int(codes.max()) + 1
+    chosen = np.random.default_rng(random_state).choice(
+        entities, max(1, entities * SCREEN_ROWS // len(codes)), replace=False)
+    return np.isin(codes, chosen)
 
 
 def is_chained(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Series) -> bool:
@@ -87,13 +111,22 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
     # out baseline columns (however many, wherever they stand), not the times
     varying = _varying(df, ids, [c for c, v in times.items() if v.min() >= 0])
     times = {c: times[c] for c in varying[:MAX_COLUMNS]}
-    pairs = [(a, b) for a in times for b in times if a != b and (times[a] < times[b]).mean() >= ORDERED]
+    values = {c: _floats(v) for c, v in times.items()}
+    pairs = [(a, b) for a in values for b in values if a != b and (values[a] < values[b]).mean() >= ORDERED]
     found = []
-    for start, stop in pairs:
-        for entity_id in ids:
+    for entity_id in ids:
+        codes = pd.factorize(df[entity_id])[0]
+        sample = _screen(codes)
+        few = {c: v[sample] for c, v in values.items()} if sample is not None else {}
+        for start, stop in pairs:
             if entity_id in (start, stop):
                 continue
-            chained, repeated = chain_share(df, entity_id, times[start], times[stop])
+            # most pairs of a large table are no intervals: a few thousand rows of whole entities tell
+            if sample is not None:
+                chained, repeated = _chain_share(codes[sample], few[start], few[stop])
+                if chained < CHAINED - SCREEN_SLACK or repeated < MIN_REPEATED / 2:
+                    continue
+            chained, repeated = _chain_share(codes, values[start], values[stop])
             if chained >= CHAINED and repeated >= MIN_REPEATED:
                 found.append(Intervals(start, stop, entity_id, chained, int(df[entity_id].nunique())))
     # the tightest chain wins; among equals the coarser entity (a finer split of one also chains)
