@@ -27,6 +27,9 @@ MIN_REPEATED = 0.1  # share of rows that follow an earlier interval of their ent
 MAX_COLUMNS = 40  # numeric columns tried as start or stop (the pairs grow as their square)
 MAX_IDS = 10  # entity candidates whose rows tell which columns vary
 MAX_ROWS_PER_ENTITY = 50  # intervals per entity on average, at most, for a column to tell which columns vary
+# intervals per entity on average, at most, for a column to be the entity of a counting process (a code of
+# a few levels would make each pair's screen nearly the whole table)
+MAX_INTERVALS_PER_ENTITY = 200
 SCREEN_ROWS = 5_000  # above this many rows, each pair is tried first on the rows of a sample of entities
 SCREEN_SLACK = 0.15  # how far below CHAINED a sample's share may fall before the pair is left out
 
@@ -76,6 +79,13 @@ def _chain_share(codes: np.ndarray, start: np.ndarray, stop: np.ndarray) -> tupl
     return share, float(follows.sum() / len(codes))
 
 
+def _row_sample(n: int, random_state: int = 0) -> np.ndarray | slice:
+    """The positions of about :data:`SCREEN_ROWS` random rows (every row of a small table)."""
+    if n <= SCREEN_ROWS:
+        return slice(None)
+    return np.random.default_rng(random_state).choice(n, SCREEN_ROWS, replace=False)
+
+
 def _screen(codes: np.ndarray, random_state: int = 0) -> np.ndarray | None:
     """The rows of a random set of whole entities, about :data:`SCREEN_ROWS` of them (None: the
     table is small enough to try every pair on every row)."""
@@ -112,7 +122,10 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
     varying = _varying(df, ids, [c for c, v in times.items() if v.min() >= 0])
     times = {c: times[c] for c in varying[:MAX_COLUMNS]}
     values = {c: _floats(v) for c, v in times.items()}
-    pairs = [(a, b) for a in values for b in values if a != b and (values[a] < values[b]).mean() >= ORDERED]
+    rows = _row_sample(len(df))  # a pair far from ordered on a sample is not ordered on every row
+    pairs = [(a, b) for a in values for b in values if a != b
+             and (values[a][rows] < values[b][rows]).mean() >= ORDERED - SCREEN_SLACK
+             and (values[a] < values[b]).mean() >= ORDERED]
     found = []
     for entity_id in ids:
         codes = pd.factorize(df[entity_id])[0]
@@ -168,10 +181,11 @@ def find_start(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity_id: 
 
 
 def _entity_like(values: pd.Series, profile: ColumnProfile) -> bool:
-    """Repeated values that can name an entity: codes or whole numbers, a few rows each."""
-    distinct = values.nunique(dropna=True)
-    if not 2 <= distinct <= len(values) * 0.9 or values.isna().any():
+    """Repeated values that can name an entity: codes or whole numbers, a few rows each (at most
+    :data:`MAX_INTERVALS_PER_ENTITY` on average). The profile's kind first: it costs nothing."""
+    if not (profile.kind in ("categorical", "text") or profile.kind == "numeric" and profile.is_integer):
         return False
-    if profile.kind == "numeric":
-        return bool(profile.is_integer)
-    return profile.kind in ("categorical", "text")
+    if values.isna().any():
+        return False
+    distinct = values.nunique(dropna=True)
+    return 2 <= distinct <= len(values) * 0.9 and len(values) <= MAX_INTERVALS_PER_ENTITY * distinct
