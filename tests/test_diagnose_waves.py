@@ -153,3 +153,20 @@ def test_twelve_months_and_one_year_name_one_time():
     assert any("the target's own time" in p.reason for p in same.evidence)
     assert not any("later than" in p.reason for p in same.evidence)
     assert any("later than the target's '1y'" in p.reason for p in timeline["sixmwt_24m"].evidence)
+
+
+def test_a_measure_named_between_the_start_and_the_targets_time_is_asked_as_follow_up():
+    """A 48-hour opioid dose beside pain on day 3 after surgery was placed at baseline with high
+    confidence and no word: it is taken after the start, known only to a prediction made after it."""
+    rng = np.random.default_rng(5)
+    n = 400
+    pain = rng.integers(0, 11, n)
+    df = pd.DataFrame({"age": rng.normal(55, 12, n).round(), "score_d0": rng.integers(0, 11, n),
+                       "analgesia_48h": (5 * pain + rng.normal(0, 5, n)).round(1),
+                       "income_1975": rng.gamma(2, 3000, n).round(), "pain_day3": pain})
+    timeline = kt.diagnose(df, target="pain_day3").timeline.columns
+    between = timeline["analgesia_48h"]
+    assert between.group == "during_follow_up" and between.confidence == "low"
+    assert any("after the start and before the target's 'day3'" in p.reason for p in between.evidence)
+    for column in ("age", "score_d0", "income_1975"):  # at the start, or a calendar year
+        assert timeline[column].group == "baseline", column

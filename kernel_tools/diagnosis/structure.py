@@ -267,6 +267,19 @@ def _at_target_occasion(ctx: TimelineContext, c: str) -> str | None:
             f"beside '{ctx.outcome.target}'): measured with the outcome, not before it")
 
 
+def _between_start_and_target(target: str, c: str) -> str | None:
+    """Why the name of ``c`` places it after the start and before the target's own time
+    (``opioid_mg_48h`` beside the target ``pain_day3``): taken during follow-up, known at the
+    prediction time only when the prediction is made after it; or None. Times counted from a start
+    only (days, hours, months): a calendar year (``re75`` beside ``re78``) says nothing of the index."""
+    own, wave = parse_wave(target), parse_wave(c)
+    if (own is None or wave is None or own.unit != "days" or wave.unit != "days" or wave.stem == own.stem
+            or not 0.0 < wave.at < own.at < float("inf")):
+        return None
+    return (f"named at '{wave.token}', after the start and before the target's '{own.token}': known at the "
+            "prediction time only when the prediction is made after it")
+
+
 def _later_than_target(ctx: TimelineContext, c: str) -> str | None:
     """Why the name of ``c`` carries a time later than the target's own, or None."""
     target = ctx.outcome.target
@@ -448,6 +461,9 @@ def name_evidence(ctx: TimelineContext) -> dict[str, list[Placement]]:
               or _named_like_target(target, c)) is not None:
             out.setdefault(c, []).append(Placement(TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES,
                                                    "named_at_outcome", same, False))
+        elif (between := _between_start_and_target(target, c)) is not None:
+            out.setdefault(c, []).append(Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES,
+                                                   "named_between", between, False))
         if PROCESS_NAME.search(c) and not PROCESS_NAME.search(target):
             out.setdefault(c, []).append(Placement(
                 TimelineGroup.AT_OR_AFTER_OUTCOME, EvidenceSource.NAMES, "named_process",
