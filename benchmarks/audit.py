@@ -20,13 +20,18 @@ judge. A run passes only when
 - ``joins``: files are joined on the documented key, never on another column (R's row names);
   features from an extra file of records over time come only through a window that ends at the
   index (``summarize_records``), never from records taken after it;
+- ``target``: the model predicts the documented target; a survival model reads the documented
+  time as its duration (not a censoring time or another clock) and does not read a documented
+  event code as censored (``event``: the codes the documentation names events; the code the run
+  read as censored is the one its ``recode_status`` cell named, else the readers' convention on
+  the loaded codes: 0, or the lower of two);
 - ``metric``: the metric fits the documented task (AUROC, R², C-index);
 - ``holdout``: the held-out score confirms the cross-validated one (AUROC / C-index ≤ 0.55
   next to a cross-validated ≥ 0.60 fails; R² ≤ 0 next to ≥ 0.2).
 
 A run is *quietly invalid* when its report says valid and the audit does not.
 
-    python benchmarks/audit.py RUN_DIR --task survival --target status --time futime \\
+    python benchmarks/audit.py RUN_DIR --task survival --target status --time futime --event 1 \\
         --entity id --index first --follow-up day --identifiers rownames
 """
 
@@ -48,7 +53,8 @@ CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ... while cross-vali
 AT_INDEX = ("first", "baseline")  # aggregation rules that keep each entity's first record
 INDEX_KINDS = ("row", "first", "intervals")
 CALLS = ("aggregate_per_entity", "split", "fit_evaluate", "fit_evaluate_intervals", "to_intervals",
-         "read_csv", "read_parquet", "join_frames", "summarize_records")
+         "read_csv", "read_parquet", "join_frames", "summarize_records", "recode_status")
+FITS = ("fit_evaluate", "fit_evaluate_intervals")
 JOIN_SUFFIX = "_right"  # join_frames' suffix for a column both files hold
 
 
@@ -75,6 +81,9 @@ class Truth:
     # records after the index may reach the model only through a window that ends at the index
     records: str | None = None
     extra_columns: tuple[str, ...] = ()  # the columns of the extra files
+    # survival: the target's codes its documentation names events (numbers, or labels of a status
+    # stored as text); empty when the documentation does not say (then only the duration is checked)
+    event: tuple[float | str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.task not in RIGHT_METRIC:
@@ -301,6 +310,61 @@ def join_problems(calls: list[Call], truth: Truth, features: list[str], raw: set
     return problems
 
 
+def _same_code(a: Any, b: Any) -> bool:
+    """Two status codes alike: 1 and 1.0 and '1' are one code, a label is compared as text."""
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def read_as_censored(calls: list[Call], target: str, data: pd.DataFrame | None) -> Any:
+    """The code of ``target`` (as loaded) the run's model read as censored: the one its
+    ``recode_status`` cell named, else the survival readers' convention (kernel_tools' and
+    lifelines'): 0 among non-negative codes, or the lower of two. None when it cannot be told."""
+    recode = next((c for c in reversed(calls) if c.name == "recode_status" and _arg(c, "column", 1) == target), None)
+    if recode is not None:
+        return _arg(recode, "censored", 2) if _arg(recode, "censored", 2) is not None else 0
+    if data is None or target not in data.columns:
+        return None
+    codes = data[target].dropna().unique()
+    numbers = pd.to_numeric(pd.Series(codes), errors="coerce")
+    if len(codes) and numbers.notna().all() and (numbers >= 0).all() and (numbers == 0).any():
+        return 0
+    if len(codes) == 2:
+        try:
+            return sorted(codes)[0]
+        except TypeError:
+            return sorted(map(str, codes))[0]
+    return None
+
+
+def target_problems(calls: list[Call], report: dict[str, Any], truth: Truth, data: pd.DataFrame | None) -> list[str]:
+    """The model's target, duration and event coding against the documented ones."""
+    fit = next((c for c in reversed(calls) if c.name in FITS), None)
+    task = report.get("task") or {}
+    if fit is None:
+        target, time = task.get("target"), task.get("time")
+    elif fit.name == "fit_evaluate":
+        target, time = _arg(fit, "target", 1), _arg(fit, "time", 3)
+    else:
+        target, time = _arg(fit, "event", 4), _arg(fit, "stop", 3)
+    problems = []
+    if target != truth.target:
+        problems.append(f"the model predicts {target!r}: the documented target is '{truth.target}'")
+    if truth.task != "survival":
+        return problems
+    if truth.time and time != truth.time:
+        problems.append(f"the model reads {time!r} as the survival time: the documented one is '{truth.time}'")
+    if truth.event and target == truth.target:
+        censored = read_as_censored(calls, truth.target, data)
+        if censored is not None and any(_same_code(censored, e) for e in truth.event):
+            events = ", ".join(map(str, truth.event))
+            problems.append(f"'{truth.target}' = {censored} read as censored, but the documentation names {events} "
+                            "the event: events and censored rows swapped")
+    return problems
+
+
 def metric_problems(model: dict[str, Any], truth: Truth) -> list[str]:
     expected = RIGHT_METRIC[truth.task]
     if model.get("metric") != expected:
@@ -343,6 +407,7 @@ def audit_run(out_dir: str | Path, truth: Truth) -> Audit:
     audit.problems["features"] = feature_problems(features, truth, raw)
     audit.problems["entities"] = entity_problems(calls, truth, data)
     audit.problems["joins"] = join_problems(calls, truth, features, raw)
+    audit.problems["target"] = target_problems(calls, report, truth, data)
     audit.problems["metric"] = metric_problems(model, truth)
     audit.problems["holdout"] = holdout_problems(model)
     return audit
@@ -356,6 +421,14 @@ def count(audits: list[Audit | None]) -> dict[str, int]:
             "quietly_invalid": sum(a.quietly_invalid for a in done)}
 
 
+def _code(text: str) -> float | str:
+    """A code given on the command line: a number when it reads as one, else a label."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", help="the folder with report.json and notebook.ipynb")
@@ -365,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--entity")
     ap.add_argument("--index", default="row", choices=INDEX_KINDS)
     ap.add_argument("--join", help="the documented key of a table of several files")
+    ap.add_argument("--event", default="", help="survival: the comma-separated codes documented as the event")
     for name in ("leaked", "follow-up", "identifiers"):
         ap.add_argument(f"--{name}", default="", help="comma-separated columns")
     args = ap.parse_args(argv)
@@ -374,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
 
     truth = Truth(task=args.task, target=args.target, time=args.time, entity=args.entity, index=args.index,
                   leaked=columns(args.leaked), follow_up=columns(args.follow_up),
-                  identifiers=columns(args.identifiers), join=args.join)
+                  identifiers=columns(args.identifiers), join=args.join,
+                  event=tuple(_code(c) for c in columns(args.event)))
     result = audit_run(args.run_dir, truth)
     print(json.dumps(result.to_dict(), indent=2))
     return 0 if result.passed else 1

@@ -41,10 +41,13 @@ class Dataset:
     # the time column of an extra file of records over time, counted from the index (day 0):
     # its records after the index are follow-up by construction
     records: str | None = None
+    # survival: the target's codes the documentation names events (quoted in ``note``); empty when
+    # it does not say
+    event: tuple[float | str, ...] = ()
 
     def truth(self, extra_columns: tuple[str, ...] = ()) -> Truth:
         """What ``audit.py`` holds a run on this data set to (``extra_columns``: the columns
         of the extra files, to tell the features that came from them)."""
         return Truth(task=self.task, target=self.target, time=self.time, entity=self.id, index=self.index,
                      leaked=self.leaks, follow_up=self.follow_up, identifiers=self.ids, join=self.join,
-                     records=self.records, extra_columns=extra_columns)
+                     records=self.records, extra_columns=extra_columns, event=self.event)

@@ -101,29 +101,30 @@ def catalog() -> list[Dataset]:
     D, R = Dataset, SOURCE
     return [
         # ---------------------------------------------------------------- survival/KMsurv/mstate
-        D("KMsurv/bmt", R, _r("KMsurv", "bmt"), "d1", "survival", time="t1", give_time=True, ids=("rownames",),
+        D("KMsurv/bmt", R, _r("KMsurv", "bmt"), "d1", "survival", event=(1,),
+          time="t1", give_time=True, ids=("rownames",),
           leaks=("d3",), follow_up=("t2", "d2", "ta", "da", "tc", "dc", "tp", "dp"),
           note="t1 'Time To Death Or On Study Time', d1 'Death Indicator'; d3 'Disease Free Survival Indicator "
                "1-Dead Or Relapsed' holds the death; t2/d2 relapse, ta/da acute GVHD, tc/dc chronic GVHD, tp/dp "
                "platelet recovery: (time, indicator) pairs of events after the transplant; z1-z10 baseline"),
-        D("KMsurv/burn", R, _r("KMsurv", "burn"), "D3", "survival", time="T3", give_time=True,
+        D("KMsurv/burn", R, _r("KMsurv", "burn"), "D3", "survival", event=(1,), time="T3", give_time=True,
           ids=("rownames", "Obs"), follow_up=("T1", "D1", "T2", "D2"),
           note="T3/D3 'Time to straphylocous aureaus infection' and its indicator; T1/D1 'Time to excision', "
                "T2/D2 'Time to prophylactic antibiotic treatment': treatments during follow-up; Obs "
                "'Observation number'"),
-        D("KMsurv/kidtran", R, _r("KMsurv", "kidtran"), "delta", "survival", time="time",
+        D("KMsurv/kidtran", R, _r("KMsurv", "kidtran"), "delta", "survival", event=(1,), time="time",
           ids=("rownames", "obs"), note="'time: Time to death or on-study time', 'delta: Death indicator'; "
                                         "obs 'Observation number': a plain table"),
-        D("survival/rotterdam", R, _r("survival", "rotterdam"), "death", "survival", time="dtime",
+        D("survival/rotterdam", R, _r("survival", "rotterdam"), "death", "survival", event=(1,), time="dtime",
           ids=("rownames", "pid"), follow_up=("rtime", "recur"),
           note="'dtime: days to death or last follow-up', 'death: 0= alive, 1= dead'; 'rtime: days to relapse or "
                "last follow-up', 'recur: 0= no relapse, 1= relapse': a (time, indicator) pair during follow-up"),
-        D("survival/mgus2", R, _r("survival", "mgus2"), "death", "survival", time="futime",
+        D("survival/mgus2", R, _r("survival", "mgus2"), "death", "survival", event=(1,), time="futime",
           ids=("rownames", "id"), follow_up=("ptime", "pstat"),
           note="'futime: time until death or last contact', 'death: occurrence of death'; 'ptime: time until "
                "progression to a plasma cell malignancy (PCM) or last contact', 'pstat: occurrence of PCM': a "
                "(time, indicator) pair during follow-up"),
-        D("survival/myeloid", R, _r("survival", "myeloid"), "death", "survival", time="futime",
+        D("survival/myeloid", R, _r("survival", "myeloid"), "death", "survival", event=(1,), time="futime",
           ids=("rownames", "id"), follow_up=("txtime", "crtime", "rltime"),
           note="'futime: time to death or last follow-up'; 'txtime: time to hematropetic stem cell transplant', "
                "'crtime: time to complete response', 'rltime: time to relapse of disease': times of events "
@@ -135,42 +136,45 @@ def catalog() -> list[Dataset]:
                "'fu.date: end of followup', 'futime: followup time'; 'tx.date: transplant date', 'wait.time: time "
                "before transplant', 'transplant: transplant indicator' and the mismatch scores and 'reject: "
                "rejection occurred' of the transplant come during follow-up"),
-        D("survival/udca", R, _udca, "endpoint", "survival", time="days_to_endpoint", ids=("rownames", "id"),
+        D("survival/udca", R, _udca, "endpoint", "survival", event=(1,),
+          time="days_to_endpoint", ids=("rownames", "id"),
           leaks=("last.dt", *ENDPOINT_DATES),
           note="'entry.dt: date of entry into the study'; the first endpoint as udca1 defines it ('any of death, "
                "transplant, ..., worsening'), added by the loader; each endpoint's date and 'last.dt: date of "
                "last on-study visit' are the outcome; 'bili: bilirubin value at entry', 'riskscore: the Mayo PBC "
                "risk score at entry' baseline"),
-        D("survival/cgd0", R, _cgd0, "infection", "survival", time="time_to_infection", ids=("rownames", "id"),
+        D("survival/cgd0", R, _cgd0, "infection", "survival", event=(1,),
+          time="time_to_infection", ids=("rownames", "id"),
           leaks=("etime1", "futime"), follow_up=("etime2", "etime3", "etime4", "etime5", "etime6", "etime7"),
           note="'time to serious infections observed through end of study': the first infection (etime1, else "
                "'futime: days to last follow-up') added by the loader; etime2-etime7 are later infections; "
                "'random: date of randomization', center, age/height/weight 'at study entry' baseline"),
-        D("survival/pbcseq", R, _r("survival", "pbc"), "status", "survival", time="time", ids=("rownames", "id"),
+        D("survival/pbcseq", R, _r("survival", "pbc"), "status", "survival", event=(1, 2),
+          time="time", ids=("rownames", "id"),
           leaks=("futime",), extra=(("pbcseq", _r("survival", "pbcseq")),), join="id", records="day",
           note="pbc (one row per patient, 'status at endpoint, 0/1/2 for censored, transplant, dead') and pbcseq: "
                "'the follow-up laboratory data for each study patient', 'day: number of days between enrollment "
                "and this visit date'; joined by 'id: case number'; pbcseq's futime/status hold 'further "
                "follow-up' of the outcome"),
-        D("survival/nafld", R, _nafld("nafld1"), "status", "survival", time="futime",
+        D("survival/nafld", R, _nafld("nafld1"), "status", "survival", event=(1,), time="futime",
           ids=("rownames", "id", "case.id"), extra=(("nafld2", _nafld("nafld2")),), join="id", records="days",
           note="nafld1 'contains baseline data and has one observation per subject' ('case.id: the id of the NAFLD "
                "case to whom this subject is matched'); nafld2 'laboratory data': id, 'days: days since index "
                "date', test, value; a fifth of the matched sets (loader)"),
-        D("mstate/ebmt4", R, _r("mstate", "ebmt4"), "srv.s", "survival", time="srv", give_time=True,
+        D("mstate/ebmt4", R, _r("mstate", "ebmt4"), "srv.s", "survival", event=(1,), time="srv", give_time=True,
           ids=("rownames", "id"), follow_up=("rec", "rec.s", "ae", "ae.s", "recae", "recae.s", "rel", "rel.s"),
           note="'srv: Time in days from transplantation to death or last follow-up'; recovery, adverse event, "
                "both, and relapse: (time, status) pairs of events after the transplant; year, agecl, proph, match "
                "baseline"),
-        D("mstate/ebmt3", R, _r("mstate", "ebmt3"), "rfsstat", "survival", time="rfstime",
+        D("mstate/ebmt3", R, _r("mstate", "ebmt3"), "rfsstat", "survival", event=(1,), time="rfstime",
           ids=("rownames", "id"), follow_up=("prtime", "prstat"),
           note="'rfstime: Time in days from transplantation to relapse or death' and its status; 'prtime: ... to "
                "platelet recovery', 'prstat' its status: a pair during follow-up"),
-        D("mstate/aidssi", R, _r("mstate", "aidssi"), "status", "survival", time="time",
+        D("mstate/aidssi", R, _r("mstate", "aidssi"), "status", "survival", event=(1, 2), time="time",
           ids=("rownames", "patnr"), leaks=("cause",),
           note="'status: Event indicator; 0 = censored, 1 = AIDS, 2 = SI appearance'; 'cause: Failure cause' is "
                "the same outcome in words"),
-        D("asaur/pharmacoSmoking", R, _r("asaur", "pharmacoSmoking"), "relapse", "survival", time="ttr",
+        D("asaur/pharmacoSmoking", R, _r("asaur", "pharmacoSmoking"), "relapse", "survival", event=(1,), time="ttr",
           give_time=True, ids=("rownames", "id"),
           note="'ttr: Time in days until relapse', 'relapse: Indicator of relapse'; a randomised trial, "
                "covariates 'at time of randomization'"),
@@ -242,7 +246,7 @@ def catalog() -> list[Dataset]:
                "once the flight flew; planes: 'tailnum: Plane tail number. See planes' (its year is the year "
                "the plane was made); a tenth of the flights (loader)"),
         # -------------------------- session 10: development-half tables first run as a new user would
-        D("carData/Rossi", R, _r("carData", "Rossi"), "arrest", "survival", time="week", ids=("rownames",),
+        D("carData/Rossi", R, _r("carData", "Rossi"), "arrest", "survival", event=(1,), time="week", ids=("rownames",),
           follow_up=tuple(f"emp{k}" for k in range(1, 53)),
           note="'week: week of first arrest after release, or censoring time', 'arrest: rearrested during first "
                "year? 1 yes, 0 no'; 'emp1 - emp52: Employed in week ...? (NA after arrest)': measured each week "
@@ -253,18 +257,20 @@ def catalog() -> list[Dataset]:
                "surgery and on the first post-operative morning (pod1am): the target is the 4-hour pain; what is "
                "measured with it (cough at 4 hours) or later (post-operative day 1) is not known before it; preOp_ "
                "columns and the randomised 'treat' baseline"),
-        D("boot/channing", R, _r("boot", "channing"), "cens", "survival", time="time", give_time=True,
+        D("boot/channing", R, _r("boot", "channing"), "cens", "survival", event=(1,), time="time", give_time=True,
           ids=("rownames",), leaks=("exit",),
           note="'entry: the resident's age (in months) on entry to the centre', 'exit: the age (in months) of the "
                "resident on death, leaving the centre or closure of the centre', 'time: the length of time (in "
                "months) that the resident spent at Channing House. (time=exit-entry)', 'cens: the indicator of "
                "right censoring. 1 indicates that the resident died at Channing House'"),
-        D("Ecdat/UnempDur", R, _r("Ecdat", "UnempDur"), "censor1", "survival", time="spell", ids=("rownames",),
+        D("Ecdat/UnempDur", R, _r("Ecdat", "UnempDur"), "censor1", "survival", event=(1,),
+          time="spell", ids=("rownames",),
           leaks=("censor2", "censor3", "censor4"),
           note="'spell: length of spell in number of two-week intervals', 'censor1: = 1 if re-employed at "
                "full-time job', 'censor2: = 1 if re-employed at part-time job', 'censor3: 1 if re-employed but "
                "left job: pt-ft status unknown', 'censor4: 1 if still jobless': how each spell ended"),
-        D("mstate/ebmt1", R, _r("mstate", "ebmt1"), "srvstat", "survival", time="srv", ids=("rownames", "patid"),
+        D("mstate/ebmt1", R, _r("mstate", "ebmt1"), "srvstat", "survival", event=(1,),
+          time="srv", ids=("rownames", "patid"),
           follow_up=("rel", "relstat", "yrel"),
           note="'srv: Time in days from transplantation to death or last follow-up', 'srvstat: Survival status; 1 "
                "= death; 0 = censored'; 'rel: Time in days from transplantation to relapse or last follow-up', "
@@ -285,12 +291,14 @@ def catalog() -> list[Dataset]:
         # -------------------------- session 11: development-half tables first run as a new user would
         # (survival's colon, veteran, flchain, heart, nwtco and udca2 were probed too, but hold the data of
         # sealed tables under other names: not catalogued here, see tests/test_halves.py)
-        D("survival/mgus1", R, _r("survival", "mgus1"), "status", "survival", time="stop", id="id", index="intervals",
+        D("survival/mgus1", R, _r("survival", "mgus1"), "status", "survival", event=(1,),
+          time="stop", id="id", index="intervals",
           ids=("rownames",), leaks=("event", "pcdx"),
           note="'mgus1: The same data set in start,stop format': 'status: =1 if the interval ends in an event', "
                "'event: a factor containing the event type: censor, death, or plasma cell malignancy'; 'pcdx: for "
                "subjects who progress to a plasma cell malignancy the subtype of malignancy'"),
-        D("mstate/ebmt2", R, _r("mstate", "ebmt2"), "status", "survival", time="time", ids=("rownames", "id"),
+        D("mstate/ebmt2", R, _r("mstate", "ebmt2"), "status", "survival", event=(1, 2, 3, 4, 5, 6),
+          time="time", ids=("rownames", "id"),
           leaks=("cod",),
           note="'time: Time in months from transplantation to death or last follow-up', 'status: 0 = censored; "
                "1,...,6 = death due to' six causes (competing risks); 'cod: Cause of death as factor'"),
@@ -298,7 +306,7 @@ def catalog() -> list[Dataset]:
           ids=("rownames", "participant_id"), follow_up=("number3m",),
           note="'polyp number measured (via colonoscopy) at baseline, 3 months, and 12 months after starting the "
                "study drug': number12m the outcome, 'baseline' and the randomised 'treatment' known before it"),
-        D("openintro/heart_transplant", R, _r("openintro", "heart_transplant"), "survived", "survival",
+        D("openintro/heart_transplant", R, _r("openintro", "heart_transplant"), "survived", "survival", event=("dead",),
           time="survtime", ids=("rownames", "id"), follow_up=("transplant", "wait"),
           note="'survtime: Number of days patients were alive after the date they were determined to be a candidate"
                "', 'survived: alive, dead'; 'Then the actual heart transplant occurs between a few weeks to several "
@@ -323,7 +331,7 @@ def catalog() -> list[Dataset]:
           ids=("rownames",),
           note="'math: test scores on the IRT scale', 'childid: student identifiers', 'year: the year of the "
                "test'; 'schoolid: school identifiers' groups the students"),
-        D("KMsurv/hodg", R, _r("KMsurv", "hodg"), "delta", "survival", time="time", ids=("rownames",),
+        D("KMsurv/hodg", R, _r("KMsurv", "hodg"), "delta", "survival", event=(1,), time="time", ids=("rownames",),
           note="'time: Time to death or relapse, days', 'delta: Death/relapse indicator'; 'wtime: Waiting time to "
                "transplant in months' and the Karnofsky score baseline"),
         D("geepack/koch", R, _r("geepack", "koch"), "y", "classification", time="day", id="id", ids=("rownames",),

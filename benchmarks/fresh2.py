@@ -54,12 +54,14 @@ def catalog() -> list[Dataset]:
           ids=("rownames",),
           note="'followed the growth of 27 children ... from age 8 until age 14. Every two years'; 'Subject: an "
                "ordered factor indicating the subject', labelled M01-M16, F01-F13"),
-        D("survival/retinopathy", R, _r("survival", "retinopathy"), "status", "survival", time="futime", id="id",
+        D("survival/retinopathy", R, _r("survival", "retinopathy"), "status", "survival", event=(1,),
+          time="futime", id="id",
           ids=("rownames",),
           note="'Each patient had one eye randomized to laser treatment and the other eye received no treatment, "
                "and has two observations'; 'futime: time to loss of vision or last follow-up', 'status: 0 = "
                "censored, 1 = loss of vision in this eye'; 'id: numeric subject id'"),
-        D("survival/bladder1", R, _r("survival", "bladder1"), "status", "survival", time="stop", id="id",
+        D("survival/bladder1", R, _r("survival", "bladder1"), "status", "survival", event=(1, 2, 3),
+          time="stop", id="id",
           index="intervals", ids=("rownames",), leaks=("rtumor", "rsize"), follow_up=("recur",),
           note="'start,stop: The start and end time of each time interval', 'status: End of interval code, "
                "0=censored, 1=recurrence, 2=death ...'; 'rtumor: Number of tumors found at the time of a "
@@ -70,25 +72,28 @@ def catalog() -> list[Dataset]:
           note="'died: Died before discharge?'; the others at ICU admission ('Systolic blood pressure at "
                "admission', 'PO2 from initial blood gases' ...); 'Patient ID numbers are the rownames'; 'white' "
                "and 'uncons' are recodings of race and coma"),
-        D("survival/myeloma", R, _r("survival", "myeloma"), "death", "survival", time="futime",
+        D("survival/myeloma", R, _r("survival", "myeloma"), "death", "survival", event=(1,), time="futime",
           ids=("rownames", "id"),
           note="'futime: follow up time (days)', 'death: status at last follow-up'; 'entry: time from diagnosis "
                "of MM until entry (days)', 'year: year of entry'; 'id: subject identifier', one row each"),
-        D("asaur/prostateSurvival", R, _r("asaur", "prostateSurvival"), "status", "survival", time="survTime",
+        D("asaur/prostateSurvival", R, _r("asaur", "prostateSurvival"), "status", "survival", event=(1, 2),
+          time="survTime",
           ids=("rownames",),
           note="'survTime: time from diagnosis to death or last date known alive', 'status: 0 (censored), 1 "
                "(death from prostate cancer), and 2 (death from other causes)'; grade, stage, ageGroup factors"),
-        D("survival/transplant", R, _r("survival", "transplant"), "event", "survival", time="futime",
+        D("survival/transplant", R, _r("survival", "transplant"), "event", "survival", event=("death", "ltx"),
+          time="futime",
           ids=("rownames",),
           note="'futime: time from entry to final disposition', 'event: final disposition: censored, death, ltx "
                "or withdraw' (competing risks, an R factor); age, sex, abo, year at entry"),
-        D("rpart/stagec", R, _r("rpart", "stagec"), "pgstat", "survival", time="pgtime", ids=("rownames",),
+        D("rpart/stagec", R, _r("rpart", "stagec"), "pgstat", "survival", event=(1,), time="pgtime", ids=("rownames",),
           note="'pgtime: Time to progression or last follow-up (years)', 'pgstat: 1 = progression observed'; "
                "age, eet, g2, grade, gleason, ploidy prognostic"),
-        D("MASS/Aids2", R, _aids2, "status", "survival", time="days", ids=("rownames",), leaks=("death",),
+        D("MASS/Aids2", R, _aids2, "status", "survival", event=("D",), time="days", ids=("rownames",), leaks=("death",),
           note="'diag: (Julian) date of diagnosis', 'death: (Julian) date of death or end of observation', "
                "'status: A (alive) or D (dead) at end of observation'; days = death - diag added by the loader"),
-        D("quantreg/uis", R, _r("quantreg", "uis"), "CENSOR", "survival", time="TIME", ids=("rownames", "ID"),
+        D("quantreg/uis", R, _r("quantreg", "uis"), "CENSOR", "survival", event=(1,),
+          time="TIME", ids=("rownames", "ID"),
           leaks=("Y",), follow_up=("LEN.T", "FRAC"),
           note="'TIME: Time to Drug Relapse (Measured from Admission Date)', 'CENSOR: 1 = Returned to Drugs or "
                "Lost to Follow-Up'; 'Y: log of TIME'; 'LEN.T: Length of Stay in Treatment (Admission Date to Exit "

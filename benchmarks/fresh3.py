@@ -36,12 +36,14 @@ def catalog() -> list[Dataset]:
     D, R = Dataset, SOURCE
     return [
         # ------------------------------------------------- survival with a status stored as labels
-        D("DAAG/cricketer", R, _r("DAAG", "cricketer"), "cause", "survival", time="life", ids=("rownames",),
+        D("DAAG/cricketer", R, _r("DAAG", "cricketer"), "cause", "survival", event=("acd", "inbed"),
+          time="life", ids=("rownames",),
           leaks=("dead", "acd", "kia", "inbed"),
           note="'life: lifetime or lifespan to 1992', 'cause: a factor with levels alive acd (accidental death) "
                "inbed (died in bed)' (competing causes); 'dead: 0 = alive (censored), 1 = dead', 'acd', 'kia', "
                "'inbed' the same outcome as indicators; 'left' handedness and 'year' of birth known before"),
-        D("HSAUR/mastectomy", R, _r("HSAUR", "mastectomy"), "event", "survival", time="time", ids=("rownames",),
+        D("HSAUR/mastectomy", R, _r("HSAUR", "mastectomy"), "event", "survival", event=(1,),
+          time="time", ids=("rownames",),
           note="'time: survival times in months', 'event: a logical indicating if the event was observed (TRUE) "
                "or if the survival time was censored (FALSE)', 'metastized: a factor at levels yes and no'"),
         D("Stat2Data/SuicideChina", R, _r("Stat2Data", "SuicideChina"), "Died", "classification",
@@ -55,10 +57,11 @@ def catalog() -> list[Dataset]:
                "death' (the outcome graded); 'weight: Observation weights'; 'caseid ... uniquely identify the "
                "vehicle'"),
         # ------------------------------------------------- follow-up columns and columns computed from them
-        D("KMsurv/azt", R, _azt, "death", "survival", time="months", ids=("rownames", "patient"), leaks=("age",),
+        D("KMsurv/azt", R, _azt, "death", "survival", event=(1,),
+          time="months", ids=("rownames", "patient"), leaks=("age",),
           note="'ageentry: Age at entry into AZT study, months', 'age: Age at death or censoring time, months', "
                "'death: Death indicator (1=dead, 0=alive)'; months = age - ageentry added by the loader"),
-        D("KMsurv/pneumon", R, _r("KMsurv", "pneumon"), "hospital", "survival", time="chldage",
+        D("KMsurv/pneumon", R, _r("KMsurv", "pneumon"), "hospital", "survival", event=(1,), time="chldage",
           ids=("rownames",), leaks=("agepn",),
           note="'chldage: Age child had pneumonia, months', 'hospital: Indicator for hospitalization for "
                "pneumonia'; 'agepn: Age child in the hospital for pneumonia, months'; the mother's attributes at "
@@ -66,17 +69,17 @@ def catalog() -> list[Dataset]:
         D("COUNT/medpar", R, _r("COUNT", "medpar"), "los", "regression", ids=("rownames",), follow_up=("died",),
           note="'Count models use los as response variable': 'los: length of hospital stay'; 'died: Patient "
                "died' (during the stay); hmo, white, age80, type at admission; 'provnum: Provider ID'"),
-        D("asaur/hepatoCellular", R, _r("asaur", "hepatoCellular"), "Death", "survival", time="OS",
+        D("asaur/hepatoCellular", R, _r("asaur", "hepatoCellular"), "Death", "survival", event=(1,), time="OS",
           ids=("rownames", "Number"), follow_up=("RFS", "Recurrence"),
           note="'OS: Overall survival', 'Death: 1 denotes death, 0 censored'; 'RFS: Recurrence-free survival', "
                "'Recurrence: 1 denotes recurrence, 0 censored' (a second endpoint on the same follow-up)"),
-        D("Ecdat/Unemployment", R, _r("Ecdat", "Unemployment"), "spell", "survival", time="duration",
+        D("Ecdat/Unemployment", R, _r("Ecdat", "Unemployment"), "spell", "survival", event=(1,), time="duration",
           ids=("rownames",), follow_up=UNEMPLOYMENT_LATER,
           note="'duration: duration of first spell of unemployment, t, in weeks', 'spell: 1 if spell is "
                "complete'; 'ftp1 ... searching for full time work at survey 1', ftp2-ftp4 at surveys 2-4; "
                "'search', 'pubemp' over the survey points of the spell; 'nobs: number of observations on the "
                "first spell'"),
-        D("KMsurv/kidrecurr", R, _r("KMsurv", "kidrecurr"), "infect1", "survival", time="time1",
+        D("KMsurv/kidrecurr", R, _r("KMsurv", "kidrecurr"), "infect1", "survival", event=(1,), time="time1",
           ids=("rownames", "patient"), follow_up=("time2", "infect2"),
           note="'time1: Time one of recurrence of infection, days', 'infect1: Indicator infection one'; 'time2', "
                "'infect2' the second recurrence; age, gender, gn, an, pkd the patient's"),
@@ -98,13 +101,14 @@ def catalog() -> list[Dataset]:
           note="'t0: baseline phosphate level', 't0.5 ... after 1/2 an hour' ... 't2: phosphate level after two "
                "hours', 't3', 't4', 't5' after three to five hours; 'group: control and obese'"),
         # ------------------------------------------------- plain survival tables that must stay valid
-        D("KMsurv/alloauto", R, _r("KMsurv", "alloauto"), "delta", "survival", time="time", ids=("rownames",),
+        D("KMsurv/alloauto", R, _r("KMsurv", "alloauto"), "delta", "survival", event=(1,),
+          time="time", ids=("rownames",),
           note="'time: Time to death or relapse, months', 'delta: Leukemia-free survival indicator', 'type: Type "
                "of transplant'"),
-        D("KMsurv/bfeed", R, _r("KMsurv", "bfeed"), "delta", "survival", time="duration", ids=("rownames",),
+        D("KMsurv/bfeed", R, _r("KMsurv", "bfeed"), "delta", "survival", event=(1,), time="duration", ids=("rownames",),
           note="'duration: Duration of breast feeding, weeks', 'delta: Indicator of completed breast feeding'; "
                "the mother's race, poverty, smoke, alcohol, age 'at birth of child', ybirth, yschool, pc3mth"),
-        D("KMsurv/tongue", R, _r("KMsurv", "tongue"), "delta", "survival", time="time", ids=("rownames",),
+        D("KMsurv/tongue", R, _r("KMsurv", "tongue"), "delta", "survival", event=(1,), time="time", ids=("rownames",),
           note="'type: Tumor DNA profile', 'time: Time to death or on-study time, weeks', 'delta: Death "
                "indicator'"),
     ]

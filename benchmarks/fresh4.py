@@ -61,7 +61,8 @@ def catalog() -> list[Dataset]:
           note="'durat: duration of benefits', 'ldurat: log(durat)'; 'age: age at time of injury', 'prewage: "
                "previous weekly wage', 'hosp: =1 if inj. required hosp. stay', 'afchnge: =1 if after change in "
                "benefits'; lprewage, lage, ltotmed logs of their columns"),
-        D("wooldridge/recid", R, _r("wooldridge", "recid"), "cens", "survival", time="durat", ids=("rownames",),
+        D("wooldridge/recid", R, _r("wooldridge", "recid"), "cens", "survival", event=(0,),
+          time="durat", ids=("rownames",),
           leaks=("ldurat",),
           note="'durat: min(time until return, follow)', 'cens: =1 if duration right censored' (1 is the censored "
                "value), 'ldurat: log(durat)'; 'follow: length follow period, months'; 'tserved: time served', "
@@ -84,10 +85,10 @@ def catalog() -> list[Dataset]:
           note="'Panel data on earnings of 595 individuals for the years 1976-1982'; 'id: factor indicating "
                "individual subject ID', 'year'; experience, weeks, occupation, education, union, married"),
         # ------------------------------------------------- (time, indicator) pairs, a response after treatment
-        D("KMsurv/std", R, _r("KMsurv", "std"), "rinfct", "survival", time="time", ids=("rownames", "obs"),
+        D("KMsurv/std", R, _r("KMsurv", "std"), "rinfct", "survival", event=(1,), time="time", ids=("rownames", "obs"),
           note="'rinfct: Reinfection', 'time: Time to reinfection'; 'iinfct: Initial infection'; symptoms and "
                "'at exam' findings of the initial infection; 'obs: Observation number'"),
-        D("Stat2Data/Leukemia", R, _r("Stat2Data", "Leukemia"), "Status", "survival", time="Time",
+        D("Stat2Data/Leukemia", R, _r("Stat2Data", "Leukemia"), "Status", "survival", event=(0,), time="Time",
           ids=("rownames",), follow_up=("Resp",),
           note="'given a course of treatment, after which they were assessed as to their response': 'Resp: "
                "1=responded to treatment'; 'Time: Survival time from diagnosis', 'Status: 0=dead or 1=alive' (1 is "

@@ -13,6 +13,10 @@ has a handful of censored rows, too few for any test), and by a small margin whe
 strong. Another code is taken only on strong
 evidence; short of it, the choice is *uncertain* (0 when it is a code, else the longest-followed)
 and is asked as such, even where survival was given.
+
+A status of two codes (0/1, 1/2) is read as every reader does, the higher the event, unless its name
+says censoring ('cens', 'alive') or its 'event' rows hold the end of the follow-up as censored rows
+do (:func:`two_code_reading`): then which code is the event is asked too.
 """
 
 from __future__ import annotations
@@ -31,10 +35,17 @@ STANDOUT_P = 0.05  # the longest-followed code's rows against all others (one-si
 # censoring code of a handful of rows still shows, a chance difference between classes seldom)
 STANDOUT_RATIO = 1.25  # its median follow-up at least this much above every other code's
 STRONG_P, STRONG_RATIO = 0.01, 1.5  # a code other than 0 is taken as censored only on this evidence
+# two codes: the last tenth of follow-up held by the 'event' code, as by the censored at a study's end
+END_SHARE, HOLDS_END, MIN_END_ROWS = 0.1, 0.8, 10
+MIN_SHARE = 0.1  # of the rows on the lower code: a censored few say nothing about the coding
 
 # the words of a status stored as text: which labels are events, which the censored
 EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
 CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
+
+# a status column named as censoring ('cens', 'censor1', 'alive'): which code is censored is left to
+# the follow-up (a name with EVENT_WORDS, 'death', says 1 = it happened)
+CENSOR_NAME = re.compile(r"cens|alive|living", re.IGNORECASE)
 
 Code = float | str  # a status code: a number, or a label of a status stored as text (R's factors)
 
@@ -101,6 +112,51 @@ def censoring_code(values: np.ndarray, duration: np.ndarray, named_follow_up: bo
     events: list[Code] = [float(c) for c in codes if c != censored]
     return Coding(censored, events, medians, counts, p if sure else None,
                   [_evidence(order, medians, p, censored, sure)], uncertain=not sure)
+
+
+def two_code_reading(values: np.ndarray, duration: np.ndarray, name: str) -> Coding | None:
+    """A status of two numeric codes (0/1, 1/2) the readers take as higher = event, as a
+    :class:`Coding` when that reading is uncertain; None when it stands.
+
+    Censored rows are followed until the study ends, events only until the event. A name that says
+    the event ('death') settles it. The data overrule the convention only when the higher code's rows
+    are followed clearly longer (the strong bar of :func:`censoring_code`) and hold the end of the
+    follow-up, as the censored at the study's end do (a censored few lost early, or events late in a
+    long study, do not); the uncertain reading then recommends the code the data support. A name that
+    says censoring ('cens', 'alive') asks unless the lower code's rows are the ones followed clearly
+    longer."""
+    ok = ~np.isnan(values) & ~np.isnan(duration)
+    v, d = values[ok], duration[ok]
+    codes = np.unique(v)
+    if len(codes) != 2 or (EVENT_WORDS.search(name) and not CENSOR_NAME.search(name)):
+        return None
+    low, high = float(codes[0]), float(codes[1])
+    medians: dict[Code, float] = {c: float(np.median(d[v == c])) for c in (low, high)}
+    counts: dict[Code, int] = {c: int((v == c).sum()) for c in (low, high)}
+    end = d >= np.quantile(d, 1 - END_SHARE)
+    holds_end = end.sum() >= MIN_END_ROWS and np.mean(v[end] == high) >= HOLDS_END
+    argues = (_clearly_longer(d[v == high], d[v == low], medians[high], medians[low], STRONG_P, STRONG_RATIO)
+              and counts[low] >= MIN_SHARE * len(v) and holds_end)
+    agrees = _clearly_longer(d[v == low], d[v == high], medians[low], medians[high], STANDOUT_P, STANDOUT_RATIO)
+    if not argues and (agrees or not CENSOR_NAME.search(name)):
+        return None
+    censored = high if argues else low
+    shares = ", ".join(f"{code_text(c)} on {counts[c] / len(v):.0%} of rows (median time {_length(medians[c])})"
+                       for c in (low, high))
+    why = (f"the rows coded {code_text(high)}, events by convention, were followed longest and hold "
+           f"{np.mean(v[end] == high):.0%} of the last tenth of follow-up, as censored rows do: "
+           f"{code_text(high)} is likely censored" if argues else
+           "its name may count censoring, and the follow-up does not say which code is censored")
+    return Coding(censored, [low if argues else high], medians, counts, None,
+                  [f"'{name}' holds two codes and no name or label says which is the event: {shares}; {why}"],
+                  uncertain=True)
+
+
+def _clearly_longer(longer: np.ndarray, shorter: np.ndarray, median_longer: float, median_shorter: float,
+                    p: float, ratio: float) -> bool:
+    """One code's rows followed longer beyond chance (rank test below ``p``) and by a margin."""
+    margin = median_longer / median_shorter if median_shorter > 0 else np.inf
+    return margin >= ratio and _standout(longer, shorter) < p
 
 
 def label_coding(labels: pd.Series, duration: np.ndarray) -> Coding | None:
@@ -179,4 +235,4 @@ def code_text(value: Code) -> str:
 
 
 __all__ = ["CENSOR_WORDS", "Code", "Coding", "EVENT_WORDS", "MAX_CODES", "MIN_CODES", "censoring_code", "code_text",
-           "label_coding", "status_codes"]
+           "label_coding", "status_codes", "two_code_reading"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pandas.api.types as ptypes
 
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, profile_column
 from kernel_tools.diagnosis.event_codes import (
@@ -17,6 +18,7 @@ from kernel_tools.diagnosis.event_codes import (
     code_text,
     label_coding,
     status_codes,
+    two_code_reading,
 )
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.observed_times import ObservedTime, observed_within
@@ -308,6 +310,10 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
     event = event_indicator(s)
     if event is None:
         raise ValueError(f"survival target {target!r} must be an event indicator (0 = censored, 1 = event)")
+    coded = _two_codes(df, profiles, s, target, time, given=True)
+    if coded is not None:
+        coded.duration_inference = _duration_inference(time, candidates, given=not candidates)
+        return coded
     reason = (f"survival: duration column {time!r} with event indicator {target!r}"
               + (" (given)" if task == TaskKind.SURVIVAL else ""))
     outcome = _survival(df, profiles, target, time, event, reason)
@@ -340,9 +346,13 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     if observed is not None:  # the named follow-up is the censoring time of another: asked, as a status is
         values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
         return _status_survival(df, profiles, target, observed.observed, values, observed.coding)
+    candidates = duration_candidates(df, profiles, {target})
+    coded = _two_codes(df, profiles, s, target, duration, given=False)
+    if coded is not None:
+        coded.duration_inference = _duration_inference(duration, candidates, given=False)
+        return coded
     reason = f"survival: event codes {target!r} next to follow-up time {duration!r}"
     outcome = _survival(df, profiles, target, duration, event, reason)
-    candidates = duration_candidates(df, profiles, {target})
     outcome.inference = Inference(
         InferenceKind.TASK, "survival", Confidence.HIGH,
         [f"'{target}' holds event codes {event[1]} and '{duration}' is named and behaves as a follow-up time"],
@@ -357,6 +367,17 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
                                           "recorded when the stay ends, not followed over time")
         outcome.inference.alternatives = [stay]
     return outcome
+
+
+def _two_codes(df, profiles, s: pd.Series, target: str, duration: str, given: bool) -> Outcome | None:
+    """A numeric status of two codes whose usual reading (the higher the event) the name or the
+    follow-up puts in doubt (:func:`.event_codes.two_code_reading`): read as a status, and asked;
+    None when the usual reading stands (a logical TRUE/FALSE always does)."""
+    if ptypes.is_bool_dtype(s.dtype):
+        return None
+    values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    coding = two_code_reading(values, numeric_values(df[duration], profiles[duration]), target)
+    return None if coding is None else _status_survival(df, profiles, target, duration, values, coding, given=given)
 
 
 def _observed_time(df, profiles, s: pd.Series, target: str, duration: str) -> ObservedTime | None:
@@ -530,7 +551,8 @@ def _status_survival(df, profiles, target: str, duration: str, values: np.ndarra
     outcome = _survival(df, profiles, target, duration, (event, [code_text(c) for c in codes]), reason)
     outcome.coding = coding
     reading = (f"'{target}' is a status of {len(codes)} codes next to the follow-up time '{duration}': "
-               f"{censored} censored, codes {events} merged as 'any event' (follow-up ends at the first)")
+               + (f"{censored} censored, {events} the event" if len(codes) == 2 else
+                  f"{censored} censored, codes {events} merged as 'any event' (follow-up ends at the first)"))
     others = [c for c in coding.ranked() if c != coding.censored]
     alternatives = [Alternative(status_reading(c), [f"its rows were followed {coding.medians[c]:.3g} (median) against "
                                                     f"{coding.medians[coding.censored]:.3g} for {censored}"],
