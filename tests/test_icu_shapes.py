@@ -50,6 +50,18 @@ def test_the_end_of_a_stay_is_at_the_outcome_recorded_at_discharge(tables):
     assert columns.get("intime", {}).get("group") != "at_or_after_outcome"
 
 
+def test_what_a_stays_end_records_is_at_the_outcome(tables):
+    # a death's time (the admission's own) and a discharge status beside an outcome recorded at
+    # the stay's end are known then, not at admission (before: the death's time was baseline)
+    wide = icu_shapes.wide(tables).rename(columns={  # not MIMIC's names
+        "deathtime": "time_of_death", "discharge_location": "discharged_to", "gender": "sex",
+        icu_shapes.TARGET: "died_in_hospital"})
+    report = kt.diagnose(wide.astype({"time_of_death": str}), target="died_in_hospital")
+    groups = {c: e["group"] for c, e in report.timeline.to_dict()["columns"].items()}
+    assert groups["time_of_death"] == groups["discharged_to"] == "at_or_after_outcome"
+    assert groups["sex"] == "baseline"
+
+
 def test_nested_ids_ask_which_level_is_predicted_for(tables):
     # patients hold admissions hold stays: the patient is proposed (its stays on one side of the
     # split), but which level a prediction is for is asked (before: the patient, confidence high)
