@@ -141,3 +141,11 @@ def test_five_files_with_the_stays_first_run_from_the_admissions_in_a_real_kerne
     assert "the target 'hospital_expire_flag' is in admissions.csv: it is read first" in said.getvalue()
     assert state == "finished", report.get("warnings")
     assert report["model"]["features"] and not any("diagnosis failed" in w for w in report["warnings"])
+    # every file reaches the admissions (before: only the stays were joined): the patients on their
+    # key, the chart and lab records over the window; the stays, a finer level, said and not joined
+    notebook = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "window_h = 24  # hours after 'admittime'" in code
+    assert "names=['patients.csv', 'chartevents.csv', 'labevents.csv'], birth='dob', at='admittime')" in code
+    assert "age_at_admittime" in report["model"]["features"]
+    assert "# icustays.csv (df_2) not joined: one row per 'icustay_id', several per 'hadm_id'" in code
