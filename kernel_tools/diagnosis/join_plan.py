@@ -20,15 +20,17 @@ from kernel_tools.transforms.records import relative_time
 WINDOWS_HOURS = (6, 24, 48)  # the windows the question offers; the first day is the usual ICU index
 DEFAULT_WINDOW_HOURS = 24
 BIRTH_NAME = re.compile(r"(^|[_\W])(dob|birth\w*|born)([_\W]|$)|^dob|birth_?date|date_?of_?birth", re.IGNORECASE)
+# a long table's column naming what was measured (a test, an item code)
 ITEM_NAME = re.compile(r"item|test|lab|code|param|variable|measure|label|analyte|name", re.IGNORECASE)
-UNIT_NAME = re.compile(r"(^|[_\W])(unit|units|uom)([_\W]|$)|uom$|units?$", re.IGNORECASE)
+# its unit of each value, named as a whole word ('community' holds no unit)
+UNIT_COLUMN_NAME = re.compile(r"(^|[_\W])(unit|units|uom)([_\W]|$)|uom$|units?$", re.IGNORECASE)
 
 
 def unit_column(b: pd.DataFrame, records: dict) -> str | None:
     """The long table's unit of each value: a text column named as a unit, with few values."""
     if not records.get("key"):
         return None
-    return next((str(c) for c in b.columns if UNIT_NAME.search(str(c)) and b[c].dtype == object
+    return next((str(c) for c in b.columns if UNIT_COLUMN_NAME.search(str(c)) and b[c].dtype == object
                  and 1 <= b[c].nunique() <= 200), None)
 
 

@@ -18,6 +18,7 @@ from kernel_tools.diagnosis.id_names import ROW_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.inputs import check_column, check_frame
 from kernel_tools.diagnosis.join_plan import (
     DEFAULT_WINDOW_HOURS,
+    ITEM_NAME,
     WINDOWS_HOURS,
     plan_entry,
     plan_finding,
@@ -144,7 +145,6 @@ RECORD_TIME = re.compile(r"(^|[_\W])(day|days|time|visit|week|weeks|month|months
 # each entity's own start in the one-row-per-entity frame: clock-time records count from it
 ANCHOR_NAME = re.compile(r"(^|[_\W])in_?(time|date)|admi\w*_?(time|date)|admittime|intime|enrol\w*_?(time|date)|"
                          r"(entry|start)_?(time|date)", re.IGNORECASE)
-ITEM_NAME = re.compile(r"item|test|lab|code|param|variable|measure|label|analyte|name", re.IGNORECASE)
 UNIT_NAME = re.compile(r"unit|uom", re.IGNORECASE)
 
 
