@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "aggregate_per_entity": "transforms",
     "to_intervals": "transforms",
     "drop_empty_intervals": "transforms",
+    "join_files": "transforms",
     "join_frames": "transforms",
     "summarize_records": "transforms",
     "drop_columns": "transforms",

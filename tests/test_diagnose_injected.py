@@ -148,10 +148,12 @@ def test_join_keys_and_leak_through_join():
     aux["site"] = rng.choice(["s1", "s2"], n)
     visits = pd.DataFrame({"Id": np.repeat(main["Id"].to_numpy()[:100], 3), "v": np.arange(300)})
     d = diagnose_join({"train": main, "aux": aux, "visits": visits}, target="Class")
-    keys = {f.evidence["right_frame"]: f for f in d.by_kind("join_keys")}
-    assert keys["aux"].evidence["best"]["left"] == "Id"
-    assert keys["aux"].evidence["best"]["match_rate_left"] == 1.0
-    assert keys["visits"].evidence["best"]["join_duplicates_rows"] is True
+    (plan,) = d.by_kind("join_keys")  # three files: one plan for both others
+    files = {e["frame"]: e for e in plan.evidence["files"]}
+    assert files["aux"]["on"] == "Id" and "records" not in files["aux"]  # one row per key: joined as it is
+    assert "would multiply the rows" in files["visits"]["why"]  # several rows per key, no time: not joined
+    aux = next(i for i in d.inferences if i.subject == "train+aux")
+    assert aux.value == "Id" and "100% of 'train' rows" in aux.evidence[0]
     assert reported(d, "target_leakage") == {"Group"}
 
 

@@ -50,6 +50,18 @@ def test_the_end_of_a_stay_is_at_the_outcome_recorded_at_discharge(tables):
     assert columns.get("intime", {}).get("group") != "at_or_after_outcome"
 
 
+def test_what_a_stays_end_records_is_at_the_outcome(tables):
+    # a death's time (the admission's own) and a discharge status beside an outcome recorded at
+    # the stay's end are known then, not at admission (before: the death's time was baseline)
+    wide = icu_shapes.wide(tables).rename(columns={  # not MIMIC's names
+        "deathtime": "time_of_death", "discharge_location": "discharged_to", "gender": "sex",
+        icu_shapes.TARGET: "died_in_hospital"})
+    report = kt.diagnose(wide.astype({"time_of_death": str}), target="died_in_hospital")
+    groups = {c: e["group"] for c, e in report.timeline.to_dict()["columns"].items()}
+    assert groups["time_of_death"] == groups["discharged_to"] == "at_or_after_outcome"
+    assert groups["sex"] == "baseline"
+
+
 def test_nested_ids_ask_which_level_is_predicted_for(tables):
     # patients hold admissions hold stays: the patient is proposed (its stays on one side of the
     # split), but which level a prediction is for is asked (before: the patient, confidence high)
@@ -129,3 +141,11 @@ def test_five_files_with_the_stays_first_run_from_the_admissions_in_a_real_kerne
     assert "the target 'hospital_expire_flag' is in admissions.csv: it is read first" in said.getvalue()
     assert state == "finished", report.get("warnings")
     assert report["model"]["features"] and not any("diagnosis failed" in w for w in report["warnings"])
+    # every file reaches the admissions (before: only the stays were joined): the patients on their
+    # key, the chart and lab records over the window; the stays, a finer level, said and not joined
+    notebook = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "window_h = 24  # hours after 'admittime'" in code
+    assert "names=['patients.csv', 'chartevents.csv', 'labevents.csv'], birth='dob', at='admittime')" in code
+    assert "age_at_admittime" in report["model"]["features"]
+    assert "# icustays.csv (df_2) not joined: one row per 'icustay_id', several per 'hadm_id'" in code

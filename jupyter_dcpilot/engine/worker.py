@@ -25,6 +25,7 @@ from .episodes import CALL_EXPECT, Episode
 from .errors import cell_error
 from .groups import chosen_groups, step_groups
 from .hosts import CellResult, KernelProbe, NotebookHost
+from .join_cells import join_files_code
 from .kernel_calls import KernelCalls
 from .notebook import IMPORTS
 from .plan_edits import call_params
@@ -179,6 +180,9 @@ class Worker:
             body = [ep.source]
         elif function is None:
             return None
+        elif function == "join_files":
+            inputs = self.session.inputs
+            body = join_files_code(self.session.frame, var, params, list(inputs.frames), list(inputs.data))
         elif function == "join_frames" or (function == "summarize_records" and ep.combines_frames):
             body = self._join_code(var, function, params)
         elif ep.stage == "post_split":

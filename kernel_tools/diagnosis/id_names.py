@@ -32,3 +32,7 @@ ENTITY_NAME = re.compile(
     r"dog|pig|cow|tree|litter|family|twin|household|student|pupil|worker|operator|rater)s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
     re.IGNORECASE,
 )
+
+
+# a row's own number, whatever its values (MIMIC numbers every file's rows 'row_id' from 1)
+ROW_ID_NAME = re.compile(r"^row_?(id|num|number|no|nr|index|key)$", re.IGNORECASE)

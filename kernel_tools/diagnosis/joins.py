@@ -14,8 +14,17 @@ import pandas as pd
 
 from kernel_tools.diagnosis.columns import profile_columns
 from kernel_tools.diagnosis.entities import INDEX_NAME, ROW_NUMBER_NAME
-from kernel_tools.diagnosis.id_names import looks_like_id_name
+from kernel_tools.diagnosis.id_names import ROW_ID_NAME, looks_like_id_name
 from kernel_tools.diagnosis.inputs import check_column, check_frame
+from kernel_tools.diagnosis.join_plan import (
+    DEFAULT_WINDOW_HOURS,
+    ITEM_NAME,
+    WINDOWS_HOURS,
+    plan_entry,
+    plan_finding,
+    unit_column,
+    window_evidence,
+)
 from kernel_tools.diagnosis.leakage import ABSOLUTE, feature_scores, strength
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import KindData, declare
@@ -27,8 +36,6 @@ from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Basis, Confidence, FindingKind, Gate, InferenceKind, TaskKind, metric_words
 
 MAX_KEY_VALUES = 200_000
-# a row's own number, whatever its values (MIMIC numbers every file's rows 'row_id' from 1)
-ROW_ID_NAME = re.compile(r"^row_?(id|num|number|no|nr|index|key)$", re.IGNORECASE)
 
 
 def _key_values(s: pd.Series) -> pd.Series:
@@ -138,9 +145,7 @@ RECORD_TIME = re.compile(r"(^|[_\W])(day|days|time|visit|week|weeks|month|months
 # each entity's own start in the one-row-per-entity frame: clock-time records count from it
 ANCHOR_NAME = re.compile(r"(^|[_\W])in_?(time|date)|admi\w*_?(time|date)|admittime|intime|enrol\w*_?(time|date)|"
                          r"(entry|start)_?(time|date)", re.IGNORECASE)
-ITEM_NAME = re.compile(r"item|test|lab|code|param|variable|measure|label|analyte|name", re.IGNORECASE)
 UNIT_NAME = re.compile(r"unit|uom", re.IGNORECASE)
-CLOCK_WINDOW_HOURS = 24  # the usual ICU index: the first day after admission
 
 
 def _clock(s: pd.Series) -> bool:
@@ -159,8 +164,9 @@ def _long_columns(b: pd.DataFrame, skip: tuple) -> tuple[str | None, str | None]
     tests = [c for c in b.columns if c not in skip and 2 <= b[c].nunique() <= 50 and not UNIT_NAME.search(str(c))
              and (b[c].dtype == object or (pd.api.types.is_integer_dtype(b[c]) and ITEM_NAME.search(str(c))))]
     tests.sort(key=lambda c: not ITEM_NAME.search(str(c)))
+    # a float with decimals is a measurement whatever its name ('result_num' names a number, not an id)
     numbers = [c for c in b.columns if c not in skip and pd.api.types.is_float_dtype(b[c])
-               and not looks_like_id_name(str(c))]
+               and (not looks_like_id_name(str(c)) or _not_a_key(c, b[c]) is not None)]
     if tests and len(numbers) == 1:
         return tests[0], numbers[0]
     return None, None
@@ -181,12 +187,16 @@ def records_over_time(b: pd.DataFrame, key: str, a: pd.DataFrame | None = None) 
     varying = [t for t in times if multi.groupby(key, sort=False)[t].nunique().mean() > 1]
     if not varying:
         return None
-    a = a if a is not None else pd.DataFrame()
-    anchors = [c for c in a.columns if ANCHOR_NAME.search(str(c)) and _clock(a[c])]
+    anchor = _anchor(a if a is not None else pd.DataFrame())
     clock = _clock(b[varying[0]])
     test, value = _long_columns(b, (key, *varying))
     return {"time": varying[0], "records_per_key_mean": round(float(counts.mean()), 2), "key": test,
-            "value": value, "anchor": anchors[0] if clock and anchors else None}
+            "value": value, "anchor": anchor if clock else None}
+
+
+def _anchor(a: pd.DataFrame) -> str | None:
+    """Each entity's own start in a one-row-per-entity frame (an admission time), stamped as a clock time."""
+    return next((str(c) for c in a.columns if ANCHOR_NAME.search(str(c)) and _clock(a[c])), None)
 
 
 def _leaks_through_join(frames, left, right, key, target, seed) -> list[Finding]:
@@ -247,21 +257,39 @@ def diagnose_join(frames: dict[str, pd.DataFrame], target: str | None = None,
         check_column(next(iter(frames.values())), target, "target")
     findings = []
     inferences: list[Inference] = []
+    entries: list[dict] = []
+    # three files or more around the one holding the target: one plan for all of them (a pair of
+    # files keeps its own finding, with the other keys as options)
+    planned = len(holders) == 1 and len(frames) > 2
     for left, right in itertools.permutations(frames, 2):
         if holders and left not in holders:
             continue
         if not holders and list(frames).index(left) > list(frames).index(right):
             continue
         cands = key_candidates(frames[left], frames[right])
+        if planned:
+            entries.append(plan_entry(frames, left, right, cands, records_over_time))
         if not cands:
             continue
         key = key_inference(left, right, cands)
         inferences.append(key)
-        findings.append(_join_finding(frames, left, right, cands))
-        if not key.settled:  # an uncertain key is a question at the join, with its alternatives
-            findings[-1].gate = Gate.JOIN
+        if not planned:
+            findings.append(_join_finding(frames, left, right, cands))
+            # an uncertain key is a question at the join, with its alternatives; so is the window
+            # of records stamped with clock times (no question for records counted from the index)
+            if not key.settled or (findings[-1].evidence.get("records") or {}).get("anchor"):
+                findings[-1].gate = Gate.JOIN
         if target is not None and left in holders:
             findings += _leaks_through_join(frames, left, right, cands[0], target, random_state)
+    if planned:
+        left = holders[0]
+        plan = plan_finding(frames, left, entries, _anchor(frames[left]))
+        # an uncertain key, or a window over clock times, is the expert's to decide
+        joined = {f"{left}+{e['frame']}" for e in entries if "why" not in e}
+        unsure = any(not i.settled for i in inferences if i.subject in joined)
+        if unsure or plan.evidence.get("window_hours"):
+            plan.gate = Gate.JOIN
+        findings.insert(0, plan)
     task = {"kind": None, "target": target, "time": None, "event": None, "id": None, "visit": None,
             "reason": "join diagnosis of several frames"}
     shape = [sum(len(df) for df in frames.values()), sum(df.shape[1] for df in frames.values())]
@@ -282,23 +310,34 @@ def _other_keys(left: str, right: str, cands: list[dict]) -> list[Option]:
             for c in cands[1:3] if c["left"] == c["right"] and c["named_as_id"]]
 
 
-def _summarise_option(right: str, key: str, records: dict, recommended: bool) -> Option:
-    """Summarise the records up to the index, then join: day 0 of a time counted from the index,
-    or for clock times the first 24 h after the entity's own anchor (an admission time)."""
+def _summarise_options(frames: dict[str, pd.DataFrame], left: str, right: str, key: str, records: dict,
+                       recommended: bool) -> list[Option]:
+    """Summarise the records up to the index, then join: day 0 of a time counted from the index;
+    for clock times the first hours after the entity's own anchor (an admission time), the window
+    the expert's choice (6, 24 or 48 h, 24 recommended), each with how many entities it sees."""
     anchor, time = records.get("anchor"), records["time"]
     pivot = f", a column per '{records['key']}'" if records["key"] else ""
-    until, clock = 0, {}
-    if anchor:
-        until, clock = CLOCK_WINDOW_HOURS, {"index": "left", "anchor": anchor, "unit": "h"}
-        said = (f"One row per '{key}' from its records with '{time}' within {CLOCK_WINDOW_HOURS} h after its "
-                f"'{anchor}'{pivot}, then a left join.")
-        assumes = f"assumes the prediction is made {CLOCK_WINDOW_HOURS} h after '{anchor}' (change until= if not)"
-    else:
+    units = {"unit_column": u} if (u := unit_column(frames[right], records)) else {}
+    if not anchor:
         said = f"One row per '{key}' from its records with '{time}' <= 0 (the index){pivot}, then a left join."
-        assumes = "assumes '" + time + "' counts from the index (day 0)"
-    return Option("summarize_then_join", f"Summarise {right} up to the index, then join", said, assumes,
-                  recommended, call("summarize_records", records=right, id=key, time=time, until=until,
-                                    key=records["key"], value=records["value"], **clock))
+        return [Option("summarize_then_join", f"Summarise {right} up to the index, then join", said,
+                       "assumes '" + time + "' counts from the index (day 0)", recommended,
+                       call("summarize_records", records=right, id=key, time=time, until=0, key=records["key"],
+                            value=records["value"], **units))]
+    seen = window_evidence(frames[left], frames[right], key, records)
+    options = []
+    for w in WINDOWS_HOURS:
+        n, median = seen[w]
+        options.append(Option(
+            "summarize_then_join" + ("" if w == DEFAULT_WINDOW_HOURS else f"_{w}h"),
+            f"Summarise {right} over the first {w} h, then join",
+            f"One row per '{key}' from its records with '{time}' within {w} h after its '{anchor}'{pivot}, then a "
+            f"left join: {n:,} of {len(frames[left]):,} '{left}' rows have records in it (median {median:g}).",
+            f"the prediction is made {w} h after '{anchor}': a longer window sees more but predicts later",
+            recommended and w == DEFAULT_WINDOW_HOURS,
+            call("summarize_records", records=right, id=key, time=time, until=w, key=records["key"],
+                 value=records["value"], **units, index="left", anchor=anchor, unit="h")))
+    return options
 
 
 def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands: list[dict]) -> Finding:
@@ -331,13 +370,16 @@ def _join_finding(frames: dict[str, pd.DataFrame], left: str, right: str, cands:
         ev["records"] = records
         summary += (f" '{right}' holds {records['records_per_key_mean']:g} records per '{best['right']}' over "
                     f"'{records['time']}': those after the index are follow-up, so only the records up to it, "
-                    "summarised per subject, may become features.")
+                    "summarised per subject, may become features."
+                    + (f" How long after '{records['anchor']}' the prediction is made is the expert's choice "
+                       f"(default the first {DEFAULT_WINDOW_HOURS} h after admission)." if records.get("anchor")
+                       else ""))
         # joined as they are, the records multiply the rows (a 3,500-row cohort became 84,000) and
         # bring the follow-up in: summarising them first is what is recommended
         summarise = same_name
         if summarise:
             options[0] = dataclasses.replace(options[0], recommended=False)
-        options.insert(1, _summarise_option(right, best["right"], records, summarise))
+        options[1:1] = _summarise_options(frames, left, right, best["right"], records, summarise)
     key_columns = [best["left"]] + ([best["right"]] if best["right"] != best["left"] else [])
     return Finding("join_keys", key_columns, "warning" if dup or best["match_rate_left"] < 0.9 or records else "info",
                    summary, ev, options, None)

@@ -30,6 +30,10 @@ END_OUTCOME_NAME = re.compile(
 # when a stay ends: a discharge or ICU-out time, known at the end of the stay like its length
 STAY_END_NAME = re.compile(
     r"disch\w*?_?(time|date|dt|day)|(^|[_\W])out_?(time|date)|(end|exit)_?of_?stay|stay_?end", re.IGNORECASE)
+# a feature named as what a stay's end records (a death, its date, an expire flag, a discharge):
+# a parent file's date of death joins in beside the stay's own (narrower than END_OUTCOME_NAME:
+# 'status' or 'vital' name baseline features too)
+RECORDED_AT_END_NAME = re.compile(r"died|dead|death|expire|discharg|(^|[_\W])dod([_\W]|$)", re.IGNORECASE)
 MAX_END_CLASSES = 5  # a discharge status has a few values (home, transfer, death...), not a measure
 
 
@@ -42,6 +46,13 @@ def stay_end_times(columns: list[str], profiles: dict) -> list[str]:
     """Dates or times named as the moment a stay ends (discharge time, ICU out-time)."""
     return [c for c in columns if STAY_END_NAME.search(c)
             and (profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime")]
+
+
+def recorded_at_end(columns: list[str], profiles: dict) -> list[str]:
+    """A few classes or a date named as what a stay's end records (``dod``, ``expire_flag``, ``deathtime``)."""
+    return [c for c in columns if RECORDED_AT_END_NAME.search(c) and not STAY_NAME.search(c) and (
+        2 <= profiles[c].nunique <= MAX_END_CLASSES or profiles[c].kind == "datetime"
+        or profiles[c].parsed_as == "datetime")]
 
 
 def _end_outcomes(columns: list[str], profiles: dict) -> list[str]:
@@ -67,6 +78,11 @@ def end_of_stay(outcome, features: list[str], profiles: dict) -> dict[str, tuple
                       f"'{c}' is named as the length of a stay, and '{target}' as what is recorded when the stay "
                       "ends (death, survival to discharge, a discharge status): the stay's length is known at "
                       "discharge, with the outcome, not at admission", {"stay": c, "end_outcome": target})
+        for c in recorded_at_end(features, profiles):
+            out.setdefault(c, (TimelineGroup.AT_OR_AFTER_OUTCOME,
+                               f"'{c}' is named as what a stay's end records (a death, its date, a discharge), "
+                               f"like '{target}': known then, not at admission", {"recorded_at_end": c,
+                                                                                   "end_outcome": target}))
     elif outcome.kind == TaskKind.REGRESSION and stay_columns([target], profiles):
         for c in _end_outcomes(features, profiles) + stay_end_times(features, profiles):
             out[c] = (TimelineGroup.AT_OR_AFTER_OUTCOME,

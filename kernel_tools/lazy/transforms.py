@@ -201,3 +201,4 @@ def unsupported(name: str, why: str) -> Callable[..., Any]:
 
 
 join_frames = unsupported("join_frames", "join the files with dask.dataframe.merge before the co-pilot starts")
+join_files = unsupported("join_files", "join the files with dask.dataframe.merge before the co-pilot starts")

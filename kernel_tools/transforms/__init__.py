@@ -13,7 +13,7 @@ from .dtypes import DtypeFixer, fix_dtypes
 from .entities import EntityAggregator, aggregate_per_entity
 from .imputation import Imputer, impute
 from .intervals import IntervalBuilder, drop_empty_intervals, to_intervals
-from .joins import join_frames
+from .joins import join_files, join_frames
 from .labels import handle_label_issues
 from .outliers import OutlierHandler, handle_outliers
 from .records import RecordSummarizer, summarize_records
@@ -47,6 +47,7 @@ __all__ = [
     "handle_label_issues",
     "handle_outliers",
     "impute",
+    "join_files",
     "join_frames",
     "normalize_categories",
     "number_blocks",

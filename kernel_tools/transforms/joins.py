@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
+from kernel_tools.diagnosis.entities import INDEX_NAME
+from kernel_tools.diagnosis.id_names import ROW_ID_NAME
 from kernel_tools.lazy import lazy_aware
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
 from .report import StepReport
 
+RECORDS_COUNT = "records_before_index"  # summarize_records' count of each entity's records
 VALIDATE = ("one_to_one", "one_to_many", "many_to_one", "many_to_many")
 
 
@@ -121,4 +126,85 @@ def join_frames(
         warnings.append(f"the join grew the frame from {left.shape[0]} to {out.shape[0]} rows")
     joiner = FrameJoiner(right, keys, suffix).fit(left)
     return out, StepReport.between("join_frames", left, out, details=details, warnings=warnings,
+                                   transformer=joiner)
+
+
+class FilesJoiner(FrameTransformer):
+    """Left-join fixed one-row-per-key frames one after another, then an age from a birth date:
+    the same columns reach the test rows."""
+
+    def __init__(self, joiners: Sequence[FrameJoiner] = (), birth: str | None = None, at: str | None = None) -> None:
+        self.joiners = joiners
+        self.birth = birth
+        self.at = at
+
+    def fit(self, X: pd.DataFrame, y: object = None) -> FilesJoiner:
+        X = self._remember_input(X)
+        self.feature_names_out_ = list(self.transform(X.head(0)).columns)
+        return self
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        out = X
+        for joiner in self.joiners:
+            out = joiner.transform(out)
+        return age_at(out, self.birth, self.at)
+
+
+def age_at(df: pd.DataFrame, birth: str | None, at: str | None) -> pd.DataFrame:
+    """``age_at_<at>`` in years from the ``birth`` date to the ``at`` date, the birth date dropped
+    (a date of birth is a person's age only once it is measured from the prediction's moment)."""
+    if birth is None or at is None or birth not in df.columns:
+        return df
+    born = pd.to_datetime(df[birth], errors="coerce", format="mixed")
+    when = pd.to_datetime(df[at], errors="coerce", format="mixed")
+    age = ((when - born).dt.days / 365.25).round(1)
+    return df.drop(columns=[birth]).assign(**{f"age_at_{at}": age})
+
+
+def _row_label(name: object) -> bool:
+    return bool(INDEX_NAME.search(str(name).strip()) or ROW_ID_NAME.search(str(name).strip()))
+
+
+@lazy_aware()
+def join_files(
+    left: pd.DataFrame,
+    files: Sequence[pd.DataFrame],
+    on: Sequence[str],
+    names: Sequence[str] | None = None,
+    birth: str | None = None,
+    at: str | None = None,
+) -> tuple[pd.DataFrame, StepReport]:
+    """Left-join each of ``files`` to ``left`` on its key (``on[i]``), many-to-one: every file has
+    one row per key (a parent such as the patients, or records already summarised per entity).
+
+    ``birth`` / ``at``: a birth date (of a joined file) becomes the age at the ``at`` date of
+    ``left`` (an admission time) in years, and the birth date is dropped. Each join is said in
+    words with its key and rows before and after (``details['joins']``).
+    """
+    check_frame(left, "left")
+    names = list(names) if names is not None else [f"file {i + 1}" for i in range(len(files))]
+    if len(files) != len(on) or len(names) != len(files):
+        raise ValueError(f"files, on and names go together: {len(files)} files, {len(on)} keys, {len(names)} names")
+    out, joiners, said = left, [], []
+    for frame, key, name in zip(files, on, names, strict=True):
+        check_frame(frame, name)
+        # a file's own row numbers (MIMIC's row_id, R's row names) number its rows, not the entity's
+        frame = frame.drop(columns=[c for c in frame.columns if c != key and _row_label(c)])
+        if frame[key].duplicated().any():
+            raise ValueError(f"'{key}' repeats in {name} ({int(frame[key].duplicated().sum())} rows): join it one "
+                             "row per key (summarize_records or aggregate_per_entity first), or not at all")
+        suffix = "_" + re.sub(r"\W+", "_", Path(str(name)).stem)
+        if RECORDS_COUNT in frame.columns:  # each summarised file's count of records says which file's
+            frame = frame.rename(columns={RECORDS_COUNT: RECORDS_COUNT + suffix})
+        joined, report = join_frames(out, frame, on=key, how="left", validate="many_to_one", suffix=suffix)
+        said.append(f"{name} joined many-to-one on '{key}': {len(out):,} → {len(joined):,} rows, "
+                    f"{len(report.columns_added)} columns added, {report.details['left_match_rate']:.0%} of rows "
+                    "matched")
+        out = joined
+        joiners.append(report.transformer)
+    out = age_at(out, birth, at)
+    if birth is not None and at is not None:
+        said.append(f"'{birth}' became the age at '{at}' (age_at_{at}, years); the birth date itself dropped")
+    joiner = FilesJoiner(joiners, birth, at).fit(left)
+    return out, StepReport.between("join_files", left, out, details={"joins": said, "on": list(on), "files": names},
                                    transformer=joiner)

@@ -22,6 +22,7 @@ from kernel_tools.diagnosis.entities import INDEX_NAME
 from kernel_tools.diagnosis.id_names import STRONG_ID_NAME
 
 from ._base import FrameTransformer, check_choice, check_columns, check_frame
+from .record_units import apply_units, plan_units
 from .report import StepReport
 
 HOW = ("last", "first", "mean", "min", "max", "count")
@@ -32,7 +33,7 @@ class RecordSummarizer(FrameTransformer):
 
     def __init__(self, id: str = "id", time: str = "time", until: float = 0.0, since: float | None = None,
                  key: str | None = None, value: str | None = None, how: str = "last", anchor: str | None = None,
-                 unit: str = "h") -> None:
+                 unit: str = "h", unit_column: str | None = None) -> None:
         self.id = id
         self.time = time
         self.until = until
@@ -42,9 +43,14 @@ class RecordSummarizer(FrameTransformer):
         self.how = how
         self.anchor = anchor
         self.unit = unit
+        self.unit_column = unit_column
 
     def fit(self, X: pd.DataFrame, y: object = None) -> RecordSummarizer:
         X = self._remember_input(X)
+        self.units_: dict = {}
+        self.units_said_: list[str] = []
+        if self.unit_column is not None and self.key is not None:
+            self.units_, self.units_said_ = plan_units(X, self.key, self.unit_column)
         self.feature_names_out_ = list(self._summary(X).columns)
         return self
 
@@ -63,6 +69,8 @@ class RecordSummarizer(FrameTransformer):
     def _summary(self, X: pd.DataFrame) -> pd.DataFrame:
         inside = self._window(X).sort_values([self.id, self.time], kind="stable")
         if self.key is not None and self.value is not None:
+            if self.unit_column is not None:  # one unit per item, or one column per unit
+                inside = apply_units(inside, self.key, self.value, self.unit_column, self.units_)
             long = inside[[self.id, self.key, self.value]]
             wide = _take(long.groupby([self.id, self.key], sort=True)[self.value], self.how).unstack(self.key)
             wide.columns = [f"{k}_{self.how}" for k in wide.columns]
@@ -102,6 +110,7 @@ def summarize_records(
     index: pd.DataFrame | None = None,
     anchor: str | None = None,
     unit: str = "h",
+    unit_column: str | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
     """One row per entity from its records in the window ``since <= time <= until``.
 
@@ -113,9 +122,12 @@ def summarize_records(
     (``records_before_index``); entities with none are absent (a left join leaves them missing).
     ``index`` / ``anchor``: clock-time records count from each entity's ``anchor`` column of the
     one-row-per-entity frame ``index`` (an admission time), in ``unit`` ("h", "D", "min").
+    ``unit_column``: the long table's unit of each value (``mg/dL``): an item recorded in several
+    units is converted to its most recorded one where the factor is known, else kept apart as
+    ``item [unit]`` columns — never averaged across units (:mod:`.record_units`).
     """
     check_frame(records, "records")
-    check_columns(records, [id, time] + [c for c in (key, value) if c is not None], "records column")
+    check_columns(records, [id, time] + [c for c in (key, value, unit_column) if c is not None], "records column")
     check_choice(how, "how", HOW)
     if (key is None) != (value is None):
         raise ValueError("key and value go together: a long table names its test column and its value column")
@@ -125,13 +137,17 @@ def summarize_records(
         check_columns(index, [id, anchor], "index column")
         records = records.drop(columns=[anchor], errors="ignore").merge(
             index[[id, anchor]].drop_duplicates(id), on=id, how="left")
-    summarizer = RecordSummarizer(id, time, until, since, key, value, how, anchor, unit).fit(records)
+    if unit_column is not None and key is None:
+        raise ValueError("unit_column needs key and value: units are reconciled per item of a long table")
+    summarizer = RecordSummarizer(id, time, until, since, key, value, how, anchor, unit, unit_column).fit(records)
     out = summarizer.transform(records)
     t = relative_time(records, time, anchor, unit)
     after = int((t > until).sum())
     details = {"id": id, "time": time, "anchor": anchor, "unit": unit if anchor else None, "until": until, "since": since, "key": key, "value": value, "how": how,
+               "unit_column": unit_column, "units": summarizer.units_said_,
                "records": int(len(records)), "records_after_index": after, "entities": int(len(out))}
     warnings = [f"{after} of {len(records)} records are after the index ({time} > {until:g}): left out, they "
                 "are follow-up"] if after else []
+    warnings += [f"units: {said}" for said in summarizer.units_said_]
     return out, StepReport.between("summarize_records", records, out, details=details, warnings=warnings,
                                    transformer=summarizer)
