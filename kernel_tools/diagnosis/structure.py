@@ -145,7 +145,8 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
     the others, it may be measured after the index or the outcome too; whether it is, the names do
     not say. The table's latest time (``re78`` beside ``re74``, ``re75``, predicting ``treat``) is
     proposed as follow-up; a series ending earlier than another (``u74``, ``u75``) is unknown;
-    both asked."""
+    both asked. A series ending before the target's own named time (``u75`` beside the target
+    ``re78``) was measured before the outcome: not placed."""
     found, own = _target_series(ctx)
     latest = {unit: max(w.at for members in found for w in members if w.unit == unit)
               for unit in {w.unit for members in found for w in members}}
@@ -154,6 +155,8 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
         if own is not None and own in members or not _tracks_over_time(ctx, members):
             continue
         last, earlier = members[-1], members[:-1]
+        if own is not None and own.comparable(last) and last.at < own.at:
+            continue  # named before the target's own time (u75 beside the target re78): before the outcome
         if last.column in ctx.features and last.at > earlier[-1].at:
             at_end = last.at >= latest[last.unit]
             group = TimelineGroup.DURING_FOLLOW_UP if at_end else TimelineGroup.UNKNOWN

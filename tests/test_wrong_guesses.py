@@ -1,0 +1,52 @@
+"""The co-pilot's structural guesses that cost real predictors when wrong (issue 26, session 16):
+each kind on a development-half table or on generated data with other names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
+
+from jupyter_dcpilot.engine.structure import Structure  # noqa: E402
+from kernel_tools.inferences import ColumnTimeline  # noqa: E402
+
+
+def _recorded(structure: Structure, diagnosis) -> None:
+    structure.record(diagnosis.inferences, ColumnTimeline.from_dict(diagnosis.timeline.to_dict()))
+
+
+def test_the_earlier_earnings_stay_baseline_once_the_latest_year_was_dropped():
+    # NSW job training: re74, re75 before the programme, re78 after it; the target is the arm. Once
+    # the guessed-late re78 is dropped, the next diagnosis sees re75 as the latest year of the table
+    # and guesses it late too (before: dropped under the recommended answers, a real predictor lost)
+    df = dev_rdataset("causaldata", "nsw_mixtape")
+    first = quiet_diagnose(df, target="treat")
+    assert first.timeline.columns["re78"].group == "during_follow_up"
+    assert first.timeline.columns["re75"].group == "baseline"
+    after_drop = quiet_diagnose(df.drop(columns=["re78"]), target="treat")
+    assert after_drop.timeline.columns["re75"].group == "during_follow_up"  # the guess, relative to what is left
+    s = Structure()
+    _recorded(s, first)
+    _recorded(s, after_drop)
+    card = s.card()
+    assert card is not None and card.columns["re75"].group == "baseline"
+    assert card.columns["re78"].group == "during_follow_up"  # the first guess stays
+
+
+def test_a_series_named_before_the_targets_own_year_is_not_asked():
+    # synthetic earnings by year: the target is the latest year; the other series ends before it
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(18, 60, n), "inc01": rng.gamma(2, 3000, n).round(),
+                       "jobless00": rng.integers(0, 2, n), "jobless01": rng.integers(0, 2, n)})
+    df["inc00"] = (df["inc01"] * 0.9 + rng.gamma(2, 500, n)).round()
+    df["inc04"] = (df["inc01"] * 0.8 + rng.gamma(2, 1000, n)).round()
+    d = quiet_diagnose(df, target="inc04")
+    for c in ("inc00", "inc01", "jobless00", "jobless01"):
+        assert d.timeline.columns[c].group == "baseline", c
+    assert "jobless01" not in [c.column for c in d.timeline.unsettled()]  # before: unknown, asked
