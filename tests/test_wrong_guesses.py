@@ -50,3 +50,32 @@ def test_a_series_named_before_the_targets_own_year_is_not_asked():
     for c in ("inc00", "inc01", "jobless00", "jobless01"):
         assert d.timeline.columns[c].group == "baseline", c
     assert "jobless01" not in [c.column for c in d.timeline.unsettled()]  # before: unknown, asked
+
+
+def _cohort_with_estimates(names: tuple[str, str], seed: int = 3):
+    """A survival cohort (``days``, ``outcome``) with a model's survival probabilities at two
+    horizons estimated at entry (named ``names``), and a death in the ward (recorded at the outcome)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n = 800
+    risk = rng.normal(0, 1, n)
+    t, c = rng.exponential(365 * np.exp(-0.8 * risk)), rng.uniform(30, 900, n)
+    time, event = np.minimum(t, c).round() + 1, (t <= c).astype(int)
+    df = pd.DataFrame({"age": rng.integers(30, 90, n), "sofa": (risk * 3 + 8).round()})
+    for name, shift in zip(names, (-0.5, 0.2)):
+        df[name] = (1 / (1 + np.exp(1.2 * risk + shift + rng.normal(0, 0.3, n)))).round(3)
+    df["ward_death"] = ((event == 1) & (time < 40)).astype(int)
+    df["days"], df["outcome"] = time, event
+    return df
+
+
+def test_survival_probabilities_at_horizons_are_baseline_not_an_endpoints_time():
+    # before: 'surv3mo' was another endpoint's time (named as survival, its 'ward_death' flag) and
+    # 'surv9mo' the latest of a series named by time: both during follow-up, dropped as leaks
+    for names in (("surv3mo", "surv9mo"), ("prob_alive_3mo", "prob_alive_9mo")):
+        d = quiet_diagnose(_cohort_with_estimates(names), target="outcome", time="days")
+        for c in names:
+            assert d.timeline.columns[c].group == "baseline", (c, d.timeline.columns[c])
+        assert d.timeline.columns["ward_death"].group == "at_or_after_outcome"  # the real leak stays
