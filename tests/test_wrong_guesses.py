@@ -79,3 +79,29 @@ def test_survival_probabilities_at_horizons_are_baseline_not_an_endpoints_time()
         for c in names:
             assert d.timeline.columns[c].group == "baseline", (c, d.timeline.columns[c])
         assert d.timeline.columns["ward_death"].group == "at_or_after_outcome"  # the real leak stays
+
+
+def _observed_within_follow_up(target: str, seed: int = 5, n: int = 400):
+    """A 0/1 ``target`` (1: the event) beside ``follow``, the follow-up each subject could have had, and
+    ``durat``, the time observed (never longer; equal to it where the follow-up ended without the event)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    follow = rng.integers(12, 49, n).astype(float)
+    risk = rng.normal(0, 1, n)
+    t = rng.exponential(30 * np.exp(-0.7 * risk))
+    return pd.DataFrame({"age": rng.integers(20, 70, n), "score": (risk * 2 + 10).round(1), "follow": follow,
+                         "durat": np.maximum(np.minimum(t, follow).round(1), 0.1), target: (t < follow).astype(int)})
+
+
+def test_an_observed_time_with_0_censored_under_a_status_name_is_not_asked():
+    # before: asked (low confidence) though the data show the reading every reader of 'status' makes
+    d = quiet_diagnose(_observed_within_follow_up("vstatus"), target="vstatus")
+    task = next(i for i in d.inferences if i.id == "task")
+    assert (task.value, task.confidence) == ("survival", "high") and d.task["time"] == "durat"
+    assert "0 censored" in task.evidence[-1]
+    # a name that says no status ('infection') leaves the reading a guess: asked
+    d = quiet_diagnose(_observed_within_follow_up("infection"), target="infection")
+    task = next(i for i in d.inferences if i.id == "task")
+    assert (task.value, task.confidence) == ("survival", "low")

@@ -19,7 +19,7 @@ from kernel_tools.diagnosis.event_codes import (
     status_codes,
 )
 from kernel_tools.diagnosis.intervals import find_intervals
-from kernel_tools.diagnosis.observed_times import ObservedTime, observed_within
+from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.diagnosis.scoring import auroc
@@ -339,7 +339,12 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     observed = _observed_time(df, profiles, s, target, duration)
     if observed is not None:  # the named follow-up is the censoring time of another: asked, as a status is
         values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
-        return _status_survival(df, profiles, target, observed.observed, values, observed.coding)
+        outcome = _status_survival(df, profiles, target, observed.observed, values, observed.coding)
+        if conventional(observed, target) and outcome.inference is not None:
+            outcome.inference.confidence = Confidence.HIGH  # the data show the reading the name implies
+            outcome.inference.evidence.append(f"'{target}' is named as a status, and the data show what its "
+                                              "name implies: 0 censored")
+        return outcome
     reason = f"survival: event codes {target!r} next to follow-up time {duration!r}"
     outcome = _survival(df, profiles, target, duration, event, reason)
     candidates = duration_candidates(df, profiles, {target})
