@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "drop_empty_intervals": "transforms",
     "join_frames": "transforms",
     "summarize_records": "transforms",
+    "dose_history": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
     "drop_rows": "transforms",
