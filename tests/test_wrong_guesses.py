@@ -6,8 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dev_tables import dev_rdataset, quiet_diagnose  # noqa: E402
+from dev_tables import dev_rdataset, quiet_diagnose, run_recommended  # noqa: E402
 
 from jupyter_dcpilot.engine.structure import Structure  # noqa: E402
 from kernel_tools.inferences import ColumnTimeline  # noqa: E402
@@ -33,6 +35,14 @@ def test_the_earlier_earnings_stay_baseline_once_the_latest_year_was_dropped():
     card = s.card()
     assert card is not None and card.columns["re75"].group == "baseline"
     assert card.columns["re78"].group == "during_follow_up"  # the first guess stays
+
+
+@pytest.mark.slow
+def test_the_recommended_run_drops_the_latest_year_only(tmp_path):
+    # before: re78 dropped (guessed late, asked), then re75 on the next diagnosis: a false leak flag
+    report = run_recommended(dev_rdataset("causaldata", "nsw_mixtape"), "treat", tmp_path)
+    assert "re78" in report["dropped_columns"]
+    assert {"re74", "re75"} <= set(report["model"]["features"])
 
 
 def test_a_series_named_before_the_targets_own_year_is_not_asked():
