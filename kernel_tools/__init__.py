@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "join_files": "transforms",
     "join_frames": "transforms",
     "summarize_records": "transforms",
+    "dose_history": "transforms",
     "drop_columns": "transforms",
     "deduplicate": "transforms",
     "drop_rows": "transforms",

@@ -183,6 +183,17 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, status_coding = kt.recode_status(df, column=target, censored=code).",
     ),
     Episode(
+        id="dose_history", name="Turn dose rows into features of each measurement", stage="pre_split", order=2.7,
+        when={"finding_kinds": ("dose_rows",), "functions": ("dose_history",)},
+        gate="row_removal", function="dose_history", report_var="doses",
+        # the rows that go hold no target: doses can outnumber a cohort's samples several times over
+        expect={"rows": "fewer", "min_row_retention": 0.05}, per_finding=False,
+        not_addable="it answers dose rows of a long cohort, which the diagnosis finds",
+        coordinator="A long cohort's dose rows have no measured target: before rows with a missing target "
+        "go, each measurement gets its dose history from the rows at or before its time, then they go.",
+        worker="df, doses = kt.dose_history(df, id=entity, time=time_column, dose=dose_column).",
+    ),
+    Episode(
         id="remove_leakage", name="Remove leakage", stage="pre_split", order=3,
         when={"finding_kinds": ("leakage", "target_leakage", "target_proxy", "post_outcome",
                                 "leak", "suspected_leakage"),

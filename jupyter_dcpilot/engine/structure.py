@@ -132,7 +132,9 @@ class Structure:
     def record(self, inferences: list[Inference], timeline: ColumnTimeline | None) -> None:
         """A diagnosis's inferences: a choice seen before keeps its first word; a column on the
         timeline keeps its first place unless this one is later (evidence that a column was
-        recorded after the index is never lost when the column that showed it is gone)."""
+        recorded after the index is never lost when the column that showed it is gone). A later place
+        that only a name proposes (a guess relative to the other columns: ``re75`` the latest of its
+        series once ``re78`` was dropped) does not move a column the first diagnosis saw whole."""
         seen = {i.id for i in self.inferences}
         self.inferences += [i for i in inferences if i.id not in seen and i.what != InferenceKind.TIMING]
         if timeline is None:
@@ -143,7 +145,7 @@ class Structure:
         columns = dict(self.timeline.columns)
         for name, entry in timeline.columns.items():
             old = columns.get(name)
-            if old is None or _later(entry.group, old.group):
+            if old is None or _later(entry.group, old.group) and _decisive(entry):
                 columns[name] = entry
         derived = self.timeline.derived + [d for d in timeline.derived if d not in self.timeline.derived]
         self.timeline = ColumnTimeline(columns, self.timeline.index or timeline.index, derived)
@@ -262,6 +264,11 @@ class Structure:
 def _open(entry: TimelineColumn) -> bool:
     """Whether a column's place is open to a proposal: unknown, or of low confidence."""
     return entry.group == TimelineGroup.UNKNOWN or entry.confidence == Confidence.LOW
+
+
+def _decisive(entry: TimelineColumn) -> bool:
+    """Whether some evidence for the column's place is decisive on its own (data or structure)."""
+    return any(p.strong for p in entry.evidence if p.group == entry.group)
 
 
 def _later(group: str, than: str) -> bool:

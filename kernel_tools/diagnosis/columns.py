@@ -221,3 +221,13 @@ def category_codes(s: pd.Series, max_levels: int = 50) -> np.ndarray:
         remap[keep] = np.arange(max_levels)
         codes = np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1)
     return codes.astype(np.int64)
+
+
+FRACTIONS = 0.2  # a probability: this share of its values strictly between 0 and 1
+
+
+def unit_interval(values: np.ndarray) -> bool:
+    """Whether numbers are a probability or a share (every value in [0, 1], many strictly between):
+    an estimate such as a survival probability at 2 months, not a time, whatever its name says."""
+    x = values[np.isfinite(values)]
+    return len(x) > 0 and x.min() >= 0 and x.max() <= 1 and float(np.mean((x > 0) & (x < 1))) >= FRACTIONS

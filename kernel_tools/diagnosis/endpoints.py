@@ -7,7 +7,8 @@ by the data (:func:`.event_times.event_pairs`); this module finds the others —
 on after the chosen one ends (survival after progression), on the same follow-up:
 
 - the time is one the duration rules offer (:func:`.task.duration_candidates`: named and behaving
-  as a follow-up time), not named as a time before entry;
+  as a follow-up time), not named as a time before entry, and not a probability (values in [0, 1]:
+  a model's estimated survival at 2 months is known at baseline, its name's duration is a horizon);
 - its indicator is a yes/no column named with it (``pfs``/``pfs_status``, ``ptime``/``pstat``), or
   named as an event whose censored rows were followed longer beyond chance (``futime``/``death``);
 - decided (strong) when the data shows the two times on one follow-up: where the target is
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
-from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
+from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values, unit_interval
 from kernel_tools.diagnosis.event_times import BEFORE_ENTRY, MIN_ROWS
 from kernel_tools.diagnosis.task import duration_candidates, event_indicator
 from kernel_tools.vocabulary import TaskKind
@@ -70,6 +71,8 @@ def other_endpoints(df: pd.DataFrame, profiles: dict[str, ColumnProfile], outcom
     out = []
     for c in times:
         x = numeric_values(df[c], profiles[c])
+        if unit_interval(x):
+            continue  # a probability at a horizon ('surv2m': estimated survival at 2 months), not a time
         flag, how = _indicator(c, x, flags, named_pairs)
         if flag is None:
             continue

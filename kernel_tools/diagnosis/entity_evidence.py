@@ -34,6 +34,13 @@ RATER_NAME = re.compile(r"^(rater|judge|taster|assessor|panelist|reader|observer
 CROSSED_COVER = 0.8  # share of all rater × item pairs present, each about once: a crossed design
 DERIVED = 0.6  # |Spearman| with the target: the column moves with the outcome
 CLOSE = 1.0  # two candidates' scores closer than this are a question, not a choice
+# a value of a coding system (an injury description, a diagnosis, a type): many subjects share each value
+CODE_NAME = re.compile(r"(code|codes|cd|desc|des|descr|description|type|diag|diagnosis|dx|icd\d*|cpt|drg)$|"
+                       r"(^|[_\W])(code|desc|description|type|diagnosis|dx|icd\d*)([_\W]|$)", re.IGNORECASE)
+# ...unless the name says whose code it is: a site's or a hospital's code groups rows of one unit
+UNIT_WORD = re.compile(r"hosp|site|cent(er|re)|clinic|school|firm|famil|household|ward|provider|doctor|store|"
+                       r"county|state|region|country|village|farm|plot", re.IGNORECASE)
+CODE_DIGITS = (100, 99_999)  # 3-5 digit codes
 
 
 def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: str,
@@ -45,6 +52,8 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
     named = bool(looks_like_id_name(name) or ENTITY_NAME.search(name) or RATER_NAME.search(name))
     if TIME_WORDS.search(name) or DURATION_NAME.search(name):
         return "named as a time or an age: a measurement, not a subject"
+    if (why := coding_system(df, prof, name)) is not None:
+        return why
     if prof.kind == "categorical" and prof.parsed_as == "numeric":
         v = numeric_values(df[name], prof)
         present = v[np.isfinite(v)]
@@ -64,6 +73,26 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
             if abs(rho) >= DERIVED:
                 return f"moves with the target '{target}' (Spearman {rho:.2f}): a score derived from the outcome"
     return None
+
+
+def coding_system(df: pd.DataFrame, prof: ColumnProfile, name: str) -> str | None:
+    """Why ``name`` holds the values of a coding system (a 3-5 digit injury or diagnosis code, named as a
+    code, a description or a type), not one subject's id: every subject with that injury shares it."""
+    if not CODE_NAME.search(name) or UNIT_WORD.search(name) or unit_named(name):
+        return None
+    if prof.holds_numbers:
+        v = numeric_values(df[name], prof)
+        present = v[np.isfinite(v)]
+        if not present.size or not np.array_equal(present, np.round(present)) or not (
+                CODE_DIGITS[0] <= present.min() and present.max() <= CODE_DIGITS[1]):
+            return None
+        kind = "whole numbers of 3-5 digits"
+    elif prof.kind == "categorical" and prof.mean_length <= 8:
+        kind = "short codes"
+    else:
+        return None
+    return (f"named as a code, a description or a type and holding {kind}: the values of a coding system, "
+            "shared by every subject they describe, not one subject's id")
 
 
 def measured_with_gaps(profiles: dict[str, ColumnProfile], name: str) -> str | None:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis import event_times
-from kernel_tools.diagnosis.columns import numeric_values
+from kernel_tools.diagnosis.columns import numeric_values, unit_interval
 from kernel_tools.diagnosis.endpoints import other_endpoints
 from kernel_tools.diagnosis.filled_by_outcome import filled_by_outcome
 from kernel_tools.diagnosis.outcome_halves import name_words
@@ -145,15 +145,18 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
     the others, it may be measured after the index or the outcome too; whether it is, the names do
     not say. The table's latest time (``re78`` beside ``re74``, ``re75``, predicting ``treat``) is
     proposed as follow-up; a series ending earlier than another (``u74``, ``u75``) is unknown;
-    both asked."""
+    both asked. A series ending before the target's own named time (``u75`` beside the target
+    ``re78``) was measured before the outcome, and a series of probabilities is of horizons: not placed."""
     found, own = _target_series(ctx)
     latest = {unit: max(w.at for members in found for w in members if w.unit == unit)
               for unit in {w.unit for members in found for w in members}}
     out: dict[str, list[Placement]] = {}
     for members in found:
-        if own is not None and own in members or not _tracks_over_time(ctx, members):
+        if own is not None and own in members or not _tracks_over_time(ctx, members) or _horizons(ctx, members):
             continue
         last, earlier = members[-1], members[:-1]
+        if own is not None and own.comparable(last) and last.at < own.at:
+            continue  # named before the target's own time (u75 beside the target re78): before the outcome
         if last.column in ctx.features and last.at > earlier[-1].at:
             at_end = last.at >= latest[last.unit]
             group = TimelineGroup.DURING_FOLLOW_UP if at_end else TimelineGroup.UNKNOWN
@@ -166,6 +169,13 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
                 f"it was measured before '{ctx.outcome.target}' the names do not say", False,
                 {"series": [w.column for w in members]})]
     return out
+
+
+def _horizons(ctx: TimelineContext, members: list[Wave]) -> bool:
+    """Whether a series named by time holds probabilities (values in [0, 1]): estimates for horizons
+    made at baseline (survival at 2 and at 6 months), not one measure taken again later."""
+    return all(w.column in ctx.profiles and ctx.profiles[w.column].holds_numbers
+               and unit_interval(numeric_values(ctx.df[w.column], ctx.profiles[w.column])) for w in members)
 
 
 LONG_SERIES = 5  # members from which names alone no longer make one measure taken again

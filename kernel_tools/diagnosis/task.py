@@ -21,7 +21,7 @@ from kernel_tools.diagnosis.event_codes import (
     two_code_reading,
 )
 from kernel_tools.diagnosis.intervals import find_intervals
-from kernel_tools.diagnosis.observed_times import ObservedTime, observed_within
+from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.diagnosis.scoring import auroc
@@ -345,7 +345,12 @@ def _found_survival(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     observed = _observed_time(df, profiles, s, target, duration)
     if observed is not None:  # the named follow-up is the censoring time of another: asked, as a status is
         values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
-        return _status_survival(df, profiles, target, observed.observed, values, observed.coding)
+        outcome = _status_survival(df, profiles, target, observed.observed, values, observed.coding)
+        if conventional(observed, target) and outcome.inference is not None:
+            outcome.inference.confidence = Confidence.HIGH  # the data show the reading the name implies
+            outcome.inference.evidence.append(f"'{target}' is named as a status, and the data show what its "
+                                              "name implies: 0 censored")
+        return outcome
     candidates = duration_candidates(df, profiles, {target})
     coded = _two_codes(df, profiles, s, target, duration, given=False)
     if coded is not None:

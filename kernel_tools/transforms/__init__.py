@@ -9,6 +9,7 @@ fitted transformers can be chained in one ``sklearn.pipeline.Pipeline``.
 from .blocks import BlockNumberer, number_blocks
 from .categories import CategoryNormalizer, normalize_categories
 from .columns import ColumnDropper, deduplicate, drop_columns, drop_rows
+from .doses import DoseHistory, dose_history
 from .dtypes import DtypeFixer, fix_dtypes
 from .entities import EntityAggregator, aggregate_per_entity
 from .imputation import Imputer, impute
@@ -27,6 +28,7 @@ __all__ = [
     "BlockNumberer",
     "CategoryNormalizer",
     "ColumnDropper",
+    "DoseHistory",
     "DtypeFixer",
     "EntityAggregator",
     "Imputer",
@@ -40,6 +42,7 @@ __all__ = [
     "aggregate_per_entity",
     "convert_units",
     "deduplicate",
+    "dose_history",
     "drop_empty_intervals",
     "drop_rows",
     "drop_columns",

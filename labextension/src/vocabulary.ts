@@ -63,6 +63,7 @@ export const FINDING_KINDS = [
   'dictionary_mismatch',
   'value_out_of_range',
   'date_out_of_range',
+  'dose_rows',
 ] as const;
 
 export type FindingKind = (typeof FINDING_KINDS)[number];
