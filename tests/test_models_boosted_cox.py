@@ -1,5 +1,6 @@
-"""GradientBoostedCox's histogram bins follow the rows it is fitted on (issue 31): a boosting
-round costs about the bins times the features, and small data cannot use fine split points."""
+"""GradientBoostedCox's histogram bins and boosting rounds follow the rows it is fitted on (issue 31):
+a boosting round costs about the bins times the features, and small data can use neither fine split points
+nor 200 rounds."""
 
 from __future__ import annotations
 
@@ -52,3 +53,30 @@ def test_fewer_bins_on_small_data_rank_new_patients_as_well():
         assert scores[0] > 0.65  # it learned the truth's shape
         gaps.append(scores[0] - scores[1])
     assert np.mean(gaps) > -0.01, gaps
+
+
+@pytest.mark.parametrize(("rows", "rounds"), [(80, 50), (150, 75), (250, 125), (400, 200), (3000, 200)])
+def test_the_rounds_follow_the_rows_fitted(rows, rounds):
+    x, y = survival_data(rows, seed=0)
+    model = GradientBoostedCox(max_bin=32).fit(x, y)
+    assert model.n_estimators_ == rounds
+    assert model.model_.get_booster().num_boosted_rounds() == rounds  # what XGBoost fitted
+
+
+def test_explicit_rounds_are_kept():
+    x, y = survival_data(250, seed=0)
+    model = GradientBoostedCox(n_estimators=7, max_bin=32).fit(x, y)
+    assert model.n_estimators_ == 7 and model.model_.get_booster().num_boosted_rounds() == 7
+
+
+def test_fewer_rounds_on_small_data_rank_new_patients_at_least_as_well():
+    # 250 training rows (125 rounds), scored on 4,000 new ones, against the 200 rounds of before
+    gaps = []
+    for seed in range(4):
+        x, y = survival_data(250, seed)
+        new_x, new_y = survival_data(4000, seed + 100)
+        scores = [concordance(new_y, GradientBoostedCox(n_estimators=rounds).fit(x, y).predict(new_x))
+                  for rounds in (None, 200)]
+        assert scores[0] > 0.65  # it learned the truth's shape
+        gaps.append(scores[0] - scores[1])
+    assert np.mean(gaps) > -0.005, gaps

@@ -211,6 +211,10 @@ class AFTEstimator(RegressorMixin, BaseEstimator):
 ROWS_PER_BIN = 4
 MIN_BINS = 32
 MAX_BINS = 256  # XGBoost's default
+# ...and its boosting rounds when n_estimators is None: one per ROWS_PER_ROUND rows fitted, within bounds
+ROWS_PER_ROUND = 2
+MIN_ROUNDS = 50
+MAX_ROUNDS = 200  # the rounds every fit ran before (from 400 rows up: unchanged)
 
 
 class GradientBoostedCox(_CoxBaseline, RegressorMixin, BaseEstimator):
@@ -228,9 +232,21 @@ class GradientBoostedCox(_CoxBaseline, RegressorMixin, BaseEstimator):
     times the features, whatever the rows: on 250 rows, 256 bins made a 200-round fit 3x slower
     than 64, for split points finer than a leaf can use (``min_child_weight`` 5 of the Cox
     loss's weights needs more than 5 rows a leaf). From 1,024 rows up it is the default.
+
+    ``n_estimators``: boosting rounds; None ties them to the rows fitted: one per
+    :data:`ROWS_PER_ROUND` rows, between :data:`MIN_ROUNDS` and :data:`MAX_ROUNDS`
+    (``n_estimators_`` holds the number used). At a learning rate of 0.05, 200 rounds overfit a
+    few hundred rows, and a round costs the same whatever the rows: on synthetic cohorts of
+    150-300 rows (a tree-shaped truth in 6 or in 20 columns, a linear and a weak one, 8 seeds
+    each, scored on 4,000 new rows) these rounds ranked new patients as well as 200 or better
+    (mean concordance +0.000 to +0.011; single seeds -0.005 to +0.017). Fewer were not always:
+    50 rounds on 400 rows of the 6-column tree lost 0.009. An early stop on a 20% inner split of
+    the fit's rows (patience 20) was no steadier: 0.004-0.012 below 50 rounds at 150-250 rows of
+    20 columns (every truth; the Cox loss of 30-50 rows is noise), 0.010 below 200 at 2,500 rows
+    of the tree (the rows it holds out). From 400 rows up it is the 200 rounds of before.
     """
 
-    def __init__(self, n_estimators: int = 200, learning_rate: float = 0.05, max_depth: int = 3,
+    def __init__(self, n_estimators: int | None = None, learning_rate: float = 0.05, max_depth: int = 3,
                  min_child_weight: float = 5.0, subsample: float = 0.8, max_bin: int | None = None,
                  random_state: int = 0):
         self.n_estimators = n_estimators
@@ -249,8 +265,9 @@ class GradientBoostedCox(_CoxBaseline, RegressorMixin, BaseEstimator):
         # XGBoost's Cox label: the time, negative when censored
         label = np.where(y[:, 1] > 0, y[:, 0], -y[:, 0])
         self.max_bin_ = self.max_bin or int(np.clip(len(X) // ROWS_PER_BIN, MIN_BINS, MAX_BINS))
+        self.n_estimators_ = self.n_estimators or int(np.clip(len(X) // ROWS_PER_ROUND, MIN_ROUNDS, MAX_ROUNDS))
         self.model_ = xgboost.XGBRegressor(
-            objective="survival:cox", n_estimators=self.n_estimators, learning_rate=self.learning_rate,
+            objective="survival:cox", n_estimators=self.n_estimators_, learning_rate=self.learning_rate,
             max_depth=self.max_depth, min_child_weight=self.min_child_weight, subsample=self.subsample,
             max_bin=self.max_bin_, tree_method="hist", n_jobs=1, random_state=self.random_state,
         ).fit(X, label)
