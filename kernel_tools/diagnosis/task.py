@@ -243,7 +243,7 @@ def infer_task(
     raw = df[target]
     s = blank_as_missing(raw)
     prof = profiles[target] if s is raw else profile_column(target, s)
-    if prof.nunique < 2:
+    if s.nunique(dropna=True) < 2:  # the values, not the profile (a placeholder when the budget ran out)
         return _all_events(df, profiles, s, target, task, time)
     if task == TaskKind.SURVIVAL or (time is not None and task is None):
         return _given_survival(df, profiles, s, target, task, time)
