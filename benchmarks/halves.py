@@ -69,6 +69,16 @@ FRESH4 = (
     "mlmRev/Early", "AER/PSID7682", "KMsurv/std", "Stat2Data/Leukemia", "gt/rx_adsl", "modeldata/ischemic_stroke",
 )
 
+# the fifth fresh batch (fresh5.py), named in session 16 before the rules of probe16: long-format clinical
+# cohorts, trials with measures after randomisation, (time, indicator) pairs, ordinal scores as targets, and
+# plain tables that must stay valid
+FRESH5 = (
+    "HLMdiag/ahd", "mstate/prothr", "datasets/sleep", "datasets/Indometh", "nlme/Cefamandole", "heplots/Hernior",
+    "heplots/Headache", "Stat2Data/WeightLossIncentive", "causaldata/thornton_hiv", "asaur/pancreatic2",
+    "KMsurv/btrial", "HSAUR/Lanza", "heplots/AddHealth", "HSAUR/plasma", "heplots/NeuroCog", "COUNT/mdvis",
+    "DAAG/anesthetic",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -78,7 +88,8 @@ def half(name: str) -> str:
 def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
-    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4))
+    return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)
+                  | set(FRESH5))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

@@ -49,6 +49,7 @@ import fresh  # noqa: E402
 import fresh2  # noqa: E402
 import fresh3  # noqa: E402
 import fresh4  # noqa: E402
+import fresh5  # noqa: E402
 from audit import JOIN_SUFFIX, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
 from dataset import Dataset  # noqa: E402
 from halves import HALVES, half  # noqa: E402
@@ -305,6 +306,7 @@ def catalog() -> list[Dataset]:
         *fresh2.catalog(),  # its second batch, named in session 14 before any rule of the session
         *fresh3.catalog(),  # its third batch, named in session 14 before the rules of probe14b
         *fresh4.catalog(),  # its fourth batch, named in session 15 before the rules of probe15
+        *fresh5.catalog(),  # its fifth batch, named in session 16 before the rules of probe16
     ]
 
 

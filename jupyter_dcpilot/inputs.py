@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_tools.dictionary import LABELLED
+from kernel_tools.time_names import all_events_status
 from kernel_tools.workbooks import EXCEL, is_workbook, split_table
 
 from .csv_format import CsvFormat, sniff
@@ -234,8 +235,11 @@ def _examples(column: Any, limit: int = 3) -> str:
     return ", ".join(repr(str(v))[:40] for v in values)
 
 
-def check_column(path: Path, option: str, name: str, column: Any) -> None:
-    """The content checks of one named column (``option`` is ``--target`` or ``--time``)."""
+def check_column(path: Path, option: str, name: str, column: Any, time: str | None = None,
+                 others: tuple[str, ...] = ()) -> None:
+    """The content checks of one named column (``option`` is ``--target`` or ``--time``); ``time``
+    and the file's ``others`` columns tell a status with every row the event (survival over a time
+    beside it, which the diagnosis reads) from a target with nothing to predict."""
     import pyarrow.compute as pc
 
     rows, missing = len(column), column.null_count
@@ -245,8 +249,8 @@ def check_column(path: Path, option: str, name: str, column: Any) -> None:
         raise InputError(f"{option} {name!r} is missing in all {rows} rows of {path.name}")
     if option == "--target":
         distinct = pc.count_distinct(column).as_py()
-        if distinct < 2:
-            value = column.drop_null()[0].as_py()
+        value = column.drop_null()[0].as_py() if distinct < 2 else None
+        if distinct < 2 and not all_events_status(value, time, [c for c in others if c != name]):
             raise InputError(f"{option} {name!r} has the single value {value!r} in all {rows - missing} "
                              f"rows where it is known ({path.name}): there is nothing to predict")
     if option == "--time":
@@ -352,7 +356,7 @@ def check_run_inputs(data: list[Path], *, target: str | None, time: str | None =
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read {path.name}: {_first_line(exc)}") from None
         for option, name in wanted:
-            check_column(path, option, name, table.column(name))
+            check_column(path, option, name, table.column(name), time, tuple(names))
     warnings = []
     if test is not None and target is not None and target not in header(test):
         warnings.append(f"the test file {test.name} has no {target!r} column; it cannot be scored")

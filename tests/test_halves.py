@@ -43,6 +43,13 @@ def test_the_fourth_fresh_batch_is_catalogued_as_named() -> None:
     assert sorted(d.name for d in fresh4.catalog()) == sorted(halves.FRESH4)
 
 
+def test_the_fifth_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH5 was named before the rules of probe16 (session 16)
+    import fresh5
+
+    assert sorted(d.name for d in fresh5.catalog()) == sorted(halves.FRESH5)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()

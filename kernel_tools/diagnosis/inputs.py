@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kernel_tools.time_names import all_events_status
 from kernel_tools.vocabulary import TASK_KINDS as TASKS
 from kernel_tools.vocabulary import TaskKind
 
@@ -56,7 +57,10 @@ def check_arguments(df, target, task, time, id, test, sample, index=None) -> Non
         present = df[target].notna().sum()
         if present == 0:
             raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
-        if df[target].nunique(dropna=True) < 2:
+        one = df[target].dropna()
+        # a status with every row the event may be survival over a time beside it: the task decides
+        if one.nunique() < 2 and not (task in (None, TaskKind.SURVIVAL) and all_events_status(
+                one.iloc[0], time, [c for c in map(str, df.columns) if c != target])):
             raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
     elif task == TaskKind.SURVIVAL and time is None:
         raise ValueError("task='survival' needs target=<event column> and time=<duration column>")

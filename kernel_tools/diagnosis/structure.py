@@ -42,7 +42,14 @@ from kernel_tools.diagnosis.timeline import (
     timeline_source,
 )
 from kernel_tools.diagnosis.trial_arms import one_arm_measures
-from kernel_tools.diagnosis.waves import SAME_MEASURE, Wave, named_series, parse_wave, same_measurement
+from kernel_tools.diagnosis.waves import (
+    SAME_MEASURE,
+    Wave,
+    named_series,
+    one_hot_levels,
+    parse_wave,
+    same_measurement,
+)
 from kernel_tools.vocabulary import EvidenceSource, TaskKind, TimelineGroup
 
 AFTER = (TimelineGroup.DURING_FOLLOW_UP, TimelineGroup.AT_OR_AFTER_OUTCOME)
@@ -325,7 +332,7 @@ def _numbered_waves(ctx: TimelineContext) -> dict[str, Placement]:
             continue
         cols = [c for _, c in sorted(members)]
         x = [numeric_values(ctx.df[c], ctx.profiles[c]) for c in cols]
-        if not all(_moves_with(a, b) for a, b in zip(x, x[1:])):
+        if one_hot_levels(x) or not all(_moves_with(a, b) for a, b in zip(x, x[1:])):
             continue
         for c in cols[1:]:
             out[c] = Placement(TimelineGroup.DURING_FOLLOW_UP, EvidenceSource.NAMES, "later_numbered_wave",

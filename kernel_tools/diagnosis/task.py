@@ -28,14 +28,9 @@ from kernel_tools.diagnosis.scoring import auroc
 from kernel_tools.diagnosis.stays import end_of_stay_alternative
 from kernel_tools.inferences import Alternative, Inference, status_reading
 from kernel_tools.plurals import counted
+from kernel_tools.time_names import DURATION_NAME, all_events_status
 from kernel_tools.vocabulary import Confidence, InferenceKind, TaskKind
 
-DURATION_NAME = re.compile(
-    r"(^|[_\W])(time|times|duration|spell|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
-    r"\d?([_\W]|$)|time_?\d?$|duration$|^surv|futime|follow_?up|time_?to|days_?to|len_?fol|"
-    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop|life|lifetime|lifespan)$",
-    re.IGNORECASE,
-)
 FOLLOW_UP_NAME = re.compile(r"follow|futime|last|surv|stop|end|exit|censor|event|death|lenfol|(^|[_\W])fu([_\W]|$)",
                             re.IGNORECASE)
 MAX_CLASSES = 20
@@ -106,6 +101,16 @@ def event_indicator(s: pd.Series) -> tuple[np.ndarray, list] | None:
         return None
     event[s.isna().to_numpy()] = np.nan
     return event, sorted(map(str, distinct))
+
+
+def status_events(s: pd.Series) -> tuple[np.ndarray, list] | None:
+    """:func:`event_indicator`, or every row the event when the status has the single value of an
+    event code (every patient died): what a survival model of a chosen status fits on."""
+    read = event_indicator(s)
+    present = s.dropna()
+    if read is None and len(present) and present.nunique() == 1 and all_events_status(present.iloc[0], "", []):
+        return np.where(s.isna(), np.nan, 1.0), [str(present.iloc[0])]
+    return read
 
 
 def quantity_reason(values: np.ndarray) -> str | None:
@@ -240,6 +245,8 @@ def infer_task(
     raw = df[target]
     s = blank_as_missing(raw)
     prof = profiles[target] if s is raw else profile_column(target, s)
+    if s.nunique(dropna=True) < 2:  # the values, not the profile (a placeholder when the budget ran out)
+        return _all_events(df, profiles, s, target, task, time)
     if task == TaskKind.SURVIVAL or (time is not None and task is None):
         return _given_survival(df, profiles, s, target, task, time)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
@@ -319,6 +326,28 @@ def _given_survival(df, profiles, s: pd.Series, target: str, task: str | None, t
     outcome = _survival(df, profiles, target, time, event, reason)
     outcome.inference = Inference(InferenceKind.TASK, "survival", Confidence.GIVEN, [reason],
                                   details={"event_codes": event[1]})
+    outcome.duration_inference = _duration_inference(time, candidates, given=not candidates)
+    return outcome
+
+
+def _all_events(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None) -> Outcome:
+    """Survival on a status whose one value is the event (every patient died: no one censored),
+    over the time given or the one named as the follow-up; asked unless survival was given, since
+    an export of the dead only looks the same. Nothing to predict without such a time."""
+    value = s.dropna().iloc[0]
+    candidates = [] if time is not None else duration_candidates(df, profiles, {target})
+    time = time or find_duration(df, profiles, {target})
+    if task not in (None, TaskKind.SURVIVAL) or time is None or not all_events_status(value, time, []):
+        raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
+    event = np.where(s.isna(), np.nan, 1.0)
+    reason = (f"survival: every known row of {target!r} is the event ('{value}': no one censored), over the "
+              f"time {time!r}")
+    outcome = _survival(df, profiles, target, time, (event, [str(value)]), reason)
+    given = task == TaskKind.SURVIVAL
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.GIVEN if given else Confidence.LOW,
+        [reason, "a status with a single value: every row an event, or an export of the events only?"],
+        details={"event_codes": [str(value)], "all_events": True})
     outcome.duration_inference = _duration_inference(time, candidates, given=not candidates)
     return outcome
 

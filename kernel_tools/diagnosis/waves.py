@@ -190,3 +190,15 @@ def same_measurement(x: np.ndarray, y: np.ndarray) -> dict | None:
     if abs(rho) < SAME_MEASURE or not same_scale:
         return None
     return {"spearman": round(rho, 4), "median_abs": round(scale_x, 4), "target_median_abs": round(scale_y, 4)}
+
+
+def one_hot_levels(columns: list[np.ndarray]) -> bool:
+    """Whether numbered 0/1 columns are the levels of one category (``educ1``, ``educ2``, ``educ3``
+    dummies of ``educ``): never two of them 1 on a row where all are present. A yes/no measure taken
+    again is often 1 at both times; levels of one category exclude each other, so they are known
+    together and are not waves (their ranks move against each other, which reads as one scale)."""
+    stacked = np.column_stack(columns)
+    rows = stacked[np.isfinite(stacked).all(axis=1)]
+    if len(rows) < MIN_ROWS or not np.isin(rows, (0.0, 1.0)).all():
+        return False
+    return bool((rows.sum(axis=1) <= 1).all() and (rows == 1).any(axis=0).all())

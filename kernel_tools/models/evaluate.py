@@ -32,7 +32,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from kernel_tools.diagnosis.task import event_indicator
+from kernel_tools.diagnosis.task import status_events
 from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
@@ -698,7 +698,7 @@ def _target(frame, target, time, task, classes=None) -> tuple[np.ndarray, np.nda
             raise TypeError(f"regression target {target!r} must be numeric, got {values.dtype}")
         return values.astype("float64").to_numpy(), None
     if task == TaskKind.SURVIVAL:
-        read = None if values.isna().any() else event_indicator(values)
+        read = None if values.isna().any() else status_events(values)
         if read is None:
             raise ValueError(
                 f"survival target {target!r} must be the event indicator (0/1, bool, 1/2, or 0 = "
