@@ -108,3 +108,15 @@ def test_pancreatic2_is_survival_over_os_with_pfs_during_follow_up():
     d = quiet_diagnose(dev_rdataset("asaur", "pancreatic2"), target="status")
     assert d.task["kind"] == "survival" and d.task["time"] == "os"
     assert d.timeline.columns["pfs"].group == DURING
+
+
+def test_a_dask_frame_where_everyone_died_is_diagnosed_as_the_in_memory_one():
+    """The lazy diagnosis refused an all-events status as 'nothing to predict' before its sample
+    reached the task's inference, which reads it as survival with no one censored, asked."""
+    dd = pytest.importorskip("dask.dataframe")
+    frame = _every_patient_died(n=400)
+    d = kt.diagnose(dd.from_pandas(frame, npartitions=3), target="dead")
+    assert d.task["kind"] == "survival" and d.task["time"] == "months"
+    assert d.inference("task").confidence == "low"
+    with pytest.raises(ValueError, match="single value"):
+        kt.diagnose(dd.from_pandas(frame.drop(columns="months"), npartitions=3), target="dead")

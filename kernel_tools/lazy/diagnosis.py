@@ -39,7 +39,8 @@ from kernel_tools.diagnosis.runner import run_detectors
 from kernel_tools.findings import Diagnosis, Finding
 from kernel_tools.frames import to_pandas
 from kernel_tools.lazy import engine, summary
-from kernel_tools.vocabulary import Basis
+from kernel_tools.time_names import all_events_status
+from kernel_tools.vocabulary import Basis, TaskKind
 
 SAMPLE_ROWS = 200_000  # rows of the in-memory sample the detectors run on
 EXACT_BELOW = 1_000_000  # rows under which every distinct count is exact
@@ -131,7 +132,7 @@ def diagnose_lazy(df: Any, target: str | None = None, task: str | None = None, t
 
     profiles = whole_profiles(frame, n, nulls, distinct, counts, stat)
     if target is not None:
-        _check_target(target, profiles[target], nulls[target], n)
+        _check_target(target, profiles[target], nulls[target], n, frame[target].dropna(), task, time, columns)
     run = Detectors()
     if test_frame is not None:
         test_frame = to_pandas(test_frame, "test").reset_index(drop=True)
@@ -205,11 +206,16 @@ def _test_sample(test: Any, sample_rows: int, key: str | None, random_state: int
                                 key if key in test.columns else None, random_state)
 
 
-def _check_target(target: str, profile: ColumnProfile, missing: int, n: int) -> None:
-    """A target with no value, or a single one over the whole data, leaves nothing to predict."""
+def _check_target(target: str, profile: ColumnProfile, missing: int, n: int, known: Any = None,
+                  task: str | None = None, time: str | None = None, columns: list[str] | None = None) -> None:
+    """A target with no value, or a single one over the whole data, leaves nothing to predict,
+    unless that one value is an event beside a time (every patient died: survival with no one
+    censored, which the diagnosis of the sample decides, as the in-memory one does)."""
     if missing == n:
         raise ValueError(f"target {target!r} is entirely missing: nothing to learn from")
-    if profile.nunique < 2:
+    if profile.nunique < 2 and not (
+            task in (None, TaskKind.SURVIVAL) and known is not None and len(known)
+            and all_events_status(known.iloc[0], time, [c for c in columns or [] if c != target])):
         raise ValueError(f"target {target!r} has a single value: there is nothing to predict")
 
 
