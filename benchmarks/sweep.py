@@ -337,7 +337,8 @@ def _findings_summary(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def _frames(ds: Dataset, df: pd.DataFrame, extras: list[pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The files of a table as the co-pilot names them: df, df_2, ..."""
+    """The files of a table under kernel names (the command line names the extra files after their
+    files, ``icustays``; diagnose_join reads no meaning into the names)."""
     return {"df": df, **{f"df_{i}": x for i, x in enumerate(extras, start=2)}}
 
 

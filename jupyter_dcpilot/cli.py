@@ -26,7 +26,15 @@ from jupyter_dcpilot.engine.errors import cell_error, in_words
 from jupyter_dcpilot.engine.hosts import PROBE_TIMEOUT_S, HeadlessHost
 from jupyter_dcpilot.engine.kernel_calls import KernelCalls
 from jupyter_dcpilot.engine.task import Given, Inputs, task_kind
-from jupyter_dcpilot.inputs import InputError, check_dictionary, check_run_inputs, header, parquet_rows, target_first
+from jupyter_dcpilot.inputs import (
+    InputError,
+    check_dictionary,
+    check_run_inputs,
+    frame_names,
+    header,
+    parquet_rows,
+    target_first,
+)
 from jupyter_dcpilot.terminal import TerminalStream, one_line
 from kernel_tools.dictionary import LABELLED
 from kernel_tools.vocabulary import StepStatus
@@ -194,7 +202,7 @@ async def _checked_run(host: HeadlessHost, data: list[str], stream: Any, started
     paths = target_first(given_paths, target)
     test_path = Path(test).resolve() if test else None
     interactive = sys.stdin.isatty() if interactive is None else interactive
-    names = ["df"] + [f"df_{i}" for i in range(2, len(paths) + 1)]
+    names = frame_names(paths)
     warnings = check_run_inputs(paths, target=target, time=time_col, entity=entity, index=index,
                                 test=test_path, folders=True)
     codebook, said = checked_codebook(paths, dictionary, events, engine)

@@ -8,7 +8,10 @@ multi-threaded), and answer in one line with the close names, in well under two 
 
 from __future__ import annotations
 
+import builtins
 import csv
+import keyword
+import re
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +313,25 @@ def target_first(paths: list[Path], target: str | None) -> list[Path]:
     return paths if holder is None else [holder, *(p for p in paths if p != holder)]
 
 
+# names a loaded file may not take: Python's own, the notebook's libraries and the cells' usual results
+TAKEN_NAMES = frozenset(dir(builtins)) | {"pd", "np", "kt", "dd", "plt", "os", "sys", "json", "train", "test",
+                                          "joined", "records", "report", "model", "client", "data"}
+
+
+def frame_names(paths: list[Path]) -> list[str]:
+    """The kernel variables the files are loaded into: ``df`` for the first (the one holding the
+    target), each other by its file's name when that is a free Python name (``icustays.csv`` ->
+    ``icustays``: the questions and the notebook then say which file), else ``df_<k>``."""
+    names = ["df"]
+    for k, path in enumerate(paths[1:], start=2):
+        stem = split_table(path)[0].name.split(".")[0].lower()
+        stem = re.sub(r"\W+", "_", stem).strip("_")
+        free = (stem.isidentifier() and not keyword.iskeyword(stem) and stem not in TAKEN_NAMES
+                and not stem.startswith("df") and stem not in names)
+        names.append(stem if free else f"df_{k}")
+    return names
+
+
 def check_run_inputs(data: list[Path], *, target: str | None, time: str | None = None,
                      entity: str | None = None, index: str | None = None,
                      test: Path | None = None, folders: bool = False, values: bool = True) -> list[str]:
@@ -392,5 +414,5 @@ def check_dictionary(path: Path, data: list[Path], events: Path | None = None) -
     return warnings
 
 
-__all__ = ["INDEX_WORDS", "InputError", "check_column", "check_dictionary", "check_run_inputs", "header",
-           "read_columns"]
+__all__ = ["INDEX_WORDS", "InputError", "check_column", "check_dictionary", "check_run_inputs", "frame_names",
+           "header", "read_columns"]

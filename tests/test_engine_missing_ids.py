@@ -175,7 +175,7 @@ def test_a_join_that_fails_goes_back_to_the_join_question_without_its_key(tmp_pa
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
     joins = [d for d in session["decisions"] if d["gate"] == "join"]
     assert [d["choice"] for d in joins] == ["join_left_on_patient_id", "join_left"]
-    assert joins[1]["question"].startswith("Left-join df_2 on 'patient_id' failed because of the join: "
+    assert joins[1]["question"].startswith("Left-join measures on 'patient_id' failed because of the join: "
                                            "key 'patient_id' is int64 on the left but object on the right")
     assert "join_left_on_patient_id" not in [o["id"] for o in joins[1]["options"]]
     assert session["backtracks"] == 1

@@ -186,7 +186,7 @@ def test_a_join_whose_keys_never_meet_is_asked_again_and_not_joining_goes_on(tmp
     assert code == 0
     session = json.loads((out / ".notebook.ipynb.dcpilot.json").read_text())
     joins = [d for d in session["decisions"] if d["gate"] == "join"]
-    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Left-join df_2 failed because of the join: ")
+    assert joins[-1]["choice"] == "keep" and joins[-1]["question"].startswith("Left-join labs failed because of the join: ")
     report = json.loads((out / "report.json").read_text())
     assert report["model"]["metric"] and "sodium" not in report["model"]["features"]
     leaked = [s for s in shown_to_a_user(out) if NUMPY_REPR.search(s)]

@@ -106,7 +106,7 @@ def test_stays_with_a_long_vitals_file_run_as_one_row_per_stay_in_a_real_kernel(
     assert state == "finished", report.get("warnings")
     notebook = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())
     code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
-    assert "kt.summarize_records(df_2, id='icustay_id', time='charttime', until=24, key='itemid'" in code
+    assert "kt.summarize_records(vitals, id='icustay_id', time='charttime', until=24, key='itemid'" in code
     assert "anchor='intime', unit='h', index=df)" in code
     assert "on='row_id'" not in code
     features = set(report["model"]["features"])
@@ -148,4 +148,4 @@ def test_five_files_with_the_stays_first_run_from_the_admissions_in_a_real_kerne
     assert "window_h = 24  # hours after 'admittime'" in code
     assert "names=['patients.csv', 'chartevents.csv', 'labevents.csv'], birth='dob', at='admittime')" in code
     assert "age_at_admittime" in report["model"]["features"]
-    assert "# icustays.csv (df_2) not joined: one row per 'icustay_id', several per 'hadm_id'" in code
+    assert "# icustays.csv not joined: one row per 'icustay_id', several per 'hadm_id'" in code

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from jupyter_dcpilot.cli import main
-from jupyter_dcpilot.inputs import InputError, check_run_inputs, header, read_columns
+from jupyter_dcpilot.inputs import InputError, check_run_inputs, frame_names, header, read_columns
 
 RNG = np.random.default_rng(0)
 
@@ -95,3 +95,14 @@ def test_every_bad_file_is_one_line_and_writes_nothing(tmp_path, capsys, make, s
     err = capsys.readouterr().err
     assert code == 1 and said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()  # its time: benchmarks/bench_trust.py --only files
+
+
+def test_extra_files_are_loaded_under_their_own_names_when_those_are_free_python_names():
+    """The questions and the notebook said 'df_3' of a lab file; they say 'labevents' now. A name
+    that would shadow Python's own, a library, another file's or the data frame falls back."""
+    paths = [Path(p) for p in ("/d/admissions.csv", "/d/labevents.csv.gz", "/e/Chart-Events 2021.csv",
+                               "/d/list.csv", "/d/pd.parquet", "/f/labevents.csv", "/d/2019.csv",
+                               "/d/df_old.csv", "/d/cohort.RData:visits", "/d/class.csv")]
+    assert frame_names(paths) == ["df", "labevents", "chart_events_2021", "df_4", "df_5", "df_6", "df_7",
+                                  "df_8", "cohort", "df_10"]
+    assert frame_names(paths[:1]) == ["df"]

@@ -92,6 +92,6 @@ def test_a_cohort_with_long_format_labs_ends_with_a_verdict_in_a_real_kernel(tmp
     assert [s["status"] for s in joins] == ["done"]
     notebook = json.loads((tmp_path / "out" / "notebook.ipynb").read_text())
     code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
-    assert "kt.summarize_records(df_2, id='id', time='days', until=0, key='test', value='value')" in code
+    assert "kt.summarize_records(labs, id='id', time='days', until=0, key='test', value='value')" in code
     features = report["model"]["features"]
     assert {"chol_last", "alb_last"} & set(features) and not {"days", "test", "value"} & set(features)

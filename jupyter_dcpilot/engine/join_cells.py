@@ -12,8 +12,7 @@ def join_files_code(frame: str, var: str, params: dict[str, Any], frames: list[s
     """``frames`` are the kernel's variables, ``data`` the files they were read from (same order)."""
     files = {v: Path(p).name for v, p in zip(frames, data, strict=False)} if len(data) == len(frames) else {}
     # a file left out is said, with why, where the joins are
-    lines = [f"# {files.get(f['frame'], f['frame'])} ({f['frame']}) not joined: {f['why']}"
-             for f in params.get("skipped") or []]
+    lines = [f"# {_file_and_frame(files, f['frame'])} not joined: {f['why']}" for f in params.get("skipped") or []]
     joined, keys, names = [], [], []
     windows = {r["until"] for f in params["files"] if (r := f.get("records")) and r.get("anchor")}
     window = len(windows) == 1
@@ -37,3 +36,10 @@ def join_files_code(frame: str, var: str, params: dict[str, Any], frames: list[s
     extra = "".join(f", {k}={params[k]!r}" for k in ("birth", "at") if params.get(k))
     lines.append(f"{frame}, {var} = kt.join_files({frame}, [{', '.join(joined)}], on={keys!r}, names={names!r}{extra})")
     return [*lines, f"print(*{var}.details['joins'], sep='\\n')", var]
+
+
+def _file_and_frame(files: dict[str, str], frame: str) -> str:
+    """``icustays.csv`` for a file loaded as its own name, ``labs.csv (df_3)`` when the variable differs."""
+    name = files.get(frame, frame)
+    return name if name == frame or name.split(".")[0].lower() == frame else f"{name} ({frame})"
+
