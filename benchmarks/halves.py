@@ -79,6 +79,16 @@ FRESH5 = (
     "DAAG/anesthetic",
 )
 
+# the sixth fresh batch (fresh6.py), named in session 16 after the rules of session 16, run once with none
+# written for it: long-format clinical cohorts, trials with measures after randomisation, (time, indicator)
+# pairs, stays and outcomes after an admission, ordinal scores as targets, and plain tables that must stay valid
+FRESH6 = (
+    "nlme/Tetracycline1", "nlme/Glucose", "KMsurv/allograft", "lme4/VerbAgg", "mlmRev/Contraception",
+    "HSAUR/polyps3", "heplots/Overdose", "COUNT/azdrg112", "DAAG/mifem", "KMsurv/drug6mp", "KMsurv/bnct",
+    "KMsurv/drughiv", "geepack/respdis", "rpart/kyphosis", "mosaicData/Gestation", "vcdExtra/Donner",
+    "Stat2Data/MedGPA",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -89,7 +99,7 @@ def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
     return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)
-                  | set(FRESH5))
+                  | set(FRESH5) | set(FRESH6))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

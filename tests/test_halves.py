@@ -50,6 +50,13 @@ def test_the_fifth_fresh_batch_is_catalogued_as_named() -> None:
     assert sorted(d.name for d in fresh5.catalog()) == sorted(halves.FRESH5)
 
 
+def test_the_sixth_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH6 was named after the rules of session 16 and run once with none written for it
+    import fresh6
+
+    assert sorted(d.name for d in fresh6.catalog()) == sorted(halves.FRESH6)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()
