@@ -21,6 +21,7 @@ from kernel_tools.diagnosis.event_codes import (
     two_code_reading,
 )
 from kernel_tools.diagnosis.intervals import find_intervals
+from kernel_tools.diagnosis.level_order import level_order
 from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
@@ -735,6 +736,11 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
     alternatives: list[Alternative] = []
     if task == TaskKind.CLASSIFICATION:
         confidence = Confidence.GIVEN
+    elif (ordered := None if integer_codes else level_order(s, classes)) is not None:
+        # levels in an order (no < perhaps < yes): classes throw it away; the expert says which reading
+        confidence = Confidence.LOW
+        evidence.append(f"the classes read as ordered levels ({' < '.join(ordered)}): a classifier ignores their "
+                        "order; confirm classes, or recode the levels as a score")
     elif distinct == 2 or not tiny and (not integer_codes or NOMINAL_NAME.search(target)):
         # yes/no, named classes, or codes under a name that says classes, each seen often enough
         confidence = Confidence.HIGH
