@@ -89,6 +89,17 @@ FRESH6 = (
     "Stat2Data/MedGPA",
 )
 
+# the seventh fresh batch (fresh7.py), named in session 17 before any rule of the session and before any run on
+# it: longitudinal cohorts whose entity is a recoded grouping factor, a second response beside the target,
+# (start, stop] rows, matched sets with (time, indicator) pairs, competing causes, ordinal targets in words and in
+# integers, clustered surveys with numbered clusters, a twin of the target, and plain tables that must stay valid
+FRESH7 = (
+    "carData/Wong", "nlme/BodyWeight", "nlme/Dialyzer", "mlmRev/Socatt", "mlmRev/Gcsemv", "survival/rats2",
+    "KMsurv/twins", "asaur/ashkenazi", "survival/hoel", "wooldridge/happiness", "mlmRev/Chem97", "mlmRev/guImmun",
+    "HLMdiag/radon", "MASS/nlschools", "wooldridge/bwght", "survival/aml", "carData/CES11", "heplots/Diabetes",
+    "COUNT/badhealth", "Stat2Data/FirstYearGPA",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -99,7 +110,7 @@ def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
     return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)
-                  | set(FRESH5) | set(FRESH6))
+                  | set(FRESH5) | set(FRESH6) | set(FRESH7))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

@@ -51,6 +51,7 @@ import fresh3  # noqa: E402
 import fresh4  # noqa: E402
 import fresh5  # noqa: E402
 import fresh6  # noqa: E402
+import fresh7  # noqa: E402
 from audit import JOIN_SUFFIX, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
 from dataset import Dataset  # noqa: E402
 from halves import HALVES, half  # noqa: E402
@@ -309,6 +310,7 @@ def catalog() -> list[Dataset]:
         *fresh4.catalog(),  # its fourth batch, named in session 15 before the rules of probe15
         *fresh5.catalog(),  # its fifth batch, named in session 16 before the rules of probe16
         *fresh6.catalog(),  # its sixth, named in session 16 after its rules and run once with none written for it
+        *fresh7.catalog(),  # its seventh, named in session 17 before any rule of the session and any run on it
     ]
 
 

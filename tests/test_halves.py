@@ -57,6 +57,13 @@ def test_the_sixth_fresh_batch_is_catalogued_as_named() -> None:
     assert sorted(d.name for d in fresh6.catalog()) == sorted(halves.FRESH6)
 
 
+def test_the_seventh_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH7 was named in session 17 before any rule of the session and before any run on it
+    import fresh7
+
+    assert sorted(d.name for d in fresh7.catalog()) == sorted(halves.FRESH7)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()
