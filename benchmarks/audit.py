@@ -16,7 +16,9 @@ judge. A run passes only when
   never separates an entity's rows — and, when the outcome counts from each entity's first
   record (``index="first"``), the features are what was known then: the first / baseline
   record, a landmark, or (start, stop] intervals fitted as intervals; with (start, stop] rows
-  (``index="intervals"``) a model that reads every row as starting at time 0 is not valid;
+  (``index="intervals"``) a model that reads every row as starting at time 0 is not valid; with
+  matched sets (``index="sets"``: twins, relatives of one family, a matched pair, each row its own
+  subject) each set sits on one side of every split, and merging a set to one row is not valid;
 - ``joins``: files are joined on the documented key, never on another column (R's row names);
   features from an extra file of records over time come only through a window that ends at the
   index (``summarize_records``), never from records taken after it;
@@ -51,7 +53,7 @@ RIGHT_METRIC = {"classification": "roc_auc", "regression": "r2", "survival": "c_
 HOLDOUT_FLOOR = {"roc_auc": 0.55, "c_index": 0.55, "r2": 0.0}  # no better than chance ...
 CV_CLAIM = {"roc_auc": 0.60, "c_index": 0.60, "r2": 0.2}  # ... while cross-validation claims this
 AT_INDEX = ("first", "baseline")  # aggregation rules that keep each entity's first record
-INDEX_KINDS = ("row", "first", "intervals")
+INDEX_KINDS = ("row", "first", "intervals", "sets")
 CALLS = ("aggregate_per_entity", "split", "fit_evaluate", "fit_evaluate_intervals", "to_intervals",
          "read_csv", "read_parquet", "join_frames", "summarize_records", "recode_status")
 FITS = ("fit_evaluate", "fit_evaluate_intervals")
@@ -64,8 +66,9 @@ class Truth:
 
     index: when a prediction is made, for data with an ``entity``: ``"row"`` (each record is
     its own prediction: grouping the entity's rows is enough), ``"first"`` (the outcome counts
-    from each entity's first record) or ``"intervals"`` ((start, stop] rows whose time counts
-    from the first record).
+    from each entity's first record), ``"intervals"`` ((start, stop] rows whose time counts
+    from the first record) or ``"sets"`` (the ``entity`` names matched sets whose rows are
+    distinct subjects, each its own prediction: a set is grouped, never merged into one row).
     """
 
     task: str
@@ -256,6 +259,9 @@ def entity_problems(calls: list[Call], truth: Truth, data: pd.DataFrame | None) 
     split = _last(calls, "split")
     if aggregate is not None and _keeps_together(entity, _arg(aggregate, "id", 1), data):
         how = "landmark" if aggregate.kwargs.get("landmark") not in (None, "None") else _arg(aggregate, "how", 3)
+        if truth.index == "sets":
+            return [f"each set of '{entity}' was merged into one row (its '{how or 'last'}'), but its rows are distinct "
+                    "subjects, each its own prediction: the other members were dropped or merged"]
         if truth.index != "row" and not _at_index(aggregate):
             return [f"one row per '{entity}' from the '{how or 'last'}' of its records, but the outcome counts "
                     "from the first record: the features hold what is known only after the prediction time"]

@@ -32,7 +32,8 @@ class Dataset:
     leaks: tuple[str, ...] = ()  # documented post-outcome / target-derived columns
     follow_up: tuple[str, ...] = ()  # documented as recorded after the prediction time
     # with an entity id: "row" (each record its own prediction), "first" (the outcome counts
-    # from each entity's first record) or "intervals" ((start, stop] rows on one clock)
+    # from each entity's first record), "intervals" ((start, stop] rows on one clock) or "sets" (matched
+    # sets, the entity a set of distinct subjects: grouped, never merged)
     index: str = "row"
     note: str = ""
     # further files of the same table, passed after the main one: (file stem, loader)

@@ -74,12 +74,12 @@ def catalog() -> list[Dataset]:
                "(shipped as id, trt, obs, time1, time2, status)"),
         # ------------------------------------------------- matched sets, (time, indicator) pairs, competing causes
         D("KMsurv/twins", R, _r("KMsurv", "twins"), "death", "survival", event=(1,), time="age", id="id",
-          ids=("rownames",),
+          index="sets", ids=("rownames",),
           note="'id Twin number', 'age Age of twin's death from CHD, months', 'death Death (male twin) from CHD "
                "indicator (1=dead from CHD, 0=alive or other cause of death)', 'gender 1=male, 2=female' (two rows a "
                "pair)"),
         D("asaur/ashkenazi", R, _r("asaur", "ashkenazi"), "brcancer", "survival", event=(1,), time="age", id="famID",
-          ids=("rownames",),
+          index="sets", ids=("rownames",),
           note="'pairs of first-degree female relatives who are also first degree relatives of a proband'; 'famID "
                "family ID indicator', 'brcancer 1 if subject had breast cancer, 0 if not', 'age Age at onset of "
                "breast cancer, or current age if no breast cancer', 'mutant 1 if first degree relative proband was a "
@@ -103,7 +103,7 @@ def catalog() -> list[Dataset]:
                "'gcsescore Average GCSE score of individual' (the pre-test)"),
         # ------------------------------------------------- clustered surveys with numbered clusters
         D("mlmRev/guImmun", R, _r("mlmRev", "guImmun"), "immun", "classification", id="mom",
-          ids=("rownames", "kid", "comm"),
+          index="sets", ids=("rownames", "kid", "comm"),
           note="'Immunizations received by children in Guatemala'; 'kid a factor identifying the child', 'mom a "
                "factor identifying the family', 'comm a factor identifying the community', 'immun a factor "
                "indicating if the child received a complete set of immunizations' (1 to 3 children a family)"),
