@@ -1,0 +1,148 @@
+"""Columns that are not what they seem (session 17, issue 26), each on generated data with other
+names than the tables that showed the kind:
+
+- a cluster's identifying code kept as a number (a district, a village, a school number shared by
+  tens of subjects): asked, with the recommended answer keeping it out of the features, whatever
+  the naming style (``district``, ``villnum``, ``DistrictCode``, ``id_commune``, ``HHID``);
+  a count, a size, a distance or a qualified measure named with such a word stays a feature;
+- a column that is the target computed again with another column (a change score beside the final
+  score, a ratio, a percent change) is a leak, in words, however small the table; the baseline it
+  was computed from stays a feature.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dev_tables import quiet_diagnose  # noqa: E402
+
+from kernel_tools.diagnosis.groupings import named_as_group  # noqa: E402
+
+
+def _survey(code: str, n: int = 1500, groups: int = 60, seed: int = 0, subject: str | None = "woman") -> pd.DataFrame:
+    """Women in ``groups`` areas (2-50 each), an area effect on the outcome, the area's code kept."""
+    rng = np.random.default_rng(seed)
+    area = rng.integers(1, groups + 1, n)
+    effect = rng.normal(0, 1, groups + 1)
+    age = rng.integers(15, 50, n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(effect[area] + 0.03 * (age - 30))))).astype(int)
+    frame = pd.DataFrame(
+        {code: area, "age": age, "children": rng.integers(0, 4, n), "urban": rng.integers(0, 2, n), "uses_method": y}
+    )
+    if subject:
+        frame.insert(0, subject, np.arange(1, n + 1))
+    return frame
+
+
+def _grouped(d) -> set[str]:
+    return {f.columns[0] for f in d.findings if f.kind == "grouping_column"}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "district",
+        "villnum",
+        "commune_no",
+        "dist_code",
+        "DistrictCode",
+        "id_district",
+        "municipio",
+        "schoolnum",
+        "HHID",
+        "region_id",
+        "parish",
+    ],
+)
+def test_an_area_or_institution_code_is_asked_and_kept_out_of_the_features(code):
+    d = quiet_diagnose(_survey(code), target="uses_method")
+    assert code in _grouped(d)
+    (question,) = [i for i in d.inferences if i.what == "grouping" and i.subject == code]
+    assert question.confidence == "low" and question.value == "drop"  # never a number feature by default
+    assert "60 values for 1500 rows" in " ".join(question.evidence)
+    assert d.task["id"] != code
+
+
+def test_an_area_code_with_text_digits_and_no_subject_id_is_asked():
+    frame = _survey("district", subject=None)
+    frame["district"] = frame["district"].astype(str)
+    assert "district" in _grouped(quiet_diagnose(frame, target="uses_method"))
+
+
+def test_a_woman_numbered_on_every_row_is_each_row_a_subject_not_the_area():
+    # 'regionID' was taken as the entity (its rows one region's records) beside a unique 'woman'
+    d = quiet_diagnose(_survey("regionID"), target="uses_method")
+    assert d.task["id"] is None and "regionID" in _grouped(d)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dist",
+        "distance",
+        "n_villages",
+        "num_villages",
+        "village_size",
+        "district_pop",
+        "income_district",
+        "Hospitals",
+        "area",
+        "casino",
+    ],
+)
+def test_counts_sizes_distances_and_measures_of_an_area_are_not_codes(name):
+    assert not named_as_group(name)
+    frame = _survey("zz", subject="woman").rename(columns={"zz": name})
+    assert name not in _grouped(quiet_diagnose(frame, target="uses_method"))
+
+
+def _trial(n: int, derived: str | None, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(60, 10, n).round(1)
+    treated = rng.integers(0, 2, n)
+    final = (base + rng.normal(-5 * treated, 6, n)).round(1)
+    frame = pd.DataFrame({"age": rng.integers(20, 70, n), "treated": treated, "pain_wk0": base, "pain_wk12": final})
+    if derived == "change":
+        frame["change"] = (final - base).round(1)
+    elif derived == "ratio":
+        frame["ratio_12_0"] = (final / base).round(3)
+    elif derived == "percent":
+        frame["pct_improvement"] = ((final - base) / base * 100).round(1)
+    elif derived == "dname":
+        frame["dpain_wk12"] = (final - base).round(1)
+    return frame
+
+
+def _leaks(d) -> dict[str, str]:
+    return {f.columns[0]: f.summary for f in d.findings if f.kind == "target_leakage"}
+
+
+@pytest.mark.parametrize("n", [17, 300])
+@pytest.mark.parametrize(
+    "derived, column, words",
+    [
+        ("change", "change", "'change' equals 'pain_wk12' − 'pain_wk0' on every row"),
+        ("ratio", "ratio_12_0", "'ratio_12_0' equals 'pain_wk12' / 'pain_wk0' on every row"),
+        ("percent", "pct_improvement", "equals 100 × ('pain_wk12' − 'pain_wk0') / 'pain_wk0' on every row"),
+        ("dname", "dpain_wk12", "'dpain_wk12' equals 'pain_wk12' − 'pain_wk0' on every row"),
+    ],
+)
+def test_the_target_computed_again_is_a_leak_in_words_and_its_baseline_stays(n, derived, column, words):
+    d = quiet_diagnose(_trial(n, derived), target="pain_wk12")
+    leaks = _leaks(d)
+    assert column in leaks and words in leaks[column]
+    assert "pain_wk0" not in leaks  # the baseline it was computed from is a predictor
+
+
+def test_no_twin_among_ordinary_measures():
+    frame = _trial(300, None)
+    rng = np.random.default_rng(5)
+    frame["bmi"] = rng.normal(27, 4, 300).round(1)
+    frame["visits"] = rng.integers(0, 6, 300)
+    assert not _leaks(quiet_diagnose(frame, target="pain_wk12"))
