@@ -146,3 +146,107 @@ def test_no_twin_among_ordinary_measures():
     frame["bmi"] = rng.normal(27, 4, 300).round(1)
     frame["visits"] = rng.integers(0, 6, 300)
     assert not _leaks(quiet_diagnose(frame, target="pain_wk12"))
+
+
+def _party(pooled: str | None = "Other", column: str = "family", seed: int = 3) -> pd.DataFrame:
+    """A party of 87 people, one row each, their last names recoded into nine groups, the ninth
+    pooling the rest (``pooled``; None: a ninth name instead)."""
+    rng = np.random.default_rng(seed)
+    names = ["Abbott", "Baker", "Carver", "Dunn", "Ellis", "Fisher", "Grant", "Hale & Hunt", pooled or "Irwin"]
+    group = np.repeat(names, [12, 9, 7, 6, 5, 4, 13, 8, 23])
+    n = len(group)
+    age = rng.integers(1, 65, n)
+    sex = rng.choice(["Male", "Female"], n)
+    alive = (rng.random(n) < 1 / (1 + np.exp(-(1.5 - 0.04 * age + 0.8 * (sex == "Female"))))).astype(int)
+    return pd.DataFrame({column: group, "age": age, "sex": sex, "survived": alive})
+
+
+@pytest.mark.parametrize("pooled", ["Other", "unknown", "Misc", "otros"])
+@pytest.mark.parametrize("column", ["family", "household"])
+def test_a_grouping_with_a_catch_all_level_is_not_the_entity(pooled, column):
+    d = quiet_diagnose(_party(pooled, column), target="survived")
+    entity = d.inference("entity")
+    assert entity.value is None and d.task["id"] is None
+    (why,) = [a.evidence[0] for a in entity.alternatives if a.value == column]
+    assert f"has a catch-all level '{pooled}' (23 rows)" in why
+
+
+def test_a_unit_name_whose_rows_share_nothing_is_asked_not_taken():
+    # nine named groups of 4-23 people who differ in sex and age, no time: perhaps not one subject's rows
+    d = quiet_diagnose(_party(None), target="survived")
+    entity = d.inference("entity")
+    assert entity.value == "family" and entity.confidence == "low"
+    assert "rows sharing 'family' share no other column and no time orders them" in " ".join(entity.evidence)
+
+
+def test_a_patient_seen_several_times_stays_a_plain_entity():
+    rng = np.random.default_rng(8)
+    patients = 60
+    rows = pd.DataFrame(
+        {"patient": np.repeat(np.arange(1, patients + 1), 4), "visit": np.tile([0, 3, 6, 12], patients)}
+    )
+    rows["sex"] = np.repeat(rng.choice(["F", "M"], patients), 4)
+    rows["sbp"] = rng.normal(130, 15, len(rows)).round()
+    d = quiet_diagnose(rows, target="sbp")
+    entity = d.inference("entity")
+    assert entity.value == "patient" and not any("share no other column" in e for e in entity.evidence)
+
+
+def test_a_holdout_of_one_group_is_said_in_words():
+    from kernel_tools.transforms.splitting import split
+
+    _, test, report = split(_party(None).drop(columns="sex"), "survived", groups="family")
+    assert test["family"].nunique() < 5
+    assert any(
+        f"the test set holds only {test['family'].nunique()} of the 9 'family' groups" in w for w in report.warnings
+    )
+    rng = np.random.default_rng(0)
+    many = pd.DataFrame(
+        {"pid": np.repeat(np.arange(200), 2), "x": rng.normal(size=400), "y": rng.integers(0, 2, 400).repeat(1)}
+    )
+    assert not split(many, "y", groups="pid")[2].warnings
+
+
+def _overdose(n: int, seed: int = 1) -> pd.DataFrame:
+    """A total drug level in the blood (the target) beside one of its two analytes, and a dose."""
+    rng = np.random.default_rng(seed)
+    dose = rng.uniform(500, 4000, n).round()
+    parent = (dose * rng.uniform(0.2, 0.4, n)).round()
+    metabolite = (dose * rng.uniform(0.15, 0.35, n)).round()
+    return pd.DataFrame(
+        {
+            "female": rng.integers(0, 2, n),
+            "dose_taken": dose,
+            "qrs_ms": rng.normal(100, 12, n).round(),
+            "analyte_b": parent,
+            "total_level": parent + metabolite,
+        }
+    )
+
+
+@pytest.mark.parametrize("n", [17, 200])
+def test_a_part_of_the_target_measured_with_it_is_asked_as_a_leak(n):
+    leaks = _leaks(quiet_diagnose(_overdose(n), target="total_level"))
+    assert list(leaks) == ["analyte_b"]
+    assert "'analyte_b' is at most 'total_level' on every row" in leaks["analyte_b"]
+    assert "it may be a part of the target measured with it" in leaks["analyte_b"]
+
+
+def test_a_smaller_scale_a_baseline_or_an_age_below_the_target_is_not_a_part():
+    rng = np.random.default_rng(2)
+    n = 200
+    carat = rng.uniform(0.3, 2.5, n).round(2)
+    growth = rng.uniform(1.05, 1.6, n)
+    weight_0 = rng.normal(3.4, 0.4, n).round(2)
+    frame = pd.DataFrame(
+        {
+            "carat": carat,  # far below the price: another scale
+            "age": rng.integers(20, 60, n),
+            "weight_0": weight_0,  # the baseline of a growing measure
+            "waist_cm": (weight_0 * 20 + rng.normal(0, 3, n)).round(1),
+            "weight_12": (weight_0 * growth).round(2),
+        }
+    )
+    assert not {"carat", "weight_0", "age"} & set(_leaks(quiet_diagnose(frame, target="weight_12")))
+    frame["price"] = (carat * 4000 * rng.uniform(0.8, 1.2, n)).round()
+    assert "carat" not in _leaks(quiet_diagnose(frame.drop(columns="weight_12"), target="price"))

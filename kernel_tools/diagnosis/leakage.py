@@ -35,7 +35,7 @@ from kernel_tools.diagnosis.options import drop, keep
 from kernel_tools.diagnosis.outcome_halves import binned_from, other_halves
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
-from kernel_tools.diagnosis.twins import target_twins
+from kernel_tools.diagnosis.twins import target_parts, target_twins
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
 
@@ -325,6 +325,9 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     twins = target_twins(frame, profiles, features, outcome, clock)
     for c, ev in twins.items():
         flagged[c] = {**flagged.get(c, {}), **ev}
+    for c, ev in target_parts(frame, profiles, features, outcome, clock).items():
+        if c not in flagged:
+            flagged[c] = ev
     # the baseline a change score was computed from is part of the same formula, not a leak
     partners = {ev["twin_partner"] for ev in twins.values()} - set(twins)
     for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():

@@ -123,3 +123,66 @@ def target_twins(
             "twin_rows": tried,
         }
     return found
+
+
+PART_SPEARMAN = 0.8  # a part moves with its total
+PART_BELOW = 0.99  # share of rows on which the part is at most the total
+PART_SHARE = (0.1, 0.9)  # a part's typical share of its total: a smaller one is another scale, not a part
+# a time, an age, a size or a count before the outcome is at most a later total by nature: not a part
+NOT_A_PART = re.compile(
+    r"time|date|day|week|month|year|age|dur|length|height|weight|size|girth|diam|width|circum|count|^n_|number|"
+    r"base|pre|before|initial|entry|first|start|t0|_0$|0$",
+    re.IGNORECASE,
+)
+
+
+def _same_series(name: str, target: str) -> bool:
+    """Whether two names are one measure at two times (``score_0``, ``score_12``): the timing's waves."""
+    strip = re.compile(r"[_\W]*\d+[a-z]*$", re.IGNORECASE)
+    return bool(strip.sub("", name)) and strip.sub("", name).lower() == strip.sub("", target).lower()
+
+
+def target_parts(
+    frame, profiles: dict[str, ColumnProfile], features: list[str], outcome, clock: Clock = NO_CLOCK
+) -> dict[str, dict]:
+    """Regression on a positive total: each feature that is at most the target on every row, below it
+    on most, and rises with it (Spearman >= 0.8) — a part of the total measured with it (one analyte
+    of a total level, one component of a score). Asked as a leak of the warning kind: a baseline of a
+    growing measure is also below its later value, so names of times, ages, sizes and baselines, and
+    the target's own series at another time, are left to the timing."""
+    from scipy.stats import spearmanr
+
+    if outcome.kind != TaskKind.REGRESSION or len(frame) < MIN_ROWS:
+        return {}
+    target = str(outcome.target)
+    y = np.asarray(outcome.y, dtype=float)
+    if np.nanmin(y) < 0:
+        return {}
+    found: dict[str, dict] = {}
+    for c in features:
+        if clock.over():
+            break
+        if not profiles[c].holds_numbers or NOT_A_PART.search(c) or _same_series(c, target):
+            continue
+        x = np.asarray(numeric_values(frame[c], profiles[c]), dtype=float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        if ok.sum() < MIN_ROWS or np.unique(x[ok]).size < 5:
+            continue
+        xs, ys = x[ok], y[ok]
+        if np.min(xs) < 0 or np.mean(xs <= ys + 1e-9 * np.abs(ys)) < PART_BELOW or np.mean(xs < ys) < 0.5:
+            continue
+        rho = float(spearmanr(xs, ys).statistic)
+        if rho < PART_SPEARMAN:
+            continue
+        share = float(np.median(xs[ys > 0] / ys[ys > 0])) if np.any(ys > 0) else float("nan")
+        if not PART_SHARE[0] <= share <= PART_SHARE[1]:
+            continue  # another scale (a carat beside a price, a rate per million beside one per thousand)
+        found[c] = {
+            "reason": f"'{c}' is at most '{target}' on {'every row' if np.all(xs <= ys) else 'almost every row'} "
+            f"({int(ok.sum())} rows) and rises with it (Spearman {rho:.2f}; a median {share:.0%} of it): it may be "
+            "a part of the target measured with it (one component of a total), known only with the outcome",
+            "part_of_target": target,
+            "spearman_with_target": round(rho, 4),
+            "median_share_of_target": round(share, 4),
+        }
+    return found
