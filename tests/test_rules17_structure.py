@@ -250,3 +250,17 @@ def test_a_smaller_scale_a_baseline_or_an_age_below_the_target_is_not_a_part():
     assert not {"carat", "weight_0", "age"} & set(_leaks(quiet_diagnose(frame, target="weight_12")))
     frame["price"] = (carat * 4000 * rng.uniform(0.8, 1.2, n)).round()
     assert "carat" not in _leaks(quiet_diagnose(frame.drop(columns="weight_12"), target="price"))
+
+
+@pytest.mark.slow
+def test_the_recommended_run_keeps_the_area_code_and_the_change_score_out_of_the_model(tmp_path):
+    from dev_tables import run_recommended
+
+    (tmp_path / "survey").mkdir()
+    (tmp_path / "trial").mkdir()
+    survey = _survey("villnum", n=600, groups=40)
+    report = run_recommended(survey, "uses_method", tmp_path / "survey")
+    assert "villnum" not in report["model"]["features"] and "age" in report["model"]["features"]
+    trial = _trial(60, "change")
+    report = run_recommended(trial, "pain_wk12", tmp_path / "trial")
+    assert "change" not in report["model"]["features"] and "pain_wk0" in report["model"]["features"]

@@ -27,7 +27,8 @@ from kernel_tools.vocabulary import TaskKind
 MIN_ROWS = 8  # rows with all three present: fewer is too little to call a formula exact
 EXACT_SHARE = 0.95  # share of those rows on which the formula holds (a few typing slips allowed)
 MAX_COLUMNS = 60  # numeric columns tried on each side (the rest named only by the linear formula)
-SAMPLE_ROWS = 5_000
+SAMPLE_ROWS = 2_000  # an exact formula shows on any sample
+SCREEN_ROWS = 64
 # a name that says the column is derived from two measures (a change, a difference, a ratio), in
 # several languages
 CHANGE_NAME = re.compile(
@@ -95,17 +96,26 @@ def target_twins(
         tol = 0.51 * _step(x[np.isfinite(x)]) + 1e-9 * np.nanmax(np.abs(x))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for words, form in FORMS.values():
-                expected = form(y[:, None], others)  # type: ignore[operator]
+                # screened on the first rows, confirmed on the sample: most pairs fail at once
+                screen = form(y[:SCREEN_ROWS, None], others[:SCREEN_ROWS])  # type: ignore[operator]
+                ok = np.isfinite(screen) & np.isfinite(x[:SCREEN_ROWS])[:, None]
+                tried = ok.sum(axis=0)
+                hits = ((np.abs(screen - x[:SCREEN_ROWS, None]) <= tol) & ok).sum(axis=0)
+                candidates = np.flatnonzero((tried < MIN_ROWS) | (hits >= 0.8 * tried))
+                if not candidates.size:
+                    continue
+                expected = form(y[:, None], others[:, candidates])  # type: ignore[operator]
                 ok = np.isfinite(expected) & np.isfinite(x)[:, None]
                 held = (np.abs(expected - x[:, None]) <= tol) & ok
                 tried, hits = ok.sum(axis=0), held.sum(axis=0)
-                for j in np.flatnonzero((tried >= MIN_ROWS) & (hits >= EXACT_SHARE * np.maximum(tried, 1))):
+                for k in np.flatnonzero((tried >= MIN_ROWS) & (hits >= EXACT_SHARE * np.maximum(tried, 1))):
+                    j = int(candidates[k])
                     b_name = names[j]
                     b = others[:, j]
-                    if b_name == x_name or np.unique(b[ok[:, j]]).size < 2:
+                    if b_name == x_name or np.unique(b[ok[:, k]]).size < 2:
                         continue
                     pairs.append(
-                        (x_name, b_name, words.format(t=f"'{target}'", b=f"'{b_name}'"), int(hits[j]), int(tried[j]))
+                        (x_name, b_name, words.format(t=f"'{target}'", b=f"'{b_name}'"), int(hits[k]), int(tried[k]))
                     )
     found: dict[str, dict] = {}
     for x_name, b_name, words, hits, tried in pairs:
