@@ -44,7 +44,9 @@ def test_the_other_count_is_a_suspicion_from_its_name_alone():
 def test_a_column_holding_their_sum_or_share_makes_it_a_fact():
     df = binomial()
     found = leaks(df, "NABOVE")  # with the sum, the target is a linear formula of it and the other half
-    assert found["NBELOW"].severity == "critical" and "linear formula" in found["NBELOW"].summary
+    # (said since session 17 as the formula itself, exact on every row)
+    assert found["NBELOW"].severity == "critical" and "'NBELOW' equals 'PUPILS' − 'NABOVE' on every row" in (
+        found["NBELOW"].summary)
     share = df.drop(columns="PUPILS").assign(PCTABOVE=(100 * df["NABOVE"] / df["PUPILS"]).round(2))
     found = leaks(share, "NABOVE")
     assert found["NBELOW"].severity == "critical" and found["NBELOW"].evidence["share_column"] == "PCTABOVE"

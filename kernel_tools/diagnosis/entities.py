@@ -361,6 +361,10 @@ def _doubts(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity: Entity
     if pair is None and _panel(df, entity):
         return []  # one record per shared time point (a firm each year): the unit is plain
     doubts = [coarse[key][0]] if key in coarse else []
+    if not entity.evidence.get("baseline_columns") and entity.visit is None and not entity.evidence.get("design_columns"):
+        # one subject's records share something (a sex, a birth date, an arm) or follow a time
+        doubts.append(f"rows sharing '{key}' share no other column and no time orders them: they may be different "
+                      f"subjects in {entity.evidence['entities']} groups (a family, a site), not one subject's records")
     if pair is not None and key in pair:
         a, b = pair
         doubts.append(f"every '{a}' × '{b}' pair appears about once (a crossed design: the rows are ratings): "

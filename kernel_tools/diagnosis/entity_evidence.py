@@ -23,7 +23,8 @@ from kernel_tools.vocabulary import Confidence, InferenceKind
 
 TIME_WORDS = re.compile(r"time|date|day|week|month|year|period|wave|quarter|duration|age$|^age", re.IGNORECASE)
 # a subject's own id, named as such: when it is unique per row, each row is its own subject
-SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant|person|individual|respondent)"
+SUBJECT_ID = re.compile(r"^(id|pid|ptid|patid|subjid|subject|patient|participant|person|individual|respondent|"
+                        r"woman|man|child|mother|infant|pupil|student|worker|employee|member|client|customer)"
                         r"([_\W]?(id|no|nr|num|number))?$", re.IGNORECASE)
 COARSE_LEVELS = 20  # fewer levels than this, or a typical level holding COARSE_SHARE of the rows: a category
 COARSE_SHARE = 0.05
@@ -41,6 +42,12 @@ CODE_NAME = re.compile(r"(code|codes|cd|desc|des|descr|description|type|diag|dia
 UNIT_WORD = re.compile(r"hosp|site|cent(er|re)|clinic|school|firm|famil|household|ward|provider|doctor|store|"
                        r"county|state|region|country|village|farm|plot", re.IGNORECASE)
 CODE_DIGITS = (100, 99_999)  # 3-5 digit codes
+# a level that pools what is left (a recoding of names into a few levels and 'Other'): no id has one
+CATCH_ALL = re.compile(
+    r"^(other|others|unknown|unk|misc|miscellaneous|rest|remainder|various|mixed|several|multiple|all others?|"
+    r"otro|otros|otra|otras|autre|autres|andere|sonstige|altro|altri|outro|outros|overig|overige|övrig[ae]?)$",
+    re.IGNORECASE,
+)
 
 
 def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: str,
@@ -53,6 +60,8 @@ def not_an_entity(df: pd.DataFrame, profiles: dict[str, ColumnProfile], name: st
     if TIME_WORDS.search(name) or DURATION_NAME.search(name):
         return "named as a time or an age: a measurement, not a subject"
     if (why := coding_system(df, prof, name)) is not None:
+        return why
+    if (why := catch_all_level(df, prof, name)) is not None:
         return why
     if prof.kind == "categorical" and prof.parsed_as == "numeric":
         v = numeric_values(df[name], prof)
@@ -93,6 +102,20 @@ def coding_system(df: pd.DataFrame, prof: ColumnProfile, name: str) -> str | Non
         return None
     return (f"named as a code, a description or a type and holding {kind}: the values of a coding system, "
             "shared by every subject they describe, not one subject's id")
+
+
+def catch_all_level(df: pd.DataFrame, prof: ColumnProfile, name: str) -> str | None:
+    """Why a column with a level that pools the rest ('Other', 'Unknown', 'Misc') shared by several
+    rows is a grouping of units, not a unit's id: no subject is called 'Other'."""
+    if prof.kind != "categorical" or prof.counts is None:
+        return None
+    shared = prof.counts[prof.counts >= 2]
+    pooled = shared[shared.index.astype(str).str.strip().str.fullmatch(CATCH_ALL)]
+    if pooled.empty:
+        return None
+    level, count = pooled.index[0], int(pooled.iloc[0])
+    return (f"'{name}' has a catch-all level '{level}' ({count} rows): a grouping of several units with the "
+            "rest pooled, not one subject's id")
 
 
 def measured_with_gaps(profiles: dict[str, ColumnProfile], name: str) -> str | None:

@@ -37,13 +37,25 @@ from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.vocabulary import Basis, Confidence, FindingKind, Gate, InferenceKind
 
-# a unit of a study's design that holds several subjects
-GROUP_NAME = re.compile(
-    r"(^|[_\W])(set|matchset|matched|match|pair|batch|lot|plate|site|centre|center|clinic|hospital|practice|"
-    r"ward|school|village|household|family|litter|herd|farm|cluster|stratum|strata)"
-    r"s?([_\W]?(id|ids|no|nr|num|number|code|key))?$",
-    re.IGNORECASE,
-)
+# a unit of a study's design that holds several subjects: the matched sets, batches and litters of
+# an experiment, the institutions subjects come through, and the areas a survey samples by (in the
+# several languages and abbreviations tables are named in)
+GROUP_WORDS = frozenset((
+    "set matchset matched match pair batch lot plate site centre center centro clinic hospital hopital "
+    "krankenhaus ospedale practice ward school escuela ecole schule scuola classroom teacher interviewer "
+    "enumerator institution firm company employer workplace establishment department household hogar menage family familia "
+    "famille litter herd farm block cluster stratum strata psu "
+    # areas a survey samples by
+    "village aldea dorf district distrito bezirk kreis region regione province provincia county commune comuna "
+    "kommune gemeinde gemeente municipality municipio parish tract neighbourhood neighborhood barrio canton "
+    "prefecture township town city locality localidad community").split())
+# abbreviations that read as a group only with an id word after them (``dist`` alone is a distance,
+# ``distno``, ``vill_num``, ``hhid`` are codes)
+GROUP_ABBREVIATIONS = frozenset(
+    "dist distr vil vill hh hhold sch hosp inst prov reg mun muni clust fam comm dept area ea loc".split())
+# a word that declares a code, after the group word (``centre_id``, ``villnum``) or before it (``id_district``)
+ID_WORD = re.compile(r"id|ids|no|nr|nro|num|numb|number|nbr|numero|nummer|code|codigo|cd|key", re.IGNORECASE)
+RUN_ON_ID = re.compile(r"(?P<word>[a-z]+?)(?P<id>id|ids|no|nr|num|number|code|cd)", re.IGNORECASE)
 # a count or a size is not an id, whatever its name ends with ("n_children", "clinic_size")
 COUNT_NAME = re.compile(r"(^|[_\W])(n|count|size|total|nb|number[_\W]?of|num[_\W]?of)([_\W]|$)|size$", re.IGNORECASE)
 # a word that, before the group word, makes the name a measurement of that unit
@@ -72,21 +84,57 @@ def named_as_group(name: str) -> bool:
         return False
     if STRONG_ID_NAME.search(name) or ENTITY_NAME.search(name):
         return True
-    return bool(GROUP_NAME.search(name)) and not measures_a_group(name)
+    return group_word(name) is not None and not measures_a_group(name)
+
+
+def _name_words(name: str) -> list[str]:
+    """A name's words in any style: ``district_code``, ``DistrictCode``, ``district.code``."""
+    return [w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.strip()) if w]
+
+
+def _group_parts(name: str) -> tuple[str, bool, list[str]] | None:
+    """The name's head word with an id word taken off (``villnum`` -> ``vill``, ``id_district`` ->
+    ``district``), whether there was one, and the words before the head."""
+    words = _name_words(name)
+    if not words:
+        return None
+    coded = False
+    if len(words) > 1 and ID_WORD.fullmatch(words[-1]):
+        words, coded = words[:-1], True
+    elif len(words) > 1 and ID_WORD.fullmatch(words[0]):
+        words, coded = words[1:], True
+    head = words[-1].lower()
+    if not coded and (m := RUN_ON_ID.fullmatch(head)) and (m["word"] in GROUP_WORDS or m["word"] in GROUP_ABBREVIATIONS):
+        head, coded = m["word"], True
+    return head, coded, words[:-1]
+
+
+def group_word(name: str) -> str | None:
+    """The word that names a unit holding several subjects (``district`` in ``DistrictCode``,
+    ``vill`` in ``villnum``), a bare plural of one included (see :func:`measures_a_group`), or None.
+    An abbreviation counts only with an id word (``dist`` alone is a distance, ``distno`` a code)."""
+    parts = _group_parts(name)
+    if parts is None:
+        return None
+    head, coded, _ = parts
+    singular = head[:-1] if head.endswith("s") and head[:-1] in GROUP_WORDS else head
+    if singular in GROUP_WORDS or (coded and head in GROUP_ABBREVIATIONS):
+        return singular
+    return None
 
 
 def measures_a_group(name: str) -> bool:
     """Whether a name ending in a group word names a measurement of that unit, not the unit: a
     word before it qualifies it (``economic.cond.household``, ``income_family``) or the word is a
     bare plural, a count of units (``Hospitals``)."""
-    words = [w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.strip()) if w]
-    if not words:
+    parts = _group_parts(name)
+    if parts is None:
         return False
-    if ID_SUFFIX.fullmatch(words[-1]) and len(words) > 1:
-        words = words[:-1]
-    head = words[-1]
-    plural = head.lower().endswith("s") and not ID_SUFFIX.search(name) and GROUP_NAME.search(head[:-1]) is not None
-    return plural or any(MEASURE_WORD.match(w) for w in words[:-1])
+    head, _, before = parts
+    # a plural with an id word after it names codes (``centres_id``); before it, a count (``num_villages``)
+    last = _name_words(name)[-1]
+    plural = head.endswith("s") and head[:-1] in GROUP_WORDS and not (ID_WORD.fullmatch(last) and last.lower() != head)
+    return plural or any(MEASURE_WORD.match(w) for w in before)
 
 
 def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:

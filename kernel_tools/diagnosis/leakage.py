@@ -10,7 +10,9 @@ Signals, each general rather than tuned to a data set:
 - a column whose values *are* the outcome's class labels and mostly agree with it (the outcome
   recorded a second time, e.g. a later re-coding), even when noisy labels keep its score modest;
 - regression: a few numeric columns that give the target as an exact linear formula (a total
-  and its parts); survival: a column filled in exactly for the rows with the event;
+  and its parts), or one that is the target computed again with another column (a change score,
+  a ratio, a percent change: ``twins.py``, exact on every row however few); survival: a column
+  filled in exactly for the rows with the event;
 - a column named after the target, with a few codes that agree with it far beyond chance where
   filled (the target recorded again in another file: 'status_last' from a summary of visits);
 - survival: a number that never ends before the survival time and rises with it (Spearman >= 0.9)
@@ -33,6 +35,7 @@ from kernel_tools.diagnosis.options import drop, keep
 from kernel_tools.diagnosis.outcome_halves import binned_from, other_halves
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
+from kernel_tools.diagnosis.twins import target_parts, target_twins
 from kernel_tools.findings import Finding
 from kernel_tools.vocabulary import Basis, Chart, FindingKind, TaskKind, metric_words
 
@@ -319,8 +322,16 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
     for c, ev in {**_outcome_copies(frame, profiles, features, outcome),
                   **_duration_copies(frame, profiles, features, outcome, clock)}.items():
         flagged[c] = {**flagged.get(c, {}), **ev}
-    for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():
+    twins = target_twins(frame, profiles, features, outcome, clock)
+    for c, ev in twins.items():
+        flagged[c] = {**flagged.get(c, {}), **ev}
+    for c, ev in target_parts(frame, profiles, features, outcome, clock).items():
         if c not in flagged:
+            flagged[c] = ev
+    # the baseline a change score was computed from is part of the same formula, not a leak
+    partners = {ev["twin_partner"] for ev in twins.values()} - set(twins)
+    for c, ev in _linear_formula(frame, profiles, features, outcome, folds, clock).items():
+        if c not in flagged and not (c in partners and set(ev["formula_columns"]) <= set(twins) | partners):
             flagged[c] = ev
     for c, ev in {**other_halves(frame, profiles, features, outcome),
                   **binned_from(frame, profiles, features, outcome)}.items():
@@ -454,7 +465,7 @@ def _leakage_finding(c: str, ev: dict, scores: dict[str, float], strengths: dict
     """The target_leakage finding of one flagged column: critical when it is near perfect, recorded
     after the prediction time or a formula of other columns; drop it, or keep it."""
     g = strengths.get(c, 0.0)
-    severity = "critical" if g >= 0.96 or "timing" in ev or "formula_r2" in ev else "warning"
+    severity = "critical" if g >= 0.96 or "timing" in ev or "formula_r2" in ev or "twin_formula" in ev else "warning"
     evidence = {"metric": metric, "score": round(scores.get(c, float("nan")), 4),
                 "rank": rank, "features_scored": len(scores), "sample_size": n,
                 "next_best_score": _next_best(scores, strengths, c), **ev}

@@ -76,6 +76,7 @@ def split(
         raise ValueError(f"the split left an empty {'train' if train.empty else 'test'} set; check test_size and the data")
     if y.isna().any():
         warnings.append(f"{int(y.isna().sum())} rows have no {target!r} value")
+    warnings += _thin_holdout(df, test, target, groups, classes)
     report = StepReport(
         operation="split",
         rows_in=int(len(df)),
@@ -148,6 +149,28 @@ def _grouped_split(
     test_mask = np.zeros(len(df), dtype=bool)
     test_mask[test_idx] = True
     return kind, test_mask
+
+
+MIN_TEST_GROUPS = 5  # fewer groups in the test set: its score is one or two groups' luck
+MIN_TEST_CLASS = 2  # rows of a class in the test set: one row cannot be ranked against the rest
+
+
+def _thin_holdout(df: pd.DataFrame, test: pd.DataFrame, target: str, groups: str | None, classes: bool) -> list[str]:
+    """Words when the test set is too thin to judge a model: a handful of groups (a grouping of few
+    large groups, a family or a site taken as the unit), or a class with a single row there."""
+    out = []
+    if groups is not None and (k := int(test[groups].nunique())) < MIN_TEST_GROUPS:
+        out.append(f"the test set holds only {k} of the {int(df[groups].nunique())} '{groups}' groups "
+                   f"({len(test)} rows): its score is the luck of {'that group' if k == 1 else 'those groups'}; "
+                   f"cross-validation over the groups says more, and a grouping this coarse may not be the unit")
+    if classes:
+        counts = test[target].value_counts()
+        thin = [f"'{c}' ({int(n)} row{'s' if n != 1 else ''})" for c, n in counts.items() if n < MIN_TEST_CLASS]
+        missing = [f"'{c}'" for c in df[target].dropna().unique() if c not in counts.index]
+        if thin or missing:
+            out.append("the test set has too few rows of " + ", ".join(thin + [f"{m} (none)" for m in missing])
+                       + " to score a classifier on it")
+    return out
 
 
 def _usual_class(groups: pd.Series, strata: pd.Series) -> pd.Series:
