@@ -38,7 +38,7 @@ def evidence_lines(evidence: dict[str, Any], question: str = "", limit: int = 12
     said again: a text item it holds, a task card item whose value it names."""
     lines = _said_together(evidence, question)
     for key, value in evidence.items():
-        if key in SAID_TOGETHER or value is None or isinstance(value, dict):
+        if key in SAID_TOGETHER or value is None or value == "" or isinstance(value, dict):  # "Rationale:" says nothing
             continue
         if isinstance(value, list):
             if value and all(isinstance(v, str) and " " in v for v in value):  # sentences: short lines
