@@ -199,3 +199,21 @@ def test_a_guessed_late_measure_says_its_timing_without_an_empty_rationale():
     lines = evidence_lines(late.evidence, late.summary)
     assert lines and not [line for line in lines if line.rstrip().endswith(":")]
     assert evidence_lines({"rationale": "", "source": "placement"}) == ["Source: placement"]
+
+
+def test_a_joins_key_candidates_are_no_python_repr():
+    # the panel's join card showed "Candidates: {'left': 'stay_id', 'right': 'stay_id', 'unique_left': True, ..."
+    import numpy as np
+
+    import kernel_tools as kt
+
+    rng = np.random.default_rng(0)
+    stays = pd.DataFrame({"stay_id": np.arange(1001, 1101), "age": rng.integers(20, 90, 100),
+                          "died": rng.integers(0, 2, 100)})
+    vitals = pd.DataFrame({"stay_id": np.repeat(stays["stay_id"].to_numpy(), 3), "hr": rng.normal(80, 10, 300)})
+    (join,) = [f for f in kt.diagnose_join({"stays": stays, "vitals": vitals}, target="died").findings
+               if f.kind == "join_keys"]
+    assert join.evidence["candidates"]  # the machine form keeps them
+    lines = evidence_lines(join.evidence, join.summary)
+    assert lines == ["Left frame: stays", "Right frame: vitals"]
+    assert not [line for line in lines if "{" in line or "'unique_left'" in line]
