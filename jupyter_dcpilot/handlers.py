@@ -153,7 +153,7 @@ class SessionsBase(BaseHandler):
 
 class SessionsHandler(SessionsBase):
     """POST /dcpilot/api/sessions {path, frame, target?, task?, time?, goal?, approve?, planner?,
-    model?, share?, replace?} → a new session for the notebook, its coordinator running in the
+    model?, share?, replace?, join?} → a new session for the notebook, its coordinator running in the
     background; 409 (with the live session's ``id``) when the notebook has one, unless replace.
 
     GET /dcpilot/api/sessions?path=<notebook> → {"sessions": [{id, path, frame, target, state,
@@ -169,7 +169,7 @@ class SessionsHandler(SessionsBase):
     async def post(self) -> None:
         data = self.body(SESSION_BODY)
         names = ("target", "task", "time", "goal", "approve", "planner", "model", "share", "budget", "dictionary",
-                 "events")
+                 "events", "join")
         options = {k: data.get(k) for k in names}
         replace = data.get("replace", False)
         try:

@@ -59,6 +59,8 @@ SESSION_BODY: dict[str, Any] = {
             {"type": "array", "maxItems": 40, "items": _text(MAX_ID)}],
             "description": "seconds for every step, or an object of step -> seconds"}),
         "replace": {"type": "boolean"},
+        "join": _optional({"type": "array", "maxItems": 20, "uniqueItems": True, "items": _text(MAX_ID, minLength=1),
+                           "description": "other DataFrames of the kernel to join with the frame"}),
         "dictionary": _optional(_text(MAX_PATH, minLength=1, description="the codebook's path, relative to the "
                                       "notebook's folder")),
         "events": _optional(_text(MAX_PATH, minLength=1, description="REDCap's instrument-event mapping, "

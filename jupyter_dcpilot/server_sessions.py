@@ -524,7 +524,7 @@ class SessionRegistry:
                    time: str | None = None, goal: str | None = None, approve: Any = None,
                    planner: str | None = None, model: str | None = None, share: str | None = None,
                    budget: Any = None, replace: bool = False, dictionary: str | None = None,
-                   events: str | None = None) -> HostedSession:
+                   events: str | None = None, join: list[str] | None = None) -> HostedSession:
         """The notebook's session (new, or loaded from its sidecar after a restart), running.
 
         One live session per notebook: :class:`SessionExists` unless ``replace`` (which closes
@@ -532,10 +532,13 @@ class SessionRegistry:
         ``model`` (default: ``c.DCPilot.model``); ``share`` says what Claude may see; ``approve``
         defaults to ``c.DCPilot.default_approve``; ``budget``: seconds per kind of step over the
         server's (see :mod:`.engine.budgets`); ``dictionary``: the study's codebook (``events``:
-        REDCap's event mapping), see :meth:`codebook`."""
+        REDCap's event mapping), see :meth:`codebook`; ``join``: other DataFrames of the kernel, joined
+        with ``frame`` as the command line joins several files (the frame holding the target first)."""
         path = path.lstrip("/")
         request = Request(frame=frame, given=Given(target=target, time=time, kind=task_kind(task)),
-                          inputs=Inputs(goal=goal, share=share or "schema"), planner=planner or "rules",
+                          inputs=Inputs(goal=goal, share=share or "schema",
+                                        frames=[frame, *(f for f in join or [] if f != frame)] if join else []),
+                          planner=planner or "rules",
                           approve=approve if approve is not None else self.settings.default_approve,
                           budget=budget, model=model)
         policy = request.policy()  # a bad approve (or budget, below) refused before anything starts
@@ -544,7 +547,8 @@ class SessionRegistry:
         notebook = self.os_path(path)
         codebook = await asyncio.to_thread(self.codebook, notebook, dictionary, events)  # read off the event loop
         await self.bridge.kernel_id_for(path)  # NoKernelError before anything is written
-        await self._check_frame(path, frame)
+        for name in [frame, *(join or [])]:
+            await self._check_frame(path, name)
         existing = self._by_path.get(path)  # looked up after the await: no duplicate sessions
         if existing is not None:
             if not replace:

@@ -51,6 +51,26 @@ def test_phenobarb_dose_rows_are_a_finding_recommending_the_dose_history():
     assert found.gate == "row_removal"
 
 
+def test_the_dose_card_reads_as_words_and_names_no_survival_time():
+    # the panel's card said "The survival time: 'hours'" (the records' time) and "its 'pt''s amount so far"
+    from jupyter_dcpilot.engine.evidence_lines import evidence_lines
+
+    rng = np.random.default_rng(1)
+    n, k = 40, 8  # a dose every 12 h, a level 6 h after each (the browser spec's table, ui-tests/tests/questions)
+    given = rng.uniform(5, 15, n * k).round(1)
+    dose_row = np.tile([True, False], n * k)
+    df = pd.DataFrame({"pt": np.repeat(np.arange(1, n + 1), 2 * k),
+                       "hours": np.tile(np.ravel([[12.0 * i, 12.0 * i + 6] for i in range(k)]), n),
+                       "amount": np.where(dose_row, np.repeat(given, 2), np.nan),
+                       "level": np.where(dose_row, np.nan, rng.normal(3, 1, 2 * n * k).round(2)),
+                       "weight": np.repeat(rng.normal(3, 0.5, n).round(2), 2 * k)})
+    (found,) = [f for f in quiet_diagnose(df, target="level").findings if f.kind == "dose_rows"]
+    lines = evidence_lines(found.evidence, found.summary)
+    assert "Record time: hours" in lines and not [line for line in lines if "survival" in line.lower()]
+    assert found.recommended.description.startswith("Give each measurement row the amount so far of its 'pt', the "
+                                                    "last amount, the time since it and the number of doses")
+
+
 def test_a_column_missing_at_random_beside_a_missing_target_is_no_dose():
     rng = np.random.default_rng(0)
     n = 300

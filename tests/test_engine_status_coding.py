@@ -116,6 +116,9 @@ def test_the_card_says_the_uncertain_coding_once_the_rank_test_once_and_each_opt
     assert [o.id for o in q.options] == ["confirm", "censored:1", "censored:3", "classification"]
     confirm, one, three, classes = q.options
     assert confirm.recommended and confirm.risk == "wrong if another code of 'status' means censored"
+    # the recommended reading named as the others are (the panel showed a bare "Confirm" beside them)
+    assert [o.label for o in q.options] == ["Survival with 2 censored", "Survival with 1 censored",
+                                            "Survival with 3 censored", "It is classification"]
     assert one.description == "Recode 'status': 1 -> 0 (censored), 2, 3 -> 1 (any event)."
     assert three.risk == "its rows were followed 1.42 (median) against 7.11 for 2"
     assert classes.description == "The codes of 'status' as classes, ignoring the follow-up."
@@ -134,6 +137,7 @@ def test_a_plain_survival_task_card_is_unchanged_by_the_status_reading():
     assert q.question == ("Is this the task? A survival task: predict the time to the event in 'status'. The survival "
                           "time is 'time'. Predictions are made at each row's own time. Why: r.")
     assert [o.id for o in q.options] == ["confirm", "classification", "regression"]
+    assert q.options[0].label == "Confirm"
 
 
 def test_a_coding_the_follow_up_leaves_uncertain_reaches_the_card_as_a_question_even_given_as_survival():

@@ -65,3 +65,14 @@ def test_integer_codes_that_may_be_a_score_offer_regression_first():
     assert q.question == ("Is this the task? A classification task: predict the class of 'pain'. Predictions are made "
                           "at each row's own time. Unsure of the task: 3 whole-number codes: classes, or an ordered "
                           "score? Or regression: the codes in order, as a score?")
+
+
+@pytest.mark.parametrize("labels", [["none", "mild", "moderate", "severe"], ["cat", "dog", "bird"]], ids=str)
+def test_class_labels_in_words_are_never_offered_as_a_regression(labels):
+    # "It is regression" on the ordered levels' card failed the next diagnosis ("regression target
+    # 'pain' is not numeric"): words are confirmed as classes, the levels' order said as evidence
+    rng = np.random.default_rng(4)
+    q = card(frame(rng.choice(labels, 300)), "pain")
+    assert "regression" not in ids(q) and q.options[0].description.startswith("A classification task")
+    if labels[0] == "none":
+        assert ids(q) == ["confirm"] and "ordered levels (none < mild < moderate < severe)" in q.question

@@ -176,3 +176,44 @@ def test_the_sidecar_keeps_the_evidence_not_its_lines_and_an_older_one_with_line
     assert loaded.trusted and loaded.decisions[0].evidence_lines == ["Score: C-index 0.964", "Timing: outcome derived"]
     loaded.decisions[0].evidence["score"] = 0.71  # an edit: the lines follow the evidence
     assert loaded.decisions[0].to_dict()["evidence_lines"][0] == "Score: C-index 0.71"
+
+
+def test_a_guessed_late_measure_says_its_timing_without_an_empty_rationale():
+    # the card of a measure named between the start and the target's time (analgesia at 48 h
+    # beside pain on day 3) showed "Rationale:" with nothing after it, and "during follow up"
+    import numpy as np
+
+    from jupyter_dcpilot.engine.structure import placed_late
+    from kernel_tools.inferences import ColumnTimeline
+
+    rng = np.random.default_rng(5)
+    pain = rng.integers(0, 11, 400)
+    df = pd.DataFrame({"age": rng.normal(55, 12, 400).round(), "analgesia_48h": (5 * pain + rng.normal(0, 5, 400)),
+                       "pain_day3": pain})
+    d = quiet_diagnose(df, target="pain_day3")
+    session = Session(notebook="nb.ipynb", path="nb.dcpilot.json", task=Task(given=Given(target="pain_day3")))
+    session.structure.record(list(d.inferences), ColumnTimeline.from_dict(d.timeline.to_dict()))
+    (late,) = placed_late(session, list(d.findings))
+    assert late.summary.startswith("'analgesia_48h' is not known when a prediction is made: placed during follow-up "
+                                   "on the column timeline by the co-pilot's best guess, unconfirmed (named at '48h'")
+    lines = evidence_lines(late.evidence, late.summary)
+    assert lines and not [line for line in lines if line.rstrip().endswith(":")]
+    assert evidence_lines({"rationale": "", "source": "placement"}) == ["Source: placement"]
+
+
+def test_a_joins_key_candidates_are_no_python_repr():
+    # the panel's join card showed "Candidates: {'left': 'stay_id', 'right': 'stay_id', 'unique_left': True, ..."
+    import numpy as np
+
+    import kernel_tools as kt
+
+    rng = np.random.default_rng(0)
+    stays = pd.DataFrame({"stay_id": np.arange(1001, 1101), "age": rng.integers(20, 90, 100),
+                          "died": rng.integers(0, 2, 100)})
+    vitals = pd.DataFrame({"stay_id": np.repeat(stays["stay_id"].to_numpy(), 3), "hr": rng.normal(80, 10, 300)})
+    (join,) = [f for f in kt.diagnose_join({"stays": stays, "vitals": vitals}, target="died").findings
+               if f.kind == "join_keys"]
+    assert join.evidence["candidates"]  # the machine form keeps them
+    lines = evidence_lines(join.evidence, join.summary)
+    assert lines == ["Left frame: stays", "Right frame: vitals"]
+    assert not [line for line in lines if "{" in line or "'unique_left'" in line]

@@ -107,6 +107,25 @@ async def test_settings_are_validated_and_echoed(jp_fetch, jp_serverapp, registr
 
 
 @pytest.mark.slow
+async def test_the_panel_joins_the_other_frames_it_names(jp_fetch, jp_serverapp, registry, no_llm) -> None:
+    # the panel could start a session on one frame only: the questions of several files (the window of
+    # records stamped with clock times) were the command line's alone
+    client = await notebook_with_frame(jp_fetch, jp_serverapp, "j.ipynb")
+    try:
+        await client.execute_interactive("visits = df[['age']].drop_duplicates()", timeout=60)
+        for body, message in (({"join": ["nope"]}, "no variable named 'nope'"), ({"join": "visits"}, "'join'")):
+            with pytest.raises(HTTPClientError) as info:
+                await post(jp_fetch, *API, body={"path": "j.ipynb", "frame": "df", **body})
+            assert info.value.code == 400 and message in json.loads(info.value.response.body)["message"], body
+        created = await post(jp_fetch, *API, body={"path": "j.ipynb", "frame": "df", "target": "churned",
+                                                   "join": ["visits"]})
+        assert registry._by_id[created["id"]].session.inputs.frames == ["df", "visits"]
+    finally:
+        await registry.close()
+        client.stop_channels()
+
+
+@pytest.mark.slow
 async def test_claude_planner_gets_the_model_and_share_setting(jp_fetch, jp_serverapp, registry,
                                                                 monkeypatch, tmp_path) -> None:
     client = await notebook_with_frame(jp_fetch, jp_serverapp, "c.ipynb")

@@ -38,9 +38,11 @@ def evidence_lines(evidence: dict[str, Any], question: str = "", limit: int = 12
     said again: a text item it holds, a task card item whose value it names."""
     lines = _said_together(evidence, question)
     for key, value in evidence.items():
-        if key in SAID_TOGETHER or value is None or isinstance(value, dict):
+        if key in SAID_TOGETHER or value is None or value == "" or isinstance(value, dict):  # "Rationale:" says nothing
             continue
         if isinstance(value, list):
+            if any(isinstance(v, (dict, list)) for v in value):
+                continue  # a table (a join's key candidates): its rows are the options', never a repr
             if value and all(isinstance(v, str) and " " in v for v in value):  # sentences: short lines
                 lines += sentence_lines([v for v in value if v not in question])
             elif value:

@@ -359,7 +359,7 @@ def placed_late(session: Session, findings: list[Finding]) -> list[Finding]:
 def _late_finding(entry: TimelineColumn, move: TimelineMove | None) -> Finding:
     """The drop, asked, of a column placed after the prediction time (by ``move``, or by the
     co-pilot's own guess when None)."""
-    column, where = entry.column, entry.group.replace("_", " ")
+    column, where = entry.column, entry.group.replace("_", " ").replace("follow up", "follow-up")
     timing = "outcome_derived" if entry.group == TimelineGroup.AT_OR_AFTER_OUTCOME else "follow_up"
     if move is not None:
         why, source, rationale = f"placed {where} on the column timeline {by_the_user(move.via)}", "timeline", move.rationale

@@ -73,7 +73,9 @@ def task_card(task: Task, structure: Structure) -> Question:
     unsure = [i for i in asked.values() if _unsure(i) and not (status is not None and i.what == InferenceKind.TASK)]
     ids = missing_id_options(t)
     blocks = block_options(asked.get(InferenceKind.ENTITY))
-    options = [DecisionOption(id="confirm", label="Confirm", description=desc,
+    # the status's coding asked: the recommended reading named as its alternatives are ("Survival with 1 censored")
+    confirm = f"Survival with {t.censored} censored" if _unsure(status) else "Confirm"
+    options = [DecisionOption(id="confirm", label=confirm, description=desc,
                               recommended=not ids and not any(o.recommended for o in blocks),
                               risk=_confirm_risk(t, status, unsure, bool(ids)))]
     options += ids + blocks
@@ -261,8 +263,10 @@ def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list
     regression for a status of codes (regression is no reading of codes)."""
     ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
     # survival needs a time: the task's own, or one the alternative names (a person-period layout);
-    # regression needs more than two values (a 0/1 target is no score)
-    scoreless = status or (_values(inferred) or 3) <= 2
+    # regression needs more than two values (a 0/1 target is no score), and numbers: class labels in
+    # words (none < mild < severe) are no value to regress on (the diagnosis refused them)
+    words = inferred is not None and inferred.details.get("labels") == "words"
+    scoreless = status or words or (_values(inferred) or 3) <= 2
     kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time or k.value in ranked)
              and not (scoreless and k == TaskKind.REGRESSION)]
     kinds.sort(key=lambda k: (k.value not in ranked, -(ranked[k.value].score if k.value in ranked else 0)))

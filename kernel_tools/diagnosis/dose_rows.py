@@ -59,12 +59,13 @@ def find_dose_rows(ctx: Context) -> list[Finding]:
     summary = (f"{counted(rows, 'row')} {'is' if rows == 1 else 'are'} {what}, not measurements: the target "
                f"'{ctx.target}' is missing on all of them, and '{dose}' on every measurement row. Left as they are, "
                f"they are dropped with the missing target, and what was given before each measurement with them.")
-    evidence = {"dose": dose, "dose_rows": rows, "id": entity, "time": time, "others": found[1:],
+    # the records' time, not a survival time ("time" is the task's follow-up on every card)
+    evidence = {"dose": dose, "dose_rows": rows, "id": entity, "record_time": time, "others": found[1:],
                 "measurement_rows": int(ctx.df[ctx.target].notna().sum())}
     options = [
         Option("dose_history", "Make them features of each measurement",
-               f"Give each measurement row its '{entity}''s {dose} so far, last {dose}, time since it and number "
-               f"of doses, from the rows at or before its '{time}' only; then remove the {what}.",
+               f"Give each measurement row the {dose} so far of its '{entity}', the last {dose}, the time since it "
+               f"and the number of doses, from the rows at or before its '{time}' only; then remove the {what}.",
                "none known: nothing after a measurement's own time reaches it", True,
                call("dose_history", id=entity, time=time, dose=dose)),
         keep(f"Leave them: they are dropped with the missing '{ctx.target}' before the model.",

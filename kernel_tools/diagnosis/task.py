@@ -755,7 +755,8 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
         evidence.append(f"{counted(len(tiny), 'class', 'classes')} with fewer than {MIN_CLASS_ROWS} rows ({', '.join(map(str, tiny[:5]))}): "
                         "they cannot be cross-validated; merge or drop them")
     outcome.inference = Inference(InferenceKind.TASK, "classification", confidence, evidence, alternatives,
-                                  details={"classes": len(classes), "classes_below_min_rows": [str(t) for t in tiny]})
+                                  details={"classes": len(classes), "classes_below_min_rows": [str(t) for t in tiny],
+                                           "labels": "codes" if integer_codes else "words"})
     return outcome
 
 

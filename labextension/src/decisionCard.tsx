@@ -60,8 +60,12 @@ export function DecisionCard(props: {
   const { decision, title, disabled, onDecide, onEstimate, params, onRestart } = props;
   const [rationale, setRationale] = React.useState('');
   const [notThis, setNotThis] = React.useState(false);
+  // the option under the pointer or the keyboard's focus: its description and risk are shown where the
+  // recommended one's are (a tooltip alone hid each alternative's evidence, e.g. a window's count)
+  const [pointed, setPointed] = React.useState<string | null>(null);
   const recommended = recommendedOption(decision);
-  const advised = decision.options.find(o => o.id === recommended);
+  const pointedAt = decision.options.find(o => o.id === pointed && (o.description || o.risk));
+  const advised = pointedAt ?? decision.options.find(o => o.id === recommended);
   const reject = rejectOption(decision);
   const proposal = decision.proposal ?? null;
   const proposed = proposal ? decision.options.find(o => o.id === proposal.choice) : undefined;
@@ -121,6 +125,10 @@ export function DecisionCard(props: {
             title={[option.description, option.risk && `Risk: ${option.risk}`].filter(Boolean).join(' — ')}
             disabled={disabled}
             onClick={() => onDecide(option.id, rationale)}
+            onMouseEnter={() => setPointed(option.id)}
+            onMouseLeave={() => setPointed(null)}
+            onFocus={() => setPointed(option.id)}
+            onBlur={() => setPointed(null)}
           >
             {option.label ?? option.id}
             {option.id === recommended && ' (recommended)'}
@@ -137,8 +145,9 @@ export function DecisionCard(props: {
       )}
       <ImpactChart decision={decision} onEstimate={onEstimate} />
       {advised && (advised.description || advised.risk) && (
-        <div className="jp-dcpilot-advice">
-          <b>Recommended:</b> {advised.description}
+        <div className="jp-dcpilot-advice" data-option={advised.id}>
+          <b>{advised.id === recommended ? 'Recommended:' : `${advised.label ?? advised.id}:`}</b>{' '}
+          {advised.description}
           {advised.risk && <span className="jp-dcpilot-risk"> Risk: {advised.risk}</span>}
         </div>
       )}

@@ -181,6 +181,7 @@ function CopilotView(props: {
           initial={{ ...defaults, ...copilot.lastOptions }}
           replacing={mine}
           codebooks={codebooks}
+          others={frames.frames.map(f => f.name)}
           onStart={options => void copilot.start(options)}
           onCancel={mine ? () => copilot.setRestarting(false) : undefined}
         />

@@ -258,6 +258,8 @@ export interface IStartOptions {
   dictionary?: string;
   /** REDCap's instrument-event mapping, relative to the notebook's folder (with `dictionary`). */
   events?: string;
+  /** Other DataFrames of the notebook's kernel to join with `frame` (files of one study). */
+  join?: string[];
   /** Seconds per kind of step over the server's defaults (the settings' "budgets"). */
   budget?: IBudgets;
 }

@@ -189,10 +189,17 @@ export function StartForm(props: {
   replacing?: boolean;
   /** Files next to the notebook that may be its data's codebook (names relative to its folder). */
   codebooks?: string[];
+  /** The notebook's other DataFrames, which may be joined with this one (files of one study). */
+  others?: string[];
   onStart: (options: IStartOptions) => void;
   onCancel?: () => void;
 }): JSX.Element {
-  const { frame, path, profile, disabled, status, initial, replacing, codebooks, onStart, onCancel } = props;
+  const { frame, path, profile, disabled, status, initial, replacing, codebooks, others, onStart, onCancel } =
+    props;
+  const joinable = (others ?? []).filter(name => name !== frame);
+  const [join, setJoin] = React.useState<string[]>(
+    (initial?.join ?? []).filter(name => joinable.includes(name))
+  );
   const listed = codebooks ?? [];
   const columns = profile.columns_detail.map(c => c.name);
   const firstTarget =
@@ -228,7 +235,8 @@ export function StartForm(props: {
           model: settings.model.trim() || null,
           share: settings.share,
           ...(dictionary && listed.includes(dictionary) ? { dictionary, ...(events ? { events } : {}) } : {}),
-          ...(replacing ? { replace: true } : {})
+          ...(replacing ? { replace: true } : {}),
+          ...(join.length > 0 ? { join: joinable.filter(name => join.includes(name)) } : {})
         });
       }}
     >
@@ -253,6 +261,28 @@ export function StartForm(props: {
           ))}
         </select>
       </label>
+      {joinable.length > 0 && (
+        <fieldset
+          className="jp-dcpilot-join"
+          title="Other files of the same study: the co-pilot finds their keys, summarises records over time per entity and joins them with this frame"
+        >
+          <legend>join with</legend>
+          {joinable.map(name => (
+            <label key={name} className="jp-dcpilot-join-frame">
+              <input
+                type="checkbox"
+                name="join"
+                value={name}
+                checked={join.includes(name)}
+                onChange={e =>
+                  setJoin(e.target.checked ? [...join, name] : join.filter(other => other !== name))
+                }
+              />
+              {name}
+            </label>
+          ))}
+        </fieldset>
+      )}
       <CodebookPicker
         codebooks={listed}
         dictionary={dictionary}

@@ -13,13 +13,15 @@ export const LEAK_FRAME = [
 /**
  * Open the co-pilot's panel, pick the DataFrame `df` of the open notebook, and start a session
  * predicting `target` under the `approve` policy, planned by `planner` (Claude: the fake API the
- * test server configures, ui-tests/fake_claude.py); the panel's locator is returned.
+ * test server configures, ui-tests/fake_claude.py), joined with the notebook's frames `join`
+ * (ticked on the form); the panel's locator is returned.
  */
 export async function startCopilot(
   page: IJupyterLabPageFixture,
   target: string,
   approve: 'ask' | 'recommended',
-  planner: 'rules' | 'claude' = 'rules'
+  planner: 'rules' | 'claude' = 'rules',
+  join: string[] = []
 ): Promise<Locator> {
   await page.evaluate(async () => {
     await window.jupyterapp.commands.execute('dcpilot:open');
@@ -29,6 +31,9 @@ export async function startCopilot(
   const form = panel.locator('.jp-dcpilot-start');
   await expect(form).toBeVisible({ timeout: 30000 });
   await form.locator('select[name="target"]').selectOption(target);
+  for (const name of join) {
+    await form.locator(`input[name="join"][value="${name}"]`).check();
+  }
   await form.locator('summary').click();
   await form.locator('select[name="approve"]').selectOption(approve);
   await form.locator('select[name="planner"]').selectOption(planner);

@@ -495,6 +495,36 @@ describe('DecisionCard with chart and reject', () => {
     expect(chosen).toEqual(['keep:recorded at admission']);
   });
 
+  it('says what an alternative does when it is pointed at or focused, not in a tooltip only', () => {
+    const described = {
+      ...leakage,
+      options: [
+        leakage.options[0],
+        {
+          ...leakage.options[1],
+          description: 'Keep it: known at admission.',
+          risk: 'a leak inflates every score'
+        },
+        { id: 'later', label: 'Decide later', description: '', risk: '', recommended: false, action: null }
+      ]
+    };
+    render(<DecisionCard decision={described} onDecide={() => undefined} />);
+    const advice = () => document.querySelector('.jp-dcpilot-advice');
+    const option = (id: string) => document.querySelector(`.jp-dcpilot-option[data-option="${id}"]`)!;
+    fireEvent.mouseEnter(option('keep'));
+    expect(advice()?.textContent).toBe(
+      'Keep it: Keep it: known at admission. Risk: a leak inflates every score'
+    );
+    fireEvent.mouseLeave(option('keep'));
+    expect(advice()?.textContent).toMatch(/^Recommended: Remove the column before modelling/);
+    fireEvent.focus(option('keep'));
+    expect(advice()?.getAttribute('data-option')).toBe('keep');
+    fireEvent.blur(option('keep'));
+    // an option that says nothing more leaves the recommended one's words
+    fireEvent.mouseEnter(option('later'));
+    expect(advice()?.getAttribute('data-option')).toBe('drop');
+  });
+
   it('rejects with the option the decision names, and never rejects the task card', () => {
     const task = {
       ...leakage,

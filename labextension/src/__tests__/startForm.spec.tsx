@@ -218,3 +218,62 @@ describe('StartForm codebook', () => {
     expect(started[0].dictionary).toBe('codebook.md');
   });
 });
+
+describe('StartForm join', () => {
+  it('offers no join when the notebook holds no other DataFrame', () => {
+    const started: IStartOptions[] = [];
+    render(
+      <StartForm
+        frame="df"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        others={['df']}
+        onStart={o => started.push(o)}
+      />
+    );
+    expect(document.querySelector('.jp-dcpilot-join')).toBeNull();
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[0].join).toBeUndefined();
+  });
+
+  it("sends the other frames ticked, in the notebook's order, the frame itself never among them", () => {
+    const started: IStartOptions[] = [];
+    render(
+      <StartForm
+        frame="stays"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        others={['vitals', 'stays', 'labs', 'notes']}
+        onStart={o => started.push(o)}
+      />
+    );
+    const boxes = Array.from(document.querySelectorAll('input[name="join"]')) as HTMLInputElement[];
+    expect(boxes.map(b => b.value)).toEqual(['vitals', 'labs', 'notes']);
+    expect(boxes.every(b => !b.checked)).toBe(true); // nothing joined unless asked
+    fireEvent.click(boxes[1]);
+    fireEvent.click(boxes[0]);
+    fireEvent.click(boxes[2]);
+    fireEvent.click(boxes[2]); // and untick
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[0].join).toEqual(['vitals', 'labs']);
+  });
+
+  it('starts from the last join when those frames are still there', () => {
+    const started: IStartOptions[] = [];
+    render(
+      <StartForm
+        frame="stays"
+        path="nb.ipynb"
+        profile={profile}
+        disabled={false}
+        others={['stays', 'vitals']}
+        initial={{ join: ['vitals', 'gone'] }}
+        onStart={o => started.push(o)}
+      />
+    );
+    fireEvent.click(screen.getByText('Start co-pilot'));
+    expect(started[0].join).toEqual(['vitals']);
+  });
+});
