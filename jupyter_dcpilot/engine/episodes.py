@@ -183,6 +183,16 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, status_coding = kt.recode_status(df, column=target, censored=code).",
     ),
     Episode(
+        id="rank_levels", name="Rank the target's ordered levels", stage="pre_split", order=2.6,
+        when={"task": "ranks"}, function="rank_levels", report_var="target_ranks",
+        expect={"rows": "same", "target_changes": True}, per_finding=False, valid_model_needs=True,
+        not_addable="it follows the task card's reading of the target as an ordered score",
+        coordinator="An ordered target (no < perhaps < yes, none < mild < severe) read as a score is recoded as "
+        "its ranks 1, 2, ... in the order the task card confirmed, so a regression uses the order a "
+        "classifier would throw away.",
+        worker="df, target_ranks = kt.rank_levels(df, column=target, levels=[lowest, ..., highest]).",
+    ),
+    Episode(
         id="dose_history", name="Turn dose rows into features of each measurement", stage="pre_split", order=2.7,
         when={"finding_kinds": ("dose_rows",), "functions": ("dose_history",)},
         gate="row_removal", function="dose_history", report_var="doses",

@@ -483,9 +483,26 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
         return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")
+    if kind == TaskKind.REGRESSION and session.task.ranks:
+        return _ranked(session, metric, expected)
     return Check("task_metric", metric == expected and expected is not None,
                  f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})")
                  + _durations_left_out(session))
+
+
+def _ranked(session: Session, metric: str | None, expected: str | None) -> Check:
+    """A regression on an ordered target of labels: valid once its levels were ranked in their
+    order (rank_levels ran), judged by R² on the ranks."""
+    target, ranks = session.task.target, session.task.ranks or {}
+    levels = " < ".join(map(str, ranks.get("levels") or []))
+    ranked = any(s.status == StepStatus.DONE and s.result.get("function") == "rank_levels" for s in session.plan)
+    if not ranked:
+        return Check("task_metric", False, f"'{target}' is an ordered score ({levels}) read as a regression, but its "
+                     "labels were never ranked: the model has no numbers in their order to learn from")
+    return Check("task_metric", metric == expected,
+                 f"{metric} for a regression on the ranks of '{target}' ({levels} as 1 to "
+                 f"{len(ranks.get('levels') or [])}, written in the cell and replayed on new data): errors count "
+                 "how many levels apart a prediction is" + ("" if metric == expected else f" (expected {expected})"))
 
 
 def _durations_left_out(session: Session) -> str:

@@ -35,7 +35,7 @@ from .session import Checkpoint, Session, Step, now
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
               "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline",
-              "recode_status", "number_blocks"}
+              "recode_status", "number_blocks", "rank_levels"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]

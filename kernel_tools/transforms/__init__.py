@@ -16,6 +16,7 @@ from .imputation import Imputer, impute
 from .intervals import IntervalBuilder, drop_empty_intervals, to_intervals
 from .joins import join_files, join_frames
 from .labels import handle_label_issues
+from .levels import LevelRanker, rank_levels
 from .outliers import OutlierHandler, handle_outliers
 from .records import RecordSummarizer, summarize_records
 from .redcap import RedcapBaseline, redcap_baseline
@@ -32,6 +33,7 @@ __all__ = [
     "DtypeFixer",
     "EntityAggregator",
     "Imputer",
+    "LevelRanker",
     "IntervalBuilder",
     "OutlierHandler",
     "RecordSummarizer",
@@ -54,6 +56,7 @@ __all__ = [
     "join_frames",
     "normalize_categories",
     "number_blocks",
+    "rank_levels",
     "recode_status",
     "redcap_baseline",
     "split",
