@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "redcap_baseline": "transforms",
     "recode_status": "transforms",
     "rank_levels": "transforms",
+    "first_transition": "transforms",
     "number_blocks": "transforms",
     "StepReport": "transforms",
     # models.py — valid models

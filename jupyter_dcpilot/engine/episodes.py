@@ -142,6 +142,18 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, blocks = kt.number_blocks(df, column='block', size=k) (or counter='<column>').",
     ),
     Episode(
+        id="first_transition", name="One row per subject from its multi-state rows", stage="pre_split", order=0.6,
+        when={"task": "multistate"}, function="first_transition", report_var="transitions",
+        expect={"rows": "fewer", "target_changes": True, "min_row_retention": 0.05}, per_finding=False,
+        valid_model_needs=True,
+        not_addable="it follows the task card's reading of multi-state rows",
+        coordinator="Multi-state rows (a row per possible transition of each subject) become one row per subject: "
+        "the time in the starting state until the transition the task card chose (any, or one), counted from "
+        "its start, so each subject counts once and no row counts from 0 by mistake.",
+        worker="df, transitions = kt.first_transition(df, id=..., start=..., stop=..., state_from=..., "
+        "state_to=..., event=target, initial=..., into=None).",
+    ),
+    Episode(
         id="join_files", name="Join files", stage="pre_split", order=1,
         when={"min_frames": 2, "finding_kinds": ("join_keys", "join", "join_key")},
         function="join_frames", params={"how": "left"}, report_var="joined",

@@ -26,6 +26,9 @@ from kernel_tools.vocabulary import TaskKind
 INDEX_WORDS = {"first": "entity_start", "row": "row"}
 NO_ENTITY = "none"  # the task card's entity:none: each row is its own subject
 BLOCKS = "blocks"  # the task card's answer that the rows are consecutive blocks of one entity's records
+# the task card's answers for multi-state rows: multistate:first (any transition out of the starting
+# state) or multistate:into:<state> (the transition into that state, the others censoring)
+MULTISTATE = "multistate"
 # the task card's ids:<how> for rows without an entity id (kernel_tools.transforms.entity_ids)
 MISSING_IDS = ("drop", "own")
 
@@ -98,6 +101,8 @@ class Task:
     blocks: dict[str, Any] | None = None  # number_blocks' parameters when the task card said the rows are blocks
     # rank_levels' parameters (column, levels in order) while an ordered target of labels is read as a score
     ranks: dict[str, Any] | None = None
+    transitions: dict[str, Any] | None = None  # the diagnosis found multi-state rows: their layout
+    multistate: dict[str, Any] | None = None  # first_transition's parameters: the task card's reading of them
     confirmed: bool = False
     given: Given = field(default_factory=Given)
 

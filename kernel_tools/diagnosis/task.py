@@ -22,6 +22,7 @@ from kernel_tools.diagnosis.event_codes import (
 )
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.level_order import level_order
+from kernel_tools.diagnosis.multistate import find_multistate
 from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
@@ -58,6 +59,7 @@ class Outcome:
     periods: PersonPeriods | None = None  # survival over person-period rows found in the data
     coding: Coding | None = None  # survival on a status of several codes: which is censored
     levels: list[str] | None = None  # regression on the ranks of ordered labels: the labels, lowest first
+    transitions: dict | None = None  # multi-state rows (see .multistate): their layout
 
     @property
     def n_classes(self) -> int:
@@ -69,7 +71,7 @@ class Outcome:
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
                        self.event_values, self.reason, self.inference, self.duration_inference, self.start,
-                       self.periods, self.coding, self.levels)
+                       self.periods, self.coding, self.levels, self.transitions)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -249,6 +251,8 @@ def infer_task(
     prof = profiles[target] if s is raw else profile_column(target, s)
     if s.nunique(dropna=True) < 2:  # the values, not the profile (a placeholder when the budget ran out)
         return _all_events(df, profiles, s, target, task, time)
+    if task in (None, TaskKind.SURVIVAL) and (states := find_multistate(df, profiles, target)) is not None:
+        return _multistate(df, profiles, s, target, task, time, states)
     if task == TaskKind.SURVIVAL or (time is not None and task is None):
         return _given_survival(df, profiles, s, target, task, time)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
@@ -673,6 +677,31 @@ def _found_intervals(df, profiles, s: pd.Series, target: str) -> Outcome | None:
         InferenceKind.DURATION, found.stop, Confidence.LOW,
         [f"'{found.stop}' ends each interval ('{found.start}', '{found.stop}'] (from the data; no column is "
          "named as a follow-up time)"])
+    return outcome
+
+
+def _multistate(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None,
+                layout: dict) -> Outcome:
+    """Survival on multi-state rows (see :mod:`.multistate`): asked whatever was given, the rows
+    as they are being no valid survival data; the readings are the task card's."""
+    stop = time if time is not None else layout["stop"]
+    event = event_indicator(s)
+    assert event is not None  # a 0/1 status: find_multistate read it
+    outcome = _survival(df, profiles, target, stop, event, f"survival on multi-state rows: {layout['reason'].removeprefix('multi-state rows: ')}")
+    outcome.transitions = layout
+    initial, out_of = layout["initial"], ", ".join(map(str, layout["out_of_initial"]))
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [outcome.reason,
+         f"fitted as they are, each row would count from 0 and each '{layout['id']}' once per possible transition, "
+         f"with '{layout['from']}', '{layout['to']}' and '{layout['start']}' as features: not a valid survival model",
+         f"readings: the time in state {initial} until the first transition out of it, whichever ({out_of}: one row "
+         f"per '{layout['id']}'); the time until one of them, the others censoring; or the rows with their start "
+         "for a multi-state model"],
+        details={"event_codes": event[1], "multistate": layout})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, stop, Confidence.LOW,
+        [f"'{stop}' ends the time in each state ('{layout['start']}', '{stop}']: counted from '{layout['start']}'"])
     return outcome
 
 

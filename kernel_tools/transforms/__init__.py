@@ -23,6 +23,7 @@ from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
 from .status import StatusRecoder, recode_status
+from .transitions import FirstTransition, first_transition
 from .units import UnitConverter, convert_units
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "DoseHistory",
     "DtypeFixer",
     "EntityAggregator",
+    "FirstTransition",
     "Imputer",
     "LevelRanker",
     "IntervalBuilder",
@@ -48,6 +50,7 @@ __all__ = [
     "drop_empty_intervals",
     "drop_rows",
     "drop_columns",
+    "first_transition",
     "fix_dtypes",
     "handle_label_issues",
     "handle_outliers",
