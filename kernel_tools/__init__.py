@@ -56,6 +56,8 @@ _EXPORTS: dict[str, str] = {
     "split": "transforms",
     "redcap_baseline": "transforms",
     "recode_status": "transforms",
+    "rank_levels": "transforms",
+    "first_transition": "transforms",
     "number_blocks": "transforms",
     "StepReport": "transforms",
     # models.py — valid models

@@ -107,7 +107,8 @@ def test_three_classes_next_to_a_time_of_day_are_not_survival():
     outcome = np.digitize(x + rng.normal(0, 0.7, n), [-0.5, 0.8])  # 0 most common: an old trap
     df = pd.DataFrame({"x": x, "time_of_day": rng.uniform(0, 24, n).round(2), "severity": outcome})
     d = quiet_diagnose(df, target="severity")
-    assert d.task["kind"] == "classification" and "censored" not in d.inference("task").details
+    # three codes that 'x' follows in order: an ordered score, asked (session 17); never survival
+    assert d.task["kind"] == "regression" and "censored" not in d.inference("task").details
     assert censoring_code(outcome.astype(float), df["time_of_day"].to_numpy(), named_follow_up=False) is None
 
 

@@ -1,5 +1,6 @@
 """A target whose classes read as ordered levels (an answer scale in words, a severity, R's ordered
-factor) is asked, not taken as unordered classes with high confidence; named classes stay unasked."""
+factor) is asked, a regression on their ranks recommended (tests/test_ordered_target.py), not taken as
+unordered classes with high confidence; named classes stay unasked."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def _frame(labels: list[str], n: int = 300, seed: int = 0) -> pd.DataFrame:
                                                                                "Neutral", "Agree"]])
 def test_ordered_words_make_the_task_a_question(labels):
     task = kt.diagnose(_frame(labels), target="answer").inference("task")
-    assert task.value == "classification" and task.confidence == "low"
+    assert task.value == "regression" and task.confidence == "low"
+    assert [a.value for a in task.alternatives] == ["classification"]
     assert any(" < ".join(labels) in e for e in task.evidence)
 
 

@@ -47,10 +47,14 @@ def test_an_ordered_score_named_y_is_regression_and_asked():
     assert [a.value for a in task.alternatives] == ["classification"]
 
 
-def test_three_codes_named_y_stay_classes():
-    # too few levels for a score: 'y' as R's response of a few categories is still classes
+def test_three_codes_named_y_are_a_score_only_when_the_data_follow_their_order():
+    # three levels of the score: 'baseline' rises with them in order, so an ordered score, asked (session 17);
+    # the same codes with the middle one not in the middle are R's response of a few categories: classes
     df = _scores()
     df["y"] = np.clip(df["y"], 2, 4)
+    d = quiet_diagnose(df, target="y")
+    assert d.task["kind"] == "regression" and d.inference("task").confidence == "low"
+    df["y"] = df["y"].map({2: 3, 3: 2, 4: 4})
     assert quiet_diagnose(df, target="y").task["kind"] == "classification"
 
 

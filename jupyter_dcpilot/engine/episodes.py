@@ -142,6 +142,18 @@ EPISODES: tuple[Episode, ...] = (
         worker="df, blocks = kt.number_blocks(df, column='block', size=k) (or counter='<column>').",
     ),
     Episode(
+        id="first_transition", name="One row per subject from its multi-state rows", stage="pre_split", order=0.6,
+        when={"task": "multistate"}, function="first_transition", report_var="transitions",
+        expect={"rows": "fewer", "target_changes": True, "min_row_retention": 0.05}, per_finding=False,
+        valid_model_needs=True,
+        not_addable="it follows the task card's reading of multi-state rows",
+        coordinator="Multi-state rows (a row per possible transition of each subject) become one row per subject: "
+        "the time in the starting state until the transition the task card chose (any, or one), counted from "
+        "its start, so each subject counts once and no row counts from 0 by mistake.",
+        worker="df, transitions = kt.first_transition(df, id=..., start=..., stop=..., state_from=..., "
+        "state_to=..., event=target, initial=..., into=None).",
+    ),
+    Episode(
         id="join_files", name="Join files", stage="pre_split", order=1,
         when={"min_frames": 2, "finding_kinds": ("join_keys", "join", "join_key")},
         function="join_frames", params={"how": "left"}, report_var="joined",
@@ -181,6 +193,16 @@ EPISODES: tuple[Episode, ...] = (
         "0 = censored, 1 = any event, the code read as censored being the task card's: every survival "
         "model reads 0 as censored.",
         worker="df, status_coding = kt.recode_status(df, column=target, censored=code).",
+    ),
+    Episode(
+        id="rank_levels", name="Rank the target's ordered levels", stage="pre_split", order=2.6,
+        when={"task": "ranks"}, function="rank_levels", report_var="target_ranks",
+        expect={"rows": "same", "target_changes": True}, per_finding=False, valid_model_needs=True,
+        not_addable="it follows the task card's reading of the target as an ordered score",
+        coordinator="An ordered target (no < perhaps < yes, none < mild < severe) read as a score is recoded as "
+        "its ranks 1, 2, ... in the order the task card confirmed, so a regression uses the order a "
+        "classifier would throw away.",
+        worker="df, target_ranks = kt.rank_levels(df, column=target, levels=[lowest, ..., highest]).",
     ),
     Episode(
         id="dose_history", name="Turn dose rows into features of each measurement", stage="pre_split", order=2.7,

@@ -25,7 +25,7 @@ from .episodes import Episode
 from .session import Decision, Session, Step
 from .structure import FROM_FILE
 from .structure_cards import Question
-from .task import BLOCKS
+from .task import BLOCKS, MULTISTATE
 from .validation import did_you_mean
 from .wire import DecisionOption, InferenceWire, skip_option
 
@@ -216,6 +216,8 @@ def apply_task_answer(session: Session, choice: str | None) -> None:
     blocks of one entity's records take the blocks' numbering from the entity's inference."""
     if choice == BLOCKS:
         session.task.blocks = structure_cards.block_call(session.structure.inference(InferenceKind.ENTITY))
+    if (choice or "").startswith(f"{MULTISTATE}:"):
+        session.task.multistate = structure_cards.multistate_call(session.task, choice or "")
     if session.task.answer(choice):
         session.diagnosed_version = -1
 

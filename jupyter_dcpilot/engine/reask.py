@@ -5,7 +5,8 @@ choice may be wrong, and is asked again, the failure in words first and the alte
 not fail recommended (so ``--approve recommended`` takes it):
 
 - **the task**: a model that cannot be cross-validated because a class has two rows (an ordered
-  0-10 score taken for eleven classes) goes back to the task card, regression recommended;
+  0-10 score taken for eleven classes, or ordered labels such as none < mild < severe taken as
+  classes) goes back to the task card, regression recommended (on the labels' ranks);
 - **the entity**: rows without an entity id that stop a grouped split or fold go back to the task
   card (where the entity is asked), dropping those rows recommended; an entity with a single
   value (nothing to split by) goes back to it with "no entity" recommended;
@@ -26,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from kernel_tools.models.messages import AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
+from kernel_tools.models.messages import AS_A_SCORE, ORDERED_AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
 from kernel_tools.vocabulary import Confidence, Gate, InferenceKind, StepStatus, TaskKind
 
 from . import gatekeeping, history, structure_cards
@@ -68,7 +69,7 @@ def task_alternative(session: Session, error: str) -> str | None:
     task's or no other kind would do (named classes too rare)."""
     if TOO_FEW_TO_CROSS_VALIDATE not in error or session.task.kind != TaskKind.CLASSIFICATION:
         return None
-    return TaskKind.REGRESSION.value if AS_A_SCORE in error else None
+    return TaskKind.REGRESSION.value if AS_A_SCORE in error or ORDERED_AS_A_SCORE in error else None
 
 
 def cause_of(session: Session, failed: Step, episode: Episode | None) -> Cause | None:

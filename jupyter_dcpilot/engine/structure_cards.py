@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the panel's view reads a session
 
 from .evidence_lines import sentence_lines
 from .structure import ASKED_ELSEWHERE, Structure, confirmations, in_words, named, task_choice
-from .task import BLOCKS, NO_ENTITY, Task
+from .task import BLOCKS, MULTISTATE, NO_ENTITY, Task
 from .wire import DecisionOption
 
 # the other moments a prediction can be made, offered on the task card
@@ -75,10 +75,15 @@ def task_card(task: Task, structure: Structure) -> Question:
     blocks = block_options(asked.get(InferenceKind.ENTITY))
     # the status's coding asked: the recommended reading named as its alternatives are ("Survival with 1 censored")
     confirm = f"Survival with {t.censored} censored" if _unsure(status) else "Confirm"
+    readings = multistate_options(t)
     options = [DecisionOption(id="confirm", label=confirm, description=desc,
-                              recommended=not ids and not any(o.recommended for o in blocks),
+                              recommended=not ids and not any(o.recommended for o in blocks + readings),
                               risk=_confirm_risk(t, status, unsure, bool(ids)))]
-    options += ids + blocks
+    if readings:
+        options[0].label, options[0].risk = "Keep the rows as they are", (
+            "each row counts from 0 and each subject once per possible transition: no valid survival model; "
+            "a multi-state model of the rows with their start is for a multi-state package (R's mstate)")
+    options += ids + readings + blocks
     options += _censored(t, status)
     options += _kinds(t, asked.get(InferenceKind.TASK), status is not None)
     options += _times(asked.get(InferenceKind.DURATION))
@@ -205,6 +210,47 @@ def block_options(inferred: Inference | None) -> list[DecisionOption]:
             DecisionOption(id=f"entity:{NO_ENTITY}", label="The rows are independent: each row is its own subject",
                            description="The blocks are a coincidence of the row order: rows are not grouped.",
                            risk="rows of one entity on both sides of a split score too well")]
+
+
+def multistate_options(task: Task) -> list[DecisionOption]:
+    """Readings of multi-state rows (``task.transitions``) not yet chosen: the first transition out
+    of the starting state, whichever (recommended: one row per subject, every event counted), or
+    the transition into one state, the others censoring the subject when they happen."""
+    found = task.transitions
+    if not found or task.multistate:
+        return []
+    subject, initial, stop = found["id"], found["initial"], found["stop"]
+    out_of = found.get("out_of_initial") or []
+    options = [DecisionOption(
+        id=f"{MULTISTATE}:first", recommended=True,
+        label=f"Time in state {initial} until its first transition, whichever (one row per '{subject}')",
+        description=f"A step keeps each '{subject}''s rows leaving state {initial}: the time in it ('{stop}' counted "
+        f"from '{found['start']}') and whether it ended by a transition (into {', '.join(map(str, out_of))}); "
+        f"'{found['from']}', '{found['to']}', '{found['start']}'"
+        + (f", '{found['trans']}'" if found.get("trans") else "") + " are left out.",
+        risk="the transitions are one composite event: which one happened is not predicted")]
+    for state in out_of:
+        options.append(DecisionOption(
+            id=f"{MULTISTATE}:into:{state}",
+            label=f"Time in state {initial} until the transition into {state} (the others censor)",
+            description=f"One row per '{subject}' as above, the event being the move into {state} only.",
+            risk="a transition into another state ends the follow-up as censoring: its risk competes"))
+    return options
+
+
+def multistate_call(task: Task, choice: str) -> dict[str, Any] | None:
+    """The parameters of ``first_transition`` for the task card's reading ``choice`` of the
+    multi-state rows (``multistate:first`` or ``multistate:into:<state>``); None without them."""
+    found = task.transitions
+    if not found:
+        return None
+    into: Any = None
+    if choice.startswith(f"{MULTISTATE}:into:"):
+        wanted = choice.removeprefix(f"{MULTISTATE}:into:")
+        into = next((s for s in found.get("out_of_initial") or [] if str(s) == wanted), wanted)
+    drop = [c for c in [found.get("trans"), *(found.get("durations") or [])] if c]
+    return {"id": found["id"], "start": found["start"], "stop": found["stop"], "state_from": found["from"],
+            "state_to": found["to"], "event": task.target, "initial": found["initial"], "into": into, "drop": drop}
 
 
 def block_call(inferred: Inference | None) -> dict[str, Any] | None:

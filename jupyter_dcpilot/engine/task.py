@@ -26,6 +26,9 @@ from kernel_tools.vocabulary import TaskKind
 INDEX_WORDS = {"first": "entity_start", "row": "row"}
 NO_ENTITY = "none"  # the task card's entity:none: each row is its own subject
 BLOCKS = "blocks"  # the task card's answer that the rows are consecutive blocks of one entity's records
+# the task card's answers for multi-state rows: multistate:first (any transition out of the starting
+# state) or multistate:into:<state> (the transition into that state, the others censoring)
+MULTISTATE = "multistate"
 # the task card's ids:<how> for rows without an entity id (kernel_tools.transforms.entity_ids)
 MISSING_IDS = ("drop", "own")
 
@@ -96,6 +99,10 @@ class Task:
     missing_ids: str | None = None  # what they are: "drop" | "own" (the task card's ids:<how>)
     censored: str | None = None  # a status of several codes: the one read as censored (recoded to 0)
     blocks: dict[str, Any] | None = None  # number_blocks' parameters when the task card said the rows are blocks
+    # rank_levels' parameters (column, levels in order) while an ordered target of labels is read as a score
+    ranks: dict[str, Any] | None = None
+    transitions: dict[str, Any] | None = None  # the diagnosis found multi-state rows: their layout
+    multistate: dict[str, Any] | None = None  # first_transition's parameters: the task card's reading of them
     confirmed: bool = False
     given: Given = field(default_factory=Given)
 
@@ -112,6 +119,8 @@ class Task:
         task.id = None if given.id == "" else given.id or task.id
         task.kind = given.kind or task.kind
         task.censored = given.censored or task.censored
+        if task.kind != TaskKind.REGRESSION:
+            task.ranks = None  # the user said classes: the levels stay labels
         return task
 
     @classmethod
@@ -146,10 +155,14 @@ class Task:
             recoded = self.censored is not None and choice != TaskKind.SURVIVAL
             # survival without a time: the diagnosis reads it (a person-period layout the card offered)
             timeless = choice == TaskKind.SURVIVAL and self.time is None
+            # an ordered target's labels read as a score: the diagnosis reads their order (ranks)
+            scored = choice == TaskKind.REGRESSION and self.kind != TaskKind.REGRESSION
             self.kind = self.given.kind = TaskKind(choice)
             if recoded:
                 self.censored = self.given.censored = None
-            return recoded or timeless
+            if self.kind != TaskKind.REGRESSION:
+                self.ranks = None
+            return recoded or timeless or scored
         part, _, value = (choice or "").partition(":")
         if part == "censored" and value:
             self.kind = self.given.kind = TaskKind.SURVIVAL
@@ -179,6 +192,8 @@ class Task:
             self.id_missing = int(detected.get("id_missing") or 0)
         if self.kind == TaskKind.SURVIVAL and self.time is None and detected.get("kind") == TaskKind.SURVIVAL:
             self.time = detected.get("time")
+        if self.kind == TaskKind.REGRESSION and self.ranks is None and detected.get("ranks"):
+            self.ranks = detected["ranks"]  # regression chosen on the card for an ordered target of labels
 
     @property
     def index_label(self) -> str | None:

@@ -483,9 +483,51 @@ def _task_metric(session: Session, model: dict[str, Any]) -> Check:
         return Check("task_metric", False, f"{bad} durations in '{evidence.get('duration')}' are not positive "
                      f"({evidence.get('negative_durations')} negative, {evidence.get('zero_durations')} zero): "
                      "a survival time must be, so the survival model and its C-index are not valid")
+    if kind == TaskKind.REGRESSION and session.task.ranks:
+        return _ranked(session, metric, expected)
+    if session.task.transitions:
+        return _multistate(session, metric, expected)
     return Check("task_metric", metric == expected and expected is not None,
                  f"{metric} for a {kind} task" + ("" if metric == expected else f" (expected {expected})")
                  + _durations_left_out(session))
+
+
+def _multistate(session: Session, metric: str | None, expected: str | None) -> Check:
+    """Survival on multi-state rows: valid once a reading made one row per subject (first_transition
+    ran) and a person chose that reading on the task card (an approval policy's answer is no
+    expert's: which transition is the outcome is the study's question)."""
+    found = session.task.transitions or {}
+    step = next((s for s in session.plan if s.status == StepStatus.DONE and s.result.get("function") == "first_transition"),
+                None)
+    if step is None:
+        return Check("task_metric", False, f"the rows are multi-state rows ({found.get('reason', '')}): fitted as they "
+                     f"are, each counts from 0 and each '{found.get('id')}' once per possible transition; choose a "
+                     "reading on the task card (the first transition, one transition, or a multi-state model)")
+    into = (step.result.get("params") or {}).get("into")
+    what = "the first transition, whichever" if into is None else f"the transition into {into}"
+    card = next((d for d in reversed(session.decisions) if d.gate == "task" and d.decided), None)
+    if card is None or not by_a_person(card):
+        return Check("task_metric", False, f"the multi-state rows were read as one row per '{found.get('id')}' with "
+                     f"{what} as the event by the approval policy: which transition the model predicts is an "
+                     "expert's choice; confirm it on the task card")
+    return Check("task_metric", metric == expected, f"{metric} for the time in state {found.get('initial')} until "
+                 f"{what}, one row per '{found.get('id')}' (multi-state rows read on the task card)"
+                 + ("" if metric == expected else f" (expected {expected})"))
+
+
+def _ranked(session: Session, metric: str | None, expected: str | None) -> Check:
+    """A regression on an ordered target of labels: valid once its levels were ranked in their
+    order (rank_levels ran), judged by R² on the ranks."""
+    target, ranks = session.task.target, session.task.ranks or {}
+    levels = " < ".join(map(str, ranks.get("levels") or []))
+    ranked = any(s.status == StepStatus.DONE and s.result.get("function") == "rank_levels" for s in session.plan)
+    if not ranked:
+        return Check("task_metric", False, f"'{target}' is an ordered score ({levels}) read as a regression, but its "
+                     "labels were never ranked: the model has no numbers in their order to learn from")
+    return Check("task_metric", metric == expected,
+                 f"{metric} for a regression on the ranks of '{target}' ({levels} as 1 to "
+                 f"{len(ranks.get('levels') or [])}, written in the cell and replayed on new data): errors count "
+                 "how many levels apart a prediction is" + ("" if metric == expected else f" (expected {expected})"))
 
 
 def _durations_left_out(session: Session) -> str:

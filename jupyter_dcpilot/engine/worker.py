@@ -31,11 +31,13 @@ from .notebook import IMPORTS
 from .plan_edits import call_params
 from .progress import Progress
 from .session import Checkpoint, Session, Step, now
+from .task import PredictionIndex
 
 # kernel_tools calls whose report can replay the fitted step on new data (test split/file)
 REPLAYABLE = {"drop_columns", "impute", "handle_outliers", "normalize_categories",
               "convert_units", "fix_dtypes", "aggregate_per_entity", "to_intervals", "redcap_baseline",
-              "recode_status", "number_blocks"}
+              "recode_status", "number_blocks", "rank_levels",
+              "first_transition"}
 INTERVAL_MODEL_PARAMS = ("cv", "random_state")  # what fit_evaluate_intervals takes of a step's params
 PUBLIC = set(kernel_tools.__all__)
 Repair = Callable[[Step, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -399,6 +401,13 @@ class Worker:
                             "params": params, "outputs": result.text()[-2000:]})
         if function == "to_intervals":  # the model fits these intervals (see intervals())
             self.session.task.start, self.session.task.stop = params.get("time"), params.get("duration")
+        if function == "first_transition":  # one row per subject: its time counts from its start
+            task = self.session.task
+            task.time, task.start, task.visit = params.get("stop"), None, None
+            task.index = PredictionIndex(kind="row", column=None, given=False, start=None,
+                                         label=f"each '{params.get('id')}''s entry into state {params.get('initial')}",
+                                         reason="one row per subject, its time counted from its entry into the state")
+            self.session.diagnosed_version = -1
         if function == "number_blocks":  # the block number is the entity the task card said the blocks are
             task = self.session.task
             task.id = task.given.id = params.get("column", "block")

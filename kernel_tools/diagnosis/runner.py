@@ -376,6 +376,10 @@ def _task_info(outcome: Outcome, target: str | None, duration: str | None, entit
         task_info["target_missing"] = target_missing
     if outcome.coding is not None:  # a status of several codes: the one read as censored
         task_info["censored"] = code_text(outcome.coding.censored)
+    if outcome.transitions:  # multi-state rows: their layout, for the task card's readings
+        task_info["transitions"] = outcome.transitions
+    if outcome.levels and target is not None:  # ordered labels read as a score: ranked before the model
+        task_info["ranks"] = {"column": target, "levels": list(outcome.levels)}
     return task_info
 
 

@@ -22,6 +22,7 @@ from kernel_tools.diagnosis.event_codes import (
 )
 from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.level_order import level_order
+from kernel_tools.diagnosis.multistate import find_multistate
 from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
@@ -57,6 +58,8 @@ class Outcome:
     start: str | None = None  # survival over (start, stop] intervals found in the data: their start
     periods: PersonPeriods | None = None  # survival over person-period rows found in the data
     coding: Coding | None = None  # survival on a status of several codes: which is censored
+    levels: list[str] | None = None  # regression on the ranks of ordered labels: the labels, lowest first
+    transitions: dict | None = None  # multi-state rows (see .multistate): their layout
 
     @property
     def n_classes(self) -> int:
@@ -68,7 +71,7 @@ class Outcome:
                        None if self.valid is None else self.valid[positions], self.classes,
                        None if self.duration is None else self.duration[positions], self.time,
                        self.event_values, self.reason, self.inference, self.duration_inference, self.start,
-                       self.periods, self.coding)
+                       self.periods, self.coding, self.levels, self.transitions)
 
 
 def _class_codes(s: pd.Series) -> tuple[np.ndarray, list]:
@@ -248,6 +251,8 @@ def infer_task(
     prof = profiles[target] if s is raw else profile_column(target, s)
     if s.nunique(dropna=True) < 2:  # the values, not the profile (a placeholder when the budget ran out)
         return _all_events(df, profiles, s, target, task, time)
+    if task in (None, TaskKind.SURVIVAL) and (states := find_multistate(df, profiles, target)) is not None:
+        return _multistate(df, profiles, s, target, task, time, states)
     if task == TaskKind.SURVIVAL or (time is not None and task is None):
         return _given_survival(df, profiles, s, target, task, time)
     numeric = prof.kind in ("numeric", "bool") or prof.parsed_as in ("numeric", "bool")
@@ -265,10 +270,16 @@ def infer_task(
         if survival is not None:
             return survival
         hint = layout
+    if values is None and task in (None, TaskKind.REGRESSION):
+        ordered = level_order(s, _class_codes(s)[1])
+        if ordered is not None:  # no < perhaps < yes: a score whose labels say its order
+            return _ordered_levels(s, target, task, ordered)
     # plain_number implies numeric values
     quantity = quantity_reason(values) if plain_number and values is not None and prof.is_integer else None
     score = (ordered_score(values, target) if plain_number and values is not None and prof.is_integer
              and not quantity else None)
+    if plain_number and values is not None and prof.is_integer and not quantity and not score:
+        score = ordered_codes(df, profiles, values, target)
     distinct = prof.nunique
     if task == TaskKind.REGRESSION or (plain_number and (
             distinct > MAX_CLASSES or not prof.is_integer and distinct > 2 or quantity or score)):
@@ -669,6 +680,31 @@ def _found_intervals(df, profiles, s: pd.Series, target: str) -> Outcome | None:
     return outcome
 
 
+def _multistate(df, profiles, s: pd.Series, target: str, task: str | None, time: str | None,
+                layout: dict) -> Outcome:
+    """Survival on multi-state rows (see :mod:`.multistate`): asked whatever was given, the rows
+    as they are being no valid survival data; the readings are the task card's."""
+    stop = time if time is not None else layout["stop"]
+    event = event_indicator(s)
+    assert event is not None  # a 0/1 status: find_multistate read it
+    outcome = _survival(df, profiles, target, stop, event, f"survival on multi-state rows: {layout['reason'].removeprefix('multi-state rows: ')}")
+    outcome.transitions = layout
+    initial, out_of = layout["initial"], ", ".join(map(str, layout["out_of_initial"]))
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [outcome.reason,
+         f"fitted as they are, each row would count from 0 and each '{layout['id']}' once per possible transition, "
+         f"with '{layout['from']}', '{layout['to']}' and '{layout['start']}' as features: not a valid survival model",
+         f"readings: the time in state {initial} until the first transition out of it, whichever ({out_of}: one row "
+         f"per '{layout['id']}'); the time until one of them, the others censoring; or the rows with their start "
+         "for a multi-state model"],
+        details={"event_codes": event[1], "multistate": layout})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, stop, Confidence.LOW,
+        [f"'{stop}' ends the time in each state ('{layout['start']}', '{stop}']: counted from '{layout['start']}'"])
+    return outcome
+
+
 def _survival(df, profiles, target: str, time: str, event, reason: str) -> Outcome:
     ind, ev_values = event
     dur = numeric_values(df[time], profiles[time])
@@ -719,6 +755,83 @@ def _regression(values: np.ndarray | None, target: str, task: str | None, distin
     outcome.inference = Inference(InferenceKind.TASK, "regression", confidence, [reason], alternatives,
                                   details={"distinct_values": distinct})
     return outcome
+
+
+def _ordered_levels(s: pd.Series, target: str, task: str | None, levels: list[str]) -> Outcome:
+    """Regression on the ranks of labels that read as ordered levels (see :mod:`.level_order`):
+    recommended, with classes the alternative, and asked unless the user said regression."""
+    ranks = {label.strip().lower(): i for i, label in enumerate(levels, 1)}
+    text = s.astype(str).str.strip().str.lower().where(s.notna())
+    y = text.map(ranks).astype(float).to_numpy()
+    valid = ~np.isnan(y)
+    order = " < ".join(levels)
+    reason = f"regression on ordered levels: '{target}' reads as an ordered score ({order}), ranked 1 to {len(levels)}"
+    outcome = Outcome("regression", target, np.nan_to_num(y), valid, reason=reason, levels=list(levels))
+    given = task == TaskKind.REGRESSION
+    outcome.inference = Inference(
+        InferenceKind.TASK, "regression", Confidence.GIVEN if given else Confidence.LOW,
+        [reason, "a regression on the ranks keeps the levels' order, which a classifier throws away; the "
+                 "ranks are written in a cell and replayed on new data"],
+        [] if given else [Alternative("classification", [f"{len(levels)} unordered classes ({', '.join(levels)}): "
+                                                          "the order thrown away"], 0.4)],
+        details={"distinct_values": len(levels), "levels": list(levels)})
+    return outcome
+
+
+ORDER_SAMPLE = 5000  # rows the order of a few codes is read on
+MAX_ORDER_COLUMNS = 200
+MIN_TREND = 0.8  # of a column's differences between the codes that follow their order
+# a visit's time or number: outcomes drift over visits whether their codes are ordered or not (a
+# housing status moves towards independence over months), so a trend over it says nothing of the order
+VISIT_NAME = re.compile(r"(^|[_\W])(time|day|week|month|year|visit|wave|occasion|period|hour|minute|tag|dia|jour|"
+                        r"semaine|mois|jahr|ano|anno|monat|woche)s?_?\d*([_\W]|$)|^(t|rownames|row_?names)$",
+                        re.IGNORECASE)
+
+
+def ordered_codes(df: pd.DataFrame, profiles: dict[str, ColumnProfile], values: np.ndarray, name: str) -> str | None:
+    """Why 3 or 4 whole-number codes (1 < 2 < 3) are an ordered score, or None.
+
+    The codes run unbroken, are not named as classes, and the data follow their order: the
+    numeric column that differs most between the codes rises (or falls) with them, its means by
+    code in order and most of its differences between codes along the order (a linear trend of
+    the codes explains at least 80% of them). Codes of unordered classes seldom line up so. Columns
+    named as a visit's time are not read: an outcome drifts over visits whatever its codes mean."""
+    present = ~np.isnan(values)
+    distinct = np.unique(values[present])
+    k = len(distinct)
+    if not 3 <= k < SCORE_MIN_LEVELS or distinct[-1] - distinct[0] + 1 != k:
+        return None
+    if NOMINAL_NAME.search(name) and not GENERIC_RESPONSE.match(name):
+        return None
+    rows = np.flatnonzero(present)
+    if len(rows) > ORDER_SAMPLE:
+        rows = np.sort(np.random.default_rng(0).choice(rows, ORDER_SAMPLE, replace=False))
+    codes = values[rows]
+    best: tuple[float, str, float, np.ndarray] | None = None
+    numeric = [c for c, p in profiles.items() if c != name and p.kind == "numeric" and c in df.columns
+               and not VISIT_NAME.search(str(c)) and not DURATION_NAME.search(str(c))]
+    for column in numeric[:MAX_ORDER_COLUMNS]:
+        x = numeric_values(df[column], profiles[column])[rows]
+        ok = ~np.isnan(x)
+        if ok.sum() < 20 or len(np.unique(codes[ok])) < k or np.var(x[ok]) == 0:
+            continue
+        xs, cs = x[ok], codes[ok]
+        means = np.array([xs[cs == c].mean() for c in distinct])
+        counts = np.array([(cs == c).sum() for c in distinct])
+        eta2 = float((counts * (means - xs.mean()) ** 2).sum() / (len(xs) * np.var(xs)))
+        if best is None or eta2 > best[0]:
+            trend = float(np.corrcoef(xs, cs)[0, 1] ** 2 / eta2) if eta2 > 0 else 0.0
+            best = (eta2, column, trend, means)
+    if best is None or best[0] < 0.01:
+        return None
+    eta2, column, trend, means = best
+    steps = np.diff(means)
+    if not (np.all(steps > 0) or np.all(steps < 0)) or trend < MIN_TREND:
+        return None
+    way = "rises" if steps[0] > 0 else "falls"
+    return (f"an ordered score: {k} codes from {distinct[0]:g} to {distinct[-1]:g}, and '{column}', the column that "
+            f"differs most between them, {way} with them in order ({trend:.0%} of its differences follow the "
+            "order; regression keeps it; asked)")
 
 
 MIN_CLASS_ROWS = 2  # a class with fewer rows cannot be on both sides of a split

@@ -32,12 +32,13 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from kernel_tools.diagnosis.level_order import level_order
 from kernel_tools.diagnosis.task import status_events
 from kernel_tools.folds import StratifiedEntityKFold
 from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
-from kernel_tools.models.messages import AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
+from kernel_tools.models.messages import AS_A_SCORE, ORDERED_AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
 from kernel_tools.models.pipelines import candidates
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
@@ -798,8 +799,12 @@ def small_classes_message(counts: pd.Series) -> str:
     listed = ", ".join(f"{_label(c)} ({n} row{'s' if n != 1 else ''})" for c, n in small.items())
     # two codes (0/1) are no ordered score: regression of an event would be no better a task
     numbers = len(counts) > 2 and all(isinstance(_label_value(c), (int, float)) for c in counts.index)
+    labels = [str(_label_value(c)) for c in counts.index]
+    # none < mild < severe: the order makes them a score as whole numbers would
+    ordered = None if numbers else level_order(pd.Series(labels, dtype=object), labels)
     remedy = (f"{AS_A_SCORE}; else merge the rare classes or drop their rows" if numbers
-              else "merge the rare classes into another or drop their rows")
+              else f"{ORDERED_AS_A_SCORE}, {' < '.join(ordered)}; else merge the rare classes or drop their rows"
+              if ordered else "merge the rare classes into another or drop their rows")
     return (f"{len(small)} class{'es have' if len(small) > 1 else ' has'} {TOO_FEW_TO_CROSS_VALIDATE}: "
             f"{listed}; each class needs at least {MIN_CLASS_ROWS}. The task may be wrong: {remedy}")
 

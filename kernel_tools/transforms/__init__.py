@@ -16,12 +16,14 @@ from .imputation import Imputer, impute
 from .intervals import IntervalBuilder, drop_empty_intervals, to_intervals
 from .joins import join_files, join_frames
 from .labels import handle_label_issues
+from .levels import LevelRanker, rank_levels
 from .outliers import OutlierHandler, handle_outliers
 from .records import RecordSummarizer, summarize_records
 from .redcap import RedcapBaseline, redcap_baseline
 from .report import StepReport
 from .splitting import split
 from .status import StatusRecoder, recode_status
+from .transitions import FirstTransition, first_transition
 from .units import UnitConverter, convert_units
 
 __all__ = [
@@ -31,7 +33,9 @@ __all__ = [
     "DoseHistory",
     "DtypeFixer",
     "EntityAggregator",
+    "FirstTransition",
     "Imputer",
+    "LevelRanker",
     "IntervalBuilder",
     "OutlierHandler",
     "RecordSummarizer",
@@ -46,6 +50,7 @@ __all__ = [
     "drop_empty_intervals",
     "drop_rows",
     "drop_columns",
+    "first_transition",
     "fix_dtypes",
     "handle_label_issues",
     "handle_outliers",
@@ -54,6 +59,7 @@ __all__ = [
     "join_frames",
     "normalize_categories",
     "number_blocks",
+    "rank_levels",
     "recode_status",
     "redcap_baseline",
     "split",
