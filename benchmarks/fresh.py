@@ -334,9 +334,10 @@ def catalog() -> list[Dataset]:
         D("KMsurv/hodg", R, _r("KMsurv", "hodg"), "delta", "survival", event=(1,), time="time", ids=("rownames",),
           note="'time: Time to death or relapse, days', 'delta: Death/relapse indicator'; 'wtime: Waiting time to "
                "transplant in months' and the Karnofsky score baseline"),
-        D("geepack/koch", R, _r("geepack", "koch"), "y", "classification", time="day", id="id", ids=("rownames",),
-          note="'y: an ordered factor with levels: 1 < 2 < 3', trt, day, id; R's row names 'id.occasion' (1.1, 1.2, "
-               "...) read back as numbers"),
+        D("geepack/koch", R, _r("geepack", "koch"), "y", "regression", time="day", id="id", ids=("rownames",),
+          note="'Ordinal Data from Koch'; 'y: an ordered factor with levels: 1 < 2 < 3', trt, day, id; R's row names "
+               "'id.occasion' (1.1, 1.2, ...) read back as numbers. Held to a regression's task and metric like every "
+               "ordered target of the catalogue (respdis, Lanza); listed as classification until session 17"),
         D("multgee/housing", R, _r("multgee", "housing"), "y", "classification", time="time", id="id",
           ids=("rownames",),
           note="'Housing status ... measured at baseline and at three follow-up times', 'y: (1) street living, (2) "
