@@ -67,12 +67,16 @@ def test_integer_codes_that_may_be_a_score_offer_regression_first():
                           "score? Or regression: the codes in order, as a score?")
 
 
-@pytest.mark.parametrize("labels", [["none", "mild", "moderate", "severe"], ["cat", "dog", "bird"]], ids=str)
-def test_class_labels_in_words_are_never_offered_as_a_regression(labels):
-    # "It is regression" on the ordered levels' card failed the next diagnosis ("regression target
-    # 'pain' is not numeric"): words are confirmed as classes, the levels' order said as evidence
+def test_class_labels_in_words_with_no_order_are_never_offered_as_a_regression():
+    # "It is regression" on a card of word labels failed the next diagnosis ("regression target
+    # 'pain' is not numeric"): unordered words are classes, with no regression to pick
     rng = np.random.default_rng(4)
-    q = card(frame(rng.choice(labels, 300)), "pain")
+    q = card(frame(rng.choice(["cat", "dog", "bird"], 300)), "pain")
     assert "regression" not in ids(q) and q.options[0].description.startswith("A classification task")
-    if labels[0] == "none":
-        assert ids(q) == ["confirm"] and "ordered levels (none < mild < moderate < severe)" in q.question
+
+
+def test_ordered_word_levels_are_a_regression_on_their_ranks_with_classes_the_alternative():
+    rng = np.random.default_rng(4)
+    q = card(frame(rng.choice(["none", "mild", "moderate", "severe"], 300)), "pain")
+    assert ids(q) == ["confirm", "classification"] and q.options[0].description.startswith("A regression task")
+    assert "none < mild < moderate < severe" in q.question

@@ -309,8 +309,9 @@ def _kinds(task: Task, inferred: Inference | None, status: bool = False) -> list
     regression for a status of codes (regression is no reading of codes)."""
     ranked = {str(a.value): a for a in (inferred.alternatives if inferred is not None else [])}
     # survival needs a time: the task's own, or one the alternative names (a person-period layout);
-    # regression needs more than two values (a 0/1 target is no score), and numbers: class labels in
-    # words (none < mild < severe) are no value to regress on (the diagnosis refused them)
+    # regression needs more than two values (a 0/1 target is no score), and numbers or ordered levels:
+    # class labels in words with no order (cat, dog, bird) are no value to regress on, while ordered ones
+    # (none < mild < severe) are regressed on their ranks (kt.rank_levels)
     words = inferred is not None and inferred.details.get("labels") == "words"
     scoreless = status or words or (_values(inferred) or 3) <= 2
     kinds = [k for k in TaskKind if k != task.kind and (k != TaskKind.SURVIVAL or task.time or k.value in ranked)

@@ -770,8 +770,8 @@ def _ordered_levels(s: pd.Series, target: str, task: str | None, levels: list[st
     given = task == TaskKind.REGRESSION
     outcome.inference = Inference(
         InferenceKind.TASK, "regression", Confidence.GIVEN if given else Confidence.LOW,
-        [reason, "a regression on the ranks keeps the levels' order, which a classifier throws away; the "
-                 "ranks are written in a cell and replayed on new data"],
+        [reason, f"a regression on the ranks ({order}) keeps the levels' order, which a classifier throws away; "
+                 "the ranks are written in a cell and replayed on new data"],
         [] if given else [Alternative("classification", [f"{len(levels)} unordered classes ({', '.join(levels)}): "
                                                           "the order thrown away"], 0.4)],
         details={"distinct_values": len(levels), "levels": list(levels)})
@@ -847,9 +847,10 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
     tiny = [classes[i] for i in np.flatnonzero(counts < MIN_CLASS_ROWS)]
     evidence = [reason]
     alternatives: list[Alternative] = []
+    ordered = None if integer_codes else level_order(s, classes)
     if task == TaskKind.CLASSIFICATION:
         confidence = Confidence.GIVEN
-    elif (ordered := None if integer_codes else level_order(s, classes)) is not None:
+    elif ordered is not None:
         # levels in an order (no < perhaps < yes): classes throw it away; the expert says which reading
         confidence = Confidence.LOW
         evidence.append(f"the classes read as ordered levels ({' < '.join(ordered)}): a classifier ignores their "
@@ -869,7 +870,8 @@ def _classification(s: pd.Series, target: str, task: str | None, distinct: int, 
                         "they cannot be cross-validated; merge or drop them")
     outcome.inference = Inference(InferenceKind.TASK, "classification", confidence, evidence, alternatives,
                                   details={"classes": len(classes), "classes_below_min_rows": [str(t) for t in tiny],
-                                           "labels": "codes" if integer_codes else "words"})
+                                           # words in an order can be ranked (kt.rank_levels); other words cannot
+                                           "labels": "codes" if integer_codes else "ordered" if ordered else "words"})
     return outcome
 
 

@@ -80,7 +80,7 @@ const STATUS_FRAME = [
 ];
 
 test.describe('Data co-pilot: the questions of session 16, in the panel', () => {
-  test('ordered levels: the task asks, with the order as evidence, and offers no regression on words', async ({
+  test('ordered levels: the task asks, with the order as evidence, and ranks the levels when confirmed', async ({
     page
   }) => {
     test.setTimeout(300000);
@@ -95,17 +95,17 @@ test.describe('Data co-pilot: the questions of session 16, in the panel', () => 
     const panel = await startCopilot(page, 'severity', 'ask');
     const card = await reach(panel, 'task', '.jp-dcpilot-option[data-option="confirm"]');
     await expect(card.locator('.jp-dcpilot-question')).toContainText(
-      'the classes read as ordered levels (none < mild < moderate < severe)'
+      'a regression on the ranks (none < mild < moderate < severe)'
     );
-    // words are no score: "It is regression" failed the diagnosis ("regression target 'severity' is
-    // not numeric"); the card confirms the classes or the task is set up again
-    expect(await optionIds(card)).toEqual(['confirm']);
+    // the recommended reading keeps the order (a regression on the ranks); classes are the alternative
+    expect(await optionIds(card)).toEqual(['confirm', 'classification']);
     await expect(card.locator('.jp-dcpilot-option[data-option="confirm"]')).toHaveClass(/jp-mod-recommended/);
     await expectFits(card);
     await card.scrollIntoViewIfNeeded();
     await card.screenshot({ path: '../docs/images/ordered-levels-question.png' });
 
     await card.locator('.jp-dcpilot-option[data-option="confirm"]').click();
+    await ranCell(page, "kt.rank_levels(df, column='severity'");
     await ranCell(page, "kt.split(df, target='severity')");
     const verdict = await verdictAfter(panel);
     const confirmed = verdict.locator('li[data-check="structure_confirmed"]');
