@@ -91,8 +91,37 @@ def parse_dates(values: pd.Series) -> pd.Series:
     return best
 
 
-def _profile_text(name: str, s: pd.Series) -> ColumnProfile:
-    return profile_counts(name, s.value_counts(dropna=True), len(s))
+Factorized = tuple[np.ndarray, np.ndarray]  # (codes, distinct values in order of first appearance)
+
+
+def factorize_objects(s: pd.Series) -> Factorized | None:
+    """The codes (-1 for missing) and distinct values of an object column, in one hash pass
+    that the column's fingerprint, its value counts and the duplicate-row hashes all read; None
+    for other dtypes."""
+    if not isinstance(s, pd.Series) or s.dtype != object:
+        return None
+    codes, uniques = pd.factorize(s.to_numpy(), use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def value_counts(s: pd.Series, factorized: Factorized | None = None) -> pd.Series:
+    """``s.value_counts(dropna=True)``, the same Series. Text is counted from its factorised
+    codes: pandas' own count of object values hashes ~5x slower (0.61 s against 0.12 s for a
+    million distinct ids), and the order of ties is the one pandas gives (its sort of the
+    counts in order of first appearance)."""
+    factorized = factorized if factorized is not None else factorize_objects(s)
+    if factorized is None:
+        return s.value_counts(dropna=True)
+    codes, uniques = factorized
+    if len(uniques) and pd.api.types.infer_dtype(uniques, skipna=False) != "string":
+        return s.value_counts(dropna=True)  # numbers or mixed values: pandas infers the index's dtype
+    counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+    index = pd.Index(uniques, dtype=object, name=s.name)
+    return pd.Series(counts, index=index, name="count").sort_values(ascending=False)
+
+
+def _profile_text(name: str, s: pd.Series, factorized: Factorized | None = None) -> ColumnProfile:
+    return profile_counts(name, value_counts(s, factorized), len(s))
 
 
 def profile_counts(name: str, counts: pd.Series, n: int) -> ColumnProfile:
@@ -144,7 +173,8 @@ def zero_padded(prof: ColumnProfile) -> bool:
 _ZERO_PADDED = re.compile(r"^\s*[-+]?0\d")
 
 
-def profile_column(name: str, s: pd.Series) -> ColumnProfile:
+def profile_column(name: str, s: pd.Series, factorized: Factorized | None = None) -> ColumnProfile:
+    """``factorized``: the column's :func:`factorize_objects`, when already computed."""
     n = len(s)
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)
@@ -168,7 +198,7 @@ def profile_column(name: str, s: pd.Series) -> ColumnProfile:
         is_int = bool(present.size and np.array_equal(present, np.round(present)))
         kind = "empty" if present.size == 0 else "numeric"
         return ColumnProfile(name, kind, n, n_missing, nunique, is_integer=is_int, n_inf=n_inf)
-    return _profile_text(name, s)
+    return _profile_text(name, s, factorized)
 
 
 def profile_columns(df: pd.DataFrame) -> dict[str, ColumnProfile]:
@@ -185,6 +215,12 @@ def numeric_values(s: pd.Series, prof: ColumnProfile) -> np.ndarray:
         if pd.api.types.is_timedelta64_dtype(s.dtype):
             return s.dt.total_seconds().to_numpy(dtype=float) / 86400.0
         v = s.to_numpy(dtype=float, na_value=np.nan)
+        if np.may_share_memory(v, s.array) and not np.isinf(v).any():
+            # the column's own floats: a read-only view (no copy of every row per caller; a
+            # caller that wrote into it would write into the user's frame)
+            v = v.view()
+            v.flags.writeable = False
+            return v
         return np.where(np.isfinite(v), v, np.nan)
     if prof.kind == "bool":
         return s.astype(float).to_numpy(dtype=float, na_value=np.nan)

@@ -20,8 +20,13 @@ SENTINELS = (-99999, -9999, -999, -99, -9, -1, 99, 999, 9999, 99999, 999999)
 
 def find_sentinels(v: np.ndarray) -> list[float]:
     """Round codes like 999 or -1 that sit far outside the other values and repeat."""
-    present = np.isin(v, SENTINELS)
-    if not present.any():  # the common case: one vectorised pass and done
+    if not v.size:
+        return []
+    with np.errstate(invalid="ignore"):  # all missing: NaN bounds, no code between them
+        low, high = np.fmin.reduce(v), np.fmax.reduce(v)
+    # only the codes between the column's bounds can be in it (one comparison pass for each)
+    inside = [s for s in SENTINELS if low <= s <= high]
+    if not inside or not np.isin(v, inside).any():  # the common case: a few vectorised passes and done
         return []
     finite = v[np.isfinite(v)]
     if finite.size < 50:

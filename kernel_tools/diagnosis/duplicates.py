@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
+from kernel_tools.diagnosis.columns import ColumnProfile, Factorized, category_codes, numeric_values
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, Context, KindData, detector
 from kernel_tools.findings import Finding, Option
@@ -22,16 +22,18 @@ from kernel_tools.vocabulary import Basis, Chart, FindingKind
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _column_hashes(s: pd.Series, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _column_hashes(s: pd.Series, normalise: bool = True,
+                   factorized: Factorized | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(exact, normalised) 64-bit hashes of one column's values; text is normalised for case
-    and spacing, numbers are taken as they are."""
+    and spacing, numbers are taken as they are. ``factorized``: the text column's codes, when
+    the diagnosis has them (:func:`~kernel_tools.diagnosis.columns.factorize_objects`)."""
     if s.dtype != object and not isinstance(s.dtype, pd.CategoricalDtype):
         try:
             h = pd.util.hash_pandas_object(s, index=False).to_numpy()
             return h, h
         except TypeError:
             pass
-    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    codes, uniques = factorized if factorized is not None else pd.factorize(s.astype(object), use_na_sentinel=True)
     exact = pd.util.hash_array(codes.astype(np.int64))
     # identifiers are left out of the near hash: normalising 1M distinct strings costs more
     # than every other column together
@@ -43,18 +45,27 @@ def _column_hashes(s: pd.Series, normalise: bool = True) -> tuple[np.ndarray, np
     return exact, pd.util.hash_array(normalised.astype(np.int64))
 
 
-def row_hashes(df: pd.DataFrame, columns: list, ignore: set | frozenset = frozenset()):
+def row_hashes(df: pd.DataFrame, columns: list, ignore: set | frozenset = frozenset(),
+               factorized: dict | None = None):
     """Two 64-bit hashes per row: over all ``columns``, and over those not in ``ignore`` with
-    text compared case- and space-insensitively."""
+    text compared case- and space-insensitively (``factorized``: text columns' codes by name)."""
     exact = np.zeros(len(df), dtype=np.uint64)
     near = np.zeros(len(df), dtype=np.uint64)
+    factorized = factorized or {}
     with np.errstate(over="ignore"):
         for c in columns:
-            e, m = _column_hashes(df[c], normalise=c not in ignore)
-            exact = (exact ^ e) * _MIX + np.uint64(1)
+            e, m = _column_hashes(df[c], normalise=c not in ignore, factorized=factorized.get(c))
+            _mix_into(exact, e)
             if c not in ignore:
-                near = (near ^ m) * _MIX + np.uint64(1)
+                _mix_into(near, m)
     return exact, near
+
+
+def _mix_into(h: np.ndarray, column: np.ndarray) -> None:
+    """``h = (h ^ column) * _MIX + 1`` in place (no temporary arrays of every row)."""
+    np.bitwise_xor(h, column, out=h)
+    np.multiply(h, _MIX, out=h)
+    np.add(h, np.uint64(1), out=h)
 
 
 CHANCE_FACTOR = 5.0  # observed identical pairs within this factor of chance: honest repeats
@@ -103,10 +114,10 @@ def copies_words(n: int, by_chance: bool = False) -> str:
     return f"{counted(n, 'row')} {'is an exact copy of another' if n == 1 else 'are exact copies of others'}"
 
 
-def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str]) -> Finding | None:
+def find_duplicate_rows(df: pd.DataFrame, id_columns: list[str], factorized: dict | None = None) -> Finding | None:
     cols = list(df.columns)
     rest = [c for c in cols if c not in set(id_columns)]
-    exact_h, near_h = row_hashes(df, cols, set(id_columns))
+    exact_h, near_h = row_hashes(df, cols, set(id_columns), factorized)
     exact_mask = pd.Series(exact_h).duplicated().to_numpy()
     exact = int(exact_mask.sum())
     near_mask = pd.Series(near_h).duplicated().to_numpy() if rest else exact_mask
@@ -307,7 +318,7 @@ def _pairs_not_compared(cats: list[str], cut: int) -> Finding:
 @detector("duplicate rows", order=70,
           finds={FindingKind.DUPLICATE_ROWS: KindData(chart=Chart.DUPLICATES, basis=Basis.WHOLE_DATA)})
 def find_duplicate_rows_in(ctx: Context) -> list[Finding]:
-    found = find_duplicate_rows(ctx.df, ctx.id_cols)
+    found = find_duplicate_rows(ctx.df, ctx.id_cols, ctx.memo.factorized_of(ctx.df) if ctx.memo else None)
     return [found] if found is not None else []
 
 

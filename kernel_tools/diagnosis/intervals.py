@@ -185,7 +185,10 @@ def _entity_like(values: pd.Series, profile: ColumnProfile) -> bool:
     :data:`MAX_INTERVALS_PER_ENTITY` on average). The profile's kind first: it costs nothing."""
     if not (profile.kind in ("categorical", "text") or profile.kind == "numeric" and profile.is_integer):
         return False
-    if values.isna().any():
+    if profile.n == len(values) and profile.n_inf == 0:  # its own column's counts: no pass over it
+        missing, distinct = profile.n_missing > 0, profile.nunique
+    else:
+        missing, distinct = bool(values.isna().any()), int(values.nunique(dropna=True))
+    if missing:
         return False
-    distinct = values.nunique(dropna=True)
     return 2 <= distinct <= len(values) * 0.9 and len(values) <= MAX_INTERVALS_PER_ENTITY * distinct

@@ -23,15 +23,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernel_tools.diagnosis import columns
+
 # what the last diagnosis computed: (what, column name, fingerprints ...) -> result
 _last: dict[tuple, Any] = {}
 _reused = 0  # how many of its results that diagnosis took from the one before
 
 
-def fingerprint(values: pd.Series | pd.Index | np.ndarray | None) -> str | None:
+def fingerprint(values: pd.Series | pd.Index | np.ndarray | None,
+                factorized: columns.Factorized | None = None) -> str | None:
     """A digest of every value (and the dtype): equal digests, equal columns. None when the
     values cannot be hashed (lists in cells, objects whose text raises): such a column is
-    always checked afresh."""
+    always checked afresh. ``factorized``: the object column's codes and distinct values
+    (:func:`~kernel_tools.diagnosis.columns.factorize_objects`), digested instead of hashing
+    every value again."""
     if values is None:
         return None
     digest = hashlib.blake2b(digest_size=16)
@@ -48,10 +53,25 @@ def fingerprint(values: pd.Series | pd.Index | np.ndarray | None) -> str | None:
             # kinds of values they are (True and 1 hash alike)
             objects = np.asarray(array, dtype=object)
             digest.update(pd.api.types.infer_dtype(objects, skipna=False).encode())
-            digest.update(pd.util.hash_array(objects).tobytes())
+            if factorized is None:
+                digest.update(pd.util.hash_array(objects).tobytes())
+            else:  # the codes in order and the distinct values they stand for: every value
+                codes, uniques = factorized
+                digest.update(np.ascontiguousarray(codes, dtype=np.int64).view(np.uint8).tobytes())
+                digest.update(_distinct_digest(uniques))
     except Exception:  # a value whose hash or text raises: the column is checked afresh, never
         return None     # reused (and the profile's own check says what is wrong with it)
     return digest.hexdigest()
+
+
+def _distinct_digest(uniques: np.ndarray) -> bytes:
+    """The distinct values' digest: text joined with each length (one C pass: a million
+    distinct ids in ~0.07 s where hashing each value takes ~0.4 s), else pandas' hash."""
+    if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
+        lengths = np.fromiter(map(len, uniques), dtype=np.int64, count=len(uniques))
+        return (hashlib.blake2b("".join(uniques).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                + lengths.view(np.uint8).tobytes())
+    return pd.util.hash_array(uniques).tobytes()
 
 
 class Memo:
@@ -59,10 +79,24 @@ class Memo:
     diagnosis where the column is unchanged, computed (and kept for the next) otherwise."""
 
     def __init__(self, df: pd.DataFrame) -> None:
+        self.frame = df
         self.index = fingerprint(df.index)
-        self.columns = {str(c): fingerprint(df[c]) for c in df.columns}
+        # each text column hashed once: its fingerprint, profile and row hashes read the codes
+        self.factorized: dict[Any, columns.Factorized] = {}
+        for c in df.columns:
+            try:
+                found = columns.factorize_objects(df[c])
+            except Exception:  # unhashable cells: the fingerprint says None, the profile what is wrong
+                found = None
+            if found is not None:
+                self.factorized[c] = found
+        self.columns = {str(c): fingerprint(df[c], self.factorized.get(c)) for c in df.columns}
         self.now: dict[tuple, Any] = {}
         self.reused = 0
+
+    def factorized_of(self, df: pd.DataFrame) -> dict[Any, columns.Factorized]:
+        """The text columns' codes when ``df`` is the frame this memo fingerprinted, else none."""
+        return self.factorized if df is self.frame else {}
 
     def key(self, what: str, column: str, *context: Any) -> tuple | None:
         own = self.columns.get(column)

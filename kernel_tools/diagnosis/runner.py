@@ -149,8 +149,10 @@ def _diagnose_rows(df: pd.DataFrame, run: Detectors, target: str | None, task: s
 def _profiles(df: pd.DataFrame, run: Detectors, memo: reuse.Memo | None = None) -> dict[str, ColumnProfile]:
     """Each column's profile (the last diagnosis's, for a column ``memo`` finds unchanged; one
     that failed is not kept, so it fails again, a finding each time)."""
+    shared = memo.factorized_of(df) if memo is not None else {}
+
     def profile(c: Any) -> ColumnProfile:
-        return profile_column(str(c), df[c])
+        return profile_column(str(c), df[c], shared.get(c))
 
     def kept(c: Any) -> ColumnProfile:
         return profile(c) if memo is None else memo.get(memo.key("profile", str(c), len(df)), lambda: profile(c))

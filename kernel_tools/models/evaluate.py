@@ -39,7 +39,7 @@ from kernel_tools.lazy.engine import is_lazy
 from kernel_tools.models.budget import Clock
 from kernel_tools.models.calibration import classification_calibration, evaluation_times, survival_calibration
 from kernel_tools.models.messages import AS_A_SCORE, ORDERED_AS_A_SCORE, TOO_FEW_TO_CROSS_VALIDATE
-from kernel_tools.models.pipelines import candidates
+from kernel_tools.models.pipelines import candidates, entity_codes
 from kernel_tools.models.repeats import estimate_sentence, planned_repeats, settled
 from kernel_tools.models.report import ModelReport
 from kernel_tools.models.stability import (
@@ -164,7 +164,7 @@ def _fit_evaluate(df, target, task, time, groups, test, cv, pre_steps, random_st
     warnings += _sanity_warnings(train, y, task, classes, numeric, categorical, time)
 
     pool = candidates(task, numeric, categorical, class_weight=_class_weight(task, y), random_state=random_state,
-                      rows=len(train))
+                      rows=len(train), entities=entity_codes(train, groups))
     X_cv, y_cv, folds, sample, grid, results = _cv_candidates(
         pool, train, features, y, groups, task, classes, cv, max_cv_rows, random_state, clock, warnings)
     metric = PRIMARY_METRIC[task]

@@ -272,6 +272,68 @@ _TREE_GRID = [
 EARLY_STOP_ROWS = 40
 
 
+class _EntityStopping:
+    """HistGradientBoosting whose early stopping holds out whole entities. Its own inner split is
+    by rows: with several rows per entity the same entity sits on both sides, the held-out loss
+    keeps falling as the trees learn the entities, and the fit runs 2-5x the rounds a split by
+    entity chooses (synthetic entities of 5-20 rows, docs/benchmarks.md, Session 17). ``groups``
+    (one code per row) is passed by :class:`EntityPipeline`; without it, or without early
+    stopping, the fit is scikit-learn's."""
+
+    early_stopping: Any
+    validation_fraction: float
+    random_state: Any
+
+    def fit(self, X, y, sample_weight=None, groups=None):
+        if groups is None or self.early_stopping is not True or len(np.unique(groups)) < 2:
+            return super().fit(X, y, sample_weight)  # type: ignore[misc]
+        from sklearn.model_selection import GroupShuffleSplit
+
+        split = GroupShuffleSplit(1, test_size=self.validation_fraction, random_state=self.random_state)
+        fit_rows, val_rows = next(split.split(X, y, groups))
+        y = np.asarray(y)
+        if isinstance(self, HistGradientBoostingClassifier) and not (
+                len(np.unique(y[fit_rows])) == len(np.unique(y)) and len(np.unique(y[val_rows])) > 1):
+            return super().fit(X, y, sample_weight)  # type: ignore[misc]  # a class on one side only
+        from sklearn.utils import _safe_indexing
+
+        weights = (None, None) if sample_weight is None else (sample_weight[fit_rows], sample_weight[val_rows])
+        return super().fit(_safe_indexing(X, fit_rows), y[fit_rows], weights[0],  # type: ignore[misc]
+                           X_val=_safe_indexing(X, val_rows), y_val=y[val_rows], sample_weight_val=weights[1])
+
+
+class EntityStoppedClassifier(_EntityStopping, HistGradientBoostingClassifier):
+    """:class:`HistGradientBoostingClassifier` stopped early on held-out entities."""
+
+
+class EntityStoppedRegressor(_EntityStopping, HistGradientBoostingRegressor):
+    """:class:`HistGradientBoostingRegressor` stopped early on held-out entities."""
+
+
+class EntityPipeline(Pipeline):
+    """A pipeline whose model stops early on held-out entities: ``entities`` (an entity code
+    for each training row, by the rows' index) is looked up for the rows each fit is given
+    (a fold, a search's subset) and passed to the model's ``fit`` as ``groups``."""
+
+    def __init__(self, steps, *, entities: pd.Series | None = None, transform_input=None, memory=None,
+                 verbose=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
+        self.entities = entities
+
+    def fit(self, X, y=None, **params):
+        if self.entities is not None and isinstance(X, pd.DataFrame) and X.index.isin(self.entities.index).all():
+            params = {**params, f"{self.steps[-1][0]}__groups": self.entities.reindex(X.index).to_numpy()}
+        return super().fit(X, y, **params)
+
+
+def entity_codes(train: pd.DataFrame, groups: str | None) -> pd.Series | None:
+    """Each training row's entity code by its index, when rows repeat an entity (else None:
+    a row split is an entity split) and the index names each row once."""
+    if groups is None or not train.index.is_unique or not train[groups].duplicated().any():
+        return None
+    return pd.Series(pd.factorize(train[groups])[0], index=train.index)
+
+
 def candidates(
     task: str,
     numeric: list[str],
@@ -280,9 +342,12 @@ def candidates(
     class_weight: str | None,
     random_state: int,
     rows: int | None = None,
+    entities: pd.Series | None = None,
 ) -> list[Candidate]:
     """The unfitted candidates for ``task``, explainable first; ``rows`` the training rows, when
-    known (a tiny classification stops the trees' early stopping: see ``EARLY_STOP_ROWS``)."""
+    known (a tiny classification stops the trees' early stopping: see ``EARLY_STOP_ROWS``);
+    ``entities``: the rows' entity codes (:func:`entity_codes`) the trees' early stopping holds
+    out whole."""
     features = FeatureFrame(numeric=list(numeric), categorical=list(categorical))
     # FeatureFrame puts numeric columns first; the encoders select by position
     numeric_at = list(range(len(numeric)))
@@ -307,16 +372,19 @@ def candidates(
     stop = not (task == TaskKind.CLASSIFICATION and rows is not None and rows < EARLY_STOP_ROWS)
     settings = {"categorical_features": categorical_features, "random_state": random_state,
                 "early_stopping": stop, "max_iter": 300}
+    grouped = entities is not None and stop
     if task == TaskKind.CLASSIFICATION:
-        tree = HistGradientBoostingClassifier(class_weight=class_weight, **settings)
+        tree_class = EntityStoppedClassifier if grouped else HistGradientBoostingClassifier
+        tree = tree_class(class_weight=class_weight, **settings)
         linear = LogisticRegression(max_iter=2000, class_weight=class_weight)
         names = ("LogisticRegression", "HistGradientBoostingClassifier")
     else:
-        tree = HistGradientBoostingRegressor(**settings)
+        tree = (EntityStoppedRegressor if grouped else HistGradientBoostingRegressor)(**settings)
         linear = WithinTargetFences(Ridge(alpha=1.0))
         names = ("Ridge", "HistGradientBoostingRegressor")
+    tree_steps = [("features", clone(features)), ("model", tree)]
     return [
         Candidate(names[0], encoded(linear), explainable=True),
-        Candidate(names[1], Pipeline([("features", clone(features)), ("model", tree)]),
+        Candidate(names[1], EntityPipeline(tree_steps, entities=entities) if grouped else Pipeline(tree_steps),
                   grid=[dict(g) for g in _TREE_GRID], cost=3.0),
     ]
