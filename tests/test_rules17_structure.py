@@ -252,6 +252,25 @@ def test_a_smaller_scale_a_baseline_or_an_age_below_the_target_is_not_a_part():
     assert "carat" not in _leaks(quiet_diagnose(frame.drop(columns="weight_12"), target="price"))
 
 
+@pytest.mark.parametrize("occasion", ["sitting", "index"])
+def test_an_occasion_number_below_a_response_that_grows_over_the_occasions_is_not_a_part(occasion):
+    # seven measurements per subject at rising settings: the occasion's number (1-7) is at most the
+    # response and rises with it, as a part would; a few whole numbers are a count of occasions
+    rng = np.random.default_rng(3)
+    subjects, k = 20, 7
+    step = np.tile(np.arange(1, k + 1), subjects)
+    setting = np.tile(np.linspace(0.2, 3.0, k), subjects)
+    frame = pd.DataFrame(
+        {
+            "subject": np.repeat(np.arange(subjects), k),
+            "setting": setting.round(3),
+            occasion: step,
+            "flow": (12 * setting + rng.normal(0, 5, subjects * k) + 6).clip(min=8).round(2),
+        }
+    )
+    assert occasion not in _leaks(quiet_diagnose(frame, target="flow"))
+
+
 @pytest.mark.slow
 def test_the_recommended_run_keeps_the_area_code_and_the_change_score_out_of_the_model(tmp_path):
     from dev_tables import run_recommended

@@ -138,10 +138,13 @@ def target_twins(
 PART_SPEARMAN = 0.8  # a part moves with its total
 PART_BELOW = 0.99  # share of rows on which the part is at most the total
 PART_SHARE = (0.1, 0.9)  # a part's typical share of its total: a smaller one is another scale, not a part
+# a few whole numbers are an occasion's number, a grade or a code (the 1-7 index of a subject's
+# measurements rises with a response that grows over them): a measured part takes many values
+PART_MIN_WHOLE_LEVELS = 13
 # a time, an age, a size or a count before the outcome is at most a later total by nature: not a part
 NOT_A_PART = re.compile(
     r"time|date|day|week|month|year|age|dur|length|height|weight|size|girth|diam|width|circum|count|^n_|number|"
-    r"base|pre|before|initial|entry|first|start|t0|_0$|0$",
+    r"base|pre|before|initial|entry|first|start|t0|_0$|0$|index|occasion|visit|seq|order|rank|step",
     re.IGNORECASE,
 )
 
@@ -176,7 +179,8 @@ def target_parts(
             continue
         x = np.asarray(numeric_values(frame[c], profiles[c]), dtype=float)
         ok = np.isfinite(x) & np.isfinite(y)
-        if ok.sum() < MIN_ROWS or np.unique(x[ok]).size < 5:
+        levels = np.unique(x[ok]).size
+        if ok.sum() < MIN_ROWS or levels < 5 or levels < PART_MIN_WHOLE_LEVELS and np.all(x[ok] == np.round(x[ok])):
             continue
         xs, ys = x[ok], y[ok]
         if np.min(xs) < 0 or np.mean(xs <= ys + 1e-9 * np.abs(ys)) < PART_BELOW or np.mean(xs < ys) < 0.5:
