@@ -32,6 +32,7 @@ UNITS = {
     "hours": "h", "d": "d", "days": "d", "wk": "wk", "weeks": "wk", "yr": "y", "yrs": "y", "years": "y",
     "usd": "USD", "$": "USD", "eur": "EUR", "€": "EUR",
 }
+CURRENCIES = {"USD", "EUR"}
 FACTORS = {2.54: ("in", "cm"), 2.2046: ("kg", "lb"), 1000.0: ("kg", "g"), 100.0: ("m", "cm"),
            12.0: ("ft", "in"), 3.2808: ("m", "ft"), 28.35: ("oz", "g"), 29.57: ("fl oz", "ml"),
            1.6093: ("mi", "km"), 18.0: ("mmol/L", "mg/dL"), 60.0: ("h", "min")}
@@ -44,8 +45,8 @@ def _unit_of(text: str) -> tuple[bool, str | None]:
     if not m:
         return False, None
     prefix, _, unit, rest = m.groups()
-    if prefix:
-        return True, UNITS[prefix]
+    if prefix:  # "$25000", not "$25000 or more" nor "$8000 to 9999" (a bracket of a range)
+        return not (unit or rest.strip()), UNITS[prefix]
     if unit is None:
         return (not rest.strip()), None
     key = unit.lower().rstrip(".")
@@ -77,7 +78,9 @@ def find_mixed_units(profiles: dict[str, ColumnProfile], exclude: set[str]) -> l
                 assert m is not None  # _unit_of matched it
                 spelled.setdefault(u, set()).add((m.group(3) or m.group(1)).lower())
         with_unit = per_unit.drop(labels=[""], errors="ignore")
-        if with_unit.sum() < 0.02:
+        if with_unit.sum() < 0.02 or CURRENCIES & set(with_unit.index):
+            # money is read as numbers written as text (numeric_as_text); no unit converts one
+            # currency into another, and a "conversion" to dollars would fail as a step
             continue
         several = (with_unit >= 0.01).sum() >= 2
         bare_mix = per_unit.get("", 0.0) >= 0.02
