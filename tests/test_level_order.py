@@ -41,3 +41,21 @@ def test_named_classes_and_two_levels_are_not_asked():
         assert level_order(pd.Series(labels), sorted(labels)) is None
         task = kt.diagnose(_frame(labels), target="answer").inference("task")
         assert task.confidence == "high", labels
+
+
+@pytest.mark.parametrize("labels", [["not too happy", "pretty happy", "very happy"],
+                                    ["a little tired", "tired", "very tired", "extremely tired"],
+                                    ["not_at_all_likely", "somewhat_likely", "very_likely"]])
+def test_one_word_at_several_degrees_is_an_ordered_scale(labels):
+    # a survey's answers by degree of one word, in no listed scale: ordered by their modifiers
+    rng = np.random.default_rng(1)
+    shuffled = list(rng.permutation(labels))
+    assert level_order(pd.Series(shuffled), shuffled) == labels
+    task = kt.diagnose(_frame(labels), target="answer").inference("task")
+    assert task.value == "regression" and task.confidence == "low"
+
+
+@pytest.mark.parametrize("labels", [["very happy", "happy", "very sad"], ["red", "very red", "blue"],
+                                    ["happy", "sad", "angry"]])
+def test_degrees_of_different_words_are_not_one_scale(labels):
+    assert level_order(pd.Series(labels), labels) is None

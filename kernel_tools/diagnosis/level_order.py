@@ -24,6 +24,14 @@ SCALES: tuple[tuple[str, ...], ...] = (
     ("very small", "small", "medium", "large", "very large"),
 )
 MIN_LEVELS = 3
+# degrees of one word (not too happy < pretty happy < very happy; a little tired < very tired): the
+# modifiers' ranks, the bare word in the middle
+DEGREES: dict[str, int] = {
+    "not at all": 0, "not": 1, "not too": 1, "not very": 1, "hardly": 1, "barely": 1,
+    "a little": 2, "a bit": 2, "slightly": 2, "somewhat": 3, "fairly": 3, "rather": 3, "moderately": 3,
+    "": 4, "quite": 5, "pretty": 5, "very": 6, "really": 6, "highly": 6, "extremely": 7, "completely": 7,
+    "totally": 7, "entirely": 7,
+}
 
 
 def _word(label: object) -> str:
@@ -42,4 +50,18 @@ def level_order(s: pd.Series, classes: list) -> list[str] | None:
     for scale in SCALES:
         if set(words) <= set(scale):
             return [words[w] for w in scale if w in words]
-    return None
+    return _degrees(words)
+
+
+def _degrees(words: dict[str, str]) -> list[str] | None:
+    """Labels that are one word at several degrees, in the degrees' order, else None."""
+    heads, ranks = set(), {}
+    for w, label in words.items():
+        modifier, _, head = w.rpartition(" ")
+        if modifier not in DEGREES:
+            return None
+        heads.add(head)
+        ranks[label] = DEGREES[modifier]
+    if len(heads) != 1 or len(set(ranks.values())) != len(ranks):
+        return None
+    return sorted(ranks, key=ranks.__getitem__)
