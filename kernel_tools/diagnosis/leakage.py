@@ -32,7 +32,7 @@ from scipy.stats import spearmanr
 
 from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeric_values
 from kernel_tools.diagnosis.options import drop, keep
-from kernel_tools.diagnosis.outcome_halves import binned_from, other_halves
+from kernel_tools.diagnosis.outcome_halves import binned_from, coarsened_from, other_halves
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
 from kernel_tools.diagnosis.twins import target_parts, target_twins
@@ -334,7 +334,8 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
         if c not in flagged and not (c in partners and set(ev["formula_columns"]) <= set(twins) | partners):
             flagged[c] = ev
     for c, ev in {**other_halves(frame, profiles, features, outcome),
-                  **binned_from(frame, profiles, features, outcome)}.items():
+                  **binned_from(frame, profiles, features, outcome),
+                  **coarsened_from(frame, profiles, features, outcome)}.items():
         if c not in flagged:
             flagged[c] = ev
     for c, ev in (timing or {}).items():

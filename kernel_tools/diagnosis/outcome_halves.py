@@ -162,3 +162,45 @@ def _runs(x: np.ndarray, y: np.ndarray) -> tuple[float, list[float]]:
 
 
 __all__ = ["OPPOSITES", "binned_from", "other_halves"]
+
+
+MIN_MINORITY = 0.05  # a coarsening's rarer values hold at least this share of rows (not a constant)
+
+
+def coarsened_from(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str],
+                   outcome) -> dict[str, dict]:
+    """``{column: evidence}`` for the features that are the target coarsened: a target of 3 to 10
+    levels (an ordered score, a grade, a ranked answer) and a column with fewer values that is one
+    value per level of the target on 99% of rows or more ("=1 if very happy" beside the happiness
+    scale, a pass/fail beside a grade). The column is the outcome recorded again in fewer words:
+    known only once the outcome is. (The reverse, the target a cut of a numeric column, is
+    :func:`binned_from`.)"""
+    if outcome.target is None or outcome.y is None or outcome.kind not in (TaskKind.REGRESSION,
+                                                                         TaskKind.CLASSIFICATION):
+        return {}
+    y = np.asarray(outcome.y, dtype=float)
+    valid = np.isfinite(y) & (y >= 0 if outcome.kind == TaskKind.CLASSIFICATION else True)
+    levels = np.unique(y[valid])
+    if not 3 <= len(levels) <= MAX_LEVELS:
+        return {}
+    found: dict[str, dict] = {}
+    for c in features:
+        prof = profiles[c]
+        if not 2 <= prof.nunique < len(levels):
+            continue
+        codes = pd.factorize(frame[c].astype("string"))[0]
+        ok = valid & (codes >= 0)
+        if ok.sum() < MIN_PER_LEVEL * len(levels):
+            continue
+        x, t = codes[ok], y[ok]
+        shares = np.bincount(x) / x.size
+        if np.sort(shares)[-2] < MIN_MINORITY:
+            continue
+        # the rows whose column value is its level's most common one
+        agree = sum(np.bincount(x[t == v]).max() for v in levels if (t == v).any()) / x.size
+        if agree >= AGREE:
+            found[c] = {"reason": f"it takes one value per level of '{outcome.target}' on {agree:.0%} of rows "
+                                  f"({prof.nunique} values for the target's {len(levels)} levels): it is the "
+                                  "outcome coarsened, recorded with it", "timing": "outcome_derived",
+                        "coarsened_agreement": round(float(agree), 4)}
+    return found
