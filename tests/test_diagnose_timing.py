@@ -83,10 +83,16 @@ def test_times_to_other_events_are_follow_up_on_tables_not_written_for(package, 
     assert d.by_kind("diagnosis_incomplete") == []
 
 
-def test_a_copy_of_the_duration_is_outcome_derived():
+@pytest.fixture(scope="module")
+def lymph_node() -> kt.Diagnosis:
+    """One diagnosis of lifelines' lymph-node table for the two tests that only read it."""
     from lifelines.datasets import load_lymph_node
 
-    d = kt.diagnose(load_lymph_node(), target="censdead", time="survtime")
+    return kt.diagnose(load_lymph_node(), target="censdead", time="survtime")
+
+
+def test_a_copy_of_the_duration_is_outcome_derived(lymph_node):
+    d = lymph_node
     assert timing_of(d, "rectime") == "outcome_derived" and decisive_tests(d, "rectime") == {"equals_duration"}
 
 
@@ -185,10 +191,8 @@ def test_a_stay_that_ended_the_follow_up_is_recorded_after_admission():
     assert set(leaks(d)) == {"los"}
 
 
-def test_the_event_flag_of_a_follow_up_time_is_recorded_during_follow_up():
-    from lifelines.datasets import load_lymph_node
-
-    d = kt.diagnose(load_lymph_node(), target="censdead", time="survtime")
+def test_the_event_flag_of_a_follow_up_time_is_recorded_during_follow_up(lymph_node):
+    d = lymph_node
     assert timing_of(d, "censrec") == "follow_up"  # recurrence: yes where 'rectime' ended early
     (evidence,) = d.column_stats["timing"]["censrec"]["evidence"]
     assert evidence["follows"] == "rectime" and "event flag" in evidence["reason"]

@@ -36,6 +36,12 @@ def surv():
     return fit_evaluate(train, target="arrest", task="survival", time="week", test=test, cv=3), test
 
 
+@pytest.fixture(scope="module")
+def clf_without_holdout():
+    """Cross-validated only (no ``test``): read by the spread and the out-of-fold calibration tests."""
+    return fit_evaluate(binary_frame(300), target="y", task="classification", cv=3)
+
+
 def test_holdout_interval_brackets_the_score(clf):
     r, test = clf
     lo, hi = r.holdout_ci
@@ -45,8 +51,8 @@ def test_holdout_interval_brackets_the_score(clf):
     assert "[" in repr(r) and "95% CI" in r._repr_html_()
 
 
-def test_no_holdout_means_no_interval_but_a_cv_spread():
-    r = fit_evaluate(binary_frame(300), target="y", task="classification", cv=3)
+def test_no_holdout_means_no_interval_but_a_cv_spread(clf_without_holdout):
+    r = clf_without_holdout
     assert r.holdout_ci is None and r.cv_sd is not None and r.cv_sd > 0
 
 
@@ -166,10 +172,10 @@ def test_survival_calibration_and_integrated_brier(surv):
     assert "integrated Brier score" in html and html.count("data:image/png;base64,") == 1
 
 
-def test_out_of_fold_calibration_without_a_holdout():
+def test_out_of_fold_calibration_without_a_holdout(clf_without_holdout):
     r = fit_evaluate(load_rossi(), target="arrest", task="survival", time="week", cv=3)
     assert r.calibration["on"] == "out-of-fold" and sum(r.calibration["curve"]["n"]) == 432
-    c = fit_evaluate(binary_frame(300), target="y", task="classification", cv=3).calibration
+    c = clf_without_holdout.calibration
     assert c["on"] == "out-of-fold" and sum(c["curve"]["n"]) == 300
 
 

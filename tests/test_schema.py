@@ -5,6 +5,7 @@ committed schema and the panel's generated types are what the Python types give,
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from kernel_tools import diagnose
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache  # one validator per definition: the schema is the committed code's, fixed for the run
 def validator(name: str) -> Draft202012Validator:
     schema = json_schema()
     Draft202012Validator.check_schema(schema)
@@ -88,8 +90,14 @@ def small_frame(n: int = 240, seed: int = 0) -> pd.DataFrame:
     return pd.concat([df, df.iloc[:6]], ignore_index=True)
 
 
-def test_findings_of_a_real_diagnosis_conform():
-    findings = diagnose(small_frame(), target="y").findings
+@pytest.fixture(scope="module")
+def diagnosed() -> list[Any]:
+    """One diagnosis of :func:`small_frame` for the tests that only read its findings."""
+    return diagnose(small_frame(), target="y").findings
+
+
+def test_findings_of_a_real_diagnosis_conform(diagnosed):
+    findings = diagnosed
     kinds = {f.kind for f in findings}
     assert len(kinds) >= 5, kinds  # the frame is built to show several kinds
     assert any(f.gate for f in findings) and any(f.options for f in findings)
@@ -109,8 +117,8 @@ def test_the_model_audits_suspected_leak_is_a_finding_like_any_other():
     assert [o["id"] for o in finding["options"] if o["recommended"]] == ["drop"]
 
 
-def test_the_schema_refuses_what_the_panel_would_misread():
-    finding = next(f for f in diagnose(small_frame(), target="y").findings if f.options).to_dict()
+def test_the_schema_refuses_what_the_panel_would_misread(diagnosed):
+    finding = next(f for f in diagnosed if f.options).to_dict()
     assert errors("Finding", {**finding, "kind": "suspected_leak"})  # not a kind
     assert errors("Finding", {k: v for k, v in finding.items() if k != "gate"})  # always written
     assert errors("Finding", {**finding, "synthetic": True})  # a key the types do not declare
