@@ -80,3 +80,4 @@ def test_ordered_word_levels_are_a_regression_on_their_ranks_with_classes_the_al
     q = card(frame(rng.choice(["none", "mild", "moderate", "severe"], 300)), "pain")
     assert ids(q) == ["confirm", "classification"] and q.options[0].description.startswith("A regression task")
     assert "none < mild < moderate < severe" in q.question
+    assert q.options[0].label == "Regression on the ranks"  # the reading named, not a bare "Confirm"

@@ -74,7 +74,9 @@ def task_card(task: Task, structure: Structure) -> Question:
     ids = missing_id_options(t)
     blocks = block_options(asked.get(InferenceKind.ENTITY))
     # the status's coding asked: the recommended reading named as its alternatives are ("Survival with 1 censored")
-    confirm = f"Survival with {t.censored} censored" if _unsure(status) else "Confirm"
+    # and an ordered target read as a score names its reading too ("Regression on the ranks")
+    confirm = (f"Survival with {t.censored} censored" if _unsure(status)
+               else "Regression on the ranks" if t.ranks else "Confirm")
     readings = multistate_options(t)
     options = [DecisionOption(id="confirm", label=confirm, description=desc,
                               recommended=not ids and not any(o.recommended for o in blocks + readings),

@@ -100,6 +100,9 @@ test.describe('Data co-pilot: the questions of session 16, in the panel', () => 
     // the recommended reading keeps the order (a regression on the ranks); classes are the alternative
     expect(await optionIds(card)).toEqual(['confirm', 'classification']);
     await expect(card.locator('.jp-dcpilot-option[data-option="confirm"]')).toHaveClass(/jp-mod-recommended/);
+    await expect(card.locator('.jp-dcpilot-option[data-option="confirm"]')).toContainText(
+      'Regression on the ranks'
+    );
     await expectFits(card);
     await card.scrollIntoViewIfNeeded();
     await card.screenshot({ path: '../docs/images/ordered-levels-question.png' });
