@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot, approveUntilGate } from './start';
+import { startCopilot, approveUntilGate, waitForImpact } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 1600 } });
@@ -15,7 +15,7 @@ function propose(notebook: string, agent: string, rationale: string): { outcome:
 
 test.describe("Data co-pilot: an agent's proposal", () => {
   test('shows "Agent X proposes …" on the card; the person accepts it with one click', async ({ page }) => {
-    test.setTimeout(300000);
+    test.setTimeout(480000);
     await page.notebook.createNew('agent.ipynb');
     await page.notebook.setCell(
       0,
@@ -37,9 +37,7 @@ test.describe("Data co-pilot: an agent's proposal", () => {
 
     const card = panel.locator('.jp-dcpilot-decision[data-gate="leakage"]');
     await approveUntilGate(panel, 'leakage');
-    await expect(card.locator('.jp-dcpilot-impact')).toHaveAttribute('data-status', 'done', {
-      timeout: 120000
-    });
+    await waitForImpact(page, card.locator('.jp-dcpilot-impact'));
 
     // the agent answers through the MCP tools: a proposal, not a decision (the gate is the person's)
     const why = 'the lab measures it at admission';

@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { startCopilot, approveUntilGate } from './start';
+import { startCopilot, approveUntilGate, waitForImpact } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 // a tall page, so the whole card shows; the panel keeps JupyterLab's default width
@@ -37,7 +37,7 @@ test.describe('Data co-pilot: the impact chart', () => {
     const card = panel.locator('.jp-dcpilot-decision[data-gate="aggregation"]');
     await approveUntilGate(panel, 'aggregation');
     const chart = card.locator('.jp-dcpilot-impact');
-    await expect(chart).toHaveAttribute('data-status', 'done', { timeout: 240000 });
+    await waitForImpact(page, chart);
 
     // metric names in words
     await expect(chart.locator('.jp-dcpilot-impact-title')).toContainText('C-index');

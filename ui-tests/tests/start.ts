@@ -80,3 +80,39 @@ export async function answerRecommended(panel: Locator, keep?: string): Promise<
     await option.click({ timeout: 10000 }).catch(() => undefined);
   }
 }
+
+/** Python printing every thread's stack in the kernel: where an estimate that never ends is stuck. */
+const THREAD_STACKS = [
+  'import sys, threading, traceback',
+  'names = {t.ident: t.name for t in threading.enumerate()}',
+  'for ident, frame in sys._current_frames().items():',
+  '    print(f"--- {names.get(ident, ident)}")',
+  '    print("".join(traceback.format_stack(frame)[-8:]))'
+].join('\n');
+
+/**
+ * Wait until the impact chart `chart` is done. The first estimate of a fresh server pays for the
+ * kernel's first model imports in a background thread that gives way to every other process: on
+ * a loaded CI machine that took minutes. If it is still not done, the kernel's thread stacks are
+ * printed in the test's log (a cell run in the open notebook, given 30 s) before the test fails.
+ */
+export async function waitForImpact(
+  page: IJupyterLabPageFixture,
+  chart: Locator,
+  timeout = 240000
+): Promise<void> {
+  try {
+    await expect(chart).toHaveAttribute('data-status', 'done', { timeout });
+  } catch (error) {
+    const cell = await page.notebook.getCellCount();
+    await page.notebook.addCell('code', THREAD_STACKS);
+    const ran = page.notebook.runCell(cell, true).then(() => page.notebook.getCellTextOutput(cell));
+    const stuck = new Promise<string[]>(resolve =>
+      setTimeout(() => resolve(['the kernel did not answer within 30 s']), 30000)
+    );
+    console.log(
+      `impact chart not done; the kernel's threads:\n${((await Promise.race([ran, stuck])) ?? []).join('\n')}`
+    );
+    throw error;
+  }
+}

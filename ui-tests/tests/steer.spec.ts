@@ -1,5 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
-import { approveUntilGate } from './start';
+import { approveUntilGate, waitForImpact } from './start';
 
 // galata's mock of /api/sessions also matches /dcpilot/api/sessions: do not mock sessions
 test.use({ autoGoto: true, sessions: null, viewport: { width: 1400, height: 1500 } });
@@ -8,7 +8,7 @@ test.describe('Data co-pilot: the expert steers', () => {
   test('skips a step, sets the outlier threshold, adds a step, and chooses with the impact chart', async ({
     page
   }) => {
-    test.setTimeout(300000);
+    test.setTimeout(420000);
     await page.notebook.createNew('steer.ipynb');
     // a leaked column, a constant one and a few extreme blood pressures
     await page.notebook.setCell(
@@ -88,7 +88,7 @@ test.describe('Data co-pilot: the expert steers', () => {
     // the card is there at once; the impact chart fills in as each option is estimated
     const chart = leakCard.locator('.jp-dcpilot-impact');
     await expect(chart).toBeVisible({ timeout: 30000 });
-    await expect(chart).toHaveAttribute('data-status', 'done', { timeout: 120000 });
+    await waitForImpact(page, chart);
     const rows = chart.locator('.jp-dcpilot-impact-row');
     await expect(rows.locator('.jp-dcpilot-impact-bar')).toHaveCount(await rows.count());
     expect(await rows.count()).toBeGreaterThanOrEqual(2);
