@@ -100,6 +100,18 @@ FRESH7 = (
     "COUNT/badhealth", "Stat2Data/FirstYearGPA",
 )
 
+# the eighth fresh batch (fresh8.py), named in session 18 before any run on it and before any rule of the session
+# was merged: clusters whose codes have short or ambiguous names, a pupil id unique only within its school, an
+# ambiguous name that is a feature, longitudinal rows per entity, a second response, a measure taken during an
+# experiment, a target computed from other columns, ordinal targets, tiny tables of pairs, a count beside its
+# exposure, and plain tables that must stay valid
+FRESH8 = (
+    "mlmRev/ScotsSec", "mlmRev/Exam", "mlmRev/Mmmec", "lme4/grouseticks", "nlme/RatPupWeight", "wooldridge/meap00_01",
+    "AER/TeachingRatings", "lme4/InstEval", "heplots/SocGrades", "nlme/Milk", "sampleSelection/nlswork", "lme4/cbpp",
+    "mediation/framing", "stevedata/anes_prochoice", "AER/BankWages", "stevedata/ESSBE5", "carData/GSSvocab",
+    "boot/cd4", "openintro/cpr", "HSAUR/bladdercancer",
+)
+
 
 def half(name: str) -> str:
     """``"dev"`` or ``"sealed"``: the half a table of this name belongs to."""
@@ -110,7 +122,7 @@ def names(catalog: Iterable[Any]) -> list[str]:
     """Every real table named so far: the sweep's catalogue (``sweep.catalog()``: the sweep
     imports this module, so its caller hands it over) and this wave's fresh tables."""
     return sorted({d.name for d in catalog} | set(FRESH) | set(FRESH2) | set(FRESH3) | set(FRESH4)
-                  | set(FRESH5) | set(FRESH6) | set(FRESH7))
+                  | set(FRESH5) | set(FRESH6) | set(FRESH7) | set(FRESH8))
 
 
 def listing(tables: Iterable[str]) -> dict[str, list[str]]:

@@ -52,6 +52,7 @@ import fresh4  # noqa: E402
 import fresh5  # noqa: E402
 import fresh6  # noqa: E402
 import fresh7  # noqa: E402
+import fresh8  # noqa: E402
 from audit import JOIN_SUFFIX, audit_run  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
 from dataset import Dataset  # noqa: E402
 from halves import HALVES, half  # noqa: E402
@@ -311,6 +312,7 @@ def catalog() -> list[Dataset]:
         *fresh5.catalog(),  # its fifth batch, named in session 16 before the rules of probe16
         *fresh6.catalog(),  # its sixth, named in session 16 after its rules and run once with none written for it
         *fresh7.catalog(),  # its seventh, named in session 17 before any rule of the session and any run on it
+        *fresh8.catalog(),  # its eighth, named in session 18 before any run on it and any of the session's rules merged
     ]
 
 

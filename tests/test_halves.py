@@ -64,6 +64,13 @@ def test_the_seventh_fresh_batch_is_catalogued_as_named() -> None:
     assert sorted(d.name for d in fresh7.catalog()) == sorted(halves.FRESH7)
 
 
+def test_the_eighth_fresh_batch_is_catalogued_as_named() -> None:
+    # FRESH8 was named in session 18 before any run on it and before any rule of the session was merged
+    import fresh8
+
+    assert sorted(d.name for d in fresh8.catalog()) == sorted(halves.FRESH8)
+
+
 def test_a_name_lands_in_the_same_half_every_time_and_both_halves_are_used() -> None:
     assert halves.half("survival/jasa") == halves.half("survival/jasa")
     split = listing()
