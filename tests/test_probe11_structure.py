@@ -197,3 +197,18 @@ def test_a_measurement_that_defines_the_classes_is_not_a_time():
     df["gap_rl"] = np.where(df["rl"] == 1, df["gap_rl"] % 500, 500 + df["gap_rl"])
     d = quiet_diagnose(df, target="rl")
     assert _inference(d, "task").confidence == Confidence.HIGH
+
+
+def test_entity_dot_record_row_labels_past_nine_records_are_identifiers():
+    # 'subject.visit' with up to 14 visits: read as numbers, '3.10' is 3.1 again (not distinct)
+    df = _long_with_labels(n=40, visits=14)
+    df["row_label"] = [float(f"{s}.{v}") for s, v in zip(df["unit"], np.tile(np.arange(1, 15), 40))]
+    assert df["row_label"].nunique() < len(df)
+    assert "row_label" in {f.columns[0] for f in quiet_diagnose(df, target="grade").by_kind("id_column")}
+
+
+def test_repeated_measurements_with_decimals_in_blocks_are_not_row_labels():
+    df = _long_with_labels(n=40, visits=14)
+    rng = np.random.default_rng(6)
+    df["row_label"] = df["unit"] + rng.integers(1, 10, len(df)) / 10  # a value per row, not a count
+    assert "row_label" not in {f.columns[0] for f in quiet_diagnose(df, target="grade").by_kind("id_column")}

@@ -75,18 +75,43 @@ COMPOUND_BLOCKS = 0.95  # blocks of one whole part whose decimals count 1, 2, 3.
 
 
 def _entity_dot_record(v: np.ndarray) -> str | None:
-    """Distinct numbers written 'entity.record' (R's row names of a long table: 1.1, 1.2, 2.1,
-    ...): the whole part runs in blocks, the one decimal counts the block's rows from 1. Read as
-    numbers they look like a measurement with decimals, so the row label was kept as a feature."""
-    if len(v) < 20 or not np.allclose(v * 10, np.round(v * 10)):
+    """Numbers written 'entity.record' (R's row names of a long table: 1.1, 1.2, ..., 2.1, ...):
+    the whole part runs in blocks, the decimals count the block's rows from 1 as R writes them
+    (rows left out of a subset leave gaps). Read as numbers they look like a measurement with
+    decimals, so the row label was kept as a feature; past nine records they are not even
+    distinct ('1978.10' reads as 1978.1). The first :data:`DOT_RECORD_ROWS` rows are read."""
+    v = v[:DOT_RECORD_ROWS]
+    if len(v) < 20:
         return None
     whole = np.floor(v)
-    record = np.round((v - whole) * 10).astype(int)
     starts = np.flatnonzero(np.r_[True, whole[1:] != whole[:-1]])
     if len(starts) != len(np.unique(whole)) or len(v) / len(starts) < 2:
         return None
-    counted = [np.array_equal(block, np.arange(1, len(block) + 1)) for block in np.split(record, starts[1:])]
+    counted = [_records_counted(block) for block in np.split(v, starts[1:])[:-1] or [v]]
     return "row label 'entity.record'" if np.mean(counted) >= COMPOUND_BLOCKS else None
+
+
+DOT_RECORD_ROWS = 20_000
+
+
+def _records_counted(block: np.ndarray) -> bool:
+    """Whether a block's decimals, as written, count its rows: 1, 2, ... (a trailing zero lost
+    in reading: '.10' read as '.1' is record 10 when record 9 came before), rising with gaps of
+    rows a subset left out (up to three in four of them), often one by one."""
+    previous, steps = 0, 0
+    for value in block:
+        written = repr(float(value))
+        decimals = written.partition(".")[2]
+        if not decimals.isdigit() or decimals == "0":
+            return False
+        record = int(decimals)
+        while record <= previous:
+            record *= 10
+        if record > 4 * len(block) + 9:
+            return False
+        steps += record == previous + 1
+        previous = record
+    return steps >= 0.25 * len(block)
 
 
 def _unique_integer_reason(name: str, v: np.ndarray, nunique: int, hint: bool) -> str | None:
@@ -186,6 +211,10 @@ def find_id_columns(
                 reason = None
         elif unique:
             reason = "unique text code"
+        elif prof.kind == "numeric" and prof.n_missing == 0 and prof.nunique >= 0.5 * n:
+            # 'entity.record' labels past nine records per entity collide as numbers (x.1 = x.10)
+            v = numeric_values(df[name], prof)
+            reason = None if np.all(v == np.round(v)) else _entity_dot_record(v)
         elif (prof.kind == "categorical" and prof.parsed_as is None and hint
               and prof.nunique >= max(100, 0.2 * prof.n_present)):
             reason = "high-cardinality name or code"
