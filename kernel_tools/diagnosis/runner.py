@@ -252,7 +252,7 @@ def _groupings(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str
     related = {entity.evidence.get(k, {}).get("column") for k in ("holds", "held_by")} - {None}
     ids = {f.columns[0] for f in id_findings}
     return run.run("grouping columns", groupings.find_groupings, df, profiles, target, exclude | related | ids,
-                   default=([], []))
+                   entity.id, default=([], []))
 
 
 def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str], sub: Outcome,
