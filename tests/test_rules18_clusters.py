@@ -11,6 +11,7 @@ no vocabulary holds (Dutch, abbreviated, one letter):
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -138,3 +139,56 @@ def test_a_subject_attribute_repeated_on_its_records_is_no_cluster():
     frame["uitslag"] = (0.1 * frame["gewicht0"] + rng.normal(0, 1, who.size)).round(1)
     d = quiet_diagnose(frame, target="uitslag")
     assert "gewicht0" not in _grouped(d)
+
+
+def _pupils(schools: int = 60, repeat: int = 1, seed: int = 4) -> pd.DataFrame:
+    """Pupils numbered again in every school (numbers out of 1..400, ``repeat`` rows each), the
+    school a grouping."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(schools):
+        code = 20000 + 17 * s
+        for pupil in rng.choice(np.arange(1, 401), int(rng.integers(10, 40)), replace=False):
+            sex = rng.choice(["M", "F"])
+            for _ in range(repeat):
+                rows.append({"schule": code, "schueler": pupil, "geschlecht": sex, "punkte": float(rng.normal(50, 10))})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("group, pupil", [("school", "student"), ("schule", "pupil_id"), ("escuela", "student_no")])
+def test_an_id_numbered_again_in_every_group_is_no_entity_and_its_group_is_asked(group, pupil):
+    # pupil 3 is a different pupil in each school: the pupil's number was taken as the entity (rows merged)
+    d = quiet_diagnose(_pupils().rename(columns={"schule": group, "schueler": pupil}), target="punkte")
+    assert d.task["id"] is None
+    (entity,) = [i for i in d.inferences if i.what == "entity"]
+    assert entity.confidence == "low"
+    assert re.search(rf"'{pupil}' \d+ appears in \d+ '{group}' levels", entity.evidence[0])
+    assert f"the subject is the pair ('{group}', '{pupil}')" in entity.evidence[0]
+    ids = {f.columns[0]: f.evidence for f in d.findings if f.kind == "id_column"}
+    assert ids[pupil]["looks_like"] == f"numbered within '{group}'"
+    assert group in _grouped(d)
+
+
+def test_an_id_numbered_within_groups_with_repeated_records_is_asked():
+    # each pupil twice: the rows of one (school, pupil) pair are one subject's, the pupil's number alone is not
+    d = quiet_diagnose(_pupils(repeat=2).rename(columns={"schule": "school", "schueler": "student"}), target="punkte")
+    (entity,) = [i for i in d.inferences if i.what == "entity"]
+    assert entity.confidence == "low"
+    assert any("the subject is the pair ('school', 'student')" in e for e in entity.evidence)
+
+
+def test_a_patient_seen_at_several_hospitals_stays_the_entity():
+    # one patient's rows at several hospitals share the patient's sex and birth year: one subject
+    rng = np.random.default_rng(6)
+    who = rng.integers(1, 301, 1500)
+    sex, born = rng.integers(0, 2, 301), rng.integers(1930, 2000, 301)
+    frame = pd.DataFrame(
+        {
+            "patient": who,
+            "hospital": rng.integers(1, 9, 1500),
+            "sex": sex[who],
+            "born": born[who],
+            "crp": rng.gamma(2, 5, 1500).round(1),
+        }
+    )
+    assert quiet_diagnose(frame, target="crp").task["id"] == "patient"
