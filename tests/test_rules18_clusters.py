@@ -192,3 +192,11 @@ def test_a_patient_seen_at_several_hospitals_stays_the_entity():
         }
     )
     assert quiet_diagnose(frame, target="crp").task["id"] == "patient"
+
+
+@pytest.mark.slow
+def test_the_recommended_run_keeps_a_code_found_from_its_data_out_of_the_model(tmp_path):
+    from dev_tables import run_recommended
+
+    report = run_recommended(_classes("lea", groups=60), "taal", tmp_path)
+    assert "lea" not in report["model"]["features"] and "iq" in report["model"]["features"]
