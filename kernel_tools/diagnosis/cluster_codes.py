@@ -36,6 +36,7 @@ SAMPLE_ROWS = 20_000  # rows a check reads at most (sampled at random, so groups
 CONSTANT_SHARE = 0.95  # share of several-row levels within which a column is constant: determined by them
 CHANCE = 1e-6  # chance of that constancy from the column's own spread at most
 SCREEN_LEVELS = 64  # several-row levels a column is screened on before all are read
+SCREEN_ROWS = 8  # rows of each of them
 MAX_DETERMINED = 40  # columns tried as determined by the levels
 SMOOTH = 0.5  # von Neumann ratio below which per-level values follow the levels' order (a function of the value)
 ICC_LEVELS = 20  # levels at least for the likeness sign (fewer are a category that may predict)
@@ -99,19 +100,20 @@ def determined_columns(df: pd.DataFrame, profiles: dict[str, ColumnProfile], nam
     others = [c for c in others if profiles[c].nunique >= 2 and profiles[c].missing_rate <= 0.5][:MAX_DETERMINED]
     if not others:
         return []
-    frame = df[[name, *others]].dropna(subset=[name])
-    grouped = frame.groupby(name, sort=False)
-    sizes = grouped.size()
+    sizes = df[name].value_counts(dropna=True, sort=False)
     multi = sizes[sizes > 1]
     if len(multi) < MIN_LEVELS // 2:
         return []
-    # screened on a few levels first: most columns vary within the first of them
-    few = frame[frame[name].isin(multi.index[:SCREEN_LEVELS])].sort_values(name, kind="stable")
+    # screened on a few rows of a few levels first: most columns vary within the first of them
+    screened = df[name].isin(multi.index[:SCREEN_LEVELS]).to_numpy()
+    few = df.loc[screened, [name, *others]].groupby(name, sort=False).head(SCREEN_ROWS).sort_values(name, kind="stable")
     keys = few[name].to_numpy()
     same = keys[1:] == keys[:-1]  # pairs of successive rows in one level
     others = [c for c in others if _equal_successive(few[c].to_numpy())[same].mean() >= CONSTANT_SHARE - 0.05]
     if not others:
         return []
+    frame = df[[name, *others]].dropna(subset=[name])
+    grouped = frame.groupby(name, sort=False)
     nun = grouped[others].nunique(dropna=True).loc[multi.index]
     firsts = grouped[others].first().loc[multi.index]
     order = _level_order(multi.index)
