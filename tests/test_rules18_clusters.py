@@ -164,9 +164,10 @@ def test_an_id_numbered_again_in_every_group_is_no_entity_and_its_group_is_asked
     assert entity.confidence == "low"
     assert re.search(rf"'{pupil}' \d+ appears in \d+ '{group}' levels", entity.evidence[0])
     assert f"the subject is the pair ('{group}', '{pupil}')" in entity.evidence[0]
-    ids = {f.columns[0]: f.evidence for f in d.findings if f.kind == "id_column"}
-    assert ids[pupil]["looks_like"] == f"numbered within '{group}'"
-    assert group in _grouped(d)
+    # asked at the group's gate, before the group: dropped after it, it would repeat like a subject's id
+    grouped = _grouped(d)
+    assert grouped[pupil]["looks_like"] == f"numbered within '{group}'" and group in grouped
+    assert list(grouped).index(pupil) < list(grouped).index(group)
 
 
 def test_an_id_numbered_within_groups_with_repeated_records_is_asked():

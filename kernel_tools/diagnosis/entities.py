@@ -36,7 +36,7 @@ from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.plurals import counted
-from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
+from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, Gate, InferenceKind, TaskKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -215,22 +215,24 @@ def find_id_columns(
 
 def numbered_ids(entity: Entity, n: int) -> list[Finding]:
     """An id numbered again within each group (see :func:`.entity_evidence.numbered_within`) whose
-    pairs are one row each: a row label, an identifier finding like any other (its group is the
-    grouping the split may keep together)."""
+    pairs are one row each: no subject's id, a label of rows within the group. Found as a column
+    of the group's kind (asked at the same gate, before the group itself): dropped once its
+    group has gone, it would repeat like a subject's id and be taken for one."""
     nested = entity.evidence.get("numbered_within")
     if not nested:
         return []
     name, group = nested["column"], nested["group"]
     reason = f"numbered within '{group}'"
     return [Finding(
-        "id_column", [name], "warning",
+        FindingKind.GROUPING_COLUMN, [name], "warning",
         f"'{name}' is an identifier ({reason}): {nested['words']}. As a number it means nothing to a model.",
         {"distinct": nested["distinct"], "rows": n, "unique_share": round(nested["distinct"] / max(n, 1), 4),
          "looks_like": reason, "group": group},
         [drop([name], "identifier numbered within a group", "none: with its group it only names a row"),
          keep("Keep it as a feature: it measures something known at prediction time.",
-              "an identifier as a feature makes the model memorise rows; the result is not valid")],
-        "identifiers",
+              "an identifier as a feature makes the model memorise rows; the result is not valid",
+              label="Keep as a feature")],
+        Gate.IDENTIFIERS,
     )]
 
 
