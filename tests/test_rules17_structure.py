@@ -93,7 +93,6 @@ def test_a_woman_numbered_on_every_row_is_each_row_a_subject_not_the_area():
         "income_district",
         "Hospitals",
         "area",
-        "casino",
     ],
 )
 def test_counts_sizes_distances_and_measures_of_an_area_are_not_codes(name):

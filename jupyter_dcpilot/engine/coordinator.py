@@ -33,7 +33,7 @@ from .plan_merge import merge
 from .planners import RulePlanner
 from .report import build_report
 from .session import EditRecord, Session, Step
-from .validity import Check, approved_by
+from .validity import NO_FEATURES, Check, approved_by, nothing_to_fit_words
 from .worker import Stop, Worker
 
 __all__ = ["ApprovalPolicy", "Coordinator", "stdin_prompt"]  # the policy: its home is .gatekeeping
@@ -334,6 +334,8 @@ class Coordinator:
         if outcome == "failed":
             if await reask.reask(s, self.calls, self.notebook, step, self.episodes, self.max_backtracks):
                 return "done"  # a question again, not an end (:mod:`.reask`)
+            if ep.stage == "model" and NO_FEATURES in (step.error or ""):
+                return self._nothing_to_fit(step)
             return self._failed(step, ep)
         self._close(step, StepStatus.DONE)
         if ep.stage == "pre_split":
@@ -341,6 +343,19 @@ class Coordinator:
         await self._after_checks(step)
         if ep.stage == "model":
             await self._audit_model(step)
+        return "done"
+
+    def _nothing_to_fit(self, step: Step) -> str:
+        """No feature is left for a model (a tiny table whose columns were all identifiers, leaks or
+        the outcome's own times): not an error to fix by retrying but an answer. The run ends with
+        its verdict, not valid, saying in words what took every column (the model step skipped)."""
+        why = nothing_to_fit_words(self.session, step)
+        self._close(step, StepStatus.SKIPPED, why)
+        for after in list(self.session.pending_steps()):  # what reads the model (its explanation) has none
+            ep = self.episodes.get(after.episode)
+            if ep is not None and ep.stage == "final" and ep.runs != "report":
+                self._close(after, StepStatus.SKIPPED, "no model to explain")
+        self.session.log("model", why, step_id=step.id)  # the verdict's model_trained check says it
         return "done"
 
     def _failed(self, step: Step, ep: Episode) -> str:

@@ -428,7 +428,10 @@ def audit(session: Session, model: dict[str, Any] | None = None,
     if not model:
         # what an expert must confirm is still said: a wrong task or entity may be why no model trained
         unsure = _structure_confirmed(session, set()) if session.structure.inferences else None
-        return [Check("model_trained", False, "no model was trained"), *checks,
+        skipped = next((st for st in reversed(session.plan) if st.status == StepStatus.SKIPPED
+                        and st.episode in episodes and _model(episodes[st.episode]) and NOTHING_TO_FIT in st.note),
+                       None)
+        return [Check("model_trained", False, skipped.note if skipped is not None else "no model was trained"), *checks,
                 *([unsure] if unsure is not None and not unsure.passed else [])]
     features = set(model.get("features") or [])
     flagged = flagged_columns(session)
@@ -568,6 +571,25 @@ def _approved_steps_ran(session: Session) -> Check:
     if missing:
         return Check("approved_steps_ran", False, "approved steps did not run: " + "; ".join(missing))
     return Check("approved_steps_ran", True, "every approved step ran")
+
+
+# the model step's error when every column was taken out (kernel_tools.models.evaluate)
+NO_FEATURES = "no usable feature columns left"
+NOTHING_TO_FIT = "no valid model could be fitted"
+
+
+def nothing_to_fit_words(session: Session, step: Step) -> str:
+    """Why no model could be fitted, in words: what each step took out, what is left."""
+    removed = [(st.title, (st.result.get("report") or {}).get("columns_removed") or []) for st in session.plan
+               if st.status == StepStatus.DONE and isinstance(st.result.get("report"), dict)]
+    taken = [f"{_names(cols)} ({title})" for title, cols in removed if cols]
+    task = session.task
+    outcome = [c for c in (task.target, task.time if task.kind == TaskKind.SURVIVAL else None) if c]
+    return (f"{NOTHING_TO_FIT}: no feature is left to learn from"
+            + (f" — the steps took out {'; '.join(taken)}" if taken else "")
+            + (f", and {_names(outcome)} {'is' if len(outcome) == 1 else 'are'} the outcome" if outcome else "")
+            + ". With a table this small, keep a column the co-pilot removed (undo its step) only if it is truly "
+              "known at prediction time, or collect more columns")
 
 
 def verdict(checks: list[Check]) -> bool:

@@ -27,6 +27,7 @@ from kernel_tools.diagnosis.entity_evidence import (
     events_not_measures,
     measured_with_gaps,
     not_an_entity,
+    numbered_within,
     subject_ids,
 )
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
@@ -35,7 +36,7 @@ from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
 from kernel_tools.inferences import Alternative, Inference
 from kernel_tools.plurals import counted
-from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, InferenceKind, TaskKind
+from kernel_tools.vocabulary import Basis, Chart, Confidence, FindingKind, Gate, InferenceKind, TaskKind
 
 # level labels that are codes for units: R1..R5, X01, S-003
 CODE_VALUE = re.compile(r"^\s*([A-Za-z]{1,4})[-_ ]?\d+\s*$")
@@ -241,6 +242,29 @@ def find_id_columns(
     return findings
 
 
+def numbered_ids(entity: Entity, n: int) -> list[Finding]:
+    """An id numbered again within each group (see :func:`.entity_evidence.numbered_within`) whose
+    pairs are one row each: no subject's id, a label of rows within the group. Found as a column
+    of the group's kind (asked at the same gate, before the group itself): dropped once its
+    group has gone, it would repeat like a subject's id and be taken for one."""
+    nested = entity.evidence.get("numbered_within")
+    if not nested:
+        return []
+    name, group = nested["column"], nested["group"]
+    reason = f"numbered within '{group}'"
+    return [Finding(
+        FindingKind.GROUPING_COLUMN, [name], "warning",
+        f"'{name}' is an identifier ({reason}): {nested['words']}. As a number it means nothing to a model.",
+        {"distinct": nested["distinct"], "rows": n, "unique_share": round(nested["distinct"] / max(n, 1), 4),
+         "looks_like": reason, "group": group},
+        [drop([name], "identifier numbered within a group", "none: with its group it only names a row"),
+         keep("Keep it as a feature: it measures something known at prediction time.",
+              "an identifier as a feature makes the model memorise rows; the result is not valid",
+              label="Keep as a feature")],
+        Gate.IDENTIFIERS,
+    )]
+
+
 def _unit_codes(prof: ColumnProfile) -> bool:
     """Whether a text column's levels are unit codes: one letter prefix and a number (R1..R5,
     X01, S-003). Plain integers are not enough: counts, scores and ages are integers too."""
@@ -349,6 +373,14 @@ def find_entity(
                              "subjects (a matched set, a family, a centre), not one subject's records")
         judged.pop(best.id)
         best = None
+    nested = None
+    if best is not None and best.id is not None and given_id is None and not best.evidence.get("baseline_columns"):
+        # rows sharing it share nothing: an id numbered again in each group (pupils in each school)?
+        nested = numbered_within(sample, profiles, best.id, [c for c in others if c != best.id])
+        if nested is not None and nested["unique_pairs"]:
+            rejected[best.id] = nested["words"]
+            judged.pop(best.id)
+            nested["column"], best = best.id, None
     pair = None if given_id is not None else crossed_pair(sample, profiles, [c for c in candidates if c not in rejected])
     if pair is not None and (best is None or best.id in pair):
         best, best_shared = _crossed_entity(df, sample, profiles, pair, others, target, given_time), False
@@ -363,8 +395,14 @@ def find_entity(
                                     # after the guess's own reason: what makes it uncertain
                                     evidence=[*out.inference.evidence[:1], blocks.words(n), *out.inference.evidence[1:]],
                                     details={**out.inference.details, "blocks": blocks.to_dict()})
+        if nested is not None:  # each row its own subject, read from the pairs: asked, the evidence in words
+            out.evidence["numbered_within"] = {k: nested[k] for k in ("column", "group", "words", "distinct")}
+            out.inference = replace(out.inference, confidence=Confidence.LOW,
+                                    evidence=[nested["words"], *out.inference.evidence[1:]])
         return out
     doubts = [] if given_id is not None else _doubts(df, profiles, best, target, coarse, pair)
+    if nested is not None:  # the pairs repeat: one subject's records are the pair's, not the id's
+        doubts.append(nested["words"])
     best.inference = entity_inference(best.id, judged, rejected, _entity_words(best, profiles, best_shared) + doubts,
                                       _clear(df, best, profiles, best_shared) and not doubts, given_id is not None,
                                       profiles[best.id].n_missing if best.id is not None else 0)

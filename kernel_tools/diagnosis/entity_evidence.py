@@ -266,3 +266,45 @@ def events_not_measures(df: pd.DataFrame, key: str, target: str | None) -> str |
     return (f"rows sharing '{key}' have outcomes ('{target}') no more alike than any two rows (between-'{key}' "
             f"share of variance {between:.2f}, {chance:.2f} by chance): they may be events involving one "
             f"'{key}', not its repeated measures")
+
+
+NUMBERED_SPAN = 1.5  # groups a value of the id lies in, on average: numbered again in each group
+NUMBERED_COVER = 0.5  # ...but in at most this share of the groups: in most of them, a panel's time points
+PAIR_UNIQUE = 0.95  # share of rows whose (group, id) pair is their own: each row a subject
+
+
+def numbered_within(df: pd.DataFrame, profiles: dict[str, ColumnProfile], key: str,
+                    columns: list[str]) -> dict | None:
+    """The column ``key`` is numbered within (pupils numbered again in every school: 'student' 12
+    in 31 schools), or None. Its rows share no attribute, its values recur across the levels of a
+    grouping column, and within one level each value is (nearly always) one row, or the same
+    rows again: the subject is the pair (group, id), not the id. The evidence in words, the
+    group, and whether each pair is a single row (``unique_pairs``)."""
+    sample = df.iloc[:NESTING_SAMPLE]
+    best: dict | None = None
+    for group in columns:
+        prof = profiles[group]
+        if (group == key or prof.nunique < 3 or prof.nunique >= profiles[key].nunique or prof.n_missing
+                or TIME_WORDS.search(group)):
+            continue
+        if not (prof.kind == "numeric" and prof.is_integer) and not (
+                prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40):
+            continue
+        pairs = sample[[group, key]].dropna()
+        if len(pairs) < 20:
+            continue
+        span = pairs.groupby(key, sort=False)[group].nunique()
+        if float(span.mean()) < NUMBERED_SPAN or float(span.mean()) > NUMBERED_COVER * prof.nunique:
+            continue  # in one group each, or in most of them (a subject at each time point of a panel)
+        own = float((~pairs.duplicated(keep=False)).mean())
+        if best is None or float(span.mean()) > best["span_mean"]:
+            value, count = span.idxmax(), int(span.max())
+            value = value.item() if hasattr(value, "item") else value
+            best = {"group": group, "span_mean": round(float(span.mean()), 2), "unique_pairs": own >= PAIR_UNIQUE,
+                    "distinct": int(profiles[key].nunique),
+                    "words": (f"'{key}' {value} appears in {count} '{group}' levels ({float(span.mean()):.1f} on "
+                              f"average): '{key}' is numbered again within each '{group}', so the subject is the "
+                              f"pair ('{group}', '{key}')"
+                              + (", and each pair is one row: each row its own subject" if own >= PAIR_UNIQUE
+                                 else ""))}
+    return best

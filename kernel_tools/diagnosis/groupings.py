@@ -28,6 +28,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from kernel_tools.diagnosis import cluster_codes
 from kernel_tools.diagnosis.columns import ColumnProfile
 from kernel_tools.diagnosis.entity_evidence import not_an_entity, subject_ids
 from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME
@@ -146,9 +147,10 @@ def group_evidence(df: pd.DataFrame, prof: ColumnProfile) -> dict | None:
         if not prof.is_integer:
             return None
     elif not (prof.kind == "categorical" and prof.parsed_as in (None, "numeric") and prof.mean_length < 40
-              and _codes(df[prof.name])):
+              and _codes(prof.counts.index.to_series() if prof.counts is not None else df[prof.name])):
         return None
-    sizes = df[prof.name].value_counts(dropna=True)
+    # a text column's counts are in its profile
+    sizes = prof.counts if prof.counts is not None else df[prof.name].value_counts(dropna=True)
     shared = float(sizes[sizes > 1].sum() / max(prof.n_present, 1))
     if shared < SHARED_ROWS:
         return None
@@ -167,27 +169,76 @@ def _codes(values: pd.Series) -> bool:
 
 
 def find_groupings(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str | None,
-                   exclude: set[str]) -> tuple[list[Finding], list[Inference]]:
+                   exclude: set[str], entity: str | None = None) -> tuple[list[Finding], list[Inference]]:
     """A finding and a structural question (an :class:`Inference` of low confidence) for each
     column that identifies a group of subjects and is not in ``exclude`` (the entity, its visit,
-    the target, the columns already flagged as identifiers)."""
+    the target, the columns already flagged as identifiers): named as one and grouping rows, or
+    found from the data alone (:mod:`.cluster_codes`: its levels fix other columns, or rows
+    sharing a level are alike in a way its values' order does not explain)."""
     subjects = subject_ids(df, profiles, {target} if target else set())
-    findings, asked = [], []
+    others = [c for c, p in profiles.items() if c not in exclude and c != target and p.kind != "empty"]
+    units: pd.DataFrame | None = None  # one row per entity, made once when a column is tried from its data
+    found: dict[str, dict] = {}
     for name, prof in profiles.items():
-        if name in exclude or name == target or not named_as_group(name):
+        if name in exclude or name == target:
+            continue
+        named = named_as_group(name)
+        if not named and (named_as_value(name) or not cluster_codes.candidate(prof)):
             continue
         evidence = group_evidence(df, prof)
         if evidence is None or not_an_entity(df, profiles, name, target) is not None:
             continue
+        if not named:
+            units = cluster_codes.units(df, entity) if units is None else units
+            data = cluster_codes.cluster_evidence(units, profiles, name, target, [c for c in others if c != name])
+            if data is None:
+                continue
+            evidence.update(data)
         if subjects and subjects[0] != name:
             evidence["subject_id"] = subjects[0]
-        findings.append(_finding(name, evidence))
-        asked.append(_question(name, evidence))
-    return findings, asked
+        found[name] = evidence
+    if units is not None:
+        for name, evidence in list(found.items()):
+            # a column that fixes a named grouping and has no more levels than it is that grouping's
+            # label or one of its covariates (a district's population beside the district's code)
+            if any(c in found and not _from_data(found[c]) and units[name].nunique() <= units[c].nunique()
+                   for c in evidence.get("determines", [])):
+                del found[name]
+    return [_finding(n, ev) for n, ev in found.items()], [_question(n, ev) for n, ev in found.items()]
+
+
+# a name that says the column holds a value, not a code: tried as a code only when its name says so
+VALUE_NAME = re.compile(r"(^|[_\W])(dist|distance|pop|population|income|area|size|length|height|weight|price|cost|"
+                        r"amount|wage|salary|score|rate|age|count)([_\W]|$)", re.IGNORECASE)
+
+
+def named_as_value(name: str) -> bool:
+    """Whether the name says a count, a size, a measure of a unit or another value (not tried as a
+    code from its data: a unit's covariate is as alike within the unit as its code)."""
+    name = name.strip()
+    return bool(COUNT_NAME.search(name) or VALUE_NAME.search(name)) or (
+        group_word(name) is not None and measures_a_group(name))
+
+
+def _from_data(ev: dict) -> bool:
+    """Whether the grouping was found from its data alone (no name says it)."""
+    return "determines" in ev or "alike" in ev
+
+
+def _data_words(name: str, ev: dict) -> str:
+    """What the data say of a code no name declares."""
+    if ev.get("determines"):
+        fixed = ", ".join(f"'{c}'" for c in ev["determines"][:3])
+        return (f"each value of '{name}' fixes {fixed} (the same within each of its {ev['groups']} values, in no "
+                "order of its values): the covariates of a unit its rows belong to (a class, a school, an area)")
+    alike = ev["alike"]
+    return (f"rows sharing a value of '{name}' are alike in '{alike['column']}' (intraclass correlation "
+            f"{alike['icc']:.2f}), in no order of its values: the rows of one unit (a class, a school, an area)")
 
 
 def _words(name: str, ev: dict) -> list[str]:
-    words = [f"'{name}' is named as an identifier", f"{ev['groups']} values for {ev['rows']} rows "
+    said = _data_words(name, ev) if _from_data(ev) else f"'{name}' is named as an identifier"
+    words = [said, f"{ev['groups']} values for {ev['rows']} rows "
              f"({ev['rows_per_group_mean']:g} each on average, up to {ev['rows_per_group_max']}): it groups rows"]
     if ev.get("subject_id"):
         words.append(f"each row has its own '{ev['subject_id']}': the rows of one group are different subjects")
@@ -198,7 +249,8 @@ def _words(name: str, ev: dict) -> list[str]:
 
 def _finding(name: str, ev: dict) -> Finding:
     words = _words(name, ev)
-    summary = (f"'{name}' identifies a group of rows, not a measurement ({'; '.join(words[1:])}): a matched set, a "
+    said = words if _from_data(ev) else words[1:]  # what no name says, the data do
+    summary = (f"'{name}' identifies a group of rows, not a measurement ({'; '.join(said)}): a matched set, a "
                "batch, a site or a family. As a number it means nothing to a model and can leak the study's design; "
                "drop it, or keep it aside to group the split, unless it truly measures something.")
     group = Option("group", "Group the split by it",

@@ -194,7 +194,7 @@ def run_detectors(df: pd.DataFrame, profiles: dict[str, ColumnProfile], run: Det
     entity = (entities.no_entity() if id == "" else
               run.run("entity", entities.find_entity, df, profiles, target, id, visit_given,
                       structural | unique_ids, default=entities.Entity()))
-    id_findings = [f for f in id_findings if f.columns[0] != entity.id]
+    id_findings = [f for f in id_findings if f.columns[0] != entity.id] + entities.numbered_ids(entity, n)
     id_findings = codebook.identifier_findings(said, id_findings, {*structural, entity.id, entity.visit})
     entity_cols = {c for c in (entity.id, entity.visit) if c}
     grouped, grouping_questions = _groupings(df, profiles, target, entity, run, structural | entity_cols, id_findings)
@@ -252,7 +252,7 @@ def _groupings(df: pd.DataFrame, profiles: dict[str, ColumnProfile], target: str
     related = {entity.evidence.get(k, {}).get("column") for k in ("holds", "held_by")} - {None}
     ids = {f.columns[0] for f in id_findings}
     return run.run("grouping columns", groupings.find_groupings, df, profiles, target, exclude | related | ids,
-                   default=([], []))
+                   entity.id, default=([], []))
 
 
 def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], features: list[str], sub: Outcome,
