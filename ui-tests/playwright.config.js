@@ -8,7 +8,11 @@ module.exports = {
   ...baseConfig,
   timeout: 120000,
   retries: 0,
-  workers: 1,
+  // two browsers against the one server (spec files shared out between them): a spec waits on
+  // its kernel most of the time, and one worker left a core idle; each test has its own folder,
+  // notebook, kernel and session, and galata keeps each page's settings and layout in memory.
+  // UI_TEST_WORKERS=1 runs them one at a time again.
+  workers: Number(process.env.UI_TEST_WORKERS || 2),
   reporter: [['list']],
   use: {
     ...baseConfig.use,
