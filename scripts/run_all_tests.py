@@ -7,12 +7,17 @@ one test). The exit status is non-zero if any suite failed or could not run.
 Order: the parallel pytest part, and beside it (at a lower CPU priority) the checks that start
 no kernel or server: lint, ruff, mypy, jest; then the tests marked ``serial`` alone; then the
 browser tests alone, whose timeouts a loaded machine would turn into flakes.
+
+The summary gives each suite's wall seconds and the CPU seconds of its processes (the suite's
+own and every descendant it waited for: pytest's workers, kernels and servers, the browser and
+the test server), and the CPU of the whole run: the floor under its wall on this machine's cores.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -26,6 +31,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # each suite's wall seconds, printed in the summary (the ones beside pytest: until each ended)
 SECONDS: dict[str, float] = {}
+# each suite's CPU seconds (user + system of its process and the descendants it waited for)
+CPU: dict[str, float] = {}
+# when each check run beside pytest ended (time.monotonic()): its CPU is not pytest's
+ENDED: dict[str, float] = {}
+
+
+def children_cpu() -> float:
+    """CPU seconds of every child this process has waited for, their waited-for descendants included."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run(cmd: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> int:
@@ -53,22 +68,41 @@ def playwright_counts(report: Path) -> tuple[int, int, int]:
     return stats["expected"] + stats.get("flaky", 0), stats["unexpected"], stats["skipped"]
 
 
-def start(name: str, cmd: list[str], log: Path) -> subprocess.Popen:
+def start(name: str, cmd: list[str], log: Path) -> tuple[subprocess.Popen, threading.Thread]:
     """A check started in the background at a lower CPU priority (pytest's kernels and servers
-    keep theirs, so their timeouts see no more load than before), its output kept in ``log``."""
+    keep theirs, so their timeouts see no more load than before), its output kept in ``log``.
+    The returned thread reaps it (``os.wait4``: its CPU with its exit status) and sets its
+    ``returncode``; join the thread, do not ``wait()`` on the job."""
     began = time.monotonic()
     with log.open("w") as out:
         job = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, preexec_fn=lambda: os.nice(10))
 
     def timed() -> None:
-        job.wait()
-        SECONDS[name] = time.monotonic() - began
+        _, status, usage = os.wait4(job.pid, 0)
+        job.returncode = os.waitstatus_to_exitcode(status)
+        ENDED[name] = time.monotonic()
+        SECONDS[name] = ENDED[name] - began
+        CPU[name] = usage.ru_utime + usage.ru_stime
 
-    threading.Thread(target=timed, daemon=True).start()
-    return job
+    reaper = threading.Thread(target=timed, daemon=True)
+    reaper.start()
+    return job, reaper
 
 
-def start_checks(tmp: Path, python: str, bin_dir: Path) -> dict[str, tuple[list[str], subprocess.Popen]]:
+def timed_run(name: str, cmd: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> int:
+    """``run``, its wall and CPU seconds kept under ``name`` (less the checks that ended meanwhile)."""
+    began, cpu = time.monotonic(), children_cpu()
+    code = run(cmd, cwd, env)
+    ended = time.monotonic()
+    beside = sum(CPU[check] for check, at in list(ENDED.items()) if began <= at <= ended)
+    SECONDS[name], CPU[name] = ended - began, children_cpu() - cpu - beside
+    return code
+
+
+Jobs = dict[str, tuple[list[str], subprocess.Popen, threading.Thread]]
+
+
+def start_checks(tmp: Path, python: str, bin_dir: Path) -> Jobs:
     """The checks that need no kernel, server or port, started at once beside pytest: they use
     the CPU a test leaves idle while it waits on a kernel. The frontend was built before this
     script (``make test``), so nothing here writes what pytest reads."""
@@ -82,7 +116,7 @@ def start_checks(tmp: Path, python: str, bin_dir: Path) -> dict[str, tuple[list[
         "mypy": [python, "-m", "mypy"],
         "jest": [jlpm, "test", "--json", f"--outputFile={tmp / 'jest.json'}"],
     }
-    return {name: (cmd, start(name, cmd, tmp / f"{name}.log")) for name, cmd in commands.items()}
+    return {name: (cmd, *start(name, cmd, tmp / f"{name}.log")) for name, cmd in commands.items()}
 
 
 def lint_command(jlpm: str) -> list[str]:
@@ -99,12 +133,12 @@ def lint_command(jlpm: str) -> list[str]:
     return ["sh", "-c", f"{shlex.join(prettier)} && {shlex.join(eslint)}"]
 
 
-def collect_checks(tmp: Path, jobs: dict[str, tuple[list[str], subprocess.Popen]],
-                   results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
+def collect_checks(tmp: Path, jobs: Jobs, results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
     """Wait for the checks run beside pytest, print each one's output, and count it."""
     codes = {}
-    for name, (cmd, job) in jobs.items():
-        codes[name] = job.wait()
+    for name, (cmd, job, reaper) in jobs.items():
+        reaper.join()
+        codes[name] = job.returncode
         print(f"\n$ {' '.join(cmd)}  ({name}, run beside pytest)", flush=True)
         sys.stdout.write((tmp / f"{name}.log").read_text(errors="replace"))
         sys.stdout.flush()
@@ -119,9 +153,7 @@ def collect_checks(tmp: Path, jobs: dict[str, tuple[list[str], subprocess.Popen]
 def run_pytest(tmp: Path, python: str, options: list[str], name: str,
                results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
     report = tmp / f"{name.split()[-1].strip('()')}.xml"
-    began = time.monotonic()
-    code = run([python, "-m", "pytest", *options, f"--junitxml={report}", *sys.argv[1:]])
-    SECONDS[name] = time.monotonic() - began
+    code = timed_run(name, [python, "-m", "pytest", *options, f"--junitxml={report}", *sys.argv[1:]])
     if report.exists():
         results[name] = pytest_counts(report)
     # "no test collected" (exit 5) is fine for either part
@@ -131,9 +163,8 @@ def run_pytest(tmp: Path, python: str, options: list[str], name: str,
 
 def run_browser(tmp: Path, bin_dir: Path, results: dict[str, tuple[int, int, int]], broken: list[str]) -> None:
     env = dict(os.environ, PLAYWRIGHT_JSON_OUTPUT_NAME=str(tmp / "playwright.json"))
-    began = time.monotonic()
-    code = run([str(bin_dir / "jlpm"), "playwright", "test", "--reporter=list,json"], ROOT / "ui-tests", env)
-    SECONDS["browser"] = time.monotonic() - began
+    code = timed_run("browser", [str(bin_dir / "jlpm"), "playwright", "test", "--reporter=list,json"], ROOT / "ui-tests",
+                     env)
     if (tmp / "playwright.json").exists():
         results["browser"] = playwright_counts(tmp / "playwright.json")
     # a run that could not start (e.g. port 8888 taken) exits non-zero with zero tests counted
@@ -179,13 +210,14 @@ def run_suites(tmp: Path) -> int:
     bin_dir = Path(python).parent
     results: dict[str, tuple[int, int, int]] = {}
     broken: list[str] = []
+    began, cpu = time.monotonic(), children_cpu()
 
     jobs = start_checks(tmp, python, bin_dir)
     try:
         run_pytest(tmp, python, ["-n", os.environ.get("TEST_WORKERS", "2"), "-m", "not serial"], "pytest",
                    results, broken)
     except BaseException:  # interrupted: no check outlives this script
-        for _, job in jobs.values():
+        for _, job, _ in jobs.values():
             job.terminate()
         raise
     collect_checks(tmp, jobs, results, broken)
@@ -195,8 +227,9 @@ def run_suites(tmp: Path) -> int:
 
     print("\nSuites:")
     for name, (passed, failed, skipped) in results.items():
-        took = f"  ({SECONDS[name]:.0f} s)" if name in SECONDS else ""
+        took = f"  ({SECONDS[name]:.0f} s, CPU {CPU[name]:.0f} s)" if name in SECONDS and name in CPU else ""
         print(f"  {name:15s} {passed} passed, {failed} failed, {skipped} skipped{took}")
+    print(f"  all suites: {time.monotonic() - began:.0f} s of wall, CPU {children_cpu() - cpu:.0f} s")
     for problem in broken:
         print(f"  BROKEN: {problem}")
     passed = sum(r[0] for r in results.values())

@@ -8,7 +8,12 @@ module.exports = {
   ...baseConfig,
   timeout: 120000,
   retries: 0,
-  workers: 1,
+  // UI_TEST_WORKERS=2: two browsers against the one server (spec files shared out between them);
+  // each test has its own folder, notebook, kernel and session, and galata keeps each page's
+  // settings and layout in memory. Measured once (docs/benchmarks.md, Session 18): 744 s against
+  // 962 s for one, 24 of 25 passed (a step stuck past its budget); one stays the default until
+  // a repeat run passes whole.
+  workers: Number(process.env.UI_TEST_WORKERS || 1),
   reporter: [['list']],
   use: {
     ...baseConfig.use,
