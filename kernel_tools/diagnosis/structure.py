@@ -377,10 +377,15 @@ def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
     if outcome.kind != TaskKind.SURVIVAL or outcome.duration is None:
         return {}
     out = {}
+    # the start of each (start, stop] interval, found from the data whatever its name ('t0', 'time1'):
+    # below its stop by construction, known when the interval begins
+    start = getattr(ctx.index, "start", None)
     for c in ctx.features:
         p = ctx.profiles[c]
         tm = ctx.timings.get(c)
         if not p.holds_numbers or p.nunique < 5 or (tm is not None and tm.timing in ("follow_up", "outcome_derived")):
+            continue
+        if c == start:
             continue
         within = event_times.time_within_follow_up(c, numeric_values(ctx.df[c], p), outcome.duration)
         if within is not None:
