@@ -141,3 +141,15 @@ def test_a_run_on_repeated_intervals_fits_them_as_intervals(tmp_path):
     assert known["passed"] and "repeating an earlier interval" in known["detail"], known
     cells = (out / "notebook.ipynb").read_text()
     assert "kt.fit_evaluate_intervals(" in cells and "id='animal', event='status'" in cells
+
+
+def test_pairs_of_codes_repeated_by_a_grouping_are_no_intervals():
+    """0/1 columns beside a code shared by many rows (years of schooling) chain trivially once their
+    repeats are counted once: most rows repeating an interval, they are no (start, stop] rows."""
+    rng = np.random.default_rng(3)
+    n = 445
+    df = pd.DataFrame({"educ": rng.integers(3, 17, n), "hisp": (rng.random(n) < 0.1).astype(int),
+                       "nodegree": (rng.random(n) < 0.8).astype(int), "married": (rng.random(n) < 0.2).astype(int),
+                       "re75": rng.gamma(1, 2000, n).round(), "treat": rng.integers(0, 2, n)})
+    df.loc[df["nodegree"] == 0, "hisp"] = 0  # hisp <= nodegree on every row
+    assert kt.diagnose(df, target="treat").task["kind"] == "classification"

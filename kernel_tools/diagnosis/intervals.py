@@ -25,6 +25,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 MIN_ROWS = 20
 ORDERED = 0.99  # share of rows with stop >= start
 SPANNING = 0.5  # share of rows with stop > start (the rest: several events at one time, (60, 60])
+MAX_REPEATED = 0.5  # share of rows that repeat an earlier (entity, start, stop) exactly
 CHAINED = 0.9  # share of an entity's later intervals that start where its previous one stopped
 GAP_SHARE = 0.05  # a later interval may start this share of the median interval after the previous stop
 MIN_REPEATED = 0.1  # share of rows that follow an earlier interval of their entity
@@ -113,7 +114,11 @@ def _floats(values: pd.Series) -> np.ndarray:
 def _chain_share(codes: np.ndarray, start: np.ndarray, stop: np.ndarray) -> tuple[float, float]:
     """:func:`chain_share` on the entity's integer codes (-1: missing): numpy's sort of integers,
     not pandas' of the labels (a diagnosis tries this for every pair of times and every entity)."""
+    rows = int(((codes >= 0) & ~np.isnan(start) & ~np.isnan(stop)).sum())
     codes, start, stop = _unique_intervals(codes, start, stop)
+    # events at one time repeat a few intervals; pairs of codes (0/1 beside 0/1) repeat most of theirs
+    if len(codes) < (1 - MAX_REPEATED) * rows:
+        return 0.0, 0.0
     follows = codes[1:] == codes[:-1]
     if not follows.any():
         return 0.0, 0.0
