@@ -9,7 +9,10 @@ import re
 DURATION_NAME = re.compile(
     r"(^|[_\W])(time|times|duration|spell|follow|followup|futime|survival|surv|survtime|tte|os|pfs|dfs|fu)"
     r"\d?([_\W]|$)|time_?\d?$|duration$|^surv|futime|follow_?up|time_?to|days_?to|len_?fol|"
-    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop|life|lifetime|lifespan)$",
+    r"[_\W]days$|^(n_?days|days|weeks?|months?|years?|stop|t|t_?stop|life|lifetime|lifespan)$|"
+    # the same in other languages, as a whole name or its last word (tiempo, jours, tage_bis_tod is left out)
+    r"(^|[_\W])(d[ií]as|jours|tage|giorni|dagen|semanas|semaines|wochen|meses|mois|monate|tiempo|temps|"
+    r"duraci[oó]n|dur[eé]e|dauer|seguimiento|suivi)$",
     re.IGNORECASE,
 )
 

@@ -46,6 +46,9 @@ EMPTY_INTERVALS_OPTION = "drop_empty_intervals"
 ENTITY_IDS_MISSING = re.compile(r"no '.+' \(the entity\)|has missing values; every (row|interval) needs an entity")
 # models.time_varying's words about intervals that span no time
 EMPTY_INTERVALS = re.compile(r"intervals? of .+ ha(?:s|ve) '(?P<start>.+)' >= '(?P<stop>.+)': an interval must span time")
+# ... and about intervals that repeat an earlier one of their entity exactly (several events at one time)
+REPEATED_INTERVALS = re.compile(r"intervals? of .+ repeats? an earlier interval of (?:its|their) '(?P<id>.+)' exactly "
+                                r"\(the same '(?P<start>.+)' and '(?P<stop>.+)': several events at one time\)")
 ENTITY_TOO_FEW = re.compile(r"has a single entity: nothing to split by|the number of groups is [01] \(need at least 2\)")
 
 
@@ -90,6 +93,8 @@ def cause_of(session: Session, failed: Step, episode: Episode | None) -> Cause |
         return Cause("task", "the entity", f"entity:{NO_ENTITY}")
     if EMPTY_INTERVALS.search(error):
         return Cause("layout", "intervals that span no time", EMPTY_INTERVALS_OPTION)
+    if REPEATED_INTERVALS.search(error):
+        return Cause("layout", "intervals repeated exactly", EMPTY_INTERVALS_OPTION)
     return None
 
 
@@ -175,7 +180,7 @@ async def _reask_layout(session: Session, calls: KernelCalls, notebook: Notebook
     s = session
     layout = next((st for st in s.plan if st.status == StepStatus.DONE and st.episode in episodes
                    and episodes[st.episode].gate == Gate.AGGREGATION), None)
-    words = EMPTY_INTERVALS.search(failed.error or "")
+    words = EMPTY_INTERVALS.search(failed.error or "") or REPEATED_INTERVALS.search(failed.error or "")
     if layout is None or words is None:
         return False
     since = _checkpoint_since(s, layout)
@@ -185,23 +190,31 @@ async def _reask_layout(session: Session, calls: KernelCalls, notebook: Notebook
     layout = s.step(layout.id)  # going back put the plan's steps back as they were
     s.handled = [f for f in s.handled if f not in layout.finding_ids]  # so the planner proposes it again
     decision = _ask_again(s, layout, episodes[layout.episode], reason)
-    decision.options.insert(0, empty_intervals_option(words["start"], words["stop"]))
+    decision.options.insert(0, empty_intervals_option(words["start"], words["stop"], s.task.id or None,
+                                                      s.task.target or None))
     _recommend(decision, EMPTY_INTERVALS_OPTION)
     s.changed("decision", decision=decision.to_dict())
     await _said(s, notebook, failed, reason, cause, "the repeated rows are asked again")
     return True
 
 
-def empty_intervals_option(start: str, stop: str) -> DecisionOption:
-    """Keep the rows as intervals, less those that span no time."""
+def empty_intervals_option(start: str, stop: str, entity: str | None = None, event: str | None = None
+                           ) -> DecisionOption:
+    """Keep the rows as intervals, less those that span no time (and, with the ``entity``, less the
+    exact repeats of an interval, one kept with the ``event`` if any of them had it)."""
+    repeats = (f" A row that repeats an earlier interval of its '{entity}' exactly (several events found at one "
+               f"time) is kept once, with the event if any of the repeats had it." if entity else "")
+    params = {"start": start, "stop": stop, "reason": "an interval must span time"}
+    if entity:
+        params.update({"id": entity, **({"event": event} if event else {})})
     return DecisionOption(
         id=EMPTY_INTERVALS_OPTION, label="Keep the intervals, leave out those that span no time",
         description=f"Rows whose '{stop}' is at or before their '{start}' hold no time at risk (an event "
         "recorded at the start of follow-up, or a data-entry slip); the other rows stay intervals, grouped "
-        "by entity, for the time-varying model.",
-        risk=f"check those rows: a '{start}' and '{stop}' swapped or on another clock is an error to correct",
-        recommended=True, action={"function": "drop_empty_intervals",
-                                  "params": {"start": start, "stop": stop, "reason": "an interval must span time"}})
+        f"by entity, for the time-varying model.{repeats}",
+        risk=f"check those rows: a '{start}' and '{stop}' swapped or on another clock is an error to correct"
+        + ("; a repeated event counts once" if entity else ""),
+        recommended=True, action={"function": "drop_empty_intervals", "params": params})
 
 
 def _checkpoint_since(session: Session, step: Step) -> str | None:

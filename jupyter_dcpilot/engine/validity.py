@@ -210,16 +210,32 @@ def _intervals(session: Session, episodes: dict[str, Episode]) -> Check | None:
                      "survived until its start")
     return Check("known_at_index", True, f"every row is a ('{start}', '{stop}'] interval whose values were "
                  "recorded by its start, and the time-varying model uses each only from then on"
-                 + _empty_intervals_left_out(aggregate))
+                 + _empty_intervals_left_out(_left_out_step(session) or aggregate))
+
+
+def _left_out_step(session: Session) -> Step | None:
+    """The done step that left out intervals spanning no time or repeated (the repeated rows' question
+    may be asked again after it, its answer to keep the rows then the last of that gate)."""
+    return next((st for st in reversed(session.plan) if st.status == StepStatus.DONE
+                 and st.result.get("function") == "drop_empty_intervals"), None)
 
 
 def _empty_intervals_left_out(aggregate: Step | None) -> str:
     """What was decided about rows that spanned no time (``kt.drop_empty_intervals``), or ""."""
     if aggregate is None or aggregate.result.get("function") != "drop_empty_intervals":
         return ""
-    removed = (aggregate.result.get("report") or {}).get("details", {}).get("rows_removed", 0)
-    return (f"; {counted(removed, 'row')} whose stop was at or before {'its' if removed == 1 else 'their'} start "
-            f"{'was' if removed == 1 else 'were'} left out, as decided")
+    details = (aggregate.result.get("report") or {}).get("details", {})
+    removed = details.get("rows_removed", 0)
+    repeated = details.get("rows_repeated", 0)
+    empty = details.get("rows_empty", removed - repeated)
+    said = []
+    if empty:
+        said.append(f"{counted(empty, 'row')} whose stop was at or before {'its' if empty == 1 else 'their'} start "
+                    f"{'was' if empty == 1 else 'were'} left out")
+    if repeated:
+        said.append(f"{counted(repeated, 'row')} repeating an earlier interval of {'its' if repeated == 1 else 'their'}"
+                    " entity exactly (events at one time) counted once")
+    return "; " + " and ".join(said) + ", as decided" if said else ""
 
 
 def _known_at_index(session: Session, episodes: dict[str, Episode]) -> Check:

@@ -40,8 +40,14 @@ END_SHARE, HOLDS_END, MIN_END_ROWS = 0.1, 0.8, 10
 MIN_SHARE = 0.1  # of the rows on the lower code: a censored few say nothing about the coding
 
 # the words of a status stored as text: which labels are events, which the censored
-EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event", re.IGNORECASE)
-CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free", re.IGNORECASE)
+EVENT_WORDS = re.compile(r"dead|died|death|deceased|relapse|recur|progress|fail|event|muert|fallec|decede|décédé|"
+                         r"deces|décès|verstorben|gestorben|obito|óbito", re.IGNORECASE)
+CENSOR_WORDS = re.compile(r"alive|living|censor|surviv|no.?event|event.?free|vivo|viva|vivant|lebend|censur|zensiert",
+                          re.IGNORECASE)
+# a label that pools the causes no one chose to study ('other', 'other causes', 'otras', 'autres', 'sonstige'):
+# beside named causes of an event, the competing risk a cause-specific reading censors
+OTHER_CAUSES = re.compile(r"^\s*(other|others|other.?caus\w*|otr[oa]s?|otras.?causas|autres?|autres.?causes|"
+                          r"andere|sonstige\w*|altr[io])\s*$", re.IGNORECASE)
 
 # a status column named as censoring ('cens', 'censor1', 'alive'): which code is censored is left to
 # the follow-up (a name with EVENT_WORDS, 'death', says 1 = it happened)
@@ -184,6 +190,15 @@ def label_coding(labels: pd.Series, duration: np.ndarray) -> Coding | None:
         sure = censored == top and any(EVENT_WORDS.search(n) for n in names if n != censored)
     elif p < STANDOUT_P and ratio >= STANDOUT_RATIO:
         censored, sure = top, False
+    elif len(names) >= 3 and len(pooled := [n for n in names if OTHER_CAUSES.match(n)]) == 1:
+        # competing causes, every row an event of one: the named causes studied, the pooled others censoring
+        censored = pooled[0]
+        causes = ", ".join(f"'{n}'" for n in names if n != censored)
+        return Coding(censored, [n for n in names if n != censored], medians, counts, None,
+                      [f"competing causes stored as text: {causes} and '{censored}', which pools the others; no "
+                       f"label says censored: the named causes read as the event, '{censored}' as censoring (a "
+                       "cause-specific reading; all causes as one event, or one cause alone, the alternatives)"],
+                      uncertain=True)
     else:
         return None
     return Coding(censored, [n for n in names if n != censored], medians, counts, p if censored == top else None,

@@ -7,7 +7,10 @@ chain — each starts where the entity's previous one stopped. Read as rows of a
 such a table counts one patient many times and asks, of each interval, whether it ends in the
 event: a question about the length of the interval as much as about the patient. Exports differ:
 rows unsorted, the first interval not at 0, the next interval starting a unit after the last stop
-((0, 30], (31, 62]): none of these changes what the rows are.
+((0, 30], (31, 62]), several events at one time (recurrent events: tumours found at one
+examination) written as the same interval twice or as an interval that spans no time ((60, 60]):
+none of these changes what the rows are. The names say nothing here (``time1``/``time2``,
+``t0``/``t1``, ``debut``/``fin``): the values do.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import pandas as pd
 from kernel_tools.diagnosis.columns import ColumnProfile, numeric_values
 
 MIN_ROWS = 20
-ORDERED = 0.99  # share of rows with stop > start
+ORDERED = 0.99  # share of rows with stop >= start
+SPANNING = 0.5  # share of rows with stop > start (the rest: several events at one time, (60, 60])
+MAX_REPEATED = 0.5  # share of rows that repeat an earlier (entity, start, stop) exactly
 CHAINED = 0.9  # share of an entity's later intervals that start where its previous one stopped
 GAP_SHARE = 0.05  # a later interval may start this share of the median interval after the previous stop
 MIN_REPEATED = 0.1  # share of rows that follow an earlier interval of their entity
@@ -43,18 +48,63 @@ class Intervals:
     id: str
     chained: float  # share of later intervals that start where the previous stopped
     entities: int
+    several: int = 0  # entities with several intervals
+    whole: int = 0  # of them, those whose every later interval starts where the previous one stopped
+    at_or_after: float = 1.0  # share of rows whose stop is at or after their start
 
     @property
     def reason(self) -> str:
+        each = (f"for {self.whole} of {self.several} '{self.id}' with several rows each row starts where the last "
+                "one stopped; " if self.several else "")
         return (f"rows are intervals ('{self.start}', '{self.stop}'] of each '{self.id}' ({self.entities} entities; "
-                f"'{self.stop}' > '{self.start}' on every row, {self.chained:.0%} of later intervals start where "
-                "the previous one stopped)")
+                f"{each}'{self.stop}' ≥ '{self.start}' on "
+                f"{'every row' if self.at_or_after == 1 else f'{self.at_or_after:.0%} of rows'}, {self.chained:.0%} "
+                "of later intervals start where the previous one stopped)")
+
+
+def ordered(start: np.ndarray, stop: np.ndarray) -> bool:
+    """Stop at or after start on :data:`ORDERED` of the rows, after it on :data:`SPANNING`: an interval
+    that spans no time is an event at the same time as the one before, not a reversed pair."""
+    both = ~np.isnan(start) & ~np.isnan(stop)
+    if not both.any():
+        return False
+    a, b = start[both], stop[both]
+    return bool((b >= a).mean() >= ORDERED and (b > a).mean() >= SPANNING)
 
 
 def chain_share(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Series) -> tuple[float, float]:
     """``(chained, repeated)``: the share of an entity's later intervals that start where its
     previous one stopped, and the share of rows that are such later intervals."""
     return _chain_share(pd.factorize(df[entity_id])[0], _floats(start), _floats(stop))
+
+
+def entities_chained(df: pd.DataFrame, entity_id: str, start: str, stop: str) -> tuple[int, int]:
+    """``(whole, several)``: the entities with several intervals, and those of them whose every later
+    interval starts where the previous one stopped (the evidence said in words)."""
+    codes, a, b = _unique_intervals(pd.factorize(df[entity_id])[0], _floats(df[start]), _floats(df[stop]))
+    follows = codes[1:] == codes[:-1]
+    gap = a[1:] - b[:-1]
+    allowed = GAP_SHARE * float(np.median(b - a)) if len(a) else 0.0
+    broken = follows & ~((gap >= 0) & (gap <= allowed) | np.isclose(gap, 0))
+    counts = np.bincount(codes, minlength=int(codes.max()) + 1 if len(codes) else 0)
+    several = np.flatnonzero(counts > 1)
+    bad = np.unique(codes[1:][broken])
+    return int(len(several) - np.isin(several, bad).sum()), int(len(several))
+
+
+def _unique_intervals(codes: np.ndarray, start: np.ndarray, stop: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (entity, start, stop) intervals with all three known, by entity, start and stop:
+    two events at one time written as the same interval twice are one stretch of follow-up."""
+    keep = (codes >= 0) & ~np.isnan(start) & ~np.isnan(stop)
+    codes, start, stop = codes[keep], start[keep], stop[keep]
+    order = np.lexsort((stop, start, codes))  # by entity, then start, then stop
+    codes, start, stop = codes[order], start[order], stop[order]
+    if len(codes) > 1:
+        new = np.ones(len(codes), dtype=bool)
+        new[1:] = (codes[1:] != codes[:-1]) | (start[1:] != start[:-1]) | (stop[1:] != stop[:-1])
+        codes, start, stop = codes[new], start[new], stop[new]
+    return codes, start, stop
 
 
 def _floats(values: pd.Series) -> np.ndarray:
@@ -64,10 +114,11 @@ def _floats(values: pd.Series) -> np.ndarray:
 def _chain_share(codes: np.ndarray, start: np.ndarray, stop: np.ndarray) -> tuple[float, float]:
     """:func:`chain_share` on the entity's integer codes (-1: missing): numpy's sort of integers,
     not pandas' of the labels (a diagnosis tries this for every pair of times and every entity)."""
-    keep = (codes >= 0) & ~np.isnan(start) & ~np.isnan(stop)
-    codes, start, stop = codes[keep], start[keep], stop[keep]
-    order = np.lexsort((start, codes))  # stable: by entity, then start, as the rows came on ties
-    codes, start, stop = codes[order], start[order], stop[order]
+    rows = int(((codes >= 0) & ~np.isnan(start) & ~np.isnan(stop)).sum())
+    codes, start, stop = _unique_intervals(codes, start, stop)
+    # events at one time repeat a few intervals; pairs of codes (0/1 beside 0/1) repeat most of theirs
+    if len(codes) < (1 - MAX_REPEATED) * rows:
+        return 0.0, 0.0
     follows = codes[1:] == codes[:-1]
     if not follows.any():
         return 0.0, 0.0
@@ -100,7 +151,7 @@ def _screen(codes: np.ndarray, random_state: int = 0) -> np.ndarray | None:
 def is_chained(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Series) -> bool:
     """Whether ``(start, stop]`` are intervals of ``entity_id`` that chain (see the module)."""
     ok = start.notna() & stop.notna()
-    if ok.sum() < MIN_ROWS or (start[ok] < stop[ok]).mean() < ORDERED:
+    if ok.sum() < MIN_ROWS or not ordered(_floats(start[ok]), _floats(stop[ok])):
         return False
     chained, repeated = chain_share(df[ok], entity_id, start[ok], stop[ok])
     return chained >= CHAINED and repeated > 0
@@ -109,7 +160,7 @@ def is_chained(df: pd.DataFrame, entity_id: str, start: pd.Series, stop: pd.Seri
 def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> Intervals | None:
     """The (start, stop] pair and entity of a counting-process table, or None.
 
-    Start and stop: numeric, never negative, stop > start on 99% of rows; the entity: a column
+    Start and stop: numeric, never negative, stop >= start on 99% of rows (> on half); the entity: a column
     with repeated values (not a measurement: whole numbers or codes) whose later intervals chain
     on 90% of them, for at least a tenth of the rows."""
     if len(df) < MIN_ROWS:
@@ -124,8 +175,8 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
     values = {c: _floats(v) for c, v in times.items()}
     rows = _row_sample(len(df))  # a pair far from ordered on a sample is not ordered on every row
     pairs = [(a, b) for a in values for b in values if a != b
-             and (values[a][rows] < values[b][rows]).mean() >= ORDERED - SCREEN_SLACK
-             and (values[a] < values[b]).mean() >= ORDERED]
+             and (values[a][rows] <= values[b][rows]).mean() >= ORDERED - SCREEN_SLACK
+             and ordered(values[a], values[b])]
     found = []
     for entity_id in ids:
         codes = pd.factorize(df[entity_id])[0]
@@ -143,7 +194,13 @@ def find_intervals(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude
             if chained >= CHAINED and repeated >= MIN_REPEATED:
                 found.append(Intervals(start, stop, entity_id, chained, int(df[entity_id].nunique())))
     # the tightest chain wins; among equals the coarser entity (a finer split of one also chains)
-    return max(found, key=lambda f: (f.chained, -f.entities), default=None)
+    best = max(found, key=lambda f: (f.chained, -f.entities), default=None)
+    if best is not None:
+        best.whole, best.several = entities_chained(df, best.id, best.start, best.stop)
+        a, b = values[best.start], values[best.stop]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        best.at_or_after = float((b[both] >= a[both]).mean())
+    return best
 
 
 def _varying(df: pd.DataFrame, ids: list[str], columns: list[str]) -> list[str]:
@@ -175,7 +232,7 @@ def find_start(df: pd.DataFrame, profiles: dict[str, ColumnProfile], entity_id: 
         if name in exclude or name in (stop, entity_id) or prof.kind != "numeric" or prof.missing_rate >= 0.05:
             continue
         start = pd.Series(numeric_values(df[name], prof), index=df.index)
-        if start.min() >= 0 and (start < end).mean() >= ORDERED and is_chained(df, entity_id, start, end):
+        if start.min() >= 0 and is_chained(df, entity_id, start, end):
             return name
     return None
 

@@ -38,7 +38,7 @@ from kernel_tools.diagnosis.task import Outcome, ask_unnamed_follow_up, duration
 from kernel_tools.diagnosis.timeline import TIMING_OF, ColumnTimeline, TimelineContext, build_timeline
 from kernel_tools.findings import Diagnosis, Finding, to_json_safe
 from kernel_tools.frames import to_pandas
-from kernel_tools.vocabulary import EvidenceSource, TaskKind, kind_rank, severity_rank
+from kernel_tools.vocabulary import Confidence, EvidenceSource, TaskKind, kind_rank, severity_rank
 
 DEFAULT_SAMPLE = 10_000
 
@@ -273,8 +273,22 @@ def _feature_scores(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], fea
 def _inferences(outcome: Outcome, entity: entities.Entity, when: timing.PredictionIndex,
                 timeline: ColumnTimeline | None) -> list:
     """Every structural choice of the diagnosis, with its confidence."""
+    _interval_stop(outcome, when)
     table = [i for i in (outcome.inference, outcome.duration_inference, entity.inference, when.inference) if i]
     return table + (timeline.inferences() if timeline is not None else [])
+
+
+def _interval_stop(outcome: Outcome, when: timing.PredictionIndex) -> None:
+    """The survival time is no longer in doubt when the only other time it was weighed against
+    starts each of its intervals (``time1``/``time2``: both named as times, the data chain them)."""
+    chosen = outcome.duration_inference
+    if chosen is None or not when.start or chosen.confidence != Confidence.LOW:
+        return
+    others = [a.value for a in chosen.alternatives]
+    if others == [when.start] and chosen.value == outcome.time:
+        chosen.confidence, chosen.alternatives = Confidence.HIGH, []
+        chosen.evidence.append(f"'{when.start}' starts each interval ('{when.start}', '{outcome.time}'] of one entity "
+                               "(from the data): it is no other follow-up time")
 
 
 def _index_and_records(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, ColumnProfile],

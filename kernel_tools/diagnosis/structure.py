@@ -159,7 +159,8 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
               for unit in {w.unit for members in found for w in members}}
     out: dict[str, list[Placement]] = {}
     for members in found:
-        if own is not None and own in members or not _tracks_over_time(ctx, members) or _horizons(ctx, members):
+        if (own is not None and own in members or not _tracks_over_time(ctx, members) or _horizons(ctx, members)
+                or _period_flags(ctx, members)):
             continue
         last, earlier = members[-1], members[:-1]
         if own is not None and own.comparable(last) and last.at < own.at:
@@ -176,6 +177,24 @@ def _latest_of_a_series(ctx: TimelineContext) -> dict[str, list[Placement]]:
                 f"it was measured before '{ctx.outcome.target}' the names do not say", False,
                 {"series": [w.column for w in members]})]
     return out
+
+
+PERIOD_FLAGS = 0.99  # rows on which at most one flag of a series is 1
+
+
+def _period_flags(ctx: TimelineContext, members: list[Wave]) -> bool:
+    """Whether a series named by time is the dummies of a calendar period (``y94`` ... ``y06``: 0/1,
+    at most one of them 1 on a row): which survey year a row belongs to, known when it was collected,
+    not one measure taken again later."""
+    if len(members) < 2 or not all(w.column in ctx.profiles and ctx.profiles[w.column].holds_numbers for w in members):
+        return False
+    flags = []
+    for w in members:
+        v = numeric_values(ctx.df[w.column], ctx.profiles[w.column])
+        if not set(np.unique(v[np.isfinite(v)]).tolist()) <= {0.0, 1.0}:
+            return False
+        flags.append(np.nan_to_num(v))
+    return bool((np.sum(flags, axis=0) <= 1).mean() >= PERIOD_FLAGS)
 
 
 def _horizons(ctx: TimelineContext, members: list[Wave]) -> bool:
@@ -377,10 +396,15 @@ def _time_within_follow_up(ctx: TimelineContext) -> dict[str, Placement]:
     if outcome.kind != TaskKind.SURVIVAL or outcome.duration is None:
         return {}
     out = {}
+    # the start of each (start, stop] interval, found from the data whatever its name ('t0', 'time1'):
+    # below its stop by construction, known when the interval begins
+    start = getattr(ctx.index, "start", None)
     for c in ctx.features:
         p = ctx.profiles[c]
         tm = ctx.timings.get(c)
         if not p.holds_numbers or p.nunique < 5 or (tm is not None and tm.timing in ("follow_up", "outcome_derived")):
+            continue
+        if c == start:
             continue
         within = event_times.time_within_follow_up(c, numeric_values(ctx.df[c], p), outcome.duration)
         if within is not None:

@@ -24,6 +24,7 @@ from kernel_tools.diagnosis.intervals import find_intervals
 from kernel_tools.diagnosis.level_order import level_order
 from kernel_tools.diagnosis.multistate import find_multistate
 from kernel_tools.diagnosis.observed_times import ObservedTime, conventional, observed_within
+from kernel_tools.diagnosis.onset import find_age_at_event
 from kernel_tools.diagnosis.pair_names import time_of_flag
 from kernel_tools.diagnosis.periods import PersonPeriods, find_person_periods
 from kernel_tools.diagnosis.scoring import auroc
@@ -164,7 +165,8 @@ def _found_events(df, profiles, s: pd.Series, target: str, values: np.ndarray, p
     if two:
         strong = layout if layout is not None and layout.strong else None
         found = ((_found_periods(df, profiles, s, target, strong) if strong is not None else None)
-                 or _found_survival(df, profiles, s, target) or _found_end_of_study(df, profiles, s, target))
+                 or _found_survival(df, profiles, s, target) or _found_end_of_study(df, profiles, s, target)
+                 or _found_age_at_event(df, profiles, s, target))
     else:
         found = _found_competing(df, profiles, s, target, values) if plain_number else None
     if found is None and _event_codes(values):
@@ -561,6 +563,35 @@ def _found_end_of_study(df, profiles, s: pd.Series, target: str) -> Outcome | No
     outcome.duration_inference = Inference(InferenceKind.DURATION, time, Confidence.LOW, [reason],
                                            [Alternative(c, [f"'{c}' also stops at its maximum"], 0.2)
                                             for _, _, c in sorted(ends, reverse=True)[1:]])
+    return outcome
+
+
+def _found_age_at_event(df, profiles, s: pd.Series, target: str) -> Outcome | None:
+    """Survival asked when a 0/1 target sits beside an age at the event or at censoring (see
+    :mod:`.onset`): the age the time, the target whether it happened; classification the alternative."""
+    event = event_indicator(s)
+    if event is None:
+        return None
+    found = find_age_at_event(df, profiles, target, event[0])
+    if found is None:
+        return None
+    age = found.age
+    reason = (f"survival: '{age}' is the age at the event or at censoring and '{target}' whether it happened "
+              "(time to event, counted from birth)")
+    outcome = _survival(df, profiles, target, age, event, reason)
+    entry = (f"; '{found.entry}' is the age at entry: the time at risk starts there (delayed entry), so a subject "
+             "is counted only from it" if found.entry else "")
+    outcome.inference = Inference(
+        InferenceKind.TASK, "survival", Confidence.LOW,
+        [f"'{target}' holds event codes {event[1]} beside '{age}', an age at the event or at censoring{entry}",
+         *found.evidence],
+        [Alternative("classification", [f"'{target}' as classes, '{age}' a baseline feature: right when '{age}' was "
+                                         "measured at enrolment, for everyone alike"], 0.4)],
+        details={"event_codes": event[1], "age_at_event": age, "entry_age": found.entry})
+    outcome.duration_inference = Inference(
+        InferenceKind.DURATION, age, Confidence.LOW,
+        [f"'{age}': the age at the event or at censoring (from its name and values; no column is named as a "
+         "follow-up time)"])
     return outcome
 
 

@@ -408,7 +408,8 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
         prof = profiles[c]
         if survival and _is_number(prof) and not _is_date(prof) and prof.nunique >= 5:
             assert t is not None  # survival means a duration
-            _duration_tests(c, numeric_values(frame[c], prof), t, outcome.time, timings[c], prof.nunique >= 10)
+            _duration_tests(c, numeric_values(frame[c], prof), t, outcome.time, timings[c], prof.nunique >= 10,
+                            start=c == index.start)
         if survival and 0 < prof.n_missing < len(df):
             assert t is not None
             _followed_test(c, _present(frame[c]), t, outcome.time, timings[c], ranks)
@@ -455,10 +456,15 @@ def classify_columns(df: pd.DataFrame, frame: pd.DataFrame, profiles: dict[str, 
     return timings
 
 
-def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Timing, many: bool) -> None:
+def _duration_tests(c: str, x: np.ndarray, t: np.ndarray, time: str, timing: Timing, many: bool,
+                    start: bool = False) -> None:
     """The tests of a number against the survival time ``t``: equal to it, bounded by it
     (``many``: at least 10 values), or a time present only where an event during follow-up
-    happened (:mod:`.event_times`)."""
+    happened (:mod:`.event_times`). ``start``: the column starts each (start, stop] interval (the
+    index found it from the data, whatever its name): known when the interval begins, and equal to
+    its stop where several events fell at one time."""
+    if start:
+        return
     equal = _equal_to_duration(x, t) if many else 0.0
     if equal >= EQUAL_SHARE:
         timing.add("outcome_derived", "equals_duration", f"equal to the duration '{time}' on {equal:.0%} of rows",

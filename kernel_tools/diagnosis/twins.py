@@ -149,6 +149,36 @@ NOT_A_PART = re.compile(
 )
 
 
+# a part's share of its total varies with the other parts (q90 - q10 at least this share of the median);
+# a near-constant share is one measure under two conditions (city and highway mileage) or rescaled
+PART_SPREAD = 0.2
+# a column below the target only because its values are small beside the target's (years of schooling
+# beside a prestige score): almost no value of it exceeds any row's target, and it spreads over a small
+# fraction of the target's range
+SCALE_CROSS = 0.01
+SCALE_IQR = 0.2
+CROSS_ROWS = 1_000
+
+
+def _sibling(xs: np.ndarray, ys: np.ndarray) -> bool:
+    """Whether ``xs`` is a near-constant share of ``ys``: a sibling measure, not a part."""
+    pos = ys > 0
+    if pos.sum() < MIN_ROWS:
+        return False
+    q10, q50, q90 = np.quantile(xs[pos] / ys[pos], [0.1, 0.5, 0.9])
+    return bool(q50 > 0 and (q90 - q10) / q50 < PART_SPREAD)
+
+
+def _below_by_scale(xs: np.ndarray, ys: np.ndarray) -> bool:
+    """Whether ``xs`` is below ``ys`` only by its scale: its values almost never exceed another row's
+    target (a part often does: one patient's analyte above another's total) and its spread is a small
+    fraction of the target's."""
+    a, b = xs[:CROSS_ROWS], ys[:CROSS_ROWS]
+    cross = float(np.mean(a[:, None] > b[None, :]))
+    iqr_x, iqr_y = (float(np.subtract(*np.quantile(v, [0.75, 0.25]))) for v in (xs, ys))
+    return cross < SCALE_CROSS and iqr_y > 0 and iqr_x / iqr_y < SCALE_IQR
+
+
 def _same_series(name: str, target: str) -> bool:
     """Whether two names are one measure at two times (``score_0``, ``score_12``): the timing's waves."""
     strip = re.compile(r"[_\W]*\d+[a-z]*$", re.IGNORECASE)
@@ -191,6 +221,8 @@ def target_parts(
         share = float(np.median(xs[ys > 0] / ys[ys > 0])) if np.any(ys > 0) else float("nan")
         if not PART_SHARE[0] <= share <= PART_SHARE[1]:
             continue  # another scale (a carat beside a price, a rate per million beside one per thousand)
+        if _sibling(xs, ys) or _below_by_scale(xs, ys):
+            continue
         found[c] = {
             "reason": f"'{c}' is at most '{target}' on {'every row' if np.all(xs <= ys) else 'almost every row'} "
             f"({int(ok.sum())} rows) and rises with it (Spearman {rho:.2f}; a median {share:.0%} of it): it may be "

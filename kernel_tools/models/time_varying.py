@@ -420,6 +420,11 @@ def _check_intervals(frame, id, start, stop, event, label) -> None:
     order = frame[[id, start, stop]].sort_values([id, start], kind="stable")
     previous_stop = order.groupby(id, sort=False)[stop].shift()
     overlap = int((order[start] < previous_stop).sum())
+    repeats = int(order.duplicated([id, start, stop]).sum())
+    if overlap and repeats == overlap:
+        raise ValueError(f"{counted(repeats, 'interval')} of {label} repeat{'s' if repeats == 1 else ''} an earlier "
+                         f"interval of {'its' if repeats == 1 else 'their'} {id!r} exactly (the same {start!r} and "
+                         f"{stop!r}: several events at one time): intervals of one entity must not overlap")
     if overlap:
         raise ValueError(f"{counted(overlap, 'interval')} of {label} start{'s' if overlap == 1 else ''} before the "
                          f"previous interval of {'its' if overlap == 1 else 'their'} "

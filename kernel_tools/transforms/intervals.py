@@ -157,22 +157,39 @@ def drop_empty_intervals(
     start: str,
     stop: str,
     reason: str | None = None,
+    id: str | None = None,
+    event: str | None = None,
 ) -> tuple[pd.DataFrame, StepReport]:
-    """Leave out the (start, stop] rows that span no time (``stop <= start``).
+    """Leave out the (start, stop] rows that span no time (``stop <= start``), and with ``id`` the
+    rows that repeat an earlier interval of their entity exactly.
 
     Such a row holds no time at risk (an event recorded at the start of follow-up, a data-entry
-    slip), and a time-varying model refuses it. A rule on the two columns, so it reads the same on
-    new data; rows with a missing start or stop are kept (the model says what it does with them).
-    Nothing is learned.
+    slip, a second event at the time of the first), and a time-varying model refuses it. A repeat
+    is one stretch of follow-up written twice (two tumours found at one examination): one row of
+    it is kept, carrying the event when any of the repeats had it (``event``: the 0/1 column). A
+    rule on the columns, so it reads the same on new data; rows with a missing start or stop are
+    kept (the model says what it does with them). Nothing is learned.
     """
     check_frame(df)
-    check_columns(df, [start, stop], "column")
+    check_columns(df, [start, stop] + [c for c in (id, event) if c is not None], "column")
     for name in (start, stop):
         if not is_numeric(df[name]):
             raise ValueError(f"{name!r} must hold numbers (times on one clock); it is {df[name].dtype}")
     empty = (df[stop] <= df[start]).to_numpy()  # NaN compares False: kept
     out = df.loc[~empty]
-    details = {"rows_removed": int(empty.sum()), "start": start, "stop": stop, "reason": reason,
+    repeated = np.zeros(len(out), dtype=bool)
+    if id is not None:
+        key = [id, start, stop]
+        repeated = out.duplicated(key, keep="first").to_numpy() & out[[start, stop]].notna().all(axis=1).to_numpy()
+        if repeated.any() and event is not None:
+            happened = pd.to_numeric(out[event], errors="coerce").groupby(
+                [out[c] for c in key], sort=False, dropna=False).transform("max")
+            out = out.assign(**{event: happened.where(~repeated, out[event]).astype(out[event].dtype)})
+        out = out.loc[~repeated]
+    details = {"rows_removed": int(empty.sum() + repeated.sum()), "rows_empty": int(empty.sum()),
+               "rows_repeated": int(repeated.sum()), "start": start, "stop": stop, "reason": reason,
                "example_index": [str(i) for i in df.index[empty][:10]]}
-    warnings = [] if empty.any() else [f"no row has {stop!r} <= {start!r}: nothing was left out"]
+    warnings = [] if empty.any() or repeated.any() else [
+        f"no row has {stop!r} <= {start!r}" + (" or repeats an interval" if id is not None else "")
+        + ": nothing was left out"]
     return out, StepReport.between("drop_empty_intervals", df, out, details=details, warnings=warnings)
