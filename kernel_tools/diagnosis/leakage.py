@@ -34,6 +34,7 @@ from kernel_tools.diagnosis.columns import ColumnProfile, category_codes, numeri
 from kernel_tools.diagnosis.options import drop, keep
 from kernel_tools.diagnosis.outcome_halves import binned_from, coarsened_from, other_halves
 from kernel_tools.diagnosis.registry import NO_CLOCK, Clock, KindData, declare
+from kernel_tools.diagnosis.scale_items import items_of_target
 from kernel_tools.diagnosis.scoring import auroc, bin_codes, metric_name, missingness_score, single_feature_score
 from kernel_tools.diagnosis.twins import target_parts, target_twins
 from kernel_tools.findings import Finding
@@ -335,7 +336,8 @@ def find_leakage(frame: pd.DataFrame, profiles: dict[str, ColumnProfile], featur
             flagged[c] = ev
     for c, ev in {**other_halves(frame, profiles, features, outcome),
                   **binned_from(frame, profiles, features, outcome),
-                  **coarsened_from(frame, profiles, features, outcome)}.items():
+                  **coarsened_from(frame, profiles, features, outcome),
+                  **items_of_target(frame, profiles, features, outcome)}.items():
         if c not in flagged:
             flagged[c] = ev
     for c, ev in (timing or {}).items():
