@@ -241,3 +241,36 @@ def test_children_measured_at_five_ages_are_grouped_by_child():
     df = dev_rdataset("HLMdiag", "autism")
     d = quiet_diagnose(df, target="vsae")
     assert d.task["id"] == "childid"
+
+
+def test_a_count_named_as_a_plural_of_units_is_not_the_entity():
+    # courses: each teacher's courses share the teacher's attributes; 'pupils' counts a course's pupils
+    rng = np.random.default_rng(11)
+    teachers = 80
+    per = rng.integers(2, 8, teachers)
+    teacher = np.repeat(np.arange(1, teachers + 1), per)
+    n = len(teacher)
+    df = pd.DataFrame({
+        "lehrer": teacher,
+        "age": np.repeat(rng.integers(28, 65, teachers), per),
+        "female": np.repeat(rng.integers(0, 2, teachers), per),
+        "looks": np.repeat(np.round(rng.normal(size=teachers), 3), per),
+        "pupils": rng.integers(8, 40, n),
+        "rating": np.round(rng.normal(4, 0.5, n), 1),
+    })
+    d = quiet_diagnose(df, target="rating")
+    entity = {f.evidence.get("entity_id") for f in d.by_kind("repeated_measurements")}
+    grouped = {c for f in d.by_kind("grouping_column") for c in f.columns}
+    assert "pupils" not in entity | grouped, entity
+    assert "lehrer" in entity | grouped  # the teacher: the entity, or a grouping asked
+
+
+def test_a_size_beside_its_logarithm_is_no_entity():
+    # one row per clinic: the bed counts repeat by chance, their logarithm with them
+    rng = np.random.default_rng(12)
+    n = 600
+    beds = rng.integers(20, 400, n)
+    df = pd.DataFrame({"beds": beds, "log_beds": np.log(beds), "staff": rng.integers(5, 90, n),
+                       "cost": rng.normal(100, 20, n), "rural": rng.integers(0, 2, n)})
+    d = quiet_diagnose(df, target="cost")
+    assert not d.by_kind("repeated_measurements"), [f.evidence.get("entity_id") for f in d.by_kind("repeated_measurements")]

@@ -30,7 +30,7 @@ from kernel_tools.diagnosis.entity_evidence import (
     numbered_within,
     subject_ids,
 )
-from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, looks_like_id_name
+from kernel_tools.diagnosis.id_names import ENTITY_NAME, STRONG_ID_NAME, counts_units, looks_like_id_name
 from kernel_tools.diagnosis.options import call, drop, keep
 from kernel_tools.diagnosis.registry import KindData, declare
 from kernel_tools.findings import Finding, Option
@@ -563,7 +563,7 @@ def _judge(df: pd.DataFrame, sample: pd.DataFrame, profiles: dict[str, ColumnPro
               and (profiles[c].nunique > 2 or VISIT_NAME.search(c))
               and (profiles[c].kind == "datetime" or profiles[c].parsed_as == "datetime"
                    or (profiles[c].kind == "numeric" and (profiles[c].is_integer or VISIT_NAME.search(c))))]
-    named = bool(ENTITY_NAME.search(key))
+    named = bool(ENTITY_NAME.search(key)) and not counts_units(key)
     hint = named or looks_like_id_name(key)
     # an ordered column alone is weak evidence (integers are often unique within small
     # groups by chance, e.g. rows sharing a surname): rows of one entity also share

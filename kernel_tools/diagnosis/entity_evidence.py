@@ -132,15 +132,27 @@ def measured_with_gaps(profiles: dict[str, ColumnProfile], name: str) -> str | N
 
 def copies_of(df: pd.DataFrame, key: str, columns: list[str]) -> list[str]:
     """The columns equal to ``key`` wherever both are filled (the same value stored twice, as a
-    join of a summary leaves it): rows sharing ``key`` share them by construction, no evidence."""
+    join of a summary leaves it), or ``key`` rewritten (its logarithm, in other units: one value
+    for each of its values, in the same order): rows sharing ``key`` share them by construction,
+    no evidence."""
     x = pd.to_numeric(df[key], errors="coerce")
     out = []
     for c in columns:
         y = pd.to_numeric(df[c], errors="coerce")
         both = x.notna() & y.notna()
-        if both.sum() >= 10 and float(np.isclose(x[both], y[both]).mean()) >= 0.95:
+        if both.sum() >= 10 and (float(np.isclose(x[both], y[both]).mean()) >= 0.95 or _rewritten(x[both], y[both])):
             out.append(c)
     return out
+
+
+def _rewritten(x: pd.Series, y: pd.Series) -> bool:
+    """Whether ``y`` is a one-to-one function of ``x`` that keeps or reverses its order."""
+    pairs = pd.DataFrame({"x": x.to_numpy(), "y": y.to_numpy()}).drop_duplicates()
+    if len(pairs) < 3 or pairs["x"].nunique() != len(pairs) or pairs["y"].nunique() != len(pairs):
+        return False
+    order = pairs.sort_values("x")["y"].to_numpy()
+    steps = np.diff(order)
+    return bool((steps > 0).all() or (steps < 0).all())
 
 
 def subject_ids(df: pd.DataFrame, profiles: dict[str, ColumnProfile], exclude: set[str]) -> list[str]:

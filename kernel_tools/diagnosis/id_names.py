@@ -36,3 +36,11 @@ ENTITY_NAME = re.compile(
 
 # a row's own number, whatever its values (MIMIC numbers every file's rows 'row_id' from 1)
 ROW_ID_NAME = re.compile(r"^row_?(id|num|number|no|nr|index|key)$", re.IGNORECASE)
+
+
+def counts_units(name: str) -> bool:
+    """A bare plural of a unit's name ("students", "PATIENTS") counts units (how many in a class,
+    a ward): no unit's id, though the unit's name matches it."""
+    name = name.strip()
+    return name.lower().endswith("s") and ENTITY_NAME.fullmatch(name[:-1]) is not None
+
