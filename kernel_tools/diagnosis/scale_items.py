@@ -74,20 +74,23 @@ def _agreement(total: np.ndarray, y: np.ndarray, two_classes: bool) -> float:
 
 def _scale(names: list[str], x: np.ndarray, y: np.ndarray, two_classes: bool) -> tuple[list[str], float]:
     """The items of one coding whose total agrees best with the target, and that agreement: each
-    item turned to rise with the target (a reversed item counts backwards), then the items whose
-    leaving out brings the total closer to the target left out one by one (a predictor coded like
-    the items, a party on a 0/1/2 scale beside eight 0/1/2 answers, is no item of the scale)."""
+    item turned to rise with the target (a reversed item counts backwards), then the items the total
+    does as well without left out one by one (a predictor coded like the items, a party on a 0/1/2
+    scale beside eight 0/1/2 answers, is no item of the scale; nor is a rare flag beside the two
+    other outcomes that give a two-class target away). Fewer than :data:`MIN_ITEMS` left: no scale."""
     signs = np.array([1.0 if (_agreement_sign(x[:, j], y)) >= 0 else -1.0 for j in range(x.shape[1])])
     x = x * signs
     kept = list(range(x.shape[1]))
     best = _agreement(x[:, kept].sum(axis=1), y, two_classes)
-    while len(kept) > MIN_ITEMS and best >= HOPELESS:
+    while len(kept) > 2 and best >= HOPELESS:
         trials = {j: _agreement(x[:, [k for k in kept if k != j]].sum(axis=1), y, two_classes) for j in kept}
         j, score = max(trials.items(), key=lambda kv: kv[1])
-        if score <= best + 1e-3:
-            break
-        kept.remove(j)
-        best = score
+        if score < best - 1e-3:
+            break  # every item left counts: the total is worse without any of them
+        kept.remove(j)  # an item the total does as well without is none of the scale's
+        best = max(best, score)
+    if len(kept) < MIN_ITEMS:
+        return [], 0.0  # two columns that give the target: another rule's (the other destinations, a formula)
     return [names[j] for j in kept], best
 
 
